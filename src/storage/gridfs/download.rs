@@ -1,0 +1,172 @@
+//! Ranged, streaming download: only the chunks that hold the range are fetched, through one
+//! cursor, and every chunk is checked against the files document.
+
+use std::pin::Pin;
+
+use bytes::Bytes;
+use futures::{Stream, TryStreamExt};
+use mongodb::bson::{doc, Bson, RawBsonRef, RawDocumentBuf};
+use tokio::sync::mpsc;
+
+use super::file::{chunk_count, expected_chunk_len};
+use super::{FileDoc, GridFsBucket, GridFsError, Result};
+
+/// A file's bytes, yielded as chunks arrive from the server.
+pub type ByteStream = Pin<Box<dyn Stream<Item = Result<Bytes>> + Send>>;
+
+/// Chunks read ahead of the consumer. Reading ahead overlaps the server's next batch with the
+/// socket write of the current one; the bound keeps memory per download small.
+const READ_AHEAD: usize = 8;
+
+impl GridFsBucket {
+    /// The files document with this id.
+    pub async fn find_file(&self, id: &Bson) -> Result<FileDoc> {
+        let doc = self
+            .files()
+            .find_one(doc! {"_id": id.clone()})
+            .await?
+            .ok_or(GridFsError::FileNotFound)?;
+        FileDoc::from_document(&doc)
+    }
+
+    /// Revision `revision` of `filename`: 0 the oldest, 1 the next, ...; -1 the newest, -2 the
+    /// one before. Distinguishes a name that does not exist from a revision that does not.
+    pub async fn find_revision(&self, filename: &str, revision: i32) -> Result<FileDoc> {
+        let (order, skip) = if revision >= 0 {
+            (1, i64::from(revision))
+        } else {
+            (-1, -(i64::from(revision)) - 1)
+        };
+        let found = self
+            .files()
+            .find_one(doc! {"filename": filename})
+            .sort(doc! {"uploadDate": order, "_id": order})
+            .skip(skip as u64)
+            .await?;
+        match found {
+            Some(d) => FileDoc::from_document(&d),
+            None => {
+                let any = self.files().find_one(doc! {"filename": filename}).await?;
+                Err(if any.is_some() {
+                    GridFsError::RevisionNotFound(revision)
+                } else {
+                    GridFsError::FileNotFound
+                })
+            }
+        }
+    }
+
+    /// The whole file with this id, as a stream.
+    pub async fn open_download_stream(&self, id: &Bson) -> Result<(FileDoc, ByteStream)> {
+        let file = self.find_file(id).await?;
+        let stream = self.download_range(&file, 0, file.length)?;
+        Ok((file, stream))
+    }
+
+    /// A revision of a file by name (see [`GridFsBucket::find_revision`]), as a stream.
+    pub async fn open_download_stream_by_name(
+        &self,
+        filename: &str,
+        revision: i32,
+    ) -> Result<(FileDoc, ByteStream)> {
+        let file = self.find_revision(filename, revision).await?;
+        let stream = self.download_range(&file, 0, file.length)?;
+        Ok((file, stream))
+    }
+
+    /// Bytes `[start, end)` of `file`. Reads chunks `start / chunkSize` up to the one holding
+    /// byte `end - 1` and nothing else; a missing, short or long chunk ends the stream with an
+    /// error. An empty range issues no query at all.
+    pub fn download_range(&self, file: &FileDoc, start: u64, end: u64) -> Result<ByteStream> {
+        if start > end || end > file.length {
+            return Err(GridFsError::InvalidRange {
+                start,
+                end,
+                length: file.length,
+            });
+        }
+        if start == end {
+            return Ok(Box::pin(futures::stream::empty()));
+        }
+        let cs = u64::from(file.chunk_size);
+        let first = (start / cs) as i64;
+        let last_excl = chunk_count(end, file.chunk_size);
+        let (tx, rx) = mpsc::channel(READ_AHEAD);
+        let chunks = self.chunks().clone_with_type::<RawDocumentBuf>();
+        let (id, length, chunk_size) = (file.id.clone(), file.length, file.chunk_size);
+        tokio::spawn(async move {
+            let result = async {
+                let mut cursor = chunks
+                    .find(doc! {"files_id": id, "n": {"$gte": first, "$lt": last_excl}})
+                    .sort(doc! {"n": 1})
+                    .await?;
+                let mut expected = first;
+                while let Some(raw) = cursor.try_next().await? {
+                    let n = raw_i64(&raw, "n")
+                        .ok_or_else(|| GridFsError::Corrupt("chunk without numeric n".into()))?;
+                    if n != expected {
+                        return Err(GridFsError::ChunkMissing(expected));
+                    }
+                    let data = match raw.get("data") {
+                        Ok(Some(RawBsonRef::Binary(b))) => b.bytes,
+                        _ => return Err(GridFsError::Corrupt(format!("chunk {n} without data"))),
+                    };
+                    let want = expected_chunk_len(length, chunk_size, n);
+                    if data.len() != want {
+                        return Err(GridFsError::ChunkWrongSize {
+                            n,
+                            expected: want,
+                            actual: data.len(),
+                        });
+                    }
+                    let chunk_start = n as u64 * cs;
+                    let from = start.saturating_sub(chunk_start) as usize;
+                    let to = (end - chunk_start).min(data.len() as u64) as usize;
+                    if tx
+                        .send(Ok(Bytes::copy_from_slice(&data[from..to])))
+                        .await
+                        .is_err()
+                    {
+                        return Ok(()); // the reader went away; dropping the cursor kills it
+                    }
+                    expected += 1;
+                }
+                if expected < last_excl {
+                    return Err(GridFsError::ChunkMissing(expected));
+                }
+                Ok(())
+            }
+            .await;
+            if let Err(e) = result {
+                let _ = tx.send(Err(e)).await;
+            }
+        });
+        Ok(Box::pin(futures::stream::unfold(rx, |mut rx| async move {
+            rx.recv().await.map(|item| (item, rx))
+        })))
+    }
+
+    /// The whole file in memory; for tests and small files only.
+    pub async fn download_to_vec(&self, id: &Bson) -> Result<Vec<u8>> {
+        let (file, stream) = self.open_download_stream(id).await?;
+        collect(file.length, stream).await
+    }
+}
+
+/// Collects a stream into a Vec.
+pub(crate) async fn collect(len_hint: u64, mut stream: ByteStream) -> Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(len_hint.min(64 << 20) as usize);
+    while let Some(b) = stream.try_next().await? {
+        out.extend_from_slice(&b);
+    }
+    Ok(out)
+}
+
+fn raw_i64(doc: &RawDocumentBuf, key: &str) -> Option<i64> {
+    match doc.get(key).ok()?? {
+        RawBsonRef::Int32(i) => Some(i64::from(i)),
+        RawBsonRef::Int64(i) => Some(i),
+        RawBsonRef::Double(d) if d.fract() == 0.0 => Some(d as i64),
+        _ => None,
+    }
+}

@@ -1,0 +1,132 @@
+//! The files document, read leniently as the specification asks.
+
+use mongodb::bson::{doc, Bson, DateTime, Document};
+
+use super::{GridFsError, Result};
+
+/// A GridFS files document.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FileDoc {
+    /// `_id`: any BSON value.
+    pub id: Bson,
+    /// `length` in bytes.
+    pub length: u64,
+    /// `chunkSize` in bytes.
+    pub chunk_size: u32,
+    /// `uploadDate`: when the upload completed.
+    pub upload_date: DateTime,
+    /// `filename`; legacy documents may lack it.
+    pub filename: Option<String>,
+    /// `metadata`, when present.
+    pub metadata: Option<Document>,
+}
+
+/// Reads a BSON number of any numeric type as an integer; the specification (2016-10-07)
+/// requires accepting `length` and `chunkSize` stored as int32, int64 or double.
+pub(crate) fn as_i64(v: &Bson) -> Option<i64> {
+    match v {
+        Bson::Int32(i) => Some(i64::from(*i)),
+        Bson::Int64(i) => Some(*i),
+        Bson::Double(d) if d.fract() == 0.0 && d.is_finite() => Some(*d as i64),
+        Bson::Decimal128(d) => d.to_string().parse().ok(),
+        _ => None,
+    }
+}
+
+impl FileDoc {
+    /// Parses a files document.
+    pub fn from_document(doc: &Document) -> Result<Self> {
+        let id = doc
+            .get("_id")
+            .cloned()
+            .ok_or_else(|| GridFsError::Corrupt("files document without _id".into()))?;
+        let length = doc
+            .get("length")
+            .and_then(as_i64)
+            .filter(|l| *l >= 0)
+            .ok_or_else(|| GridFsError::Corrupt(format!("bad length in files document {id}")))?;
+        let chunk_size = doc
+            .get("chunkSize")
+            .and_then(as_i64)
+            .filter(|c| *c > 0 && *c <= i64::from(i32::MAX))
+            .ok_or_else(|| GridFsError::Corrupt(format!("bad chunkSize in files document {id}")))?;
+        let upload_date = match doc.get("uploadDate") {
+            Some(Bson::DateTime(d)) => *d,
+            _ => DateTime::from_millis(0),
+        };
+        let filename = match doc.get("filename") {
+            Some(Bson::String(s)) => Some(s.clone()),
+            _ => None,
+        };
+        let metadata = match doc.get("metadata") {
+            Some(Bson::Document(m)) => Some(m.clone()),
+            _ => None,
+        };
+        Ok(Self {
+            id,
+            length: length as u64,
+            chunk_size: chunk_size as u32,
+            upload_date,
+            filename,
+            metadata,
+        })
+    }
+
+    /// The document as stored: `length` Int64, `chunkSize` Int32, `metadata` only when given.
+    pub fn to_document(&self) -> Document {
+        let mut d = doc! {
+            "_id": self.id.clone(),
+            "length": self.length as i64,
+            "chunkSize": self.chunk_size as i32,
+            "uploadDate": self.upload_date,
+        };
+        if let Some(f) = &self.filename {
+            d.insert("filename", f.clone());
+        }
+        if let Some(m) = &self.metadata {
+            d.insert("metadata", m.clone());
+        }
+        d
+    }
+
+    /// How many chunks the file has.
+    pub fn chunk_count(&self) -> i64 {
+        chunk_count(self.length, self.chunk_size)
+    }
+}
+
+/// How many chunks hold `length` bytes at `chunk_size` bytes a chunk.
+pub(crate) fn chunk_count(length: u64, chunk_size: u32) -> i64 {
+    length.div_ceil(u64::from(chunk_size)) as i64
+}
+
+/// The length chunk `n` must have.
+pub(crate) fn expected_chunk_len(length: u64, chunk_size: u32, n: i64) -> usize {
+    let cs = u64::from(chunk_size);
+    let start = n as u64 * cs;
+    length.saturating_sub(start).min(cs) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numeric_types_are_accepted() {
+        let d = doc! {"_id": 1, "length": 10.0f64, "chunkSize": 4i64, "filename": "a"};
+        let f = FileDoc::from_document(&d).unwrap();
+        assert_eq!((f.length, f.chunk_size), (10, 4));
+        assert_eq!(f.chunk_count(), 3);
+        assert_eq!(expected_chunk_len(10, 4, 2), 2);
+        assert_eq!(expected_chunk_len(8, 4, 1), 4);
+    }
+
+    #[test]
+    fn bad_length_is_corrupt() {
+        let d = doc! {"_id": 1, "length": "x", "chunkSize": 4};
+        assert!(matches!(
+            FileDoc::from_document(&d),
+            Err(GridFsError::Corrupt(_))
+        ));
+    }
+}

@@ -1,0 +1,288 @@
+//! Streaming upload: chunks are cut, hashed and inserted in pipelined batches; the files
+//! document is written last, so a file is visible only once all of its chunks are stored.
+
+use std::collections::VecDeque;
+
+use futures::{Stream, StreamExt};
+use md5::{Digest, Md5};
+use mongodb::bson::{doc, oid::ObjectId, spec::BinarySubtype, Binary, Bson, DateTime, Document};
+use sha2::Sha256;
+use tokio::task::JoinHandle;
+
+use super::{FileDoc, GridFsBucket, GridFsError, Result};
+
+/// Bytes of chunk data gathered into one `insert_many`.
+const BATCH_BYTES: usize = 4 * 1024 * 1024;
+/// Chunk documents gathered into one `insert_many` at most (matters for tiny chunk sizes).
+const BATCH_DOCS: usize = 1000;
+/// `insert_many` calls in flight at once; memory per upload is bounded by about
+/// `(MAX_IN_FLIGHT + 1) * BATCH_BYTES` plus one chunk.
+const MAX_IN_FLIGHT: usize = 3;
+
+/// Options of one upload.
+#[derive(Clone, Debug, Default)]
+pub struct UploadOptions {
+    /// The file's `_id`, any BSON value; a new ObjectId when `None`.
+    pub id: Option<Bson>,
+    /// Chunk size for this file; the bucket's when `None`.
+    pub chunk_size: Option<u32>,
+    /// `metadata` of the files document; left out of the document when `None`.
+    pub metadata: Option<Document>,
+    /// Also compute the SHA-256 of the content.
+    pub sha256: bool,
+}
+
+/// Length and digests of an upload's content, computed while streaming.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Digests {
+    /// Bytes written.
+    pub length: u64,
+    /// MD5 of the content.
+    pub md5: [u8; 16],
+    /// SHA-256 of the content, when asked for.
+    pub sha256: Option<[u8; 32]>,
+}
+
+/// An upload in progress. Write the content with [`Upload::write`], then either
+/// [`Upload::finish`] (or [`Upload::flush`] + [`Upload::publish`]) or [`Upload::abort`].
+/// Dropped unfinished (a client that went away), it deletes its chunks in the background.
+pub struct Upload {
+    bucket: GridFsBucket,
+    id: Bson,
+    filename: String,
+    chunk_size: u32,
+    metadata: Option<Document>,
+    pending: Vec<u8>,
+    batch: Vec<Document>,
+    batch_bytes: usize,
+    next_n: i64,
+    length: u64,
+    md5: Md5,
+    sha256: Option<Sha256>,
+    in_flight: VecDeque<JoinHandle<Result<()>>>,
+    done: bool,
+}
+
+impl GridFsBucket {
+    /// Starts an upload of `filename`. Checks the indexes before the bucket's first write.
+    pub async fn open_upload_stream(&self, filename: &str, opts: UploadOptions) -> Result<Upload> {
+        self.ensure_indexes().await?;
+        let chunk_size = opts.chunk_size.unwrap_or(self.chunk_size());
+        if chunk_size == 0 || chunk_size > 16 * 1024 * 1024 - 1024 {
+            return Err(GridFsError::Corrupt(format!(
+                "invalid chunk size {chunk_size}"
+            )));
+        }
+        Ok(Upload {
+            bucket: self.clone(),
+            id: opts.id.unwrap_or_else(|| Bson::ObjectId(ObjectId::new())),
+            filename: filename.to_owned(),
+            chunk_size,
+            metadata: opts.metadata,
+            pending: Vec::with_capacity(chunk_size as usize),
+            batch: Vec::new(),
+            batch_bytes: 0,
+            next_n: 0,
+            length: 0,
+            md5: Md5::new(),
+            sha256: opts.sha256.then(Sha256::new),
+            in_flight: VecDeque::new(),
+            done: false,
+        })
+    }
+
+    /// Uploads a whole byte stream and publishes it. On any error the chunks written so far
+    /// are deleted and no files document is written.
+    pub async fn upload_from_stream<S, B, E>(
+        &self,
+        filename: &str,
+        source: S,
+        opts: UploadOptions,
+    ) -> Result<FileDoc>
+    where
+        S: Stream<Item = std::result::Result<B, E>>,
+        B: AsRef<[u8]>,
+        E: std::fmt::Display,
+    {
+        let mut up = self.open_upload_stream(filename, opts).await?;
+        let mut source = std::pin::pin!(source);
+        while let Some(item) = source.next().await {
+            let res = match item {
+                Ok(buf) => up.write(buf.as_ref()).await,
+                Err(e) => Err(GridFsError::Source(e.to_string())),
+            };
+            if let Err(e) = res {
+                up.abort().await?;
+                return Err(e);
+            }
+        }
+        up.finish().await
+    }
+}
+
+impl Upload {
+    /// The id the file gets.
+    pub fn id(&self) -> &Bson {
+        &self.id
+    }
+
+    /// Bytes written so far.
+    pub fn length(&self) -> u64 {
+        self.length
+    }
+
+    /// The chunk size of this file.
+    pub fn chunk_size(&self) -> u32 {
+        self.chunk_size
+    }
+
+    /// Appends `data`, inserting every chunk it completes.
+    pub async fn write(&mut self, mut data: &[u8]) -> Result<()> {
+        self.md5.update(data);
+        if let Some(h) = &mut self.sha256 {
+            h.update(data);
+        }
+        self.length += data.len() as u64;
+        let cs = self.chunk_size as usize;
+        while !data.is_empty() {
+            let take = (cs - self.pending.len()).min(data.len());
+            self.pending.extend_from_slice(&data[..take]);
+            data = &data[take..];
+            if self.pending.len() == cs {
+                let chunk = std::mem::replace(&mut self.pending, Vec::with_capacity(cs));
+                self.push_chunk(chunk).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends a chunk that is already exactly as long as the chunk size (or the last one).
+    async fn push_chunk(&mut self, data: Vec<u8>) -> Result<()> {
+        self.batch_bytes += data.len();
+        self.batch.push(doc! {
+            "_id": ObjectId::new(),
+            "files_id": self.id.clone(),
+            "n": self.next_n,
+            "data": Binary { subtype: BinarySubtype::Generic, bytes: data },
+        });
+        self.next_n += 1;
+        if self.batch_bytes >= BATCH_BYTES || self.batch.len() >= BATCH_DOCS {
+            self.send_batch().await?;
+        }
+        Ok(())
+    }
+
+    /// Sends the gathered chunks as one `insert_many`, first waiting for the oldest batch in
+    /// flight when the pipeline is full. A failed insert is returned, not retried.
+    async fn send_batch(&mut self) -> Result<()> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        while self.in_flight.len() >= MAX_IN_FLIGHT {
+            let oldest = self.in_flight.pop_front().expect("non-empty");
+            join(oldest).await?;
+        }
+        let docs = std::mem::take(&mut self.batch);
+        self.batch_bytes = 0;
+        let chunks = self.bucket.chunks().clone();
+        self.in_flight.push_back(tokio::spawn(async move {
+            chunks.insert_many(docs).await?;
+            Ok(())
+        }));
+        Ok(())
+    }
+
+    /// Stores every chunk (including the short last one) and returns the content's digests.
+    /// Nothing is visible yet: call [`Upload::publish`] or [`Upload::abort`] next.
+    pub async fn flush(&mut self) -> Result<Digests> {
+        if !self.pending.is_empty() {
+            let chunk = std::mem::take(&mut self.pending);
+            self.push_chunk(chunk).await?;
+        }
+        self.send_batch().await?;
+        while let Some(h) = self.in_flight.pop_front() {
+            join(h).await?;
+        }
+        Ok(Digests {
+            length: self.length,
+            md5: self.md5.clone().finalize().into(),
+            sha256: self.sha256.clone().map(|h| h.finalize().into()),
+        })
+    }
+
+    /// Writes the files document, making the file visible. `metadata` replaces the one given
+    /// at open when it is `Some`.
+    pub async fn publish(mut self, metadata: Option<Document>) -> Result<FileDoc> {
+        self.flush().await?;
+        let file = FileDoc {
+            id: self.id.clone(),
+            length: self.length,
+            chunk_size: self.chunk_size,
+            upload_date: DateTime::now(),
+            filename: Some(self.filename.clone()),
+            metadata: metadata.or_else(|| self.metadata.take()),
+        };
+        // If this insert fails, `self` is dropped unfinished and its chunks are removed.
+        self.bucket.files().insert_one(file.to_document()).await?;
+        self.done = true;
+        Ok(file)
+    }
+
+    /// Flushes and publishes with the metadata given at open.
+    pub async fn finish(self) -> Result<FileDoc> {
+        self.publish(None).await
+    }
+
+    /// Deletes every chunk written so far; no files document is written.
+    pub async fn abort(mut self) -> Result<()> {
+        self.done = true;
+        let in_flight = std::mem::take(&mut self.in_flight);
+        delete_chunks(self.bucket.clone(), self.id.clone(), in_flight).await
+    }
+}
+
+async fn join(h: JoinHandle<Result<()>>) -> Result<()> {
+    h.await
+        .map_err(|e| GridFsError::Source(format!("chunk insert task failed: {e}")))?
+}
+
+/// Waits for the inserts still running (so none lands after the delete), then deletes the
+/// file's chunks.
+async fn delete_chunks(
+    bucket: GridFsBucket,
+    id: Bson,
+    in_flight: VecDeque<JoinHandle<Result<()>>>,
+) -> Result<()> {
+    for h in in_flight {
+        let _ = h.await;
+    }
+    bucket.chunks().delete_many(doc! {"files_id": id}).await?;
+    Ok(())
+}
+
+impl Drop for Upload {
+    fn drop(&mut self) {
+        if self.done || (self.next_n == 0 && self.in_flight.is_empty()) {
+            return;
+        }
+        let in_flight = std::mem::take(&mut self.in_flight);
+        let (bucket, id) = (self.bucket.clone(), self.id.clone());
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                if let Err(e) = delete_chunks(bucket, id.clone(), in_flight).await {
+                    tracing::warn!(file_id = %id, error = %e, "could not remove chunks of an abandoned upload");
+                }
+            });
+        }
+    }
+}
+
+impl std::fmt::Debug for Upload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Upload")
+            .field("id", &self.id)
+            .field("filename", &self.filename)
+            .field("length", &self.length)
+            .finish_non_exhaustive()
+    }
+}

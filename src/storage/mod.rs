@@ -1,0 +1,3 @@
+//! Storage: the GridFS engine and the metastore. Handlers reach MongoDB only through here.
+
+pub mod gridfs;

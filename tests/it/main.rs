@@ -1,0 +1,5 @@
+//! The integration tests: one binary, one database server per run, modules per area.
+
+mod gridfs_interop;
+mod gridfs_spec;
+mod support;

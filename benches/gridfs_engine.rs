@@ -20,29 +20,50 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let mib: usize = std::env::var("BENCH_MIB").ok().and_then(|s| s.parse().ok()).unwrap_or(256);
-    let reps: usize = std::env::var("BENCH_REPS").ok().and_then(|s| s.parse().ok()).unwrap_or(3);
+    let mib: usize = std::env::var("BENCH_MIB")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(256);
+    let reps: usize = std::env::var("BENCH_REPS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3);
     let size = mib * 1024 * 1024;
     let local = LocalDb::start(Storage::Ephemeral).await?;
     let client = mongodb::Client::with_uri_str(&local.uri).await?;
     let db = client.database("bench_gridfs");
     db.drop().await?;
-    let engine = GridFsBucket::new(&db, BucketOptions { bucket_name: "engine".into(), ..Default::default() });
-    let driver = db.gridfs_bucket(
-        mongodb::options::GridFsBucketOptions::builder().bucket_name("driver".to_owned()).build(),
+    let engine = GridFsBucket::new(
+        &db,
+        BucketOptions {
+            bucket_name: "engine".into(),
+            ..Default::default()
+        },
     );
-    let data: Vec<u8> = (0..size).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+    let driver = db.gridfs_bucket(
+        mongodb::options::GridFsBucketOptions::builder()
+            .bucket_name("driver".to_owned())
+            .build(),
+    );
+    let data: Vec<u8> = (0..size)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
     // Files are not deleted between repetitions: SecantusDB deletes a 256 MiB file in one
     // WiredTiger transaction that overflows its cache. The database is dropped at the end.
     // Both sides get the body in the same 1 MiB writes, as an HTTP body would arrive.
     const PIECE: usize = 1024 * 1024;
     let mb = size as f64 / 1e6;
     let (mut eu, mut ed, mut du, mut dd) = (vec![], vec![], vec![], vec![]);
-    println!("object {mib} MiB, {reps} repetitions, server {} ({})", local.kind, local.uri);
+    println!(
+        "object {mib} MiB, {reps} repetitions, server {} ({})",
+        local.kind, local.uri
+    );
     for rep in 0..reps {
         // engine upload / download
         let t = Instant::now();
-        let mut up = engine.open_upload_stream("obj", UploadOptions::default()).await?;
+        let mut up = engine
+            .open_upload_stream("obj", UploadOptions::default())
+            .await?;
         for piece in data.chunks(PIECE) {
             up.write(piece).await.context("engine write")?;
         }
@@ -78,8 +99,14 @@ async fn main() -> anyhow::Result<()> {
         );
     }
     let (eu, ed, du, dd) = (median(eu), median(ed), median(du), median(dd));
-    println!("median upload:   engine {eu:.1} MB/s, driver {du:.1} MB/s, ratio {:.2}", eu / du);
-    println!("median download: engine {ed:.1} MB/s, driver {dd:.1} MB/s, ratio {:.2}", ed / dd);
+    println!(
+        "median upload:   engine {eu:.1} MB/s, driver {du:.1} MB/s, ratio {:.2}",
+        eu / du
+    );
+    println!(
+        "median download: engine {ed:.1} MB/s, driver {dd:.1} MB/s, ratio {:.2}",
+        ed / dd
+    );
     db.drop().await?;
     Ok(())
 }

@@ -1,4 +1,22 @@
 //! grids3: an S3-compatible HTTP object-storage gateway over MongoDB GridFS.
+//!
+//! A request travels one way: `http` (router, addressing, operation enum) -> `auth` (SigV4,
+//! presigned, aws-chunked bodies) -> `s3` (one handler per operation family) -> `storage`
+//! (GridFS engine, metastore, object layer) -> `xml` or a byte stream.
 
+pub mod auth;
+pub mod config;
 pub mod devdb;
+pub mod error;
+pub mod http;
+pub mod s3;
+pub mod state;
 pub mod storage;
+pub mod xml;
+
+pub use state::AppState;
+
+/// The application: the router over a state built by [`AppState::init`].
+pub fn app(state: AppState) -> axum::Router {
+    http::router(state)
+}

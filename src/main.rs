@@ -1,21 +1,89 @@
-//! The grids3 binary: configuration, the local database for development, serving.
+//! The grids3 binary: configuration, tracing, the local database for development, serving with
+//! graceful shutdown.
 
-use anyhow::Result;
-use grids3::devdb::{LocalDb, Storage};
+use anyhow::{bail, Context, Result};
+use clap::Parser;
+use grids3::config::{Config, DEV_ACCESS_KEY, DEV_SECRET_KEY};
+use grids3::devdb::{project_dir, LocalDb, Storage};
+use grids3::AppState;
 
 #[tokio::main]
 async fn main() -> Result<()> {
-    let local = std::env::args().any(|a| a == "--local-db");
-    let db = if local {
-        Some(LocalDb::start(Storage::Dir(grids3::devdb::project_dir().join("data/db"))).await?)
+    let mut config = Config::parse();
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,mongodb=warn"));
+    if config.log_json {
+        tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .json()
+            .init();
+    } else {
+        tracing_subscriber::fmt().with_env_filter(filter).init();
+    }
+
+    // The local database lives as long as `main` (dropping it stops the server it started).
+    let local = if config.local_db {
+        let db = LocalDb::start(Storage::Dir(project_dir().join("data/db"))).await?;
+        config.mongodb_uri = Some(db.uri.clone());
+        config
+            .root_access_key
+            .get_or_insert_with(|| DEV_ACCESS_KEY.to_owned());
+        config
+            .root_secret_key
+            .get_or_insert_with(|| DEV_SECRET_KEY.to_owned());
+        Some(db)
     } else {
         None
     };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:9000").await?;
-    println!("grids3 listening on http://{}", listener.local_addr()?);
-    if let Some(db) = &db {
-        println!("database ({}): {}", db.kind, db.uri);
+    let Some(uri) = config.mongodb_uri.clone() else {
+        bail!("set MONGODB_URI (or --mongodb-uri), or pass --local-db for the local development database");
+    };
+    let client = mongodb::Client::with_uri_str(&uri)
+        .await
+        .context("connecting to MongoDB")?;
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .with_context(|| format!("binding {}", config.listen))?;
+    let addr = listener.local_addr()?;
+    let state = AppState::init(config.clone(), client).await?;
+
+    println!(
+        "grids3 serving S3 on http://{addr} (region {})",
+        config.region
+    );
+    if let Some(db) = &local {
+        println!("database: {} at {}", db.kind, db.uri);
+        println!(
+            "credentials: AWS_ACCESS_KEY_ID={} AWS_SECRET_ACCESS_KEY={}",
+            config.root_access_key.as_deref().unwrap_or_default(),
+            config.root_secret_key.as_deref().unwrap_or_default()
+        );
+        println!("try: aws --endpoint-url http://{addr} s3 mb s3://demo");
     }
-    axum::serve(listener, axum::Router::new()).await?;
+    axum::serve(listener, grids3::app(state))
+        .with_graceful_shutdown(shutdown_signal())
+        .await?;
+    tracing::info!("stopped");
+    drop(local);
     Ok(())
+}
+
+/// SIGINT or SIGTERM: stop accepting, let in-flight requests finish.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+    tracing::info!("shutting down: finishing in-flight requests");
 }

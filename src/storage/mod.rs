@@ -1,3 +1,6 @@
-//! Storage: the GridFS engine and the metastore. Handlers reach MongoDB only through here.
+//! Storage: the GridFS engine, the metastore and the object layer over both. Handlers reach
+//! MongoDB only through here.
 
 pub mod gridfs;
+pub mod meta;
+pub mod objects;

@@ -1,0 +1,51 @@
+//! Access keys and secrets, looked up in the metastore (shared by every instance) with a
+//! short in-process cache.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::error::S3Result;
+use crate::storage::meta::MetaStore;
+
+/// How long a looked-up secret is trusted before it is read again (a deleted key stops
+/// working on every instance within this time).
+const CACHE_TTL: Duration = Duration::from_secs(10);
+
+/// The credentials store.
+#[derive(Clone)]
+pub struct Credentials {
+    meta: MetaStore,
+    cache: Arc<Mutex<HashMap<String, (Option<String>, Instant)>>>,
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Credentials { .. }")
+    }
+}
+
+impl Credentials {
+    /// A store over the metastore.
+    pub fn new(meta: MetaStore) -> Self {
+        Self {
+            meta,
+            cache: Arc::default(),
+        }
+    }
+
+    /// The secret of an access key, `None` when the key is unknown.
+    pub async fn secret_of(&self, access_key: &str) -> S3Result<Option<String>> {
+        if let Some((secret, at)) = self.cache.lock().expect("cache").get(access_key) {
+            if at.elapsed() < CACHE_TTL {
+                return Ok(secret.clone());
+            }
+        }
+        let secret = self.meta.secret_of(access_key).await?;
+        self.cache
+            .lock()
+            .expect("cache")
+            .insert(access_key.to_owned(), (secret.clone(), Instant::now()));
+        Ok(secret)
+    }
+}

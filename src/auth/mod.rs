@@ -1,0 +1,351 @@
+//! Authentication: SigV4 in the Authorization header or in a presigned URL, the payload mode
+//! the request declares, and the credentials store.
+
+pub mod body;
+mod credentials;
+pub mod sigv4;
+
+pub use credentials::Credentials;
+
+use axum::http::request::Parts;
+use axum::http::HeaderMap;
+use chrono::{DateTime, NaiveDateTime, Utc};
+
+use crate::error::{S3Error, S3Result};
+
+/// Longest presigned URL lifetime (7 days).
+pub const MAX_PRESIGNED_EXPIRES: i64 = 7 * 24 * 3600;
+/// Largest clock skew accepted (15 minutes).
+pub const MAX_SKEW_SECS: i64 = 15 * 60;
+
+/// How the body is protected.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Payload {
+    /// `UNSIGNED-PAYLOAD` (or a presigned URL).
+    Unsigned,
+    /// A hex SHA-256 of the body, verified while streaming.
+    Sha256(String),
+    /// `STREAMING-AWS4-HMAC-SHA256-PAYLOAD[-TRAILER]`: aws-chunked with chunk signatures.
+    StreamingSigned {
+        /// Trailers follow the final chunk.
+        trailer: bool,
+    },
+    /// `STREAMING-UNSIGNED-PAYLOAD-TRAILER`: aws-chunked without signatures, with trailers.
+    StreamingUnsignedTrailer,
+}
+
+/// What chunk and trailer signatures need.
+#[derive(Clone)]
+pub struct SigningContext {
+    /// The derived signing key.
+    pub key: [u8; 32],
+    /// `X-Amz-Date`.
+    pub amz_date: String,
+    /// Credential scope.
+    pub scope: String,
+    /// The request's signature, the seed of the chunk signature chain.
+    pub seed_signature: String,
+}
+
+impl std::fmt::Debug for SigningContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The signing key is a secret: never printed.
+        f.debug_struct("SigningContext")
+            .field("scope", &self.scope)
+            .finish_non_exhaustive()
+    }
+}
+
+/// An authenticated request.
+#[derive(Clone, Debug)]
+pub struct Auth {
+    /// The access key that signed it.
+    pub access_key: String,
+    /// The body's protection.
+    pub payload: Payload,
+    /// For streaming signed payloads.
+    pub signing: SigningContext,
+}
+
+struct Parsed {
+    access_key: String,
+    date: String,
+    region: String,
+    service: String,
+    signed_headers: String,
+    signature: String,
+    amz_date: String,
+    presigned: bool,
+}
+
+fn header<'a>(h: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    h.get(name).and_then(|v| v.to_str().ok())
+}
+
+fn parse_amz_date(s: &str) -> Option<DateTime<Utc>> {
+    NaiveDateTime::parse_from_str(s, "%Y%m%dT%H%M%SZ")
+        .ok()
+        .map(|d| d.and_utc())
+}
+
+fn parse_credential(
+    cred: &str,
+    malformed: fn(String) -> S3Error,
+) -> S3Result<(String, String, String, String)> {
+    let parts: Vec<&str> = cred.split('/').collect();
+    if parts.len() != 5 || parts[4] != "aws4_request" {
+        return Err(malformed(format!("the Credential '{cred}' is mal-formed; expecting \"<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request\".")));
+    }
+    Ok((
+        parts[0].to_owned(),
+        parts[1].to_owned(),
+        parts[2].to_owned(),
+        parts[3].to_owned(),
+    ))
+}
+
+fn parse_header_auth(value: &str, headers: &HeaderMap) -> S3Result<Parsed> {
+    let malformed = |m: String| {
+        S3Error::authorization_header_malformed(format!(
+            "The authorization header is malformed; {m}"
+        ))
+    };
+    let Some(rest) = value.strip_prefix("AWS4-HMAC-SHA256 ") else {
+        if value.starts_with("AWS ") {
+            return Err(S3Error::invalid_request(
+                "The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256.",
+            ));
+        }
+        return Err(malformed(
+            "the authorization mechanism is not AWS4-HMAC-SHA256.".into(),
+        ));
+    };
+    let (mut cred, mut signed, mut sig) = (None, None, None);
+    for part in rest.split(',') {
+        let part = part.trim();
+        if let Some(v) = part.strip_prefix("Credential=") {
+            cred = Some(v);
+        } else if let Some(v) = part.strip_prefix("SignedHeaders=") {
+            signed = Some(v);
+        } else if let Some(v) = part.strip_prefix("Signature=") {
+            sig = Some(v);
+        }
+    }
+    let (Some(cred), Some(signed), Some(sig)) = (cred, signed, sig) else {
+        return Err(malformed(
+            "it must contain Credential, SignedHeaders and Signature.".into(),
+        ));
+    };
+    let (access_key, date, region, service) = parse_credential(cred, |m| {
+        S3Error::authorization_header_malformed(format!(
+            "The authorization header is malformed; {m}"
+        ))
+    })?;
+    let amz_date = header(headers, "x-amz-date")
+        .map(str::to_owned)
+        .or_else(|| {
+            header(headers, "date")
+                .and_then(|d| httpdate::parse_http_date(d).ok())
+                .map(|t| {
+                    DateTime::<Utc>::from(t)
+                        .format("%Y%m%dT%H%M%SZ")
+                        .to_string()
+                })
+        })
+        .ok_or_else(|| {
+            S3Error::access_denied()
+                .with_message("AWS authentication requires a valid Date or x-amz-date header")
+        })?;
+    Ok(Parsed {
+        access_key,
+        date,
+        region,
+        service,
+        signed_headers: signed.to_owned(),
+        signature: sig.to_owned(),
+        amz_date,
+        presigned: false,
+    })
+}
+
+fn parse_query_auth(query: &[(String, String)], now: DateTime<Utc>) -> S3Result<Parsed> {
+    let get = |k: &str| query.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+    let err = S3Error::authorization_query_parameters_error;
+    if get("X-Amz-Algorithm") != Some("AWS4-HMAC-SHA256") {
+        return Err(err("X-Amz-Algorithm only supports \"AWS4-HMAC-SHA256\""));
+    }
+    let (Some(cred), Some(amz_date), Some(expires), Some(signed), Some(sig)) = (
+        get("X-Amz-Credential"),
+        get("X-Amz-Date"),
+        get("X-Amz-Expires"),
+        get("X-Amz-SignedHeaders"),
+        get("X-Amz-Signature"),
+    ) else {
+        return Err(err("Query-string authentication version 4 requires the X-Amz-Algorithm, X-Amz-Credential, X-Amz-Signature, X-Amz-Date, X-Amz-SignedHeaders, and X-Amz-Expires parameters."));
+    };
+    let expires: i64 = expires
+        .parse()
+        .map_err(|_| err("X-Amz-Expires should be a number"))?;
+    if expires < 0 {
+        return Err(err("X-Amz-Expires must be non-negative"));
+    }
+    if expires > MAX_PRESIGNED_EXPIRES {
+        return Err(err(
+            "X-Amz-Expires must be less than a week (in seconds) that is 604800",
+        ));
+    }
+    let start = parse_amz_date(amz_date).ok_or_else(|| {
+        err("X-Amz-Date must be in the ISO8601 Long Format \"yyyyMMdd'T'HHmmss'Z'\"")
+    })?;
+    if now > start + chrono::Duration::seconds(expires) {
+        return Err(S3Error::access_denied().with_message("Request has expired"));
+    }
+    if start > now + chrono::Duration::seconds(MAX_SKEW_SECS) {
+        return Err(S3Error::access_denied().with_message("Request is not valid yet"));
+    }
+    let (access_key, date, region, service) = parse_credential(cred, |m| {
+        S3Error::authorization_query_parameters_error(format!(
+            "Error parsing the X-Amz-Credential parameter; {m}"
+        ))
+    })?;
+    Ok(Parsed {
+        access_key,
+        date,
+        region,
+        service,
+        signed_headers: signed.to_owned(),
+        signature: sig.to_owned(),
+        amz_date: amz_date.to_owned(),
+        presigned: true,
+    })
+}
+
+/// Authenticates a request: SigV4 in the header or the query. Unsigned requests are denied
+/// (grids3 has no anonymous access).
+pub async fn authenticate(
+    parts: &Parts,
+    query: &[(String, String)],
+    creds: &Credentials,
+    region: &str,
+) -> S3Result<Auth> {
+    let now = Utc::now();
+    let p = if let Some(h) = header(&parts.headers, "authorization") {
+        parse_header_auth(h, &parts.headers)?
+    } else if query
+        .iter()
+        .any(|(k, _)| k == "X-Amz-Algorithm" || k == "X-Amz-Signature")
+    {
+        parse_query_auth(query, now)?
+    } else {
+        return Err(S3Error::access_denied());
+    };
+    if p.region != region {
+        let m = format!("the region '{}' is wrong; expecting '{region}'", p.region);
+        return Err(if p.presigned {
+            S3Error::authorization_query_parameters_error(format!(
+                "Error parsing the X-Amz-Credential parameter; {m}"
+            ))
+        } else {
+            S3Error::authorization_header_malformed(format!(
+                "The authorization header is malformed; {m}"
+            ))
+        });
+    }
+    if p.service != "s3" {
+        return Err(S3Error::authorization_header_malformed(format!(
+            "The authorization header is malformed; incorrect service \"{}\". This endpoint belongs to \"s3\".",
+            p.service
+        )));
+    }
+    let when = parse_amz_date(&p.amz_date).ok_or_else(|| {
+        S3Error::access_denied()
+            .with_message("AWS authentication requires a valid Date or x-amz-date header")
+    })?;
+    if !p.amz_date.starts_with(&p.date) {
+        return Err(S3Error::signature_does_not_match());
+    }
+    if !p.presigned && (now - when).num_seconds().abs() > MAX_SKEW_SECS {
+        return Err(S3Error::request_time_too_skewed());
+    }
+    let secret = creds
+        .secret_of(&p.access_key)
+        .await?
+        .ok_or_else(S3Error::invalid_access_key_id)?;
+
+    let payload_hash = if p.presigned {
+        query
+            .iter()
+            .find(|(k, _)| k == "X-Amz-Content-Sha256")
+            .map(|(_, v)| v.clone())
+            .unwrap_or_else(|| "UNSIGNED-PAYLOAD".to_owned())
+    } else {
+        header(&parts.headers, "x-amz-content-sha256")
+            .map(str::to_owned)
+            .ok_or_else(|| {
+                S3Error::invalid_request(
+                    "Missing required header for this request: x-amz-content-sha256",
+                )
+            })?
+    };
+    let payload = match payload_hash.as_str() {
+        "UNSIGNED-PAYLOAD" => Payload::Unsigned,
+        "STREAMING-AWS4-HMAC-SHA256-PAYLOAD" => Payload::StreamingSigned { trailer: false },
+        "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER" => Payload::StreamingSigned { trailer: true },
+        "STREAMING-UNSIGNED-PAYLOAD-TRAILER" => Payload::StreamingUnsignedTrailer,
+        h if h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()) => {
+            Payload::Sha256(h.to_ascii_lowercase())
+        }
+        _ => return Err(S3Error::invalid_argument(
+            "x-amz-content-sha256 must be UNSIGNED-PAYLOAD, STREAMING-... or a valid sha256 value.",
+        )),
+    };
+
+    let mut headers = Vec::new();
+    for name in p.signed_headers.split(';') {
+        let values: Vec<&str> = parts
+            .headers
+            .get_all(name)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .collect();
+        if values.is_empty() {
+            if name == "host" {
+                // HTTP/2 has no Host header; the authority stands in for it.
+                let auth = parts
+                    .uri
+                    .authority()
+                    .map(|a| a.as_str().to_owned())
+                    .unwrap_or_default();
+                headers.push((name.to_owned(), auth));
+                continue;
+            }
+            return Err(S3Error::signature_does_not_match());
+        }
+        headers.push((name.to_owned(), values.join(",")));
+    }
+    let cr = sigv4::canonical_request(
+        parts.method.as_str(),
+        &sigv4::canonical_uri(parts.uri.path()),
+        &sigv4::canonical_query(query),
+        &headers,
+        &p.signed_headers,
+        &payload_hash,
+    );
+    let scope = format!("{}/{}/{}/aws4_request", p.date, p.region, p.service);
+    let key = sigv4::signing_key(&secret, &p.date, &p.region, &p.service);
+    let expected = sigv4::sign(&key, &sigv4::string_to_sign(&p.amz_date, &scope, &cr));
+    if !sigv4::signatures_equal(&expected, &p.signature.to_ascii_lowercase()) {
+        tracing::debug!(canonical_request = %cr, "signature mismatch");
+        return Err(S3Error::signature_does_not_match());
+    }
+    Ok(Auth {
+        access_key: p.access_key,
+        payload,
+        signing: SigningContext {
+            key,
+            amz_date: p.amz_date,
+            scope,
+            seed_signature: expected,
+        },
+    })
+}

@@ -1,0 +1,81 @@
+//! Configuration: one struct, from flags with environment equivalents, validated at start-up.
+
+use std::net::SocketAddr;
+
+use clap::Parser;
+
+/// grids3: an S3-compatible HTTP object-storage gateway over MongoDB GridFS.
+#[derive(Parser, Clone)]
+#[command(version, about)]
+pub struct Config {
+    /// Address to serve S3 on.
+    #[arg(long, env = "GRIDS3_LISTEN", default_value = "127.0.0.1:9000")]
+    pub listen: SocketAddr,
+
+    /// MongoDB connection string. Required unless --local-db is given.
+    #[arg(long, env = "MONGODB_URI")]
+    pub mongodb_uri: Option<String>,
+
+    /// Database holding the buckets, the metastore and the infostore.
+    #[arg(long, env = "GRIDS3_DATABASE", default_value = "grids3")]
+    pub database: String,
+
+    /// Region grids3 answers as (SigV4 credential scopes must name it).
+    #[arg(long, env = "GRIDS3_REGION", default_value = "us-east-1")]
+    pub region: String,
+
+    /// Base domain for virtual-hosted-style addressing (`<bucket>.<domain>`); path-style
+    /// addressing always works. Unset: path-style only.
+    #[arg(long, env = "GRIDS3_DOMAIN")]
+    pub domain: Option<String>,
+
+    /// Root access key id (stored in the metastore so every instance shares it).
+    #[arg(long, env = "GRIDS3_ROOT_ACCESS_KEY")]
+    pub root_access_key: Option<String>,
+
+    /// Root secret key.
+    #[arg(long, env = "GRIDS3_ROOT_SECRET_KEY", hide_env_values = true)]
+    pub root_secret_key: Option<String>,
+
+    /// Log as JSON lines instead of human-readable text.
+    #[arg(long, env = "GRIDS3_LOG_JSON", default_value_t = false)]
+    pub log_json: bool,
+
+    /// Start the local development database (MONGODB_URI, else a mongod on PATH, else
+    /// SecantusDB in ./.venv) with data in ./data/db, and use dev credentials unless given.
+    #[arg(long, default_value_t = false)]
+    pub local_db: bool,
+
+    /// Seconds between janitor passes (deferred reclaims, expired leases).
+    #[arg(long, env = "GRIDS3_JANITOR_INTERVAL", default_value_t = 5)]
+    pub janitor_interval: u64,
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The secret key is never printed.
+        f.debug_struct("Config")
+            .field("listen", &self.listen)
+            .field("database", &self.database)
+            .field("region", &self.region)
+            .field("domain", &self.domain)
+            .field("root_access_key", &self.root_access_key)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Access key the local development setup uses when none is configured.
+pub const DEV_ACCESS_KEY: &str = "grids3dev";
+/// Secret key the local development setup uses when none is configured.
+pub const DEV_SECRET_KEY: &str = "grids3devsecret";
+
+impl Config {
+    /// A configuration for tests and embedding, with the defaults of the flags.
+    pub fn for_tests(access_key: &str, secret_key: &str) -> Self {
+        let mut c = Config::parse_from(["grids3"]);
+        c.mongodb_uri = None;
+        c.root_access_key = Some(access_key.to_owned());
+        c.root_secret_key = Some(secret_key.to_owned());
+        c
+    }
+}

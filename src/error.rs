@@ -1,0 +1,178 @@
+//! The one error type of the S3 surface: an AWS error code, its HTTP status and a message,
+//! rendered as the S3 `<Error>` XML document.
+
+use axum::http::StatusCode;
+
+use crate::storage::gridfs::GridFsError;
+
+/// An S3 error as a client sees it.
+#[derive(Debug, Clone)]
+pub struct S3Error {
+    /// The AWS error code (`NoSuchKey`, `SignatureDoesNotMatch`, ...).
+    pub code: &'static str,
+    /// The HTTP status AWS uses for that code.
+    pub status: StatusCode,
+    /// A human-readable message.
+    pub message: String,
+}
+
+/// Result type of handlers.
+pub type S3Result<T> = Result<T, S3Error>;
+
+macro_rules! errors {
+    ($($(#[$doc:meta])* $fn:ident => $code:literal, $status:ident, $msg:literal;)*) => {
+        impl S3Error {
+            $(
+                $(#[$doc])*
+                pub fn $fn() -> Self {
+                    Self { code: $code, status: StatusCode::$status, message: $msg.to_owned() }
+                }
+            )*
+        }
+    };
+}
+
+errors! {
+    /// Access denied (unsigned request, expired presigned URL, ...).
+    access_denied => "AccessDenied", FORBIDDEN, "Access Denied";
+    /// The bucket exists and this account owns it.
+    bucket_already_owned_by_you => "BucketAlreadyOwnedByYou", CONFLICT, "Your previous request to create the named bucket succeeded and you already own it.";
+    /// DeleteBucket on a bucket with objects.
+    bucket_not_empty => "BucketNotEmpty", CONFLICT, "The bucket you tried to delete is not empty";
+    /// Content-MD5 or a checksum did not match the body.
+    bad_digest => "BadDigest", BAD_REQUEST, "The Content-MD5 or checksum value that you specified did not match what the server received.";
+    /// The body ended before Content-Length bytes.
+    incomplete_body => "IncompleteBody", BAD_REQUEST, "You did not provide the number of bytes specified by the Content-Length HTTP header.";
+    /// Unexpected server-side failure (details are logged, never sent).
+    internal => "InternalError", INTERNAL_SERVER_ERROR, "We encountered an internal error. Please try again.";
+    /// A bucket name outside S3's naming rules.
+    invalid_bucket_name => "InvalidBucketName", BAD_REQUEST, "The specified bucket is not valid.";
+    /// Content-MD5 is not valid base64 of 16 bytes.
+    invalid_digest => "InvalidDigest", BAD_REQUEST, "The Content-MD5 you specified is not valid.";
+    /// Unknown access key id.
+    invalid_access_key_id => "InvalidAccessKeyId", FORBIDDEN, "The AWS Access Key Id you provided does not exist in our records.";
+    /// Unsatisfiable Range.
+    invalid_range => "InvalidRange", RANGE_NOT_SATISFIABLE, "The requested range is not satisfiable";
+    /// XML that does not parse or does not fit the schema.
+    malformed_xml => "MalformedXML", BAD_REQUEST, "The XML you provided was not well-formed or did not validate against our published schema.";
+    /// A required header is missing.
+    missing_content_length => "MissingContentLength", LENGTH_REQUIRED, "You must provide the Content-Length HTTP header.";
+    /// No such bucket.
+    no_such_bucket => "NoSuchBucket", NOT_FOUND, "The specified bucket does not exist";
+    /// No such key.
+    no_such_key => "NoSuchKey", NOT_FOUND, "The specified key does not exist.";
+    /// An operation grids3 does not implement.
+    not_implemented => "NotImplemented", NOT_IMPLEMENTED, "A header or query you provided implies functionality that is not implemented.";
+    /// A precondition header failed.
+    precondition_failed => "PreconditionFailed", PRECONDITION_FAILED, "At least one of the pre-conditions you specified did not hold";
+    /// Clock skew above 15 minutes.
+    request_time_too_skewed => "RequestTimeTooSkewed", FORBIDDEN, "The difference between the request time and the server's time is too large.";
+    /// The database cannot be reached.
+    service_unavailable => "ServiceUnavailable", SERVICE_UNAVAILABLE, "The service is unavailable. Please retry.";
+    /// The signature does not match.
+    signature_does_not_match => "SignatureDoesNotMatch", FORBIDDEN, "The request signature we calculated does not match the signature you provided. Check your key and signing method.";
+    /// The body's SHA-256 differs from x-amz-content-sha256.
+    content_sha256_mismatch => "XAmzContentSHA256Mismatch", BAD_REQUEST, "The provided 'x-amz-content-sha256' header does not match what was computed.";
+    /// Single PUT above 5 GiB.
+    entity_too_large => "EntityTooLarge", BAD_REQUEST, "Your proposed upload exceeds the maximum allowed object size.";
+    /// Method not allowed on this resource.
+    method_not_allowed => "MethodNotAllowed", METHOD_NOT_ALLOWED, "The specified method is not allowed against this resource.";
+}
+
+impl S3Error {
+    /// An error with a custom message.
+    pub fn with_message(mut self, message: impl Into<String>) -> Self {
+        self.message = message.into();
+        self
+    }
+
+    /// `InvalidArgument` (400) with a message.
+    pub fn invalid_argument(message: impl Into<String>) -> Self {
+        Self {
+            code: "InvalidArgument",
+            status: StatusCode::BAD_REQUEST,
+            message: message.into(),
+        }
+    }
+
+    /// `InvalidRequest` (400) with a message.
+    pub fn invalid_request(message: impl Into<String>) -> Self {
+        Self {
+            code: "InvalidRequest",
+            status: StatusCode::BAD_REQUEST,
+            message: message.into(),
+        }
+    }
+
+    /// `AuthorizationHeaderMalformed` (400) with a message.
+    pub fn authorization_header_malformed(message: impl Into<String>) -> Self {
+        Self {
+            code: "AuthorizationHeaderMalformed",
+            status: StatusCode::BAD_REQUEST,
+            message: message.into(),
+        }
+    }
+
+    /// `AuthorizationQueryParametersError` (400) with a message.
+    pub fn authorization_query_parameters_error(message: impl Into<String>) -> Self {
+        Self {
+            code: "AuthorizationQueryParametersError",
+            status: StatusCode::BAD_REQUEST,
+            message: message.into(),
+        }
+    }
+
+    /// `IllegalLocationConstraintException` (400).
+    pub fn illegal_location_constraint(message: impl Into<String>) -> Self {
+        Self {
+            code: "IllegalLocationConstraintException",
+            status: StatusCode::BAD_REQUEST,
+            message: message.into(),
+        }
+    }
+
+    /// Maps a database error on purpose: unreachable is 503, everything else 500 (logged).
+    pub fn from_mongo(e: &mongodb::error::Error) -> Self {
+        use mongodb::error::ErrorKind;
+        match *e.kind {
+            ErrorKind::ServerSelection { .. }
+            | ErrorKind::Io(_)
+            | ErrorKind::ConnectionPoolCleared { .. } => {
+                tracing::warn!(error = %e, "database unreachable");
+                Self::service_unavailable()
+            }
+            _ => {
+                tracing::error!(error = %e, "database error");
+                Self::internal()
+            }
+        }
+    }
+}
+
+impl From<mongodb::error::Error> for S3Error {
+    fn from(e: mongodb::error::Error) -> Self {
+        Self::from_mongo(&e)
+    }
+}
+
+impl From<GridFsError> for S3Error {
+    fn from(e: GridFsError) -> Self {
+        match e {
+            GridFsError::FileNotFound | GridFsError::RevisionNotFound(_) => Self::no_such_key(),
+            GridFsError::InvalidRange { .. } => Self::invalid_range(),
+            GridFsError::Mongo(m) => Self::from_mongo(&m),
+            other => {
+                tracing::error!(error = %other, "storage error");
+                Self::internal()
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for S3Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for S3Error {}

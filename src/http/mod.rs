@@ -1,0 +1,143 @@
+//! The HTTP side: the router (one S3 entry plus the reserved `/_grids3/` prefix), addressing
+//! and the operation enum. It only routes.
+
+pub mod addressing;
+pub mod op;
+
+use std::time::Instant;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+
+use crate::auth::{authenticate, sigv4};
+use crate::error::S3Error;
+use crate::s3::{self, S3Request};
+use crate::state::AppState;
+use crate::xml;
+
+/// The application router.
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/_grids3/health", get(|| async { "ok" }))
+        .route("/_grids3/ready", get(ready))
+        .fallback(entry)
+        .with_state(state)
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(|_| {
+            error_response(&S3Error::internal(), "", &new_request_id(), false)
+        }))
+}
+
+async fn ready(State(st): State<AppState>) -> Response {
+    let ping = st
+        .store
+        .meta()
+        .database()
+        .run_command(mongodb::bson::doc! {"ping": 1});
+    match tokio::time::timeout(std::time::Duration::from_secs(2), ping).await {
+        Ok(Ok(_)) => (StatusCode::OK, "ready").into_response(),
+        _ => (StatusCode::SERVICE_UNAVAILABLE, "database unreachable").into_response(),
+    }
+}
+
+/// A new request id (16 upper-case hex digits, as AWS's look).
+pub fn new_request_id() -> String {
+    uuid::Uuid::new_v4().simple().to_string()[..16].to_ascii_uppercase()
+}
+
+/// Renders an error as the S3 XML document (no body for HEAD).
+pub fn error_response(e: &S3Error, resource: &str, request_id: &str, head: bool) -> Response {
+    let body = if head {
+        Body::empty()
+    } else {
+        Body::from(xml::to_xml(
+            "Error",
+            &xml::ErrorDoc {
+                code: e.code,
+                message: &e.message,
+                resource,
+                request_id,
+            },
+        ))
+    };
+    let mut r = Response::new(body);
+    *r.status_mut() = e.status;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/xml"),
+    );
+    if e.status == StatusCode::SERVICE_UNAVAILABLE {
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    }
+    r
+}
+
+/// The one S3 entry: parse, authenticate, dispatch, render.
+async fn entry(State(st): State<AppState>, req: Request) -> Response {
+    let started = Instant::now();
+    let request_id = new_request_id();
+    let (parts, body) = req.into_parts();
+    let query = sigv4::parse_query(parts.uri.query());
+    let host = parts
+        .headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .map(str::to_owned);
+    let target = addressing::resolve(
+        host.as_deref(),
+        parts.uri.path(),
+        st.config.domain.as_deref(),
+    );
+    let op = op::parse(
+        &parts.method,
+        target.bucket.as_deref(),
+        target.key.as_deref(),
+        &query,
+        &parts.headers,
+    );
+    let resource = parts.uri.path().to_owned();
+    let head = parts.method == Method::HEAD;
+    let op_name = op.name().to_owned();
+    let (bucket, key) = (target.bucket.clone(), target.key.clone());
+    let result = async {
+        let auth = authenticate(&parts, &query, &st.creds, &st.config.region).await?;
+        if let op::Op::NotImplemented(what) = &op {
+            tracing::debug!(what, "not implemented");
+            return Err(S3Error::not_implemented());
+        }
+        let req = S3Request {
+            parts,
+            query,
+            bucket: target.bucket,
+            key: target.key,
+            auth,
+            body,
+        };
+        s3::dispatch(&st, op, req).await
+    }
+    .await;
+    let mut resp = match result {
+        Ok(r) => r,
+        Err(e) => error_response(&e, &resource, &request_id, head),
+    };
+    let h = resp.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(&request_id) {
+        h.insert("x-amz-request-id", v.clone());
+        h.insert("x-amz-id-2", v);
+    }
+    h.insert(header::SERVER, HeaderValue::from_static("grids3"));
+    tracing::info!(
+        request_id,
+        op = op_name,
+        bucket = bucket.as_deref().unwrap_or(""),
+        key = key.as_deref().unwrap_or(""),
+        status = resp.status().as_u16(),
+        ms = started.elapsed().as_millis() as u64,
+        "request"
+    );
+    resp
+}

@@ -1,0 +1,250 @@
+//! The S3 operation a request asks for, parsed from method, bucket, key, query and headers in
+//! one pure function. Everything not recognised is `NotImplemented`, never a silent 200.
+
+use axum::http::{HeaderMap, Method};
+
+/// An S3 operation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// GET /
+    ListBuckets,
+    /// PUT /bucket
+    CreateBucket,
+    /// HEAD /bucket
+    HeadBucket,
+    /// DELETE /bucket
+    DeleteBucket,
+    /// GET /bucket?location
+    GetBucketLocation,
+    /// GET /bucket?versioning
+    GetBucketVersioning,
+    /// GET /bucket?versions
+    ListObjectVersions,
+    /// GET /bucket?list-type=2
+    ListObjectsV2,
+    /// GET /bucket
+    ListObjects,
+    /// POST /bucket?delete
+    DeleteObjects,
+    /// PUT /bucket/key
+    PutObject,
+    /// PUT /bucket/key with x-amz-copy-source
+    CopyObject,
+    /// GET /bucket/key
+    GetObject,
+    /// HEAD /bucket/key
+    HeadObject,
+    /// DELETE /bucket/key
+    DeleteObject,
+    /// Anything else; the string names what was asked for (for the log).
+    NotImplemented(String),
+}
+
+impl Op {
+    /// The operation's name (for logs and metrics).
+    pub fn name(&self) -> &str {
+        match self {
+            Op::ListBuckets => "ListBuckets",
+            Op::CreateBucket => "CreateBucket",
+            Op::HeadBucket => "HeadBucket",
+            Op::DeleteBucket => "DeleteBucket",
+            Op::GetBucketLocation => "GetBucketLocation",
+            Op::GetBucketVersioning => "GetBucketVersioning",
+            Op::ListObjectVersions => "ListObjectVersions",
+            Op::ListObjectsV2 => "ListObjectsV2",
+            Op::ListObjects => "ListObjects",
+            Op::DeleteObjects => "DeleteObjects",
+            Op::PutObject => "PutObject",
+            Op::CopyObject => "CopyObject",
+            Op::GetObject => "GetObject",
+            Op::HeadObject => "HeadObject",
+            Op::DeleteObject => "DeleteObject",
+            Op::NotImplemented(_) => "NotImplemented",
+        }
+    }
+}
+
+/// Query words that select a sub-resource; any not handled below is `NotImplemented`.
+const SUBRESOURCES: &[&str] = &[
+    "accelerate",
+    "acl",
+    "analytics",
+    "attributes",
+    "cors",
+    "delete",
+    "encryption",
+    "intelligent-tiering",
+    "inventory",
+    "legal-hold",
+    "lifecycle",
+    "location",
+    "logging",
+    "metrics",
+    "notification",
+    "object-lock",
+    "ownershipControls",
+    "partNumber",
+    "policy",
+    "policyStatus",
+    "publicAccessBlock",
+    "replication",
+    "requestPayment",
+    "restore",
+    "retention",
+    "select",
+    "tagging",
+    "torrent",
+    "uploadId",
+    "uploads",
+    "versionId",
+    "versioning",
+    "versions",
+    "website",
+    "session",
+    "metadataConfiguration",
+    "renameObject",
+];
+
+/// Parses the operation.
+pub fn parse(
+    method: &Method,
+    bucket: Option<&str>,
+    key: Option<&str>,
+    query: &[(String, String)],
+    headers: &HeaderMap,
+) -> Op {
+    let has = |w: &str| query.iter().any(|(k, _)| k == w);
+    let sub: Vec<&str> = query
+        .iter()
+        .map(|(k, _)| k.as_str())
+        .filter(|k| SUBRESOURCES.contains(k))
+        .collect();
+    let ni = |what: &str| Op::NotImplemented(format!("{method} {what}"));
+    match (bucket, key) {
+        (None, _) => match *method {
+            Method::GET if sub.is_empty() => Op::ListBuckets,
+            _ => ni("service"),
+        },
+        (Some(_), None) => match (method.clone(), sub.as_slice()) {
+            (Method::PUT, []) => Op::CreateBucket,
+            (Method::HEAD, []) => Op::HeadBucket,
+            (Method::DELETE, []) => Op::DeleteBucket,
+            (Method::GET, ["location"]) => Op::GetBucketLocation,
+            (Method::GET, ["versioning"]) => Op::GetBucketVersioning,
+            (Method::GET, ["versions"]) => Op::ListObjectVersions,
+            (Method::GET, []) if query.iter().any(|(k, v)| k == "list-type" && v == "2") => {
+                Op::ListObjectsV2
+            }
+            (Method::GET, []) if !has("list-type") => Op::ListObjects,
+            (Method::POST, ["delete"]) => Op::DeleteObjects,
+            (_, s) => ni(&format!("bucket ?{}", s.join("&"))),
+        },
+        (Some(_), Some(_)) => {
+            // `versionId=null` names the only version an unversioned object has.
+            let sub: Vec<&str> = sub
+                .into_iter()
+                .filter(|s| {
+                    !(*s == "versionId"
+                        && query.iter().any(|(k, v)| k == "versionId" && v == "null"))
+                })
+                .collect();
+            match (method.clone(), sub.as_slice()) {
+                (Method::PUT, []) if headers.contains_key("x-amz-copy-source") => Op::CopyObject,
+                (Method::PUT, []) => Op::PutObject,
+                (Method::GET, []) => Op::GetObject,
+                (Method::HEAD, []) => Op::HeadObject,
+                (Method::DELETE, []) => Op::DeleteObject,
+                (_, s) => ni(&format!("object ?{}", s.join("&"))),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(s: &str) -> Vec<(String, String)> {
+        crate::auth::sigv4::parse_query(Some(s))
+    }
+
+    fn op(m: Method, b: Option<&str>, k: Option<&str>, query: &str) -> Op {
+        parse(&m, b, k, &q(query), &HeaderMap::new())
+    }
+
+    #[test]
+    fn request_lines_from_the_api_reference() {
+        assert_eq!(op(Method::GET, None, None, ""), Op::ListBuckets);
+        assert_eq!(op(Method::PUT, Some("b"), None, ""), Op::CreateBucket);
+        assert_eq!(
+            op(
+                Method::GET,
+                Some("b"),
+                None,
+                "list-type=2&prefix=a&delimiter=%2F"
+            ),
+            Op::ListObjectsV2
+        );
+        assert_eq!(
+            op(Method::GET, Some("b"), None, "marker=x"),
+            Op::ListObjects
+        );
+        assert_eq!(
+            op(Method::GET, Some("b"), None, "location"),
+            Op::GetBucketLocation
+        );
+        assert_eq!(
+            op(Method::GET, Some("b"), None, "versions&prefix=a"),
+            Op::ListObjectVersions
+        );
+        assert_eq!(
+            op(Method::GET, Some("b"), None, "versioning"),
+            Op::GetBucketVersioning
+        );
+        assert_eq!(
+            op(Method::POST, Some("b"), None, "delete"),
+            Op::DeleteObjects
+        );
+        assert_eq!(
+            op(
+                Method::GET,
+                Some("b"),
+                Some("k"),
+                "response-content-type=text/plain"
+            ),
+            Op::GetObject
+        );
+        assert_eq!(
+            op(Method::GET, Some("b"), Some("k"), "versionId=null"),
+            Op::GetObject
+        );
+        assert_eq!(
+            op(Method::DELETE, Some("b"), Some("k"), ""),
+            Op::DeleteObject
+        );
+        let mut h = HeaderMap::new();
+        h.insert("x-amz-copy-source", "/a/b".parse().unwrap());
+        assert_eq!(
+            parse(&Method::PUT, Some("b"), Some("k"), &[], &h),
+            Op::CopyObject
+        );
+    }
+
+    #[test]
+    fn unknown_things_are_not_implemented() {
+        for (m, b, k, query) in [
+            (Method::GET, Some("b"), None, "acl"),
+            (Method::PUT, Some("b"), None, "cors"),
+            (Method::GET, Some("b"), Some("k"), "partNumber=1"),
+            (Method::POST, Some("b"), Some("k"), "uploads"),
+            (Method::GET, Some("b"), None, "list-type=3"),
+            (Method::POST, None, None, ""),
+            (Method::PATCH, Some("b"), Some("k"), ""),
+        ] {
+            assert!(
+                matches!(op(m, b, k, query), Op::NotImplemented(_)),
+                "{query}"
+            );
+        }
+    }
+}

@@ -1,0 +1,169 @@
+//! Bucket operations: ListBuckets, CreateBucket, HeadBucket, DeleteBucket, GetBucketLocation,
+//! GetBucketVersioning.
+
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::Response;
+
+use super::{empty, owner_of, require_bucket, xml_response, S3Request};
+use crate::error::{S3Error, S3Result};
+use crate::state::AppState;
+use crate::storage::meta::BucketInfo;
+use crate::xml::{self, to_xml, S3_NS};
+
+/// S3's bucket naming rules for new buckets.
+pub fn valid_bucket_name(name: &str) -> bool {
+    let b = name.as_bytes();
+    let ip_like = name.split('.').count() == 4
+        && name
+            .split('.')
+            .all(|p| !p.is_empty() && p.bytes().all(|c| c.is_ascii_digit()));
+    (3..=63).contains(&b.len())
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'.' || *c == b'-')
+        && b[0].is_ascii_alphanumeric()
+        && b[b.len() - 1].is_ascii_alphanumeric()
+        && !name.contains("..")
+        && !ip_like
+        && !["xn--", "sthree-", "amzn-s3-demo-"]
+            .iter()
+            .any(|p| name.starts_with(p))
+        && !["-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3"]
+            .iter()
+            .any(|s| name.ends_with(s))
+}
+
+/// ListBuckets.
+pub async fn list_buckets(st: &AppState, req: S3Request) -> S3Result<Response> {
+    let buckets = st.store.meta().list_buckets().await?;
+    let body = xml::ListAllMyBucketsResult {
+        xmlns: S3_NS,
+        owner: owner_of(&req.auth.access_key),
+        buckets: xml::Buckets {
+            bucket: buckets
+                .into_iter()
+                .map(|b| xml::BucketEntry {
+                    name: b.name,
+                    creation_date: super::headers::iso8601(b.creation_date),
+                    region: b.region,
+                })
+                .collect(),
+        },
+    };
+    Ok(xml_response(
+        StatusCode::OK,
+        to_xml("ListAllMyBucketsResult", &body),
+    ))
+}
+
+/// CreateBucket.
+pub async fn create_bucket(st: &AppState, mut req: S3Request) -> S3Result<Response> {
+    let name = req.bucket().to_owned();
+    if !valid_bucket_name(&name) {
+        return Err(S3Error::invalid_bucket_name());
+    }
+    let body = req.body_reader()?.read_to_vec(xml::MAX_XML_BODY).await?;
+    if !body.iter().all(u8::is_ascii_whitespace) {
+        let conf: xml::CreateBucketConfiguration = xml::from_xml(&body)?;
+        if let Some(lc) = conf.location_constraint.filter(|l| !l.is_empty()) {
+            if lc != st.config.region {
+                return Err(S3Error::illegal_location_constraint(format!(
+                    "The {lc} location constraint is incompatible for the region specific endpoint this request was sent to."
+                )));
+            }
+        }
+    }
+    let info = BucketInfo {
+        name: name.clone(),
+        creation_date: mongodb::bson::DateTime::now(),
+        owner: req.auth.access_key.clone(),
+        region: st.config.region.clone(),
+        adopted: false,
+    };
+    if !st.store.meta().create_bucket(&info).await? {
+        return Err(S3Error::bucket_already_owned_by_you());
+    }
+    st.store.gridfs(&name).ensure_indexes().await?;
+    let mut r = empty(StatusCode::OK);
+    if let Ok(v) = HeaderValue::from_str(&format!("/{name}")) {
+        r.headers_mut().insert("location", v);
+    }
+    Ok(r)
+}
+
+/// HeadBucket.
+pub async fn head_bucket(st: &AppState, req: S3Request) -> S3Result<Response> {
+    let b = require_bucket(st, req.bucket()).await?;
+    let mut r = empty(StatusCode::OK);
+    if let Ok(v) = HeaderValue::from_str(&b.region) {
+        r.headers_mut().insert("x-amz-bucket-region", v);
+    }
+    Ok(r)
+}
+
+/// DeleteBucket: only an empty bucket.
+pub async fn delete_bucket(st: &AppState, req: S3Request) -> S3Result<Response> {
+    let name = req.bucket();
+    require_bucket(st, name).await?;
+    if !st.store.is_empty(name).await? {
+        return Err(S3Error::bucket_not_empty());
+    }
+    st.store.meta().delete_bucket(name).await?;
+    st.store.drop_bucket(name).await?;
+    Ok(empty(StatusCode::NO_CONTENT))
+}
+
+/// GetBucketLocation: an empty constraint means us-east-1, as in AWS.
+pub async fn get_location(st: &AppState, req: S3Request) -> S3Result<Response> {
+    let b = require_bucket(st, req.bucket()).await?;
+    let region = if b.region == "us-east-1" {
+        String::new()
+    } else {
+        b.region
+    };
+    Ok(xml_response(
+        StatusCode::OK,
+        to_xml(
+            "LocationConstraint",
+            &xml::LocationConstraint {
+                xmlns: S3_NS,
+                region,
+            },
+        ),
+    ))
+}
+
+/// GetBucketVersioning: versioning has never been enabled, so no Status.
+pub async fn get_versioning(st: &AppState, req: S3Request) -> S3Result<Response> {
+    require_bucket(st, req.bucket()).await?;
+    Ok(xml_response(
+        StatusCode::OK,
+        to_xml(
+            "VersioningConfiguration",
+            &xml::VersioningConfiguration { xmlns: S3_NS },
+        ),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::valid_bucket_name as v;
+
+    #[test]
+    fn naming_rules() {
+        assert!(v("my-bucket") && v("a.b.c") && v("abc") && v("0ab"));
+        for bad in [
+            "ab",
+            "My-bucket",
+            "-ab",
+            "ab-",
+            "a..b",
+            "192.168.1.1",
+            "xn--ab",
+            "ab-s3alias",
+            "a_b",
+            &"a".repeat(64),
+        ] {
+            assert!(!v(bad), "{bad}");
+        }
+    }
+}

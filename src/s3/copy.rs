@@ -1,0 +1,135 @@
+//! CopyObject: a server-side copy (GridFS files cannot share chunks, so the data is streamed
+//! from the source's chunks into a new file and published like a PUT).
+
+use axum::http::StatusCode;
+use axum::response::Response;
+use futures::TryStreamExt;
+
+use super::headers::{evaluate, meta_from_headers, Precondition};
+use super::object::{require_object, MAX_PUT_SIZE};
+use super::{require_bucket, xml_response, S3Request};
+use crate::auth::sigv4::decode;
+use crate::error::{S3Error, S3Result};
+use crate::state::AppState;
+use crate::storage::gridfs::GridFsError;
+use crate::xml::{self, to_xml, S3_NS};
+
+/// Parses `x-amz-copy-source`: `[/]bucket/key[?versionId=...]`, key URL-encoded.
+pub fn parse_copy_source(v: &str) -> S3Result<(String, String)> {
+    let (path, query) = match v.split_once('?') {
+        Some((p, q)) => (p, Some(q)),
+        None => (v, None),
+    };
+    if let Some(q) = query {
+        let version = q.strip_prefix("versionId=").unwrap_or("");
+        if version != "null" {
+            return Err(S3Error::invalid_argument("Invalid version id specified"));
+        }
+    }
+    let path = decode(path.strip_prefix('/').unwrap_or(path));
+    match path.split_once('/') {
+        Some((b, k)) if !b.is_empty() && !k.is_empty() => Ok((b.to_owned(), k.to_owned())),
+        _ => Err(S3Error::invalid_argument(
+            "Copy Source must mention the source bucket and key: sourcebucket/sourcekey",
+        )),
+    }
+}
+
+/// CopyObject.
+pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
+    let bucket = req.bucket().to_owned();
+    require_bucket(st, &bucket).await?;
+    let (src_bucket, src_key) =
+        parse_copy_source(req.header("x-amz-copy-source").unwrap_or_default())?;
+    require_bucket(st, &src_bucket).await?;
+    let replace = match req.header("x-amz-metadata-directive") {
+        None | Some("COPY") => false,
+        Some("REPLACE") => true,
+        Some(_) => return Err(S3Error::invalid_argument("Unknown metadata directive.")),
+    };
+    if src_bucket == bucket && src_key == req.key() && !replace {
+        return Err(S3Error::invalid_request(
+            "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.",
+        ));
+    }
+    for _ in 0..3 {
+        let src = require_object(st, &src_bucket, &src_key).await?;
+        // Every failed copy-source condition is 412 (a copy has no 304).
+        if evaluate(
+            req.header("x-amz-copy-source-if-match"),
+            req.header("x-amz-copy-source-if-unmodified-since"),
+            req.header("x-amz-copy-source-if-none-match"),
+            req.header("x-amz-copy-source-if-modified-since"),
+            src.etag(),
+            src.file.upload_date,
+        ) != Precondition::Proceed
+        {
+            return Err(S3Error::precondition_failed());
+        }
+        if src.file.length > MAX_PUT_SIZE {
+            return Err(S3Error::invalid_request("The specified copy source is larger than the maximum allowable size for a copy source: 5368709120"));
+        }
+        let mut stream = match st
+            .store
+            .open_read(&src_bucket, &src, 0, src.file.length)
+            .await
+        {
+            Ok(s) => s,
+            Err(GridFsError::FileNotFound) => continue,
+            Err(e) => return Err(e.into()),
+        };
+        let mut up = st.store.open_upload(&bucket, req.key(), false).await?;
+        let copied: Result<_, GridFsError> = async {
+            while let Some(b) = stream.try_next().await? {
+                up.write(&b).await?;
+            }
+            up.flush().await
+        }
+        .await;
+        let digests = match copied {
+            Ok(d) => d,
+            Err(e) => {
+                let _ = up.abort().await;
+                return Err(e.into());
+            }
+        };
+        let mut meta = if replace {
+            let mut m = meta_from_headers(&req.parts.headers);
+            m.checksums = src.meta.checksums.clone();
+            m
+        } else {
+            src.meta.clone()
+        };
+        meta.etag = Some(format!("\"{}\"", hex::encode(digests.md5)));
+        let info = st.store.publish(&bucket, up, meta).await?;
+        let body = xml::CopyObjectResult {
+            xmlns: S3_NS,
+            last_modified: super::headers::iso8601(info.file.upload_date),
+            etag: info.etag().to_owned(),
+        };
+        return Ok(xml_response(
+            StatusCode::OK,
+            to_xml("CopyObjectResult", &body),
+        ));
+    }
+    Err(S3Error::no_such_key())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copy_sources() {
+        assert_eq!(
+            parse_copy_source("/b/a%20b/c").unwrap(),
+            ("b".into(), "a b/c".into())
+        );
+        assert_eq!(
+            parse_copy_source("b/k?versionId=null").unwrap(),
+            ("b".into(), "k".into())
+        );
+        assert!(parse_copy_source("b").is_err());
+        assert!(parse_copy_source("b/k?versionId=abc").is_err());
+    }
+}

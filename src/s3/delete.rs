@@ -1,0 +1,65 @@
+//! DeleteObjects: the multi-object delete.
+
+use axum::http::StatusCode;
+use axum::response::Response;
+use base64::Engine;
+use md5::{Digest, Md5};
+
+use super::{require_bucket, xml_response, S3Request};
+use crate::error::{S3Error, S3Result};
+use crate::state::AppState;
+use crate::xml::{self, to_xml, S3_NS};
+
+/// DeleteObjects (at most 1000 keys; Quiet reports errors only).
+pub async fn delete_objects(st: &AppState, mut req: S3Request) -> S3Result<Response> {
+    let bucket = req.bucket().to_owned();
+    require_bucket(st, &bucket).await?;
+    let body = req.body_reader()?.read_to_vec(xml::MAX_XML_BODY).await?;
+    if let Some(md5) = req.header("content-md5") {
+        let want = base64::engine::general_purpose::STANDARD.encode(Md5::digest(&body));
+        if md5.trim() != want {
+            return Err(S3Error::bad_digest());
+        }
+    }
+    let request: xml::Delete = xml::from_xml(&body)?;
+    if request.objects.is_empty() || request.objects.len() > 1000 {
+        return Err(S3Error::malformed_xml());
+    }
+    let mut result = xml::DeleteResult {
+        xmlns: S3_NS,
+        deleted: Vec::new(),
+        errors: Vec::new(),
+    };
+    for o in request.objects {
+        if o.version_id.as_deref().is_some_and(|v| v != "null") {
+            result.errors.push(xml::DeleteError {
+                key: o.key,
+                code: "NoSuchVersion".into(),
+                message: "The specified version does not exist.".into(),
+            });
+            continue;
+        }
+        match st.store.delete(&bucket, &o.key).await {
+            Ok(_) => {
+                if !request.quiet {
+                    result.deleted.push(xml::Deleted {
+                        key: o.key,
+                        version_id: o.version_id,
+                    });
+                }
+            }
+            Err(e) => {
+                let e = S3Error::from(e);
+                result.errors.push(xml::DeleteError {
+                    key: o.key,
+                    code: e.code.into(),
+                    message: e.message,
+                });
+            }
+        }
+    }
+    Ok(xml_response(
+        StatusCode::OK,
+        to_xml("DeleteResult", &result),
+    ))
+}

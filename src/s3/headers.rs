@@ -1,0 +1,313 @@
+//! Header helpers shared by the handlers: dates, Range, conditional requests, object
+//! attributes in and out.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use axum::http::{HeaderMap, HeaderName, HeaderValue};
+use mongodb::bson::DateTime;
+
+use crate::error::{S3Error, S3Result};
+use crate::storage::objects::{ObjectInfo, ObjectMeta};
+
+/// ISO 8601 with milliseconds, as S3 XML uses.
+pub fn iso8601(d: DateTime) -> String {
+    d.to_chrono().format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+}
+
+fn system_time(d: DateTime) -> SystemTime {
+    UNIX_EPOCH + Duration::from_millis(d.timestamp_millis().max(0) as u64)
+}
+
+/// RFC 9110 HTTP-date.
+pub fn http_date(d: DateTime) -> String {
+    httpdate::fmt_http_date(system_time(d))
+}
+
+/// Seconds since the epoch (HTTP dates have second precision).
+fn secs(d: DateTime) -> i64 {
+    d.timestamp_millis().div_euclid(1000)
+}
+
+/// A byte range to serve.
+#[derive(Debug, PartialEq, Eq)]
+pub enum RangeSpec {
+    /// The whole object (no Range, or one grids3 ignores as RFC 9110 allows).
+    Full,
+    /// Bytes `[start, end)`.
+    Part(u64, u64),
+}
+
+/// Parses a single-range `Range` header against a length. Syntactically invalid or
+/// multi-range headers are ignored (the whole object is served), as RFC 9110 permits and S3
+/// does; a valid but unsatisfiable range is `InvalidRange`.
+pub fn parse_range(header: Option<&str>, length: u64) -> S3Result<RangeSpec> {
+    let Some(h) = header else {
+        return Ok(RangeSpec::Full);
+    };
+    let Some(spec) = h.trim().strip_prefix("bytes=") else {
+        return Ok(RangeSpec::Full);
+    };
+    if spec.contains(',') {
+        return Ok(RangeSpec::Full);
+    }
+    let Some((a, b)) = spec.trim().split_once('-') else {
+        return Ok(RangeSpec::Full);
+    };
+    let (a, b) = (a.trim(), b.trim());
+    let unsatisfiable = || Err(S3Error::invalid_range());
+    match (a.is_empty(), b.is_empty()) {
+        (true, false) => {
+            let Ok(n) = b.parse::<u64>() else {
+                return Ok(RangeSpec::Full);
+            };
+            if n == 0 || length == 0 {
+                return unsatisfiable();
+            }
+            Ok(RangeSpec::Part(length.saturating_sub(n), length))
+        }
+        (false, _) => {
+            let Ok(start) = a.parse::<u64>() else {
+                return Ok(RangeSpec::Full);
+            };
+            let end = if b.is_empty() {
+                length
+            } else {
+                match b.parse::<u64>() {
+                    Ok(e) if e >= start => (e + 1).min(length),
+                    _ => return Ok(RangeSpec::Full),
+                }
+            };
+            if start >= length {
+                return unsatisfiable();
+            }
+            Ok(RangeSpec::Part(start, end))
+        }
+        (true, true) => Ok(RangeSpec::Full),
+    }
+}
+
+/// The result of evaluating conditional headers.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Precondition {
+    /// Serve the request.
+    Proceed,
+    /// 304 Not Modified.
+    NotModified,
+    /// 412 Precondition Failed.
+    Failed,
+}
+
+fn etag_matches(list: &str, etag: &str) -> bool {
+    let bare = |s: &str| {
+        s.trim()
+            .trim_start_matches("W/")
+            .trim_matches('"')
+            .to_owned()
+    };
+    let want = bare(etag);
+    list.split(',').any(|t| t.trim() == "*" || bare(t) == want)
+}
+
+/// RFC 9110 section 13.2.2 precedence: If-Match, else If-Unmodified-Since; then If-None-Match,
+/// else If-Modified-Since (the latter two give 304 on GET/HEAD).
+pub fn evaluate(
+    if_match: Option<&str>,
+    if_unmodified_since: Option<&str>,
+    if_none_match: Option<&str>,
+    if_modified_since: Option<&str>,
+    etag: &str,
+    last_modified: DateTime,
+) -> Precondition {
+    let date = |s: &str| {
+        httpdate::parse_http_date(s).ok().map(|t| {
+            t.duration_since(UNIX_EPOCH)
+                .map(|d| d.as_secs() as i64)
+                .unwrap_or(0)
+        })
+    };
+    let lm = secs(last_modified);
+    if let Some(m) = if_match {
+        if !etag_matches(m, etag) {
+            return Precondition::Failed;
+        }
+    } else if let Some(t) = if_unmodified_since.and_then(date) {
+        if lm > t {
+            return Precondition::Failed;
+        }
+    }
+    if let Some(m) = if_none_match {
+        if etag_matches(m, etag) {
+            return Precondition::NotModified;
+        }
+    } else if let Some(t) = if_modified_since.and_then(date) {
+        if lm <= t {
+            return Precondition::NotModified;
+        }
+    }
+    Precondition::Proceed
+}
+
+/// Object attributes from PutObject/CopyObject(REPLACE) request headers.
+pub fn meta_from_headers(h: &HeaderMap) -> ObjectMeta {
+    let s = |n: &str| h.get(n).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let mut user: Vec<(String, String)> = h
+        .iter()
+        .filter_map(|(k, v)| {
+            let name = k.as_str().strip_prefix("x-amz-meta-")?;
+            Some((
+                name.to_owned(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            ))
+        })
+        .collect();
+    user.sort();
+    ObjectMeta {
+        content_type: s("content-type"),
+        cache_control: s("cache-control"),
+        content_disposition: s("content-disposition"),
+        content_encoding: s("content-encoding")
+            .filter(|e| e != "aws-chunked")
+            .map(|e| {
+                // aws-chunked is transport framing, not the object's encoding.
+                e.split(',')
+                    .map(str::trim)
+                    .filter(|p| *p != "aws-chunked")
+                    .collect::<Vec<_>>()
+                    .join(",")
+            })
+            .filter(|e| !e.is_empty()),
+        content_language: s("content-language"),
+        expires: s("expires"),
+        user,
+        ..Default::default()
+    }
+}
+
+fn put(h: &mut HeaderMap, name: &str, value: &str) {
+    if let (Ok(n), Ok(v)) = (
+        HeaderName::from_bytes(name.as_bytes()),
+        HeaderValue::from_str(value),
+    ) {
+        h.insert(n, v);
+    }
+}
+
+/// The object's headers on GET/HEAD, with the `response-*` query overrides applied.
+pub fn object_headers(
+    h: &mut HeaderMap,
+    o: &ObjectInfo,
+    query: &[(String, String)],
+    checksum_mode: bool,
+) {
+    let q = |n: &str| query.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str());
+    put(h, "etag", o.etag());
+    put(h, "last-modified", &http_date(o.file.upload_date));
+    put(h, "accept-ranges", "bytes");
+    let m = &o.meta;
+    let ct = q("response-content-type")
+        .or(m.content_type.as_deref())
+        .unwrap_or("binary/octet-stream");
+    put(h, "content-type", ct);
+    for (header, over, val) in [
+        ("cache-control", "response-cache-control", &m.cache_control),
+        (
+            "content-disposition",
+            "response-content-disposition",
+            &m.content_disposition,
+        ),
+        (
+            "content-encoding",
+            "response-content-encoding",
+            &m.content_encoding,
+        ),
+        (
+            "content-language",
+            "response-content-language",
+            &m.content_language,
+        ),
+        ("expires", "response-expires", &m.expires),
+    ] {
+        if let Some(v) = q(over).or(val.as_deref()) {
+            put(h, header, v);
+        }
+    }
+    for (k, v) in &m.user {
+        put(h, &format!("x-amz-meta-{k}"), v);
+    }
+    if checksum_mode {
+        for (alg, v) in &m.checksums {
+            put(h, &format!("x-amz-checksum-{alg}"), v);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges() {
+        assert_eq!(
+            parse_range(Some("bytes=0-9"), 100).unwrap(),
+            RangeSpec::Part(0, 10)
+        );
+        assert_eq!(
+            parse_range(Some("bytes=90-"), 100).unwrap(),
+            RangeSpec::Part(90, 100)
+        );
+        assert_eq!(
+            parse_range(Some("bytes=-10"), 100).unwrap(),
+            RangeSpec::Part(90, 100)
+        );
+        assert_eq!(
+            parse_range(Some("bytes=-200"), 100).unwrap(),
+            RangeSpec::Part(0, 100)
+        );
+        assert_eq!(
+            parse_range(Some("bytes=50-500"), 100).unwrap(),
+            RangeSpec::Part(50, 100)
+        );
+        assert!(parse_range(Some("bytes=100-"), 100).is_err());
+        assert!(parse_range(Some("bytes=0-0"), 0).is_err());
+        assert_eq!(
+            parse_range(Some("bytes=0-1,5-6"), 100).unwrap(),
+            RangeSpec::Full
+        );
+        assert_eq!(
+            parse_range(Some("items=0-1"), 100).unwrap(),
+            RangeSpec::Full
+        );
+        assert_eq!(
+            parse_range(Some("bytes=9-1"), 100).unwrap(),
+            RangeSpec::Full
+        );
+    }
+
+    #[test]
+    fn conditional_precedence() {
+        let lm = DateTime::from_millis(1_700_000_000_500);
+        let before = "Tue, 14 Nov 2023 22:00:00 GMT"; // earlier than lm
+        let after = "Wed, 15 Nov 2023 00:00:00 GMT";
+        let e = "\"abc\"";
+        use Precondition::*;
+        assert_eq!(evaluate(Some("\"abc\""), None, None, None, e, lm), Proceed);
+        assert_eq!(evaluate(Some("\"x\""), None, None, None, e, lm), Failed);
+        // If-Match true wins over a failing If-Unmodified-Since.
+        assert_eq!(
+            evaluate(Some("*"), Some(before), None, None, e, lm),
+            Proceed
+        );
+        assert_eq!(evaluate(None, Some(before), None, None, e, lm), Failed);
+        assert_eq!(
+            evaluate(None, None, Some("\"abc\""), None, e, lm),
+            NotModified
+        );
+        // If-None-Match false wins over a true If-Modified-Since... and takes precedence.
+        assert_eq!(
+            evaluate(None, None, Some("\"zz\""), Some(after), e, lm),
+            Proceed
+        );
+        assert_eq!(evaluate(None, None, None, Some(after), e, lm), NotModified);
+        assert_eq!(evaluate(None, None, None, Some(before), e, lm), Proceed);
+    }
+}

@@ -1,0 +1,127 @@
+//! The S3 operation handlers, one file per family, plus the header helpers they share.
+
+pub mod bucket;
+pub mod checksum;
+pub mod copy;
+pub mod delete;
+pub mod headers;
+pub mod list;
+pub mod object;
+
+use axum::body::Body;
+use axum::http::request::Parts;
+use axum::http::HeaderValue;
+use axum::response::Response;
+
+use crate::auth::body::BodyReader;
+use crate::auth::Auth;
+use crate::error::{S3Error, S3Result};
+use crate::http::op::Op;
+use crate::state::AppState;
+use crate::storage::meta::BucketInfo;
+use crate::xml::Owner;
+
+/// A parsed, authenticated request.
+pub struct S3Request {
+    /// Method, URI, headers.
+    pub parts: Parts,
+    /// Decoded query pairs.
+    pub query: Vec<(String, String)>,
+    /// Addressed bucket.
+    pub bucket: Option<String>,
+    /// Addressed key.
+    pub key: Option<String>,
+    /// Who signed it and how the body is protected.
+    pub auth: Auth,
+    /// The raw body.
+    pub body: Body,
+}
+
+impl S3Request {
+    /// A query parameter.
+    pub fn q(&self, name: &str) -> Option<&str> {
+        self.query
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// A header as text.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.parts.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// The bucket (operations that reach here have one).
+    pub fn bucket(&self) -> &str {
+        self.bucket.as_deref().unwrap_or_default()
+    }
+
+    /// The key (object operations have one).
+    pub fn key(&self) -> &str {
+        self.key.as_deref().unwrap_or_default()
+    }
+
+    /// The verified, decoded body.
+    pub fn body_reader(&mut self) -> S3Result<BodyReader> {
+        let body = std::mem::take(&mut self.body);
+        BodyReader::new(body, &self.parts.headers, &self.auth)
+    }
+}
+
+/// Runs the handler of an operation.
+pub async fn dispatch(st: &AppState, op: Op, req: S3Request) -> S3Result<Response> {
+    match op {
+        Op::ListBuckets => bucket::list_buckets(st, req).await,
+        Op::CreateBucket => bucket::create_bucket(st, req).await,
+        Op::HeadBucket => bucket::head_bucket(st, req).await,
+        Op::DeleteBucket => bucket::delete_bucket(st, req).await,
+        Op::GetBucketLocation => bucket::get_location(st, req).await,
+        Op::GetBucketVersioning => bucket::get_versioning(st, req).await,
+        Op::ListObjectVersions => list::list_object_versions(st, req).await,
+        Op::ListObjectsV2 => list::list_objects_v2(st, req).await,
+        Op::ListObjects => list::list_objects_v1(st, req).await,
+        Op::DeleteObjects => delete::delete_objects(st, req).await,
+        Op::PutObject => object::put_object(st, req).await,
+        Op::CopyObject => copy::copy_object(st, req).await,
+        Op::GetObject => object::get_object(st, req, false).await,
+        Op::HeadObject => object::get_object(st, req, true).await,
+        Op::DeleteObject => object::delete_object(st, req).await,
+        Op::NotImplemented(_) => Err(S3Error::not_implemented()),
+    }
+}
+
+/// The bucket's attributes, or `NoSuchBucket`.
+pub async fn require_bucket(st: &AppState, name: &str) -> S3Result<BucketInfo> {
+    st.store
+        .meta()
+        .get_bucket(name)
+        .await?
+        .ok_or_else(S3Error::no_such_bucket)
+}
+
+/// The owner element for an access key (ID: hex SHA-256 of the key id, 64 hex digits like a
+/// canonical user id).
+pub fn owner_of(access_key: &str) -> Owner {
+    Owner {
+        id: crate::auth::sigv4::sha256_hex(access_key.as_bytes()),
+        display_name: access_key.to_owned(),
+    }
+}
+
+/// An XML response.
+pub fn xml_response(status: axum::http::StatusCode, body: String) -> Response {
+    let mut r = Response::new(Body::from(body));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        axum::http::header::CONTENT_TYPE,
+        HeaderValue::from_static("application/xml"),
+    );
+    r
+}
+
+/// An empty response with a status.
+pub fn empty(status: axum::http::StatusCode) -> Response {
+    let mut r = Response::new(Body::empty());
+    *r.status_mut() = status;
+    r
+}

@@ -1,0 +1,181 @@
+//! Object operations: PutObject, GetObject, HeadObject, DeleteObject.
+
+use axum::body::Body;
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::Response;
+use base64::Engine;
+use futures::TryStreamExt;
+
+use super::headers::{
+    evaluate, meta_from_headers, object_headers, parse_range, Precondition, RangeSpec,
+};
+use super::{empty, require_bucket, S3Request};
+use crate::auth::body::BodyReader;
+use crate::error::{S3Error, S3Result};
+use crate::state::AppState;
+use crate::storage::gridfs::{Digests, GridFsError, Upload};
+use crate::storage::objects::ObjectInfo;
+
+/// Largest single PUT, as in S3.
+pub const MAX_PUT_SIZE: u64 = 5 * 1024 * 1024 * 1024;
+
+/// Streams the body into the upload. On any error the caller aborts the upload.
+async fn pump(up: &mut Upload, reader: &mut BodyReader) -> S3Result<Digests> {
+    while let Some(b) = reader.next().await? {
+        if up.length() + b.len() as u64 > MAX_PUT_SIZE {
+            return Err(S3Error::entity_too_large());
+        }
+        up.write(&b).await?;
+    }
+    Ok(up.flush().await?)
+}
+
+/// Content-MD5 decoded, or `InvalidDigest`.
+fn content_md5(req: &S3Request) -> S3Result<Option<[u8; 16]>> {
+    let Some(v) = req.header("content-md5") else {
+        return Ok(None);
+    };
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(v.trim())
+        .map_err(|_| S3Error::invalid_digest())?;
+    bytes
+        .try_into()
+        .map(Some)
+        .map_err(|_| S3Error::invalid_digest())
+}
+
+/// PutObject: body streamed from the socket through the verifiers into GridFS; published only
+/// when everything verified, otherwise every chunk written is removed.
+pub async fn put_object(st: &AppState, mut req: S3Request) -> S3Result<Response> {
+    let bucket = req.bucket().to_owned();
+    require_bucket(st, &bucket).await?;
+    let md5 = content_md5(&req)?;
+    let mut reader = req.body_reader()?;
+    if reader.declared_len().is_some_and(|l| l > MAX_PUT_SIZE) {
+        return Err(S3Error::entity_too_large());
+    }
+    let mut meta = meta_from_headers(&req.parts.headers);
+    let mut up = st.store.open_upload(&bucket, req.key(), false).await?;
+    let digests = match pump(&mut up, &mut reader).await {
+        Ok(d) => d,
+        Err(e) => {
+            if let Err(abort) = up.abort().await {
+                tracing::warn!(error = %abort, "could not abort a failed upload");
+            }
+            return Err(e);
+        }
+    };
+    if md5.is_some_and(|m| m != digests.md5) {
+        up.abort().await?;
+        return Err(S3Error::bad_digest());
+    }
+    meta.etag = Some(format!("\"{}\"", hex::encode(digests.md5)));
+    if let Some((alg, v)) = reader.checksum() {
+        meta.checksums = vec![(alg.name().to_owned(), v.clone())];
+    }
+    let info = st.store.publish(&bucket, up, meta).await?;
+    let mut r = empty(StatusCode::OK);
+    if let Ok(v) = HeaderValue::from_str(info.etag()) {
+        r.headers_mut().insert("etag", v);
+    }
+    for (alg, v) in &info.meta.checksums {
+        if let (Ok(n), Ok(v)) = (
+            axum::http::HeaderName::from_bytes(format!("x-amz-checksum-{alg}").as_bytes()),
+            HeaderValue::from_str(v),
+        ) {
+            r.headers_mut().insert(n, v);
+        }
+    }
+    Ok(r)
+}
+
+/// The current object, or `NoSuchKey`.
+pub async fn require_object(st: &AppState, bucket: &str, key: &str) -> S3Result<ObjectInfo> {
+    st.store
+        .head(bucket, key)
+        .await?
+        .ok_or_else(S3Error::no_such_key)
+}
+
+/// GetObject and HeadObject.
+pub async fn get_object(st: &AppState, req: S3Request, head: bool) -> S3Result<Response> {
+    if req.q("partNumber").is_some() {
+        return Err(S3Error::not_implemented().with_message("partNumber is not supported"));
+    }
+    let bucket = req.bucket().to_owned();
+    require_bucket(st, &bucket).await?;
+    // A revision replaced between the lookup and the lease is looked up again.
+    for _ in 0..3 {
+        let info = require_object(st, &bucket, req.key()).await?;
+        let pre = evaluate(
+            req.header("if-match"),
+            req.header("if-unmodified-since"),
+            req.header("if-none-match"),
+            req.header("if-modified-since"),
+            info.etag(),
+            info.file.upload_date,
+        );
+        match pre {
+            Precondition::Failed => return Err(S3Error::precondition_failed()),
+            Precondition::NotModified => {
+                let mut r = empty(StatusCode::NOT_MODIFIED);
+                for h in ["etag", "last-modified"] {
+                    let mut tmp = axum::http::HeaderMap::new();
+                    object_headers(&mut tmp, &info, &[], false);
+                    if let Some(v) = tmp.get(h) {
+                        r.headers_mut().insert(h, v.clone());
+                    }
+                }
+                return Ok(r);
+            }
+            Precondition::Proceed => {}
+        }
+        let len = info.file.length;
+        let (status, start, end) = match parse_range(req.header("range"), len)? {
+            RangeSpec::Full => (StatusCode::OK, 0, len),
+            RangeSpec::Part(a, b) => (StatusCode::PARTIAL_CONTENT, a, b),
+        };
+        let checksum_mode = req
+            .header("x-amz-checksum-mode")
+            .is_some_and(|v| v.eq_ignore_ascii_case("enabled"));
+        let mut r = if head {
+            empty(status)
+        } else {
+            match st.store.open_read(&bucket, &info, start, end).await {
+                Ok(stream) => {
+                    // A chunk that turns out missing or corrupt mid-stream ends the body with an
+                    // error, so the client sees a truncated transfer, never silent short data.
+                    let body = Body::from_stream(stream.map_err(std::io::Error::other));
+                    let mut r = Response::new(body);
+                    *r.status_mut() = status;
+                    r
+                }
+                Err(GridFsError::FileNotFound) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        };
+        let h = r.headers_mut();
+        object_headers(
+            h,
+            &info,
+            &req.query,
+            checksum_mode && status == StatusCode::OK,
+        );
+        h.insert("content-length", HeaderValue::from(end - start));
+        if status == StatusCode::PARTIAL_CONTENT {
+            if let Ok(v) = HeaderValue::from_str(&format!("bytes {start}-{}/{len}", end - 1)) {
+                h.insert("content-range", v);
+            }
+        }
+        return Ok(r);
+    }
+    Err(S3Error::no_such_key())
+}
+
+/// DeleteObject: 204 whether or not the key existed.
+pub async fn delete_object(st: &AppState, req: S3Request) -> S3Result<Response> {
+    let bucket = req.bucket().to_owned();
+    require_bucket(st, &bucket).await?;
+    st.store.delete(&bucket, req.key()).await?;
+    Ok(empty(StatusCode::NO_CONTENT))
+}

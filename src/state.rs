@@ -1,0 +1,103 @@
+//! The shared state: a small `Clone` struct of handles, built once at start-up.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+
+use crate::auth::Credentials;
+use crate::config::Config;
+use crate::storage::gridfs::DEFAULT_CHUNK_SIZE;
+use crate::storage::meta::{BucketInfo, MetaStore};
+use crate::storage::objects::ObjectStore;
+
+/// Everything a handler needs.
+#[derive(Clone, Debug)]
+pub struct AppState {
+    /// Objects and buckets.
+    pub store: ObjectStore,
+    /// Access keys.
+    pub creds: Credentials,
+    /// Configuration.
+    pub config: Arc<Config>,
+    /// The instance identity from `__infostore`.
+    pub instance_id: String,
+}
+
+/// Whether a GridFS bucket made by another tool can be served as an S3 bucket: names S3 would
+/// reject (like GridFS's default `fs`, too short for S3) are allowed as long as they are
+/// URL-safe, because they already exist; grids3's own collections (`__*`) are not buckets.
+pub fn adoptable_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 255
+        && !name.starts_with("__")
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'))
+}
+
+impl AppState {
+    /// Connects the stores, records the root key, adopts existing GridFS buckets and starts
+    /// the janitor.
+    pub async fn init(config: Config, client: mongodb::Client) -> anyhow::Result<Self> {
+        let db = client.database(&config.database);
+        let meta = MetaStore::open(&db)
+            .await
+            .context("opening the metastore")?;
+        let instance_id = meta.instance_id().await?;
+        let (Some(ak), Some(sk)) = (&config.root_access_key, &config.root_secret_key) else {
+            bail!("GRIDS3_ROOT_ACCESS_KEY and GRIDS3_ROOT_SECRET_KEY must be set");
+        };
+        meta.put_access_key(ak, sk, true).await?;
+        let store = ObjectStore::new(db, meta.clone(), DEFAULT_CHUNK_SIZE);
+        let state = Self {
+            creds: Credentials::new(meta),
+            store,
+            config: Arc::new(config),
+            instance_id,
+        };
+        state.adopt_existing_buckets().await?;
+        state.spawn_janitor();
+        Ok(state)
+    }
+
+    /// Registers every GridFS bucket in the database that the metastore does not know yet
+    /// (for example `fs`, written by mongofiles or PyMongo), owned by the root key.
+    pub async fn adopt_existing_buckets(&self) -> anyhow::Result<Vec<String>> {
+        let mut adopted = Vec::new();
+        let owner = self.config.root_access_key.clone().unwrap_or_default();
+        for name in self.store.gridfs_bucket_names().await? {
+            if !adoptable_name(&name) || self.store.meta().get_bucket(&name).await?.is_some() {
+                continue;
+            }
+            let info = BucketInfo {
+                name: name.clone(),
+                creation_date: mongodb::bson::DateTime::now(),
+                owner: owner.clone(),
+                region: self.config.region.clone(),
+                adopted: true,
+            };
+            if self.store.meta().create_bucket(&info).await? {
+                tracing::info!(bucket = %name, "adopted an existing GridFS bucket");
+                adopted.push(name);
+            }
+        }
+        Ok(adopted)
+    }
+
+    fn spawn_janitor(&self) {
+        let store = self.store.clone();
+        let every = Duration::from_secs(self.config.janitor_interval.max(1));
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            loop {
+                tick.tick().await;
+                match store.janitor_pass().await {
+                    Ok(0) => {}
+                    Ok(n) => tracing::info!(reclaimed = n, "janitor reclaimed deferred revisions"),
+                    Err(e) => tracing::warn!(error = %e, "janitor pass failed"),
+                }
+            }
+        });
+    }
+}

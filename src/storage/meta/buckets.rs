@@ -1,0 +1,91 @@
+//! Bucket attributes in `__metastore`.
+
+use futures::TryStreamExt;
+use mongodb::bson::{doc, DateTime, Document};
+
+use super::{is_duplicate_key, MetaStore};
+
+/// A bucket's attributes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BucketInfo {
+    /// Name (also the GridFS bucket name).
+    pub name: String,
+    /// When it was created (or adopted).
+    pub creation_date: DateTime,
+    /// Owner's access key id.
+    pub owner: String,
+    /// Region it was created in.
+    pub region: String,
+    /// Whether it was a GridFS bucket made by another tool, adopted at start-up.
+    pub adopted: bool,
+}
+
+impl BucketInfo {
+    fn to_document(&self) -> Document {
+        doc! {
+            "_id": &self.name,
+            "creationDate": self.creation_date,
+            "owner": &self.owner,
+            "region": &self.region,
+            "adopted": self.adopted,
+        }
+    }
+
+    fn from_document(d: &Document) -> Option<Self> {
+        Some(Self {
+            name: d.get_str("_id").ok()?.to_owned(),
+            creation_date: d
+                .get_datetime("creationDate")
+                .ok()
+                .copied()
+                .unwrap_or(DateTime::from_millis(0)),
+            owner: d.get_str("owner").unwrap_or_default().to_owned(),
+            region: d.get_str("region").unwrap_or_default().to_owned(),
+            adopted: d.get_bool("adopted").unwrap_or(false),
+        })
+    }
+}
+
+impl MetaStore {
+    /// Records a new bucket; `false` when the name is taken (one atomic insert, so of two
+    /// instances creating the same bucket exactly one succeeds).
+    pub async fn create_bucket(&self, info: &BucketInfo) -> mongodb::error::Result<bool> {
+        match self.buckets.insert_one(info.to_document()).await {
+            Ok(_) => Ok(true),
+            Err(e) if is_duplicate_key(&e) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// A bucket's attributes.
+    pub async fn get_bucket(&self, name: &str) -> mongodb::error::Result<Option<BucketInfo>> {
+        Ok(self
+            .buckets
+            .find_one(doc! {"_id": name})
+            .await?
+            .as_ref()
+            .and_then(BucketInfo::from_document))
+    }
+
+    /// All buckets, by name.
+    pub async fn list_buckets(&self) -> mongodb::error::Result<Vec<BucketInfo>> {
+        let docs: Vec<Document> = self
+            .buckets
+            .find(doc! {})
+            .sort(doc! {"_id": 1})
+            .await?
+            .try_collect()
+            .await?;
+        Ok(docs.iter().filter_map(BucketInfo::from_document).collect())
+    }
+
+    /// Forgets a bucket.
+    pub async fn delete_bucket(&self, name: &str) -> mongodb::error::Result<bool> {
+        Ok(self
+            .buckets
+            .delete_one(doc! {"_id": name})
+            .await?
+            .deleted_count
+            == 1)
+    }
+}

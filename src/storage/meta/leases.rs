@@ -1,0 +1,143 @@
+//! Reader leases and deferred reclaims, so that a GET streaming a revision is never cut off by
+//! an overwrite or delete on any gateway instance.
+//!
+//! Protocol (single-document operations only, no transactions):
+//! - a reader inserts a lease `{bucket, file_id, expires}`, *then* checks that the files
+//!   document still exists, and renews the lease while it streams;
+//! - a reclaimer records the file in `__reclaim`, deletes the files document, *then* looks for
+//!   a live lease; with none it deletes the chunks and the record, otherwise it leaves the record
+//!   for the janitor.
+//!
+//! If the reader's check found the files document, its lease was written before the files
+//! document was deleted, so the reclaimer's later lease lookup sees it.
+
+use futures::TryStreamExt;
+use mongodb::bson::{doc, oid::ObjectId, Bson, DateTime, Document};
+
+use super::MetaStore;
+
+/// A reader lease on one file.
+#[derive(Clone, Debug)]
+pub struct Lease {
+    /// The lease document's id.
+    pub id: ObjectId,
+}
+
+/// A pending reclaim: a file whose files document is gone and whose chunks wait for readers.
+#[derive(Clone, Debug)]
+pub struct PendingReclaim {
+    /// The record's id.
+    pub id: ObjectId,
+    /// Bucket.
+    pub bucket: String,
+    /// The file's id.
+    pub file_id: Bson,
+}
+
+fn expiry(ttl: std::time::Duration) -> DateTime {
+    DateTime::from_millis(DateTime::now().timestamp_millis() + ttl.as_millis() as i64)
+}
+
+impl MetaStore {
+    /// Takes a lease on a file for `ttl`.
+    pub async fn acquire_lease(
+        &self,
+        bucket: &str,
+        file_id: &Bson,
+        ttl: std::time::Duration,
+    ) -> mongodb::error::Result<Lease> {
+        let id = ObjectId::new();
+        self.leases
+            .insert_one(doc! {"_id": id, "bucket": bucket, "file_id": file_id.clone(), "expires": expiry(ttl)})
+            .await?;
+        Ok(Lease { id })
+    }
+
+    /// Extends a lease.
+    pub async fn renew_lease(
+        &self,
+        lease: &Lease,
+        ttl: std::time::Duration,
+    ) -> mongodb::error::Result<()> {
+        self.leases
+            .update_one(
+                doc! {"_id": lease.id},
+                doc! {"$set": {"expires": expiry(ttl)}},
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// Gives a lease back.
+    pub async fn release_lease(&self, lease: &Lease) -> mongodb::error::Result<()> {
+        self.leases.delete_one(doc! {"_id": lease.id}).await?;
+        Ok(())
+    }
+
+    /// Whether any unexpired lease holds the file.
+    pub async fn has_live_lease(
+        &self,
+        bucket: &str,
+        file_id: &Bson,
+    ) -> mongodb::error::Result<bool> {
+        Ok(self
+            .leases
+            .find_one(doc! {"bucket": bucket, "file_id": file_id.clone(), "expires": {"$gt": DateTime::now()}})
+            .await?
+            .is_some())
+    }
+
+    /// Records the intent to reclaim a file (written before its files document is deleted, so
+    /// a crash in between leaves a record for the janitor rather than orphaned chunks).
+    pub async fn add_reclaim(
+        &self,
+        bucket: &str,
+        file_id: &Bson,
+    ) -> mongodb::error::Result<ObjectId> {
+        let id = ObjectId::new();
+        self.reclaim
+            .insert_one(doc! {"_id": id, "bucket": bucket, "file_id": file_id.clone(), "since": DateTime::now()})
+            .await?;
+        Ok(id)
+    }
+
+    /// Removes a reclaim record once the chunks are gone.
+    pub async fn remove_reclaim(&self, id: ObjectId) -> mongodb::error::Result<()> {
+        self.reclaim.delete_one(doc! {"_id": id}).await?;
+        Ok(())
+    }
+
+    /// Every pending reclaim (oldest first, at most `limit`).
+    pub async fn pending_reclaims(
+        &self,
+        limit: i64,
+    ) -> mongodb::error::Result<Vec<PendingReclaim>> {
+        let docs: Vec<Document> = self
+            .reclaim
+            .find(doc! {})
+            .sort(doc! {"_id": 1})
+            .limit(limit)
+            .await?
+            .try_collect()
+            .await?;
+        Ok(docs
+            .into_iter()
+            .filter_map(|mut d| {
+                Some(PendingReclaim {
+                    id: d.get_object_id("_id").ok()?,
+                    bucket: d.get_str("bucket").ok()?.to_owned(),
+                    file_id: d.remove("file_id")?,
+                })
+            })
+            .collect())
+    }
+
+    /// Deletes expired leases (left by readers that died).
+    pub async fn purge_expired_leases(&self) -> mongodb::error::Result<u64> {
+        Ok(self
+            .leases
+            .delete_many(doc! {"expires": {"$lte": DateTime::now()}})
+            .await?
+            .deleted_count)
+    }
+}

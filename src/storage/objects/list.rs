@@ -1,0 +1,193 @@
+//! Listing: keys in UTF-8 byte order (MongoDB's binary string order), newest revision per key,
+//! and common prefixes that are skipped over with one new index seek each.
+
+use futures::TryStreamExt;
+use mongodb::bson::{doc, Document};
+
+use super::{FileDoc, ObjectInfo, ObjectStore, Result};
+
+/// What to list.
+#[derive(Clone, Debug, Default)]
+pub struct ListQuery {
+    /// Only keys starting with this.
+    pub prefix: String,
+    /// Roll keys up to the first delimiter after the prefix.
+    pub delimiter: Option<String>,
+    /// Start strictly after this key or common prefix.
+    pub after: Option<String>,
+    /// At most this many entries (keys plus common prefixes).
+    pub max: usize,
+}
+
+/// One listed entry.
+#[derive(Clone, Debug)]
+pub enum ListEntry {
+    /// An object.
+    Object(ObjectInfo),
+    /// A common prefix.
+    Prefix(String),
+}
+
+impl ListEntry {
+    /// The key or prefix (what a continuation marker names).
+    pub fn name(&self) -> &str {
+        match self {
+            ListEntry::Object(o) => o.key(),
+            ListEntry::Prefix(p) => p,
+        }
+    }
+}
+
+/// A page of a listing.
+#[derive(Debug, Default)]
+pub struct ListPage {
+    /// Entries in order.
+    pub entries: Vec<ListEntry>,
+    /// More entries follow.
+    pub truncated: bool,
+}
+
+/// The smallest string greater than every string starting with `s` (code point order, which is
+/// UTF-8 byte order); `None` when there is none.
+pub fn prefix_successor(s: &str) -> Option<String> {
+    let mut chars: Vec<char> = s.chars().collect();
+    while let Some(last) = chars.pop() {
+        let mut next = last as u32 + 1;
+        if (0xD800..0xE000).contains(&next) {
+            next = 0xE000;
+        }
+        if let Some(c) = char::from_u32(next) {
+            chars.push(c);
+            return Some(chars.into_iter().collect());
+        }
+    }
+    None
+}
+
+/// The common prefix `key` rolls up to, if any.
+fn common_prefix(key: &str, prefix: &str, delimiter: &str) -> Option<String> {
+    let rest = key.strip_prefix(prefix)?;
+    let at = rest.find(delimiter)?;
+    Some(key[..prefix.len() + at + delimiter.len()].to_owned())
+}
+
+impl ObjectStore {
+    /// Lists a bucket.
+    pub async fn list(&self, bucket: &str, q: &ListQuery) -> Result<ListPage> {
+        let fs = self.gridfs(bucket);
+        let delimiter = q.delimiter.as_deref().filter(|d| !d.is_empty());
+        // Lower bound: (value, inclusive).
+        let mut lower: (String, bool) = (q.prefix.clone(), true);
+        if let Some(after) = &q.after {
+            if after.as_str() >= q.prefix.as_str() {
+                lower = (after.clone(), false);
+                // After a common prefix, continue past everything under it.
+                if let Some(d) = delimiter {
+                    if after.ends_with(d)
+                        && common_prefix(after, &q.prefix, d).as_deref() == Some(after)
+                    {
+                        if let Some(s) = prefix_successor(after) {
+                            lower = (s, true);
+                        }
+                    }
+                }
+            }
+        }
+        let upper = if q.prefix.is_empty() {
+            None
+        } else {
+            prefix_successor(&q.prefix)
+        };
+        let mut entries: Vec<ListEntry> = Vec::new();
+        let want = q.max + 1; // one more than asked tells whether the listing is truncated
+        'seek: loop {
+            let mut range = Document::new();
+            range.insert(if lower.1 { "$gte" } else { "$gt" }, lower.0.clone());
+            if let Some(u) = &upper {
+                range.insert("$lt", u.clone());
+            }
+            let mut cursor = fs
+                .files()
+                .find(doc! {"filename": range})
+                .sort(doc! {"filename": 1, "uploadDate": 1, "_id": 1})
+                .batch_size((want as u32).clamp(2, 1000))
+                .await?;
+            let mut pending: Option<Document> = None;
+            loop {
+                let Some(d) = cursor.try_next().await? else {
+                    if let Some(p) = pending.take() {
+                        entries.push(ListEntry::Object(self.object_of(bucket, p).await?));
+                    }
+                    break 'seek;
+                };
+                let Some(name) = d.get_str("filename").ok().map(str::to_owned) else {
+                    continue;
+                };
+                if let Some(cp) = delimiter.and_then(|dl| common_prefix(&name, &q.prefix, dl)) {
+                    if let Some(p) = pending.take() {
+                        entries.push(ListEntry::Object(self.object_of(bucket, p).await?));
+                        if entries.len() >= want {
+                            break 'seek;
+                        }
+                    }
+                    entries.push(ListEntry::Prefix(cp.clone()));
+                    if entries.len() >= want {
+                        break 'seek;
+                    }
+                    match prefix_successor(&cp) {
+                        // One new index seek past every key under the common prefix.
+                        Some(next) => {
+                            lower = (next, true);
+                            continue 'seek;
+                        }
+                        None => break 'seek,
+                    }
+                }
+                match &pending {
+                    Some(p) if p.get_str("filename").ok() == Some(name.as_str()) => {
+                        pending = Some(d)
+                    }
+                    Some(_) => {
+                        let p = pending.replace(d).expect("some");
+                        entries.push(ListEntry::Object(self.object_of(bucket, p).await?));
+                        if entries.len() >= want {
+                            break 'seek;
+                        }
+                    }
+                    None => pending = Some(d),
+                }
+            }
+        }
+        let truncated = entries.len() > q.max;
+        entries.truncate(q.max);
+        Ok(ListPage { entries, truncated })
+    }
+
+    async fn object_of(&self, bucket: &str, d: Document) -> Result<ObjectInfo> {
+        let mut info = ObjectInfo::from_file(FileDoc::from_document(&d)?);
+        self.ensure_etag(bucket, &mut info, &d).await?;
+        Ok(info)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn successor_of_prefixes() {
+        assert_eq!(prefix_successor("a/").as_deref(), Some("a0"));
+        assert_eq!(prefix_successor("ab").as_deref(), Some("ac"));
+        assert_eq!(prefix_successor("").as_deref(), None);
+        assert_eq!(prefix_successor("a\u{D7FF}").as_deref(), Some("a\u{E000}"));
+        assert_eq!(prefix_successor("a\u{10FFFF}").as_deref(), Some("b"));
+    }
+
+    #[test]
+    fn common_prefixes() {
+        assert_eq!(common_prefix("a/b/c", "", "/").as_deref(), Some("a/"));
+        assert_eq!(common_prefix("a/b/c", "a/", "/").as_deref(), Some("a/b/"));
+        assert_eq!(common_prefix("a/b", "a/b", "/"), None);
+        assert_eq!(common_prefix("x--y--z", "x", "--").as_deref(), Some("x--"));
+    }
+}

@@ -1,0 +1,128 @@
+//! The S3 attributes of an object, stored under the GridFS files document's `metadata` so that
+//! any GridFS driver still reads the data and sees them as ordinary metadata.
+
+use mongodb::bson::{doc, Bson, Document};
+
+/// S3 attributes of an object.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ObjectMeta {
+    /// Quoted ETag (`"<md5 hex>"`).
+    pub etag: Option<String>,
+    /// Content-Type.
+    pub content_type: Option<String>,
+    /// Cache-Control.
+    pub cache_control: Option<String>,
+    /// Content-Disposition.
+    pub content_disposition: Option<String>,
+    /// Content-Encoding.
+    pub content_encoding: Option<String>,
+    /// Content-Language.
+    pub content_language: Option<String>,
+    /// Expires (as sent).
+    pub expires: Option<String>,
+    /// `x-amz-meta-*` pairs, names lower-case without the prefix.
+    pub user: Vec<(String, String)>,
+    /// Checksums: algorithm (`crc32`, `crc32c`, `sha1`, `sha256`, `crc64nvme`) and base64 value.
+    pub checksums: Vec<(String, String)>,
+    /// Fields of a foreign `metadata` document that are not grids3's, kept as they were.
+    pub other: Document,
+}
+
+const FIELDS: &[&str] = &[
+    "etag",
+    "contentType",
+    "cacheControl",
+    "contentDisposition",
+    "contentEncoding",
+    "contentLanguage",
+    "expires",
+    "userMetadata",
+    "checksums",
+];
+
+impl ObjectMeta {
+    /// Reads the attributes out of a files document's `metadata`.
+    pub fn from_metadata(m: Option<&Document>) -> Self {
+        let Some(m) = m else { return Self::default() };
+        let s = |k: &str| m.get_str(k).ok().map(str::to_owned);
+        let pairs = |k: &str| -> Vec<(String, String)> {
+            m.get_document(k)
+                .map(|d| {
+                    d.iter()
+                        .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_owned())))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let mut other = m.clone();
+        for f in FIELDS {
+            other.remove(*f);
+        }
+        Self {
+            etag: s("etag"),
+            content_type: s("contentType"),
+            cache_control: s("cacheControl"),
+            content_disposition: s("contentDisposition"),
+            content_encoding: s("contentEncoding"),
+            content_language: s("contentLanguage"),
+            expires: s("expires"),
+            user: pairs("userMetadata"),
+            checksums: pairs("checksums"),
+            other,
+        }
+    }
+
+    /// The `metadata` document to store.
+    pub fn to_metadata(&self) -> Document {
+        let mut d = self.other.clone();
+        let mut put = |k: &str, v: &Option<String>| {
+            if let Some(v) = v {
+                d.insert(k, v.clone());
+            }
+        };
+        put("etag", &self.etag);
+        put("contentType", &self.content_type);
+        put("cacheControl", &self.cache_control);
+        put("contentDisposition", &self.content_disposition);
+        put("contentEncoding", &self.content_encoding);
+        put("contentLanguage", &self.content_language);
+        put("expires", &self.expires);
+        if !self.user.is_empty() {
+            d.insert("userMetadata", pairs_doc(&self.user));
+        }
+        if !self.checksums.is_empty() {
+            d.insert("checksums", pairs_doc(&self.checksums));
+        }
+        d
+    }
+}
+
+fn pairs_doc(pairs: &[(String, String)]) -> Document {
+    // Keys are header names (no dots or dollars reach here: HTTP header names cannot hold
+    // them... except dots, which MongoDB 5+ accepts in field names).
+    let mut d = doc! {};
+    for (k, v) in pairs {
+        d.insert(k.clone(), Bson::String(v.clone()));
+    }
+    d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_keeps_foreign_fields() {
+        let m = ObjectMeta {
+            etag: Some("\"abc\"".into()),
+            content_type: Some("text/plain".into()),
+            user: vec![("color".into(), "blue".into())],
+            checksums: vec![("crc32".into(), "AAAAAA==".into())],
+            other: doc! {"owner": "pymongo"},
+            ..Default::default()
+        };
+        let d = m.to_metadata();
+        assert_eq!(d.get_str("owner").unwrap(), "pymongo");
+        assert_eq!(ObjectMeta::from_metadata(Some(&d)), m);
+    }
+}

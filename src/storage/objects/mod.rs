@@ -1,0 +1,354 @@
+//! Objects over GridFS buckets: the current object of a key is the newest revision of that
+//! GridFS filename. Write, then publish: an upload's chunks are stored under a fresh file id and
+//! the files document that makes it visible is written last; older revisions are reclaimed after
+//! the new one is published, never under a reader that holds a lease (see `meta::leases`).
+
+mod list;
+mod meta;
+
+pub use list::{ListEntry, ListPage, ListQuery};
+pub use meta::ObjectMeta;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::{StreamExt, TryStreamExt};
+use md5::{Digest, Md5};
+use mongodb::bson::{doc, Bson, Document};
+use mongodb::Database;
+
+use super::gridfs::{
+    BucketOptions, ByteStream, FileDoc, GridFsBucket, GridFsError, Result, Upload, UploadOptions,
+};
+use super::meta::MetaStore;
+
+/// How long a reader lease lasts without renewal; a streaming GET renews it every third of it.
+pub const LEASE_TTL: Duration = Duration::from_secs(60);
+
+/// An object: its files document and its S3 attributes.
+#[derive(Clone, Debug)]
+pub struct ObjectInfo {
+    /// The GridFS files document of the current revision.
+    pub file: FileDoc,
+    /// S3 attributes from `metadata`.
+    pub meta: ObjectMeta,
+}
+
+impl ObjectInfo {
+    fn from_file(file: FileDoc) -> Self {
+        let meta = ObjectMeta::from_metadata(file.metadata.as_ref());
+        Self { file, meta }
+    }
+
+    /// The quoted ETag.
+    pub fn etag(&self) -> &str {
+        self.meta.etag.as_deref().unwrap_or("\"\"")
+    }
+
+    /// The key.
+    pub fn key(&self) -> &str {
+        self.file.filename.as_deref().unwrap_or_default()
+    }
+}
+
+/// The object layer. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct ObjectStore {
+    db: Database,
+    meta: MetaStore,
+    chunk_size: u32,
+    buckets: Arc<Mutex<HashMap<String, GridFsBucket>>>,
+}
+
+impl ObjectStore {
+    /// An object store over `db`, writing new files with `chunk_size`.
+    pub fn new(db: Database, meta: MetaStore, chunk_size: u32) -> Self {
+        Self {
+            db,
+            meta,
+            chunk_size,
+            buckets: Arc::default(),
+        }
+    }
+
+    /// The metastore.
+    pub fn meta(&self) -> &MetaStore {
+        &self.meta
+    }
+
+    /// The GridFS bucket behind an S3 bucket; one instance per bucket per process, so the
+    /// index check runs once.
+    pub fn gridfs(&self, bucket: &str) -> GridFsBucket {
+        let mut map = self.buckets.lock().expect("bucket map");
+        map.entry(bucket.to_owned())
+            .or_insert_with(|| {
+                GridFsBucket::new(
+                    &self.db,
+                    BucketOptions {
+                        bucket_name: bucket.to_owned(),
+                        chunk_size: self.chunk_size,
+                        ..Default::default()
+                    },
+                )
+            })
+            .clone()
+    }
+
+    /// The current object of `key`, or `None`.
+    pub async fn head(&self, bucket: &str, key: &str) -> Result<Option<ObjectInfo>> {
+        let fs = self.gridfs(bucket);
+        let found = fs
+            .files()
+            .find_one(doc! {"filename": key})
+            .sort(doc! {"uploadDate": -1, "_id": -1})
+            .await?;
+        let Some(d) = found else { return Ok(None) };
+        let mut info = ObjectInfo::from_file(FileDoc::from_document(&d)?);
+        self.ensure_etag(bucket, &mut info, &d).await?;
+        Ok(Some(info))
+    }
+
+    /// Files written by other GridFS clients have no ETag: take the legacy `md5` field when
+    /// present, else compute the MD5 once by reading the file, and store it in `metadata`.
+    async fn ensure_etag(&self, bucket: &str, info: &mut ObjectInfo, raw: &Document) -> Result<()> {
+        if info.meta.etag.is_some() {
+            return Ok(());
+        }
+        let hex = match raw.get_str("md5") {
+            Ok(md5) if md5.len() == 32 => md5.to_ascii_lowercase(),
+            _ => {
+                let fs = self.gridfs(bucket);
+                let mut stream = fs.download_range(&info.file, 0, info.file.length)?;
+                let mut h = Md5::new();
+                while let Some(b) = stream.try_next().await? {
+                    h.update(&b);
+                }
+                hex::encode(h.finalize())
+            }
+        };
+        let etag = format!("\"{hex}\"");
+        let update = if info.file.metadata.is_some() {
+            doc! {"$set": {"metadata.etag": &etag}}
+        } else {
+            doc! {"$set": {"metadata": {"etag": &etag}}}
+        };
+        self.gridfs(bucket)
+            .files()
+            .update_one(doc! {"_id": info.file.id.clone()}, update)
+            .await?;
+        info.meta.etag = Some(etag);
+        Ok(())
+    }
+
+    /// Starts writing a new revision of `key` (invisible until [`ObjectStore::publish`]).
+    pub async fn open_upload(&self, bucket: &str, key: &str, sha256: bool) -> Result<Upload> {
+        self.gridfs(bucket)
+            .open_upload_stream(
+                key,
+                UploadOptions {
+                    sha256,
+                    ..Default::default()
+                },
+            )
+            .await
+    }
+
+    /// Publishes an upload as the current object of its key, then reclaims older revisions.
+    pub async fn publish(
+        &self,
+        bucket: &str,
+        upload: Upload,
+        meta: ObjectMeta,
+    ) -> Result<ObjectInfo> {
+        let file = upload.publish(Some(meta.to_metadata())).await?;
+        let info = ObjectInfo::from_file(file);
+        if let Err(e) = self.reclaim_older(bucket, &info.file).await {
+            // The new revision is published and is the newest; the older one stays hidden
+            // behind it until a later overwrite or delete reclaims it.
+            tracing::warn!(bucket, key = info.key(), error = %e, "could not reclaim older revisions");
+        }
+        Ok(info)
+    }
+
+    async fn reclaim_older(&self, bucket: &str, file: &FileDoc) -> Result<()> {
+        let fs = self.gridfs(bucket);
+        let key = file.filename.clone().unwrap_or_default();
+        let older: Vec<Document> = fs
+            .files()
+            .find(doc! {"filename": &key, "_id": {"$ne": file.id.clone()}, "uploadDate": {"$lte": file.upload_date}})
+            .projection(doc! {"_id": 1, "uploadDate": 1})
+            .await?
+            .try_collect()
+            .await?;
+        for d in older {
+            let same_time = d.get_datetime("uploadDate").ok() == Some(&file.upload_date);
+            let id = d.get("_id").cloned().unwrap_or(Bson::Null);
+            // On an exact uploadDate tie the larger ObjectId is the newer (it sorts first in
+            // `head`), so only a smaller one is older.
+            if same_time
+                && !matches!((&id, &file.id), (Bson::ObjectId(a), Bson::ObjectId(b)) if a < b)
+            {
+                continue;
+            }
+            self.reclaim(bucket, &id).await?;
+        }
+        Ok(())
+    }
+
+    /// Removes one revision: record the intent, hide it (files document), and delete its
+    /// chunks unless a reader holds a lease, in which case the janitor does it later.
+    pub async fn reclaim(&self, bucket: &str, file_id: &Bson) -> Result<()> {
+        let fs = self.gridfs(bucket);
+        let record = self.meta.add_reclaim(bucket, file_id).await?;
+        fs.files().delete_one(doc! {"_id": file_id.clone()}).await?;
+        if !self.meta.has_live_lease(bucket, file_id).await? {
+            fs.chunks()
+                .delete_many(doc! {"files_id": file_id.clone()})
+                .await?;
+            self.meta.remove_reclaim(record).await?;
+        }
+        Ok(())
+    }
+
+    /// Deletes every revision of `key`; `false` when there was none.
+    pub async fn delete(&self, bucket: &str, key: &str) -> Result<bool> {
+        let fs = self.gridfs(bucket);
+        let ids: Vec<Document> = fs
+            .files()
+            .find(doc! {"filename": key})
+            .projection(doc! {"_id": 1})
+            .await?
+            .try_collect()
+            .await?;
+        for d in &ids {
+            if let Some(id) = d.get("_id") {
+                self.reclaim(bucket, id).await?;
+            }
+        }
+        Ok(!ids.is_empty())
+    }
+
+    /// Streams bytes `[start, end)` of an object under a reader lease, renewed while the
+    /// stream lives and released when it is dropped. `FileNotFound` when the revision was
+    /// replaced or deleted before the lease was taken (the caller looks the key up again).
+    pub async fn open_read(
+        &self,
+        bucket: &str,
+        info: &ObjectInfo,
+        start: u64,
+        end: u64,
+    ) -> Result<ByteStream> {
+        let fs = self.gridfs(bucket);
+        if start == end {
+            return fs.download_range(&info.file, start, end);
+        }
+        let lease = self
+            .meta
+            .acquire_lease(bucket, &info.file.id, LEASE_TTL)
+            .await?;
+        let exists = fs
+            .files()
+            .find_one(doc! {"_id": info.file.id.clone()})
+            .projection(doc! {"_id": 1})
+            .await?
+            .is_some();
+        if !exists {
+            let _ = self.meta.release_lease(&lease).await;
+            return Err(GridFsError::FileNotFound);
+        }
+        let stream = fs.download_range(&info.file, start, end)?;
+        let meta = self.meta.clone();
+        let renew_lease = lease.clone();
+        let renew = tokio::spawn(async move {
+            let mut tick = tokio::time::interval(LEASE_TTL / 3);
+            tick.tick().await;
+            loop {
+                tick.tick().await;
+                if let Err(e) = meta.renew_lease(&renew_lease, LEASE_TTL).await {
+                    tracing::warn!(error = %e, "could not renew a reader lease");
+                }
+            }
+        });
+        let guard = LeaseGuard {
+            meta: self.meta.clone(),
+            lease,
+            renew,
+        };
+        Ok(Box::pin(stream.map(move |item| {
+            let _held = &guard;
+            item
+        })))
+    }
+
+    /// One janitor pass: reclaims whose readers are gone, and expired leases.
+    pub async fn janitor_pass(&self) -> Result<usize> {
+        self.meta.purge_expired_leases().await?;
+        let mut done = 0;
+        for p in self.meta.pending_reclaims(1000).await? {
+            if !self.meta.has_live_lease(&p.bucket, &p.file_id).await? {
+                let fs = self.gridfs(&p.bucket);
+                // A crash may have left the files document in place: hide it first.
+                fs.files()
+                    .delete_one(doc! {"_id": p.file_id.clone()})
+                    .await?;
+                fs.chunks()
+                    .delete_many(doc! {"files_id": p.file_id.clone()})
+                    .await?;
+                self.meta.remove_reclaim(p.id).await?;
+                done += 1;
+            }
+        }
+        Ok(done)
+    }
+
+    /// Whether the bucket holds no object.
+    pub async fn is_empty(&self, bucket: &str) -> Result<bool> {
+        Ok(self
+            .gridfs(bucket)
+            .files()
+            .find_one(doc! {})
+            .projection(doc! {"_id": 1})
+            .await?
+            .is_none())
+    }
+
+    /// Drops a bucket's collections.
+    pub async fn drop_bucket(&self, bucket: &str) -> Result<()> {
+        self.gridfs(bucket).drop().await?;
+        self.buckets.lock().expect("bucket map").remove(bucket);
+        Ok(())
+    }
+
+    /// Names of the GridFS buckets in the database (every `<name>.files` collection).
+    pub async fn gridfs_bucket_names(&self) -> Result<Vec<String>> {
+        let names = self.db.list_collection_names().await?;
+        let mut out: Vec<String> = names
+            .iter()
+            .filter_map(|n| n.strip_suffix(".files"))
+            .map(str::to_owned)
+            .collect();
+        out.sort();
+        Ok(out)
+    }
+}
+
+struct LeaseGuard {
+    meta: MetaStore,
+    lease: super::meta::Lease,
+    renew: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for LeaseGuard {
+    fn drop(&mut self) {
+        self.renew.abort();
+        let (meta, lease) = (self.meta.clone(), self.lease.clone());
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                if let Err(e) = meta.release_lease(&lease).await {
+                    tracing::warn!(error = %e, "could not release a reader lease; it expires on its own");
+                }
+            });
+        }
+    }
+}

@@ -1,0 +1,470 @@
+//! S3 request and response bodies as typed structs, (de)serialized with quick-xml.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{S3Error, S3Result};
+
+/// The S3 XML namespace.
+pub const S3_NS: &str = "http://s3.amazonaws.com/doc/2006-03-01/";
+
+/// Largest request XML body grids3 parses (DeleteObjects with 1000 long keys fits).
+pub const MAX_XML_BODY: usize = 2 * 1024 * 1024;
+
+/// Serializes a response body with the XML declaration.
+pub fn to_xml<T: Serialize>(root: &str, value: &T) -> String {
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let mut ser = quick_xml::se::Serializer::with_root(&mut out, Some(root)).expect("root name");
+    ser.expand_empty_elements(false);
+    value.serialize(ser).expect("serializing response XML");
+    out
+}
+
+/// Parses a request body; anything that does not fit the shape is `MalformedXML`.
+pub fn from_xml<T: for<'de> Deserialize<'de>>(body: &[u8]) -> S3Result<T> {
+    let text = std::str::from_utf8(body).map_err(|_| S3Error::malformed_xml())?;
+    quick_xml::de::from_str(text).map_err(|_| S3Error::malformed_xml())
+}
+
+/// `<Error>`: the error document.
+#[derive(Serialize, Debug)]
+pub struct ErrorDoc<'a> {
+    /// AWS error code.
+    #[serde(rename = "Code")]
+    pub code: &'a str,
+    /// Message.
+    #[serde(rename = "Message")]
+    pub message: &'a str,
+    /// The bucket or object the request addressed.
+    #[serde(rename = "Resource")]
+    pub resource: &'a str,
+    /// The request's id.
+    #[serde(rename = "RequestId")]
+    pub request_id: &'a str,
+}
+
+/// An owner (`<Owner>`).
+#[derive(Serialize, Debug, Clone)]
+pub struct Owner {
+    /// Canonical id.
+    #[serde(rename = "ID")]
+    pub id: String,
+    /// Display name.
+    #[serde(rename = "DisplayName")]
+    pub display_name: String,
+}
+
+/// `<ListAllMyBucketsResult>`.
+#[derive(Serialize, Debug)]
+pub struct ListAllMyBucketsResult {
+    /// Namespace.
+    #[serde(rename = "@xmlns")]
+    pub xmlns: &'static str,
+    /// Owner.
+    #[serde(rename = "Owner")]
+    pub owner: Owner,
+    /// Buckets.
+    #[serde(rename = "Buckets")]
+    pub buckets: Buckets,
+}
+
+/// `<Buckets>`.
+#[derive(Serialize, Debug)]
+pub struct Buckets {
+    /// Each bucket.
+    #[serde(rename = "Bucket", default)]
+    pub bucket: Vec<BucketEntry>,
+}
+
+/// One `<Bucket>` of ListBuckets.
+#[derive(Serialize, Debug)]
+pub struct BucketEntry {
+    /// Name.
+    #[serde(rename = "Name")]
+    pub name: String,
+    /// ISO 8601 creation date.
+    #[serde(rename = "CreationDate")]
+    pub creation_date: String,
+    /// Region.
+    #[serde(rename = "BucketRegion")]
+    pub region: String,
+}
+
+/// `<LocationConstraint>` of GetBucketLocation. us-east-1 answers an empty element, as AWS.
+#[derive(Serialize, Debug)]
+pub struct LocationConstraint {
+    /// Namespace.
+    #[serde(rename = "@xmlns")]
+    pub xmlns: &'static str,
+    /// The region, empty for us-east-1.
+    #[serde(rename = "$text")]
+    pub region: String,
+}
+
+/// `<VersioningConfiguration>` of a bucket that never had versioning: no Status element.
+#[derive(Serialize, Debug)]
+pub struct VersioningConfiguration {
+    /// Namespace.
+    #[serde(rename = "@xmlns")]
+    pub xmlns: &'static str,
+}
+
+/// `<CreateBucketConfiguration>` request body.
+#[derive(Deserialize, Debug, Default)]
+pub struct CreateBucketConfiguration {
+    /// Requested region.
+    #[serde(rename = "LocationConstraint", default)]
+    pub location_constraint: Option<String>,
+}
+
+/// `<Delete>` request body of DeleteObjects.
+#[derive(Deserialize, Debug)]
+pub struct Delete {
+    /// Keys to delete.
+    #[serde(rename = "Object", default)]
+    pub objects: Vec<DeleteObjectId>,
+    /// Report only errors.
+    #[serde(rename = "Quiet", default)]
+    pub quiet: bool,
+}
+
+/// One `<Object>` of DeleteObjects.
+#[derive(Deserialize, Debug)]
+pub struct DeleteObjectId {
+    /// Key.
+    #[serde(rename = "Key")]
+    pub key: String,
+    /// Version id (only `null` exists without versioning).
+    #[serde(rename = "VersionId", default)]
+    pub version_id: Option<String>,
+}
+
+/// `<DeleteResult>`.
+#[derive(Serialize, Debug)]
+pub struct DeleteResult {
+    /// Namespace.
+    #[serde(rename = "@xmlns")]
+    pub xmlns: &'static str,
+    /// Deleted keys (left out in Quiet mode).
+    #[serde(rename = "Deleted", default)]
+    pub deleted: Vec<Deleted>,
+    /// Per-key errors.
+    #[serde(rename = "Error", default)]
+    pub errors: Vec<DeleteError>,
+}
+
+/// One `<Deleted>`.
+#[derive(Serialize, Debug)]
+pub struct Deleted {
+    /// Key.
+    #[serde(rename = "Key")]
+    pub key: String,
+    /// Version id, when the request named one.
+    #[serde(rename = "VersionId", skip_serializing_if = "Option::is_none")]
+    pub version_id: Option<String>,
+}
+
+/// One `<Error>` of DeleteObjects.
+#[derive(Serialize, Debug)]
+pub struct DeleteError {
+    /// Key.
+    #[serde(rename = "Key")]
+    pub key: String,
+    /// Error code.
+    #[serde(rename = "Code")]
+    pub code: String,
+    /// Message.
+    #[serde(rename = "Message")]
+    pub message: String,
+}
+
+/// `<CopyObjectResult>`.
+#[derive(Serialize, Debug)]
+pub struct CopyObjectResult {
+    /// Namespace.
+    #[serde(rename = "@xmlns")]
+    pub xmlns: &'static str,
+    /// Last-Modified of the new object.
+    #[serde(rename = "LastModified")]
+    pub last_modified: String,
+    /// ETag of the new object.
+    #[serde(rename = "ETag")]
+    pub etag: String,
+}
+
+/// One `<Contents>` of a listing.
+#[derive(Serialize, Debug)]
+pub struct Contents {
+    /// Key.
+    #[serde(rename = "Key")]
+    pub key: String,
+    /// Last modified.
+    #[serde(rename = "LastModified")]
+    pub last_modified: String,
+    /// ETag.
+    #[serde(rename = "ETag")]
+    pub etag: String,
+    /// Size.
+    #[serde(rename = "Size")]
+    pub size: u64,
+    /// Owner (v1 always, v2 with fetch-owner).
+    #[serde(rename = "Owner", skip_serializing_if = "Option::is_none")]
+    pub owner: Option<Owner>,
+    /// Storage class.
+    #[serde(rename = "StorageClass")]
+    pub storage_class: &'static str,
+}
+
+/// One `<CommonPrefixes>`.
+#[derive(Serialize, Debug)]
+pub struct CommonPrefix {
+    /// The prefix.
+    #[serde(rename = "Prefix")]
+    pub prefix: String,
+}
+
+/// `<ListBucketResult>` of ListObjectsV2.
+#[derive(Serialize, Debug)]
+pub struct ListBucketResultV2 {
+    /// Namespace.
+    #[serde(rename = "@xmlns")]
+    pub xmlns: &'static str,
+    /// Bucket.
+    #[serde(rename = "Name")]
+    pub name: String,
+    /// Prefix.
+    #[serde(rename = "Prefix")]
+    pub prefix: String,
+    /// Delimiter.
+    #[serde(rename = "Delimiter", skip_serializing_if = "Option::is_none")]
+    pub delimiter: Option<String>,
+    /// max-keys.
+    #[serde(rename = "MaxKeys")]
+    pub max_keys: usize,
+    /// Entries returned.
+    #[serde(rename = "KeyCount")]
+    pub key_count: usize,
+    /// More to come.
+    #[serde(rename = "IsTruncated")]
+    pub is_truncated: bool,
+    /// Echoed encoding type.
+    #[serde(rename = "EncodingType", skip_serializing_if = "Option::is_none")]
+    pub encoding_type: Option<String>,
+    /// Echoed token.
+    #[serde(rename = "ContinuationToken", skip_serializing_if = "Option::is_none")]
+    pub continuation_token: Option<String>,
+    /// Token for the next page.
+    #[serde(
+        rename = "NextContinuationToken",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub next_continuation_token: Option<String>,
+    /// Echoed start-after.
+    #[serde(rename = "StartAfter", skip_serializing_if = "Option::is_none")]
+    pub start_after: Option<String>,
+    /// Objects.
+    #[serde(rename = "Contents", default)]
+    pub contents: Vec<Contents>,
+    /// Common prefixes.
+    #[serde(rename = "CommonPrefixes", default)]
+    pub common_prefixes: Vec<CommonPrefix>,
+}
+
+/// `<ListBucketResult>` of ListObjects (v1).
+#[derive(Serialize, Debug)]
+pub struct ListBucketResultV1 {
+    /// Namespace.
+    #[serde(rename = "@xmlns")]
+    pub xmlns: &'static str,
+    /// Bucket.
+    #[serde(rename = "Name")]
+    pub name: String,
+    /// Prefix.
+    #[serde(rename = "Prefix")]
+    pub prefix: String,
+    /// Echoed marker.
+    #[serde(rename = "Marker")]
+    pub marker: String,
+    /// Next marker (with a delimiter, when truncated).
+    #[serde(rename = "NextMarker", skip_serializing_if = "Option::is_none")]
+    pub next_marker: Option<String>,
+    /// max-keys.
+    #[serde(rename = "MaxKeys")]
+    pub max_keys: usize,
+    /// Delimiter.
+    #[serde(rename = "Delimiter", skip_serializing_if = "Option::is_none")]
+    pub delimiter: Option<String>,
+    /// More to come.
+    #[serde(rename = "IsTruncated")]
+    pub is_truncated: bool,
+    /// Echoed encoding type.
+    #[serde(rename = "EncodingType", skip_serializing_if = "Option::is_none")]
+    pub encoding_type: Option<String>,
+    /// Objects.
+    #[serde(rename = "Contents", default)]
+    pub contents: Vec<Contents>,
+    /// Common prefixes.
+    #[serde(rename = "CommonPrefixes", default)]
+    pub common_prefixes: Vec<CommonPrefix>,
+}
+
+/// One `<Version>` of ListObjectVersions.
+#[derive(Serialize, Debug)]
+pub struct Version {
+    /// Key.
+    #[serde(rename = "Key")]
+    pub key: String,
+    /// Always `null` until versioning exists.
+    #[serde(rename = "VersionId")]
+    pub version_id: &'static str,
+    /// Always true without versioning.
+    #[serde(rename = "IsLatest")]
+    pub is_latest: bool,
+    /// Last modified.
+    #[serde(rename = "LastModified")]
+    pub last_modified: String,
+    /// ETag.
+    #[serde(rename = "ETag")]
+    pub etag: String,
+    /// Size.
+    #[serde(rename = "Size")]
+    pub size: u64,
+    /// Owner.
+    #[serde(rename = "Owner")]
+    pub owner: Owner,
+    /// Storage class.
+    #[serde(rename = "StorageClass")]
+    pub storage_class: &'static str,
+}
+
+/// `<ListVersionsResult>`.
+#[derive(Serialize, Debug)]
+pub struct ListVersionsResult {
+    /// Namespace.
+    #[serde(rename = "@xmlns")]
+    pub xmlns: &'static str,
+    /// Bucket.
+    #[serde(rename = "Name")]
+    pub name: String,
+    /// Prefix.
+    #[serde(rename = "Prefix")]
+    pub prefix: String,
+    /// Echoed key-marker.
+    #[serde(rename = "KeyMarker")]
+    pub key_marker: String,
+    /// Echoed version-id-marker.
+    #[serde(rename = "VersionIdMarker")]
+    pub version_id_marker: String,
+    /// Next key marker when truncated.
+    #[serde(rename = "NextKeyMarker", skip_serializing_if = "Option::is_none")]
+    pub next_key_marker: Option<String>,
+    /// Next version marker when truncated.
+    #[serde(
+        rename = "NextVersionIdMarker",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub next_version_id_marker: Option<String>,
+    /// max-keys.
+    #[serde(rename = "MaxKeys")]
+    pub max_keys: usize,
+    /// Delimiter.
+    #[serde(rename = "Delimiter", skip_serializing_if = "Option::is_none")]
+    pub delimiter: Option<String>,
+    /// More to come.
+    #[serde(rename = "IsTruncated")]
+    pub is_truncated: bool,
+    /// Echoed encoding type.
+    #[serde(rename = "EncodingType", skip_serializing_if = "Option::is_none")]
+    pub encoding_type: Option<String>,
+    /// Versions.
+    #[serde(rename = "Version", default)]
+    pub versions: Vec<Version>,
+    /// Common prefixes.
+    #[serde(rename = "CommonPrefixes", default)]
+    pub common_prefixes: Vec<CommonPrefix>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_document_golden() {
+        let xml = to_xml(
+            "Error",
+            &ErrorDoc {
+                code: "NoSuchKey",
+                message: "m",
+                resource: "/b/k",
+                request_id: "R1",
+            },
+        );
+        assert_eq!(
+            xml,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>NoSuchKey</Code><Message>m</Message><Resource>/b/k</Resource><RequestId>R1</RequestId></Error>"
+        );
+    }
+
+    #[test]
+    fn list_v2_golden() {
+        let xml = to_xml(
+            "ListBucketResult",
+            &ListBucketResultV2 {
+                xmlns: S3_NS,
+                name: "b".into(),
+                prefix: "".into(),
+                delimiter: Some("/".into()),
+                max_keys: 1000,
+                key_count: 2,
+                is_truncated: false,
+                encoding_type: None,
+                continuation_token: None,
+                next_continuation_token: None,
+                start_after: None,
+                contents: vec![Contents {
+                    key: "a&b".into(),
+                    last_modified: "2026-01-01T00:00:00.000Z".into(),
+                    etag: "\"x\"".into(),
+                    size: 3,
+                    owner: None,
+                    storage_class: "STANDARD",
+                }],
+                common_prefixes: vec![CommonPrefix {
+                    prefix: "d/".into(),
+                }],
+            },
+        );
+        assert_eq!(
+            xml,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<ListBucketResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Name>b</Name><Prefix/><Delimiter>/</Delimiter><MaxKeys>1000</MaxKeys><KeyCount>2</KeyCount><IsTruncated>false</IsTruncated><Contents><Key>a&amp;b</Key><LastModified>2026-01-01T00:00:00.000Z</LastModified><ETag>\"x\"</ETag><Size>3</Size><StorageClass>STANDARD</StorageClass></Contents><CommonPrefixes><Prefix>d/</Prefix></CommonPrefixes></ListBucketResult>"
+        );
+    }
+
+    #[test]
+    fn location_constraint_golden() {
+        let xml = to_xml(
+            "LocationConstraint",
+            &LocationConstraint {
+                xmlns: S3_NS,
+                region: String::new(),
+            },
+        );
+        assert!(
+            xml.ends_with(
+                "<LocationConstraint xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"/>"
+            ),
+            "{xml}"
+        );
+    }
+
+    #[test]
+    fn delete_request_parses() {
+        let d: Delete = from_xml(
+            b"<Delete xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Quiet>true</Quiet><Object><Key>a</Key></Object><Object><Key>b/c</Key><VersionId>null</VersionId></Object></Delete>",
+        )
+        .unwrap();
+        assert!(d.quiet);
+        assert_eq!(d.objects.len(), 2);
+        assert_eq!(d.objects[1].version_id.as_deref(), Some("null"));
+        assert!(from_xml::<Delete>(b"<Delete><Object>").is_err());
+    }
+}

@@ -2,4 +2,5 @@
 
 mod gridfs_interop;
 mod gridfs_spec;
+mod s3_sdk;
 mod support;

@@ -83,3 +83,146 @@ pub fn random_bytes(len: usize, seed: u64) -> Vec<u8> {
         })
         .collect()
 }
+
+/// Root credentials of test gateways.
+pub const AK: &str = "testroot";
+/// Root secret of test gateways.
+pub const SK: &str = "testroot-secret-key";
+
+/// A gateway serving on an ephemeral port, over a database of its own.
+#[derive(Clone)]
+pub struct Gateway {
+    /// Where it listens.
+    pub addr: std::net::SocketAddr,
+    /// Its state.
+    pub state: grids3::AppState,
+    /// Its database.
+    pub db: mongodb::Database,
+}
+
+impl Gateway {
+    /// `http://127.0.0.1:port`.
+    pub fn endpoint(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// An AWS SDK client for it (path-style).
+    pub fn sdk(&self) -> aws_sdk_s3::Client {
+        let creds = aws_credential_types::Credentials::new(AK, SK, None, None, "test");
+        let conf = aws_sdk_s3::Config::builder()
+            .behavior_version(aws_sdk_s3::config::BehaviorVersion::latest())
+            .region(aws_sdk_s3::config::Region::new("us-east-1"))
+            .endpoint_url(self.endpoint())
+            .credentials_provider(creds)
+            .force_path_style(true)
+            .build();
+        aws_sdk_s3::Client::from_conf(conf)
+    }
+
+    /// Chunk documents in `<bucket>.chunks`.
+    pub async fn chunk_count(&self, bucket: &str) -> u64 {
+        self.db
+            .collection::<mongodb::bson::Document>(&format!("{bucket}.chunks"))
+            .count_documents(mongodb::bson::doc! {})
+            .await
+            .unwrap()
+    }
+
+    /// Files documents in `<bucket>.files`.
+    pub async fn file_count(&self, bucket: &str) -> u64 {
+        self.db
+            .collection::<mongodb::bson::Document>(&format!("{bucket}.files"))
+            .count_documents(mongodb::bson::doc! {})
+            .await
+            .unwrap()
+    }
+}
+
+/// Starts a gateway on a fresh database (`db_name` to share one between instances).
+pub async fn gateway_on(db_name: &str) -> Gateway {
+    let mut config = grids3::config::Config::for_tests(AK, SK);
+    config.database = db_name.to_owned();
+    config.janitor_interval = 1;
+    let state = grids3::AppState::init(config, client().await).await.expect("gateway state");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = grids3::app(state.clone());
+    tokio::spawn(async move {
+        axum::serve(listener, app).await.unwrap();
+    });
+    Gateway { addr, state, db: client().await.database(db_name) }
+}
+
+/// Starts a gateway on a fresh database.
+pub async fn gateway(tag: &str) -> Gateway {
+    let name = format!("g_{}_{}", tag, &uuid::Uuid::new_v4().simple().to_string()[..12]);
+    gateway_on(&name).await
+}
+
+/// A SigV4-signed raw request (for what the SDK will not send). `payload_hash` defaults to the
+/// body's SHA-256; `date` defaults to now.
+pub struct Raw<'a> {
+    pub method: &'a str,
+    pub path_and_query: &'a str,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    pub payload_hash: Option<String>,
+    pub date: Option<chrono::DateTime<chrono::Utc>>,
+    pub secret: &'a str,
+    pub access_key: &'a str,
+}
+
+impl<'a> Raw<'a> {
+    pub fn new(method: &'a str, path_and_query: &'a str) -> Self {
+        Self { method, path_and_query, headers: vec![], body: vec![], payload_hash: None, date: None, secret: SK, access_key: AK }
+    }
+
+    /// The headers to send, including Authorization.
+    pub fn signed_headers(&self, gw: &Gateway) -> Vec<(String, String)> {
+        use grids3::auth::sigv4;
+        let date = self.date.unwrap_or_else(chrono::Utc::now);
+        let amz_date = date.format("%Y%m%dT%H%M%SZ").to_string();
+        let hash = self.payload_hash.clone().unwrap_or_else(|| sigv4::sha256_hex(&self.body));
+        let mut headers = self.headers.clone();
+        headers.push(("host".into(), gw.addr.to_string()));
+        headers.push(("x-amz-date".into(), amz_date.clone()));
+        headers.push(("x-amz-content-sha256".into(), hash.clone()));
+        headers.sort();
+        let (path, query) = self.path_and_query.split_once('?').unwrap_or((self.path_and_query, ""));
+        let signed: Vec<String> = headers.iter().map(|(k, _)| k.clone()).collect();
+        let signed = signed.join(";");
+        let cr = sigv4::canonical_request(
+            self.method,
+            &sigv4::canonical_uri(path),
+            &sigv4::canonical_query(&sigv4::parse_query(Some(query))),
+            &headers,
+            &signed,
+            &hash,
+        );
+        let scope = format!("{}/us-east-1/s3/aws4_request", &amz_date[..8]);
+        let key = sigv4::signing_key(self.secret, &amz_date[..8], "us-east-1", "s3");
+        let sig = sigv4::sign(&key, &sigv4::string_to_sign(&amz_date, &scope, &cr));
+        headers.push((
+            "authorization".into(),
+            format!("AWS4-HMAC-SHA256 Credential={}/{scope}, SignedHeaders={signed}, Signature={sig}", self.access_key),
+        ));
+        headers
+    }
+
+    /// Sends it with reqwest.
+    pub async fn send(&self, gw: &Gateway) -> reqwest::Response {
+        let client = reqwest::Client::new();
+        let mut rb = client.request(self.method.parse().unwrap(), format!("{}{}", gw.endpoint(), self.path_and_query));
+        for (k, v) in self.signed_headers(gw) {
+            if k != "host" {
+                rb = rb.header(k, v);
+            }
+        }
+        rb.body(self.body.clone()).send().await.unwrap()
+    }
+}
+
+/// The `<Code>` of an S3 error body.
+pub fn error_code(body: &str) -> String {
+    body.split("<Code>").nth(1).and_then(|s| s.split("</Code>").next()).unwrap_or("").to_owned()
+}

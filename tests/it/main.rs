@@ -2,5 +2,6 @@
 
 mod gridfs_interop;
 mod gridfs_spec;
+mod s3_raw;
 mod s3_sdk;
 mod support;

@@ -220,6 +220,11 @@ fn parse_query_auth(query: &[(String, String)], now: DateTime<Utc>) -> S3Result<
     })
 }
 
+fn has_no_body(h: &HeaderMap) -> bool {
+    !h.contains_key("transfer-encoding")
+        && header(h, "content-length").is_none_or(|l| l.trim() == "0")
+}
+
 /// Authenticates a request: SigV4 in the header or the query. Unsigned requests are denied
 /// (grids3 has no anonymous access).
 pub async fn authenticate(
@@ -279,13 +284,18 @@ pub async fn authenticate(
             .map(|(_, v)| v.clone())
             .unwrap_or_else(|| "UNSIGNED-PAYLOAD".to_owned())
     } else {
-        header(&parts.headers, "x-amz-content-sha256")
-            .map(str::to_owned)
-            .ok_or_else(|| {
-                S3Error::invalid_request(
+        match header(&parts.headers, "x-amz-content-sha256") {
+            Some(h) => h.to_owned(),
+            // Deliberately more lenient than AWS: a request without a body (curl
+            // --aws-sigv4 before 8.x sends no x-amz-content-sha256 on a GET) was signed over
+            // the empty payload's hash, which is known without reading anything.
+            None if has_no_body(&parts.headers) => sigv4::EMPTY_SHA256.to_owned(),
+            None => {
+                return Err(S3Error::invalid_request(
                     "Missing required header for this request: x-amz-content-sha256",
-                )
-            })?
+                ))
+            }
+        }
     };
     let payload = match payload_hash.as_str() {
         "UNSIGNED-PAYLOAD" => Payload::Unsigned,

@@ -4,4 +4,5 @@ mod gridfs_interop;
 mod gridfs_spec;
 mod s3_raw;
 mod s3_sdk;
+mod smoke;
 mod support;

@@ -12,11 +12,14 @@ use crate::storage::meta::MetaStore;
 /// working on every instance within this time).
 const CACHE_TTL: Duration = Duration::from_secs(10);
 
+/// Cached lookups: the secret (or `None` for an unknown key) and when it was read.
+type SecretCache = Arc<Mutex<HashMap<String, (Option<String>, Instant)>>>;
+
 /// The credentials store.
 #[derive(Clone)]
 pub struct Credentials {
     meta: MetaStore,
-    cache: Arc<Mutex<HashMap<String, (Option<String>, Instant)>>>,
+    cache: SecretCache,
 }
 
 impl std::fmt::Debug for Credentials {

@@ -23,14 +23,20 @@ async fn nothing_stored(gw: &Gateway) {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    panic!("chunks or files left behind: {} chunks, {} files", gw.chunk_count("raw").await, gw.file_count("raw").await);
+    panic!(
+        "chunks or files left behind: {} chunks, {} files",
+        gw.chunk_count("raw").await,
+        gw.file_count("raw").await
+    );
 }
 
 #[test]
 fn authentication_errors() {
     support::run(async {
         let gw = setup("auth").await;
-        let r = reqwest::get(format!("{}/raw", gw.endpoint())).await.unwrap();
+        let r = reqwest::get(format!("{}/raw", gw.endpoint()))
+            .await
+            .unwrap();
         assert_eq!(r.status(), 403);
         assert!(r.headers().contains_key("x-amz-request-id"));
         assert_eq!(error_code(&r.text().await.unwrap()), "AccessDenied");
@@ -39,7 +45,10 @@ fn authentication_errors() {
         bad.secret = "wrong";
         let r = bad.send(&gw).await;
         assert_eq!(r.status(), 403);
-        assert_eq!(error_code(&r.text().await.unwrap()), "SignatureDoesNotMatch");
+        assert_eq!(
+            error_code(&r.text().await.unwrap()),
+            "SignatureDoesNotMatch"
+        );
 
         let mut unknown = Raw::new("GET", "/raw");
         unknown.access_key = "nobody";
@@ -56,12 +65,18 @@ fn authentication_errors() {
         let r = reqwest::Client::new()
             .get(format!("{}/raw", gw.endpoint()))
             .header("authorization", "AWS4-HMAC-SHA256 Credential=garbage")
-            .header("x-amz-date", chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string())
+            .header(
+                "x-amz-date",
+                chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string(),
+            )
             .send()
             .await
             .unwrap();
         assert_eq!(r.status(), 400);
-        assert_eq!(error_code(&r.text().await.unwrap()), "AuthorizationHeaderMalformed");
+        assert_eq!(
+            error_code(&r.text().await.unwrap()),
+            "AuthorizationHeaderMalformed"
+        );
 
         // An expired presigned URL, signed correctly two hours ago for 60 seconds.
         let t = chrono::Utc::now() - chrono::Duration::hours(2);
@@ -71,9 +86,21 @@ fn authentication_errors() {
             "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential={}&X-Amz-Date={amz}&X-Amz-Expires=60&X-Amz-SignedHeaders=host",
             sigv4::uri_encode(&format!("{}/{scope}", support::AK), false)
         );
-        let cr = sigv4::canonical_request("GET", "/raw", &sigv4::canonical_query(&sigv4::parse_query(Some(&q))), &[("host".into(), gw.addr.to_string())], "host", "UNSIGNED-PAYLOAD");
-        let sig = sigv4::sign(&sigv4::signing_key(support::SK, &amz[..8], "us-east-1", "s3"), &sigv4::string_to_sign(&amz, &scope, &cr));
-        let r = reqwest::get(format!("{}/raw?{q}&X-Amz-Signature={sig}", gw.endpoint())).await.unwrap();
+        let cr = sigv4::canonical_request(
+            "GET",
+            "/raw",
+            &sigv4::canonical_query(&sigv4::parse_query(Some(&q))),
+            &[("host".into(), gw.addr.to_string())],
+            "host",
+            "UNSIGNED-PAYLOAD",
+        );
+        let sig = sigv4::sign(
+            &sigv4::signing_key(support::SK, &amz[..8], "us-east-1", "s3"),
+            &sigv4::string_to_sign(&amz, &scope, &cr),
+        );
+        let r = reqwest::get(format!("{}/raw?{q}&X-Amz-Signature={sig}", gw.endpoint()))
+            .await
+            .unwrap();
         assert_eq!(r.status(), 403);
         let body = r.text().await.unwrap();
         assert_eq!(error_code(&body), "AccessDenied");
@@ -105,7 +132,8 @@ fn bad_digests_store_nothing() {
         let body = support::random_bytes(600_000, 9);
         let mut r = Raw::new("PUT", "/raw/md5");
         r.body = body.clone();
-        r.headers.push(("content-md5".into(), "1B2M2Y8AsgTpgAmY7PhCfg==".into()));
+        r.headers
+            .push(("content-md5".into(), "1B2M2Y8AsgTpgAmY7PhCfg==".into()));
         let resp = r.send(&gw).await;
         assert_eq!(resp.status(), 400);
         assert_eq!(error_code(&resp.text().await.unwrap()), "BadDigest");
@@ -116,7 +144,10 @@ fn bad_digests_store_nothing() {
         r.payload_hash = Some(sigv4::sha256_hex(b"something else"));
         let resp = r.send(&gw).await;
         assert_eq!(resp.status(), 400);
-        assert_eq!(error_code(&resp.text().await.unwrap()), "XAmzContentSHA256Mismatch");
+        assert_eq!(
+            error_code(&resp.text().await.unwrap()),
+            "XAmzContentSHA256Mismatch"
+        );
         nothing_stored(&gw).await;
 
         // A correct Content-MD5 and payload hash store the object.
@@ -124,14 +155,22 @@ fn bad_digests_store_nothing() {
         let mut r = Raw::new("PUT", "/raw/ok");
         r.body = body.clone();
         let md5 = <md5::Md5 as md5::Digest>::digest(&body);
-        r.headers.push(("content-md5".into(), base64::engine::general_purpose::STANDARD.encode(md5)));
+        r.headers.push((
+            "content-md5".into(),
+            base64::engine::general_purpose::STANDARD.encode(md5),
+        ));
         assert_eq!(r.send(&gw).await.status(), 200);
         assert_eq!(gw.file_count("raw").await, 1);
     });
 }
 
 /// An aws-chunked body with chunk signatures (or without, `signing` None) and optional trailers.
-fn aws_chunked(data: &[u8], piece: usize, signing: Option<([u8; 32], String, String, String)>, trailer: Option<&str>) -> Vec<u8> {
+fn aws_chunked(
+    data: &[u8],
+    piece: usize,
+    signing: Option<([u8; 32], String, String, String)>,
+    trailer: Option<&str>,
+) -> Vec<u8> {
     let mut out = Vec::new();
     let mut prev = signing.as_ref().map(|s| s.3.clone()).unwrap_or_default();
     let mut chunks: Vec<&[u8]> = data.chunks(piece).collect();
@@ -140,7 +179,9 @@ fn aws_chunked(data: &[u8], piece: usize, signing: Option<([u8; 32], String, Str
         match &signing {
             Some((key, amz, scope, _)) => {
                 let sig = sigv4::chunk_signature(key, amz, scope, &prev, &sigv4::sha256_hex(c));
-                out.extend_from_slice(format!("{:x};chunk-signature={sig}\r\n", c.len()).as_bytes());
+                out.extend_from_slice(
+                    format!("{:x};chunk-signature={sig}\r\n", c.len()).as_bytes(),
+                );
                 prev = sig;
             }
             None => out.extend_from_slice(format!("{:x}\r\n", c.len()).as_bytes()),
@@ -167,12 +208,26 @@ fn aws_chunked_payloads() {
         let make = |tamper: bool| {
             let mut r = Raw::new("PUT", "/raw/signed");
             r.payload_hash = Some("STREAMING-AWS4-HMAC-SHA256-PAYLOAD".into());
-            r.headers.push(("content-encoding".into(), "aws-chunked".into()));
-            r.headers.push(("x-amz-decoded-content-length".into(), data.len().to_string()));
+            r.headers
+                .push(("content-encoding".into(), "aws-chunked".into()));
+            r.headers.push((
+                "x-amz-decoded-content-length".into(),
+                data.len().to_string(),
+            ));
             let headers = r.signed_headers(&gw);
-            let auth = headers.iter().find(|(k, _)| k == "authorization").unwrap().1.clone();
+            let auth = headers
+                .iter()
+                .find(|(k, _)| k == "authorization")
+                .unwrap()
+                .1
+                .clone();
             let seed = auth.rsplit("Signature=").next().unwrap().to_owned();
-            let amz = headers.iter().find(|(k, _)| k == "x-amz-date").unwrap().1.clone();
+            let amz = headers
+                .iter()
+                .find(|(k, _)| k == "x-amz-date")
+                .unwrap()
+                .1
+                .clone();
             let scope = format!("{}/us-east-1/s3/aws4_request", &amz[..8]);
             let key = sigv4::signing_key(support::SK, &amz[..8], "us-east-1", "s3");
             let mut body = aws_chunked(&data, 65536, Some((key, amz, scope, seed)), None);
@@ -191,13 +246,21 @@ fn aws_chunked_payloads() {
             let resp = rb.body(body).send().await.unwrap();
             if tamper {
                 assert_eq!(resp.status(), 403);
-                assert_eq!(error_code(&resp.text().await.unwrap()), "SignatureDoesNotMatch");
+                assert_eq!(
+                    error_code(&resp.text().await.unwrap()),
+                    "SignatureDoesNotMatch"
+                );
                 nothing_stored(&gw).await;
             } else {
                 assert_eq!(resp.status(), 200, "{}", resp.text().await.unwrap());
             }
         }
-        let got = Raw::new("GET", "/raw/signed").send(&gw).await.bytes().await.unwrap();
+        let got = Raw::new("GET", "/raw/signed")
+            .send(&gw)
+            .await
+            .bytes()
+            .await
+            .unwrap();
         assert!(got.as_ref() == data.as_slice());
 
         // Unsigned payload with a CRC32 trailer: a wrong value is BadDigest, nothing stored.
@@ -208,10 +271,20 @@ fn aws_chunked_payloads() {
         for (value, status) in [("AAAAAA==", 400u16), (good.as_str(), 200)] {
             let mut r = Raw::new("PUT", "/raw/trailer");
             r.payload_hash = Some("STREAMING-UNSIGNED-PAYLOAD-TRAILER".into());
-            r.headers.push(("content-encoding".into(), "aws-chunked".into()));
-            r.headers.push(("x-amz-decoded-content-length".into(), data.len().to_string()));
-            r.headers.push(("x-amz-trailer".into(), "x-amz-checksum-crc32".into()));
-            r.body = aws_chunked(&data, 50_000, None, Some(&format!("x-amz-checksum-crc32:{value}")));
+            r.headers
+                .push(("content-encoding".into(), "aws-chunked".into()));
+            r.headers.push((
+                "x-amz-decoded-content-length".into(),
+                data.len().to_string(),
+            ));
+            r.headers
+                .push(("x-amz-trailer".into(), "x-amz-checksum-crc32".into()));
+            r.body = aws_chunked(
+                &data,
+                50_000,
+                None,
+                Some(&format!("x-amz-checksum-crc32:{value}")),
+            );
             let resp = r.send(&gw).await;
             assert_eq!(resp.status(), status);
             if status == 400 {
@@ -220,19 +293,33 @@ fn aws_chunked_payloads() {
         }
         let r = Raw::new("HEAD", "/raw/trailer");
         let mut r2 = r;
-        r2.headers.push(("x-amz-checksum-mode".into(), "ENABLED".into()));
+        r2.headers
+            .push(("x-amz-checksum-mode".into(), "ENABLED".into()));
         let resp = r2.send(&gw).await;
-        assert_eq!(resp.headers().get("x-amz-checksum-crc32").unwrap().to_str().unwrap(), good);
+        assert_eq!(
+            resp.headers()
+                .get("x-amz-checksum-crc32")
+                .unwrap()
+                .to_str()
+                .unwrap(),
+            good
+        );
     });
 }
 
 /// Sends the request line, signed headers and `sent` bytes of a `declared`-byte body by hand.
-async fn partial_put(gw: &Gateway, key: &str, declared: usize, sent: usize) -> tokio::net::TcpStream {
+async fn partial_put(
+    gw: &Gateway,
+    key: &str,
+    declared: usize,
+    sent: usize,
+) -> tokio::net::TcpStream {
     let mut r = Raw::new("PUT", "");
     let path = format!("/raw/{key}");
     r.path_and_query = &path;
     r.payload_hash = Some("UNSIGNED-PAYLOAD".into());
-    r.headers.push(("content-length".into(), declared.to_string()));
+    r.headers
+        .push(("content-length".into(), declared.to_string()));
     let headers = r.signed_headers(gw);
     let mut s = tokio::net::TcpStream::connect(gw.addr).await.unwrap();
     let mut head = format!("PUT {path} HTTP/1.1\r\n");

@@ -17,9 +17,20 @@ fn buckets_lifecycle() {
         s3.create_bucket().bucket("alpha").send().await.unwrap();
         s3.create_bucket().bucket("beta").send().await.unwrap();
         let again = s3.create_bucket().bucket("alpha").send().await.unwrap_err();
-        assert_eq!(again.into_service_error().meta().code(), Some("BucketAlreadyOwnedByYou"));
-        let bad = s3.create_bucket().bucket("Bad_Name").send().await.unwrap_err();
-        assert_eq!(bad.into_service_error().meta().code(), Some("InvalidBucketName"));
+        assert_eq!(
+            again.into_service_error().meta().code(),
+            Some("BucketAlreadyOwnedByYou")
+        );
+        let bad = s3
+            .create_bucket()
+            .bucket("Bad_Name")
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(
+            bad.into_service_error().meta().code(),
+            Some("InvalidBucketName")
+        );
         let names: Vec<String> = s3
             .list_buckets()
             .send()
@@ -32,19 +43,48 @@ fn buckets_lifecycle() {
         assert_eq!(names, ["alpha", "beta"]);
         s3.head_bucket().bucket("alpha").send().await.unwrap();
         assert!(s3.head_bucket().bucket("nope").send().await.is_err());
-        let loc = s3.get_bucket_location().bucket("alpha").send().await.unwrap();
-        assert!(loc.location_constraint().is_none() || loc.location_constraint().unwrap().as_str().is_empty());
-        let v = s3.get_bucket_versioning().bucket("alpha").send().await.unwrap();
+        let loc = s3
+            .get_bucket_location()
+            .bucket("alpha")
+            .send()
+            .await
+            .unwrap();
+        assert!(
+            loc.location_constraint().is_none()
+                || loc.location_constraint().unwrap().as_str().is_empty()
+        );
+        let v = s3
+            .get_bucket_versioning()
+            .bucket("alpha")
+            .send()
+            .await
+            .unwrap();
         assert!(v.status().is_none());
 
-        s3.put_object().bucket("alpha").key("k").body(ByteStream::from_static(b"x")).send().await.unwrap();
+        s3.put_object()
+            .bucket("alpha")
+            .key("k")
+            .body(ByteStream::from_static(b"x"))
+            .send()
+            .await
+            .unwrap();
         let e = s3.delete_bucket().bucket("alpha").send().await.unwrap_err();
         assert_eq!(e.into_service_error().meta().code(), Some("BucketNotEmpty"));
-        s3.delete_object().bucket("alpha").key("k").send().await.unwrap();
+        s3.delete_object()
+            .bucket("alpha")
+            .key("k")
+            .send()
+            .await
+            .unwrap();
         s3.delete_bucket().bucket("alpha").send().await.unwrap();
         let e = s3.head_bucket().bucket("alpha").send().await.unwrap_err();
         assert_eq!(e.raw_response().map(|r| r.status().as_u16()), Some(404));
-        let e = s3.list_objects_v2().bucket("alpha").send().await.unwrap_err();
+        let e = s3
+            .list_objects_v2()
+            .bucket("alpha")
+            .send()
+            .await
+            .unwrap_err();
         assert_eq!(e.into_service_error().meta().code(), Some("NoSuchBucket"));
     });
 }
@@ -67,14 +107,26 @@ fn put_get_head_range_delete() {
             .send()
             .await
             .unwrap();
-        let md5 = format!("\"{}\"", hex::encode(<md5::Md5 as md5::Digest>::digest(&data)));
+        let md5 = format!(
+            "\"{}\"",
+            hex::encode(<md5::Md5 as md5::Digest>::digest(&data))
+        );
         assert_eq!(put.e_tag(), Some(md5.as_str()));
 
-        let got = s3.get_object().bucket("bkt").key("dir/obj name+1.bin").send().await.unwrap();
+        let got = s3
+            .get_object()
+            .bucket("bkt")
+            .key("dir/obj name+1.bin")
+            .send()
+            .await
+            .unwrap();
         assert_eq!(got.content_length(), Some(data.len() as i64));
         assert_eq!(got.content_type(), Some("application/x-test"));
         assert_eq!(got.cache_control(), Some("max-age=60"));
-        assert_eq!(got.metadata().unwrap().get("color").map(String::as_str), Some("blue"));
+        assert_eq!(
+            got.metadata().unwrap().get("color").map(String::as_str),
+            Some("blue")
+        );
         assert_eq!(got.e_tag(), Some(md5.as_str()));
         assert!(body_of(got).await == data);
 
@@ -85,19 +137,56 @@ fn put_get_head_range_delete() {
             ("bytes=700000-".to_owned(), 700_000, 700_001),
             ("bytes=-3".to_owned(), 699_998, 700_001),
         ] {
-            let r = s3.get_object().bucket("bkt").key("dir/obj name+1.bin").range(&range).send().await.unwrap();
-            assert_eq!(r.content_range(), Some(format!("bytes {a}-{}/{}", b - 1, data.len()).as_str()));
+            let r = s3
+                .get_object()
+                .bucket("bkt")
+                .key("dir/obj name+1.bin")
+                .range(&range)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(
+                r.content_range(),
+                Some(format!("bytes {a}-{}/{}", b - 1, data.len()).as_str())
+            );
             assert_eq!(body_of(r).await, data[a..b]);
         }
-        let e = s3.get_object().bucket("bkt").key("dir/obj name+1.bin").range("bytes=800000-").send().await.unwrap_err();
+        let e = s3
+            .get_object()
+            .bucket("bkt")
+            .key("dir/obj name+1.bin")
+            .range("bytes=800000-")
+            .send()
+            .await
+            .unwrap_err();
         assert_eq!(e.raw_response().map(|r| r.status().as_u16()), Some(416));
 
-        let head = s3.head_object().bucket("bkt").key("dir/obj name+1.bin").send().await.unwrap();
+        let head = s3
+            .head_object()
+            .bucket("bkt")
+            .key("dir/obj name+1.bin")
+            .send()
+            .await
+            .unwrap();
         assert_eq!(head.content_length(), Some(700_001));
         // Conditionals.
-        let e = s3.get_object().bucket("bkt").key("dir/obj name+1.bin").if_match("\"nope\"").send().await.unwrap_err();
+        let e = s3
+            .get_object()
+            .bucket("bkt")
+            .key("dir/obj name+1.bin")
+            .if_match("\"nope\"")
+            .send()
+            .await
+            .unwrap_err();
         assert_eq!(e.raw_response().map(|r| r.status().as_u16()), Some(412));
-        let e = s3.get_object().bucket("bkt").key("dir/obj name+1.bin").if_none_match(&md5).send().await.unwrap_err();
+        let e = s3
+            .get_object()
+            .bucket("bkt")
+            .key("dir/obj name+1.bin")
+            .if_none_match(&md5)
+            .send()
+            .await
+            .unwrap_err();
         assert_eq!(e.raw_response().map(|r| r.status().as_u16()), Some(304));
         // Response overrides.
         let r = s3
@@ -113,21 +202,61 @@ fn put_get_head_range_delete() {
         assert_eq!(r.content_disposition(), Some("attachment"));
 
         // Overwrite: the new revision wins and the old one's chunks are reclaimed.
-        s3.put_object().bucket("bkt").key("dir/obj name+1.bin").body(ByteStream::from_static(b"short")).send().await.unwrap();
-        let got = s3.get_object().bucket("bkt").key("dir/obj name+1.bin").send().await.unwrap();
+        s3.put_object()
+            .bucket("bkt")
+            .key("dir/obj name+1.bin")
+            .body(ByteStream::from_static(b"short"))
+            .send()
+            .await
+            .unwrap();
+        let got = s3
+            .get_object()
+            .bucket("bkt")
+            .key("dir/obj name+1.bin")
+            .send()
+            .await
+            .unwrap();
         assert_eq!(body_of(got).await, b"short");
         assert_eq!(gw.file_count("bkt").await, 1);
         assert_eq!(gw.chunk_count("bkt").await, 1);
 
         // Empty object.
-        s3.put_object().bucket("bkt").key("empty").body(ByteStream::from_static(b"")).send().await.unwrap();
-        let got = s3.get_object().bucket("bkt").key("empty").send().await.unwrap();
+        s3.put_object()
+            .bucket("bkt")
+            .key("empty")
+            .body(ByteStream::from_static(b""))
+            .send()
+            .await
+            .unwrap();
+        let got = s3
+            .get_object()
+            .bucket("bkt")
+            .key("empty")
+            .send()
+            .await
+            .unwrap();
         assert_eq!(got.e_tag(), Some("\"d41d8cd98f00b204e9800998ecf8427e\""));
         assert!(body_of(got).await.is_empty());
 
-        s3.delete_object().bucket("bkt").key("dir/obj name+1.bin").send().await.unwrap();
-        s3.delete_object().bucket("bkt").key("dir/obj name+1.bin").send().await.unwrap(); // idempotent
-        let e = s3.get_object().bucket("bkt").key("dir/obj name+1.bin").send().await.unwrap_err();
+        s3.delete_object()
+            .bucket("bkt")
+            .key("dir/obj name+1.bin")
+            .send()
+            .await
+            .unwrap();
+        s3.delete_object()
+            .bucket("bkt")
+            .key("dir/obj name+1.bin")
+            .send()
+            .await
+            .unwrap(); // idempotent
+        let e = s3
+            .get_object()
+            .bucket("bkt")
+            .key("dir/obj name+1.bin")
+            .send()
+            .await
+            .unwrap_err();
         assert_eq!(e.into_service_error().meta().code(), Some("NoSuchKey"));
         assert_eq!(gw.chunk_count("bkt").await, 0);
     });
@@ -141,16 +270,39 @@ fn listings_v2_v1_versions() {
         s3.create_bucket().bucket("lst").send().await.unwrap();
         let keys = ["a/1", "a/2", "a/b/3", "b", "c/1", "c/2", "d", "e f"];
         for k in keys {
-            s3.put_object().bucket("lst").key(k).body(ByteStream::from_static(b"v")).send().await.unwrap();
+            s3.put_object()
+                .bucket("lst")
+                .key(k)
+                .body(ByteStream::from_static(b"v"))
+                .send()
+                .await
+                .unwrap();
         }
         // Prefix + delimiter.
-        let r = s3.list_objects_v2().bucket("lst").delimiter("/").send().await.unwrap();
+        let r = s3
+            .list_objects_v2()
+            .bucket("lst")
+            .delimiter("/")
+            .send()
+            .await
+            .unwrap();
         let ks: Vec<&str> = r.contents().iter().filter_map(|o| o.key()).collect();
-        let ps: Vec<&str> = r.common_prefixes().iter().filter_map(|p| p.prefix()).collect();
+        let ps: Vec<&str> = r
+            .common_prefixes()
+            .iter()
+            .filter_map(|p| p.prefix())
+            .collect();
         assert_eq!(ks, ["b", "d", "e f"]);
         assert_eq!(ps, ["a/", "c/"]);
         assert_eq!(r.key_count(), Some(5));
-        let r = s3.list_objects_v2().bucket("lst").prefix("a/").delimiter("/").send().await.unwrap();
+        let r = s3
+            .list_objects_v2()
+            .bucket("lst")
+            .prefix("a/")
+            .delimiter("/")
+            .send()
+            .await
+            .unwrap();
         let ks: Vec<&str> = r.contents().iter().filter_map(|o| o.key()).collect();
         assert_eq!(ks, ["a/1", "a/2"]);
         assert_eq!(r.common_prefixes()[0].prefix(), Some("a/b/"));
@@ -159,9 +311,25 @@ fn listings_v2_v1_versions() {
         let mut seen = Vec::new();
         let mut token = None;
         loop {
-            let r = s3.list_objects_v2().bucket("lst").delimiter("/").max_keys(2).set_continuation_token(token.clone()).send().await.unwrap();
-            seen.extend(r.contents().iter().filter_map(|o| o.key().map(str::to_owned)));
-            seen.extend(r.common_prefixes().iter().filter_map(|p| p.prefix().map(str::to_owned)));
+            let r = s3
+                .list_objects_v2()
+                .bucket("lst")
+                .delimiter("/")
+                .max_keys(2)
+                .set_continuation_token(token.clone())
+                .send()
+                .await
+                .unwrap();
+            seen.extend(
+                r.contents()
+                    .iter()
+                    .filter_map(|o| o.key().map(str::to_owned)),
+            );
+            seen.extend(
+                r.common_prefixes()
+                    .iter()
+                    .filter_map(|p| p.prefix().map(str::to_owned)),
+            );
             if !r.is_truncated().unwrap_or(false) {
                 break;
             }
@@ -171,33 +339,77 @@ fn listings_v2_v1_versions() {
         assert_eq!(seen, ["a/", "b", "c/", "d", "e f"]);
 
         // start-after, fetch-owner, url encoding.
-        let r = s3.list_objects_v2().bucket("lst").start_after("c/1").fetch_owner(true).send().await.unwrap();
+        let r = s3
+            .list_objects_v2()
+            .bucket("lst")
+            .start_after("c/1")
+            .fetch_owner(true)
+            .send()
+            .await
+            .unwrap();
         let ks: Vec<&str> = r.contents().iter().filter_map(|o| o.key()).collect();
         assert_eq!(ks, ["c/2", "d", "e f"]);
         assert!(r.contents()[0].owner().is_some());
-        let r = s3.list_objects_v2().bucket("lst").prefix("e").encoding_type("url".into()).send().await.unwrap();
+        let r = s3
+            .list_objects_v2()
+            .bucket("lst")
+            .prefix("e")
+            .encoding_type("url".into())
+            .send()
+            .await
+            .unwrap();
         // The Rust SDK hands url-encoded keys back as sent (botocore decodes them).
         assert_eq!(r.contents()[0].key(), Some("e%20f"));
 
         // v1 with marker and NextMarker.
-        let r = s3.list_objects().bucket("lst").delimiter("/").max_keys(2).send().await.unwrap();
+        let r = s3
+            .list_objects()
+            .bucket("lst")
+            .delimiter("/")
+            .max_keys(2)
+            .send()
+            .await
+            .unwrap();
         assert!(r.is_truncated().unwrap());
         assert_eq!(r.next_marker(), Some("b"));
-        let r = s3.list_objects().bucket("lst").marker("c/2").send().await.unwrap();
+        let r = s3
+            .list_objects()
+            .bucket("lst")
+            .marker("c/2")
+            .send()
+            .await
+            .unwrap();
         let ks: Vec<&str> = r.contents().iter().filter_map(|o| o.key()).collect();
         assert_eq!(ks, ["d", "e f"]);
 
         // ListObjectVersions: every object once, version "null".
-        let r = s3.list_object_versions().bucket("lst").send().await.unwrap();
+        let r = s3
+            .list_object_versions()
+            .bucket("lst")
+            .send()
+            .await
+            .unwrap();
         assert_eq!(r.versions().len(), keys.len());
-        assert!(r.versions().iter().all(|v| v.version_id() == Some("null") && v.is_latest() == Some(true)));
+        assert!(r
+            .versions()
+            .iter()
+            .all(|v| v.version_id() == Some("null") && v.is_latest() == Some(true)));
 
         // DeleteObjects, quiet and not.
-        let ids = |ks: &[&str]| ks.iter().map(|k| ObjectIdentifier::builder().key(*k).build().unwrap()).collect::<Vec<_>>();
+        let ids = |ks: &[&str]| {
+            ks.iter()
+                .map(|k| ObjectIdentifier::builder().key(*k).build().unwrap())
+                .collect::<Vec<_>>()
+        };
         let r = s3
             .delete_objects()
             .bucket("lst")
-            .delete(Delete::builder().set_objects(Some(ids(&["a/1", "a/2", "missing"]))).build().unwrap())
+            .delete(
+                Delete::builder()
+                    .set_objects(Some(ids(&["a/1", "a/2", "missing"])))
+                    .build()
+                    .unwrap(),
+            )
             .send()
             .await
             .unwrap();
@@ -205,7 +417,13 @@ fn listings_v2_v1_versions() {
         let r = s3
             .delete_objects()
             .bucket("lst")
-            .delete(Delete::builder().set_objects(Some(ids(&["a/b/3", "b"]))).quiet(true).build().unwrap())
+            .delete(
+                Delete::builder()
+                    .set_objects(Some(ids(&["a/b/3", "b"])))
+                    .quiet(true)
+                    .build()
+                    .unwrap(),
+            )
             .send()
             .await
             .unwrap();
@@ -234,18 +452,46 @@ fn copy_object_and_checksums() {
             .send()
             .await
             .unwrap();
-        let h = s3.head_object().bucket("src").key("a b/ü.txt").checksum_mode(aws_sdk_s3::types::ChecksumMode::Enabled).send().await.unwrap();
+        let h = s3
+            .head_object()
+            .bucket("src")
+            .key("a b/ü.txt")
+            .checksum_mode(aws_sdk_s3::types::ChecksumMode::Enabled)
+            .send()
+            .await
+            .unwrap();
         use base64::Engine;
-        let want = base64::engine::general_purpose::STANDARD.encode(<sha2::Sha256 as sha2::Digest>::digest(&data));
+        let want = base64::engine::general_purpose::STANDARD
+            .encode(<sha2::Sha256 as sha2::Digest>::digest(&data));
         assert_eq!(h.checksum_sha256(), Some(want.as_str()));
 
-        let src = percent_encoding::utf8_percent_encode("src/a b/ü.txt", percent_encoding::NON_ALPHANUMERIC).to_string();
-        let r = s3.copy_object().bucket("dst").key("copy").copy_source(&src).send().await.unwrap();
+        let src = percent_encoding::utf8_percent_encode(
+            "src/a b/ü.txt",
+            percent_encoding::NON_ALPHANUMERIC,
+        )
+        .to_string();
+        let r = s3
+            .copy_object()
+            .bucket("dst")
+            .key("copy")
+            .copy_source(&src)
+            .send()
+            .await
+            .unwrap();
         let etag = r.copy_object_result().unwrap().e_tag().unwrap().to_owned();
-        let got = s3.get_object().bucket("dst").key("copy").send().await.unwrap();
+        let got = s3
+            .get_object()
+            .bucket("dst")
+            .key("copy")
+            .send()
+            .await
+            .unwrap();
         assert_eq!(got.e_tag(), Some(etag.as_str()));
         assert_eq!(got.content_type(), Some("text/x-src"));
-        assert_eq!(got.metadata().unwrap().get("m").map(String::as_str), Some("1"));
+        assert_eq!(
+            got.metadata().unwrap().get("m").map(String::as_str),
+            Some("1")
+        );
         assert!(body_of(got).await == data);
 
         let r = s3
@@ -259,15 +505,43 @@ fn copy_object_and_checksums() {
             .await
             .unwrap();
         assert!(r.copy_object_result().is_some());
-        let h = s3.head_object().bucket("dst").key("copy2").send().await.unwrap();
+        let h = s3
+            .head_object()
+            .bucket("dst")
+            .key("copy2")
+            .send()
+            .await
+            .unwrap();
         assert_eq!(h.content_type(), Some("text/new"));
         assert!(h.metadata().map(|m| m.is_empty()).unwrap_or(true));
 
-        let e = s3.copy_object().bucket("dst").key("x").copy_source(&src).copy_source_if_match("\"nope\"").send().await.unwrap_err();
+        let e = s3
+            .copy_object()
+            .bucket("dst")
+            .key("x")
+            .copy_source(&src)
+            .copy_source_if_match("\"nope\"")
+            .send()
+            .await
+            .unwrap_err();
         assert_eq!(e.raw_response().map(|r| r.status().as_u16()), Some(412));
-        let e = s3.copy_object().bucket("dst").key("x").copy_source("src/missing").send().await.unwrap_err();
+        let e = s3
+            .copy_object()
+            .bucket("dst")
+            .key("x")
+            .copy_source("src/missing")
+            .send()
+            .await
+            .unwrap_err();
         assert_eq!(e.into_service_error().meta().code(), Some("NoSuchKey"));
-        let e = s3.copy_object().bucket("src").key("a b/ü.txt").copy_source(&src).send().await.unwrap_err();
+        let e = s3
+            .copy_object()
+            .bucket("src")
+            .key("a b/ü.txt")
+            .copy_source(&src)
+            .send()
+            .await
+            .unwrap_err();
         assert_eq!(e.into_service_error().meta().code(), Some("InvalidRequest"));
     });
 }
@@ -278,9 +552,24 @@ fn presigned_get_with_plain_http() {
         let gw = support::gateway("presign").await;
         let s3 = gw.sdk();
         s3.create_bucket().bucket("pre").send().await.unwrap();
-        s3.put_object().bucket("pre").key("x y").body(ByteStream::from_static(b"presigned!")).send().await.unwrap();
-        let cfg = aws_sdk_s3::presigning::PresigningConfig::expires_in(std::time::Duration::from_secs(300)).unwrap();
-        let req = s3.get_object().bucket("pre").key("x y").presigned(cfg).await.unwrap();
+        s3.put_object()
+            .bucket("pre")
+            .key("x y")
+            .body(ByteStream::from_static(b"presigned!"))
+            .send()
+            .await
+            .unwrap();
+        let cfg = aws_sdk_s3::presigning::PresigningConfig::expires_in(
+            std::time::Duration::from_secs(300),
+        )
+        .unwrap();
+        let req = s3
+            .get_object()
+            .bucket("pre")
+            .key("x y")
+            .presigned(cfg)
+            .await
+            .unwrap();
         let resp = reqwest::get(req.uri()).await.unwrap();
         assert_eq!(resp.status(), 200);
         assert_eq!(resp.bytes().await.unwrap().as_ref(), b"presigned!");
@@ -288,13 +577,36 @@ fn presigned_get_with_plain_http() {
         let tampered = req.uri().replace("x%20y", "x%20z");
         let resp = reqwest::get(&tampered).await.unwrap();
         assert_eq!(resp.status(), 403);
-        assert_eq!(support::error_code(&resp.text().await.unwrap()), "SignatureDoesNotMatch");
+        assert_eq!(
+            support::error_code(&resp.text().await.unwrap()),
+            "SignatureDoesNotMatch"
+        );
         // A presigned PUT.
-        let cfg = aws_sdk_s3::presigning::PresigningConfig::expires_in(std::time::Duration::from_secs(300)).unwrap();
-        let put = s3.put_object().bucket("pre").key("up").presigned(cfg).await.unwrap();
-        let resp = reqwest::Client::new().put(put.uri()).body("via presigned put").send().await.unwrap();
+        let cfg = aws_sdk_s3::presigning::PresigningConfig::expires_in(
+            std::time::Duration::from_secs(300),
+        )
+        .unwrap();
+        let put = s3
+            .put_object()
+            .bucket("pre")
+            .key("up")
+            .presigned(cfg)
+            .await
+            .unwrap();
+        let resp = reqwest::Client::new()
+            .put(put.uri())
+            .body("via presigned put")
+            .send()
+            .await
+            .unwrap();
         assert_eq!(resp.status(), 200);
-        let got = s3.get_object().bucket("pre").key("up").send().await.unwrap();
+        let got = s3
+            .get_object()
+            .bucket("pre")
+            .key("up")
+            .send()
+            .await
+            .unwrap();
         assert_eq!(body_of(got).await, b"via presigned put");
     });
 }

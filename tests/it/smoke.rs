@@ -18,7 +18,11 @@ fn smoke_awscli_boto3_curl() {
         .unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
         println!("{stdout}");
-        assert!(out.status.success(), "smoke.py failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "smoke.py failed:\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         assert!(stdout.contains("smoke: all checks passed"));
     });
 }

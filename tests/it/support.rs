@@ -143,19 +143,29 @@ pub async fn gateway_on(db_name: &str) -> Gateway {
     let mut config = grids3::config::Config::for_tests(AK, SK);
     config.database = db_name.to_owned();
     config.janitor_interval = 1;
-    let state = grids3::AppState::init(config, client().await).await.expect("gateway state");
+    let state = grids3::AppState::init(config, client().await)
+        .await
+        .expect("gateway state");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let app = grids3::app(state.clone());
     tokio::spawn(async move {
         axum::serve(listener, app).await.unwrap();
     });
-    Gateway { addr, state, db: client().await.database(db_name) }
+    Gateway {
+        addr,
+        state,
+        db: client().await.database(db_name),
+    }
 }
 
 /// Starts a gateway on a fresh database.
 pub async fn gateway(tag: &str) -> Gateway {
-    let name = format!("g_{}_{}", tag, &uuid::Uuid::new_v4().simple().to_string()[..12]);
+    let name = format!(
+        "g_{}_{}",
+        tag,
+        &uuid::Uuid::new_v4().simple().to_string()[..12]
+    );
     gateway_on(&name).await
 }
 
@@ -174,7 +184,16 @@ pub struct Raw<'a> {
 
 impl<'a> Raw<'a> {
     pub fn new(method: &'a str, path_and_query: &'a str) -> Self {
-        Self { method, path_and_query, headers: vec![], body: vec![], payload_hash: None, date: None, secret: SK, access_key: AK }
+        Self {
+            method,
+            path_and_query,
+            headers: vec![],
+            body: vec![],
+            payload_hash: None,
+            date: None,
+            secret: SK,
+            access_key: AK,
+        }
     }
 
     /// The headers to send, including Authorization.
@@ -182,13 +201,19 @@ impl<'a> Raw<'a> {
         use grids3::auth::sigv4;
         let date = self.date.unwrap_or_else(chrono::Utc::now);
         let amz_date = date.format("%Y%m%dT%H%M%SZ").to_string();
-        let hash = self.payload_hash.clone().unwrap_or_else(|| sigv4::sha256_hex(&self.body));
+        let hash = self
+            .payload_hash
+            .clone()
+            .unwrap_or_else(|| sigv4::sha256_hex(&self.body));
         let mut headers = self.headers.clone();
         headers.push(("host".into(), gw.addr.to_string()));
         headers.push(("x-amz-date".into(), amz_date.clone()));
         headers.push(("x-amz-content-sha256".into(), hash.clone()));
         headers.sort();
-        let (path, query) = self.path_and_query.split_once('?').unwrap_or((self.path_and_query, ""));
+        let (path, query) = self
+            .path_and_query
+            .split_once('?')
+            .unwrap_or((self.path_and_query, ""));
         let signed: Vec<String> = headers.iter().map(|(k, _)| k.clone()).collect();
         let signed = signed.join(";");
         let cr = sigv4::canonical_request(
@@ -204,7 +229,10 @@ impl<'a> Raw<'a> {
         let sig = sigv4::sign(&key, &sigv4::string_to_sign(&amz_date, &scope, &cr));
         headers.push((
             "authorization".into(),
-            format!("AWS4-HMAC-SHA256 Credential={}/{scope}, SignedHeaders={signed}, Signature={sig}", self.access_key),
+            format!(
+                "AWS4-HMAC-SHA256 Credential={}/{scope}, SignedHeaders={signed}, Signature={sig}",
+                self.access_key
+            ),
         ));
         headers
     }
@@ -212,7 +240,10 @@ impl<'a> Raw<'a> {
     /// Sends it with reqwest.
     pub async fn send(&self, gw: &Gateway) -> reqwest::Response {
         let client = reqwest::Client::new();
-        let mut rb = client.request(self.method.parse().unwrap(), format!("{}{}", gw.endpoint(), self.path_and_query));
+        let mut rb = client.request(
+            self.method.parse().unwrap(),
+            format!("{}{}", gw.endpoint(), self.path_and_query),
+        );
         for (k, v) in self.signed_headers(gw) {
             if k != "host" {
                 rb = rb.header(k, v);
@@ -224,5 +255,9 @@ impl<'a> Raw<'a> {
 
 /// The `<Code>` of an S3 error body.
 pub fn error_code(body: &str) -> String {
-    body.split("<Code>").nth(1).and_then(|s| s.split("</Code>").next()).unwrap_or("").to_owned()
+    body.split("<Code>")
+        .nth(1)
+        .and_then(|s| s.split("</Code>").next())
+        .unwrap_or("")
+        .to_owned()
 }

@@ -23,7 +23,7 @@ pub struct ListQuery {
 #[derive(Clone, Debug)]
 pub enum ListEntry {
     /// An object.
-    Object(ObjectInfo),
+    Object(Box<ObjectInfo>),
     /// A common prefix.
     Prefix(String),
 }
@@ -116,7 +116,9 @@ impl ObjectStore {
             loop {
                 let Some(d) = cursor.try_next().await? else {
                     if let Some(p) = pending.take() {
-                        entries.push(ListEntry::Object(self.object_of(bucket, p).await?));
+                        entries.push(ListEntry::Object(Box::new(
+                            self.object_of(bucket, p).await?,
+                        )));
                     }
                     break 'seek;
                 };
@@ -125,7 +127,9 @@ impl ObjectStore {
                 };
                 if let Some(cp) = delimiter.and_then(|dl| common_prefix(&name, &q.prefix, dl)) {
                     if let Some(p) = pending.take() {
-                        entries.push(ListEntry::Object(self.object_of(bucket, p).await?));
+                        entries.push(ListEntry::Object(Box::new(
+                            self.object_of(bucket, p).await?,
+                        )));
                         if entries.len() >= want {
                             break 'seek;
                         }
@@ -149,7 +153,9 @@ impl ObjectStore {
                     }
                     Some(_) => {
                         let p = pending.replace(d).expect("some");
-                        entries.push(ListEntry::Object(self.object_of(bucket, p).await?));
+                        entries.push(ListEntry::Object(Box::new(
+                            self.object_of(bucket, p).await?,
+                        )));
                         if entries.len() >= want {
                             break 'seek;
                         }

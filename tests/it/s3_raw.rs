@@ -355,3 +355,30 @@ fn truncated_and_abandoned_bodies_leave_nothing() {
         assert_eq!(r.status(), 404);
     });
 }
+
+#[test]
+fn virtual_hosted_style_addressing() {
+    support::run(async {
+        let name = format!(
+            "g_vhost_{}",
+            &uuid::Uuid::new_v4().simple().to_string()[..12]
+        );
+        let gw = support::gateway_with(&name, |c| c.domain = Some("s3.grids3.test".into())).await;
+        let host = format!("vhost-bucket.s3.grids3.test:{}", gw.addr.port());
+        let mut r = Raw::new("PUT", "/");
+        r.host = Some(host.clone());
+        assert_eq!(r.send(&gw).await.status(), 200);
+        let mut r = Raw::new("PUT", "/dir/key.txt");
+        r.host = Some(host.clone());
+        r.body = b"virtual".to_vec();
+        assert_eq!(r.send(&gw).await.status(), 200);
+        // The same object, path-style.
+        let got = Raw::new("GET", "/vhost-bucket/dir/key.txt").send(&gw).await;
+        assert_eq!(got.status(), 200);
+        assert_eq!(got.bytes().await.unwrap().as_ref(), b"virtual");
+        let mut r = Raw::new("GET", "/?list-type=2");
+        r.host = Some(host);
+        let body = r.send(&gw).await.text().await.unwrap();
+        assert!(body.contains("<Key>dir/key.txt</Key>"), "{body}");
+    });
+}

@@ -140,7 +140,16 @@ impl Gateway {
 
 /// Starts a gateway on a fresh database (`db_name` to share one between instances).
 pub async fn gateway_on(db_name: &str) -> Gateway {
+    gateway_with(db_name, |_| {}).await
+}
+
+/// Starts a gateway with a configuration adjusted by `tweak`.
+pub async fn gateway_with(
+    db_name: &str,
+    tweak: impl FnOnce(&mut grids3::config::Config),
+) -> Gateway {
     let mut config = grids3::config::Config::for_tests(AK, SK);
+    tweak(&mut config);
     config.database = db_name.to_owned();
     config.janitor_interval = 1;
     let state = grids3::AppState::init(config, client().await)
@@ -180,6 +189,7 @@ pub struct Raw<'a> {
     pub date: Option<chrono::DateTime<chrono::Utc>>,
     pub secret: &'a str,
     pub access_key: &'a str,
+    pub host: Option<String>,
 }
 
 impl<'a> Raw<'a> {
@@ -193,6 +203,7 @@ impl<'a> Raw<'a> {
             date: None,
             secret: SK,
             access_key: AK,
+            host: None,
         }
     }
 
@@ -206,7 +217,10 @@ impl<'a> Raw<'a> {
             .clone()
             .unwrap_or_else(|| sigv4::sha256_hex(&self.body));
         let mut headers = self.headers.clone();
-        headers.push(("host".into(), gw.addr.to_string()));
+        headers.push((
+            "host".into(),
+            self.host.clone().unwrap_or_else(|| gw.addr.to_string()),
+        ));
         headers.push(("x-amz-date".into(), amz_date.clone()));
         headers.push(("x-amz-content-sha256".into(), hash.clone()));
         headers.sort();
@@ -245,7 +259,7 @@ impl<'a> Raw<'a> {
             format!("{}{}", gw.endpoint(), self.path_and_query),
         );
         for (k, v) in self.signed_headers(gw) {
-            if k != "host" {
+            if k != "host" || self.host.is_some() {
                 rb = rb.header(k, v);
             }
         }

@@ -49,6 +49,10 @@ pub struct Config {
     /// Seconds between janitor passes (deferred reclaims, expired leases).
     #[arg(long, env = "GRIDS3_JANITOR_INTERVAL", default_value_t = 5)]
     pub janitor_interval: u64,
+
+    /// Seconds after which an unfinished multipart upload is aborted by the background sweep.
+    #[arg(long, env = "GRIDS3_MULTIPART_MAX_AGE", default_value_t = 7 * 24 * 3600)]
+    pub multipart_max_age: u64,
 }
 
 impl std::fmt::Debug for Config {

@@ -75,6 +75,14 @@ errors! {
     content_sha256_mismatch => "XAmzContentSHA256Mismatch", BAD_REQUEST, "The provided 'x-amz-content-sha256' header does not match what was computed.";
     /// Single PUT above 5 GiB.
     entity_too_large => "EntityTooLarge", BAD_REQUEST, "Your proposed upload exceeds the maximum allowed object size.";
+    /// Unknown (or finished) multipart upload id.
+    no_such_upload => "NoSuchUpload", NOT_FOUND, "The specified multipart upload does not exist. The upload ID might be invalid, or the multipart upload might have been aborted or completed.";
+    /// A part named in Complete is unknown or its ETag differs.
+    invalid_part => "InvalidPart", BAD_REQUEST, "One or more of the specified parts could not be found. The part might not have been uploaded, or the specified entity tag might not have matched the part's entity tag.";
+    /// Parts not in ascending order.
+    invalid_part_order => "InvalidPartOrder", BAD_REQUEST, "The list of parts was not in ascending order. The parts list must be specified in order by part number.";
+    /// A non-last part under 5 MiB.
+    entity_too_small => "EntityTooSmall", BAD_REQUEST, "Your proposed upload is smaller than the minimum allowed object size.";
     /// Method not allowed on this resource.
     method_not_allowed => "MethodNotAllowed", METHOD_NOT_ALLOWED, "The specified method is not allowed against this resource.";
 }

@@ -88,6 +88,7 @@ impl AppState {
     fn spawn_janitor(&self) {
         let store = self.store.clone();
         let every = Duration::from_secs(self.config.janitor_interval.max(1));
+        let max_age_ms = (self.config.multipart_max_age as i64).saturating_mul(1000);
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(every);
             loop {
@@ -96,6 +97,14 @@ impl AppState {
                     Ok(0) => {}
                     Ok(n) => tracing::info!(reclaimed = n, "janitor reclaimed deferred revisions"),
                     Err(e) => tracing::warn!(error = %e, "janitor pass failed"),
+                }
+                let before = mongodb::bson::DateTime::from_millis(
+                    mongodb::bson::DateTime::now().timestamp_millis() - max_age_ms,
+                );
+                match store.sweep_uploads(before).await {
+                    Ok(0) => {}
+                    Ok(n) => tracing::info!(aborted = n, "sweep aborted stale multipart uploads"),
+                    Err(e) => tracing::warn!(error = %e, "multipart sweep failed"),
                 }
             }
         });

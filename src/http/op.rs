@@ -36,6 +36,20 @@ pub enum Op {
     HeadObject,
     /// DELETE /bucket/key
     DeleteObject,
+    /// POST /bucket/key?uploads
+    CreateMultipartUpload,
+    /// PUT /bucket/key?partNumber&uploadId
+    UploadPart,
+    /// PUT /bucket/key?partNumber&uploadId with x-amz-copy-source
+    UploadPartCopy,
+    /// POST /bucket/key?uploadId
+    CompleteMultipartUpload,
+    /// DELETE /bucket/key?uploadId
+    AbortMultipartUpload,
+    /// GET /bucket/key?uploadId
+    ListParts,
+    /// GET /bucket?uploads
+    ListMultipartUploads,
     /// Anything else; the string names what was asked for (for the log).
     NotImplemented(String),
 }
@@ -59,6 +73,13 @@ impl Op {
             Op::GetObject => "GetObject",
             Op::HeadObject => "HeadObject",
             Op::DeleteObject => "DeleteObject",
+            Op::CreateMultipartUpload => "CreateMultipartUpload",
+            Op::UploadPart => "UploadPart",
+            Op::UploadPartCopy => "UploadPartCopy",
+            Op::CompleteMultipartUpload => "CompleteMultipartUpload",
+            Op::AbortMultipartUpload => "AbortMultipartUpload",
+            Op::ListParts => "ListParts",
+            Op::ListMultipartUploads => "ListMultipartUploads",
             Op::NotImplemented(_) => "NotImplemented",
         }
     }
@@ -137,6 +158,7 @@ pub fn parse(
             }
             (Method::GET, []) if !has("list-type") => Op::ListObjects,
             (Method::POST, ["delete"]) => Op::DeleteObjects,
+            (Method::GET, ["uploads"]) => Op::ListMultipartUploads,
             (_, s) => ni(&format!("bucket ?{}", s.join("&"))),
         },
         (Some(_), Some(_)) => {
@@ -154,6 +176,17 @@ pub fn parse(
                 (Method::GET, []) => Op::GetObject,
                 (Method::HEAD, []) => Op::HeadObject,
                 (Method::DELETE, []) => Op::DeleteObject,
+                (Method::POST, ["uploads"]) => Op::CreateMultipartUpload,
+                (Method::PUT, ["partNumber", "uploadId"] | ["uploadId", "partNumber"]) => {
+                    if headers.contains_key("x-amz-copy-source") {
+                        Op::UploadPartCopy
+                    } else {
+                        Op::UploadPart
+                    }
+                }
+                (Method::POST, ["uploadId"]) => Op::CompleteMultipartUpload,
+                (Method::DELETE, ["uploadId"]) => Op::AbortMultipartUpload,
+                (Method::GET, ["uploadId"]) => Op::ListParts,
                 (_, s) => ni(&format!("object ?{}", s.join("&"))),
             }
         }
@@ -236,7 +269,6 @@ mod tests {
             (Method::GET, Some("b"), None, "acl"),
             (Method::PUT, Some("b"), None, "cors"),
             (Method::GET, Some("b"), Some("k"), "partNumber=1"),
-            (Method::POST, Some("b"), Some("k"), "uploads"),
             (Method::GET, Some("b"), None, "list-type=3"),
             (Method::POST, None, None, ""),
             (Method::PATCH, Some("b"), Some("k"), ""),

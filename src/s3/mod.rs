@@ -6,6 +6,7 @@ pub mod copy;
 pub mod delete;
 pub mod headers;
 pub mod list;
+pub mod multipart;
 pub mod object;
 
 use axum::body::Body;
@@ -86,6 +87,13 @@ pub async fn dispatch(st: &AppState, op: Op, req: S3Request) -> S3Result<Respons
         Op::GetObject => object::get_object(st, req, false).await,
         Op::HeadObject => object::get_object(st, req, true).await,
         Op::DeleteObject => object::delete_object(st, req).await,
+        Op::CreateMultipartUpload => multipart::create(st, req).await,
+        Op::UploadPart => multipart::upload_part(st, req).await,
+        Op::UploadPartCopy => multipart::upload_part_copy(st, req).await,
+        Op::CompleteMultipartUpload => multipart::complete(st, req).await,
+        Op::AbortMultipartUpload => multipart::abort(st, req).await,
+        Op::ListParts => multipart::list_parts(st, req).await,
+        Op::ListMultipartUploads => multipart::list_uploads(st, req).await,
         Op::NotImplemented(_) => Err(S3Error::not_implemented()),
     }
 }

@@ -31,7 +31,7 @@ async fn pump(up: &mut Upload, reader: &mut BodyReader) -> S3Result<Digests> {
 }
 
 /// Content-MD5 decoded, or `InvalidDigest`.
-fn content_md5(req: &S3Request) -> S3Result<Option<[u8; 16]>> {
+pub(crate) fn content_md5(req: &S3Request) -> S3Result<Option<[u8; 16]>> {
     let Some(v) = req.header("content-md5") else {
         return Ok(None);
     };

@@ -383,6 +383,201 @@ pub struct ListVersionsResult {
     pub common_prefixes: Vec<CommonPrefix>,
 }
 
+/// `<InitiateMultipartUploadResult>`.
+#[derive(Serialize, Debug)]
+pub struct InitiateMultipartUploadResult {
+    /// Namespace.
+    #[serde(rename = "@xmlns")]
+    pub xmlns: &'static str,
+    /// Bucket.
+    #[serde(rename = "Bucket")]
+    pub bucket: String,
+    /// Key.
+    #[serde(rename = "Key")]
+    pub key: String,
+    /// Upload id.
+    #[serde(rename = "UploadId")]
+    pub upload_id: String,
+}
+
+/// `<CompleteMultipartUpload>` request body.
+#[derive(Deserialize, Debug)]
+pub struct CompleteMultipartUpload {
+    /// Parts, in the order given.
+    #[serde(rename = "Part", default)]
+    pub parts: Vec<CompletedPart>,
+}
+
+/// One `<Part>` of CompleteMultipartUpload.
+#[derive(Deserialize, Debug)]
+pub struct CompletedPart {
+    /// Part number.
+    #[serde(rename = "PartNumber")]
+    pub part_number: i32,
+    /// ETag as returned by UploadPart.
+    #[serde(rename = "ETag")]
+    pub etag: String,
+}
+
+/// `<CompleteMultipartUploadResult>`.
+#[derive(Serialize, Debug)]
+pub struct CompleteMultipartUploadResult {
+    /// Namespace.
+    #[serde(rename = "@xmlns")]
+    pub xmlns: &'static str,
+    /// Object URL path.
+    #[serde(rename = "Location")]
+    pub location: String,
+    /// Bucket.
+    #[serde(rename = "Bucket")]
+    pub bucket: String,
+    /// Key.
+    #[serde(rename = "Key")]
+    pub key: String,
+    /// Multipart ETag.
+    #[serde(rename = "ETag")]
+    pub etag: String,
+}
+
+/// `<CopyPartResult>`.
+#[derive(Serialize, Debug)]
+pub struct CopyPartResult {
+    /// Namespace.
+    #[serde(rename = "@xmlns")]
+    pub xmlns: &'static str,
+    /// When the part was stored.
+    #[serde(rename = "LastModified")]
+    pub last_modified: String,
+    /// The part's ETag.
+    #[serde(rename = "ETag")]
+    pub etag: String,
+}
+
+/// One `<Part>` of ListParts.
+#[derive(Serialize, Debug)]
+pub struct PartEntry {
+    /// Number.
+    #[serde(rename = "PartNumber")]
+    pub part_number: i32,
+    /// Upload time.
+    #[serde(rename = "LastModified")]
+    pub last_modified: String,
+    /// ETag.
+    #[serde(rename = "ETag")]
+    pub etag: String,
+    /// Size.
+    #[serde(rename = "Size")]
+    pub size: u64,
+}
+
+/// `<ListPartsResult>`.
+#[derive(Serialize, Debug)]
+pub struct ListPartsResult {
+    /// Namespace.
+    #[serde(rename = "@xmlns")]
+    pub xmlns: &'static str,
+    /// Bucket.
+    #[serde(rename = "Bucket")]
+    pub bucket: String,
+    /// Key.
+    #[serde(rename = "Key")]
+    pub key: String,
+    /// Upload id.
+    #[serde(rename = "UploadId")]
+    pub upload_id: String,
+    /// Echoed marker.
+    #[serde(rename = "PartNumberMarker")]
+    pub part_number_marker: i32,
+    /// Next marker when truncated.
+    #[serde(
+        rename = "NextPartNumberMarker",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub next_part_number_marker: Option<i32>,
+    /// max-parts.
+    #[serde(rename = "MaxParts")]
+    pub max_parts: i64,
+    /// More to come.
+    #[serde(rename = "IsTruncated")]
+    pub is_truncated: bool,
+    /// Parts.
+    #[serde(rename = "Part", default)]
+    pub parts: Vec<PartEntry>,
+    /// Initiator.
+    #[serde(rename = "Initiator")]
+    pub initiator: Owner,
+    /// Owner.
+    #[serde(rename = "Owner")]
+    pub owner: Owner,
+    /// Storage class.
+    #[serde(rename = "StorageClass")]
+    pub storage_class: &'static str,
+}
+
+/// One `<Upload>` of ListMultipartUploads.
+#[derive(Serialize, Debug)]
+pub struct UploadEntry {
+    /// Key.
+    #[serde(rename = "Key")]
+    pub key: String,
+    /// Upload id.
+    #[serde(rename = "UploadId")]
+    pub upload_id: String,
+    /// Initiator.
+    #[serde(rename = "Initiator")]
+    pub initiator: Owner,
+    /// Owner.
+    #[serde(rename = "Owner")]
+    pub owner: Owner,
+    /// Storage class.
+    #[serde(rename = "StorageClass")]
+    pub storage_class: &'static str,
+    /// When it was created.
+    #[serde(rename = "Initiated")]
+    pub initiated: String,
+}
+
+/// `<ListMultipartUploadsResult>`.
+#[derive(Serialize, Debug)]
+pub struct ListMultipartUploadsResult {
+    /// Namespace.
+    #[serde(rename = "@xmlns")]
+    pub xmlns: &'static str,
+    /// Bucket.
+    #[serde(rename = "Bucket")]
+    pub bucket: String,
+    /// Echoed key-marker.
+    #[serde(rename = "KeyMarker")]
+    pub key_marker: String,
+    /// Echoed upload-id-marker.
+    #[serde(rename = "UploadIdMarker")]
+    pub upload_id_marker: String,
+    /// Next key marker when truncated.
+    #[serde(rename = "NextKeyMarker", skip_serializing_if = "Option::is_none")]
+    pub next_key_marker: Option<String>,
+    /// Next upload id marker when truncated.
+    #[serde(rename = "NextUploadIdMarker", skip_serializing_if = "Option::is_none")]
+    pub next_upload_id_marker: Option<String>,
+    /// Prefix.
+    #[serde(rename = "Prefix")]
+    pub prefix: String,
+    /// Delimiter.
+    #[serde(rename = "Delimiter", skip_serializing_if = "Option::is_none")]
+    pub delimiter: Option<String>,
+    /// max-uploads.
+    #[serde(rename = "MaxUploads")]
+    pub max_uploads: i64,
+    /// More to come.
+    #[serde(rename = "IsTruncated")]
+    pub is_truncated: bool,
+    /// Uploads.
+    #[serde(rename = "Upload", default)]
+    pub uploads: Vec<UploadEntry>,
+    /// Common prefixes.
+    #[serde(rename = "CommonPrefixes", default)]
+    pub common_prefixes: Vec<CommonPrefix>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

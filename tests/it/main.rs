@@ -3,6 +3,7 @@
 mod gridfs_interop;
 mod gridfs_spec;
 mod s3_gridfs;
+mod s3_multipart;
 mod s3_raw;
 mod s3_sdk;
 mod smoke;

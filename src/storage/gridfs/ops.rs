@@ -91,6 +91,12 @@ impl GridFsBucket {
         Ok(())
     }
 
+    /// Writes a files document for chunks that are already stored (publishing them).
+    pub async fn insert_file(&self, file: &FileDoc) -> Result<()> {
+        self.files().insert_one(file.to_document()).await?;
+        Ok(())
+    }
+
     /// Drops the files collection, then the chunks collection.
     pub async fn drop(&self) -> Result<()> {
         self.files().drop().await?;

@@ -30,6 +30,9 @@ pub struct UploadOptions {
     pub metadata: Option<Document>,
     /// Also compute the SHA-256 of the content.
     pub sha256: bool,
+    /// The `n` of the first chunk written (0 for a normal file). Multipart completion uses it
+    /// to rewrite only the tail of a file whose head chunks were adopted in place.
+    pub first_chunk: i64,
 }
 
 /// Length and digests of an upload's content, computed while streaming.
@@ -56,6 +59,7 @@ pub struct Upload {
     batch: Vec<Document>,
     batch_bytes: usize,
     next_n: i64,
+    first_chunk: i64,
     length: u64,
     md5: Md5,
     sha256: Option<Sha256>,
@@ -82,7 +86,8 @@ impl GridFsBucket {
             pending: Vec::with_capacity(chunk_size as usize),
             batch: Vec::new(),
             batch_bytes: 0,
-            next_n: 0,
+            next_n: opts.first_chunk,
+            first_chunk: opts.first_chunk,
             length: 0,
             md5: Md5::new(),
             sha256: opts.sha256.then(Sha256::new),
@@ -228,6 +233,14 @@ impl Upload {
         Ok(file)
     }
 
+    /// Stores every chunk and keeps them without writing a files document (a multipart part,
+    /// or the tail of a file assembled elsewhere). Dropping the result no longer deletes them.
+    pub async fn commit_chunks(mut self) -> Result<Digests> {
+        let d = self.flush().await?;
+        self.done = true;
+        Ok(d)
+    }
+
     /// Flushes and publishes with the metadata given at open.
     pub async fn finish(self) -> Result<FileDoc> {
         self.publish(None).await
@@ -237,7 +250,13 @@ impl Upload {
     pub async fn abort(mut self) -> Result<()> {
         self.done = true;
         let in_flight = std::mem::take(&mut self.in_flight);
-        delete_chunks(self.bucket.clone(), self.id.clone(), in_flight).await
+        delete_chunks(
+            self.bucket.clone(),
+            self.id.clone(),
+            self.first_chunk,
+            in_flight,
+        )
+        .await
     }
 }
 
@@ -247,29 +266,33 @@ async fn join(h: JoinHandle<Result<()>>) -> Result<()> {
 }
 
 /// Waits for the inserts still running (so none lands after the delete), then deletes the
-/// file's chunks.
+/// chunks this upload wrote (from `first_chunk` on).
 async fn delete_chunks(
     bucket: GridFsBucket,
     id: Bson,
+    first_chunk: i64,
     in_flight: VecDeque<JoinHandle<Result<()>>>,
 ) -> Result<()> {
     for h in in_flight {
         let _ = h.await;
     }
-    bucket.chunks().delete_many(doc! {"files_id": id}).await?;
+    bucket
+        .chunks()
+        .delete_many(doc! {"files_id": id, "n": {"$gte": first_chunk}})
+        .await?;
     Ok(())
 }
 
 impl Drop for Upload {
     fn drop(&mut self) {
-        if self.done || (self.next_n == 0 && self.in_flight.is_empty()) {
+        if self.done || (self.length == 0 && self.in_flight.is_empty()) {
             return;
         }
         let in_flight = std::mem::take(&mut self.in_flight);
-        let (bucket, id) = (self.bucket.clone(), self.id.clone());
+        let (bucket, id, first) = (self.bucket.clone(), self.id.clone(), self.first_chunk);
         if let Ok(rt) = tokio::runtime::Handle::try_current() {
             rt.spawn(async move {
-                if let Err(e) = delete_chunks(bucket, id.clone(), in_flight).await {
+                if let Err(e) = delete_chunks(bucket, id.clone(), first, in_flight).await {
                     tracing::warn!(file_id = %id, error = %e, "could not remove chunks of an abandoned upload");
                 }
             });

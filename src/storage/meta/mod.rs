@@ -6,9 +6,11 @@
 mod buckets;
 mod keys;
 mod leases;
+mod uploads;
 
 pub use buckets::BucketInfo;
 pub use leases::{Lease, PendingReclaim};
+pub use uploads::{PartRecord, UploadRecord};
 
 use mongodb::bson::{doc, Document};
 use mongodb::options::IndexOptions;
@@ -23,6 +25,8 @@ pub struct MetaStore {
     keys: Collection<Document>,
     leases: Collection<Document>,
     reclaim: Collection<Document>,
+    uploads: Collection<Document>,
+    parts: Collection<Document>,
 }
 
 impl MetaStore {
@@ -35,6 +39,8 @@ impl MetaStore {
             keys: db.collection("__accesskeys"),
             leases: db.collection("__leases"),
             reclaim: db.collection("__reclaim"),
+            uploads: db.collection("__uploads"),
+            parts: db.collection("__parts"),
         };
         m.leases
             .create_index(

@@ -5,9 +5,11 @@
 
 mod list;
 mod meta;
+mod multipart;
 
 pub use list::{ListEntry, ListPage, ListQuery};
 pub use meta::ObjectMeta;
+pub use multipart::{CompleteStats, MULTIPART_CHUNK_SIZE};
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

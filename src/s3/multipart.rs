@@ -1,0 +1,405 @@
+//! Multipart uploads: Create, UploadPart, UploadPartCopy, Complete, Abort, ListParts,
+//! ListMultipartUploads.
+
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::Response;
+use futures::TryStreamExt;
+use md5::{Digest, Md5};
+
+use super::copy::parse_copy_source;
+use super::headers::{evaluate, iso8601, meta_from_headers, Precondition};
+use super::object::require_object;
+use super::{empty, owner_of, require_bucket, xml_response, S3Request};
+use crate::error::{S3Error, S3Result};
+use crate::state::AppState;
+use crate::storage::gridfs::GridFsError;
+use crate::storage::meta::UploadRecord;
+use crate::xml::{self, to_xml, S3_NS};
+
+/// Smallest part but the last, as in S3.
+pub const MIN_PART_SIZE: u64 = 5 * 1024 * 1024;
+/// Largest part, as in S3.
+pub const MAX_PART_SIZE: u64 = 5 * 1024 * 1024 * 1024;
+
+/// The upload named by `uploadId`, which must belong to the request's bucket and key. (Takes
+/// the strings, not the request: the request's body is not `Sync`, so a reference to it cannot
+/// be held across an await in a `Send` future.)
+async fn require_upload(
+    st: &AppState,
+    bucket: &str,
+    key: &str,
+    id: Option<&str>,
+) -> S3Result<UploadRecord> {
+    match st
+        .store
+        .meta()
+        .get_upload(bucket, id.unwrap_or_default())
+        .await?
+    {
+        Some(u) if u.key == key => Ok(u),
+        _ => Err(S3Error::no_such_upload()),
+    }
+}
+
+fn part_number(req: &S3Request) -> S3Result<i32> {
+    req.q("partNumber")
+        .and_then(|n| n.parse::<i32>().ok())
+        .filter(|n| (1..=10_000).contains(n))
+        .ok_or_else(|| {
+            S3Error::invalid_argument(
+                "Part number must be an integer between 1 and 10000, inclusive",
+            )
+        })
+}
+
+/// CreateMultipartUpload.
+pub async fn create(st: &AppState, req: S3Request) -> S3Result<Response> {
+    require_bucket(st, req.bucket()).await?;
+    let meta = meta_from_headers(&req.parts.headers);
+    let up = st
+        .store
+        .create_multipart(req.bucket(), req.key(), &req.auth.access_key, &meta)
+        .await?;
+    let body = xml::InitiateMultipartUploadResult {
+        xmlns: S3_NS,
+        bucket: up.bucket,
+        key: up.key,
+        upload_id: up.id,
+    };
+    Ok(xml_response(
+        StatusCode::OK,
+        to_xml("InitiateMultipartUploadResult", &body),
+    ))
+}
+
+/// UploadPart: streamed into chunks of the upload's chunk size under the part's own id.
+pub async fn upload_part(st: &AppState, mut req: S3Request) -> S3Result<Response> {
+    require_bucket(st, req.bucket()).await?;
+    let number = part_number(&req)?;
+    let up = require_upload(st, req.bucket(), req.key(), req.q("uploadId")).await?;
+    let md5 = super::object::content_md5(&req)?;
+    let mut reader = req.body_reader()?;
+    if reader.declared_len().is_some_and(|l| l > MAX_PART_SIZE) {
+        return Err(S3Error::entity_too_large());
+    }
+    let mut part = st.store.open_part(&up).await?;
+    let written: S3Result<()> = async {
+        while let Some(b) = reader.next().await? {
+            part.write(&b).await?;
+        }
+        let d = part.flush().await?;
+        if md5.is_some_and(|m| m != d.md5) {
+            return Err(S3Error::bad_digest());
+        }
+        Ok(())
+    }
+    .await;
+    if let Err(e) = written {
+        let _ = part.abort().await;
+        return Err(e);
+    }
+    let rec = st
+        .store
+        .commit_part(&up, number, part)
+        .await?
+        .ok_or_else(S3Error::no_such_upload)?;
+    let mut r = empty(StatusCode::OK);
+    if let Ok(v) = HeaderValue::from_str(&format!("\"{}\"", rec.md5_hex)) {
+        r.headers_mut().insert("etag", v);
+    }
+    Ok(r)
+}
+
+/// UploadPartCopy, with `x-amz-copy-source-range`.
+pub async fn upload_part_copy(st: &AppState, req: S3Request) -> S3Result<Response> {
+    require_bucket(st, req.bucket()).await?;
+    let number = part_number(&req)?;
+    let up = require_upload(st, req.bucket(), req.key(), req.q("uploadId")).await?;
+    let (src_bucket, src_key) =
+        parse_copy_source(req.header("x-amz-copy-source").unwrap_or_default())?;
+    require_bucket(st, &src_bucket).await?;
+    for _ in 0..3 {
+        let src = require_object(st, &src_bucket, &src_key).await?;
+        if evaluate(
+            req.header("x-amz-copy-source-if-match"),
+            req.header("x-amz-copy-source-if-unmodified-since"),
+            req.header("x-amz-copy-source-if-none-match"),
+            req.header("x-amz-copy-source-if-modified-since"),
+            src.etag(),
+            src.file.upload_date,
+        ) != Precondition::Proceed
+        {
+            return Err(S3Error::precondition_failed());
+        }
+        let len = src.file.length;
+        let (start, end) = match req.header("x-amz-copy-source-range") {
+            None => (0, len),
+            Some(r) => {
+                let bad = || {
+                    S3Error::invalid_argument("The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy")
+                };
+                let (a, b) = r
+                    .trim()
+                    .strip_prefix("bytes=")
+                    .and_then(|s| s.split_once('-'))
+                    .ok_or_else(bad)?;
+                let (a, b): (u64, u64) =
+                    (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
+                if a > b || b >= len {
+                    return Err(S3Error::invalid_range()
+                        .with_message("The requested range is not satisfiable"));
+                }
+                (a, b + 1)
+            }
+        };
+        if end - start > MAX_PART_SIZE {
+            return Err(S3Error::entity_too_large());
+        }
+        let mut stream = match st.store.open_read(&src_bucket, &src, start, end).await {
+            Ok(s) => s,
+            Err(GridFsError::FileNotFound) => continue,
+            Err(e) => return Err(e.into()),
+        };
+        let mut part = st.store.open_part(&up).await?;
+        let copied: Result<(), GridFsError> = async {
+            while let Some(b) = stream.try_next().await? {
+                part.write(&b).await?;
+            }
+            Ok(())
+        }
+        .await;
+        if let Err(e) = copied {
+            let _ = part.abort().await;
+            return Err(e.into());
+        }
+        let rec = st
+            .store
+            .commit_part(&up, number, part)
+            .await?
+            .ok_or_else(S3Error::no_such_upload)?;
+        let body = xml::CopyPartResult {
+            xmlns: S3_NS,
+            last_modified: iso8601(rec.last_modified),
+            etag: format!("\"{}\"", rec.md5_hex),
+        };
+        return Ok(xml_response(
+            StatusCode::OK,
+            to_xml("CopyPartResult", &body),
+        ));
+    }
+    Err(S3Error::no_such_key())
+}
+
+/// CompleteMultipartUpload.
+pub async fn complete(st: &AppState, mut req: S3Request) -> S3Result<Response> {
+    require_bucket(st, req.bucket()).await?;
+    let up = require_upload(st, req.bucket(), req.key(), req.q("uploadId")).await?;
+    let body = req.body_reader()?.read_to_vec(xml::MAX_XML_BODY).await?;
+    let request: xml::CompleteMultipartUpload = xml::from_xml(&body)?;
+    if request.parts.is_empty() {
+        return Err(S3Error::malformed_xml());
+    }
+    if request
+        .parts
+        .windows(2)
+        .any(|w| w[0].part_number >= w[1].part_number)
+    {
+        return Err(S3Error::invalid_part_order());
+    }
+    let stored = st.store.meta().list_parts(&up.id, 0, 0).await?;
+    let mut parts = Vec::with_capacity(request.parts.len());
+    for p in &request.parts {
+        let found = stored
+            .iter()
+            .find(|s| {
+                s.number == p.part_number
+                    && s.md5_hex == p.etag.trim().trim_matches('"').to_ascii_lowercase()
+            })
+            .ok_or_else(S3Error::invalid_part)?;
+        parts.push(found.clone());
+    }
+    if parts[..parts.len() - 1]
+        .iter()
+        .any(|p| p.size < MIN_PART_SIZE)
+    {
+        return Err(S3Error::entity_too_small());
+    }
+    // The S3 multipart ETag: MD5 of the concatenated binary part MD5s, then "-<count>".
+    let mut h = Md5::new();
+    for p in &parts {
+        h.update(hex::decode(&p.md5_hex).map_err(|_| S3Error::internal())?);
+    }
+    let etag = format!("\"{}-{}\"", hex::encode(h.finalize()), parts.len());
+    let (info, stats) = st.store.complete_multipart(&up, &parts, &etag).await?;
+    tracing::info!(bucket = %up.bucket, key = %up.key, parts = parts.len(), adopted = stats.parts_adopted, bytes_rewritten = stats.bytes_rewritten, "multipart upload completed");
+    let body = xml::CompleteMultipartUploadResult {
+        xmlns: S3_NS,
+        location: format!(
+            "/{}/{}",
+            up.bucket,
+            crate::auth::sigv4::uri_encode(&up.key, true)
+        ),
+        bucket: up.bucket.clone(),
+        key: up.key.clone(),
+        etag: info.etag().to_owned(),
+    };
+    Ok(xml_response(
+        StatusCode::OK,
+        to_xml("CompleteMultipartUploadResult", &body),
+    ))
+}
+
+/// AbortMultipartUpload.
+pub async fn abort(st: &AppState, req: S3Request) -> S3Result<Response> {
+    require_bucket(st, req.bucket()).await?;
+    let up = require_upload(st, req.bucket(), req.key(), req.q("uploadId")).await?;
+    st.store.abort_multipart(&up).await?;
+    Ok(empty(StatusCode::NO_CONTENT))
+}
+
+/// ListParts (part-number-marker, max-parts).
+pub async fn list_parts(st: &AppState, req: S3Request) -> S3Result<Response> {
+    require_bucket(st, req.bucket()).await?;
+    let up = require_upload(st, req.bucket(), req.key(), req.q("uploadId")).await?;
+    let marker: i32 = req
+        .q("part-number-marker")
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(0);
+    let max: i64 = match req.q("max-parts") {
+        None => 1000,
+        Some(m) => m
+            .parse::<i64>()
+            .ok()
+            .filter(|m| *m >= 0)
+            .ok_or_else(|| S3Error::invalid_argument("max-parts must be an integer"))?
+            .min(1000),
+    };
+    let mut parts = st.store.meta().list_parts(&up.id, marker, max + 1).await?;
+    let truncated = parts.len() as i64 > max;
+    parts.truncate(max as usize);
+    let owner = owner_of(&up.owner);
+    let body = xml::ListPartsResult {
+        xmlns: S3_NS,
+        bucket: up.bucket.clone(),
+        key: up.key.clone(),
+        upload_id: up.id.clone(),
+        part_number_marker: marker,
+        next_part_number_marker: parts.last().map(|p| p.number),
+        max_parts: max,
+        is_truncated: truncated,
+        parts: parts
+            .iter()
+            .map(|p| xml::PartEntry {
+                part_number: p.number,
+                last_modified: iso8601(p.last_modified),
+                etag: format!("\"{}\"", p.md5_hex),
+                size: p.size,
+            })
+            .collect(),
+        initiator: owner.clone(),
+        owner,
+        storage_class: "STANDARD",
+    };
+    Ok(xml_response(
+        StatusCode::OK,
+        to_xml("ListPartsResult", &body),
+    ))
+}
+
+/// ListMultipartUploads (prefix, delimiter, key-marker, upload-id-marker, max-uploads).
+pub async fn list_uploads(st: &AppState, req: S3Request) -> S3Result<Response> {
+    let bucket = require_bucket(st, req.bucket()).await?;
+    let prefix = req.q("prefix").unwrap_or_default().to_owned();
+    let delimiter = req
+        .q("delimiter")
+        .filter(|d| !d.is_empty())
+        .map(str::to_owned);
+    let key_marker = req.q("key-marker").unwrap_or_default().to_owned();
+    let id_marker = req.q("upload-id-marker").unwrap_or_default().to_owned();
+    let max: usize = match req.q("max-uploads") {
+        None => 1000,
+        Some(m) => m
+            .parse::<usize>()
+            .map_err(|_| S3Error::invalid_argument("max-uploads must be an integer"))?
+            .min(1000),
+    };
+    // Uploads in progress are few; read the candidates and page in memory.
+    let all = st
+        .store
+        .meta()
+        .list_uploads(
+            &bucket.name,
+            &prefix,
+            (!key_marker.is_empty()).then_some(key_marker.as_str()),
+            100_000,
+        )
+        .await?;
+    let after_marker = all.into_iter().filter(|u| {
+        key_marker.is_empty()
+            || u.key > key_marker
+            || (u.key == key_marker && !id_marker.is_empty() && u.id.as_str() > id_marker.as_str())
+    });
+    let mut uploads = Vec::new();
+    let mut prefixes: Vec<String> = Vec::new();
+    let mut last: Option<(String, String)> = None;
+    let mut truncated = false;
+    for u in after_marker {
+        let cp = delimiter.as_deref().and_then(|d| {
+            let rest = &u.key[prefix.len()..];
+            rest.find(d)
+                .map(|i| u.key[..prefix.len() + i + d.len()].to_owned())
+        });
+        if let Some(cp) = &cp {
+            if prefixes.last() == Some(cp) {
+                continue;
+            }
+        }
+        if uploads.len() + prefixes.len() == max {
+            truncated = true;
+            break;
+        }
+        match cp {
+            Some(cp) => {
+                last = Some((cp.clone(), String::new()));
+                prefixes.push(cp);
+            }
+            None => {
+                last = Some((u.key.clone(), u.id.clone()));
+                let owner = owner_of(&u.owner);
+                uploads.push(xml::UploadEntry {
+                    key: u.key,
+                    upload_id: u.id,
+                    initiator: owner.clone(),
+                    owner,
+                    storage_class: "STANDARD",
+                    initiated: iso8601(u.initiated),
+                });
+            }
+        }
+    }
+    let body = xml::ListMultipartUploadsResult {
+        xmlns: S3_NS,
+        bucket: bucket.name,
+        key_marker,
+        upload_id_marker: id_marker,
+        next_key_marker: truncated
+            .then(|| last.as_ref().map(|l| l.0.clone()))
+            .flatten(),
+        next_upload_id_marker: truncated
+            .then(|| last.as_ref().map(|l| l.1.clone()))
+            .flatten(),
+        prefix,
+        delimiter,
+        max_uploads: max as i64,
+        is_truncated: truncated,
+        uploads,
+        common_prefixes: prefixes
+            .into_iter()
+            .map(|prefix| xml::CommonPrefix { prefix })
+            .collect(),
+    };
+    Ok(xml_response(
+        StatusCode::OK,
+        to_xml("ListMultipartUploadsResult", &body),
+    ))
+}

@@ -1,0 +1,197 @@
+//! Multipart uploads in progress (`__uploads`) and their parts (`__parts`). A part's data are
+//! GridFS chunks in the bucket's chunks collection under the part's own file id, with no files
+//! document, so they never show up as objects.
+
+use futures::TryStreamExt;
+use mongodb::bson::{doc, oid::ObjectId, DateTime, Document};
+
+use super::MetaStore;
+
+/// An upload in progress.
+#[derive(Clone, Debug)]
+pub struct UploadRecord {
+    /// Upload id.
+    pub id: String,
+    /// Bucket.
+    pub bucket: String,
+    /// Key.
+    pub key: String,
+    /// When it was created.
+    pub initiated: DateTime,
+    /// Access key that created it.
+    pub owner: String,
+    /// The object's `metadata` (S3 attributes) to publish with.
+    pub meta: Document,
+    /// The id the completed file gets (fixed at creation so Complete can be retried).
+    pub file_id: ObjectId,
+    /// Chunk size of the parts and of the completed file.
+    pub chunk_size: u32,
+}
+
+/// One uploaded part.
+#[derive(Clone, Debug)]
+pub struct PartRecord {
+    /// Upload id.
+    pub upload_id: String,
+    /// Part number (1..=10000).
+    pub number: i32,
+    /// The id its chunks are stored under.
+    pub file_id: ObjectId,
+    /// Size in bytes.
+    pub size: u64,
+    /// MD5 hex of the part (its ETag without quotes).
+    pub md5_hex: String,
+    /// When it was uploaded.
+    pub last_modified: DateTime,
+}
+
+fn upload_from(d: &Document) -> Option<UploadRecord> {
+    Some(UploadRecord {
+        id: d.get_str("_id").ok()?.to_owned(),
+        bucket: d.get_str("bucket").ok()?.to_owned(),
+        key: d.get_str("key").ok()?.to_owned(),
+        initiated: *d.get_datetime("initiated").ok()?,
+        owner: d.get_str("owner").unwrap_or_default().to_owned(),
+        meta: d.get_document("meta").cloned().unwrap_or_default(),
+        file_id: d.get_object_id("fileId").ok()?,
+        chunk_size: d.get_i32("chunkSize").ok()? as u32,
+    })
+}
+
+fn part_from(d: &Document) -> Option<PartRecord> {
+    Some(PartRecord {
+        upload_id: d.get_str("uploadId").ok()?.to_owned(),
+        number: d.get_i32("number").ok()?,
+        file_id: d.get_object_id("fileId").ok()?,
+        size: d.get_i64("size").ok()? as u64,
+        md5_hex: d.get_str("md5").ok()?.to_owned(),
+        last_modified: *d.get_datetime("lastModified").ok()?,
+    })
+}
+
+fn part_key(upload_id: &str, number: i32) -> String {
+    format!("{upload_id}:{number:05}")
+}
+
+impl MetaStore {
+    /// Records a new upload.
+    pub async fn create_upload(&self, u: &UploadRecord) -> mongodb::error::Result<()> {
+        self.uploads
+            .insert_one(doc! {
+                "_id": &u.id, "bucket": &u.bucket, "key": &u.key, "initiated": u.initiated,
+                "owner": &u.owner, "meta": u.meta.clone(), "fileId": u.file_id, "chunkSize": u.chunk_size as i32,
+            })
+            .await?;
+        Ok(())
+    }
+
+    /// An upload of a bucket.
+    pub async fn get_upload(
+        &self,
+        bucket: &str,
+        id: &str,
+    ) -> mongodb::error::Result<Option<UploadRecord>> {
+        Ok(self
+            .uploads
+            .find_one(doc! {"_id": id, "bucket": bucket})
+            .await?
+            .as_ref()
+            .and_then(upload_from))
+    }
+
+    /// Uploads of a bucket in (key, initiated, id) order, from a marker on.
+    pub async fn list_uploads(
+        &self,
+        bucket: &str,
+        prefix: &str,
+        key_marker: Option<&str>,
+        limit: i64,
+    ) -> mongodb::error::Result<Vec<UploadRecord>> {
+        let mut key = doc! {"$regex": format!("^{}", regex_escape(prefix))};
+        if let Some(m) = key_marker {
+            key.insert("$gte", m);
+        }
+        let docs: Vec<Document> = self
+            .uploads
+            .find(doc! {"bucket": bucket, "key": key})
+            .sort(doc! {"key": 1, "initiated": 1, "_id": 1})
+            .limit(limit)
+            .await?
+            .try_collect()
+            .await?;
+        Ok(docs.iter().filter_map(upload_from).collect())
+    }
+
+    /// Uploads created before `before` (for the sweep).
+    pub async fn uploads_before(
+        &self,
+        before: DateTime,
+    ) -> mongodb::error::Result<Vec<UploadRecord>> {
+        let docs: Vec<Document> = self
+            .uploads
+            .find(doc! {"initiated": {"$lt": before}})
+            .limit(100)
+            .await?
+            .try_collect()
+            .await?;
+        Ok(docs.iter().filter_map(upload_from).collect())
+    }
+
+    /// Forgets an upload (its parts must be gone first).
+    pub async fn delete_upload(&self, id: &str) -> mongodb::error::Result<()> {
+        self.uploads.delete_one(doc! {"_id": id}).await?;
+        Ok(())
+    }
+
+    /// Records a part, replacing one with the same number; returns the replaced part.
+    pub async fn put_part(&self, p: &PartRecord) -> mongodb::error::Result<Option<PartRecord>> {
+        let old = self
+            .parts
+            .find_one_and_replace(
+                doc! {"_id": part_key(&p.upload_id, p.number)},
+                doc! {
+                    "_id": part_key(&p.upload_id, p.number), "uploadId": &p.upload_id, "number": p.number,
+                    "fileId": p.file_id, "size": p.size as i64, "md5": &p.md5_hex, "lastModified": p.last_modified,
+                },
+            )
+            .upsert(true)
+            .await?;
+        Ok(old.as_ref().and_then(part_from))
+    }
+
+    /// Parts of an upload after `after`, by number, at most `limit` (0: all).
+    pub async fn list_parts(
+        &self,
+        upload_id: &str,
+        after: i32,
+        limit: i64,
+    ) -> mongodb::error::Result<Vec<PartRecord>> {
+        let docs: Vec<Document> = self
+            .parts
+            .find(doc! {"uploadId": upload_id, "number": {"$gt": after}})
+            .sort(doc! {"number": 1})
+            .limit(limit)
+            .await?
+            .try_collect()
+            .await?;
+        Ok(docs.iter().filter_map(part_from).collect())
+    }
+
+    /// Removes every part record of an upload.
+    pub async fn delete_parts(&self, upload_id: &str) -> mongodb::error::Result<()> {
+        self.parts.delete_many(doc! {"uploadId": upload_id}).await?;
+        Ok(())
+    }
+}
+
+/// Escapes a string for a MongoDB regular expression.
+fn regex_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if "\\^$.|?*+()[]{}".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}

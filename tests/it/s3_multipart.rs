@@ -1,0 +1,469 @@
+//! Multipart uploads through the AWS SDK for Rust, checked down to the GridFS layout.
+
+use aws_sdk_s3::primitives::ByteStream;
+use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
+use futures::TryStreamExt;
+use md5::{Digest, Md5};
+use mongodb::bson::{doc, Document};
+
+use crate::gridfs_interop::pymongo_gridfs;
+use crate::support::{self, random_bytes, Gateway};
+
+const MIB: usize = 1024 * 1024;
+
+async fn upload_parts(
+    s3: &aws_sdk_s3::Client,
+    bucket: &str,
+    key: &str,
+    parts: &[&[u8]],
+) -> (String, Vec<CompletedPart>) {
+    let up = s3
+        .create_multipart_upload()
+        .bucket(bucket)
+        .key(key)
+        .content_type("application/x-mp")
+        .send()
+        .await
+        .unwrap();
+    let id = up.upload_id().unwrap().to_owned();
+    let mut done = Vec::new();
+    for (i, p) in parts.iter().enumerate() {
+        let r = s3
+            .upload_part()
+            .bucket(bucket)
+            .key(key)
+            .upload_id(&id)
+            .part_number(i as i32 + 1)
+            .body(ByteStream::from(p.to_vec()))
+            .send()
+            .await
+            .unwrap();
+        done.push(
+            CompletedPart::builder()
+                .part_number(i as i32 + 1)
+                .e_tag(r.e_tag().unwrap())
+                .build(),
+        );
+    }
+    (id, done)
+}
+
+/// MD5 of the concatenated binary part MD5s, "-N": computed here independently of grids3.
+fn multipart_etag(parts: &[&[u8]]) -> String {
+    let mut h = Md5::new();
+    for p in parts {
+        h.update(Md5::digest(p));
+    }
+    format!("\"{}-{}\"", hex::encode(h.finalize()), parts.len())
+}
+
+async fn chunk_layout(gw: &Gateway, bucket: &str) -> (Vec<Document>, Vec<(i64, usize)>) {
+    let files: Vec<Document> = gw
+        .db
+        .collection(&format!("{bucket}.files"))
+        .find(doc! {})
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    let chunks: Vec<Document> = gw
+        .db
+        .collection::<Document>(&format!("{bucket}.chunks"))
+        .find(doc! {})
+        .sort(doc! {"n": 1})
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    let layout = chunks
+        .iter()
+        .map(|c| {
+            (
+                c.get_i64("n").unwrap(),
+                c.get_binary_generic("data").unwrap().len(),
+            )
+        })
+        .collect();
+    (files, layout)
+}
+
+#[test]
+fn multipart_completes_in_place_as_one_gridfs_file() {
+    support::run(async {
+        let gw = support::gateway("mp").await;
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("mpb").send().await.unwrap();
+        let data = random_bytes(11 * MIB + 3, 21);
+        let parts: Vec<&[u8]> = vec![
+            &data[..5 * MIB],
+            &data[5 * MIB..10 * MIB],
+            &data[10 * MIB..],
+        ];
+        let (id, done) = upload_parts(&s3, "mpb", "big/object", &parts).await;
+        // Parts are invisible until completion.
+        assert_eq!(
+            s3.list_objects_v2()
+                .bucket("mpb")
+                .send()
+                .await
+                .unwrap()
+                .key_count(),
+            Some(0)
+        );
+        let r = s3
+            .complete_multipart_upload()
+            .bucket("mpb")
+            .key("big/object")
+            .upload_id(&id)
+            .multipart_upload(
+                CompletedMultipartUpload::builder()
+                    .set_parts(Some(done))
+                    .build(),
+            )
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.e_tag(), Some(multipart_etag(&parts).as_str()));
+
+        let (files, layout) = chunk_layout(&gw, "mpb").await;
+        assert_eq!(files.len(), 1);
+        assert_eq!(files[0].get_i64("length").unwrap(), data.len() as i64);
+        assert_eq!(files[0].get_i32("chunkSize").unwrap(), MIB as i32);
+        let expected: Vec<(i64, usize)> =
+            (0..12).map(|n| (n, if n < 11 { MIB } else { 3 })).collect();
+        assert_eq!(layout, expected, "chunks n = 0..N-1, full but the last");
+
+        let got = s3
+            .get_object()
+            .bucket("mpb")
+            .key("big/object")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(got.content_type(), Some("application/x-mp"));
+        assert!(got.body.collect().await.unwrap().into_bytes().as_ref() == data.as_slice());
+        let r = s3
+            .get_object()
+            .bucket("mpb")
+            .key("big/object")
+            .range("bytes=5242878-5242881")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            r.body.collect().await.unwrap().into_bytes().as_ref(),
+            &data[5 * MIB - 2..5 * MIB + 2]
+        );
+
+        // PyMongo reads the completed file.
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("o");
+        let (db, o) = (gw.db.name().to_owned(), out.clone());
+        tokio::task::spawn_blocking(move || {
+            pymongo_gridfs(
+                &db,
+                "mpb",
+                serde_json::json!([{"op": "get", "name": "big/object", "path": o}]),
+            )
+        })
+        .await
+        .unwrap();
+        assert!(std::fs::read(out).unwrap() == data);
+        let uploads: u64 = gw
+            .db
+            .collection::<Document>("__uploads")
+            .count_documents(doc! {})
+            .await
+            .unwrap();
+        let part_docs: u64 = gw
+            .db
+            .collection::<Document>("__parts")
+            .count_documents(doc! {})
+            .await
+            .unwrap();
+        assert_eq!((uploads, part_docs), (0, 0));
+    });
+}
+
+#[test]
+fn misaligned_parts_complete_by_rewriting_the_tail() {
+    support::run(async {
+        let gw = support::gateway("mpmis").await;
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("mpb").send().await.unwrap();
+        let data = random_bytes(10 * MIB + 12345, 22);
+        let parts: Vec<&[u8]> = vec![
+            &data[..5 * MIB],
+            &data[5 * MIB..10 * MIB + 7],
+            &data[10 * MIB + 7..],
+        ];
+        let (id, done) = upload_parts(&s3, "mpb", "mis", &parts).await;
+        s3.complete_multipart_upload()
+            .bucket("mpb")
+            .key("mis")
+            .upload_id(&id)
+            .multipart_upload(
+                CompletedMultipartUpload::builder()
+                    .set_parts(Some(done))
+                    .build(),
+            )
+            .send()
+            .await
+            .unwrap();
+        let (_, layout) = chunk_layout(&gw, "mpb").await;
+        let n = data.len().div_ceil(MIB);
+        let expected: Vec<(i64, usize)> = (0..n)
+            .map(|i| {
+                (
+                    i as i64,
+                    if i + 1 < n {
+                        MIB
+                    } else {
+                        data.len() - (n - 1) * MIB
+                    },
+                )
+            })
+            .collect();
+        assert_eq!(layout, expected);
+        let got = s3
+            .get_object()
+            .bucket("mpb")
+            .key("mis")
+            .send()
+            .await
+            .unwrap();
+        assert!(got.body.collect().await.unwrap().into_bytes().as_ref() == data.as_slice());
+    });
+}
+
+#[test]
+fn parts_listing_replacement_copy_abort_and_errors() {
+    support::run(async {
+        let gw = support::gateway("mpops").await;
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("mpb").send().await.unwrap();
+        let src = random_bytes(6 * MIB, 23);
+        s3.put_object()
+            .bucket("mpb")
+            .key("source")
+            .body(ByteStream::from(src.clone()))
+            .send()
+            .await
+            .unwrap();
+        let small = random_bytes(1000, 24);
+        let (id, _) = upload_parts(&s3, "mpb", "obj", &[&small, &small, &small]).await;
+
+        // ListParts paging.
+        let p = s3
+            .list_parts()
+            .bucket("mpb")
+            .key("obj")
+            .upload_id(&id)
+            .max_parts(2)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(p.parts().len(), 2);
+        assert_eq!(p.is_truncated(), Some(true));
+        let p = s3
+            .list_parts()
+            .bucket("mpb")
+            .key("obj")
+            .upload_id(&id)
+            .part_number_marker(p.next_part_number_marker().unwrap())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            p.parts()
+                .iter()
+                .map(|x| x.part_number().unwrap())
+                .collect::<Vec<_>>(),
+            [3]
+        );
+        assert_eq!(p.is_truncated(), Some(false));
+
+        // Re-uploading part 1 replaces it (and its chunks); UploadPartCopy with a range as part 2.
+        let first = random_bytes(5 * MIB, 25);
+        let r1 = s3
+            .upload_part()
+            .bucket("mpb")
+            .key("obj")
+            .upload_id(&id)
+            .part_number(1)
+            .body(ByteStream::from(first.clone()))
+            .send()
+            .await
+            .unwrap();
+        let r2 = s3
+            .upload_part_copy()
+            .bucket("mpb")
+            .key("obj")
+            .upload_id(&id)
+            .part_number(2)
+            .copy_source("mpb/source")
+            .copy_source_range(format!("bytes=0-{}", 5 * MIB - 1))
+            .send()
+            .await
+            .unwrap();
+        let e2 = r2.copy_part_result().unwrap().e_tag().unwrap().to_owned();
+        let p = s3
+            .list_parts()
+            .bucket("mpb")
+            .key("obj")
+            .upload_id(&id)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            p.parts()
+                .iter()
+                .map(|x| x.size().unwrap())
+                .collect::<Vec<_>>(),
+            [5 * MIB as i64, 5 * MIB as i64, 1000]
+        );
+
+        let ups = s3
+            .list_multipart_uploads()
+            .bucket("mpb")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(ups.uploads().len(), 1);
+        assert_eq!(ups.uploads()[0].upload_id(), Some(id.as_str()));
+
+        let complete = |parts: Vec<(i32, String)>| {
+            let s3 = s3.clone();
+            let id = id.clone();
+            async move {
+                let parts = parts
+                    .into_iter()
+                    .map(|(n, e)| CompletedPart::builder().part_number(n).e_tag(e).build())
+                    .collect();
+                s3.complete_multipart_upload()
+                    .bucket("mpb")
+                    .key("obj")
+                    .upload_id(id)
+                    .multipart_upload(
+                        CompletedMultipartUpload::builder()
+                            .set_parts(Some(parts))
+                            .build(),
+                    )
+                    .send()
+                    .await
+            }
+        };
+        let code = |r: Result<_, aws_sdk_s3::error::SdkError<_>>| match r {
+            Err(e) => aws_sdk_s3::error::ProvideErrorMetadata::code(&e).map(str::to_owned),
+            Ok(_) => None,
+        };
+        let e1 = r1.e_tag().unwrap().to_owned();
+        assert_eq!(
+            code(complete(vec![(1, "\"0000\"".into())]).await).as_deref(),
+            Some("InvalidPart")
+        );
+        assert_eq!(
+            code(complete(vec![(2, e2.clone()), (1, e1.clone())]).await).as_deref(),
+            Some("InvalidPartOrder")
+        );
+        let small_etag = format!("\"{}\"", hex::encode(Md5::digest(&small)));
+        // Completing with parts 1 and 3 only: part 2 is discarded.
+        complete(vec![(1, e1.clone()), (3, small_etag)])
+            .await
+            .unwrap();
+        let got = s3
+            .get_object()
+            .bucket("mpb")
+            .key("obj")
+            .send()
+            .await
+            .unwrap();
+        let body = got.body.collect().await.unwrap().into_bytes();
+        assert!(body.as_ref() == [first.as_slice(), small.as_slice()].concat().as_slice());
+        let total_chunks = gw.chunk_count("mpb").await;
+        let source_chunks = (6 * MIB).div_ceil(255 * 1024) as u64; // a plain PUT: 255 KiB chunks
+        assert_eq!(
+            total_chunks,
+            source_chunks + 5 + 1,
+            "source + object (5 + 1); no leftover part chunks"
+        );
+
+        let (id2, done) = upload_parts(&s3, "mpb", "tiny", &[&small, &small]).await;
+        let e = s3
+            .complete_multipart_upload()
+            .bucket("mpb")
+            .key("tiny")
+            .upload_id(&id2)
+            .multipart_upload(
+                CompletedMultipartUpload::builder()
+                    .set_parts(Some(done))
+                    .build(),
+            )
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(
+            aws_sdk_s3::error::ProvideErrorMetadata::code(&e),
+            Some("EntityTooSmall")
+        );
+        s3.abort_multipart_upload()
+            .bucket("mpb")
+            .key("tiny")
+            .upload_id(&id2)
+            .send()
+            .await
+            .unwrap();
+        let e = s3
+            .list_parts()
+            .bucket("mpb")
+            .key("tiny")
+            .upload_id(&id2)
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(
+            aws_sdk_s3::error::ProvideErrorMetadata::code(&e),
+            Some("NoSuchUpload")
+        );
+        assert_eq!(
+            gw.chunk_count("mpb").await,
+            total_chunks,
+            "abort removed the parts' chunks"
+        );
+    });
+}
+
+#[test]
+fn stale_uploads_are_swept() {
+    support::run(async {
+        let name = format!(
+            "g_sweep_{}",
+            &uuid::Uuid::new_v4().simple().to_string()[..12]
+        );
+        let gw = support::gateway_with(&name, |c| c.multipart_max_age = 1).await;
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("mpb").send().await.unwrap();
+        let (id, _) = upload_parts(&s3, "mpb", "old", &[b"some bytes"]).await;
+        assert_eq!(gw.chunk_count("mpb").await, 1);
+        let mut gone = false;
+        for _ in 0..60 {
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            if s3
+                .list_parts()
+                .bucket("mpb")
+                .key("old")
+                .upload_id(&id)
+                .send()
+                .await
+                .is_err()
+            {
+                gone = true;
+                break;
+            }
+        }
+        assert!(gone, "the sweep aborted the stale upload");
+        assert_eq!(gw.chunk_count("mpb").await, 0);
+    });
+}

@@ -57,6 +57,17 @@ check("dir/a.bin" in listing and "top.bin" not in listing, "awscli list with pre
 aws("s3", "cp", "s3://smoke/top.bin", "s3://smoke/copy.bin")
 check("copy.bin" in aws("s3", "ls", "s3://smoke/"), "awscli copy")
 
+# A 100 MiB file: awscli switches to multipart above 8 MiB.
+big = os.path.join(tmp, "big.bin")
+with open(big, "wb") as f:
+    for _ in range(100):
+        f.write(os.urandom(1024 * 1024))
+aws("s3", "cp", big, "s3://smoke/big/100MiB.bin")
+big_back = os.path.join(tmp, "big.back")
+aws("s3", "cp", "s3://smoke/big/100MiB.bin", big_back)
+check(filecmp.cmp(big, big_back, shallow=False), "awscli multipart 100 MiB up and down, byte for byte")
+aws("s3", "rm", "s3://smoke/big/100MiB.bin")
+
 # --- boto3 ----------------------------------------------------------------------------------
 s3 = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=ak, aws_secret_access_key=sk,
                   region_name="us-east-1", config=Config(s3={"addressing_style": "path"}))
@@ -74,6 +85,16 @@ check(s3.head_object(Bucket="smoke", Key="boto/copy.txt")["ContentLength"] == 16
 s3v4 = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=ak, aws_secret_access_key=sk,
                     region_name="us-east-1",
                     config=Config(signature_version="s3v4", s3={"addressing_style": "path"}))
+fifty = os.path.join(tmp, "fifty.bin")
+with open(fifty, "wb") as f:
+    f.write(os.urandom(50 * 1024 * 1024))
+s3.upload_file(fifty, "smoke", "big/50MiB.bin")
+fifty_back = os.path.join(tmp, "fifty.back")
+s3.download_file("smoke", "big/50MiB.bin", fifty_back)
+check(filecmp.cmp(fifty, fifty_back, shallow=False), "boto3 upload_file/download_file 50 MiB, byte for byte")
+etag = s3.head_object(Bucket="smoke", Key="big/50MiB.bin")["ETag"]
+check(etag.strip('"').endswith("-7"), f"boto3 used multipart (ETag {etag})")
+s3.delete_object(Bucket="smoke", Key="big/50MiB.bin")
 url = s3v4.generate_presigned_url("get_object", Params={"Bucket": "smoke", "Key": "boto/ü space.txt"}, ExpiresIn=300)
 
 # --- curl -----------------------------------------------------------------------------------

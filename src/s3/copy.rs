@@ -12,6 +12,7 @@ use crate::auth::sigv4::decode;
 use crate::error::{S3Error, S3Result};
 use crate::state::AppState;
 use crate::storage::gridfs::GridFsError;
+use crate::storage::objects::WriteCondition;
 use crate::xml::{self, to_xml, S3_NS};
 
 /// Parses `x-amz-copy-source`: `[/]bucket/key[?versionId=...]`, key URL-encoded.
@@ -101,7 +102,11 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
             src.meta.clone()
         };
         meta.etag = Some(format!("\"{}\"", hex::encode(digests.md5)));
-        let info = st.store.publish(&bucket, up, meta).await?;
+        let info = st
+            .store
+            .publish_if(&bucket, up, meta, &WriteCondition::Always)
+            .await?
+            .map_err(super::headers::blocked_error)?;
         let body = xml::CopyObjectResult {
             xmlns: S3_NS,
             last_modified: super::headers::iso8601(info.file.upload_date),

@@ -7,7 +7,7 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use mongodb::bson::DateTime;
 
 use crate::error::{S3Error, S3Result};
-use crate::storage::objects::{ObjectInfo, ObjectMeta};
+use crate::storage::objects::{Blocked, ObjectInfo, ObjectMeta, WriteCondition};
 
 /// ISO 8601 with milliseconds, as S3 XML uses.
 pub fn iso8601(d: DateTime) -> String {
@@ -145,6 +145,32 @@ pub fn evaluate(
         }
     }
     Precondition::Proceed
+}
+
+/// The write condition of PutObject / CompleteMultipartUpload (`If-None-Match: *`,
+/// `If-Match: <etag>`). S3 supports no other If-None-Match value on writes.
+pub fn write_condition(h: &HeaderMap) -> S3Result<WriteCondition> {
+    let s = |n: &str| h.get(n).and_then(|v| v.to_str().ok()).map(str::trim);
+    match (s("if-none-match"), s("if-match")) {
+        (Some(_), Some(_)) => Err(S3Error::not_implemented()
+            .with_message("If-Match and If-None-Match together are not supported")),
+        (Some("*"), None) => Ok(WriteCondition::IfAbsent),
+        (Some(_), None) => {
+            Err(S3Error::not_implemented().with_message("If-None-Match on a write only supports *"))
+        }
+        (None, Some(e)) => Ok(WriteCondition::IfMatch(e.to_owned())),
+        (None, None) => Ok(WriteCondition::Always),
+    }
+}
+
+/// The S3 error for a write that was not published.
+pub fn blocked_error(b: Blocked) -> S3Error {
+    match b {
+        Blocked::PreconditionFailed => S3Error::precondition_failed(),
+        Blocked::NoSuchKey => S3Error::no_such_key(),
+        Blocked::Busy => S3Error::service_unavailable()
+            .with_message("Another write of this key is in progress; please retry."),
+    }
 }
 
 /// Object attributes from PutObject/CopyObject(REPLACE) request headers.

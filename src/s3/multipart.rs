@@ -194,6 +194,7 @@ pub async fn upload_part_copy(st: &AppState, req: S3Request) -> S3Result<Respons
 pub async fn complete(st: &AppState, mut req: S3Request) -> S3Result<Response> {
     require_bucket(st, req.bucket()).await?;
     let up = require_upload(st, req.bucket(), req.key(), req.q("uploadId")).await?;
+    let cond = super::headers::write_condition(&req.parts.headers)?;
     let body = req.body_reader()?.read_to_vec(xml::MAX_XML_BODY).await?;
     let request: xml::CompleteMultipartUpload = xml::from_xml(&body)?;
     if request.parts.is_empty() {
@@ -230,7 +231,15 @@ pub async fn complete(st: &AppState, mut req: S3Request) -> S3Result<Response> {
         h.update(hex::decode(&p.md5_hex).map_err(|_| S3Error::internal())?);
     }
     let etag = format!("\"{}-{}\"", hex::encode(h.finalize()), parts.len());
-    let (info, stats) = st.store.complete_multipart(&up, &parts, &etag).await?;
+    // The condition is checked under the key's lock before any chunk moves; a failed one leaves
+    // the upload as it was (the client may retry or abort it), as in S3.
+    let (info, stats) = st
+        .store
+        .with_key_locked(&up.bucket, &up.key, &cond, || {
+            st.store.complete_multipart(&up, &parts, &etag)
+        })
+        .await?
+        .map_err(super::headers::blocked_error)?;
     tracing::info!(bucket = %up.bucket, key = %up.key, parts = parts.len(), adopted = stats.parts_adopted, bytes_rewritten = stats.bytes_rewritten, "multipart upload completed");
     let body = xml::CompleteMultipartUploadResult {
         xmlns: S3_NS,

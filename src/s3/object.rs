@@ -7,7 +7,8 @@ use base64::Engine;
 use futures::TryStreamExt;
 
 use super::headers::{
-    evaluate, meta_from_headers, object_headers, parse_range, Precondition, RangeSpec,
+    blocked_error, evaluate, meta_from_headers, object_headers, parse_range, write_condition,
+    Precondition, RangeSpec,
 };
 use super::{empty, require_bucket, S3Request};
 use crate::auth::body::BodyReader;
@@ -50,6 +51,7 @@ pub async fn put_object(st: &AppState, mut req: S3Request) -> S3Result<Response>
     let bucket = req.bucket().to_owned();
     require_bucket(st, &bucket).await?;
     let md5 = content_md5(&req)?;
+    let cond = write_condition(&req.parts.headers)?;
     let mut reader = req.body_reader()?;
     if reader.declared_len().is_some_and(|l| l > MAX_PUT_SIZE) {
         return Err(S3Error::entity_too_large());
@@ -73,7 +75,11 @@ pub async fn put_object(st: &AppState, mut req: S3Request) -> S3Result<Response>
     if let Some((alg, v)) = reader.checksum() {
         meta.checksums = vec![(alg.name().to_owned(), v.clone())];
     }
-    let info = st.store.publish(&bucket, up, meta).await?;
+    let info = st
+        .store
+        .publish_if(&bucket, up, meta, &cond)
+        .await?
+        .map_err(blocked_error)?;
     let mut r = empty(StatusCode::OK);
     if let Ok(v) = HeaderValue::from_str(info.etag()) {
         r.headers_mut().insert("etag", v);

@@ -2,6 +2,7 @@
 
 mod gridfs_interop;
 mod gridfs_spec;
+mod s3_conditional;
 mod s3_gridfs;
 mod s3_multipart;
 mod s3_raw;

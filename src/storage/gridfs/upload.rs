@@ -131,6 +131,11 @@ impl Upload {
         &self.id
     }
 
+    /// The filename the file gets.
+    pub fn filename(&self) -> &str {
+        &self.filename
+    }
+
     /// Bytes written so far.
     pub fn length(&self) -> u64 {
         self.length

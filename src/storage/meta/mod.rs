@@ -4,11 +4,13 @@
 //! `__reclaim`. Every piece of shared state lives here, so gateway instances are stateless.
 
 mod buckets;
+mod keylocks;
 mod keys;
 mod leases;
 mod uploads;
 
 pub use buckets::BucketInfo;
+pub use keylocks::KeyLock;
 pub use leases::{Lease, PendingReclaim};
 pub use uploads::{PartRecord, UploadRecord};
 
@@ -27,6 +29,7 @@ pub struct MetaStore {
     reclaim: Collection<Document>,
     uploads: Collection<Document>,
     parts: Collection<Document>,
+    keylocks: Collection<Document>,
 }
 
 impl MetaStore {
@@ -41,6 +44,7 @@ impl MetaStore {
             reclaim: db.collection("__reclaim"),
             uploads: db.collection("__uploads"),
             parts: db.collection("__parts"),
+            keylocks: db.collection("__keylocks"),
         };
         m.leases
             .create_index(

@@ -54,6 +54,28 @@ impl ObjectInfo {
     }
 }
 
+/// A precondition on a write (PutObject, CompleteMultipartUpload).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WriteCondition {
+    /// Unconditional.
+    Always,
+    /// `If-None-Match: *`: only if the key has no current object.
+    IfAbsent,
+    /// `If-Match: <etag>`: only if the current object has this ETag.
+    IfMatch(String),
+}
+
+/// Why a conditional write was not published.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Blocked {
+    /// The condition did not hold.
+    PreconditionFailed,
+    /// `If-Match` on a key without an object.
+    NoSuchKey,
+    /// Another writer held the key for longer than the wait.
+    Busy,
+}
+
 /// The object layer. Cheap to clone.
 #[derive(Clone, Debug)]
 pub struct ObjectStore {
@@ -143,7 +165,7 @@ impl ObjectStore {
         Ok(())
     }
 
-    /// Starts writing a new revision of `key` (invisible until [`ObjectStore::publish`]).
+    /// Starts writing a new revision of `key` (invisible until [`ObjectStore::publish_if`]).
     pub async fn open_upload(&self, bucket: &str, key: &str, sha256: bool) -> Result<Upload> {
         self.gridfs(bucket)
             .open_upload_stream(
@@ -154,6 +176,86 @@ impl ObjectStore {
                 },
             )
             .await
+    }
+
+    /// Evaluates a write condition against the current object.
+    async fn blocked_by(
+        &self,
+        bucket: &str,
+        key: &str,
+        cond: &WriteCondition,
+    ) -> Result<Option<Blocked>> {
+        Ok(match cond {
+            WriteCondition::Always => None,
+            WriteCondition::IfAbsent => self
+                .head(bucket, key)
+                .await?
+                .map(|_| Blocked::PreconditionFailed),
+            WriteCondition::IfMatch(want) => match self.head(bucket, key).await? {
+                None => Some(Blocked::NoSuchKey),
+                Some(o)
+                    if o.etag().trim_matches('"')
+                        == want.trim().trim_start_matches("W/").trim_matches('"')
+                        || want.trim() == "*" =>
+                {
+                    None
+                }
+                Some(_) => Some(Blocked::PreconditionFailed),
+            },
+        })
+    }
+
+    /// Runs `f` holding the key's lock, after checking `cond` under it. Every publish goes
+    /// through here, so a condition checked under the lock still holds when `f` publishes,
+    /// whichever gateway instance the racing writer is on.
+    pub async fn with_key_locked<T, F, Fut>(
+        &self,
+        bucket: &str,
+        key: &str,
+        cond: &WriteCondition,
+        f: F,
+    ) -> Result<std::result::Result<T, Blocked>>
+    where
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = Result<T>>,
+    {
+        let Some(lock) = self.meta.lock_key(bucket, key).await? else {
+            return Ok(Err(Blocked::Busy));
+        };
+        let result = async {
+            if let Some(b) = self.blocked_by(bucket, key, cond).await? {
+                return Ok(Err(b));
+            }
+            f().await.map(Ok)
+        }
+        .await;
+        if let Err(e) = self.meta.unlock_key(lock).await {
+            tracing::warn!(error = %e, "could not release a key lock; it expires on its own");
+        }
+        result
+    }
+
+    /// Publishes an upload if `cond` holds; otherwise removes its chunks.
+    pub async fn publish_if(
+        &self,
+        bucket: &str,
+        upload: Upload,
+        meta: ObjectMeta,
+        cond: &WriteCondition,
+    ) -> Result<std::result::Result<ObjectInfo, Blocked>> {
+        let key = upload.filename().to_owned();
+        let slot = std::sync::Mutex::new(Some(upload));
+        let res = self
+            .with_key_locked(bucket, &key, cond, || async {
+                let up = slot.lock().expect("slot").take().expect("published once");
+                self.publish(bucket, up, meta).await
+            })
+            .await;
+        let unpublished = slot.lock().expect("slot").take();
+        if let Some(up) = unpublished {
+            up.abort().await?;
+        }
+        res
     }
 
     /// Publishes an upload as the current object of its key, then reclaims older revisions.

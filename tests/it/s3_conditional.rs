@@ -1,0 +1,195 @@
+//! Conditional writes: If-None-Match: * and If-Match on PutObject and
+//! CompleteMultipartUpload, including racing writers on two gateway instances.
+
+use aws_sdk_s3::error::ProvideErrorMetadata;
+use aws_sdk_s3::primitives::ByteStream;
+use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
+
+use crate::support;
+
+fn status<E>(e: &aws_sdk_s3::error::SdkError<E>) -> Option<u16> {
+    e.raw_response().map(|r| r.status().as_u16())
+}
+
+#[test]
+fn put_if_none_match_and_if_match() {
+    support::run(async {
+        let gw = support::gateway("cond").await;
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("cnd").send().await.unwrap();
+        let first = s3
+            .put_object()
+            .bucket("cnd")
+            .key("k")
+            .if_none_match("*")
+            .body(ByteStream::from_static(b"one"))
+            .send()
+            .await
+            .unwrap();
+        let e = s3
+            .put_object()
+            .bucket("cnd")
+            .key("k")
+            .if_none_match("*")
+            .body(ByteStream::from_static(b"two"))
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(status(&e), Some(412));
+        assert_eq!(e.code(), Some("PreconditionFailed"));
+        let e = s3
+            .put_object()
+            .bucket("cnd")
+            .key("k")
+            .if_match("\"0123\"")
+            .body(ByteStream::from_static(b"two"))
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(status(&e), Some(412));
+        let e = s3
+            .put_object()
+            .bucket("cnd")
+            .key("missing")
+            .if_match(first.e_tag().unwrap())
+            .body(ByteStream::from_static(b"x"))
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Some("NoSuchKey"));
+        assert_eq!(
+            (gw.file_count("cnd").await, gw.chunk_count("cnd").await),
+            (1, 1),
+            "refused writes stored nothing"
+        );
+        s3.put_object()
+            .bucket("cnd")
+            .key("k")
+            .if_match(first.e_tag().unwrap())
+            .body(ByteStream::from_static(b"three"))
+            .send()
+            .await
+            .unwrap();
+        let got = s3.get_object().bucket("cnd").key("k").send().await.unwrap();
+        assert_eq!(
+            got.body.collect().await.unwrap().into_bytes().as_ref(),
+            b"three"
+        );
+    });
+}
+
+#[test]
+fn racing_if_none_match_writers_on_two_instances_one_wins() {
+    support::run(async {
+        let a = support::gateway("race").await;
+        let b = support::gateway_on(a.db.name()).await;
+        a.sdk().create_bucket().bucket("race").send().await.unwrap();
+        let clients = [a.sdk(), b.sdk()];
+        let mut tasks = Vec::new();
+        for i in 0..8usize {
+            let s3 = clients[i % 2].clone();
+            tasks.push(tokio::spawn(async move {
+                let body = format!("writer {i}");
+                let r = s3
+                    .put_object()
+                    .bucket("race")
+                    .key("once")
+                    .if_none_match("*")
+                    .body(ByteStream::from(body.clone().into_bytes()))
+                    .send()
+                    .await;
+                (body, r.map_err(|e| status(&e)))
+            }));
+        }
+        let mut winners = Vec::new();
+        for t in tasks {
+            let (body, r) = t.await.unwrap();
+            match r {
+                Ok(_) => winners.push(body),
+                Err(s) => assert_eq!(s, Some(412), "a losing writer gets 412"),
+            }
+        }
+        assert_eq!(winners.len(), 1, "exactly one writer wins: {winners:?}");
+        let got = a
+            .sdk()
+            .get_object()
+            .bucket("race")
+            .key("once")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            got.body.collect().await.unwrap().into_bytes().as_ref(),
+            winners[0].as_bytes()
+        );
+        assert_eq!(a.file_count("race").await, 1);
+        assert_eq!(a.chunk_count("race").await, 1, "losers' chunks are gone");
+    });
+}
+
+#[test]
+fn complete_multipart_if_none_match() {
+    support::run(async {
+        let gw = support::gateway("condmp").await;
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("cnd").send().await.unwrap();
+        s3.put_object()
+            .bucket("cnd")
+            .key("k")
+            .body(ByteStream::from_static(b"exists"))
+            .send()
+            .await
+            .unwrap();
+        let up = s3
+            .create_multipart_upload()
+            .bucket("cnd")
+            .key("k")
+            .send()
+            .await
+            .unwrap();
+        let id = up.upload_id().unwrap();
+        let p = s3
+            .upload_part()
+            .bucket("cnd")
+            .key("k")
+            .upload_id(id)
+            .part_number(1)
+            .body(ByteStream::from_static(b"part"))
+            .send()
+            .await
+            .unwrap();
+        let parts = CompletedMultipartUpload::builder()
+            .parts(
+                CompletedPart::builder()
+                    .part_number(1)
+                    .e_tag(p.e_tag().unwrap())
+                    .build(),
+            )
+            .build();
+        let e = s3
+            .complete_multipart_upload()
+            .bucket("cnd")
+            .key("k")
+            .upload_id(id)
+            .if_none_match("*")
+            .multipart_upload(parts.clone())
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(status(&e), Some(412));
+        // The upload is intact and completes without the condition.
+        s3.complete_multipart_upload()
+            .bucket("cnd")
+            .key("k")
+            .upload_id(id)
+            .multipart_upload(parts)
+            .send()
+            .await
+            .unwrap();
+        let got = s3.get_object().bucket("cnd").key("k").send().await.unwrap();
+        assert_eq!(
+            got.body.collect().await.unwrap().into_bytes().as_ref(),
+            b"part"
+        );
+    });
+}

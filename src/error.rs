@@ -83,6 +83,8 @@ errors! {
     invalid_part_order => "InvalidPartOrder", BAD_REQUEST, "The list of parts was not in ascending order. The parts list must be specified in order by part number.";
     /// A non-last part under 5 MiB.
     entity_too_small => "EntityTooSmall", BAD_REQUEST, "Your proposed upload is smaller than the minimum allowed object size.";
+    /// A bucket without a tag set.
+    no_such_tag_set => "NoSuchTagSet", NOT_FOUND, "The TagSet does not exist";
     /// Method not allowed on this resource.
     method_not_allowed => "MethodNotAllowed", METHOD_NOT_ALLOWED, "The specified method is not allowed against this resource.";
 }
@@ -98,6 +100,15 @@ impl S3Error {
     pub fn invalid_argument(message: impl Into<String>) -> Self {
         Self {
             code: "InvalidArgument",
+            status: StatusCode::BAD_REQUEST,
+            message: message.into(),
+        }
+    }
+
+    /// `InvalidTag` (400) with a message.
+    pub fn invalid_tag(message: impl Into<String>) -> Self {
+        Self {
+            code: "InvalidTag",
             status: StatusCode::BAD_REQUEST,
             message: message.into(),
         }

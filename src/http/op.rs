@@ -50,6 +50,18 @@ pub enum Op {
     ListParts,
     /// GET /bucket?uploads
     ListMultipartUploads,
+    /// GET /bucket/key?tagging
+    GetObjectTagging,
+    /// PUT /bucket/key?tagging
+    PutObjectTagging,
+    /// DELETE /bucket/key?tagging
+    DeleteObjectTagging,
+    /// GET /bucket?tagging
+    GetBucketTagging,
+    /// PUT /bucket?tagging
+    PutBucketTagging,
+    /// DELETE /bucket?tagging
+    DeleteBucketTagging,
     /// Anything else; the string names what was asked for (for the log).
     NotImplemented(String),
 }
@@ -80,6 +92,12 @@ impl Op {
             Op::AbortMultipartUpload => "AbortMultipartUpload",
             Op::ListParts => "ListParts",
             Op::ListMultipartUploads => "ListMultipartUploads",
+            Op::GetObjectTagging => "GetObjectTagging",
+            Op::PutObjectTagging => "PutObjectTagging",
+            Op::DeleteObjectTagging => "DeleteObjectTagging",
+            Op::GetBucketTagging => "GetBucketTagging",
+            Op::PutBucketTagging => "PutBucketTagging",
+            Op::DeleteBucketTagging => "DeleteBucketTagging",
             Op::NotImplemented(_) => "NotImplemented",
         }
     }
@@ -159,6 +177,9 @@ pub fn parse(
             (Method::GET, []) if !has("list-type") => Op::ListObjects,
             (Method::POST, ["delete"]) => Op::DeleteObjects,
             (Method::GET, ["uploads"]) => Op::ListMultipartUploads,
+            (Method::GET, ["tagging"]) => Op::GetBucketTagging,
+            (Method::PUT, ["tagging"]) => Op::PutBucketTagging,
+            (Method::DELETE, ["tagging"]) => Op::DeleteBucketTagging,
             (_, s) => ni(&format!("bucket ?{}", s.join("&"))),
         },
         (Some(_), Some(_)) => {
@@ -187,6 +208,9 @@ pub fn parse(
                 (Method::POST, ["uploadId"]) => Op::CompleteMultipartUpload,
                 (Method::DELETE, ["uploadId"]) => Op::AbortMultipartUpload,
                 (Method::GET, ["uploadId"]) => Op::ListParts,
+                (Method::GET, ["tagging"]) => Op::GetObjectTagging,
+                (Method::PUT, ["tagging"]) => Op::PutObjectTagging,
+                (Method::DELETE, ["tagging"]) => Op::DeleteObjectTagging,
                 (_, s) => ni(&format!("object ?{}", s.join("&"))),
             }
         }

@@ -101,6 +101,11 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
         } else {
             src.meta.clone()
         };
+        // Tags follow their own directive (COPY by default), as in S3.
+        meta.tags = match req.header("x-amz-tagging-directive") {
+            Some("REPLACE") => super::tagging::from_header(req.header("x-amz-tagging"))?,
+            _ => src.meta.tags.clone(),
+        };
         meta.etag = Some(format!("\"{}\"", hex::encode(digests.md5)));
         let info = st
             .store

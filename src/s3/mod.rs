@@ -8,6 +8,7 @@ pub mod headers;
 pub mod list;
 pub mod multipart;
 pub mod object;
+pub mod tagging;
 
 use axum::body::Body;
 use axum::http::request::Parts;
@@ -94,6 +95,12 @@ pub async fn dispatch(st: &AppState, op: Op, req: S3Request) -> S3Result<Respons
         Op::AbortMultipartUpload => multipart::abort(st, req).await,
         Op::ListParts => multipart::list_parts(st, req).await,
         Op::ListMultipartUploads => multipart::list_uploads(st, req).await,
+        Op::GetObjectTagging => tagging::get_object_tagging(st, req).await,
+        Op::PutObjectTagging => tagging::put_object_tagging(st, req).await,
+        Op::DeleteObjectTagging => tagging::delete_object_tagging(st, req).await,
+        Op::GetBucketTagging => tagging::get_bucket_tagging(st, req).await,
+        Op::PutBucketTagging => tagging::put_bucket_tagging(st, req).await,
+        Op::DeleteBucketTagging => tagging::delete_bucket_tagging(st, req).await,
         Op::NotImplemented(_) => Err(S3Error::not_implemented()),
     }
 }

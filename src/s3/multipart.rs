@@ -55,7 +55,8 @@ fn part_number(req: &S3Request) -> S3Result<i32> {
 /// CreateMultipartUpload.
 pub async fn create(st: &AppState, req: S3Request) -> S3Result<Response> {
     require_bucket(st, req.bucket()).await?;
-    let meta = meta_from_headers(&req.parts.headers);
+    let mut meta = meta_from_headers(&req.parts.headers);
+    meta.tags = super::tagging::from_header(req.header("x-amz-tagging"))?;
     let up = st
         .store
         .create_multipart(req.bucket(), req.key(), &req.auth.access_key, &meta)

@@ -57,6 +57,7 @@ pub async fn put_object(st: &AppState, mut req: S3Request) -> S3Result<Response>
         return Err(S3Error::entity_too_large());
     }
     let mut meta = meta_from_headers(&req.parts.headers);
+    meta.tags = super::tagging::from_header(req.header("x-amz-tagging"))?;
     let mut up = st.store.open_upload(&bucket, req.key(), false).await?;
     let digests = match pump(&mut up, &mut reader).await {
         Ok(d) => d,
@@ -168,6 +169,12 @@ pub async fn get_object(st: &AppState, req: S3Request, head: bool) -> S3Result<R
             checksum_mode && status == StatusCode::OK,
         );
         h.insert("content-length", HeaderValue::from(end - start));
+        if !info.meta.tags.is_empty() {
+            h.insert(
+                "x-amz-tagging-count",
+                HeaderValue::from(info.meta.tags.len()),
+            );
+        }
         if status == StatusCode::PARTIAL_CONTENT {
             if let Ok(v) = HeaderValue::from_str(&format!("bytes {start}-{}/{len}", end - 1)) {
                 h.insert("content-range", v);

@@ -578,6 +578,36 @@ pub struct ListMultipartUploadsResult {
     pub common_prefixes: Vec<CommonPrefix>,
 }
 
+/// `<Tagging>`, request and response of the tagging operations.
+#[derive(Serialize, Deserialize, Debug, Default)]
+pub struct Tagging {
+    /// Namespace (responses).
+    #[serde(rename = "@xmlns", default, skip_deserializing)]
+    pub xmlns: &'static str,
+    /// The tag set.
+    #[serde(rename = "TagSet", default)]
+    pub tag_set: TagSet,
+}
+
+/// `<TagSet>`.
+#[derive(Serialize, Deserialize, Debug, Default)]
+pub struct TagSet {
+    /// Tags.
+    #[serde(rename = "Tag", default)]
+    pub tags: Vec<Tag>,
+}
+
+/// One `<Tag>`.
+#[derive(Serialize, Deserialize, Debug)]
+pub struct Tag {
+    /// Key.
+    #[serde(rename = "Key")]
+    pub key: String,
+    /// Value.
+    #[serde(rename = "Value", default)]
+    pub value: String,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -193,3 +193,153 @@ fn complete_multipart_if_none_match() {
         );
     });
 }
+
+#[test]
+fn object_and_bucket_tagging() {
+    use aws_sdk_s3::types::{Tag, Tagging};
+    support::run(async {
+        let gw = support::gateway("tags").await;
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("tgs").send().await.unwrap();
+        s3.put_object()
+            .bucket("tgs")
+            .key("k")
+            .tagging("team=blue&env=dev%20box")
+            .body(ByteStream::from_static(b"x"))
+            .send()
+            .await
+            .unwrap();
+        let t = s3
+            .get_object_tagging()
+            .bucket("tgs")
+            .key("k")
+            .send()
+            .await
+            .unwrap();
+        let pairs: Vec<(&str, &str)> = t.tag_set().iter().map(|t| (t.key(), t.value())).collect();
+        assert_eq!(pairs, [("team", "blue"), ("env", "dev box")]);
+        let got = s3.get_object().bucket("tgs").key("k").send().await.unwrap();
+        assert_eq!(got.tag_count(), Some(2));
+
+        let set = |n: usize| {
+            Tagging::builder()
+                .set_tag_set(Some(
+                    (0..n)
+                        .map(|i| {
+                            Tag::builder()
+                                .key(format!("k{i}"))
+                                .value("v")
+                                .build()
+                                .unwrap()
+                        })
+                        .collect(),
+                ))
+                .build()
+                .unwrap()
+        };
+        s3.put_object_tagging()
+            .bucket("tgs")
+            .key("k")
+            .tagging(set(3))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            s3.get_object_tagging()
+                .bucket("tgs")
+                .key("k")
+                .send()
+                .await
+                .unwrap()
+                .tag_set()
+                .len(),
+            3
+        );
+        let e = s3
+            .put_object_tagging()
+            .bucket("tgs")
+            .key("k")
+            .tagging(set(11))
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Some("InvalidTag"));
+        let e = s3
+            .put_object()
+            .bucket("tgs")
+            .key("k2")
+            .tagging(&"a=b&".repeat(11))
+            .body(ByteStream::from_static(b"x"))
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Some("InvalidTag"));
+        s3.delete_object_tagging()
+            .bucket("tgs")
+            .key("k")
+            .send()
+            .await
+            .unwrap();
+        assert!(s3
+            .get_object_tagging()
+            .bucket("tgs")
+            .key("k")
+            .send()
+            .await
+            .unwrap()
+            .tag_set()
+            .is_empty());
+        let e = s3
+            .get_object_tagging()
+            .bucket("tgs")
+            .key("nope")
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Some("NoSuchKey"));
+
+        let e = s3
+            .get_bucket_tagging()
+            .bucket("tgs")
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Some("NoSuchTagSet"));
+        s3.put_bucket_tagging()
+            .bucket("tgs")
+            .tagging(set(2))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            s3.get_bucket_tagging()
+                .bucket("tgs")
+                .send()
+                .await
+                .unwrap()
+                .tag_set()
+                .len(),
+            2
+        );
+        // Bucket tags live in the metastore, so another instance sees them.
+        let other = support::gateway_on(gw.db.name()).await;
+        assert_eq!(
+            other
+                .sdk()
+                .get_bucket_tagging()
+                .bucket("tgs")
+                .send()
+                .await
+                .unwrap()
+                .tag_set()
+                .len(),
+            2
+        );
+        s3.delete_bucket_tagging()
+            .bucket("tgs")
+            .send()
+            .await
+            .unwrap();
+        assert!(s3.get_bucket_tagging().bucket("tgs").send().await.is_err());
+    });
+}

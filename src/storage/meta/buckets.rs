@@ -79,6 +79,47 @@ impl MetaStore {
         Ok(docs.iter().filter_map(BucketInfo::from_document).collect())
     }
 
+    /// A bucket's tags (`None`: no tag set).
+    pub async fn bucket_tags(
+        &self,
+        name: &str,
+    ) -> mongodb::error::Result<Option<Vec<(String, String)>>> {
+        let d = self
+            .buckets
+            .find_one(doc! {"_id": name})
+            .projection(doc! {"tags": 1})
+            .await?;
+        Ok(d.and_then(|d| d.get_array("tags").ok().cloned())
+            .map(|arr| {
+                arr.iter()
+                    .filter_map(|t| t.as_document())
+                    .filter_map(|t| {
+                        Some((
+                            t.get_str("k").ok()?.to_owned(),
+                            t.get_str("v").ok()?.to_owned(),
+                        ))
+                    })
+                    .collect()
+            }))
+    }
+
+    /// Sets (`Some`) or removes (`None`) a bucket's tags.
+    pub async fn set_bucket_tags(
+        &self,
+        name: &str,
+        tags: Option<&[(String, String)]>,
+    ) -> mongodb::error::Result<()> {
+        let update = match tags {
+            Some(t) => {
+                let arr: Vec<Document> = t.iter().map(|(k, v)| doc! {"k": k, "v": v}).collect();
+                doc! {"$set": {"tags": arr}}
+            }
+            None => doc! {"$unset": {"tags": ""}},
+        };
+        self.buckets.update_one(doc! {"_id": name}, update).await?;
+        Ok(())
+    }
+
     /// Forgets a bucket.
     pub async fn delete_bucket(&self, name: &str) -> mongodb::error::Result<bool> {
         Ok(self

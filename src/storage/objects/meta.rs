@@ -24,6 +24,8 @@ pub struct ObjectMeta {
     pub user: Vec<(String, String)>,
     /// Checksums: algorithm (`crc32`, `crc32c`, `sha1`, `sha256`, `crc64nvme`) and base64 value.
     pub checksums: Vec<(String, String)>,
+    /// Object tags, in the order given.
+    pub tags: Vec<(String, String)>,
     /// Fields of a foreign `metadata` document that are not grids3's, kept as they were.
     pub other: Document,
 }
@@ -38,6 +40,7 @@ const FIELDS: &[&str] = &[
     "expires",
     "userMetadata",
     "checksums",
+    "tags",
 ];
 
 impl ObjectMeta {
@@ -68,6 +71,7 @@ impl ObjectMeta {
             expires: s("expires"),
             user: pairs("userMetadata"),
             checksums: pairs("checksums"),
+            tags: pairs("tags"),
             other,
         }
     }
@@ -92,6 +96,9 @@ impl ObjectMeta {
         }
         if !self.checksums.is_empty() {
             d.insert("checksums", pairs_doc(&self.checksums));
+        }
+        if !self.tags.is_empty() {
+            d.insert("tags", pairs_doc(&self.tags));
         }
         d
     }

@@ -165,6 +165,28 @@ impl ObjectStore {
         Ok(())
     }
 
+    /// Replaces the tags of the current object of `key` (`None` when there is none). The
+    /// update targets that revision's `_id`, so it never lands on a newer revision.
+    pub async fn set_tags(
+        &self,
+        bucket: &str,
+        key: &str,
+        tags: &[(String, String)],
+    ) -> Result<Option<ObjectInfo>> {
+        let Some(mut info) = self.head(bucket, key).await? else {
+            return Ok(None);
+        };
+        info.meta.tags = tags.to_vec();
+        self.gridfs(bucket)
+            .files()
+            .update_one(
+                doc! {"_id": info.file.id.clone()},
+                doc! {"$set": {"metadata": info.meta.to_metadata()}},
+            )
+            .await?;
+        Ok(Some(info))
+    }
+
     /// Starts writing a new revision of `key` (invisible until [`ObjectStore::publish_if`]).
     pub async fn open_upload(&self, bucket: &str, key: &str, sha256: bool) -> Result<Upload> {
         self.gridfs(bucket)

@@ -268,7 +268,12 @@ fn object_and_bucket_tagging() {
             .put_object()
             .bucket("tgs")
             .key("k2")
-            .tagging(&"a=b&".repeat(11))
+            .tagging(
+                (0..11)
+                    .map(|i| format!("k{i}=v"))
+                    .collect::<Vec<_>>()
+                    .join("&"),
+            )
             .body(ByteStream::from_static(b"x"))
             .send()
             .await

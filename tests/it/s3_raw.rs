@@ -382,3 +382,108 @@ fn virtual_hosted_style_addressing() {
         assert!(body.contains("<Key>dir/key.txt</Key>"), "{body}");
     });
 }
+
+#[test]
+fn signed_payload_with_signed_trailer_and_every_checksum() {
+    support::run(async {
+        let gw = setup("trailers").await;
+        let data = support::random_bytes(150_000, 8);
+        // The expected checksums, computed with the checksum module's hashers, whose values are
+        // pinned to published check values in its unit tests.
+        use grids3::s3::checksum::Algorithm;
+        for alg in Algorithm::ALL {
+            let mut h = alg.hasher();
+            h.update(&data);
+            let good = h.finish_base64();
+            for (value, tamper, status) in [
+                ("AAAAAAAAAAA=", false, 400u16),
+                (good.as_str(), true, 403),
+                (good.as_str(), false, 200),
+            ] {
+                let mut r = Raw::new("PUT", "/raw/signed-trailer");
+                r.payload_hash = Some("STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER".into());
+                r.headers
+                    .push(("content-encoding".into(), "aws-chunked".into()));
+                r.headers.push((
+                    "x-amz-decoded-content-length".into(),
+                    data.len().to_string(),
+                ));
+                r.headers.push(("x-amz-trailer".into(), alg.header()));
+                let headers = r.signed_headers(&gw);
+                let auth = headers
+                    .iter()
+                    .find(|(k, _)| k == "authorization")
+                    .unwrap()
+                    .1
+                    .clone();
+                let seed = auth.rsplit("Signature=").next().unwrap().to_owned();
+                let amz = headers
+                    .iter()
+                    .find(|(k, _)| k == "x-amz-date")
+                    .unwrap()
+                    .1
+                    .clone();
+                let scope = format!("{}/us-east-1/s3/aws4_request", &amz[..8]);
+                let key = sigv4::signing_key(support::SK, &amz[..8], "us-east-1", "s3");
+                let mut body = aws_chunked(
+                    &data,
+                    40_000,
+                    Some((key, amz.clone(), scope.clone(), seed)),
+                    None,
+                );
+                body.truncate(body.len() - 2); // the trailers replace the closing CRLF
+                let text = String::from_utf8_lossy(&body).into_owned();
+                let last_sig = text
+                    .rsplit("chunk-signature=")
+                    .next()
+                    .unwrap()
+                    .trim()
+                    .to_owned();
+                let trailer = format!("{}:{value}\n", alg.header());
+                let mut tsig = sigv4::trailer_signature(&key, &amz, &scope, &last_sig, &trailer);
+                if tamper {
+                    tsig = sigv4::trailer_signature(
+                        &key,
+                        &amz,
+                        &scope,
+                        &last_sig,
+                        "x-amz-checksum-other:1\n",
+                    );
+                }
+                body.extend_from_slice(
+                    format!(
+                        "{}:{value}\r\nx-amz-trailer-signature:{tsig}\r\n\r\n",
+                        alg.header()
+                    )
+                    .as_bytes(),
+                );
+                let mut rb =
+                    reqwest::Client::new().put(format!("{}/raw/signed-trailer", gw.endpoint()));
+                for (k, v) in headers.into_iter().filter(|(k, _)| k != "host") {
+                    rb = rb.header(k, v);
+                }
+                let resp = rb.body(body).send().await.unwrap();
+                assert_eq!(resp.status(), status, "{} {value}", alg.name());
+                if status == 400 {
+                    assert_eq!(error_code(&resp.text().await.unwrap()), "BadDigest");
+                } else if status == 403 {
+                    assert_eq!(
+                        error_code(&resp.text().await.unwrap()),
+                        "SignatureDoesNotMatch"
+                    );
+                } else {
+                    let mut head = Raw::new("HEAD", "/raw/signed-trailer");
+                    head.headers
+                        .push(("x-amz-checksum-mode".into(), "ENABLED".into()));
+                    let h = head.send(&gw).await;
+                    assert_eq!(
+                        h.headers().get(alg.header()).unwrap().to_str().unwrap(),
+                        good
+                    );
+                }
+            }
+        }
+        // Only the accepted uploads were stored: one revision of the key, nothing else.
+        assert_eq!(gw.file_count("raw").await, 1);
+    });
+}

@@ -41,13 +41,20 @@ async fn run(
             w.write(&piece[..k]).await?;
             remaining -= k;
         }
-        parts.push(store.commit_part(&up, n, w).await?.expect("upload exists"));
+        parts.push(
+            store
+                .commit_part(&up, n, w, None)
+                .await?
+                .expect("upload exists"),
+        );
         left -= size;
         n += 1;
     }
     let upload_secs = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let (_, stats) = store.complete_multipart(&up, &parts, "\"bench\"").await?;
+    let (_, stats) = store
+        .complete_multipart(&up, &parts, "\"bench\"", Vec::new())
+        .await?;
     Ok((
         upload_secs,
         t.elapsed().as_secs_f64(),

@@ -50,6 +50,8 @@ pub enum Op {
     ListParts,
     /// GET /bucket?uploads
     ListMultipartUploads,
+    /// GET /bucket/key?attributes
+    GetObjectAttributes,
     /// GET /bucket/key?tagging
     GetObjectTagging,
     /// PUT /bucket/key?tagging
@@ -92,6 +94,7 @@ impl Op {
             Op::AbortMultipartUpload => "AbortMultipartUpload",
             Op::ListParts => "ListParts",
             Op::ListMultipartUploads => "ListMultipartUploads",
+            Op::GetObjectAttributes => "GetObjectAttributes",
             Op::GetObjectTagging => "GetObjectTagging",
             Op::PutObjectTagging => "PutObjectTagging",
             Op::DeleteObjectTagging => "DeleteObjectTagging",
@@ -209,6 +212,7 @@ pub fn parse(
                 (Method::DELETE, ["uploadId"]) => Op::AbortMultipartUpload,
                 (Method::GET, ["uploadId"]) => Op::ListParts,
                 (Method::GET, ["tagging"]) => Op::GetObjectTagging,
+                (Method::GET, ["attributes"]) => Op::GetObjectAttributes,
                 (Method::PUT, ["tagging"]) => Op::PutObjectTagging,
                 (Method::DELETE, ["tagging"]) => Op::DeleteObjectTagging,
                 (_, s) => ni(&format!("object ?{}", s.join("&"))),

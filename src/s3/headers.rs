@@ -263,6 +263,15 @@ pub fn object_headers(
     if checksum_mode {
         for (alg, v) in &m.checksums {
             put(h, &format!("x-amz-checksum-{alg}"), v);
+            put(
+                h,
+                "x-amz-checksum-type",
+                if v.contains('-') {
+                    "COMPOSITE"
+                } else {
+                    "FULL_OBJECT"
+                },
+            );
         }
     }
 }

@@ -95,6 +95,7 @@ pub async fn dispatch(st: &AppState, op: Op, req: S3Request) -> S3Result<Respons
         Op::AbortMultipartUpload => multipart::abort(st, req).await,
         Op::ListParts => multipart::list_parts(st, req).await,
         Op::ListMultipartUploads => multipart::list_uploads(st, req).await,
+        Op::GetObjectAttributes => object::get_object_attributes(st, req).await,
         Op::GetObjectTagging => tagging::get_object_tagging(st, req).await,
         Op::PutObjectTagging => tagging::put_object_tagging(st, req).await,
         Op::DeleteObjectTagging => tagging::delete_object_tagging(st, req).await,

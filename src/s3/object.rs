@@ -185,6 +185,97 @@ pub async fn get_object(st: &AppState, req: S3Request, head: bool) -> S3Result<R
     Err(S3Error::no_such_key())
 }
 
+/// GetObjectAttributes: the attributes named in `x-amz-object-attributes`.
+pub async fn get_object_attributes(st: &AppState, req: S3Request) -> S3Result<Response> {
+    use crate::xml::{self, to_xml, S3_NS};
+    require_bucket(st, req.bucket()).await?;
+    let o = require_object(st, req.bucket(), req.key()).await?;
+    // The SDKs send the list as repeated headers, curl users as one comma-separated header.
+    let wanted: Vec<String> = req
+        .parts
+        .headers
+        .get_all("x-amz-object-attributes")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
+        .collect();
+    if wanted.is_empty() {
+        return Err(S3Error::invalid_argument(
+            "Invalid attribute name specified.",
+        ));
+    }
+    let has = |a: &str| wanted.iter().any(|w| w == a);
+    let marker: usize = req
+        .header("x-amz-part-number-marker")
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(0);
+    let max: usize = req
+        .header("x-amz-max-parts")
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(1000)
+        .min(1000);
+    let alg_of = |c: &str| {
+        o.meta
+            .checksums
+            .first()
+            .map(|(a, _)| (a.clone(), c.to_owned()))
+    };
+    let object_parts = (has("ObjectParts") && !o.meta.parts.is_empty()).then(|| {
+        let all = &o.meta.parts;
+        let page: Vec<xml::AttributesPart> = all
+            .iter()
+            .enumerate()
+            .skip(marker)
+            .take(max)
+            .map(|(i, (size, c))| xml::AttributesPart {
+                part_number: i + 1,
+                size: *size,
+                checksum: xml::ChecksumValues::from_pairs(
+                    &c.as_deref()
+                        .and_then(alg_of)
+                        .into_iter()
+                        .collect::<Vec<_>>(),
+                ),
+            })
+            .collect();
+        xml::ObjectParts {
+            total_parts_count: all.len(),
+            part_number_marker: marker,
+            next_part_number_marker: page.last().map(|p| p.part_number).unwrap_or(marker),
+            max_parts: max,
+            is_truncated: marker + page.len() < all.len(),
+            parts: page,
+        }
+    });
+    let checksum = (has("Checksum") && !o.meta.checksums.is_empty()).then(|| {
+        let mut c = xml::ChecksumValues::from_pairs(&o.meta.checksums);
+        c.checksum_type = Some(
+            if o.meta.checksums[0].1.contains('-') {
+                "COMPOSITE"
+            } else {
+                "FULL_OBJECT"
+            }
+            .to_owned(),
+        );
+        c
+    });
+    let body = xml::GetObjectAttributesResponse {
+        xmlns: S3_NS,
+        etag: has("ETag").then(|| o.etag().trim_matches('"').to_owned()),
+        checksum,
+        object_parts,
+        storage_class: has("StorageClass").then_some("STANDARD"),
+        object_size: has("ObjectSize").then_some(o.file.length),
+    };
+    let mut r = super::xml_response(StatusCode::OK, to_xml("GetObjectAttributesOutput", &body));
+    if let Ok(v) = HeaderValue::from_str(&super::headers::http_date(o.file.upload_date)) {
+        r.headers_mut().insert("last-modified", v);
+    }
+    Ok(r)
+}
+
 /// DeleteObject: 204 whether or not the key existed.
 pub async fn delete_object(st: &AppState, req: S3Request) -> S3Result<Response> {
     let bucket = req.bucket().to_owned();

@@ -417,6 +417,35 @@ pub struct CompletedPart {
     /// ETag as returned by UploadPart.
     #[serde(rename = "ETag")]
     pub etag: String,
+    /// CRC32 checksum as returned by UploadPart.
+    #[serde(rename = "ChecksumCRC32", default)]
+    pub crc32: Option<String>,
+    /// CRC32C checksum.
+    #[serde(rename = "ChecksumCRC32C", default)]
+    pub crc32c: Option<String>,
+    /// SHA-1 checksum.
+    #[serde(rename = "ChecksumSHA1", default)]
+    pub sha1: Option<String>,
+    /// SHA-256 checksum.
+    #[serde(rename = "ChecksumSHA256", default)]
+    pub sha256: Option<String>,
+    /// CRC64/NVME checksum.
+    #[serde(rename = "ChecksumCRC64NVME", default)]
+    pub crc64nvme: Option<String>,
+}
+
+impl CompletedPart {
+    /// The checksum the client gave for `alg` (lower-case name).
+    pub fn checksum(&self, alg: &str) -> Option<&str> {
+        match alg {
+            "crc32" => self.crc32.as_deref(),
+            "crc32c" => self.crc32c.as_deref(),
+            "sha1" => self.sha1.as_deref(),
+            "sha256" => self.sha256.as_deref(),
+            "crc64nvme" => self.crc64nvme.as_deref(),
+            _ => None,
+        }
+    }
 }
 
 /// `<CompleteMultipartUploadResult>`.
@@ -606,6 +635,108 @@ pub struct Tag {
     /// Value.
     #[serde(rename = "Value", default)]
     pub value: String,
+}
+
+/// Additional checksum values (`<Checksum>` and the per-part ones).
+#[derive(Serialize, Debug, Default)]
+pub struct ChecksumValues {
+    /// CRC32.
+    #[serde(rename = "ChecksumCRC32", skip_serializing_if = "Option::is_none")]
+    pub crc32: Option<String>,
+    /// CRC32C.
+    #[serde(rename = "ChecksumCRC32C", skip_serializing_if = "Option::is_none")]
+    pub crc32c: Option<String>,
+    /// SHA-1.
+    #[serde(rename = "ChecksumSHA1", skip_serializing_if = "Option::is_none")]
+    pub sha1: Option<String>,
+    /// SHA-256.
+    #[serde(rename = "ChecksumSHA256", skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    /// CRC64/NVME.
+    #[serde(rename = "ChecksumCRC64NVME", skip_serializing_if = "Option::is_none")]
+    pub crc64nvme: Option<String>,
+    /// COMPOSITE or FULL_OBJECT (object level only).
+    #[serde(rename = "ChecksumType", skip_serializing_if = "Option::is_none")]
+    pub checksum_type: Option<String>,
+}
+
+impl ChecksumValues {
+    /// From (algorithm, value) pairs.
+    pub fn from_pairs(pairs: &[(String, String)]) -> Self {
+        let mut c = Self::default();
+        for (a, v) in pairs {
+            let slot = match a.as_str() {
+                "crc32" => &mut c.crc32,
+                "crc32c" => &mut c.crc32c,
+                "sha1" => &mut c.sha1,
+                "sha256" => &mut c.sha256,
+                "crc64nvme" => &mut c.crc64nvme,
+                _ => continue,
+            };
+            *slot = Some(v.clone());
+        }
+        c
+    }
+}
+
+/// One `<Part>` of GetObjectAttributes.
+#[derive(Serialize, Debug)]
+pub struct AttributesPart {
+    /// Number.
+    #[serde(rename = "PartNumber")]
+    pub part_number: usize,
+    /// Size.
+    #[serde(rename = "Size")]
+    pub size: u64,
+    /// Checksum of the part.
+    #[serde(flatten)]
+    pub checksum: ChecksumValues,
+}
+
+/// `<ObjectParts>` of GetObjectAttributes.
+#[derive(Serialize, Debug)]
+pub struct ObjectParts {
+    /// Parts in all.
+    #[serde(rename = "PartsCount")]
+    pub total_parts_count: usize,
+    /// Echoed marker.
+    #[serde(rename = "PartNumberMarker")]
+    pub part_number_marker: usize,
+    /// Next marker.
+    #[serde(rename = "NextPartNumberMarker")]
+    pub next_part_number_marker: usize,
+    /// max-parts.
+    #[serde(rename = "MaxParts")]
+    pub max_parts: usize,
+    /// More to come.
+    #[serde(rename = "IsTruncated")]
+    pub is_truncated: bool,
+    /// Parts.
+    #[serde(rename = "Part", default)]
+    pub parts: Vec<AttributesPart>,
+}
+
+/// `<GetObjectAttributesOutput>`: only the attributes asked for.
+#[derive(Serialize, Debug)]
+pub struct GetObjectAttributesResponse {
+    /// Namespace.
+    #[serde(rename = "@xmlns")]
+    pub xmlns: &'static str,
+    /// ETag, without quotes (as S3 answers it here).
+    #[serde(rename = "ETag", skip_serializing_if = "Option::is_none")]
+    pub etag: Option<String>,
+    /// Checksum.
+    #[serde(rename = "Checksum", skip_serializing_if = "Option::is_none")]
+    pub checksum: Option<ChecksumValues>,
+    /// Parts of a multipart object.
+    #[serde(rename = "ObjectParts", skip_serializing_if = "Option::is_none")]
+    pub object_parts: Option<ObjectParts>,
+    /// Storage class.
+    #[serde(rename = "StorageClass", skip_serializing_if = "Option::is_none")]
+    pub storage_class: Option<&'static str>,
+    /// Size.
+    #[serde(rename = "ObjectSize", skip_serializing_if = "Option::is_none")]
+    pub object_size: Option<u64>,
 }
 
 #[cfg(test)]

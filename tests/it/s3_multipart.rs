@@ -467,3 +467,104 @@ fn stale_uploads_are_swept() {
         assert_eq!(gw.chunk_count("mpb").await, 0);
     });
 }
+
+#[test]
+fn multipart_checksums_and_object_attributes() {
+    use aws_sdk_s3::types::{ChecksumAlgorithm, ChecksumMode, ObjectAttributes};
+    use base64::Engine;
+    support::run(async {
+        let gw = support::gateway("mpsum").await;
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("mpb").send().await.unwrap();
+        let data = random_bytes(5 * MIB + 777, 26);
+        let parts: Vec<&[u8]> = vec![&data[..5 * MIB], &data[5 * MIB..]];
+        let up = s3
+            .create_multipart_upload()
+            .bucket("mpb")
+            .key("sum")
+            .checksum_algorithm(ChecksumAlgorithm::Crc32)
+            .send()
+            .await
+            .unwrap();
+        let id = up.upload_id().unwrap();
+        let mut done = Vec::new();
+        let mut raw = Vec::new();
+        for (i, p) in parts.iter().enumerate() {
+            let r = s3
+                .upload_part()
+                .bucket("mpb")
+                .key("sum")
+                .upload_id(id)
+                .part_number(i as i32 + 1)
+                .checksum_algorithm(ChecksumAlgorithm::Crc32)
+                .body(ByteStream::from(p.to_vec()))
+                .send()
+                .await
+                .unwrap();
+            let crc = crc32fast::hash(p).to_be_bytes();
+            let want = base64::engine::general_purpose::STANDARD.encode(crc);
+            assert_eq!(
+                r.checksum_crc32(),
+                Some(want.as_str()),
+                "part checksum returned"
+            );
+            raw.extend_from_slice(&crc);
+            done.push(
+                CompletedPart::builder()
+                    .part_number(i as i32 + 1)
+                    .e_tag(r.e_tag().unwrap())
+                    .checksum_crc32(want)
+                    .build(),
+            );
+        }
+        s3.complete_multipart_upload()
+            .bucket("mpb")
+            .key("sum")
+            .upload_id(id)
+            .multipart_upload(
+                CompletedMultipartUpload::builder()
+                    .set_parts(Some(done))
+                    .build(),
+            )
+            .send()
+            .await
+            .unwrap();
+        // Composite: CRC32 of the concatenated binary part CRC32s, "-2".
+        let composite = format!(
+            "{}-2",
+            base64::engine::general_purpose::STANDARD.encode(crc32fast::hash(&raw).to_be_bytes())
+        );
+        let h = s3
+            .head_object()
+            .bucket("mpb")
+            .key("sum")
+            .checksum_mode(ChecksumMode::Enabled)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(h.checksum_crc32(), Some(composite.as_str()));
+
+        let a = s3
+            .get_object_attributes()
+            .bucket("mpb")
+            .key("sum")
+            .object_attributes(ObjectAttributes::Etag)
+            .object_attributes(ObjectAttributes::ObjectSize)
+            .object_attributes(ObjectAttributes::ObjectParts)
+            .object_attributes(ObjectAttributes::Checksum)
+            .object_attributes(ObjectAttributes::StorageClass)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(a.object_size(), Some(data.len() as i64));
+        assert_eq!(a.e_tag(), Some(multipart_etag(&parts).trim_matches('"')));
+        let op = a.object_parts().unwrap();
+        assert_eq!(op.total_parts_count(), Some(2));
+        assert_eq!(op.parts()[1].size(), Some(777));
+        assert_eq!(
+            a.checksum().unwrap().checksum_crc32(),
+            Some(composite.as_str())
+        );
+        assert_eq!(a.storage_class().map(|s| s.as_str()), Some("STANDARD"));
+    });
+}

@@ -26,6 +26,8 @@ pub struct UploadRecord {
     pub file_id: ObjectId,
     /// Chunk size of the parts and of the completed file.
     pub chunk_size: u32,
+    /// `x-amz-checksum-algorithm` given at creation (lower-case name).
+    pub checksum_algorithm: Option<String>,
 }
 
 /// One uploaded part.
@@ -43,6 +45,8 @@ pub struct PartRecord {
     pub md5_hex: String,
     /// When it was uploaded.
     pub last_modified: DateTime,
+    /// The part's verified additional checksum (algorithm, base64), if one was sent.
+    pub checksum: Option<(String, String)>,
 }
 
 fn upload_from(d: &Document) -> Option<UploadRecord> {
@@ -55,6 +59,7 @@ fn upload_from(d: &Document) -> Option<UploadRecord> {
         meta: d.get_document("meta").cloned().unwrap_or_default(),
         file_id: d.get_object_id("fileId").ok()?,
         chunk_size: d.get_i32("chunkSize").ok()? as u32,
+        checksum_algorithm: d.get_str("checksumAlgorithm").ok().map(str::to_owned),
     })
 }
 
@@ -66,6 +71,10 @@ fn part_from(d: &Document) -> Option<PartRecord> {
         size: d.get_i64("size").ok()? as u64,
         md5_hex: d.get_str("md5").ok()?.to_owned(),
         last_modified: *d.get_datetime("lastModified").ok()?,
+        checksum: match (d.get_str("checksumAlgorithm"), d.get_str("checksum")) {
+            (Ok(a), Ok(v)) => Some((a.to_owned(), v.to_owned())),
+            _ => None,
+        },
     })
 }
 
@@ -80,6 +89,7 @@ impl MetaStore {
             .insert_one(doc! {
                 "_id": &u.id, "bucket": &u.bucket, "key": &u.key, "initiated": u.initiated,
                 "owner": &u.owner, "meta": u.meta.clone(), "fileId": u.file_id, "chunkSize": u.chunk_size as i32,
+                "checksumAlgorithm": u.checksum_algorithm.clone(),
             })
             .await?;
         Ok(())
@@ -152,6 +162,8 @@ impl MetaStore {
                 doc! {
                     "_id": part_key(&p.upload_id, p.number), "uploadId": &p.upload_id, "number": p.number,
                     "fileId": p.file_id, "size": p.size as i64, "md5": &p.md5_hex, "lastModified": p.last_modified,
+                    "checksumAlgorithm": p.checksum.as_ref().map(|c| c.0.clone()),
+                    "checksum": p.checksum.as_ref().map(|c| c.1.clone()),
                 },
             )
             .upsert(true)

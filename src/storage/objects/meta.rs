@@ -26,6 +26,8 @@ pub struct ObjectMeta {
     pub checksums: Vec<(String, String)>,
     /// Object tags, in the order given.
     pub tags: Vec<(String, String)>,
+    /// For a multipart object: each part's size and checksum (GetObjectAttributes).
+    pub parts: Vec<(u64, Option<String>)>,
     /// Fields of a foreign `metadata` document that are not grids3's, kept as they were.
     pub other: Document,
 }
@@ -41,6 +43,7 @@ const FIELDS: &[&str] = &[
     "userMetadata",
     "checksums",
     "tags",
+    "parts",
 ];
 
 impl ObjectMeta {
@@ -72,6 +75,18 @@ impl ObjectMeta {
             user: pairs("userMetadata"),
             checksums: pairs("checksums"),
             tags: pairs("tags"),
+            parts: m
+                .get_array("parts")
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|p| p.as_document())
+                        .map(|p| {
+                            let size = p.get_i64("size").unwrap_or(0).max(0) as u64;
+                            (size, p.get_str("checksum").ok().map(str::to_owned))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
             other,
         }
     }
@@ -99,6 +114,20 @@ impl ObjectMeta {
         }
         if !self.tags.is_empty() {
             d.insert("tags", pairs_doc(&self.tags));
+        }
+        if !self.parts.is_empty() {
+            let parts: Vec<Document> = self
+                .parts
+                .iter()
+                .map(|(size, c)| {
+                    let mut p = doc! {"size": *size as i64};
+                    if let Some(c) = c {
+                        p.insert("checksum", c.clone());
+                    }
+                    p
+                })
+                .collect();
+            d.insert("parts", parts);
         }
         d
     }

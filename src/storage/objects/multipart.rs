@@ -32,6 +32,7 @@ impl ObjectStore {
         key: &str,
         owner: &str,
         meta: &ObjectMeta,
+        checksum_algorithm: Option<String>,
     ) -> Result<UploadRecord> {
         self.gridfs(bucket).ensure_indexes().await?;
         let rec = UploadRecord {
@@ -43,6 +44,7 @@ impl ObjectStore {
             meta: meta.to_metadata(),
             file_id: ObjectId::new(),
             chunk_size: MULTIPART_CHUNK_SIZE,
+            checksum_algorithm,
         };
         self.meta.create_upload(&rec).await?;
         Ok(rec)
@@ -69,6 +71,7 @@ impl ObjectStore {
         up: &UploadRecord,
         number: i32,
         part: Upload,
+        checksum: Option<(String, String)>,
     ) -> Result<Option<PartRecord>> {
         let file_id = match part.id() {
             Bson::ObjectId(o) => *o,
@@ -82,6 +85,7 @@ impl ObjectStore {
             size: digests.length,
             md5_hex: hex::encode(digests.md5),
             last_modified: DateTime::now(),
+            checksum,
         };
         let chunks = self.gridfs(&up.bucket).chunks().clone();
         let old = self.meta.put_part(&rec).await?;
@@ -115,6 +119,7 @@ impl ObjectStore {
         up: &UploadRecord,
         parts: &[PartRecord],
         etag: &str,
+        checksums: Vec<(String, String)>,
     ) -> Result<(ObjectInfo, CompleteStats)> {
         let fs = self.gridfs(&up.bucket);
         let cs = u64::from(up.chunk_size);
@@ -169,6 +174,11 @@ impl ObjectStore {
         let total: u64 = parts.iter().map(|p| p.size).sum();
         let mut meta = ObjectMeta::from_metadata(Some(&up.meta));
         meta.etag = Some(etag.to_owned());
+        meta.checksums = checksums;
+        meta.parts = parts
+            .iter()
+            .map(|p| (p.size, p.checksum.as_ref().map(|c| c.1.clone())))
+            .collect();
         let file = FileDoc {
             id: Bson::ObjectId(final_id),
             length: total,

@@ -26,7 +26,7 @@ async fn run(
         .map(|i: usize| (i.wrapping_mul(2654435761) >> 11) as u8)
         .collect();
     let up = store
-        .create_multipart(bucket, "obj", "bench", &ObjectMeta::default())
+        .create_multipart(bucket, "obj", "bench", &ObjectMeta::default(), None)
         .await?;
     let t = Instant::now();
     let mut parts = Vec::new();

@@ -568,3 +568,56 @@ fn multipart_checksums_and_object_attributes() {
         assert_eq!(a.storage_class().map(|s| s.as_str()), Some("STANDARD"));
     });
 }
+
+#[test]
+fn complete_interrupted_midway_is_retryable() {
+    support::run(async {
+        let gw = support::gateway("mpretry").await;
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("mpb").send().await.unwrap();
+        let data = random_bytes(10 * MIB + 99, 27);
+        let parts: Vec<&[u8]> = vec![&data[..5 * MIB], &data[5 * MIB..]];
+        let (id, done) = upload_parts(&s3, "mpb", "retry", &parts).await;
+        // Simulate a gateway killed during Complete: part 1's chunks were already re-labelled
+        // as the object's chunks, nothing else happened.
+        let up = gw
+            .state
+            .store
+            .meta()
+            .get_upload("mpb", &id)
+            .await
+            .unwrap()
+            .unwrap();
+        let recs = gw.state.store.meta().list_parts(&id, 0, 0).await.unwrap();
+        gw.db
+            .collection::<Document>("mpb.chunks")
+            .update_many(
+                doc! {"files_id": recs[0].file_id},
+                doc! {"$set": {"files_id": up.file_id}},
+            )
+            .await
+            .unwrap();
+        // The client retries the Complete: it finishes with the right bytes and layout.
+        s3.complete_multipart_upload()
+            .bucket("mpb")
+            .key("retry")
+            .upload_id(&id)
+            .multipart_upload(
+                CompletedMultipartUpload::builder()
+                    .set_parts(Some(done))
+                    .build(),
+            )
+            .send()
+            .await
+            .unwrap();
+        let got = s3
+            .get_object()
+            .bucket("mpb")
+            .key("retry")
+            .send()
+            .await
+            .unwrap();
+        assert!(got.body.collect().await.unwrap().into_bytes().as_ref() == data.as_slice());
+        assert_eq!(gw.chunk_count("mpb").await, data.len().div_ceil(MIB) as u64);
+    });
+}

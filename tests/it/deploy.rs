@@ -1,0 +1,84 @@
+//! The deployment files, checked without Docker (none runs here): the compose files validate
+//! against the Compose Specification schema and set only variables grids3 reads.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use crate::support;
+
+/// The Compose Specification schema: `GRIDS3_COMPOSE_SCHEMA`; else the workspace's
+/// `../shared/compose-spec/compose-spec.json`; else (a bare CI clone) the copy of the schema
+/// that the `docker-compose` 1.29.2 wheel on PyPI ships (`compose/config/compose_spec.json`, an
+/// older revision of the same schema), fetched into `target/`.
+fn compose_schema() -> PathBuf {
+    if let Some(p) = std::env::var_os("GRIDS3_COMPOSE_SCHEMA") {
+        return PathBuf::from(p);
+    }
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let shared = root.join("../shared/compose-spec/compose-spec.json");
+    if shared.exists() {
+        return shared;
+    }
+    let out = root.join("target/compose_spec.json");
+    if !out.exists() {
+        let script = r#"
+import glob, subprocess, sys, tempfile, zipfile
+tmp = tempfile.mkdtemp()
+subprocess.run([sys.executable, "-m", "pip", "download", "docker-compose==1.29.2", "--no-deps", "-q", "-d", tmp], check=True)
+with zipfile.ZipFile(glob.glob(tmp + "/*.whl")[0]) as z, open(sys.argv[1], "wb") as f:
+    f.write(z.read("compose/config/compose_spec.json"))
+"#;
+        let ok = Command::new(support::python())
+            .arg("-c")
+            .arg(script)
+            .arg(&out)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "fetching the Compose schema failed");
+    }
+    out
+}
+
+#[test]
+fn compose_files_validate_and_use_only_known_variables() {
+    let help = Command::new(env!("CARGO_BIN_EXE_grids3"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    assert!(help.status.success());
+    let tmp = tempfile::tempdir().unwrap();
+    let help_file = tmp.path().join("help.txt");
+    std::fs::write(&help_file, &help.stdout).unwrap();
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new(support::python())
+        .arg(root.join("tests/py/check_compose.py"))
+        .arg(&help_file)
+        .arg(compose_schema())
+        .arg(root.join("docker-compose.yml"))
+        .arg(root.join("docker-compose.two-instances.yml"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("compose: all checks passed"));
+}
+
+#[test]
+fn dockerfile_is_complete() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Dockerfile")).unwrap();
+    for needle in [
+        "AS build",
+        "--locked",
+        "USER grids3",
+        "EXPOSE 9000",
+        "HEALTHCHECK",
+        "/_grids3/ready",
+    ] {
+        assert!(text.contains(needle), "Dockerfile lacks {needle}");
+    }
+}

@@ -9,6 +9,7 @@ pub mod config;
 pub mod devdb;
 pub mod error;
 pub mod http;
+pub mod metrics;
 pub mod s3;
 pub mod state;
 pub mod storage;

@@ -93,19 +93,39 @@ impl AppState {
             let mut tick = tokio::time::interval(every);
             loop {
                 tick.tick().await;
-                match store.janitor_pass().await {
-                    Ok(0) => {}
-                    Ok(n) => tracing::info!(reclaimed = n, "janitor reclaimed deferred revisions"),
-                    Err(e) => tracing::warn!(error = %e, "janitor pass failed"),
-                }
+                let t = std::time::Instant::now();
+                let outcome = match store.janitor_pass().await {
+                    Ok(0) => "ok",
+                    Ok(n) => {
+                        tracing::info!(reclaimed = n, "janitor reclaimed deferred revisions");
+                        "ok"
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "janitor pass failed");
+                        "error"
+                    }
+                };
+                crate::metrics::background_run("janitor", outcome, t.elapsed().as_secs_f64());
+                let t = std::time::Instant::now();
                 let before = mongodb::bson::DateTime::from_millis(
                     mongodb::bson::DateTime::now().timestamp_millis() - max_age_ms,
                 );
-                match store.sweep_uploads(before).await {
-                    Ok(0) => {}
-                    Ok(n) => tracing::info!(aborted = n, "sweep aborted stale multipart uploads"),
-                    Err(e) => tracing::warn!(error = %e, "multipart sweep failed"),
-                }
+                let outcome = match store.sweep_uploads(before).await {
+                    Ok(0) => "ok",
+                    Ok(n) => {
+                        tracing::info!(aborted = n, "sweep aborted stale multipart uploads");
+                        "ok"
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "multipart sweep failed");
+                        "error"
+                    }
+                };
+                crate::metrics::background_run(
+                    "multipart_sweep",
+                    outcome,
+                    t.elapsed().as_secs_f64(),
+                );
             }
         });
     }

@@ -24,6 +24,10 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/_grids3/health", get(|| async { "ok" }))
         .route("/_grids3/ready", get(ready))
+        .route(
+            "/_grids3/metrics",
+            get(|| async { crate::metrics::handle().render() }),
+        )
         .fallback(entry)
         .with_state(state)
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(|_| {
@@ -79,6 +83,8 @@ pub fn error_response(e: &S3Error, resource: &str, request_id: &str, head: bool)
 /// The one S3 entry: parse, authenticate, dispatch, render.
 async fn entry(State(st): State<AppState>, req: Request) -> Response {
     let started = Instant::now();
+    crate::metrics::handle();
+    crate::metrics::in_flight(1.0);
     let request_id = new_request_id();
     let (parts, body) = req.into_parts();
     let query = sigv4::parse_query(parts.uri.query());
@@ -103,6 +109,13 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
     let head = parts.method == Method::HEAD;
     let op_name = op.name().to_owned();
     let (bucket, key) = (target.bucket.clone(), target.key.clone());
+    let content_length = |h: &axum::http::HeaderMap| {
+        h.get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    let bytes_in = content_length(&parts.headers);
     let result = async {
         let auth = authenticate(&parts, &query, &st.creds, &st.config.region).await?;
         if let op::Op::NotImplemented(what) = &op {
@@ -130,8 +143,23 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
         h.insert("x-amz-id-2", v);
     }
     h.insert(header::SERVER, HeaderValue::from_static("grids3"));
+    let bytes_out = if head {
+        0
+    } else {
+        content_length(resp.headers())
+    };
+    crate::metrics::in_flight(-1.0);
+    crate::metrics::request(
+        &op_name,
+        resp.status().as_u16(),
+        started.elapsed().as_secs_f64(),
+        bytes_in,
+        bytes_out,
+    );
     tracing::info!(
         request_id,
+        bytes_in,
+        bytes_out,
         op = op_name,
         bucket = bucket.as_deref().unwrap_or(""),
         key = key.as_deref().unwrap_or(""),

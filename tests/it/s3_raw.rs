@@ -487,3 +487,27 @@ fn signed_payload_with_signed_trailer_and_every_checksum() {
         assert_eq!(gw.file_count("raw").await, 1);
     });
 }
+
+#[test]
+fn health_readiness_and_metrics() {
+    support::run(async {
+        let gw = setup("ops").await;
+        let get = |p: &str| reqwest::get(format!("{}{p}", gw.endpoint()));
+        assert_eq!(get("/_grids3/health").await.unwrap().status(), 200);
+        assert_eq!(get("/_grids3/ready").await.unwrap().status(), 200);
+        let mut r = Raw::new("PUT", "/raw/m");
+        r.body = vec![7u8; 1234];
+        assert_eq!(r.send(&gw).await.status(), 200);
+        tokio::time::sleep(Duration::from_millis(1500)).await; // a janitor pass
+        let text = get("/_grids3/metrics").await.unwrap().text().await.unwrap();
+        for needle in [
+            "grids3_requests_total{op=\"PutObject\",status=\"200\"}",
+            "grids3_request_duration_seconds_bucket{op=\"PutObject\"",
+            "grids3_bytes_received_total{op=\"PutObject\"}",
+            "grids3_requests_in_flight",
+            "grids3_background_runs_total{task=\"janitor\",outcome=\"ok\"}",
+        ] {
+            assert!(text.contains(needle), "metrics lack {needle}:\n{text}");
+        }
+    });
+}

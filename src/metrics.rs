@@ -1,0 +1,49 @@
+//! Prometheus metrics through the `metrics` facade and its Prometheus exporter (rendered on
+//! `/_grids3/metrics`; no exposition writer of our own).
+
+use std::sync::OnceLock;
+
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+
+/// Latency buckets in seconds.
+const LATENCY_BUCKETS: &[f64] = &[
+    0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
+];
+
+/// The process-wide recorder's handle, installed on first use (one per process, however many
+/// gateways the process runs, as in the tests).
+pub fn handle() -> &'static PrometheusHandle {
+    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+    HANDLE.get_or_init(|| {
+        let recorder = PrometheusBuilder::new()
+            .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), LATENCY_BUCKETS)
+            .expect("valid buckets")
+            .build_recorder();
+        let handle = recorder.handle();
+        // Another recorder may already be installed by an embedding program; then ours only
+        // renders what it recorded (nothing), which is visible rather than silent corruption.
+        let _ = metrics::set_global_recorder(recorder);
+        handle
+    })
+}
+
+/// Records one finished S3 request.
+pub fn request(op: &str, status: u16, seconds: f64, bytes_in: u64, bytes_out: u64) {
+    let labels = [("op", op.to_owned()), ("status", status.to_string())];
+    metrics::counter!("grids3_requests_total", &labels).increment(1);
+    metrics::histogram!("grids3_request_duration_seconds", "op" => op.to_owned()).record(seconds);
+    metrics::counter!("grids3_bytes_received_total", "op" => op.to_owned()).increment(bytes_in);
+    metrics::counter!("grids3_bytes_sent_total", "op" => op.to_owned()).increment(bytes_out);
+}
+
+/// Requests being served now.
+pub fn in_flight(delta: f64) {
+    metrics::gauge!("grids3_requests_in_flight").increment(delta);
+}
+
+/// One background task run (`janitor`, `multipart_sweep`) and its outcome (`ok`, `error`).
+pub fn background_run(task: &'static str, outcome: &'static str, seconds: f64) {
+    metrics::counter!("grids3_background_runs_total", "task" => task, "outcome" => outcome)
+        .increment(1);
+    metrics::histogram!("grids3_background_duration_seconds", "task" => task).record(seconds);
+}

@@ -1,7 +1,7 @@
 //! CopyObject: a server-side copy (GridFS files cannot share chunks, so the data is streamed
 //! from the source's chunks into a new file and published like a PUT).
 
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use futures::TryStreamExt;
 
@@ -12,7 +12,7 @@ use crate::auth::sigv4::decode;
 use crate::error::{S3Error, S3Result};
 use crate::state::AppState;
 use crate::storage::gridfs::GridFsError;
-use crate::storage::objects::WriteCondition;
+use crate::storage::objects::{ObjectInfo, WriteCondition};
 use crate::xml::{self, to_xml, S3_NS};
 
 /// Parses `x-amz-copy-source`: `[/]bucket/key[?versionId=...]`, key URL-encoded.
@@ -36,6 +36,25 @@ pub fn parse_copy_source(v: &str) -> S3Result<(String, String)> {
     }
 }
 
+/// The `x-amz-copy-source-if-*` conditions (CopyObject, UploadPartCopy). Every failed one is
+/// 412: a copy has no 304.
+pub fn check_copy_source(h: &HeaderMap, src: &ObjectInfo) -> S3Result<()> {
+    let get = |n: &str| h.get(n).and_then(|v| v.to_str().ok());
+    let pre = evaluate(
+        get("x-amz-copy-source-if-match"),
+        get("x-amz-copy-source-if-unmodified-since"),
+        get("x-amz-copy-source-if-none-match"),
+        get("x-amz-copy-source-if-modified-since"),
+        src.etag(),
+        src.file.upload_date,
+    );
+    if pre == Precondition::Proceed {
+        Ok(())
+    } else {
+        Err(S3Error::precondition_failed())
+    }
+}
+
 /// CopyObject.
 pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
     let bucket = req.bucket().to_owned();
@@ -55,18 +74,7 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
     }
     for _ in 0..3 {
         let src = require_object(st, &src_bucket, &src_key).await?;
-        // Every failed copy-source condition is 412 (a copy has no 304).
-        if evaluate(
-            req.header("x-amz-copy-source-if-match"),
-            req.header("x-amz-copy-source-if-unmodified-since"),
-            req.header("x-amz-copy-source-if-none-match"),
-            req.header("x-amz-copy-source-if-modified-since"),
-            src.etag(),
-            src.file.upload_date,
-        ) != Precondition::Proceed
-        {
-            return Err(S3Error::precondition_failed());
-        }
+        check_copy_source(&req.parts.headers, &src)?;
         if src.file.length > MAX_PUT_SIZE {
             return Err(S3Error::invalid_request("The specified copy source is larger than the maximum allowable size for a copy source: 5368709120"));
         }

@@ -8,7 +8,7 @@ use md5::{Digest, Md5};
 
 use super::checksum::Algorithm;
 use super::copy::parse_copy_source;
-use super::headers::{evaluate, iso8601, meta_from_headers, Precondition};
+use super::headers::{iso8601, meta_from_headers};
 use super::object::require_object;
 use super::{empty, owner_of, require_bucket, xml_response, S3Request};
 use crate::error::{S3Error, S3Result};
@@ -143,17 +143,7 @@ pub async fn upload_part_copy(st: &AppState, req: S3Request) -> S3Result<Respons
     require_bucket(st, &src_bucket).await?;
     for _ in 0..3 {
         let src = require_object(st, &src_bucket, &src_key).await?;
-        if evaluate(
-            req.header("x-amz-copy-source-if-match"),
-            req.header("x-amz-copy-source-if-unmodified-since"),
-            req.header("x-amz-copy-source-if-none-match"),
-            req.header("x-amz-copy-source-if-modified-since"),
-            src.etag(),
-            src.file.upload_date,
-        ) != Precondition::Proceed
-        {
-            return Err(S3Error::precondition_failed());
-        }
+        super::copy::check_copy_source(&req.parts.headers, &src)?;
         let len = src.file.length;
         let (start, end) = match req.header("x-amz-copy-source-range") {
             None => (0, len),

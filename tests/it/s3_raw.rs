@@ -206,31 +206,14 @@ fn aws_chunked_payloads() {
         let data = support::random_bytes(200_000, 4);
         // Signed chunks: the seed is the request signature, so sign the headers first.
         let make = |tamper: bool| {
-            let mut r = Raw::new("PUT", "/raw/signed");
-            r.payload_hash = Some("STREAMING-AWS4-HMAC-SHA256-PAYLOAD".into());
-            r.headers
-                .push(("content-encoding".into(), "aws-chunked".into()));
-            r.headers.push((
-                "x-amz-decoded-content-length".into(),
-                data.len().to_string(),
-            ));
-            let headers = r.signed_headers(&gw);
-            let auth = headers
-                .iter()
-                .find(|(k, _)| k == "authorization")
-                .unwrap()
-                .1
-                .clone();
-            let seed = auth.rsplit("Signature=").next().unwrap().to_owned();
-            let amz = headers
-                .iter()
-                .find(|(k, _)| k == "x-amz-date")
-                .unwrap()
-                .1
-                .clone();
-            let scope = format!("{}/us-east-1/s3/aws4_request", &amz[..8]);
-            let key = sigv4::signing_key(support::SK, &amz[..8], "us-east-1", "s3");
-            let mut body = aws_chunked(&data, 65536, Some((key, amz, scope, seed)), None);
+            let (headers, signing) = signed_streaming_put(
+                &gw,
+                "/raw/signed",
+                "STREAMING-AWS4-HMAC-SHA256-PAYLOAD",
+                data.len(),
+                vec![],
+            );
+            let mut body = aws_chunked(&data, 65536, Some(signing), None);
             if tamper {
                 let at = body.len() / 2;
                 body[at] ^= 1;
@@ -305,6 +288,37 @@ fn aws_chunked_payloads() {
             good
         );
     });
+}
+
+/// Signs the headers of an aws-chunked PUT whose chunks are signed; returns them and what
+/// the chunk signatures need: (signing key, X-Amz-Date, scope, seed signature).
+fn signed_streaming_put(
+    gw: &Gateway,
+    path: &str,
+    payload: &str,
+    decoded_len: usize,
+    extra: Vec<(String, String)>,
+) -> (Vec<(String, String)>, ([u8; 32], String, String, String)) {
+    let mut r = Raw::new("PUT", path);
+    r.payload_hash = Some(payload.into());
+    r.headers
+        .push(("content-encoding".into(), "aws-chunked".into()));
+    r.headers.push((
+        "x-amz-decoded-content-length".into(),
+        decoded_len.to_string(),
+    ));
+    r.headers.extend(extra);
+    let headers = r.signed_headers(gw);
+    let find = |name: &str| headers.iter().find(|(k, _)| k == name).unwrap().1.clone();
+    let seed = find("authorization")
+        .rsplit("Signature=")
+        .next()
+        .unwrap()
+        .to_owned();
+    let amz = find("x-amz-date");
+    let scope = format!("{}/us-east-1/s3/aws4_request", &amz[..8]);
+    let key = sigv4::signing_key(support::SK, &amz[..8], "us-east-1", "s3");
+    (headers, (key, amz, scope, seed))
 }
 
 /// Sends the request line, signed headers and `sent` bytes of a `declared`-byte body by hand.
@@ -400,31 +414,13 @@ fn signed_payload_with_signed_trailer_and_every_checksum() {
                 (good.as_str(), true, 403),
                 (good.as_str(), false, 200),
             ] {
-                let mut r = Raw::new("PUT", "/raw/signed-trailer");
-                r.payload_hash = Some("STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER".into());
-                r.headers
-                    .push(("content-encoding".into(), "aws-chunked".into()));
-                r.headers.push((
-                    "x-amz-decoded-content-length".into(),
-                    data.len().to_string(),
-                ));
-                r.headers.push(("x-amz-trailer".into(), alg.header()));
-                let headers = r.signed_headers(&gw);
-                let auth = headers
-                    .iter()
-                    .find(|(k, _)| k == "authorization")
-                    .unwrap()
-                    .1
-                    .clone();
-                let seed = auth.rsplit("Signature=").next().unwrap().to_owned();
-                let amz = headers
-                    .iter()
-                    .find(|(k, _)| k == "x-amz-date")
-                    .unwrap()
-                    .1
-                    .clone();
-                let scope = format!("{}/us-east-1/s3/aws4_request", &amz[..8]);
-                let key = sigv4::signing_key(support::SK, &amz[..8], "us-east-1", "s3");
+                let (headers, (key, amz, scope, seed)) = signed_streaming_put(
+                    &gw,
+                    "/raw/signed-trailer",
+                    "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER",
+                    data.len(),
+                    vec![("x-amz-trailer".into(), alg.header())],
+                );
                 let mut body = aws_chunked(
                     &data,
                     40_000,

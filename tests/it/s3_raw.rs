@@ -168,7 +168,7 @@ fn bad_digests_store_nothing() {
 fn aws_chunked(
     data: &[u8],
     piece: usize,
-    signing: Option<([u8; 32], String, String, String)>,
+    signing: Option<ChunkSigning>,
     trailer: Option<&str>,
 ) -> Vec<u8> {
     let mut out = Vec::new();
@@ -290,6 +290,9 @@ fn aws_chunked_payloads() {
     });
 }
 
+/// What chunk signatures need: (signing key, X-Amz-Date, scope, seed signature).
+type ChunkSigning = ([u8; 32], String, String, String);
+
 /// Signs the headers of an aws-chunked PUT whose chunks are signed; returns them and what
 /// the chunk signatures need: (signing key, X-Amz-Date, scope, seed signature).
 fn signed_streaming_put(
@@ -298,7 +301,7 @@ fn signed_streaming_put(
     payload: &str,
     decoded_len: usize,
     extra: Vec<(String, String)>,
-) -> (Vec<(String, String)>, ([u8; 32], String, String, String)) {
+) -> (Vec<(String, String)>, ChunkSigning) {
     let mut r = Raw::new("PUT", path);
     r.payload_hash = Some(payload.into());
     r.headers

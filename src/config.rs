@@ -37,6 +37,11 @@ pub struct Config {
     #[arg(long, env = "GRIDS3_ROOT_SECRET_KEY", hide_env_values = true)]
     pub root_secret_key: Option<String>,
 
+    /// Master key that seals access-key secrets at rest (AES-256-GCM). Unset: secrets are
+    /// stored in the clear in `__accesskeys`.
+    #[arg(long, env = "GRIDS3_MASTER_KEY", hide_env_values = true)]
+    pub master_key: Option<String>,
+
     /// Log as JSON lines instead of human-readable text.
     #[arg(long, env = "GRIDS3_LOG_JSON", default_value_t = false)]
     pub log_json: bool,

@@ -35,6 +35,8 @@ macro_rules! errors {
 errors! {
     /// Access denied (unsigned request, expired presigned URL, ...).
     access_denied => "AccessDenied", FORBIDDEN, "Access Denied";
+    /// The bucket exists and another key owns it.
+    bucket_already_exists => "BucketAlreadyExists", CONFLICT, "The requested bucket name is not available. The bucket namespace is shared by all users of the system. Please select a different name and try again.";
     /// The bucket exists and this account owns it.
     bucket_already_owned_by_you => "BucketAlreadyOwnedByYou", CONFLICT, "Your previous request to create the named bucket succeeded and you already own it.";
     /// DeleteBucket on a bucket with objects.

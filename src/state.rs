@@ -43,12 +43,13 @@ impl AppState {
         let db = client.database(&config.database);
         let meta = MetaStore::open(&db)
             .await
-            .context("opening the metastore")?;
+            .context("opening the metastore")?
+            .with_master_key(config.master_key.as_deref());
         let instance_id = meta.instance_id().await?;
         let (Some(ak), Some(sk)) = (&config.root_access_key, &config.root_secret_key) else {
             bail!("GRIDS3_ROOT_ACCESS_KEY and GRIDS3_ROOT_SECRET_KEY must be set");
         };
-        meta.put_access_key(ak, sk, true).await?;
+        meta.put_access_key(ak, sk, true, "root").await?;
         let store = ObjectStore::new(db, meta.clone(), DEFAULT_CHUNK_SIZE);
         let state = Self {
             creds: Credentials::new(meta),
@@ -76,6 +77,7 @@ impl AppState {
                 owner: owner.clone(),
                 region: self.config.region.clone(),
                 adopted: true,
+                grants: Vec::new(),
             };
             if self.store.meta().create_bucket(&info).await? {
                 tracing::info!(bucket = %name, "adopted an existing GridFS bucket");

@@ -5,15 +5,16 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::error::S3Error;
 use crate::error::S3Result;
-use crate::storage::meta::MetaStore;
+use crate::storage::meta::{KeyError, KeySecret, MetaStore};
 
 /// How long a looked-up secret is trusted before it is read again (a deleted key stops
 /// working on every instance within this time).
 const CACHE_TTL: Duration = Duration::from_secs(10);
 
 /// Cached lookups: the secret (or `None` for an unknown key) and when it was read.
-type SecretCache = Arc<Mutex<HashMap<String, (Option<String>, Instant)>>>;
+type SecretCache = Arc<Mutex<HashMap<String, (Option<KeySecret>, Instant)>>>;
 
 /// The credentials store.
 #[derive(Clone)]
@@ -29,6 +30,11 @@ impl std::fmt::Debug for Credentials {
 }
 
 impl Credentials {
+    /// Forgets cached lookups (after a key was deleted through this instance).
+    pub fn forget(&self, access_key: &str) {
+        self.cache.lock().expect("cache").remove(access_key);
+    }
+
     /// A store over the metastore.
     pub fn new(meta: MetaStore) -> Self {
         Self {
@@ -37,14 +43,21 @@ impl Credentials {
         }
     }
 
-    /// The secret of an access key, `None` when the key is unknown.
-    pub async fn secret_of(&self, access_key: &str) -> S3Result<Option<String>> {
+    /// The secret of an access key (and whether it is root), `None` when the key is unknown.
+    pub async fn secret_of(&self, access_key: &str) -> S3Result<Option<KeySecret>> {
         if let Some((secret, at)) = self.cache.lock().expect("cache").get(access_key) {
             if at.elapsed() < CACHE_TTL {
                 return Ok(secret.clone());
             }
         }
-        let secret = self.meta.secret_of(access_key).await?;
+        let secret = match self.meta.secret_of(access_key).await {
+            Ok(s) => s,
+            Err(KeyError::Mongo(e)) => return Err(e.into()),
+            Err(e @ KeyError::Sealed) => {
+                tracing::error!(access_key, error = %e, "cannot read an access key's secret");
+                return Err(S3Error::internal());
+            }
+        };
         self.cache
             .lock()
             .expect("cache")

@@ -61,6 +61,8 @@ impl std::fmt::Debug for SigningContext {
 pub struct Auth {
     /// The access key that signed it.
     pub access_key: String,
+    /// Whether that is the root key.
+    pub root: bool,
     /// The body's protection.
     pub payload: Payload,
     /// For streaming signed payloads.
@@ -272,7 +274,7 @@ pub async fn authenticate(
     if !p.presigned && (now - when).num_seconds().abs() > MAX_SKEW_SECS {
         return Err(S3Error::request_time_too_skewed());
     }
-    let secret = creds
+    let stored = creds
         .secret_of(&p.access_key)
         .await?
         .ok_or_else(S3Error::invalid_access_key_id)?;
@@ -342,7 +344,7 @@ pub async fn authenticate(
         &payload_hash,
     );
     let scope = format!("{}/{}/{}/aws4_request", p.date, p.region, p.service);
-    let key = sigv4::signing_key(&secret, &p.date, &p.region, &p.service);
+    let key = sigv4::signing_key(&stored.secret, &p.date, &p.region, &p.service);
     let expected = sigv4::sign(&key, &sigv4::string_to_sign(&p.amz_date, &scope, &cr));
     if !sigv4::signatures_equal(&expected, &p.signature.to_ascii_lowercase()) {
         tracing::debug!(canonical_request = %cr, "signature mismatch");
@@ -350,6 +352,7 @@ pub async fn authenticate(
     }
     Ok(Auth {
         access_key: p.access_key,
+        root: stored.root,
         payload,
         signing: SigningContext {
             key,

@@ -2,6 +2,7 @@
 //! and the operation enum. It only routes.
 
 pub mod addressing;
+pub mod admin;
 pub mod op;
 
 use std::time::Instant;
@@ -28,6 +29,7 @@ pub fn router(state: AppState) -> Router {
             "/_grids3/metrics",
             get(|| async { crate::metrics::handle().render() }),
         )
+        .merge(admin::routes())
         .fallback(entry)
         .with_state(state)
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(|_| {

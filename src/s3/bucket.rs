@@ -34,7 +34,15 @@ pub fn valid_bucket_name(name: &str) -> bool {
 
 /// ListBuckets.
 pub async fn list_buckets(st: &AppState, req: S3Request) -> S3Result<Response> {
-    let buckets = st.store.meta().list_buckets().await?;
+    // A key sees the buckets it owns or was granted; the root key sees all.
+    let buckets: Vec<_> = st
+        .store
+        .meta()
+        .list_buckets()
+        .await?
+        .into_iter()
+        .filter(|b| super::authz::role_on(&req.auth, b).is_some())
+        .collect();
     let body = xml::ListAllMyBucketsResult {
         xmlns: S3_NS,
         owner: owner_of(&req.auth.access_key),
@@ -78,9 +86,17 @@ pub async fn create_bucket(st: &AppState, mut req: S3Request) -> S3Result<Respon
         owner: req.auth.access_key.clone(),
         region: st.config.region.clone(),
         adopted: false,
+        grants: Vec::new(),
     };
     if !st.store.meta().create_bucket(&info).await? {
-        return Err(S3Error::bucket_already_owned_by_you());
+        let owner = st.store.meta().get_bucket(&name).await?.map(|b| b.owner);
+        return Err(
+            if owner.as_deref() == Some(req.auth.access_key.as_str()) || req.auth.root {
+                S3Error::bucket_already_owned_by_you()
+            } else {
+                S3Error::bucket_already_exists()
+            },
+        );
     }
     st.store.gridfs(&name).ensure_indexes().await?;
     let mut r = empty(StatusCode::OK);

@@ -1,5 +1,6 @@
 //! The S3 operation handlers, one file per family, plus the header helpers they share.
 
+pub mod authz;
 pub mod bucket;
 pub mod checksum;
 pub mod copy;
@@ -70,8 +71,10 @@ impl S3Request {
     }
 }
 
-/// Runs the handler of an operation.
+/// Runs the handler of an operation, after authorizing it.
 pub async fn dispatch(st: &AppState, op: Op, req: S3Request) -> S3Result<Response> {
+    let copy_source = req.header("x-amz-copy-source").map(str::to_owned);
+    authz::authorize(st, &op, &req.auth.clone(), req.bucket.clone(), copy_source).await?;
     match op {
         Op::ListBuckets => bucket::list_buckets(st, req).await,
         Op::CreateBucket => bucket::create_bucket(st, req).await,

@@ -1,5 +1,6 @@
 //! The integration tests: one binary, one database server per run, modules per area.
 
+mod authz;
 mod deploy;
 mod gridfs_interop;
 mod gridfs_spec;

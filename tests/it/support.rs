@@ -106,9 +106,14 @@ impl Gateway {
         format!("http://{}", self.addr)
     }
 
-    /// An AWS SDK client for it (path-style).
+    /// An AWS SDK client for it (path-style), as the root key.
     pub fn sdk(&self) -> aws_sdk_s3::Client {
-        let creds = aws_credential_types::Credentials::new(AK, SK, None, None, "test");
+        self.sdk_as(AK, SK)
+    }
+
+    /// An AWS SDK client signing with other credentials.
+    pub fn sdk_as(&self, ak: &str, sk: &str) -> aws_sdk_s3::Client {
+        let creds = aws_credential_types::Credentials::new(ak, sk, None, None, "test");
         let conf = aws_sdk_s3::Config::builder()
             .behavior_version(aws_sdk_s3::config::BehaviorVersion::latest())
             .region(aws_sdk_s3::config::Region::new("us-east-1"))

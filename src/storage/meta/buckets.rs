@@ -18,6 +18,8 @@ pub struct BucketInfo {
     pub region: String,
     /// Whether it was a GridFS bucket made by another tool, adopted at start-up.
     pub adopted: bool,
+    /// Access granted to other keys: (access key id, `read` | `write` | `owner`).
+    pub grants: Vec<(String, String)>,
 }
 
 impl BucketInfo {
@@ -42,6 +44,14 @@ impl BucketInfo {
             owner: d.get_str("owner").unwrap_or_default().to_owned(),
             region: d.get_str("region").unwrap_or_default().to_owned(),
             adopted: d.get_bool("adopted").unwrap_or(false),
+            grants: d
+                .get_document("grants")
+                .map(|g| {
+                    g.iter()
+                        .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                        .collect()
+                })
+                .unwrap_or_default(),
         })
     }
 }
@@ -118,6 +128,27 @@ impl MetaStore {
         };
         self.buckets.update_one(doc! {"_id": name}, update).await?;
         Ok(())
+    }
+
+    /// Grants `role` on a bucket to an access key (`None` removes the grant); `false` when the
+    /// bucket does not exist. Key ids hold no dots or dollars, so they are safe field names.
+    pub async fn grant(
+        &self,
+        bucket: &str,
+        key: &str,
+        role: Option<&str>,
+    ) -> mongodb::error::Result<bool> {
+        let field = format!("grants.{key}");
+        let update = match role {
+            Some(r) => doc! {"$set": {field: r}},
+            None => doc! {"$unset": {field: ""}},
+        };
+        Ok(self
+            .buckets
+            .update_one(doc! {"_id": bucket}, update)
+            .await?
+            .matched_count
+            == 1)
     }
 
     /// Forgets a bucket.

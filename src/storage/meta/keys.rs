@@ -1,33 +1,214 @@
-//! Access keys in `__accesskeys`, shared by every gateway instance.
+//! Access keys in `__accesskeys`, shared by every gateway instance. With a master key
+//! configured, secrets are sealed with AES-256-GCM (key: SHA-256 of the master key, a fresh
+//! 96-bit nonce per secret) and stored as `v1:<base64(nonce || ciphertext)>`; without one they
+//! are stored as given, readable by anyone who can read the database.
 
-use mongodb::bson::doc;
+use aes_gcm::aead::{Aead, KeyInit};
+use aes_gcm::{Aes256Gcm, Nonce};
+use base64::Engine;
+use futures::TryStreamExt;
+use mongodb::bson::{doc, DateTime, Document};
+use rand::RngCore;
+use sha2::{Digest, Sha256};
 
 use super::MetaStore;
 
+/// An access key as listed (never with its secret).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyInfo {
+    /// Access key id.
+    pub id: String,
+    /// Optional name.
+    pub name: String,
+    /// The root key can do everything.
+    pub root: bool,
+    /// When it was created.
+    pub created: DateTime,
+}
+
+/// A key's secret and whether it is root.
+#[derive(Clone)]
+pub struct KeySecret {
+    /// The secret access key.
+    pub secret: String,
+    /// Root or not.
+    pub root: bool,
+}
+
+impl std::fmt::Debug for KeySecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeySecret")
+            .field("root", &self.root)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Errors of sealing and unsealing.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyError {
+    /// The database failed.
+    #[error(transparent)]
+    Mongo(#[from] mongodb::error::Error),
+    /// A sealed secret that does not open with the configured master key (or no master key).
+    #[error("a stored secret cannot be decrypted: wrong or missing GRIDS3_MASTER_KEY")]
+    Sealed,
+}
+
+fn cipher(master: &[u8; 32]) -> Aes256Gcm {
+    Aes256Gcm::new_from_slice(master).expect("32-byte key")
+}
+
+/// Derives the AES-256 key from the configured master key.
+pub fn derive_master(master: &str) -> [u8; 32] {
+    Sha256::digest(master.as_bytes()).into()
+}
+
 impl MetaStore {
+    fn seal(&self, secret: &str) -> String {
+        let Some(master) = &self.master else {
+            return secret.to_owned();
+        };
+        let mut nonce = [0u8; 12];
+        rand::thread_rng().fill_bytes(&mut nonce);
+        let ct = cipher(master)
+            .encrypt(Nonce::from_slice(&nonce), secret.as_bytes())
+            .expect("encryption");
+        let mut blob = nonce.to_vec();
+        blob.extend_from_slice(&ct);
+        format!(
+            "v1:{}",
+            base64::engine::general_purpose::STANDARD.encode(blob)
+        )
+    }
+
+    fn unseal(&self, stored: &str) -> Result<String, KeyError> {
+        let Some(b64) = stored.strip_prefix("v1:") else {
+            return Ok(stored.to_owned());
+        };
+        let master = self.master.as_ref().ok_or(KeyError::Sealed)?;
+        let blob = base64::engine::general_purpose::STANDARD
+            .decode(b64)
+            .map_err(|_| KeyError::Sealed)?;
+        if blob.len() < 12 {
+            return Err(KeyError::Sealed);
+        }
+        let pt = cipher(master)
+            .decrypt(Nonce::from_slice(&blob[..12]), &blob[12..])
+            .map_err(|_| KeyError::Sealed)?;
+        String::from_utf8(pt).map_err(|_| KeyError::Sealed)
+    }
+
     /// Stores (or updates) an access key and its secret.
     pub async fn put_access_key(
         &self,
         access_key: &str,
         secret: &str,
         root: bool,
+        name: &str,
     ) -> mongodb::error::Result<()> {
         self.keys
             .update_one(
                 doc! {"_id": access_key},
-                doc! {"$set": {"secret": secret, "root": root}},
+                doc! {
+                    "$set": {"secret": self.seal(secret), "root": root, "name": name},
+                    "$setOnInsert": {"created": DateTime::now()},
+                },
             )
             .upsert(true)
             .await?;
         Ok(())
     }
 
-    /// The secret of an access key.
-    pub async fn secret_of(&self, access_key: &str) -> mongodb::error::Result<Option<String>> {
+    /// A new non-root key with a server-generated id (20 characters, A-Z and 2-7) and secret
+    /// (40 base64 characters); returns the id and the secret, which is shown only this once.
+    pub async fn create_access_key(&self, name: &str) -> mongodb::error::Result<(String, String)> {
+        let mut raw = [0u8; 30];
+        rand::thread_rng().fill_bytes(&mut raw);
+        const ALPHA: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+        let id: String = std::iter::once("GK".to_owned())
+            .chain(
+                raw[..18]
+                    .iter()
+                    .map(|b| (ALPHA[(*b as usize) % 32] as char).to_string()),
+            )
+            .collect();
+        let secret = base64::engine::general_purpose::STANDARD
+            .encode(raw)
+            .replace(['+', '/'], "x");
+        self.put_access_key(&id, &secret, false, name).await?;
+        Ok((id, secret))
+    }
+
+    /// Every key, without secrets.
+    pub async fn list_access_keys(&self) -> mongodb::error::Result<Vec<KeyInfo>> {
+        let docs: Vec<Document> = self
+            .keys
+            .find(doc! {})
+            .sort(doc! {"_id": 1})
+            .await?
+            .try_collect()
+            .await?;
+        Ok(docs
+            .iter()
+            .filter_map(|d| {
+                Some(KeyInfo {
+                    id: d.get_str("_id").ok()?.to_owned(),
+                    name: d.get_str("name").unwrap_or_default().to_owned(),
+                    root: d.get_bool("root").unwrap_or(false),
+                    created: d
+                        .get_datetime("created")
+                        .ok()
+                        .copied()
+                        .unwrap_or(DateTime::from_millis(0)),
+                })
+            })
+            .collect())
+    }
+
+    /// Deletes a key; `false` when there was none. The root key cannot be deleted here.
+    pub async fn delete_access_key(&self, id: &str) -> mongodb::error::Result<bool> {
         Ok(self
             .keys
-            .find_one(doc! {"_id": access_key})
+            .delete_one(doc! {"_id": id, "root": {"$ne": true}})
             .await?
-            .and_then(|d| d.get_str("secret").ok().map(str::to_owned)))
+            .deleted_count
+            == 1)
+    }
+
+    /// The secret of an access key and whether it is root.
+    pub async fn secret_of(&self, access_key: &str) -> Result<Option<KeySecret>, KeyError> {
+        let Some(d) = self.keys.find_one(doc! {"_id": access_key}).await? else {
+            return Ok(None);
+        };
+        let stored = d.get_str("secret").unwrap_or_default();
+        Ok(Some(KeySecret {
+            secret: self.unseal(stored)?,
+            root: d.get_bool("root").unwrap_or(false),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seal_round_trip_and_wrong_key() {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        // No I/O: a MetaStore needs a Database handle, which a client creates lazily.
+        let client = rt
+            .block_on(mongodb::Client::with_uri_str("mongodb://127.0.0.1:1"))
+            .unwrap();
+        let db = client.database("x");
+        let mut m = MetaStore::unopened(&db);
+        m.master = Some(derive_master("master one"));
+        let sealed = m.seal("s3cr3t");
+        assert!(sealed.starts_with("v1:") && !sealed.contains("s3cr3t"));
+        assert_eq!(m.unseal(&sealed).unwrap(), "s3cr3t");
+        m.master = Some(derive_master("another"));
+        assert!(m.unseal(&sealed).is_err());
+        m.master = None;
+        assert!(m.unseal(&sealed).is_err());
+        assert_eq!(m.unseal("plain").unwrap(), "plain");
     }
 }

@@ -11,6 +11,7 @@ mod uploads;
 
 pub use buckets::BucketInfo;
 pub use keylocks::KeyLock;
+pub use keys::{derive_master, KeyError, KeyInfo, KeySecret};
 pub use leases::{Lease, PendingReclaim};
 pub use uploads::{PartRecord, UploadRecord};
 
@@ -30,22 +31,13 @@ pub struct MetaStore {
     uploads: Collection<Document>,
     parts: Collection<Document>,
     keylocks: Collection<Document>,
+    master: Option<[u8; 32]>,
 }
 
 impl MetaStore {
     /// Opens the metastore in `db` and creates its indexes.
     pub async fn open(db: &Database) -> mongodb::error::Result<Self> {
-        let m = Self {
-            db: db.clone(),
-            buckets: db.collection("__metastore"),
-            info: db.collection("__infostore"),
-            keys: db.collection("__accesskeys"),
-            leases: db.collection("__leases"),
-            reclaim: db.collection("__reclaim"),
-            uploads: db.collection("__uploads"),
-            parts: db.collection("__parts"),
-            keylocks: db.collection("__keylocks"),
-        };
+        let m = Self::unopened(db);
         m.leases
             .create_index(
                 IndexModel::builder()
@@ -55,6 +47,27 @@ impl MetaStore {
             )
             .await?;
         Ok(m)
+    }
+
+    /// Seals access-key secrets with this master key from now on (see `keys`).
+    pub fn with_master_key(mut self, master: Option<&str>) -> Self {
+        self.master = master.filter(|m| !m.is_empty()).map(derive_master);
+        self
+    }
+
+    fn unopened(db: &Database) -> Self {
+        Self {
+            db: db.clone(),
+            buckets: db.collection("__metastore"),
+            info: db.collection("__infostore"),
+            keys: db.collection("__accesskeys"),
+            leases: db.collection("__leases"),
+            reclaim: db.collection("__reclaim"),
+            uploads: db.collection("__uploads"),
+            parts: db.collection("__parts"),
+            keylocks: db.collection("__keylocks"),
+            master: None,
+        }
     }
 
     /// The database the metastore lives in.

@@ -1,0 +1,101 @@
+//! Authorization: the root key can do everything; any other key acts only on buckets it owns
+//! or was granted (`read` < `write` < `owner`), and sees only those in ListBuckets. Everything
+//! else is `AccessDenied`.
+
+use crate::auth::Auth;
+use crate::error::{S3Error, S3Result};
+use crate::http::op::Op;
+use crate::state::AppState;
+use crate::storage::meta::BucketInfo;
+
+/// What a key may do on a bucket.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Role {
+    /// Read objects and listings.
+    Read,
+    /// Also write and delete objects.
+    Write,
+    /// Also delete the bucket and change its settings.
+    Owner,
+}
+
+impl Role {
+    /// From the stored name.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "read" => Some(Role::Read),
+            "write" => Some(Role::Write),
+            "owner" => Some(Role::Owner),
+            _ => None,
+        }
+    }
+}
+
+/// The role a request's key has on a bucket, if any.
+pub fn role_on(auth: &Auth, b: &BucketInfo) -> Option<Role> {
+    if auth.root || b.owner == auth.access_key {
+        return Some(Role::Owner);
+    }
+    b.grants
+        .iter()
+        .find(|(k, _)| *k == auth.access_key)
+        .and_then(|(_, r)| Role::parse(r))
+}
+
+/// The role an operation needs on its bucket (`None`: not a bucket operation).
+fn needed(op: &Op) -> Option<Role> {
+    use Op::*;
+    Some(match op {
+        ListBuckets | CreateBucket | NotImplemented(_) => return None,
+        HeadBucket | GetBucketLocation | GetBucketVersioning | ListObjectVersions
+        | ListObjectsV2 | ListObjects | GetObject | HeadObject | GetObjectAttributes
+        | GetObjectTagging | ListParts | ListMultipartUploads | GetBucketTagging => Role::Read,
+        PutObject
+        | CopyObject
+        | DeleteObject
+        | DeleteObjects
+        | CreateMultipartUpload
+        | UploadPart
+        | UploadPartCopy
+        | CompleteMultipartUpload
+        | AbortMultipartUpload
+        | PutObjectTagging
+        | DeleteObjectTagging => Role::Write,
+        DeleteBucket | PutBucketTagging | DeleteBucketTagging => Role::Owner,
+    })
+}
+
+async fn require(st: &AppState, auth: &Auth, bucket: &str, role: Role) -> S3Result<()> {
+    // A bucket that does not exist is left to the handler (NoSuchBucket).
+    let Some(b) = st.store.meta().get_bucket(bucket).await? else {
+        return Ok(());
+    };
+    match role_on(auth, &b) {
+        Some(have) if have >= role => Ok(()),
+        _ => Err(S3Error::access_denied()),
+    }
+}
+
+/// Authorizes an operation (and, for copies, read access to the source bucket). Takes the
+/// parts it needs rather than the request, whose body is not `Sync`.
+pub async fn authorize(
+    st: &AppState,
+    op: &Op,
+    auth: &Auth,
+    bucket: Option<String>,
+    copy_source: Option<String>,
+) -> S3Result<()> {
+    if auth.root {
+        return Ok(());
+    }
+    let Some(role) = needed(op) else {
+        return Ok(());
+    };
+    require(st, auth, &bucket.unwrap_or_default(), role).await?;
+    if let (Op::CopyObject | Op::UploadPartCopy, Some(src)) = (op, copy_source) {
+        if let Ok((src_bucket, _)) = super::copy::parse_copy_source(&src) {
+            require(st, auth, &src_bucket, Role::Read).await?;
+        }
+    }
+    Ok(())
+}

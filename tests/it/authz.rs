@@ -1,0 +1,322 @@
+//! Access keys through the admin API, and authorization: a second key is denied on the root
+//! key's bucket for every operation family until it is granted access.
+
+use aws_sdk_s3::error::ProvideErrorMetadata;
+use aws_sdk_s3::primitives::ByteStream;
+use mongodb::bson::{doc, Document};
+
+use crate::support::{self, Gateway, Raw};
+
+async fn admin(
+    gw: &Gateway,
+    method: &str,
+    path: &str,
+    body: serde_json::Value,
+) -> (u16, serde_json::Value) {
+    let mut r = Raw::new(method, path);
+    if !body.is_null() {
+        r.body = body.to_string().into_bytes();
+    }
+    let resp = r.send(gw).await;
+    let status = resp.status().as_u16();
+    let text = resp.text().await.unwrap();
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(serde_json::Value::Null),
+    )
+}
+
+async fn new_key(gw: &Gateway, name: &str) -> (String, String) {
+    let (status, v) = admin(
+        gw,
+        "POST",
+        "/_grids3/admin/keys",
+        serde_json::json!({"name": name}),
+    )
+    .await;
+    assert_eq!(status, 201, "{v}");
+    (
+        v["accessKeyId"].as_str().unwrap().to_owned(),
+        v["secretAccessKey"].as_str().unwrap().to_owned(),
+    )
+}
+
+fn denied<T, E: ProvideErrorMetadata>(r: Result<T, E>, what: &str) {
+    match r {
+        Ok(_) => panic!("{what}: allowed, expected AccessDenied"),
+        Err(e) => assert_eq!(e.code(), Some("AccessDenied"), "{what}"),
+    }
+}
+
+#[test]
+fn second_key_is_denied_until_granted() {
+    support::run(async {
+        let gw = support::gateway("authz").await;
+        let root = gw.sdk();
+        root.create_bucket().bucket("rootb").send().await.unwrap();
+        root.put_object()
+            .bucket("rootb")
+            .key("k")
+            .body(ByteStream::from_static(b"root data"))
+            .send()
+            .await
+            .unwrap();
+        let (ak, sk) = new_key(&gw, "app").await;
+        let app = gw.sdk_as(&ak, &sk);
+
+        // Every operation family on the root's bucket is denied.
+        let names: Vec<String> = app
+            .list_buckets()
+            .send()
+            .await
+            .unwrap()
+            .buckets()
+            .iter()
+            .filter_map(|b| b.name().map(str::to_owned))
+            .collect();
+        assert!(!names.contains(&"rootb".to_owned()), "{names:?}");
+        // HEAD answers carry no body, so no error code: the status says it.
+        let e = app.head_bucket().bucket("rootb").send().await.unwrap_err();
+        assert_eq!(
+            e.raw_response().map(|r| r.status().as_u16()),
+            Some(403),
+            "HeadBucket"
+        );
+        denied(
+            app.list_objects_v2().bucket("rootb").send().await,
+            "ListObjectsV2",
+        );
+        denied(
+            app.list_object_versions().bucket("rootb").send().await,
+            "ListObjectVersions",
+        );
+        denied(
+            app.get_object().bucket("rootb").key("k").send().await,
+            "GetObject",
+        );
+        denied(
+            app.put_object()
+                .bucket("rootb")
+                .key("x")
+                .body(ByteStream::from_static(b"x"))
+                .send()
+                .await,
+            "PutObject",
+        );
+        denied(
+            app.delete_object().bucket("rootb").key("k").send().await,
+            "DeleteObject",
+        );
+        denied(
+            app.copy_object()
+                .bucket("rootb")
+                .key("c")
+                .copy_source("rootb/k")
+                .send()
+                .await,
+            "CopyObject",
+        );
+        denied(
+            app.create_multipart_upload()
+                .bucket("rootb")
+                .key("m")
+                .send()
+                .await,
+            "CreateMultipartUpload",
+        );
+        denied(
+            app.list_multipart_uploads().bucket("rootb").send().await,
+            "ListMultipartUploads",
+        );
+        denied(
+            app.get_object_tagging()
+                .bucket("rootb")
+                .key("k")
+                .send()
+                .await,
+            "GetObjectTagging",
+        );
+        denied(
+            app.get_bucket_tagging().bucket("rootb").send().await,
+            "GetBucketTagging",
+        );
+        denied(
+            app.delete_bucket().bucket("rootb").send().await,
+            "DeleteBucket",
+        );
+        let e = app
+            .create_bucket()
+            .bucket("rootb")
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Some("BucketAlreadyExists"));
+
+        // Its own bucket works; copying out of the root's bucket needs read there.
+        app.create_bucket().bucket("appb").send().await.unwrap();
+        app.put_object()
+            .bucket("appb")
+            .key("mine")
+            .body(ByteStream::from_static(b"app data"))
+            .send()
+            .await
+            .unwrap();
+        denied(
+            app.copy_object()
+                .bucket("appb")
+                .key("c")
+                .copy_source("rootb/k")
+                .send()
+                .await,
+            "CopyObject from rootb",
+        );
+        let names: Vec<String> = app
+            .list_buckets()
+            .send()
+            .await
+            .unwrap()
+            .buckets()
+            .iter()
+            .filter_map(|b| b.name().map(str::to_owned))
+            .collect();
+        assert_eq!(names, ["appb"]);
+
+        // Grants: read, then write; owner operations stay denied.
+        assert_eq!(
+            admin(
+                &gw,
+                "PUT",
+                "/_grids3/admin/buckets/rootb/grants",
+                serde_json::json!({"accessKeyId": ak, "role": "read"})
+            )
+            .await
+            .0,
+            204
+        );
+        let got = app
+            .get_object()
+            .bucket("rootb")
+            .key("k")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            got.body.collect().await.unwrap().into_bytes().as_ref(),
+            b"root data"
+        );
+        app.copy_object()
+            .bucket("appb")
+            .key("c")
+            .copy_source("rootb/k")
+            .send()
+            .await
+            .unwrap();
+        denied(
+            app.put_object()
+                .bucket("rootb")
+                .key("x")
+                .body(ByteStream::from_static(b"x"))
+                .send()
+                .await,
+            "PutObject with read",
+        );
+        assert_eq!(
+            admin(
+                &gw,
+                "PUT",
+                "/_grids3/admin/buckets/rootb/grants",
+                serde_json::json!({"accessKeyId": ak, "role": "write"})
+            )
+            .await
+            .0,
+            204
+        );
+        app.put_object()
+            .bucket("rootb")
+            .key("x")
+            .body(ByteStream::from_static(b"x"))
+            .send()
+            .await
+            .unwrap();
+        denied(
+            app.delete_bucket().bucket("rootb").send().await,
+            "DeleteBucket with write",
+        );
+
+        // The root key sees and does everything.
+        let names: Vec<String> = root
+            .list_buckets()
+            .send()
+            .await
+            .unwrap()
+            .buckets()
+            .iter()
+            .filter_map(|b| b.name().map(str::to_owned))
+            .collect();
+        assert_eq!(names, ["appb", "rootb"]);
+        root.get_object()
+            .bucket("appb")
+            .key("mine")
+            .send()
+            .await
+            .unwrap();
+
+        // Listing keys never returns secrets; a deleted key stops working.
+        let (status, v) = admin(&gw, "GET", "/_grids3/admin/keys", serde_json::Value::Null).await;
+        assert_eq!(status, 200);
+        assert!(!v.to_string().contains(&sk));
+        assert!(v["keys"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|k| k["accessKeyId"] == ak.as_str()));
+        let (status, _) = admin(
+            &gw,
+            "DELETE",
+            &format!("/_grids3/admin/keys/{ak}"),
+            serde_json::Value::Null,
+        )
+        .await;
+        assert_eq!(status, 204);
+        let e = app.list_buckets().send().await.unwrap_err();
+        assert_eq!(e.code(), Some("InvalidAccessKeyId"));
+    });
+}
+
+#[test]
+fn admin_api_is_root_only_and_secrets_are_sealed_with_a_master_key() {
+    support::run(async {
+        let name = format!(
+            "g_sealed_{}",
+            &uuid::Uuid::new_v4().simple().to_string()[..12]
+        );
+        let gw = support::gateway_with(&name, |c| {
+            c.master_key = Some("correct horse battery staple".into())
+        })
+        .await;
+        let (ak, sk) = new_key(&gw, "sealed").await;
+        let stored: Document = gw
+            .db
+            .collection("__accesskeys")
+            .find_one(doc! {"_id": &ak})
+            .await
+            .unwrap()
+            .unwrap();
+        let secret = stored.get_str("secret").unwrap();
+        assert!(
+            secret.starts_with("v1:") && !secret.contains(&sk),
+            "sealed at rest"
+        );
+        // The sealed key works, and it may not use the admin API.
+        let app = gw.sdk_as(&ak, &sk);
+        app.create_bucket().bucket("sealedb").send().await.unwrap();
+        let mut r = Raw::new("GET", "/_grids3/admin/keys");
+        r.access_key = &ak;
+        r.secret = &sk;
+        assert_eq!(r.send(&gw).await.status(), 403);
+        let unsigned = reqwest::get(format!("{}/_grids3/admin/keys", gw.endpoint()))
+            .await
+            .unwrap();
+        assert_eq!(unsigned.status(), 403);
+    });
+}

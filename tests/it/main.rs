@@ -1,6 +1,7 @@
 //! The integration tests: one binary, one database server per run, modules per area.
 
 mod authz;
+mod contract;
 mod deploy;
 mod gridfs_interop;
 mod gridfs_spec;

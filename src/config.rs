@@ -2,12 +2,16 @@
 
 use std::net::SocketAddr;
 
-use clap::Parser;
+use clap::{Parser, Subcommand};
 
 /// grids3: an S3-compatible HTTP object-storage gateway over MongoDB GridFS.
 #[derive(Parser, Clone)]
 #[command(version, about)]
 pub struct Config {
+    /// Without a command: serve S3.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
     /// Address to serve S3 on.
     #[arg(long, env = "GRIDS3_LISTEN", default_value = "127.0.0.1:9000")]
     pub listen: SocketAddr,
@@ -58,6 +62,48 @@ pub struct Config {
     /// Seconds after which an unfinished multipart upload is aborted by the background sweep.
     #[arg(long, env = "GRIDS3_MULTIPART_MAX_AGE", default_value_t = 7 * 24 * 3600)]
     pub multipart_max_age: u64,
+}
+
+/// Commands besides serving.
+#[derive(Subcommand, Clone, Debug)]
+pub enum Command {
+    /// Call a running gateway's admin API as the root key (GRIDS3_ROOT_ACCESS_KEY /
+    /// GRIDS3_ROOT_SECRET_KEY); prints the JSON answer.
+    Admin {
+        /// The gateway's URL (http only).
+        #[arg(long, env = "GRIDS3_ENDPOINT", default_value = "http://127.0.0.1:9000")]
+        endpoint: String,
+        /// What to do.
+        #[command(subcommand)]
+        action: AdminAction,
+    },
+}
+
+/// Admin API calls.
+#[derive(Subcommand, Clone, Debug)]
+pub enum AdminAction {
+    /// Create an access key (prints its id and secret, shown only once).
+    CreateKey {
+        /// A name for the key.
+        #[arg(long, default_value = "")]
+        name: String,
+    },
+    /// List access keys (never their secrets).
+    ListKeys,
+    /// Delete an access key.
+    DeleteKey {
+        /// The access key id.
+        id: String,
+    },
+    /// Grant a key read, write or owner on a bucket (none revokes).
+    Grant {
+        /// Bucket.
+        bucket: String,
+        /// Access key id.
+        key: String,
+        /// read, write, owner or none.
+        role: String,
+    },
 }
 
 impl std::fmt::Debug for Config {

@@ -10,6 +10,13 @@ use grids3::AppState;
 #[tokio::main]
 async fn main() -> Result<()> {
     let mut config = Config::parse();
+    if let Some(grids3::config::Command::Admin { endpoint, action }) = &config.command {
+        println!(
+            "{}",
+            grids3::admin_cli::run(&config, endpoint, action).await?
+        );
+        return Ok(());
+    }
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,mongodb=warn"));
     if config.log_json {

@@ -320,3 +320,51 @@ fn admin_api_is_root_only_and_secrets_are_sealed_with_a_master_key() {
         assert_eq!(unsigned.status(), 403);
     });
 }
+
+#[test]
+fn admin_cli_calls_the_api() {
+    support::run(async {
+        let gw = support::gateway("cli").await;
+        gw.sdk()
+            .create_bucket()
+            .bucket("clib")
+            .send()
+            .await
+            .unwrap();
+        let endpoint = gw.endpoint();
+        let cli = move |args: &[&str]| {
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_grids3"))
+                .arg("admin")
+                .args(args)
+                .env("GRIDS3_ENDPOINT", &endpoint)
+                .env("GRIDS3_ROOT_ACCESS_KEY", support::AK)
+                .env("GRIDS3_ROOT_SECRET_KEY", support::SK)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+        };
+        let (created, listed) = tokio::task::spawn_blocking(move || {
+            let created = cli(&["create-key", "--name", "from-cli"]);
+            let id = created["accessKeyId"].as_str().unwrap().to_owned();
+            cli(&["grant", "clib", &id, "read"]);
+            (created, cli(&["list-keys"]))
+        })
+        .await
+        .unwrap();
+        assert!(listed["keys"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|k| k["name"] == "from-cli"));
+        let app = gw.sdk_as(
+            created["accessKeyId"].as_str().unwrap(),
+            created["secretAccessKey"].as_str().unwrap(),
+        );
+        app.list_objects_v2().bucket("clib").send().await.unwrap();
+    });
+}

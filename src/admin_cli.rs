@@ -1,0 +1,90 @@
+//! `grids3 admin ...`: calls a running gateway's admin API, signed with SigV4 as the root key,
+//! over a minimal HTTP/1.1 client (one request per connection; the admin API is tiny).
+
+use anyhow::{bail, Context, Result};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::auth::sigv4;
+use crate::config::{AdminAction, Config};
+
+/// Runs one admin action and returns the answer's body.
+pub async fn run(config: &Config, endpoint: &str, action: &AdminAction) -> Result<String> {
+    let (method, path, body) = match action {
+        AdminAction::CreateKey { name } => (
+            "POST",
+            "/_grids3/admin/keys".to_owned(),
+            serde_json::json!({"name": name}).to_string(),
+        ),
+        AdminAction::ListKeys => ("GET", "/_grids3/admin/keys".to_owned(), String::new()),
+        AdminAction::DeleteKey { id } => (
+            "DELETE",
+            format!("/_grids3/admin/keys/{}", sigv4::uri_encode(id, false)),
+            String::new(),
+        ),
+        AdminAction::Grant { bucket, key, role } => (
+            "PUT",
+            format!(
+                "/_grids3/admin/buckets/{}/grants",
+                sigv4::uri_encode(bucket, false)
+            ),
+            serde_json::json!({"accessKeyId": key, "role": role}).to_string(),
+        ),
+    };
+    let (Some(ak), Some(sk)) = (&config.root_access_key, &config.root_secret_key) else {
+        bail!("set GRIDS3_ROOT_ACCESS_KEY and GRIDS3_ROOT_SECRET_KEY");
+    };
+    let host = endpoint
+        .strip_prefix("http://")
+        .context("the endpoint must be http://host:port")?
+        .trim_end_matches('/');
+    let amz_date = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
+    let hash = sigv4::sha256_hex(body.as_bytes());
+    let headers = vec![
+        ("host".to_owned(), host.to_owned()),
+        ("x-amz-content-sha256".to_owned(), hash.clone()),
+        ("x-amz-date".to_owned(), amz_date.clone()),
+    ];
+    let signed = "host;x-amz-content-sha256;x-amz-date";
+    let cr = sigv4::canonical_request(
+        method,
+        &sigv4::canonical_uri(&path),
+        "",
+        &headers,
+        signed,
+        &hash,
+    );
+    let scope = format!("{}/{}/s3/aws4_request", &amz_date[..8], config.region);
+    let key = sigv4::signing_key(sk, &amz_date[..8], &config.region, "s3");
+    let sig = sigv4::sign(&key, &sigv4::string_to_sign(&amz_date, &scope, &cr));
+    let mut request = format!("{method} {path} HTTP/1.1\r\n");
+    for (k, v) in &headers {
+        request.push_str(&format!("{k}: {v}\r\n"));
+    }
+    request.push_str(&format!(
+        "authorization: AWS4-HMAC-SHA256 Credential={ak}/{scope}, SignedHeaders={signed}, Signature={sig}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    ));
+    let mut stream = tokio::net::TcpStream::connect(host)
+        .await
+        .with_context(|| format!("connecting to {host}"))?;
+    stream.write_all(request.as_bytes()).await?;
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).await?;
+    let text = String::from_utf8_lossy(&response);
+    let (head, body) = text
+        .split_once("\r\n\r\n")
+        .context("malformed HTTP response")?;
+    let status: u16 = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .context("malformed status line")?;
+    if !(200..300).contains(&status) {
+        bail!("the gateway answered {status}: {body}");
+    }
+    Ok(if body.is_empty() {
+        format!("{{\"status\": {status}}}")
+    } else {
+        body.to_owned()
+    })
+}

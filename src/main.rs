@@ -45,7 +45,7 @@ async fn main() -> Result<()> {
     let Some(uri) = config.mongodb_uri.clone() else {
         bail!("set MONGODB_URI (or --mongodb-uri), or pass --local-db for the local development database");
     };
-    let client = mongodb::Client::with_uri_str(&uri)
+    let client = grids3::metrics::mongodb_client(&uri)
         .await
         .context("connecting to MongoDB")?;
     let listener = tokio::net::TcpListener::bind(config.listen)

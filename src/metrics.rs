@@ -47,3 +47,25 @@ pub fn background_run(task: &'static str, outcome: &'static str, seconds: f64) {
         .increment(1);
     metrics::histogram!("grids3_background_duration_seconds", "task" => task).record(seconds);
 }
+
+/// A MongoDB client whose commands are measured: latency by command name, and failures.
+pub async fn mongodb_client(uri: &str) -> mongodb::error::Result<mongodb::Client> {
+    use mongodb::event::command::CommandEvent;
+    use mongodb::event::EventHandler;
+    handle();
+    let mut opts = mongodb::options::ClientOptions::parse(uri).await?;
+    opts.command_event_handler = Some(EventHandler::callback(|ev: CommandEvent| match ev {
+        CommandEvent::Succeeded(e) => {
+            metrics::histogram!("grids3_mongodb_command_duration_seconds", "command" => e.command_name)
+                .record(e.duration.as_secs_f64());
+        }
+        CommandEvent::Failed(e) => {
+            metrics::histogram!("grids3_mongodb_command_duration_seconds", "command" => e.command_name.clone())
+                .record(e.duration.as_secs_f64());
+            metrics::counter!("grids3_mongodb_command_errors_total", "command" => e.command_name)
+                .increment(1);
+        }
+        _ => {}
+    }));
+    mongodb::Client::with_options(opts)
+}

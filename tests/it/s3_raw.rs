@@ -505,6 +505,7 @@ fn health_readiness_and_metrics() {
             "grids3_bytes_received_total{op=\"PutObject\"}",
             "grids3_requests_in_flight",
             "grids3_background_runs_total{task=\"janitor\",outcome=\"ok\"}",
+            "grids3_mongodb_command_duration_seconds_bucket{command=\"insert\"",
         ] {
             assert!(text.contains(needle), "metrics lack {needle}:\n{text}");
         }

@@ -47,7 +47,7 @@ pub async fn client() -> mongodb::Client {
     CLIENT
         .get_or_init(|| async {
             let uri = db().uri.clone();
-            mongodb::Client::with_uri_str(&uri).await.expect("client")
+            grids3::metrics::mongodb_client(&uri).await.expect("client")
         })
         .await
         .clone()

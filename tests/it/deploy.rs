@@ -21,6 +21,7 @@ fn compose_schema() -> PathBuf {
     }
     let out = root.join("target/compose_spec.json");
     if !out.exists() {
+        std::fs::create_dir_all(root.join("target")).unwrap();
         let script = r#"
 import glob, subprocess, sys, tempfile, zipfile
 tmp = tempfile.mkdtemp()

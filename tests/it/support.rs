@@ -280,3 +280,34 @@ pub fn error_code(body: &str) -> String {
         .unwrap_or("")
         .to_owned()
 }
+
+/// Runs `tests/py/<script>` with the gateway's endpoint and the root credentials followed by
+/// `extra`, asserts it succeeded and printed `<tag>: all checks passed`, and returns stdout.
+pub async fn run_py_checks(gw: &Gateway, script: &str, tag: &str, extra: &[&str]) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/py")
+        .join(script);
+    let mut args = vec![gw.endpoint(), AK.to_owned(), SK.to_owned()];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(python())
+            .arg(path)
+            .args(args)
+            .output()
+            .expect("python")
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    println!("{stdout}");
+    assert!(
+        out.status.success(),
+        "{script} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains(&format!("{tag}: all checks passed")),
+        "{stdout}"
+    );
+    stdout
+}

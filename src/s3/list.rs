@@ -53,6 +53,18 @@ fn common(req: &S3Request) -> S3Result<Common> {
     })
 }
 
+impl Common {
+    /// The storage query for these parameters, starting after `after` (empty: the start).
+    fn query(&self, after: &str) -> ListQuery {
+        ListQuery {
+            prefix: self.prefix.clone(),
+            delimiter: self.delimiter.clone(),
+            after: (!after.is_empty()).then(|| after.to_owned()),
+            max: self.max_keys,
+        }
+    }
+}
+
 fn enc(url: bool, s: &str) -> String {
     if url {
         uri_encode(s, true)
@@ -112,15 +124,7 @@ pub async fn list_objects_v2(st: &AppState, req: S3Request) -> S3Result<Response
     };
     let page = st
         .store
-        .list(
-            &bucket.name,
-            &ListQuery {
-                prefix: c.prefix.clone(),
-                delimiter: c.delimiter.clone(),
-                after,
-                max: c.max_keys,
-            },
-        )
+        .list(&bucket.name, &c.query(after.as_deref().unwrap_or_default()))
         .await?;
     let owner = (req.q("fetch-owner") == Some("true")).then(|| owner_of(&bucket.owner));
     let (contents, prefixes) = split(&page, c.url, owner.as_ref());
@@ -158,18 +162,7 @@ pub async fn list_objects_v1(st: &AppState, req: S3Request) -> S3Result<Response
     let bucket = require_bucket(st, req.bucket()).await?;
     let c = common(&req)?;
     let marker = req.q("marker").unwrap_or_default().to_owned();
-    let page = st
-        .store
-        .list(
-            &bucket.name,
-            &ListQuery {
-                prefix: c.prefix.clone(),
-                delimiter: c.delimiter.clone(),
-                after: (!marker.is_empty()).then(|| marker.clone()),
-                max: c.max_keys,
-            },
-        )
-        .await?;
+    let page = st.store.list(&bucket.name, &c.query(&marker)).await?;
     let owner = owner_of(&bucket.owner);
     let (contents, prefixes) = split(&page, c.url, Some(&owner));
     let next_marker = (page.truncated && c.delimiter.is_some())
@@ -199,18 +192,7 @@ pub async fn list_object_versions(st: &AppState, req: S3Request) -> S3Result<Res
     let bucket = require_bucket(st, req.bucket()).await?;
     let c = common(&req)?;
     let key_marker = req.q("key-marker").unwrap_or_default().to_owned();
-    let page = st
-        .store
-        .list(
-            &bucket.name,
-            &ListQuery {
-                prefix: c.prefix.clone(),
-                delimiter: c.delimiter.clone(),
-                after: (!key_marker.is_empty()).then(|| key_marker.clone()),
-                max: c.max_keys,
-            },
-        )
-        .await?;
+    let page = st.store.list(&bucket.name, &c.query(&key_marker)).await?;
     let owner = owner_of(&bucket.owner);
     let mut versions = Vec::new();
     let mut prefixes = Vec::new();

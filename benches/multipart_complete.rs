@@ -52,9 +52,16 @@ async fn run(
     }
     let upload_secs = t.elapsed().as_secs_f64();
     let t = Instant::now();
+    let lock = store
+        .meta()
+        .lock_key(&up.bucket, &up.key)
+        .await?
+        .expect("key lock");
     let (_, stats) = store
-        .complete_multipart(&up, &parts, "\"bench\"", Vec::new())
-        .await?;
+        .complete_multipart(&up, &parts, "\"bench\"", Vec::new(), &lock)
+        .await?
+        .expect("upload open");
+    lock.release().await?;
     Ok((
         upload_secs,
         t.elapsed().as_secs_f64(),
@@ -77,7 +84,7 @@ async fn main() -> anyhow::Result<()> {
     let client = mongodb::Client::with_uri_str(&local.uri).await?;
     let db = client.database("bench_multipart");
     db.drop().await?;
-    let meta = MetaStore::open(&db).await?;
+    let meta = MetaStore::open(&db, grids3::storage::meta::DbClock::new(0)).await?;
     let store = ObjectStore::new(db.clone(), meta, 255 * 1024);
     let total = mib * 1024 * 1024;
     println!(

@@ -62,11 +62,29 @@ pub struct Config {
     /// Seconds after which an unfinished multipart upload is aborted by the background sweep.
     #[arg(long, env = "GRIDS3_MULTIPART_MAX_AGE", default_value_t = 7 * 24 * 3600)]
     pub multipart_max_age: u64,
+
+    /// Seconds a write in progress stays registered without a heartbeat; after that the
+    /// janitor reclaims the chunks of a writer that died (the heartbeat runs every third).
+    #[arg(long, env = "GRIDS3_WRITE_LEASE", default_value_t = 30)]
+    pub write_lease: u64,
+
+    /// Test only: pretend this instance's clock is off by this many milliseconds (grids3 takes
+    /// its time from the database, so this must change nothing).
+    #[arg(long, env = "GRIDS3_TEST_CLOCK_SKEW_MS", default_value_t = 0, hide = true, allow_hyphen_values = true)]
+    pub test_clock_skew_ms: i64,
 }
 
 /// Commands besides serving.
 #[derive(Subcommand, Clone, Debug)]
 pub enum Command {
+    /// Check the database (MONGODB_URI, GRIDS3_DATABASE) for orphan chunks, broken files,
+    /// dangling uploads and parts, stale leases and locks. Exits 1 when it finds problems.
+    Fsck {
+        /// Remove what is provably dead (orphan chunks, parts without upload, expired leases
+        /// and locks). Safe while gateways are running.
+        #[arg(long)]
+        repair: bool,
+    },
     /// Call a running gateway's admin API as the root key (GRIDS3_ROOT_ACCESS_KEY /
     /// GRIDS3_ROOT_SECRET_KEY); prints the JSON answer.
     Admin {

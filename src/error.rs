@@ -87,6 +87,12 @@ errors! {
     entity_too_small => "EntityTooSmall", BAD_REQUEST, "Your proposed upload is smaller than the minimum allowed object size.";
     /// A bucket without a tag set.
     no_such_tag_set => "NoSuchTagSet", NOT_FOUND, "The TagSet does not exist";
+    /// A conflicting operation on the same key or upload is in progress (retry).
+    operation_aborted => "OperationAborted", CONFLICT, "A conflicting conditional operation is currently in progress against this resource. Please try again.";
+    /// A request URI that does not decode (invalid UTF-8 after percent-decoding).
+    invalid_uri => "InvalidURI", BAD_REQUEST, "Couldn't parse the specified URI.";
+    /// A key longer than 1024 bytes.
+    key_too_long => "KeyTooLongError", BAD_REQUEST, "Your key is too long";
     /// Method not allowed on this resource.
     method_not_allowed => "MethodNotAllowed", METHOD_NOT_ALLOWED, "The specified method is not allowed against this resource.";
 }
@@ -182,6 +188,10 @@ impl From<GridFsError> for S3Error {
             GridFsError::FileNotFound | GridFsError::RevisionNotFound(_) => Self::no_such_key(),
             GridFsError::InvalidRange { .. } => Self::invalid_range(),
             GridFsError::Mongo(m) => Self::from_mongo(&m),
+            GridFsError::Conflict(why) => {
+                tracing::warn!(why, "operation aborted by a conflict");
+                Self::operation_aborted()
+            }
             other => {
                 tracing::error!(error = %other, "storage error");
                 Self::internal()

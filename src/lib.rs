@@ -10,6 +10,7 @@ pub mod config;
 pub mod devdb;
 pub mod error;
 pub mod http;
+pub mod janitor;
 pub mod metrics;
 pub mod s3;
 pub mod state;

@@ -17,6 +17,21 @@ async fn main() -> Result<()> {
         );
         return Ok(());
     }
+    if let Some(grids3::config::Command::Fsck { repair }) = &config.command {
+        let Some(uri) = config.mongodb_uri.clone() else {
+            bail!("set MONGODB_URI (or --mongodb-uri) to the database to check");
+        };
+        let client = grids3::metrics::mongodb_client(&uri)
+            .await
+            .context("connecting to MongoDB")?;
+        let store = grids3::state::open_store(&config, client).await?;
+        let report = grids3::janitor::fsck::run(&store, *repair).await?;
+        print!("{}", report.render());
+        if report.problems() > 0 && !*repair {
+            std::process::exit(1);
+        }
+        return Ok(());
+    }
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,mongodb=warn"));
     if config.log_json {

@@ -8,7 +8,7 @@ use anyhow::{bail, Context};
 use crate::auth::Credentials;
 use crate::config::Config;
 use crate::storage::gridfs::DEFAULT_CHUNK_SIZE;
-use crate::storage::meta::{BucketInfo, MetaStore};
+use crate::storage::meta::{BucketInfo, DbClock, MetaStore};
 use crate::storage::objects::ObjectStore;
 
 /// Everything a handler needs.
@@ -36,21 +36,29 @@ pub fn adoptable_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'))
 }
 
+/// The object store over the configured database (the metastore opened, its clock measured).
+pub async fn open_store(config: &Config, client: mongodb::Client) -> anyhow::Result<ObjectStore> {
+    let db = client.database(&config.database);
+    let clock = DbClock::new(config.test_clock_skew_ms);
+    let meta = MetaStore::open(&db, clock)
+        .await
+        .context("opening the metastore")?
+        .with_master_key(config.master_key.as_deref())
+        .with_write_ttl(Duration::from_secs(config.write_lease.max(3)));
+    Ok(ObjectStore::new(db, meta, DEFAULT_CHUNK_SIZE))
+}
+
 impl AppState {
     /// Connects the stores, records the root key, adopts existing GridFS buckets and starts
     /// the janitor.
     pub async fn init(config: Config, client: mongodb::Client) -> anyhow::Result<Self> {
-        let db = client.database(&config.database);
-        let meta = MetaStore::open(&db)
-            .await
-            .context("opening the metastore")?
-            .with_master_key(config.master_key.as_deref());
+        let store = open_store(&config, client).await?;
+        let meta = store.meta().clone();
         let instance_id = meta.instance_id().await?;
         let (Some(ak), Some(sk)) = (&config.root_access_key, &config.root_secret_key) else {
             bail!("GRIDS3_ROOT_ACCESS_KEY and GRIDS3_ROOT_SECRET_KEY must be set");
         };
         meta.put_access_key(ak, sk, true, "root").await?;
-        let store = ObjectStore::new(db, meta.clone(), DEFAULT_CHUNK_SIZE);
         let state = Self {
             creds: Credentials::new(meta),
             store,
@@ -58,7 +66,7 @@ impl AppState {
             instance_id,
         };
         state.adopt_existing_buckets().await?;
-        state.spawn_janitor();
+        crate::janitor::spawn(&state);
         Ok(state)
     }
 
@@ -73,7 +81,7 @@ impl AppState {
             }
             let info = BucketInfo {
                 name: name.clone(),
-                creation_date: mongodb::bson::DateTime::now(),
+                creation_date: self.store.meta().clock().now(),
                 owner: owner.clone(),
                 region: self.config.region.clone(),
                 adopted: true,
@@ -85,50 +93,5 @@ impl AppState {
             }
         }
         Ok(adopted)
-    }
-
-    fn spawn_janitor(&self) {
-        let store = self.store.clone();
-        let every = Duration::from_secs(self.config.janitor_interval.max(1));
-        let max_age_ms = (self.config.multipart_max_age as i64).saturating_mul(1000);
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(every);
-            loop {
-                tick.tick().await;
-                let t = std::time::Instant::now();
-                let outcome = match store.janitor_pass().await {
-                    Ok(0) => "ok",
-                    Ok(n) => {
-                        tracing::info!(reclaimed = n, "janitor reclaimed deferred revisions");
-                        "ok"
-                    }
-                    Err(e) => {
-                        tracing::warn!(error = %e, "janitor pass failed");
-                        "error"
-                    }
-                };
-                crate::metrics::background_run("janitor", outcome, t.elapsed().as_secs_f64());
-                let t = std::time::Instant::now();
-                let before = mongodb::bson::DateTime::from_millis(
-                    mongodb::bson::DateTime::now().timestamp_millis() - max_age_ms,
-                );
-                let outcome = match store.sweep_uploads(before).await {
-                    Ok(0) => "ok",
-                    Ok(n) => {
-                        tracing::info!(aborted = n, "sweep aborted stale multipart uploads");
-                        "ok"
-                    }
-                    Err(e) => {
-                        tracing::warn!(error = %e, "multipart sweep failed");
-                        "error"
-                    }
-                };
-                crate::metrics::background_run(
-                    "multipart_sweep",
-                    outcome,
-                    t.elapsed().as_secs_f64(),
-                );
-            }
-        });
     }
 }

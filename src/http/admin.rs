@@ -62,8 +62,16 @@ async fn root_body(st: &AppState, req: Request) -> Result<Vec<u8>, AdminError> {
                 "body too large or incomplete",
             ))
         })?;
+    // Admin calls change who may do what, so their bodies must be signed: an unsigned payload
+    // (and so any presigned URL) could be replayed with another body by whoever holds it.
     match &auth.payload {
-        Payload::Unsigned => {}
+        Payload::Unsigned => {
+            return Err(AdminError(error(
+                StatusCode::FORBIDDEN,
+                "AccessDenied",
+                "the admin API requires a signed payload (x-amz-content-sha256 with the body's SHA-256); unsigned payloads and presigned URLs are refused",
+            )))
+        }
         Payload::Sha256(h) if *h == sigv4::sha256_hex(&bytes) => {}
         Payload::Sha256(_) => return Err(S3Error::content_sha256_mismatch().into()),
         _ => {

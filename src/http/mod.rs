@@ -20,6 +20,9 @@ use crate::s3::{self, S3Request};
 use crate::state::AppState;
 use crate::xml;
 
+/// Longest object key, in UTF-8 bytes, as in S3.
+pub const MAX_KEY_BYTES: usize = 1024;
+
 /// The application router.
 pub fn router(state: AppState) -> Router {
     Router::new()
@@ -120,6 +123,17 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
     let bytes_in = content_length(&parts.headers);
     let result = async {
         let auth = authenticate(&parts, &query, &st.creds, &st.config.region).await?;
+        // `%FF` and `%FE` must not name the same object: a path that does not decode to
+        // UTF-8 is refused as AWS refuses it.
+        if percent_encoding::percent_decode_str(parts.uri.path())
+            .decode_utf8()
+            .is_err()
+        {
+            return Err(S3Error::invalid_uri());
+        }
+        if target.key.as_ref().is_some_and(|k| k.len() > MAX_KEY_BYTES) {
+            return Err(S3Error::key_too_long());
+        }
         if let op::Op::NotImplemented(what) = &op {
             tracing::debug!(what, "not implemented");
             return Err(S3Error::not_implemented());

@@ -73,7 +73,8 @@ pub fn parse_range(header: Option<&str>, length: u64) -> S3Result<RangeSpec> {
                 length
             } else {
                 match b.parse::<u64>() {
-                    Ok(e) if e >= start => (e + 1).min(length),
+                    // A last byte past the end (up to u64::MAX) means "to the end".
+                    Ok(e) if e >= start => e.saturating_add(1).min(length),
                     _ => return Ok(RangeSpec::Full),
                 }
             };

@@ -31,13 +31,26 @@ async fn require_upload(
     key: &str,
     id: Option<&str>,
 ) -> S3Result<UploadRecord> {
+    match find_upload(st, bucket, key, id).await? {
+        u if u.is_open() => Ok(u),
+        _ => Err(S3Error::no_such_upload()),
+    }
+}
+
+/// The upload named by `uploadId`, also when it is completed (a retried Complete).
+async fn find_upload(
+    st: &AppState,
+    bucket: &str,
+    key: &str,
+    id: Option<&str>,
+) -> S3Result<UploadRecord> {
     match st
         .store
         .meta()
         .get_upload(bucket, id.unwrap_or_default())
         .await?
     {
-        Some(u) if u.key == key => Ok(u),
+        Some(u) if u.key == key && !u.aborting => Ok(u),
         _ => Err(S3Error::no_such_upload()),
     }
 }
@@ -99,6 +112,10 @@ pub async fn upload_part(st: &AppState, mut req: S3Request) -> S3Result<Response
     let mut part = st.store.open_part(&up).await?;
     let written: S3Result<()> = async {
         while let Some(b) = reader.next().await? {
+            // Chunked bodies declare no length: the cap holds while streaming.
+            if part.length() + b.len() as u64 > MAX_PART_SIZE {
+                return Err(S3Error::entity_too_large());
+            }
             part.write(&b).await?;
         }
         let d = part.flush().await?;
@@ -206,8 +223,8 @@ pub async fn upload_part_copy(st: &AppState, req: S3Request) -> S3Result<Respons
 /// CompleteMultipartUpload.
 pub async fn complete(st: &AppState, mut req: S3Request) -> S3Result<Response> {
     require_bucket(st, req.bucket()).await?;
-    let up = require_upload(st, req.bucket(), req.key(), req.q("uploadId")).await?;
-    let cond = super::headers::write_condition(&req.parts.headers)?;
+    let up = find_upload(st, req.bucket(), req.key(), req.q("uploadId")).await?;
+    let mut cond = super::headers::write_condition(&req.parts.headers)?;
     let body = req.body_reader()?.read_to_vec(xml::MAX_XML_BODY).await?;
     let request: xml::CompleteMultipartUpload = xml::from_xml(&body)?;
     if request.parts.is_empty() {
@@ -219,6 +236,23 @@ pub async fn complete(st: &AppState, mut req: S3Request) -> S3Result<Response> {
         .any(|w| w[0].part_number >= w[1].part_number)
     {
         return Err(S3Error::invalid_part_order());
+    }
+    if up.completed.is_some() {
+        // Completed already: the same request gets the same answer (the part records are gone;
+        // the ETag the parts make is compared with the one published). Its condition held
+        // when it was first evaluated.
+        let mut h = Md5::new();
+        for p in &request.parts {
+            let md5 = hex::decode(p.etag.trim().trim_matches('"')).map_err(|_| S3Error::invalid_part())?;
+            h.update(md5);
+        }
+        let etag = format!("\"{}-{}\"", hex::encode(h.finalize()), request.parts.len());
+        let done = up.completed.as_ref().and_then(|c| c.get_str("etag").ok());
+        if done != Some(etag.as_str()) {
+            return Err(S3Error::no_such_upload());
+        }
+        let info = st.store.completed_object(&up).await?.ok_or_else(S3Error::no_such_upload)?;
+        return Ok(complete_result(&up, &info));
     }
     let stored = st.store.meta().list_parts(&up.id, 0, 0).await?;
     let mut parts = Vec::with_capacity(request.parts.len());
@@ -255,14 +289,29 @@ pub async fn complete(st: &AppState, mut req: S3Request) -> S3Result<Response> {
     let checksums = composite_checksum(&up, &parts).into_iter().collect();
     // The condition is checked under the key's lock before any chunk moves; a failed one leaves
     // the upload as it was (the client may retry or abort it), as in S3.
+    if st.store.completed_object(&up).await?.is_some() {
+        // A Complete that crashed after publishing: its retry finishes it, whatever the
+        // condition says now.
+        cond = crate::storage::objects::WriteCondition::Always;
+    }
     let (info, stats) = st
         .store
-        .with_key_locked(&up.bucket, &up.key, &cond, || {
-            st.store.complete_multipart(&up, &parts, &etag, checksums)
+        .with_key_locked(&up.bucket, &up.key, &cond, |lock| async {
+            let done = st
+                .store
+                .complete_multipart(&up, &parts, &etag, checksums, &lock)
+                .await?;
+            Ok((done, lock))
         })
         .await?
-        .map_err(super::headers::blocked_error)?;
+        .map_err(super::headers::blocked_error)?
+        .ok_or_else(S3Error::no_such_upload)?;
     tracing::info!(bucket = %up.bucket, key = %up.key, parts = parts.len(), adopted = stats.parts_adopted, bytes_rewritten = stats.bytes_rewritten, "multipart upload completed");
+    Ok(complete_result(&up, &info))
+}
+
+/// The CompleteMultipartUploadResult document.
+fn complete_result(up: &UploadRecord, info: &crate::storage::objects::ObjectInfo) -> Response {
     let body = xml::CompleteMultipartUploadResult {
         xmlns: S3_NS,
         location: format!(
@@ -274,10 +323,10 @@ pub async fn complete(st: &AppState, mut req: S3Request) -> S3Result<Response> {
         key: up.key.clone(),
         etag: info.etag().to_owned(),
     };
-    Ok(xml_response(
+    xml_response(
         StatusCode::OK,
         to_xml("CompleteMultipartUploadResult", &body),
-    ))
+    )
 }
 
 /// S3's composite checksum of a multipart object: the checksum of the concatenated binary

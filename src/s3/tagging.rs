@@ -32,6 +32,19 @@ pub fn validate(tags: &[(String, String)], max: usize) -> S3Result<()> {
                 "The TagValue you have provided is invalid",
             ));
         }
+        // S3's tag alphabet: letters, digits, spaces and `+ - = . _ : / @` (so no control
+        // characters, which also keeps NULs out of the stored documents).
+        let allowed = |c: char| c.is_alphanumeric() || c == ' ' || "+-=._:/@".contains(c);
+        if !k.chars().all(allowed) {
+            return Err(S3Error::invalid_tag(
+                "The TagKey you have provided is invalid",
+            ));
+        }
+        if !v.chars().all(allowed) {
+            return Err(S3Error::invalid_tag(
+                "The TagValue you have provided is invalid",
+            ));
+        }
         if k.starts_with("aws:") {
             return Err(S3Error::invalid_tag(
                 "Your TagKey cannot be prefixed with aws:",

@@ -64,6 +64,10 @@ pub enum GridFsError {
     /// The upload's source stream failed; the chunks written so far were removed.
     #[error("upload source failed: {0}")]
     Source(String),
+    /// Another writer holds, or took over, what this operation needed (a key or upload lock,
+    /// a write registration); nothing was published. Retrying is safe.
+    #[error("conflict: {0}")]
+    Conflict(String),
     /// The database reported an error.
     #[error(transparent)]
     Mongo(#[from] mongodb::error::Error),

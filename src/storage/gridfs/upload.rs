@@ -222,18 +222,38 @@ impl Upload {
 
     /// Writes the files document, making the file visible. `metadata` replaces the one given
     /// at open when it is `Some`.
-    pub async fn publish(mut self, metadata: Option<Document>) -> Result<FileDoc> {
+    pub async fn publish(self, metadata: Option<Document>) -> Result<FileDoc> {
+        self.publish_at(metadata, DateTime::now()).await
+    }
+
+    /// [`Upload::publish`] with the `uploadDate` given (grids3 stamps revisions with the
+    /// database's time, see `storage::meta::DbClock`).
+    pub async fn publish_at(
+        mut self,
+        metadata: Option<Document>,
+        upload_date: DateTime,
+    ) -> Result<FileDoc> {
         self.flush().await?;
         let file = FileDoc {
             id: self.id.clone(),
             length: self.length,
             chunk_size: self.chunk_size,
-            upload_date: DateTime::now(),
+            upload_date,
             filename: Some(self.filename.clone()),
             metadata: metadata.or_else(|| self.metadata.take()),
         };
-        // If this insert fails, `self` is dropped unfinished and its chunks are removed.
-        self.bucket.files().insert_one(file.to_document()).await?;
+        if let Err(e) = self.bucket.files().insert_one(file.to_document()).await {
+            // An insert that failed in transit may still have been applied: delete the chunks
+            // (by dropping `self` unfinished) only when the files document is surely absent.
+            let absent = self
+                .bucket
+                .files()
+                .find_one(doc! {"_id": self.id.clone()})
+                .await
+                .is_ok_and(|d| d.is_none());
+            self.done = !absent;
+            return Err(e.into());
+        }
         self.done = true;
         Ok(file)
     }
@@ -244,6 +264,13 @@ impl Upload {
         let d = self.flush().await?;
         self.done = true;
         Ok(d)
+    }
+
+    /// Never deletes the chunks when dropped unfinished: for writers whose chunks are owned by
+    /// a record elsewhere (a multipart Complete's tail, protected by its upload record and
+    /// redone by a retry), where a drop must not race a retry that owns them by then.
+    pub fn disarm(&mut self) {
+        self.done = true;
     }
 
     /// Flushes and publishes with the metadata given at open.

@@ -1,24 +1,46 @@
-//! Short exclusive locks on one key, held while a write checks its precondition and publishes,
-//! so conditional writes hold across gateway instances: `insert` of a document keyed by
-//! bucket and key is the acquisition (the unique `_id` lets exactly one writer in), deleting it
-//! the release. A lock left by a crashed instance expires.
+//! Short exclusive locks on one key (or one multipart upload), held while a write checks its
+//! precondition and publishes, so conditional writes and multipart steps hold across gateway
+//! instances. `insert` of a document with the lock's `_id` is the acquisition (the unique `_id`
+//! lets exactly one holder in), deleting it the release.
+//!
+//! - **Renewal**: a held lock is renewed every `LOCK_TTL / 3` by a task of its own, so a slow
+//!   holder (a Complete rewriting a large tail) keeps it for as long as it lives.
+//! - **Expiry**: a lock whose holder died (no renewal) can be taken over once its `expires`,
+//!   in the database's time, has passed: at most `LOCK_TTL` after the holder's last renewal.
+//! - **Fencing**: before the single write that publishes, the holder calls
+//!   [`KeyLock::fence`], which renews the lock only if this holder's token is still in it.
+//!   A holder that lost its lock (it stalled for longer than the TTL and was taken over)
+//!   learns it there and publishes nothing.
+//! - **Release on every path**: dropping a [`KeyLock`] (an error, a cancelled request) stops
+//!   the renewal and deletes the lock in the background, so a failed publish never leaves its
+//!   key blocked until expiry.
 
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-use mongodb::bson::{doc, DateTime};
+use mongodb::bson::{doc, oid::ObjectId};
 
 use super::{is_duplicate_key, MetaStore};
 
-/// How long a lock lives without release.
-const LOCK_TTL: Duration = Duration::from_secs(30);
+/// How long a lock lives without renewal.
+pub const LOCK_TTL: Duration = Duration::from_secs(10);
 /// How long a writer waits for a lock before giving up.
 const LOCK_WAIT: Duration = Duration::from_secs(30);
 
-/// A held key lock; release it with [`MetaStore::unlock_key`].
+/// A held lock. Released by [`KeyLock::release`] or, on any other path, when dropped.
 #[derive(Debug)]
 pub struct KeyLock {
     id: String,
-    token: mongodb::bson::oid::ObjectId,
+    token: ObjectId,
+    meta: MetaStore,
+    renew: tokio::task::JoinHandle<()>,
+    renewed: Arc<Mutex<Instant>>,
+    released: bool,
+}
+
+/// The lock id of a key.
+fn key_lock_id(bucket: &str, key: &str) -> String {
+    format!("{bucket}\u{0}{key}")
 }
 
 impl MetaStore {
@@ -29,24 +51,42 @@ impl MetaStore {
         bucket: &str,
         key: &str,
     ) -> mongodb::error::Result<Option<KeyLock>> {
-        let id = format!("{bucket}\u{0}{key}");
-        let token = mongodb::bson::oid::ObjectId::new();
+        self.lock(key_lock_id(bucket, key)).await
+    }
+
+    /// Takes the lock of one multipart upload (its parts' commits, Complete, Abort and the
+    /// sweep are serialised under it).
+    pub async fn lock_upload(&self, upload_id: &str) -> mongodb::error::Result<Option<KeyLock>> {
+        self.lock(format!("\u{0}upload\u{0}{upload_id}")).await
+    }
+
+    async fn lock(&self, id: String) -> mongodb::error::Result<Option<KeyLock>> {
+        let token = ObjectId::new();
         let deadline = tokio::time::Instant::now() + LOCK_WAIT;
         let mut pause = Duration::from_millis(5);
         loop {
-            let expires = DateTime::from_millis(
-                DateTime::now().timestamp_millis() + LOCK_TTL.as_millis() as i64,
-            );
+            let at = Instant::now();
             match self
                 .keylocks
-                .insert_one(doc! {"_id": &id, "token": token, "expires": expires})
+                .insert_one(doc! {"_id": &id, "token": token, "expires": self.clock.after(LOCK_TTL)})
                 .await
             {
-                Ok(_) => return Ok(Some(KeyLock { id, token })),
+                Ok(_) => {
+                    let renewed = Arc::new(Mutex::new(at));
+                    let renew = self.spawn_renewal(id.clone(), token, renewed.clone());
+                    return Ok(Some(KeyLock {
+                        id,
+                        token,
+                        meta: self.clone(),
+                        renew,
+                        renewed,
+                        released: false,
+                    }));
+                }
                 Err(e) if is_duplicate_key(&e) => {
-                    // Take over a lock whose holder died.
+                    // Take over a lock whose holder died (expired by the database's clock).
                     self.keylocks
-                        .delete_one(doc! {"_id": &id, "expires": {"$lt": DateTime::now()}})
+                        .delete_one(doc! {"_id": &id, "expires": {"$lt": self.clock.now()}})
                         .await?;
                 }
                 Err(e) => return Err(e),
@@ -59,11 +99,113 @@ impl MetaStore {
         }
     }
 
-    /// Releases a lock (only if it is still this holder's).
-    pub async fn unlock_key(&self, lock: KeyLock) -> mongodb::error::Result<()> {
+    fn spawn_renewal(
+        &self,
+        id: String,
+        token: ObjectId,
+        renewed: Arc<Mutex<Instant>>,
+    ) -> tokio::task::JoinHandle<()> {
+        let meta = self.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(LOCK_TTL / 3);
+            tick.tick().await;
+            loop {
+                tick.tick().await;
+                match meta.renew_lock(&id, token, &renewed).await {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        tracing::warn!(lock = %id.replace('\u{0}', "/"), "a held lock was lost");
+                        return;
+                    }
+                    Err(e) => tracing::warn!(error = %e, "could not renew a lock"),
+                }
+            }
+        })
+    }
+
+    async fn renew_lock(
+        &self,
+        id: &str,
+        token: ObjectId,
+        renewed: &Mutex<Instant>,
+    ) -> mongodb::error::Result<bool> {
+        let at = Instant::now();
+        let ok = self
+            .keylocks
+            .update_one(
+                doc! {"_id": id, "token": token},
+                doc! {"$set": {"expires": self.clock.after(LOCK_TTL)}},
+            )
+            .await?
+            .matched_count
+            == 1;
+        if ok {
+            *renewed.lock().expect("renewed") = at;
+        }
+        Ok(ok)
+    }
+
+    /// Locks that expired (their holders died); for fsck.
+    pub async fn stale_locks(&self) -> mongodb::error::Result<u64> {
         self.keylocks
-            .delete_one(doc! {"_id": lock.id, "token": lock.token})
+            .count_documents(doc! {"expires": {"$lt": self.clock.now()}})
+            .await
+    }
+
+    /// Deletes expired locks; for fsck --repair.
+    pub async fn purge_stale_locks(&self) -> mongodb::error::Result<u64> {
+        Ok(self
+            .keylocks
+            .delete_many(doc! {"expires": {"$lt": self.clock.now()}})
+            .await?
+            .deleted_count)
+    }
+}
+
+impl KeyLock {
+    /// The fence before a publishing write: `true` while this holder still has the lock.
+    /// Within half a TTL of the last successful renewal the lock cannot have expired (the
+    /// renewal was sent before that instant, and elapsed time is measured on this process's
+    /// monotonic clock), so no round trip is needed; later, it renews the lock if, and only
+    /// if, this holder's token is still in it. `false`: nothing may be published under it.
+    pub async fn fence(&self) -> mongodb::error::Result<bool> {
+        if self.renewed.lock().expect("renewed").elapsed() < LOCK_TTL / 2 {
+            return Ok(true);
+        }
+        self.meta
+            .renew_lock(&self.id, self.token, &self.renewed)
+            .await
+    }
+
+    /// Releases the lock (only if it is still this holder's).
+    pub async fn release(mut self) -> mongodb::error::Result<()> {
+        self.released = true;
+        self.renew.abort();
+        self.meta
+            .keylocks
+            .delete_one(doc! {"_id": &self.id, "token": self.token})
             .await?;
         Ok(())
+    }
+}
+
+impl Drop for KeyLock {
+    fn drop(&mut self) {
+        self.renew.abort();
+        if self.released {
+            return;
+        }
+        let (meta, id, token) = (self.meta.clone(), self.id.clone(), self.token);
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                if let Err(e) = meta
+                    .keylocks
+                    .delete_one(doc! {"_id": &id, "token": token})
+                    .await
+                {
+                    tracing::warn!(error = %e, "could not release a lock; it expires on its own");
+                }
+            });
+        }
     }
 }

@@ -111,7 +111,7 @@ impl MetaStore {
                 doc! {"_id": access_key},
                 doc! {
                     "$set": {"secret": self.seal(secret), "root": root, "name": name},
-                    "$setOnInsert": {"created": DateTime::now()},
+                    "$setOnInsert": {"created": self.clock.now()},
                 },
             )
             .upsert(true)
@@ -119,21 +119,53 @@ impl MetaStore {
         Ok(())
     }
 
+    /// Makes `access_key` the only root key: every other root key is demoted to an ordinary
+    /// key (it keeps the buckets it owns), or deleted when `delete` is set. Returns the ids.
+    pub async fn retire_other_roots(
+        &self,
+        access_key: &str,
+        delete: bool,
+    ) -> mongodb::error::Result<Vec<String>> {
+        let filter = doc! {"_id": {"$ne": access_key}, "root": true};
+        let old: Vec<String> = self
+            .keys
+            .find(filter.clone())
+            .projection(doc! {"_id": 1})
+            .await?
+            .try_collect::<Vec<Document>>()
+            .await?
+            .iter()
+            .filter_map(|d| d.get_str("_id").ok().map(str::to_owned))
+            .collect();
+        if delete {
+            self.keys.delete_many(filter).await?;
+        } else {
+            self.keys
+                .update_many(filter, doc! {"$set": {"root": false}})
+                .await?;
+        }
+        Ok(old)
+    }
+
     /// A new non-root key with a server-generated id (20 characters, A-Z and 2-7) and secret
     /// (40 base64 characters); returns the id and the secret, which is shown only this once.
     pub async fn create_access_key(&self, name: &str) -> mongodb::error::Result<(String, String)> {
-        let mut raw = [0u8; 30];
-        rand::thread_rng().fill_bytes(&mut raw);
+        // The id and the secret are drawn independently: knowing an id (which is not secret)
+        // tells nothing about its secret.
+        let mut id_raw = [0u8; 18];
+        rand::thread_rng().fill_bytes(&mut id_raw);
+        let mut secret_raw = [0u8; 30];
+        rand::thread_rng().fill_bytes(&mut secret_raw);
         const ALPHA: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
         let id: String = std::iter::once("GK".to_owned())
             .chain(
-                raw[..18]
+                id_raw
                     .iter()
                     .map(|b| (ALPHA[(*b as usize) % 32] as char).to_string()),
             )
             .collect();
         let secret = base64::engine::general_purpose::STANDARD
-            .encode(raw)
+            .encode(secret_raw)
             .replace(['+', '/'], "x");
         self.put_access_key(&id, &secret, false, name).await?;
         Ok((id, secret))
@@ -200,7 +232,7 @@ mod tests {
             .block_on(mongodb::Client::with_uri_str("mongodb://127.0.0.1:1"))
             .unwrap();
         let db = client.database("x");
-        let mut m = MetaStore::unopened(&db);
+        let mut m = MetaStore::unopened(&db, crate::storage::meta::DbClock::new(0));
         m.master = Some(derive_master("master one"));
         let sealed = m.seal("s3cr3t");
         assert!(sealed.starts_with("v1:") && !sealed.contains("s3cr3t"));

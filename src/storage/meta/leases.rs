@@ -12,7 +12,7 @@
 //! document was deleted, so the reclaimer's later lease lookup sees it.
 
 use futures::TryStreamExt;
-use mongodb::bson::{doc, oid::ObjectId, Bson, DateTime, Document};
+use mongodb::bson::{doc, oid::ObjectId, Bson, Document};
 
 use super::MetaStore;
 
@@ -34,10 +34,6 @@ pub struct PendingReclaim {
     pub file_id: Bson,
 }
 
-fn expiry(ttl: std::time::Duration) -> DateTime {
-    DateTime::from_millis(DateTime::now().timestamp_millis() + ttl.as_millis() as i64)
-}
-
 impl MetaStore {
     /// Takes a lease on a file for `ttl`.
     pub async fn acquire_lease(
@@ -48,7 +44,7 @@ impl MetaStore {
     ) -> mongodb::error::Result<Lease> {
         let id = ObjectId::new();
         self.leases
-            .insert_one(doc! {"_id": id, "bucket": bucket, "file_id": file_id.clone(), "expires": expiry(ttl)})
+            .insert_one(doc! {"_id": id, "bucket": bucket, "file_id": file_id.clone(), "expires": self.clock.after(ttl)})
             .await?;
         Ok(Lease { id })
     }
@@ -62,7 +58,7 @@ impl MetaStore {
         self.leases
             .update_one(
                 doc! {"_id": lease.id},
-                doc! {"$set": {"expires": expiry(ttl)}},
+                doc! {"$set": {"expires": self.clock.after(ttl)}},
             )
             .await?;
         Ok(())
@@ -82,7 +78,7 @@ impl MetaStore {
     ) -> mongodb::error::Result<bool> {
         Ok(self
             .leases
-            .find_one(doc! {"bucket": bucket, "file_id": file_id.clone(), "expires": {"$gt": DateTime::now()}})
+            .find_one(doc! {"bucket": bucket, "file_id": file_id.clone(), "expires": {"$gt": self.clock.now()}})
             .await?
             .is_some())
     }
@@ -96,7 +92,7 @@ impl MetaStore {
     ) -> mongodb::error::Result<ObjectId> {
         let id = ObjectId::new();
         self.reclaim
-            .insert_one(doc! {"_id": id, "bucket": bucket, "file_id": file_id.clone(), "since": DateTime::now()})
+            .insert_one(doc! {"_id": id, "bucket": bucket, "file_id": file_id.clone(), "since": self.clock.now()})
             .await?;
         Ok(id)
     }
@@ -132,11 +128,18 @@ impl MetaStore {
             .collect())
     }
 
+    /// Expired leases (for fsck).
+    pub async fn expired_leases(&self) -> mongodb::error::Result<u64> {
+        self.leases
+            .count_documents(doc! {"expires": {"$lte": self.clock.now()}})
+            .await
+    }
+
     /// Deletes expired leases (left by readers that died).
     pub async fn purge_expired_leases(&self) -> mongodb::error::Result<u64> {
         Ok(self
             .leases
-            .delete_many(doc! {"expires": {"$lte": DateTime::now()}})
+            .delete_many(doc! {"expires": {"$lte": self.clock.now()}})
             .await?
             .deleted_count)
     }

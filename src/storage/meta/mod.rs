@@ -1,16 +1,23 @@
 //! The metastore, after Scality's mongoclient design: bucket attributes in `__metastore`
 //! (one document per bucket, `_id` = bucket name), the instance identity in `__infostore`,
-//! access keys in `__accesskeys`, reader leases in `__leases` and deferred reclaims in
-//! `__reclaim`. Every piece of shared state lives here, so gateway instances are stateless.
+//! access keys in `__accesskeys`, reader leases in `__leases`, deferred reclaims in
+//! `__reclaim`, writes in progress in `__writes`, key and upload locks in `__keylocks`, and
+//! multipart uploads in `__uploads` / `__parts`. Every piece of shared state lives here, so
+//! gateway instances are stateless. Every time stored or compared here is the database's
+//! ([`DbClock`]).
 
 mod buckets;
+mod clock;
 mod keylocks;
 mod keys;
 mod leases;
 mod uploads;
+mod writes;
 
 pub use buckets::BucketInfo;
-pub use keylocks::KeyLock;
+pub use clock::DbClock;
+pub use keylocks::{KeyLock, LOCK_TTL};
+pub use writes::{DeadWrite, WriteReg};
 pub use keys::{derive_master, KeyError, KeyInfo, KeySecret};
 pub use leases::{Lease, PendingReclaim};
 pub use uploads::{PartRecord, UploadRecord};
@@ -31,22 +38,50 @@ pub struct MetaStore {
     uploads: Collection<Document>,
     parts: Collection<Document>,
     keylocks: Collection<Document>,
+    writes: Collection<Document>,
     master: Option<[u8; 32]>,
+    clock: DbClock,
+    /// This process's identity (write registrations name it; diagnostics only).
+    process_id: std::sync::Arc<str>,
+    write_ttl: std::time::Duration,
 }
 
 impl MetaStore {
-    /// Opens the metastore in `db` and creates its indexes.
-    pub async fn open(db: &Database) -> mongodb::error::Result<Self> {
-        let m = Self::unopened(db);
-        m.leases
-            .create_index(
-                IndexModel::builder()
-                    .keys(doc! {"bucket": 1, "file_id": 1, "expires": 1})
-                    .options(IndexOptions::builder().name("lookup".to_owned()).build())
-                    .build(),
-            )
-            .await?;
+    /// Opens the metastore in `db` with `clock`, measures the clock's offset and creates the
+    /// indexes every lookup and sweep uses.
+    pub async fn open(db: &Database, clock: DbClock) -> mongodb::error::Result<Self> {
+        let m = Self::unopened(db, clock);
+        m.clock.calibrate(db).await?;
+        let index = |coll: &Collection<Document>, name: &str, keys: Document| {
+            let coll = coll.clone();
+            let model = IndexModel::builder()
+                .keys(keys)
+                .options(IndexOptions::builder().name(name.to_owned()).build())
+                .build();
+            async move { coll.create_index(model).await }
+        };
+        index(&m.leases, "lookup", doc! {"bucket": 1, "file_id": 1, "expires": 1}).await?;
+        index(&m.leases, "expires", doc! {"expires": 1}).await?;
+        index(&m.writes, "bucket", doc! {"bucket": 1, "fileId": 1}).await?;
+        index(&m.writes, "expires", doc! {"expires": 1}).await?;
+        index(&m.parts, "upload", doc! {"uploadId": 1, "number": 1}).await?;
+        index(&m.parts, "fileId", doc! {"fileId": 1}).await?;
+        index(&m.uploads, "key", doc! {"bucket": 1, "key": 1, "initiated": 1}).await?;
+        index(&m.uploads, "initiated", doc! {"initiated": 1}).await?;
+        index(&m.uploads, "fileId", doc! {"fileId": 1}).await?;
+        index(&m.keylocks, "expires", doc! {"expires": 1}).await?;
         Ok(m)
+    }
+
+    /// How long a write registration lives without a heartbeat (default 30 s).
+    pub fn with_write_ttl(mut self, ttl: std::time::Duration) -> Self {
+        self.write_ttl = ttl;
+        self
+    }
+
+    /// The database's clock.
+    pub fn clock(&self) -> &DbClock {
+        &self.clock
     }
 
     /// Seals access-key secrets with this master key from now on (see `keys`).
@@ -55,7 +90,7 @@ impl MetaStore {
         self
     }
 
-    fn unopened(db: &Database) -> Self {
+    fn unopened(db: &Database, clock: DbClock) -> Self {
         Self {
             db: db.clone(),
             buckets: db.collection("__metastore"),
@@ -66,7 +101,11 @@ impl MetaStore {
             uploads: db.collection("__uploads"),
             parts: db.collection("__parts"),
             keylocks: db.collection("__keylocks"),
+            writes: db.collection("__writes"),
             master: None,
+            clock,
+            process_id: uuid::Uuid::new_v4().simple().to_string().into(),
+            write_ttl: std::time::Duration::from_secs(30),
         }
     }
 
@@ -84,7 +123,7 @@ impl MetaStore {
             .info
             .update_one(
                 doc! {"_id": "instance"},
-                doc! {"$setOnInsert": {"uuid": &candidate, "created": mongodb::bson::DateTime::now()}},
+                doc! {"$setOnInsert": {"uuid": &candidate, "created": self.clock.now()}},
             )
             .upsert(true)
             .await;

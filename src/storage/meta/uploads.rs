@@ -28,6 +28,19 @@ pub struct UploadRecord {
     pub chunk_size: u32,
     /// `x-amz-checksum-algorithm` given at creation (lower-case name).
     pub checksum_algorithm: Option<String>,
+    /// Set once Complete published the object: `{etag, parts: [part ETags]}`. The record stays
+    /// a while as a tombstone, so that a retried Complete gets the same answer.
+    pub completed: Option<Document>,
+    /// Set when an Abort (or the sweep) started deleting the upload; it is finished by
+    /// whoever sees it next (the sweep), whatever crashed meanwhile.
+    pub aborting: bool,
+}
+
+impl UploadRecord {
+    /// Whether parts may still be added and the upload completed.
+    pub fn is_open(&self) -> bool {
+        self.completed.is_none() && !self.aborting
+    }
 }
 
 /// One uploaded part.
@@ -60,6 +73,8 @@ fn upload_from(d: &Document) -> Option<UploadRecord> {
         file_id: d.get_object_id("fileId").ok()?,
         chunk_size: d.get_i32("chunkSize").ok()? as u32,
         checksum_algorithm: d.get_str("checksumAlgorithm").ok().map(str::to_owned),
+        completed: d.get_document("completed").ok().cloned(),
+        aborting: d.get_bool("aborting").unwrap_or(false),
     })
 }
 
@@ -123,7 +138,7 @@ impl MetaStore {
         }
         let docs: Vec<Document> = self
             .uploads
-            .find(doc! {"bucket": bucket, "key": key})
+            .find(doc! {"bucket": bucket, "key": key, "completed": {"$exists": false}, "aborting": {"$ne": true}})
             .sort(doc! {"key": 1, "initiated": 1, "_id": 1})
             .limit(limit)
             .await?
@@ -132,18 +147,110 @@ impl MetaStore {
         Ok(docs.iter().filter_map(upload_from).collect())
     }
 
-    /// Uploads created before `before` (for the sweep).
-    pub async fn uploads_before(
+    /// Uploads the sweep has to finish: created before `before`, being aborted, or completed
+    /// (their tombstones and leftover parts).
+    pub async fn uploads_to_sweep(
         &self,
         before: DateTime,
     ) -> mongodb::error::Result<Vec<UploadRecord>> {
         let docs: Vec<Document> = self
             .uploads
-            .find(doc! {"initiated": {"$lt": before}})
+            .find(doc! {"$or": [{"initiated": {"$lt": before}}, {"aborting": true}, {"completed": {"$exists": true}}]})
             .limit(100)
             .await?
             .try_collect()
             .await?;
+        Ok(docs.iter().filter_map(upload_from).collect())
+    }
+
+    /// Marks an upload completed, with the answer a retried Complete gets.
+    pub async fn mark_upload_completed(
+        &self,
+        id: &str,
+        result: Document,
+    ) -> mongodb::error::Result<()> {
+        self.uploads
+            .update_one(
+                doc! {"_id": id},
+                doc! {"$set": {"completed": result, "completedAt": self.clock.now()}},
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// When an upload was completed (for the tombstone's retention).
+    pub async fn upload_completed_at(&self, id: &str) -> mongodb::error::Result<Option<DateTime>> {
+        Ok(self
+            .uploads
+            .find_one(doc! {"_id": id})
+            .projection(doc! {"completedAt": 1})
+            .await?
+            .and_then(|d| d.get_datetime("completedAt").ok().copied()))
+    }
+
+    /// Marks an upload as being aborted (no part can join it any more).
+    pub async fn mark_upload_aborting(&self, id: &str) -> mongodb::error::Result<()> {
+        self.uploads
+            .update_one(doc! {"_id": id}, doc! {"$set": {"aborting": true}})
+            .await?;
+        Ok(())
+    }
+
+    /// One part of an upload.
+    pub async fn get_part(
+        &self,
+        upload_id: &str,
+        number: i32,
+    ) -> mongodb::error::Result<Option<PartRecord>> {
+        Ok(self
+            .parts
+            .find_one(doc! {"_id": part_key(upload_id, number)})
+            .await?
+            .as_ref()
+            .and_then(part_from))
+    }
+
+    /// Whether a part record holds chunks under `file_id`.
+    pub async fn part_uses_file(&self, file_id: &mongodb::bson::Bson) -> mongodb::error::Result<bool> {
+        Ok(self
+            .parts
+            .find_one(doc! {"fileId": file_id.clone()})
+            .projection(doc! {"_id": 1})
+            .await?
+            .is_some())
+    }
+
+    /// Whether an upload record will publish its object under `file_id`.
+    pub async fn upload_uses_file(
+        &self,
+        file_id: &mongodb::bson::Bson,
+    ) -> mongodb::error::Result<bool> {
+        Ok(self
+            .uploads
+            .find_one(doc! {"fileId": file_id.clone()})
+            .projection(doc! {"_id": 1})
+            .await?
+            .is_some())
+    }
+
+    /// Every part record (for fsck): `(upload id, file id)`.
+    pub async fn all_parts(&self) -> mongodb::error::Result<Vec<(String, ObjectId)>> {
+        let docs: Vec<Document> = self
+            .parts
+            .find(doc! {})
+            .projection(doc! {"uploadId": 1, "fileId": 1})
+            .await?
+            .try_collect()
+            .await?;
+        Ok(docs
+            .iter()
+            .filter_map(|d| Some((d.get_str("uploadId").ok()?.to_owned(), d.get_object_id("fileId").ok()?)))
+            .collect())
+    }
+
+    /// Every upload record (for fsck).
+    pub async fn all_uploads(&self) -> mongodb::error::Result<Vec<UploadRecord>> {
+        let docs: Vec<Document> = self.uploads.find(doc! {}).await?.try_collect().await?;
         Ok(docs.iter().filter_map(upload_from).collect())
     }
 
@@ -187,6 +294,19 @@ impl MetaStore {
             .try_collect()
             .await?;
         Ok(docs.iter().filter_map(part_from).collect())
+    }
+
+    /// Removes one part record by its file id (fsck --repair); how many were removed.
+    pub async fn delete_part_by_file(
+        &self,
+        upload_id: &str,
+        file_id: &mongodb::bson::Bson,
+    ) -> mongodb::error::Result<u64> {
+        Ok(self
+            .parts
+            .delete_many(doc! {"uploadId": upload_id, "fileId": file_id.clone()})
+            .await?
+            .deleted_count)
     }
 
     /// Removes every part record of an upload.

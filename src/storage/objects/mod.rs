@@ -17,16 +17,51 @@ use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
 use md5::{Digest, Md5};
-use mongodb::bson::{doc, Bson, Document};
+use mongodb::bson::{doc, oid::ObjectId, Bson, DateTime, Document};
 use mongodb::Database;
 
 use super::gridfs::{
     BucketOptions, ByteStream, FileDoc, GridFsBucket, GridFsError, Result, Upload, UploadOptions,
 };
-use super::meta::MetaStore;
+use super::meta::{KeyLock, MetaStore, WriteReg};
 
 /// How long a reader lease lasts without renewal; a streaming GET renews it every third of it.
 pub const LEASE_TTL: Duration = Duration::from_secs(60);
+
+/// A write in progress: the chunk writer and its registration (see `meta::writes`).
+#[derive(Debug)]
+pub struct ObjectWrite {
+    upload: Upload,
+    reg: WriteReg,
+}
+
+impl std::ops::Deref for ObjectWrite {
+    type Target = Upload;
+    fn deref(&self) -> &Upload {
+        &self.upload
+    }
+}
+
+impl std::ops::DerefMut for ObjectWrite {
+    fn deref_mut(&mut self) -> &mut Upload {
+        &mut self.upload
+    }
+}
+
+impl ObjectWrite {
+    /// Deletes the chunks written so far and ends the registration.
+    pub async fn abort(self) -> Result<()> {
+        self.upload.abort().await?;
+        self.reg.done().await;
+        Ok(())
+    }
+}
+
+async fn release(lock: KeyLock) {
+    if let Err(e) = lock.release().await {
+        tracing::warn!(error = %e, "could not release a lock; it expires on its own");
+    }
+}
 
 /// An object: its files document and its S3 attributes.
 #[derive(Clone, Debug)]
@@ -188,16 +223,22 @@ impl ObjectStore {
     }
 
     /// Starts writing a new revision of `key` (invisible until [`ObjectStore::publish_if`]).
-    pub async fn open_upload(&self, bucket: &str, key: &str, sha256: bool) -> Result<Upload> {
-        self.gridfs(bucket)
+    /// The write is registered first, so that its chunks are reclaimed if this process dies.
+    pub async fn open_upload(&self, bucket: &str, key: &str, sha256: bool) -> Result<ObjectWrite> {
+        let id = Bson::ObjectId(ObjectId::new());
+        let reg = self.meta.register_write(bucket, &id, "put").await?;
+        let upload = self
+            .gridfs(bucket)
             .open_upload_stream(
                 key,
                 UploadOptions {
+                    id: Some(id),
                     sha256,
                     ..Default::default()
                 },
             )
-            .await
+            .await?;
+        Ok(ObjectWrite { upload, reg })
     }
 
     /// Evaluates a write condition against the current object.
@@ -229,7 +270,8 @@ impl ObjectStore {
 
     /// Runs `f` holding the key's lock, after checking `cond` under it. Every publish goes
     /// through here, so a condition checked under the lock still holds when `f` publishes,
-    /// whichever gateway instance the racing writer is on.
+    /// whichever gateway instance the racing writer is on. The lock is released on every path
+    /// (an error or a cancelled request drops it, which releases it).
     pub async fn with_key_locked<T, F, Fut>(
         &self,
         bucket: &str,
@@ -238,88 +280,131 @@ impl ObjectStore {
         f: F,
     ) -> Result<std::result::Result<T, Blocked>>
     where
-        F: FnOnce() -> Fut,
-        Fut: std::future::Future<Output = Result<T>>,
+        F: FnOnce(KeyLock) -> Fut,
+        Fut: std::future::Future<Output = Result<(T, KeyLock)>>,
     {
         let Some(lock) = self.meta.lock_key(bucket, key).await? else {
             return Ok(Err(Blocked::Busy));
         };
-        let result = async {
-            if let Some(b) = self.blocked_by(bucket, key, cond).await? {
-                return Ok(Err(b));
-            }
-            f().await.map(Ok)
+        if let Some(b) = self.blocked_by(bucket, key, cond).await? {
+            release(lock).await;
+            return Ok(Err(b));
         }
-        .await;
-        if let Err(e) = self.meta.unlock_key(lock).await {
-            tracing::warn!(error = %e, "could not release a key lock; it expires on its own");
-        }
-        result
+        let (out, lock) = f(lock).await?;
+        release(lock).await;
+        Ok(Ok(out))
     }
 
-    /// Publishes an upload if `cond` holds; otherwise removes its chunks.
+    /// Publishes a write if `cond` holds; otherwise removes its chunks.
     pub async fn publish_if(
         &self,
         bucket: &str,
-        upload: Upload,
+        write: ObjectWrite,
         meta: ObjectMeta,
         cond: &WriteCondition,
     ) -> Result<std::result::Result<ObjectInfo, Blocked>> {
-        let key = upload.filename().to_owned();
-        let slot = std::sync::Mutex::new(Some(upload));
+        let key = write.upload.filename().to_owned();
+        let slot = std::sync::Mutex::new(Some(write));
         let res = self
-            .with_key_locked(bucket, &key, cond, || async {
-                let up = slot.lock().expect("slot").take().expect("published once");
-                self.publish(bucket, up, meta).await
+            .with_key_locked(bucket, &key, cond, |lock| async {
+                let w = slot.lock().expect("slot").take().expect("published once");
+                let info = self.publish(bucket, w, meta, &lock).await?;
+                Ok((info, lock))
             })
             .await;
         let unpublished = slot.lock().expect("slot").take();
-        if let Some(up) = unpublished {
-            up.abort().await?;
+        if let Some(w) = unpublished {
+            w.abort().await?;
         }
         res
     }
 
-    /// Publishes an upload as the current object of its key, then reclaims older revisions.
-    pub async fn publish(
+    /// Publishes a write as the current object of its key (the caller holds the key's lock),
+    /// then reclaims older revisions. Crash points: before the files document is written the
+    /// registration makes the janitor reclaim the chunks; after it, the object is complete and
+    /// older revisions are hidden behind it until the next overwrite or delete reclaims them.
+    async fn publish(
         &self,
         bucket: &str,
-        upload: Upload,
+        mut write: ObjectWrite,
         meta: ObjectMeta,
+        lock: &KeyLock,
     ) -> Result<ObjectInfo> {
-        let file = upload.publish(Some(meta.to_metadata())).await?;
+        write.upload.flush().await?;
+        let key = write.upload.filename().to_owned();
+        let older = self.revisions(bucket, &key).await?;
+        self.fence(lock, Some(&write.reg)).await?;
+        let date = self.stamp(&older);
+        let file = write
+            .upload
+            .publish_at(Some(meta.to_metadata()), date)
+            .await?;
+        write.reg.done().await;
         let info = ObjectInfo::from_file(file);
-        if let Err(e) = self.reclaim_older(bucket, &info.file).await {
-            // The new revision is published and is the newest; the older one stays hidden
-            // behind it until a later overwrite or delete reclaims it.
-            tracing::warn!(bucket, key = info.key(), error = %e, "could not reclaim older revisions");
-        }
+        self.reclaim_all(bucket, &older, &info).await;
         Ok(info)
     }
 
-    async fn reclaim_older(&self, bucket: &str, file: &FileDoc) -> Result<()> {
-        let fs = self.gridfs(bucket);
-        let key = file.filename.clone().unwrap_or_default();
-        let older: Vec<Document> = fs
+    /// The fence before a publishing write: the key lock (and the write's registration) must
+    /// still be held, or nothing is published.
+    async fn fence(&self, lock: &KeyLock, reg: Option<&WriteReg>) -> Result<()> {
+        if !lock.fence().await? {
+            return Err(GridFsError::Conflict("the key lock was lost".into()));
+        }
+        if let Some(reg) = reg {
+            if !reg.fence().await? {
+                return Err(GridFsError::Conflict(
+                    "the write registration expired and its chunks were reclaimed".into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Every revision of `key`: `(_id, uploadDate)`.
+    async fn revisions(&self, bucket: &str, key: &str) -> Result<Vec<(Bson, DateTime)>> {
+        let docs: Vec<Document> = self
+            .gridfs(bucket)
             .files()
-            .find(doc! {"filename": &key, "_id": {"$ne": file.id.clone()}, "uploadDate": {"$lte": file.upload_date}})
+            .find(doc! {"filename": key})
             .projection(doc! {"_id": 1, "uploadDate": 1})
             .await?
             .try_collect()
             .await?;
-        for d in older {
-            let same_time = d.get_datetime("uploadDate").ok() == Some(&file.upload_date);
-            let id = d.get("_id").cloned().unwrap_or(Bson::Null);
-            // On an exact uploadDate tie the larger ObjectId is the newer (it sorts first in
-            // `head`), so only a smaller one is older.
-            if same_time
-                && !matches!((&id, &file.id), (Bson::ObjectId(a), Bson::ObjectId(b)) if a < b)
-            {
+        Ok(docs
+            .into_iter()
+            .filter_map(|mut d| {
+                let date = *d.get_datetime("uploadDate").ok()?;
+                Some((d.remove("_id")?, date))
+            })
+            .collect())
+    }
+
+    /// The `uploadDate` of a new revision: the database's time, but always after every
+    /// revision the key has (publishes of a key are serialised under its lock, so the one
+    /// published last is the newest, whatever the clocks of the instances that wrote them).
+    fn stamp(&self, older: &[(Bson, DateTime)]) -> DateTime {
+        let now = self.meta.clock().now().timestamp_millis();
+        let newest = older
+            .iter()
+            .map(|(_, d)| d.timestamp_millis() + 1)
+            .max()
+            .unwrap_or(i64::MIN);
+        DateTime::from_millis(now.max(newest))
+    }
+
+    /// Reclaims the revisions a publish replaced; a failure leaves them hidden behind the new
+    /// one (the next overwrite or delete finds them again).
+    async fn reclaim_all(&self, bucket: &str, older: &[(Bson, DateTime)], new: &ObjectInfo) {
+        for (id, _) in older {
+            if *id == new.file.id {
                 continue;
             }
-            self.reclaim(bucket, &id).await?;
+            if let Err(e) = self.reclaim(bucket, id).await {
+                tracing::warn!(bucket, key = new.key(), error = %e, "could not reclaim an older revision");
+                return;
+            }
         }
-        Ok(())
     }
 
     /// Removes one revision: record the intent, hide it (files document), and delete its
@@ -407,23 +492,52 @@ impl ObjectStore {
         })))
     }
 
-    /// One janitor pass: reclaims whose readers are gone, and expired leases.
+    /// One janitor pass: re-measures the clock, purges expired leases, finishes reclaims whose
+    /// readers are gone, and reaps the chunks of writes whose writers died. Returns how many
+    /// files it reclaimed or reaped.
     pub async fn janitor_pass(&self) -> Result<usize> {
+        self.meta.clock().calibrate(&self.db).await?;
         self.meta.purge_expired_leases().await?;
         let mut done = 0;
         for p in self.meta.pending_reclaims(1000).await? {
+            let fs = self.gridfs(&p.bucket);
+            if self.meta.part_uses_file(&p.file_id).await? {
+                // A part replacement that crashed before it replaced the part record: the
+                // part still needs its chunks.
+                self.meta.remove_reclaim(p.id).await?;
+                continue;
+            }
+            // Hide first (a crash may have left the files document), *then* look for leases:
+            // a reader that found the document before it was hidden holds a lease by now.
+            fs.files()
+                .delete_one(doc! {"_id": p.file_id.clone()})
+                .await?;
             if !self.meta.has_live_lease(&p.bucket, &p.file_id).await? {
-                let fs = self.gridfs(&p.bucket);
-                // A crash may have left the files document in place: hide it first.
-                fs.files()
-                    .delete_one(doc! {"_id": p.file_id.clone()})
-                    .await?;
                 fs.chunks()
                     .delete_many(doc! {"files_id": p.file_id.clone()})
                     .await?;
                 self.meta.remove_reclaim(p.id).await?;
                 done += 1;
             }
+        }
+        for w in self.meta.claim_dead_writes(1000).await? {
+            let fs = self.gridfs(&w.bucket);
+            let published = fs
+                .files()
+                .find_one(doc! {"_id": w.file_id.clone()})
+                .projection(doc! {"_id": 1})
+                .await?
+                .is_some();
+            if !published && !self.meta.part_uses_file(&w.file_id).await? {
+                let n = fs
+                    .chunks()
+                    .delete_many(doc! {"files_id": w.file_id.clone()})
+                    .await?
+                    .deleted_count;
+                tracing::info!(bucket = %w.bucket, file_id = %w.file_id, chunks = n, "reaped the chunks of a dead write");
+                done += 1;
+            }
+            self.meta.remove_write(w.id).await?;
         }
         Ok(done)
     }

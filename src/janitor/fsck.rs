@@ -1,0 +1,276 @@
+//! `grids3 fsck [--repair]`: checks the invariants the write paths keep, and with `--repair`
+//! removes only what is provably dead.
+//!
+//! Reported: chunks that belong to nothing (orphans), files documents whose chunks are missing
+//! or short, upload records without parts, parts without an upload, stale write
+//! registrations, expired leases and locks.
+//!
+//! Why `--repair` cannot hurt a live write: every writer registers its file id *before* its
+//! first chunk, and hands its chunks on to a part record, an upload record or a files document
+//! *before* it drops the registration (and a reclaim record is written before a files document
+//! is deleted). fsck first collects the file ids found in the chunks, and only then reads the
+//! references in that same order of hand-over: registrations, parts, uploads, files, reclaims.
+//! A file id whose chunks it saw is therefore still referenced by whichever record held it when
+//! fsck looked, so only chunks nothing could ever publish are called orphans.
+
+use std::collections::{HashMap, HashSet};
+
+use futures::TryStreamExt;
+use mongodb::bson::{doc, Bson, Document};
+
+use crate::storage::gridfs::Result;
+use crate::storage::objects::ObjectStore;
+
+/// What fsck found.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// `(bucket, file id, chunks)` of chunks nothing references.
+    pub orphan_chunks: Vec<(String, Bson, u64)>,
+    /// `(bucket, file id, filename, chunks found, chunks expected)`.
+    pub broken_files: Vec<(String, Bson, String, u64, u64)>,
+    /// Open uploads without any part (a client that never sent one; the sweep ages them out).
+    pub uploads_without_parts: Vec<String>,
+    /// `(upload id, part file id)` of parts whose upload is gone.
+    pub parts_without_upload: Vec<(String, Bson)>,
+    /// Write registrations whose writer stopped heart-beating (the janitor reaps them).
+    pub stale_writes: u64,
+    /// Expired reader leases.
+    pub stale_leases: u64,
+    /// Expired key and upload locks.
+    pub stale_locks: u64,
+    /// What `--repair` removed: chunk documents, part records, leases, locks.
+    pub repaired: Option<(u64, u64, u64, u64)>,
+}
+
+impl Report {
+    /// Whether anything is wrong (stale leases and locks, which expire by design, aside).
+    pub fn problems(&self) -> usize {
+        self.orphan_chunks.len() + self.broken_files.len() + self.parts_without_upload.len()
+    }
+
+    /// A human-readable report.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let mut line = |s: String| {
+            out.push_str(&s);
+            out.push('\n');
+        };
+        for (b, id, n) in &self.orphan_chunks {
+            line(format!("orphan chunks: bucket {b} file_id {id}: {n} chunks"));
+        }
+        for (b, id, name, have, want) in &self.broken_files {
+            line(format!(
+                "broken file: bucket {b} file_id {id} ({name}): {have} of {want} chunks"
+            ));
+        }
+        for u in &self.uploads_without_parts {
+            line(format!("upload without parts: {u}"));
+        }
+        for (u, id) in &self.parts_without_upload {
+            line(format!("part without upload: upload {u} part file_id {id}"));
+        }
+        line(format!(
+            "summary: {} orphan file ids, {} broken files, {} uploads without parts, {} parts without upload, {} stale write registrations, {} expired leases, {} expired locks",
+            self.orphan_chunks.len(),
+            self.broken_files.len(),
+            self.uploads_without_parts.len(),
+            self.parts_without_upload.len(),
+            self.stale_writes,
+            self.stale_leases,
+            self.stale_locks
+        ));
+        if let Some((c, p, l, k)) = self.repaired {
+            line(format!(
+                "repaired: removed {c} chunks, {p} part records, {l} leases, {k} locks"
+            ));
+        }
+        out
+    }
+}
+
+/// Chunks of one file id: how many, and the highest `n`.
+struct ChunkStats {
+    count: u64,
+    max_n: i64,
+}
+
+/// Runs the check over every bucket (and repairs, if asked).
+pub async fn run(store: &ObjectStore, repair: bool) -> Result<Report> {
+    let meta = store.meta();
+    let mut report = Report::default();
+    let buckets = store.gridfs_bucket_names().await?;
+    // 1. What the chunks hold, before any reference is read (see the module doc).
+    let mut chunks: HashMap<String, Vec<(Bson, ChunkStats)>> = HashMap::new();
+    for b in &buckets {
+        let groups: Vec<Document> = store
+            .gridfs(b)
+            .chunks()
+            .aggregate(vec![doc! {"$group": {"_id": "$files_id", "count": {"$sum": 1}, "maxN": {"$max": "$n"}}}])
+            .await?
+            .try_collect()
+            .await?;
+        let stats = groups
+            .into_iter()
+            .filter_map(|mut g| {
+                let count = number(g.get("count"))? as u64;
+                let max_n = number(g.get("maxN"))?;
+                Some((g.remove("_id")?, ChunkStats { count, max_n }))
+            })
+            .collect();
+        chunks.insert(b.clone(), stats);
+    }
+    // 2. References, in the order writers hand chunks over.
+    let mut registered: HashMap<String, HashSet<String>> = HashMap::new();
+    for b in &buckets {
+        let ids = meta.registered_file_ids(b).await?;
+        registered.insert(b.clone(), ids.iter().map(key_of).collect());
+    }
+    let parts = meta.all_parts().await?;
+    let uploads = meta.all_uploads().await?;
+    let mut files: HashMap<String, HashMap<String, (String, u64, u64)>> = HashMap::new();
+    for b in &buckets {
+        let docs: Vec<Document> = store
+            .gridfs(b)
+            .files()
+            .find(doc! {})
+            .projection(doc! {"_id": 1, "length": 1, "chunkSize": 1, "filename": 1})
+            .await?
+            .try_collect()
+            .await?;
+        let m = docs
+            .iter()
+            .filter_map(|d| {
+                let len = number(d.get("length"))? as u64;
+                let cs = number(d.get("chunkSize"))?.max(1) as u64;
+                let name = d.get_str("filename").unwrap_or_default().to_owned();
+                Some((key_of(d.get("_id")?), (name, len, len.div_ceil(cs))))
+            })
+            .collect();
+        files.insert(b.clone(), m);
+    }
+    let reclaiming: HashSet<String> = meta
+        .pending_reclaims(i64::MAX)
+        .await?
+        .iter()
+        .map(|p| format!("{}/{}", p.bucket, key_of(&p.file_id)))
+        .collect();
+    let part_ids: HashSet<String> = parts
+        .iter()
+        .map(|(_, id)| key_of(&Bson::ObjectId(*id)))
+        .collect();
+    let upload_ids: HashSet<String> = uploads
+        .iter()
+        .map(|u| key_of(&Bson::ObjectId(u.file_id)))
+        .collect();
+    // 3. Judge.
+    for b in &buckets {
+        let regs = &registered[b];
+        let bucket_files = &files[b];
+        let mut seen: HashSet<String> = HashSet::new();
+        for (id, st) in &chunks[b] {
+            let k = key_of(id);
+            seen.insert(k.clone());
+            if let Some((name, _, want)) = bucket_files.get(&k) {
+                if st.count != *want || st.max_n + 1 != *want as i64 {
+                    report
+                        .broken_files
+                        .push((b.clone(), id.clone(), name.clone(), st.count, *want));
+                }
+                continue;
+            }
+            let referenced = regs.contains(&k)
+                || part_ids.contains(&k)
+                || upload_ids.contains(&k)
+                || reclaiming.contains(&format!("{b}/{k}"));
+            if !referenced {
+                report.orphan_chunks.push((b.clone(), id.clone(), st.count));
+            }
+        }
+        for (k, (name, _, want)) in bucket_files {
+            if *want > 0 && !seen.contains(k) {
+                report
+                    .broken_files
+                    .push((b.clone(), Bson::String(k.clone()), name.clone(), 0, *want));
+            }
+        }
+    }
+    // A file published after the chunks were counted looks short: count its chunks again.
+    let mut confirmed = Vec::new();
+    for (b, id, name, have, want) in std::mem::take(&mut report.broken_files) {
+        let fid = match &id {
+            Bson::String(hex) => mongodb::bson::oid::ObjectId::parse_str(hex)
+                .map(Bson::ObjectId)
+                .unwrap_or(id.clone()),
+            other => other.clone(),
+        };
+        let now = store
+            .gridfs(&b)
+            .chunks()
+            .count_documents(doc! {"files_id": fid.clone(), "n": {"$lt": want as i64}})
+            .await?;
+        if now != want {
+            confirmed.push((b, fid, name, have.max(now), want));
+        }
+    }
+    report.broken_files = confirmed;
+    let open_uploads: HashSet<&str> = uploads.iter().map(|u| u.id.as_str()).collect();
+    let with_parts: HashSet<&str> = parts.iter().map(|(u, _)| u.as_str()).collect();
+    report.uploads_without_parts = uploads
+        .iter()
+        .filter(|u| u.is_open() && !with_parts.contains(u.id.as_str()))
+        .map(|u| u.id.clone())
+        .collect();
+    report.parts_without_upload = parts
+        .iter()
+        .filter(|(u, _)| !open_uploads.contains(u.as_str()))
+        .map(|(u, id)| (u.clone(), Bson::ObjectId(*id)))
+        .collect();
+    report.stale_writes = meta.stale_writes().await?;
+    report.stale_leases = meta.expired_leases().await?;
+    report.stale_locks = meta.stale_locks().await?;
+    if repair {
+        let mut removed_chunks = 0;
+        for (b, id, _) in &report.orphan_chunks {
+            removed_chunks += store
+                .gridfs(b)
+                .chunks()
+                .delete_many(doc! {"files_id": id.clone()})
+                .await?
+                .deleted_count;
+        }
+        let mut removed_parts = 0;
+        for (u, id) in &report.parts_without_upload {
+            // The part's chunks live in its upload's bucket, which the record does not name.
+            for b in &buckets {
+                removed_chunks += store
+                    .gridfs(b)
+                    .chunks()
+                    .delete_many(doc! {"files_id": id.clone()})
+                    .await?
+                    .deleted_count;
+            }
+            removed_parts += meta.delete_part_by_file(u, id).await?;
+        }
+        let leases = meta.purge_expired_leases().await?;
+        let locks = meta.purge_stale_locks().await?;
+        report.repaired = Some((removed_chunks, removed_parts, leases, locks));
+    }
+    Ok(report)
+}
+
+/// A BSON value as a comparable string key (ObjectIds and other ids alike).
+fn key_of(b: &Bson) -> String {
+    match b {
+        Bson::ObjectId(o) => o.to_hex(),
+        other => format!("{other:?}"),
+    }
+}
+
+fn number(b: Option<&Bson>) -> Option<i64> {
+    match b? {
+        Bson::Int32(i) => Some(i64::from(*i)),
+        Bson::Int64(i) => Some(*i),
+        Bson::Double(d) => Some(*d as i64),
+        _ => None,
+    }
+}

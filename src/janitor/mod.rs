@@ -1,0 +1,51 @@
+//! Background work, run by every instance: the janitor pass (clock re-measurement, expired
+//! leases, deferred reclaims, chunks of dead writes) and the multipart sweep (stale uploads,
+//! interrupted aborts, completed uploads' leftovers), plus `fsck`, the offline check of the
+//! same invariants. Every pass is idempotent, so instances running it at once only repeat
+//! each other's deletes.
+
+pub mod fsck;
+
+use std::time::Duration;
+
+use crate::state::AppState;
+
+/// Starts the janitor loop on the current runtime.
+pub fn spawn(state: &AppState) {
+    let store = state.store.clone();
+    let every = Duration::from_secs(state.config.janitor_interval.max(1));
+    let max_age = Duration::from_secs(state.config.multipart_max_age);
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(every);
+        loop {
+            tick.tick().await;
+            let t = std::time::Instant::now();
+            let outcome = match store.janitor_pass().await {
+                Ok(0) => "ok",
+                Ok(n) => {
+                    tracing::info!(files = n, "janitor reclaimed deferred revisions and dead writes");
+                    "ok"
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "janitor pass failed");
+                    "error"
+                }
+            };
+            crate::metrics::background_run("janitor", outcome, t.elapsed().as_secs_f64());
+            let t = std::time::Instant::now();
+            let before = store.meta().clock().before(max_age);
+            let outcome = match store.sweep_uploads(before).await {
+                Ok(0) => "ok",
+                Ok(n) => {
+                    tracing::info!(aborted = n, "sweep aborted stale multipart uploads");
+                    "ok"
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "multipart sweep failed");
+                    "error"
+                }
+            };
+            crate::metrics::background_run("multipart_sweep", outcome, t.elapsed().as_secs_f64());
+        }
+    });
+}

@@ -63,6 +63,25 @@ pub struct Config {
     #[arg(long, env = "GRIDS3_MULTIPART_MAX_AGE", default_value_t = 7 * 24 * 3600)]
     pub multipart_max_age: u64,
 
+    /// Seconds to wait for an unreachable MongoDB before a request fails with 503 (server
+    /// selection and connection timeout).
+    #[arg(long, env = "GRIDS3_MONGODB_TIMEOUT", default_value_t = 3)]
+    pub mongodb_timeout: u64,
+
+    /// When the root key changes, delete the former root keys instead of demoting them to
+    /// ordinary keys.
+    #[arg(long, env = "GRIDS3_DELETE_OLD_ROOT_KEYS", default_value_t = false)]
+    pub delete_old_root_keys: bool,
+
+    /// MiB of chunk data that all uploads together may have in flight to MongoDB; bounds the
+    /// gateway's memory whatever the number of concurrent uploads.
+    #[arg(long, env = "GRIDS3_BODY_BUDGET_MIB", default_value_t = 32)]
+    pub body_budget_mib: usize,
+
+    /// Seconds that graceful shutdown waits for in-flight requests before it stops anyway.
+    #[arg(long, env = "GRIDS3_SHUTDOWN_DEADLINE", default_value_t = 30)]
+    pub shutdown_deadline: u64,
+
     /// Seconds a write in progress stays registered without a heartbeat; after that the
     /// janitor reclaims the chunks of a writer that died (the heartbeat runs every third).
     #[arg(long, env = "GRIDS3_WRITE_LEASE", default_value_t = 30)]

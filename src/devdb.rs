@@ -55,11 +55,24 @@ impl LocalDb {
                 });
             }
         }
-        let port = free_port()?;
+        Self::start_server(free_port()?, storage).await
+    }
+
+    /// Starts a server of its own (never `MONGODB_URI`) on `port`: tests use it to stop a
+    /// database and start it again on the same port and data directory.
+    pub async fn start_server(port: u16, storage: Storage) -> Result<Self> {
         if let Some(mongod) = which("mongod") {
             return start_mongod(&mongod, port, storage).await;
         }
         start_secantus(port, storage).await
+    }
+
+    /// The port of the server this process started.
+    pub fn port(&self) -> Option<u16> {
+        self.uri
+            .strip_prefix("mongodb://127.0.0.1:")
+            .and_then(|r| r.split(['/', '?']).next())
+            .and_then(|p| p.parse().ok())
     }
 
     /// The pid of the server this process started, if any.
@@ -127,7 +140,7 @@ fn run(cmd: &mut Command) -> Result<()> {
     Ok(())
 }
 
-fn free_port() -> Result<u16> {
+pub fn free_port() -> Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
@@ -221,6 +234,12 @@ async fn start_secantus(port: u16, storage: Storage) -> Result<LocalDb> {
     .iter()
     .map(|s| s.to_string())
     .collect();
+    let mut args = args;
+    if matches!(storage, Storage::Dir(_)) {
+        // Without it SecantusDB loses acknowledged writes when it is killed (see
+        // ../shared/SECANTUSDB.md); a persistent database must keep them.
+        args.push("--sync-on-commit".to_owned());
+    }
     let log = std::env::temp_dir().join(format!("grids3-secantus-{port}.log"));
     let (mut watchdog, pid) = spawn_watched(&python, &args, &log)?;
     let uri = format!("mongodb://127.0.0.1:{port}/?directConnection=true");

@@ -158,10 +158,29 @@ impl S3Error {
         }
     }
 
-    /// Maps a database error on purpose: unreachable is 503, everything else 500 (logged).
+    /// Maps a database error on purpose: unreachable, failing over or otherwise transient is
+    /// 503 with Retry-After (the client retries), everything else 500 (logged).
     pub fn from_mongo(e: &mongodb::error::Error) -> Self {
-        use mongodb::error::ErrorKind;
+        use mongodb::error::{ErrorKind, WriteFailure};
+        // Codes of a primary stepping down, a node shutting down or an interrupted operation:
+        // the same request succeeds once the replica set has a primary again.
+        const TRANSIENT: &[i32] = &[
+            6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436, 50,
+        ];
+        let code = match &*e.kind {
+            ErrorKind::Command(c) => Some(c.code),
+            ErrorKind::Write(WriteFailure::WriteConcernError(w)) => Some(w.code),
+            ErrorKind::Write(WriteFailure::WriteError(w)) => Some(w.code),
+            _ => None,
+        };
+        let transient = code.is_some_and(|c| TRANSIENT.contains(&c))
+            || e.contains_label("RetryableWriteError")
+            || e.contains_label("TransientTransactionError");
         match *e.kind {
+            _ if transient => {
+                tracing::warn!(error = %e, "database failing over");
+                Self::service_unavailable()
+            }
             ErrorKind::ServerSelection { .. }
             | ErrorKind::Io(_)
             | ErrorKind::ConnectionPoolCleared { .. } => {

@@ -60,14 +60,29 @@ async fn main() -> Result<()> {
     let Some(uri) = config.mongodb_uri.clone() else {
         bail!("set MONGODB_URI (or --mongodb-uri), or pass --local-db for the local development database");
     };
-    let client = grids3::metrics::mongodb_client(&uri)
+    if config.root_access_key.is_none() || config.root_secret_key.is_none() {
+        bail!("GRIDS3_ROOT_ACCESS_KEY and GRIDS3_ROOT_SECRET_KEY must be set");
+    }
+    let timeout = std::time::Duration::from_secs(config.mongodb_timeout.max(1));
+    let client = grids3::metrics::mongodb_client_with_timeout(&uri, timeout)
         .await
         .context("connecting to MongoDB")?;
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("binding {}", config.listen))?;
     let addr = listener.local_addr()?;
-    let state = AppState::init(config.clone(), client).await?;
+    // MongoDB may start after grids3 (compose, a reboot): wait for it, saying why.
+    let mut pause = std::time::Duration::from_millis(500);
+    let state = loop {
+        match AppState::init(config.clone(), client.clone()).await {
+            Ok(s) => break s,
+            Err(e) => {
+                tracing::warn!(error = format!("{e:#}"), retry_in_ms = pause.as_millis() as u64, "waiting for MongoDB");
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(std::time::Duration::from_secs(10));
+            }
+        }
+    };
 
     println!(
         "grids3 serving S3 on http://{addr} (region {})",
@@ -75,16 +90,31 @@ async fn main() -> Result<()> {
     );
     if let Some(db) = &local {
         println!("database: {} at {}", db.kind, db.uri);
+        // The secret is shown only when it is the built-in development one (documented in
+        // the README); a secret that came from the environment is never printed.
+        let secret = config.root_secret_key.as_deref().unwrap_or_default();
         println!(
             "credentials: AWS_ACCESS_KEY_ID={} AWS_SECRET_ACCESS_KEY={}",
             config.root_access_key.as_deref().unwrap_or_default(),
-            config.root_secret_key.as_deref().unwrap_or_default()
+            if secret == DEV_SECRET_KEY { secret } else { "(as set in GRIDS3_ROOT_SECRET_KEY)" }
         );
         println!("try: aws --endpoint-url http://{addr} s3 mb s3://demo");
     }
-    axum::serve(listener, grids3::app(state))
-        .with_graceful_shutdown(shutdown_signal())
-        .await?;
+    grids3::storage::gridfs::budget::configure(config.body_budget_mib.max(1) * 1024 * 1024);
+    // Graceful shutdown lets in-flight requests finish, but not forever.
+    let (stopping_tx, stopping_rx) = tokio::sync::oneshot::channel::<()>();
+    let serve = axum::serve(listener, grids3::app(state)).with_graceful_shutdown(async move {
+        shutdown_signal().await;
+        let _ = stopping_tx.send(());
+    });
+    let deadline = std::time::Duration::from_secs(config.shutdown_deadline);
+    tokio::select! {
+        r = serve => r?,
+        _ = async {
+            let _ = stopping_rx.await;
+            tokio::time::sleep(deadline).await;
+        } => tracing::warn!(deadline_secs = config.shutdown_deadline, "shutdown deadline reached; dropping the requests still running"),
+    }
     tracing::info!("stopped");
     drop(local);
     Ok(())

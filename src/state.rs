@@ -59,6 +59,13 @@ impl AppState {
             bail!("GRIDS3_ROOT_ACCESS_KEY and GRIDS3_ROOT_SECRET_KEY must be set");
         };
         meta.put_access_key(ak, sk, true, "root").await?;
+        // Rotation: the configured root key is the only root key.
+        for old in meta
+            .retire_other_roots(ak, config.delete_old_root_keys)
+            .await?
+        {
+            tracing::info!(access_key = %old, deleted = config.delete_old_root_keys, "a former root key lost root");
+        }
         let state = Self {
             creds: Credentials::new(meta),
             store,

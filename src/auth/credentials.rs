@@ -13,6 +13,9 @@ use crate::storage::meta::{KeyError, KeySecret, MetaStore};
 /// working on every instance within this time).
 const CACHE_TTL: Duration = Duration::from_secs(10);
 
+/// Most keys cached at once.
+const MAX_CACHED: usize = 10_000;
+
 /// Cached lookups: the secret (or `None` for an unknown key) and when it was read.
 type SecretCache = Arc<Mutex<HashMap<String, (Option<KeySecret>, Instant)>>>;
 
@@ -58,10 +61,18 @@ impl Credentials {
                 return Err(S3Error::internal());
             }
         };
-        self.cache
-            .lock()
-            .expect("cache")
-            .insert(access_key.to_owned(), (secret.clone(), Instant::now()));
+        // Only known keys are cached: unknown ids are chosen by whoever sends the request, and
+        // caching them would let anyone fill this process's memory. The cache is bounded too.
+        if secret.is_some() {
+            let mut cache = self.cache.lock().expect("cache");
+            if cache.len() >= MAX_CACHED {
+                cache.retain(|_, (_, at)| at.elapsed() < CACHE_TTL);
+                if cache.len() >= MAX_CACHED {
+                    cache.clear();
+                }
+            }
+            cache.insert(access_key.to_owned(), (secret.clone(), Instant::now()));
+        }
         Ok(secret)
     }
 }

@@ -192,10 +192,14 @@ impl Upload {
             let oldest = self.in_flight.pop_front().expect("non-empty");
             join(oldest).await?;
         }
+        // The process-wide budget of chunk bytes in flight bounds memory whatever the number
+        // of concurrent uploads: a batch waits for its share before it is sent.
+        let permit = super::budget::acquire(self.batch_bytes).await;
         let docs = std::mem::take(&mut self.batch);
         self.batch_bytes = 0;
         let chunks = self.bucket.chunks().clone();
         self.in_flight.push_back(tokio::spawn(async move {
+            let _held = permit;
             chunks.insert_many(docs).await?;
             Ok(())
         }));

@@ -89,7 +89,13 @@ pub struct Config {
 
     /// Test only: pretend this instance's clock is off by this many milliseconds (grids3 takes
     /// its time from the database, so this must change nothing).
-    #[arg(long, env = "GRIDS3_TEST_CLOCK_SKEW_MS", default_value_t = 0, hide = true, allow_hyphen_values = true)]
+    #[arg(
+        long,
+        env = "GRIDS3_TEST_CLOCK_SKEW_MS",
+        default_value_t = 0,
+        hide = true,
+        allow_hyphen_values = true
+    )]
     pub test_clock_skew_ms: i64,
 }
 

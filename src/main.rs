@@ -77,7 +77,11 @@ async fn main() -> Result<()> {
         match AppState::init(config.clone(), client.clone()).await {
             Ok(s) => break s,
             Err(e) => {
-                tracing::warn!(error = format!("{e:#}"), retry_in_ms = pause.as_millis() as u64, "waiting for MongoDB");
+                tracing::warn!(
+                    error = format!("{e:#}"),
+                    retry_in_ms = pause.as_millis() as u64,
+                    "waiting for MongoDB"
+                );
                 tokio::time::sleep(pause).await;
                 pause = (pause * 2).min(std::time::Duration::from_secs(10));
             }
@@ -96,7 +100,11 @@ async fn main() -> Result<()> {
         println!(
             "credentials: AWS_ACCESS_KEY_ID={} AWS_SECRET_ACCESS_KEY={}",
             config.root_access_key.as_deref().unwrap_or_default(),
-            if secret == DEV_SECRET_KEY { secret } else { "(as set in GRIDS3_ROOT_SECRET_KEY)" }
+            if secret == DEV_SECRET_KEY {
+                secret
+            } else {
+                "(as set in GRIDS3_ROOT_SECRET_KEY)"
+            }
         );
         println!("try: aws --endpoint-url http://{addr} s3 mb s3://demo");
     }

@@ -56,7 +56,9 @@ impl Report {
             out.push('\n');
         };
         for (b, id, n) in &self.orphan_chunks {
-            line(format!("orphan chunks: bucket {b} file_id {id}: {n} chunks"));
+            line(format!(
+                "orphan chunks: bucket {b} file_id {id}: {n} chunks"
+            ));
         }
         for (b, id, name, have, want) in &self.broken_files {
             line(format!(
@@ -105,7 +107,9 @@ pub async fn run(store: &ObjectStore, repair: bool) -> Result<Report> {
         let groups: Vec<Document> = store
             .gridfs(b)
             .chunks()
-            .aggregate(vec![doc! {"$group": {"_id": "$files_id", "count": {"$sum": 1}, "maxN": {"$max": "$n"}}}])
+            .aggregate(vec![
+                doc! {"$group": {"_id": "$files_id", "count": {"$sum": 1}, "maxN": {"$max": "$n"}}},
+            ])
             .await?
             .try_collect()
             .await?;
@@ -172,9 +176,13 @@ pub async fn run(store: &ObjectStore, repair: bool) -> Result<Report> {
             seen.insert(k.clone());
             if let Some((name, _, want)) = bucket_files.get(&k) {
                 if st.count != *want || st.max_n + 1 != *want as i64 {
-                    report
-                        .broken_files
-                        .push((b.clone(), id.clone(), name.clone(), st.count, *want));
+                    report.broken_files.push((
+                        b.clone(),
+                        id.clone(),
+                        name.clone(),
+                        st.count,
+                        *want,
+                    ));
                 }
                 continue;
             }
@@ -188,9 +196,13 @@ pub async fn run(store: &ObjectStore, repair: bool) -> Result<Report> {
         }
         for (k, (name, _, want)) in bucket_files {
             if *want > 0 && !seen.contains(k) {
-                report
-                    .broken_files
-                    .push((b.clone(), Bson::String(k.clone()), name.clone(), 0, *want));
+                report.broken_files.push((
+                    b.clone(),
+                    Bson::String(k.clone()),
+                    name.clone(),
+                    0,
+                    *want,
+                ));
             }
         }
     }

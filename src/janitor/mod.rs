@@ -23,7 +23,10 @@ pub fn spawn(state: &AppState) {
             let outcome = match store.janitor_pass().await {
                 Ok(0) => "ok",
                 Ok(n) => {
-                    tracing::info!(files = n, "janitor reclaimed deferred revisions and dead writes");
+                    tracing::info!(
+                        files = n,
+                        "janitor reclaimed deferred revisions and dead writes"
+                    );
                     "ok"
                 }
                 Err(e) => {

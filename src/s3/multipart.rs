@@ -243,7 +243,8 @@ pub async fn complete(st: &AppState, mut req: S3Request) -> S3Result<Response> {
         // when it was first evaluated.
         let mut h = Md5::new();
         for p in &request.parts {
-            let md5 = hex::decode(p.etag.trim().trim_matches('"')).map_err(|_| S3Error::invalid_part())?;
+            let md5 = hex::decode(p.etag.trim().trim_matches('"'))
+                .map_err(|_| S3Error::invalid_part())?;
             h.update(md5);
         }
         let etag = format!("\"{}-{}\"", hex::encode(h.finalize()), request.parts.len());
@@ -251,7 +252,11 @@ pub async fn complete(st: &AppState, mut req: S3Request) -> S3Result<Response> {
         if done != Some(etag.as_str()) {
             return Err(S3Error::no_such_upload());
         }
-        let info = st.store.completed_object(&up).await?.ok_or_else(S3Error::no_such_upload)?;
+        let info = st
+            .store
+            .completed_object(&up)
+            .await?
+            .ok_or_else(S3Error::no_such_upload)?;
         return Ok(complete_result(&up, &info));
     }
     let stored = st.store.meta().list_parts(&up.id, 0, 0).await?;

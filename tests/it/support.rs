@@ -311,3 +311,110 @@ pub async fn run_py_checks(gw: &Gateway, script: &str, tag: &str, extra: &[&str]
     );
     stdout
 }
+
+/// A gateway over a database server of its own (`uri`), with its own client whose
+/// server-selection timeout is short, so an outage shows quickly.
+pub async fn gateway_on_uri(uri: &str, db_name: &str) -> Gateway {
+    let client =
+        grids3::metrics::mongodb_client_with_timeout(uri, std::time::Duration::from_secs(2))
+            .await
+            .expect("client");
+    let mut config = grids3::config::Config::for_tests(AK, SK);
+    config.database = db_name.to_owned();
+    config.janitor_interval = 1;
+    let state = grids3::AppState::init(config, client.clone())
+        .await
+        .expect("gateway state");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = grids3::app(state.clone());
+    tokio::spawn(async move {
+        axum::serve(listener, app).await.unwrap();
+    });
+    Gateway {
+        addr,
+        state,
+        db: client.database(db_name),
+    }
+}
+
+/// The real `grids3` binary, serving on a free port over the test database `db_name`.
+pub struct Process {
+    /// The child process.
+    pub child: std::process::Child,
+    /// Where it listens.
+    pub addr: std::net::SocketAddr,
+}
+
+impl Process {
+    /// Starts the binary with extra environment variables and waits until it is ready.
+    pub async fn start(db_name: &str, env: &[(&str, &str)]) -> Process {
+        let port = grids3::devdb::free_port().unwrap();
+        let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_grids3"));
+        cmd.env("MONGODB_URI", &db().uri)
+            .env("GRIDS3_DATABASE", db_name)
+            .env("GRIDS3_LISTEN", addr.to_string())
+            .env("GRIDS3_ROOT_ACCESS_KEY", AK)
+            .env("GRIDS3_ROOT_SECRET_KEY", SK)
+            .env("GRIDS3_JANITOR_INTERVAL", "1")
+            .env("RUST_LOG", "warn")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        // Owned by `Process` at once, so that it is killed and waited for on every path.
+        let p = Process {
+            child: cmd.spawn().expect("grids3 binary"),
+            addr,
+        };
+        let url = format!("http://{addr}/_grids3/ready");
+        for _ in 0..300 {
+            if let Ok(r) = reqwest::get(&url).await {
+                if r.status().is_success() {
+                    return p;
+                }
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        panic!("grids3 did not become ready");
+    }
+
+    /// A gateway handle for clients (its state is the in-process `peer`'s, for the database).
+    pub fn as_gateway(&self, peer: &Gateway) -> Gateway {
+        Gateway {
+            addr: self.addr,
+            state: peer.state.clone(),
+            db: peer.db.clone(),
+        }
+    }
+
+    /// SIGKILL, and wait for it to be gone.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Polls `f` every 100 ms until it is true or `secs` pass; returns whether it became true.
+pub async fn eventually<F, Fut>(secs: u64, mut f: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while std::time::Instant::now() < deadline {
+        if f().await {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    f().await
+}

@@ -68,7 +68,9 @@ impl MetaStore {
             let at = Instant::now();
             match self
                 .keylocks
-                .insert_one(doc! {"_id": &id, "token": token, "expires": self.clock.after(LOCK_TTL)})
+                .insert_one(
+                    doc! {"_id": &id, "token": token, "expires": self.clock.after(LOCK_TTL)},
+                )
                 .await
             {
                 Ok(_) => {

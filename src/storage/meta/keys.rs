@@ -126,7 +126,12 @@ impl MetaStore {
         access_key: &str,
         delete: bool,
     ) -> mongodb::error::Result<Vec<String>> {
-        let filter = doc! {"_id": {"$ne": access_key}, "root": true};
+        // A former root key demoted earlier is deleted too once deletion is asked for.
+        let filter = if delete {
+            doc! {"_id": {"$ne": access_key}, "$or": [{"root": true}, {"formerRoot": true}]}
+        } else {
+            doc! {"_id": {"$ne": access_key}, "root": true}
+        };
         let old: Vec<String> = self
             .keys
             .find(filter.clone())
@@ -141,7 +146,7 @@ impl MetaStore {
             self.keys.delete_many(filter).await?;
         } else {
             self.keys
-                .update_many(filter, doc! {"$set": {"root": false}})
+                .update_many(filter, doc! {"$set": {"root": false, "formerRoot": true}})
                 .await?;
         }
         Ok(old)

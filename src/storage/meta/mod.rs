@@ -17,10 +17,10 @@ mod writes;
 pub use buckets::BucketInfo;
 pub use clock::DbClock;
 pub use keylocks::{KeyLock, LOCK_TTL};
-pub use writes::{DeadWrite, WriteReg};
 pub use keys::{derive_master, KeyError, KeyInfo, KeySecret};
 pub use leases::{Lease, PendingReclaim};
 pub use uploads::{PartRecord, UploadRecord};
+pub use writes::{DeadWrite, WriteReg};
 
 use mongodb::bson::{doc, Document};
 use mongodb::options::IndexOptions;
@@ -60,13 +60,23 @@ impl MetaStore {
                 .build();
             async move { coll.create_index(model).await }
         };
-        index(&m.leases, "lookup", doc! {"bucket": 1, "file_id": 1, "expires": 1}).await?;
+        index(
+            &m.leases,
+            "lookup",
+            doc! {"bucket": 1, "file_id": 1, "expires": 1},
+        )
+        .await?;
         index(&m.leases, "expires", doc! {"expires": 1}).await?;
         index(&m.writes, "bucket", doc! {"bucket": 1, "fileId": 1}).await?;
         index(&m.writes, "expires", doc! {"expires": 1}).await?;
         index(&m.parts, "upload", doc! {"uploadId": 1, "number": 1}).await?;
         index(&m.parts, "fileId", doc! {"fileId": 1}).await?;
-        index(&m.uploads, "key", doc! {"bucket": 1, "key": 1, "initiated": 1}).await?;
+        index(
+            &m.uploads,
+            "key",
+            doc! {"bucket": 1, "key": 1, "initiated": 1},
+        )
+        .await?;
         index(&m.uploads, "initiated", doc! {"initiated": 1}).await?;
         index(&m.uploads, "fileId", doc! {"fileId": 1}).await?;
         index(&m.keylocks, "expires", doc! {"expires": 1}).await?;

@@ -211,7 +211,10 @@ impl MetaStore {
     }
 
     /// Whether a part record holds chunks under `file_id`.
-    pub async fn part_uses_file(&self, file_id: &mongodb::bson::Bson) -> mongodb::error::Result<bool> {
+    pub async fn part_uses_file(
+        &self,
+        file_id: &mongodb::bson::Bson,
+    ) -> mongodb::error::Result<bool> {
         Ok(self
             .parts
             .find_one(doc! {"fileId": file_id.clone()})
@@ -244,7 +247,12 @@ impl MetaStore {
             .await?;
         Ok(docs
             .iter()
-            .filter_map(|d| Some((d.get_str("uploadId").ok()?.to_owned(), d.get_object_id("fileId").ok()?)))
+            .filter_map(|d| {
+                Some((
+                    d.get_str("uploadId").ok()?.to_owned(),
+                    d.get_object_id("fileId").ok()?,
+                ))
+            })
             .collect())
     }
 

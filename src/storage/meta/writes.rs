@@ -71,7 +71,9 @@ impl MetaStore {
                     match meta.renew_write(id, ttl, &renewed).await {
                         Ok(true) => {}
                         Ok(false) => return,
-                        Err(e) => tracing::warn!(error = %e, "could not renew a write registration"),
+                        Err(e) => {
+                            tracing::warn!(error = %e, "could not renew a write registration")
+                        }
                     }
                 }
             })
@@ -153,7 +155,10 @@ impl MetaStore {
             .await?
             .try_collect()
             .await?;
-        Ok(docs.into_iter().filter_map(|mut d| d.remove("fileId")).collect())
+        Ok(docs
+            .into_iter()
+            .filter_map(|mut d| d.remove("fileId"))
+            .collect())
     }
 
     /// Registrations whose writer stopped heart-beating (for fsck).
@@ -188,7 +193,9 @@ impl WriteReg {
         if self.renewed.lock().expect("renewed").elapsed() < self.ttl / 2 {
             return Ok(true);
         }
-        self.meta.renew_write(self.id, self.ttl, &self.renewed).await
+        self.meta
+            .renew_write(self.id, self.ttl, &self.renewed)
+            .await
     }
 
     /// Ends the registration after the write was published or its chunks deleted.

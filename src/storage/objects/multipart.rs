@@ -394,9 +394,8 @@ impl ObjectStore {
                 let res = async {
                     self.finish_completed(&up).await?;
                     let done_at = self.meta.upload_completed_at(&up.id).await?;
-                    let expired = done_at.is_none_or(|t| {
-                        t < self.meta.clock().before(COMPLETED_RETENTION)
-                    });
+                    let expired =
+                        done_at.is_none_or(|t| t < self.meta.clock().before(COMPLETED_RETENTION));
                     if expired {
                         self.meta.delete_upload(&up.id).await?;
                     }

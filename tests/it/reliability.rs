@@ -1,0 +1,687 @@
+//! Reliability: the database's clock, crash points (the real binary killed with SIGKILL),
+//! multipart races and re-completion, fsck, outages, edge inputs, key rotation.
+
+use std::time::{Duration, Instant};
+
+use aws_sdk_s3::error::ProvideErrorMetadata;
+use aws_sdk_s3::primitives::ByteStream;
+use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart, Delete, ObjectIdentifier};
+use futures::StreamExt;
+use mongodb::bson::{doc, oid::ObjectId, Binary, Document};
+
+use crate::support::{self, eventually, random_bytes, Gateway, Process, Raw};
+
+const MIB: usize = 1024 * 1024;
+
+async fn get_bytes(s3: &aws_sdk_s3::Client, bucket: &str, key: &str) -> Option<Vec<u8>> {
+    match s3.get_object().bucket(bucket).key(key).send().await {
+        Ok(o) => Some(o.body.collect().await.unwrap().into_bytes().to_vec()),
+        Err(e) if e.code() == Some("NoSuchKey") => None,
+        Err(e) => panic!("GET {key}: {e:?}"),
+    }
+}
+
+async fn put(s3: &aws_sdk_s3::Client, bucket: &str, key: &str, data: Vec<u8>) -> String {
+    s3.put_object()
+        .bucket(bucket)
+        .key(key)
+        .body(ByteStream::from(data))
+        .send()
+        .await
+        .unwrap()
+        .e_tag()
+        .unwrap()
+        .to_owned()
+}
+
+async fn fsck(gw: &Gateway, repair: bool) -> grids3::janitor::fsck::Report {
+    grids3::janitor::fsck::run(&gw.state.store, repair)
+        .await
+        .unwrap()
+}
+
+/// Starts a PUT (or UploadPart) whose body sends `sent` bytes of a declared `total` and then
+/// stalls; the request task is returned (it ends when the server goes away).
+fn stalled_put(gw: &Gateway, path_and_query: &str, total: usize, sent: usize) {
+    let mut raw = Raw::new("PUT", path_and_query);
+    raw.payload_hash = Some("UNSIGNED-PAYLOAD".into());
+    raw.headers
+        .push(("content-length".into(), total.to_string()));
+    let headers = raw.signed_headers(gw);
+    let url = format!("{}{}", gw.endpoint(), path_and_query);
+    let data = random_bytes(sent, 77);
+    tokio::spawn(async move {
+        let pieces: Vec<Result<Vec<u8>, std::io::Error>> =
+            data.chunks(64 * 1024).map(|c| Ok(c.to_vec())).collect();
+        let body = futures::stream::iter(pieces).chain(futures::stream::pending());
+        let mut rb = reqwest::Client::new().put(url);
+        for (k, v) in headers {
+            if k != "host" {
+                rb = rb.header(k, v);
+            }
+        }
+        if let Ok(r) = rb.body(reqwest::Body::wrap_stream(body)).send().await {
+            println!(
+                "stalled request answered {}: {}",
+                r.status(),
+                r.text().await.unwrap_or_default()
+            );
+        }
+    });
+}
+
+#[test]
+fn revision_order_and_leases_use_the_database_clock() {
+    support::run(async {
+        let a = support::gateway("clock").await;
+        let lag = support::gateway_with(a.db.name(), |c| c.test_clock_skew_ms = -600_000).await;
+        let lead = support::gateway_with(a.db.name(), |c| c.test_clock_skew_ms = 600_000).await;
+        let (s3a, s3lag, s3lead) = (a.sdk(), lag.sdk(), lead.sdk());
+        s3a.create_bucket().bucket("clk").send().await.unwrap();
+        put(&s3a, "clk", "k", b"v1".to_vec()).await;
+        // An overwrite made through an instance whose clock runs 10 minutes behind wins ...
+        put(&s3lag, "clk", "k", b"v2".to_vec()).await;
+        assert_eq!(get_bytes(&s3a, "clk", "k").await.unwrap(), b"v2");
+        // ... and is stamped with the database's time, not its own.
+        let head = s3a
+            .head_object()
+            .bucket("clk")
+            .key("k")
+            .send()
+            .await
+            .unwrap();
+        let stamped = head.last_modified().unwrap().secs();
+        let now = chrono::Utc::now().timestamp();
+        assert!(
+            (stamped - now).abs() < 120,
+            "Last-Modified {stamped} vs now {now}"
+        );
+        put(&s3lead, "clk", "k", b"v3".to_vec()).await;
+        put(&s3a, "clk", "k", b"v4".to_vec()).await;
+        assert_eq!(get_bytes(&s3lag, "clk", "k").await.unwrap(), b"v4");
+        assert!(
+            eventually(10, || async { a.file_count("clk").await == 1 }).await,
+            "older revisions reclaimed"
+        );
+
+        // A reader on the normal instance keeps its chunks while the instance 10 minutes
+        // ahead deletes the key and runs its janitor (every second) meanwhile.
+        let data = random_bytes(12 * MIB, 3);
+        put(&s3a, "clk", "big", data.clone()).await;
+        let got = s3a
+            .get_object()
+            .bucket("clk")
+            .key("big")
+            .send()
+            .await
+            .unwrap();
+        let mut body = got.body;
+        let mut received = body.next().await.unwrap().unwrap().to_vec();
+        s3lead
+            .delete_object()
+            .bucket("clk")
+            .key("big")
+            .send()
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        while let Some(piece) = body.next().await {
+            received.extend_from_slice(&piece.unwrap());
+        }
+        assert!(received == data, "the stream was not cut short");
+        drop(body);
+        assert!(eventually(15, || async { a.chunk_count("clk").await == 1 }).await);
+    });
+}
+
+async fn create_upload(s3: &aws_sdk_s3::Client, bucket: &str, key: &str) -> String {
+    s3.create_multipart_upload()
+        .bucket(bucket)
+        .key(key)
+        .send()
+        .await
+        .unwrap()
+        .upload_id()
+        .unwrap()
+        .to_owned()
+}
+
+async fn upload_part(
+    s3: &aws_sdk_s3::Client,
+    bucket: &str,
+    key: &str,
+    id: &str,
+    n: i32,
+    data: Vec<u8>,
+) -> CompletedPart {
+    let r = s3
+        .upload_part()
+        .bucket(bucket)
+        .key(key)
+        .upload_id(id)
+        .part_number(n)
+        .body(ByteStream::from(data))
+        .send()
+        .await
+        .unwrap();
+    CompletedPart::builder()
+        .part_number(n)
+        .e_tag(r.e_tag().unwrap())
+        .build()
+}
+
+fn completed(parts: &[CompletedPart]) -> CompletedMultipartUpload {
+    CompletedMultipartUpload::builder()
+        .set_parts(Some(parts.to_vec()))
+        .build()
+}
+
+#[test]
+fn multipart_complete_is_serialised_verified_and_repeatable() {
+    support::run(async {
+        let a = support::gateway("mprace").await;
+        let b = support::gateway_on(a.db.name()).await;
+        let (s3a, s3b) = (a.sdk(), b.sdk());
+        s3a.create_bucket().bucket("mpr").send().await.unwrap();
+        let data = random_bytes(10 * MIB + 12345, 9);
+        let id = create_upload(&s3a, "mpr", "obj").await;
+        let parts = vec![
+            upload_part(&s3a, "mpr", "obj", &id, 1, data[..5 * MIB].to_vec()).await,
+            upload_part(&s3b, "mpr", "obj", &id, 2, data[5 * MIB..].to_vec()).await,
+        ];
+        // Two Completes at once through two instances: both answer 200 with the same ETag.
+        let (r1, r2) = tokio::join!(
+            s3a.complete_multipart_upload()
+                .bucket("mpr")
+                .key("obj")
+                .upload_id(&id)
+                .multipart_upload(completed(&parts))
+                .send(),
+            s3b.complete_multipart_upload()
+                .bucket("mpr")
+                .key("obj")
+                .upload_id(&id)
+                .multipart_upload(completed(&parts))
+                .send(),
+        );
+        let (r1, r2) = (r1.unwrap(), r2.unwrap());
+        assert_eq!(r1.e_tag(), r2.e_tag());
+        // Completing again later: the same answer.
+        let r3 = s3a
+            .complete_multipart_upload()
+            .bucket("mpr")
+            .key("obj")
+            .upload_id(&id)
+            .multipart_upload(completed(&parts))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r3.e_tag(), r1.e_tag());
+        assert!(get_bytes(&s3a, "mpr", "obj").await.unwrap() == data);
+        assert_eq!(a.chunk_count("mpr").await, data.len().div_ceil(MIB) as u64);
+        // With other parts it is not the same request: NoSuchUpload.
+        let e = s3a
+            .complete_multipart_upload()
+            .bucket("mpr")
+            .key("obj")
+            .upload_id(&id)
+            .multipart_upload(completed(&parts[..1]))
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Some("NoSuchUpload"));
+        // A completed upload takes no parts and cannot be aborted.
+        let e = s3a
+            .upload_part()
+            .bucket("mpr")
+            .key("obj")
+            .upload_id(&id)
+            .part_number(3)
+            .body(ByteStream::from_static(b"late"))
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Some("NoSuchUpload"));
+        let e = s3a
+            .abort_multipart_upload()
+            .bucket("mpr")
+            .key("obj")
+            .upload_id(&id)
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Some("NoSuchUpload"));
+        assert_eq!(a.chunk_count("mpr").await, data.len().div_ceil(MIB) as u64);
+
+        // A part whose chunks went missing is never published short.
+        let id = create_upload(&s3a, "mpr", "short").await;
+        let parts = vec![
+            upload_part(&s3a, "mpr", "short", &id, 1, random_bytes(5 * MIB, 1)).await,
+            upload_part(&s3a, "mpr", "short", &id, 2, random_bytes(MIB, 2)).await,
+        ];
+        let recs = a.state.store.meta().list_parts(&id, 0, 0).await.unwrap();
+        a.db.collection::<Document>("mpr.chunks")
+            .delete_one(doc! {"files_id": recs[0].file_id, "n": 2})
+            .await
+            .unwrap();
+        let e = s3a
+            .complete_multipart_upload()
+            .bucket("mpr")
+            .key("short")
+            .upload_id(&id)
+            .multipart_upload(completed(&parts))
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(e.raw_response().map(|r| r.status().as_u16()), Some(500));
+        assert!(get_bytes(&s3a, "mpr", "short").await.is_none());
+        // The upload can still be aborted, and leaves nothing behind.
+        s3a.abort_multipart_upload()
+            .bucket("mpr")
+            .key("short")
+            .upload_id(&id)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(a.chunk_count("mpr").await, data.len().div_ceil(MIB) as u64);
+        assert_eq!(fsck(&a, false).await.problems(), 0);
+    });
+}
+
+#[test]
+fn a_failed_publish_does_not_leave_its_key_locked() {
+    support::run(async {
+        let gw = support::gateway("unlock").await;
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("unl").send().await.unwrap();
+        put(&s3, "unl", "k", b"one".to_vec()).await;
+        for _ in 0..3 {
+            let e = s3
+                .put_object()
+                .bucket("unl")
+                .key("k")
+                .if_none_match("*")
+                .body(ByteStream::from_static(b"two"))
+                .send()
+                .await
+                .unwrap_err();
+            assert_eq!(e.code(), Some("PreconditionFailed"));
+        }
+        let t = Instant::now();
+        put(&s3, "unl", "k", b"three".to_vec()).await;
+        assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+        let locks = gw
+            .db
+            .collection::<Document>("__keylocks")
+            .count_documents(doc! {})
+            .await
+            .unwrap();
+        assert_eq!(locks, 0);
+    });
+}
+
+#[test]
+fn fsck_reports_and_repairs_only_what_is_dead() {
+    support::run(async {
+        let gw = support::gateway("fsck").await;
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("fsk").send().await.unwrap();
+        let kept = random_bytes(600_000, 4);
+        put(&s3, "fsk", "kept", kept.clone()).await;
+        assert_eq!(fsck(&gw, false).await.problems(), 0);
+        // An orphan: chunks under an id nothing references.
+        let orphan = ObjectId::new();
+        let chunks = gw.db.collection::<Document>("fsk.chunks");
+        for n in 0..3 {
+            chunks
+                .insert_one(doc! {"files_id": orphan, "n": n, "data": Binary { subtype: mongodb::bson::spec::BinarySubtype::Generic, bytes: vec![1; 10] }})
+                .await
+                .unwrap();
+        }
+        // A part record whose upload is gone.
+        gw.db
+            .collection::<Document>("__parts")
+            .insert_one(doc! {"_id": "gone:00001", "uploadId": "gone", "number": 1, "fileId": ObjectId::new(), "size": 1i64, "md5": "x", "lastModified": mongodb::bson::DateTime::now()})
+            .await
+            .unwrap();
+        // A live upload in progress (registered, chunks written, not yet published).
+        let mut live = gw
+            .state
+            .store
+            .open_upload("fsk", "live", false)
+            .await
+            .unwrap();
+        let live_data = random_bytes(3 * MIB, 5);
+        live.write(&live_data).await.unwrap();
+        live.flush().await.unwrap();
+
+        let report = fsck(&gw, false).await;
+        println!("{}", report.render());
+        assert_eq!(report.orphan_chunks.len(), 1, "{}", report.render());
+        assert_eq!(
+            report.orphan_chunks[0].1,
+            mongodb::bson::Bson::ObjectId(orphan)
+        );
+        assert_eq!(report.parts_without_upload.len(), 1);
+        assert!(report.broken_files.is_empty());
+        let report = fsck(&gw, true).await;
+        assert_eq!(
+            report.repaired.unwrap().0,
+            3,
+            "only the orphan's chunks are removed"
+        );
+        // The live upload was left intact: it publishes whole.
+        gw.state
+            .store
+            .publish_if(
+                "fsk",
+                live,
+                grids3::storage::objects::ObjectMeta::default(),
+                &grids3::storage::objects::WriteCondition::Always,
+            )
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(get_bytes(&s3, "fsk", "live").await.unwrap() == live_data);
+        assert!(get_bytes(&s3, "fsk", "kept").await.unwrap() == kept);
+        assert_eq!(fsck(&gw, false).await.problems(), 0);
+        // A published file that lost a chunk is reported as broken.
+        let id = gw
+            .db
+            .collection::<Document>("fsk.files")
+            .find_one(doc! {"filename": "kept"})
+            .await
+            .unwrap()
+            .unwrap()
+            .get_object_id("_id")
+            .unwrap();
+        chunks
+            .delete_one(doc! {"files_id": id, "n": 1})
+            .await
+            .unwrap();
+        let report = fsck(&gw, true).await;
+        assert_eq!(report.broken_files.len(), 1, "{}", report.render());
+    });
+}
+
+#[test]
+fn sigkill_mid_put_part_complete_and_delete_leaves_nothing_half_done() {
+    support::run(async {
+        let a = support::gateway("crash").await;
+        let s3 = a.sdk();
+        s3.create_bucket().bucket("crash").send().await.unwrap();
+        let env = [("GRIDS3_WRITE_LEASE", "3")];
+        let v1 = random_bytes(300_000, 1);
+        put(&s3, "crash", "k", v1.clone()).await;
+        let base_chunks = a.chunk_count("crash").await;
+
+        // 1. Mid PUT: 8 MiB of a declared 32 MiB sent, then SIGKILL.
+        let mut p = Process::start(a.db.name(), &env).await;
+        let g = p.as_gateway(&a);
+        stalled_put(&g, "/crash/k", 32 * MIB, 8 * MIB);
+        assert!(
+            eventually(20, || async {
+                a.chunk_count("crash").await > base_chunks + 8
+            })
+            .await,
+            "the PUT wrote chunks"
+        );
+        p.kill();
+        assert!(
+            get_bytes(&s3, "crash", "k").await.unwrap() == v1,
+            "the previous object is intact"
+        );
+        let _p = Process::start(a.db.name(), &env).await;
+        assert!(
+            eventually(20, || async { a.chunk_count("crash").await == base_chunks }).await,
+            "the dead write's chunks are reaped: {} left",
+            a.chunk_count("crash").await
+        );
+        drop(_p);
+
+        // 2. Mid UploadPart.
+        let id = create_upload(&s3, "crash", "mpr").await;
+        let part1 = upload_part(&s3, "crash", "mpr", &id, 1, random_bytes(5 * MIB, 2)).await;
+        let with_part1 = a.chunk_count("crash").await;
+        let mut p = Process::start(a.db.name(), &env).await;
+        let g = p.as_gateway(&a);
+        stalled_put(
+            &g,
+            &format!("/crash/mpr?partNumber=2&uploadId={id}"),
+            16 * MIB,
+            6 * MIB,
+        );
+        assert!(
+            eventually(20, || async {
+                a.chunk_count("crash").await >= with_part1 + 4
+            })
+            .await
+        );
+        p.kill();
+        assert!(
+            eventually(20, || async { a.chunk_count("crash").await == with_part1 }).await,
+            "the dead part's chunks are reaped"
+        );
+        // The upload is still usable.
+        let tail = random_bytes(MIB + 7, 3);
+        let part2 = upload_part(&s3, "crash", "mpr", &id, 2, tail.clone()).await;
+
+        // 3. Mid Complete (a misaligned part makes it rewrite, so it takes a while), then the
+        // client retries through another instance.
+        let mut p = Process::start(a.db.name(), &env).await;
+        let g = p.as_gateway(&a);
+        let gs3 = g.sdk();
+        let parts = vec![part1, part2];
+        let body = completed(&parts);
+        let (idc, body_c) = (id.clone(), body.clone());
+        let racing = tokio::spawn(async move {
+            let _ = gs3
+                .complete_multipart_upload()
+                .bucket("crash")
+                .key("mpr")
+                .upload_id(&idc)
+                .multipart_upload(body_c)
+                .send()
+                .await;
+        });
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        p.kill();
+        let _ = racing.await;
+        s3.complete_multipart_upload()
+            .bucket("crash")
+            .key("mpr")
+            .upload_id(&id)
+            .multipart_upload(body)
+            .send()
+            .await
+            .unwrap();
+        let got = get_bytes(&s3, "crash", "mpr").await.unwrap();
+        assert_eq!(got.len(), 5 * MIB + tail.len());
+        assert!(got[5 * MIB..] == tail[..]);
+
+        // 4. Mid DeleteObjects: every key is either whole or gone.
+        let mut keys = Vec::new();
+        for i in 0..60 {
+            let k = format!("d/{i:03}");
+            put(&s3, "crash", &k, random_bytes(1000 + i, i as u64)).await;
+            keys.push(k);
+        }
+        let mut p = Process::start(a.db.name(), &env).await;
+        let gs3 = p.as_gateway(&a).sdk();
+        let objects: Vec<ObjectIdentifier> = keys
+            .iter()
+            .map(|k| ObjectIdentifier::builder().key(k).build().unwrap())
+            .collect();
+        let del = tokio::spawn(async move {
+            let _ = gs3
+                .delete_objects()
+                .bucket("crash")
+                .delete(
+                    Delete::builder()
+                        .set_objects(Some(objects))
+                        .build()
+                        .unwrap(),
+                )
+                .send()
+                .await;
+        });
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        p.kill();
+        let _ = del.await;
+        for (i, k) in keys.iter().enumerate() {
+            if let Some(b) = get_bytes(&s3, "crash", k).await {
+                assert!(b == random_bytes(1000 + i, i as u64), "{k} is whole");
+            }
+        }
+        // Once the janitor's grace period has passed, fsck finds nothing.
+        assert!(
+            eventually(20, || async { fsck(&a, false).await.problems() == 0 }).await,
+            "{}",
+            fsck(&a, false).await.render()
+        );
+    });
+}
+
+#[test]
+fn outage_answers_503_fast_and_recovers_without_losing_acknowledged_writes() {
+    support::run(async {
+        let dir = tempfile::tempdir().unwrap();
+        let port = grids3::devdb::free_port().unwrap();
+        let storage = grids3::devdb::Storage::Dir(dir.path().to_owned());
+        let db = grids3::devdb::LocalDb::start_server(port, storage.clone())
+            .await
+            .unwrap();
+        let gw = support::gateway_on_uri(&db.uri, "outage").await;
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("out").send().await.unwrap();
+        let data = random_bytes(700_000, 8);
+        put(&s3, "out", "acked", data.clone()).await;
+
+        // SIGKILL the database (no clean shutdown).
+        let pid = db.server_pid().unwrap();
+        std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status()
+            .unwrap();
+        drop(db);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        for (method, path) in [("GET", "/out/acked"), ("PUT", "/out/new")] {
+            let mut raw = Raw::new(method, path);
+            raw.body = b"x".to_vec();
+            let t = Instant::now();
+            let r = raw.send(&gw).await;
+            let took = t.elapsed();
+            assert_eq!(r.status().as_u16(), 503, "{method} during the outage");
+            assert!(r.headers().contains_key("retry-after"));
+            assert!(took < Duration::from_secs(5), "{method} took {took:?}");
+        }
+        let ready = reqwest::get(format!("{}/_grids3/ready", gw.endpoint()))
+            .await
+            .unwrap();
+        assert_eq!(ready.status().as_u16(), 503);
+
+        // The database comes back on the same port and data: the gateway recovers alone.
+        let _db = grids3::devdb::LocalDb::start_server(port, storage)
+            .await
+            .unwrap();
+        assert!(
+            eventually(30, || async {
+                s3.head_bucket().bucket("out").send().await.is_ok()
+            })
+            .await
+        );
+        assert!(get_bytes(&s3, "out", "acked").await.unwrap() == data);
+        put(&s3, "out", "after", b"ok".to_vec()).await;
+        assert_eq!(get_bytes(&s3, "out", "after").await.unwrap(), b"ok");
+    });
+}
+
+#[test]
+fn edge_inputs_get_aws_errors() {
+    support::run(async {
+        let gw = support::gateway("edge").await;
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("edg").send().await.unwrap();
+        put(&s3, "edg", "ten", b"0123456789".to_vec()).await;
+        // A last byte beyond the end (u64::MAX) means "to the end".
+        let mut raw = Raw::new("GET", "/edg/ten");
+        raw.headers
+            .push(("range".into(), "bytes=0-18446744073709551615".into()));
+        let r = raw.send(&gw).await;
+        assert_eq!(r.status().as_u16(), 206);
+        assert_eq!(r.headers()["content-range"], "bytes 0-9/10");
+        assert_eq!(r.bytes().await.unwrap().as_ref(), b"0123456789");
+        // A NUL in a tag key: InvalidTag before any byte is stored.
+        let mut raw = Raw::new("PUT", "/edg/tagged");
+        raw.headers.push(("x-amz-tagging".into(), "a%00b=1".into()));
+        raw.body = b"data".to_vec();
+        let r = raw.send(&gw).await;
+        assert_eq!(r.status().as_u16(), 400);
+        assert_eq!(support::error_code(&r.text().await.unwrap()), "InvalidTag");
+        // Keys over 1024 bytes.
+        let long = "k".repeat(1025);
+        let e = s3
+            .put_object()
+            .bucket("edg")
+            .key(&long)
+            .body(ByteStream::from_static(b"x"))
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Some("KeyTooLongError"));
+        put(&s3, "edg", &"k".repeat(1024), b"x".to_vec()).await;
+        // Invalid UTF-8 after percent-decoding.
+        for path in ["/edg/%FF", "/edg/%FE"] {
+            let mut raw = Raw::new("PUT", path);
+            raw.body = b"x".to_vec();
+            let r = raw.send(&gw).await;
+            assert_eq!(r.status().as_u16(), 400, "{path}");
+            assert_eq!(support::error_code(&r.text().await.unwrap()), "InvalidURI");
+        }
+        // The admin API refuses unsigned payloads (and so presigned URLs).
+        let mut raw = Raw::new("POST", "/_grids3/admin/keys");
+        raw.body = br#"{"name":"x"}"#.to_vec();
+        raw.payload_hash = Some("UNSIGNED-PAYLOAD".into());
+        assert_eq!(raw.send(&gw).await.status().as_u16(), 403);
+        let mut raw = Raw::new("POST", "/_grids3/admin/keys");
+        raw.body = br#"{"name":"x"}"#.to_vec();
+        assert_eq!(
+            raw.send(&gw).await.status().as_u16(),
+            201,
+            "a signed payload works"
+        );
+        assert_eq!(gw.file_count("edg").await, 2);
+    });
+}
+
+#[test]
+fn a_new_root_key_demotes_or_deletes_the_old_one() {
+    support::run(async {
+        let a = support::gateway("rotate").await;
+        a.sdk().create_bucket().bucket("rot").send().await.unwrap();
+        let b = support::gateway_with(a.db.name(), |c| {
+            c.root_access_key = Some("newroot".into());
+            c.root_secret_key = Some("newroot-secret".into());
+        })
+        .await;
+        let old = b.sdk();
+        // Demoted: an ordinary key that still owns its bucket but is no longer root.
+        put(&old, "rot", "k", b"x".to_vec()).await;
+        let r = Raw::new("GET", "/_grids3/admin/keys").send(&b).await;
+        assert_eq!(
+            r.status().as_u16(),
+            403,
+            "the old root key lost the admin API"
+        );
+        let new = b.sdk_as("newroot", "newroot-secret");
+        new.list_buckets().send().await.unwrap();
+        let c = support::gateway_with(a.db.name(), |c| {
+            c.root_access_key = Some("newroot".into());
+            c.root_secret_key = Some("newroot-secret".into());
+            c.delete_old_root_keys = true;
+        })
+        .await;
+        let e = c.sdk().list_buckets().send().await.unwrap_err();
+        assert_eq!(e.code(), Some("InvalidAccessKeyId"));
+    });
+}

@@ -83,7 +83,7 @@ impl AppState {
         let mut adopted = Vec::new();
         let owner = self.config.root_access_key.clone().unwrap_or_default();
         for name in self.store.gridfs_bucket_names().await? {
-            if !adoptable_name(&name) || self.store.meta().get_bucket(&name).await?.is_some() {
+            if !adoptable_name(&name) || self.store.meta().bucket_name_known(&name).await? {
                 continue;
             }
             let info = BucketInfo {

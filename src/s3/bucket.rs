@@ -88,6 +88,7 @@ pub async fn create_bucket(st: &AppState, mut req: S3Request) -> S3Result<Respon
         adopted: false,
         grants: Vec::new(),
     };
+    let was_deleted = st.store.meta().is_tombstone(&name).await?;
     if !st.store.meta().create_bucket(&info).await? {
         let owner = st.store.meta().get_bucket(&name).await?.map(|b| b.owner);
         return Err(
@@ -97,6 +98,13 @@ pub async fn create_bucket(st: &AppState, mut req: S3Request) -> S3Result<Respon
                 S3Error::bucket_already_exists()
             },
         );
+    }
+    // A fresh handle: this process may have cached one from before the bucket was deleted
+    // and recreated through another instance, and that one would skip the indexes.
+    st.store.forget_gridfs(&name);
+    if was_deleted {
+        // Whatever a write racing the old bucket's deletion left behind belongs to nobody.
+        st.store.drop_bucket(&name).await?;
     }
     st.store.gridfs(&name).ensure_indexes().await?;
     let mut r = empty(StatusCode::OK);
@@ -122,6 +130,33 @@ pub async fn delete_bucket(st: &AppState, req: S3Request) -> S3Result<Response> 
     require_bucket(st, name).await?;
     if !st.store.is_empty(name).await? {
         return Err(S3Error::bucket_not_empty());
+    }
+    // Mark it first (new requests see no bucket), wait for writes already under way to end,
+    // and look again: a write that was racing either shows up now or never publishes here.
+    if !st.store.meta().mark_bucket_deleting(name).await? {
+        return Err(S3Error::no_such_bucket());
+    }
+    let settled = async {
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+        while st.store.meta().has_live_writes(name).await? {
+            if tokio::time::Instant::now() > deadline {
+                return Err(S3Error::operation_aborted());
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        Ok(st.store.is_empty(name).await?)
+    }
+    .await;
+    match settled {
+        Ok(true) => {}
+        Ok(false) => {
+            st.store.meta().unmark_bucket_deleting(name).await?;
+            return Err(S3Error::bucket_not_empty());
+        }
+        Err(e) => {
+            st.store.meta().unmark_bucket_deleting(name).await?;
+            return Err(e);
+        }
     }
     st.store.meta().delete_bucket(name).await?;
     st.store.drop_bucket(name).await?;

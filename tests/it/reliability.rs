@@ -685,3 +685,52 @@ fn a_new_root_key_demotes_or_deletes_the_old_one() {
         assert_eq!(e.code(), Some("InvalidAccessKeyId"));
     });
 }
+
+#[test]
+fn a_deleted_bucket_is_not_resurrected_by_a_late_write() {
+    support::run(async {
+        let a = support::gateway("tomb").await;
+        let b = support::gateway_on(a.db.name()).await;
+        let s3 = a.sdk();
+        s3.create_bucket().bucket("gone").send().await.unwrap();
+        // Instance B caches its handle of the bucket.
+        put(&b.sdk(), "gone", "k", b"x".to_vec()).await;
+        s3.delete_object()
+            .bucket("gone")
+            .key("k")
+            .send()
+            .await
+            .unwrap();
+        s3.delete_bucket().bucket("gone").send().await.unwrap();
+        // A write that raced the deletion lands in the dropped collections afterwards.
+        let fs = grids3::storage::gridfs::GridFsBucket::new(
+            &a.db,
+            grids3::storage::gridfs::BucketOptions {
+                bucket_name: "gone".into(),
+                ..Default::default()
+            },
+        );
+        fs.upload_from_stream(
+            "late",
+            futures::stream::iter([Ok::<_, std::io::Error>(b"late".to_vec())]),
+            Default::default(),
+        )
+        .await
+        .unwrap();
+        // A restart does not adopt it as a new bucket owned by root.
+        assert!(a.state.adopt_existing_buckets().await.unwrap().is_empty());
+        let e = s3.head_bucket().bucket("gone").send().await.unwrap_err();
+        assert_eq!(e.raw_response().map(|r| r.status().as_u16()), Some(404));
+        // The name can be created again, through the instance with the stale handle, and the
+        // new bucket gets its indexes.
+        b.sdk().create_bucket().bucket("gone").send().await.unwrap();
+        let indexes =
+            a.db.collection::<Document>("gone.chunks")
+                .list_index_names()
+                .await
+                .unwrap();
+        assert!(indexes.len() >= 2, "{indexes:?}");
+        let listed = s3.list_objects_v2().bucket("gone").send().await.unwrap();
+        assert_eq!(listed.key_count(), Some(0), "the new bucket starts empty");
+    });
+}

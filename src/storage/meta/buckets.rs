@@ -62,16 +62,83 @@ impl MetaStore {
     pub async fn create_bucket(&self, info: &BucketInfo) -> mongodb::error::Result<bool> {
         match self.buckets.insert_one(info.to_document()).await {
             Ok(_) => Ok(true),
-            Err(e) if is_duplicate_key(&e) => Ok(false),
+            Err(e) if is_duplicate_key(&e) => {
+                // A deleted bucket's tombstone is replaced (one atomic write, so still exactly
+                // one of two creators wins).
+                Ok(self
+                    .buckets
+                    .replace_one(
+                        doc! {"_id": &info.name, "deleted": true},
+                        info.to_document(),
+                    )
+                    .await?
+                    .matched_count
+                    == 1)
+            }
             Err(e) => Err(e),
         }
+    }
+
+    /// Whether the metastore has any document for `name` (a live bucket, one being deleted,
+    /// or a deleted bucket's tombstone): adoption leaves such names alone.
+    pub async fn bucket_name_known(&self, name: &str) -> mongodb::error::Result<bool> {
+        Ok(self.buckets.find_one(doc! {"_id": name}).await?.is_some())
+    }
+
+    /// Whether `name` is (still) a deleted bucket's tombstone.
+    pub async fn is_tombstone(&self, name: &str) -> mongodb::error::Result<bool> {
+        Ok(self
+            .buckets
+            .find_one(doc! {"_id": name, "deleted": true})
+            .await?
+            .is_some())
+    }
+
+    /// Marks a bucket as being deleted: from now on it answers as missing. `false` when it
+    /// does not exist (any more).
+    pub async fn mark_bucket_deleting(&self, name: &str) -> mongodb::error::Result<bool> {
+        Ok(self
+            .buckets
+            .update_one(
+                doc! {"_id": name, "deleted": {"$ne": true}},
+                doc! {"$set": {"deleting": true}},
+            )
+            .await?
+            .matched_count
+            == 1)
+    }
+
+    /// Takes a deletion mark back (the bucket turned out not to be empty).
+    pub async fn unmark_bucket_deleting(&self, name: &str) -> mongodb::error::Result<()> {
+        self.buckets
+            .update_one(doc! {"_id": name}, doc! {"$unset": {"deleting": ""}})
+            .await?;
+        Ok(())
+    }
+
+    /// Names of buckets deleted more than `age` ago (tombstones), for the janitor.
+    pub async fn deleted_buckets(
+        &self,
+        age: std::time::Duration,
+    ) -> mongodb::error::Result<Vec<String>> {
+        let docs: Vec<Document> = self
+            .buckets
+            .find(doc! {"deleted": true, "deletedAt": {"$lt": self.clock.before(age)}})
+            .projection(doc! {"_id": 1})
+            .await?
+            .try_collect()
+            .await?;
+        Ok(docs
+            .iter()
+            .filter_map(|d| d.get_str("_id").ok().map(str::to_owned))
+            .collect())
     }
 
     /// A bucket's attributes.
     pub async fn get_bucket(&self, name: &str) -> mongodb::error::Result<Option<BucketInfo>> {
         Ok(self
             .buckets
-            .find_one(doc! {"_id": name})
+            .find_one(doc! {"_id": name, "deleted": {"$ne": true}, "deleting": {"$ne": true}})
             .await?
             .as_ref()
             .and_then(BucketInfo::from_document))
@@ -81,7 +148,7 @@ impl MetaStore {
     pub async fn list_buckets(&self) -> mongodb::error::Result<Vec<BucketInfo>> {
         let docs: Vec<Document> = self
             .buckets
-            .find(doc! {})
+            .find(doc! {"deleted": {"$ne": true}, "deleting": {"$ne": true}})
             .sort(doc! {"_id": 1})
             .await?
             .try_collect()
@@ -151,13 +218,18 @@ impl MetaStore {
             == 1)
     }
 
-    /// Forgets a bucket.
+    /// Forgets a bucket, leaving a tombstone: a write that raced the deletion and recreated
+    /// the bucket's collections is then dropped by the janitor instead of being adopted as a
+    /// new bucket owned by root.
     pub async fn delete_bucket(&self, name: &str) -> mongodb::error::Result<bool> {
         Ok(self
             .buckets
-            .delete_one(doc! {"_id": name})
+            .replace_one(
+                doc! {"_id": name},
+                doc! {"_id": name, "deleted": true, "deletedAt": self.clock.now()},
+            )
             .await?
-            .deleted_count
+            .matched_count
             == 1)
     }
 }

@@ -154,6 +154,12 @@ impl ObjectStore {
             .clone()
     }
 
+    /// Forgets this process's handle of a bucket (the next use makes a fresh one, which checks
+    /// the indexes again).
+    pub fn forget_gridfs(&self, bucket: &str) {
+        self.buckets.lock().expect("bucket map").remove(bucket);
+    }
+
     /// The current object of `key`, or `None`.
     pub async fn head(&self, bucket: &str, key: &str) -> Result<Option<ObjectInfo>> {
         let fs = self.gridfs(bucket);
@@ -518,6 +524,21 @@ impl ObjectStore {
                     .await?;
                 self.meta.remove_reclaim(p.id).await?;
                 done += 1;
+            }
+        }
+        // A write that raced a DeleteBucket may have recreated the bucket's collections:
+        // the tombstone says they belong to nobody.
+        // Only tombstones a minute old (racing writes have landed by then), checked again
+        // right before the drop (a CreateBucket replaces the tombstone).
+        let deleted = self.meta.deleted_buckets(Duration::from_secs(60)).await?;
+        if !deleted.is_empty() {
+            let existing = self.gridfs_bucket_names().await?;
+            for name in deleted.iter().filter(|d| existing.contains(d)) {
+                if !self.meta.is_tombstone(name).await? {
+                    continue;
+                }
+                tracing::warn!(bucket = %name, "dropping collections recreated after the bucket was deleted");
+                self.drop_bucket(name).await?;
             }
         }
         for w in self.meta.claim_dead_writes(1000).await? {

@@ -78,6 +78,15 @@ pub struct Config {
     #[arg(long, env = "GRIDS3_BODY_BUDGET_MIB", default_value_t = 32)]
     pub body_budget_mib: usize,
 
+    /// Connections served at once; more wait in the listen backlog until one closes.
+    #[arg(long, env = "GRIDS3_MAX_CONNECTIONS", default_value_t = 1024)]
+    pub max_connections: usize,
+
+    /// Seconds a client has to send a request's headers; also how long an idle keep-alive
+    /// connection stays open.
+    #[arg(long, env = "GRIDS3_HEADER_TIMEOUT", default_value_t = 30)]
+    pub header_timeout: u64,
+
     /// Seconds that graceful shutdown waits for in-flight requests before it stops anyway.
     #[arg(long, env = "GRIDS3_SHUTDOWN_DEADLINE", default_value_t = 30)]
     pub shutdown_deadline: u64,

@@ -89,6 +89,8 @@ errors! {
     no_such_tag_set => "NoSuchTagSet", NOT_FOUND, "The TagSet does not exist";
     /// A conflicting operation on the same key or upload is in progress (retry).
     operation_aborted => "OperationAborted", CONFLICT, "A conflicting conditional operation is currently in progress against this resource. Please try again.";
+    /// The client stopped sending the body.
+    request_timeout => "RequestTimeout", BAD_REQUEST, "Your socket connection to the server was not read from or written to within the timeout period. Idle connections will be closed.";
     /// A request URI that does not decode (invalid UTF-8 after percent-decoding).
     invalid_uri => "InvalidURI", BAD_REQUEST, "Couldn't parse the specified URI.";
     /// A key longer than 1024 bytes.

@@ -13,6 +13,7 @@ pub mod http;
 pub mod janitor;
 pub mod metrics;
 pub mod s3;
+pub mod server;
 pub mod state;
 pub mod storage;
 pub mod xml;

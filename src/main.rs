@@ -109,20 +109,12 @@ async fn main() -> Result<()> {
         println!("try: aws --endpoint-url http://{addr} s3 mb s3://demo");
     }
     grids3::storage::gridfs::budget::configure(config.body_budget_mib.max(1) * 1024 * 1024);
-    // Graceful shutdown lets in-flight requests finish, but not forever.
-    let (stopping_tx, stopping_rx) = tokio::sync::oneshot::channel::<()>();
-    let serve = axum::serve(listener, grids3::app(state)).with_graceful_shutdown(async move {
-        shutdown_signal().await;
-        let _ = stopping_tx.send(());
-    });
-    let deadline = std::time::Duration::from_secs(config.shutdown_deadline);
-    tokio::select! {
-        r = serve => r?,
-        _ = async {
-            let _ = stopping_rx.await;
-            tokio::time::sleep(deadline).await;
-        } => tracing::warn!(deadline_secs = config.shutdown_deadline, "shutdown deadline reached; dropping the requests still running"),
-    }
+    let limits = grids3::server::Limits {
+        max_connections: config.max_connections,
+        header_read_timeout: std::time::Duration::from_secs(config.header_timeout.max(1)),
+        shutdown_deadline: std::time::Duration::from_secs(config.shutdown_deadline),
+    };
+    grids3::server::serve(listener, grids3::app(state), limits, shutdown_signal()).await?;
     tracing::info!("stopped");
     drop(local);
     Ok(())
@@ -145,5 +137,4 @@ async fn shutdown_signal() {
         _ = ctrl_c => {},
         _ = term => {},
     }
-    tracing::info!("shutting down: finishing in-flight requests");
 }

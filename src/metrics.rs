@@ -41,6 +41,11 @@ pub fn in_flight(delta: f64) {
     metrics::gauge!("grids3_requests_in_flight").increment(delta);
 }
 
+/// Open client connections (+1 / -1).
+pub fn connections(delta: f64) {
+    metrics::gauge!("grids3_connections_open").increment(delta);
+}
+
 /// One background task run (`janitor`, `multipart_sweep`) and its outcome (`ok`, `error`).
 pub fn background_run(task: &'static str, outcome: &'static str, seconds: f64) {
     metrics::counter!("grids3_background_runs_total", "task" => task, "outcome" => outcome)

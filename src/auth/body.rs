@@ -17,6 +17,8 @@ use crate::s3::checksum::{Algorithm, Hasher};
 
 /// Longest chunk-header or trailer line accepted.
 const MAX_LINE: usize = 4096;
+/// How long a request body may go without a byte before the request fails (RequestTimeout).
+pub const BODY_IDLE: std::time::Duration = std::time::Duration::from_secs(60);
 
 #[derive(Debug)]
 enum State {
@@ -128,7 +130,10 @@ impl BodyReader {
         if self.eof {
             return Ok(false);
         }
-        match self.stream.next().await {
+        let next = tokio::time::timeout(BODY_IDLE, self.stream.next())
+            .await
+            .map_err(|_| S3Error::request_timeout())?;
+        match next {
             Some(Ok(b)) => {
                 self.buf.extend_from_slice(&b);
                 Ok(true)
@@ -244,7 +249,11 @@ impl BodyReader {
                         self.finish(Vec::new())?;
                         return Ok(None);
                     }
-                    match self.stream.next().await {
+                    // A client that stops sending mid-body is cut off, as AWS does.
+                    let next = tokio::time::timeout(BODY_IDLE, self.stream.next())
+                        .await
+                        .map_err(|_| S3Error::request_timeout())?;
+                    match next {
                         Some(Ok(b)) => {
                             self.data(&b);
                             self.state = State::Raw;

@@ -734,3 +734,50 @@ fn a_deleted_bucket_is_not_resurrected_by_a_late_write() {
         assert_eq!(listed.key_count(), Some(0), "the new bucket starts empty");
     });
 }
+
+#[test]
+fn slow_clients_are_cut_off_and_connections_are_capped() {
+    support::run(async {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let a = support::gateway("slowloris").await;
+        let p = Process::start(
+            a.db.name(),
+            &[
+                ("GRIDS3_HEADER_TIMEOUT", "2"),
+                ("GRIDS3_MAX_CONNECTIONS", "2"),
+            ],
+        )
+        .await;
+        // Two clients that never finish their request heads take both connection slots.
+        let mut slow = Vec::new();
+        for _ in 0..2 {
+            let mut s = tokio::net::TcpStream::connect(p.addr).await.unwrap();
+            s.write_all(b"GET /_grids3/health HTTP/1.1\r\nHost: x\r\n")
+                .await
+                .unwrap();
+            slow.push(s);
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        // A third client waits for a slot, which the header timeout frees.
+        let t = Instant::now();
+        let r = reqwest::get(format!("http://{}/_grids3/health", p.addr))
+            .await
+            .unwrap();
+        assert!(r.status().is_success());
+        let waited = t.elapsed();
+        assert!(
+            waited >= Duration::from_millis(1500) && waited < Duration::from_secs(10),
+            "waited {waited:?}"
+        );
+        // The slow clients were disconnected.
+        for mut s in slow {
+            let mut buf = [0u8; 256];
+            let n = tokio::time::timeout(Duration::from_secs(5), s.read(&mut buf))
+                .await
+                .expect("closed within the timeout")
+                .unwrap_or(0);
+            let text = String::from_utf8_lossy(&buf[..n]);
+            assert!(n == 0 || text.contains("408"), "{text}");
+        }
+    });
+}

@@ -75,7 +75,7 @@ pub struct Config {
 
     /// MiB of chunk data that all uploads together may have in flight to MongoDB; bounds the
     /// gateway's memory whatever the number of concurrent uploads.
-    #[arg(long, env = "GRIDS3_BODY_BUDGET_MIB", default_value_t = 32)]
+    #[arg(long, env = "GRIDS3_BODY_BUDGET_MIB", default_value_t = 16)]
     pub body_budget_mib: usize,
 
     /// Connections served at once; more wait in the listen backlog until one closes.

@@ -18,6 +18,9 @@ pub mod state;
 pub mod storage;
 pub mod xml;
 
+#[cfg(test)]
+mod fuzz_tests;
+
 pub use state::AppState;
 
 /// The application: the router over a state built by [`AppState::init`].

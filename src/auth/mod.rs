@@ -69,7 +69,7 @@ pub struct Auth {
     pub signing: SigningContext,
 }
 
-struct Parsed {
+pub(crate) struct Parsed {
     access_key: String,
     date: String,
     region: String,
@@ -106,7 +106,7 @@ fn parse_credential(
     ))
 }
 
-fn parse_header_auth(value: &str, headers: &HeaderMap) -> S3Result<Parsed> {
+pub(crate) fn parse_header_auth(value: &str, headers: &HeaderMap) -> S3Result<Parsed> {
     let malformed = |m: String| {
         S3Error::authorization_header_malformed(format!(
             "The authorization header is malformed; {m}"
@@ -170,7 +170,7 @@ fn parse_header_auth(value: &str, headers: &HeaderMap) -> S3Result<Parsed> {
     })
 }
 
-fn parse_query_auth(query: &[(String, String)], now: DateTime<Utc>) -> S3Result<Parsed> {
+pub(crate) fn parse_query_auth(query: &[(String, String)], now: DateTime<Utc>) -> S3Result<Parsed> {
     let get = |k: &str| query.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
     let err = S3Error::authorization_query_parameters_error;
     if get("X-Amz-Algorithm") != Some("AWS4-HMAC-SHA256") {

@@ -435,27 +435,27 @@ pub async fn list_uploads(st: &AppState, req: S3Request) -> S3Result<Response> {
             .map_err(|_| S3Error::invalid_argument("max-uploads must be an integer"))?
             .min(1000),
     };
-    // Uploads in progress are few; read the candidates and page in memory.
-    let all = st
+    // Streamed from the cursor, one batch at a time, until the page is full.
+    let mut all = st
         .store
         .meta()
         .list_uploads(
             &bucket.name,
             &prefix,
             (!key_marker.is_empty()).then_some(key_marker.as_str()),
-            100_000,
         )
         .await?;
-    let after_marker = all.into_iter().filter(|u| {
-        key_marker.is_empty()
-            || u.key > key_marker
-            || (u.key == key_marker && !id_marker.is_empty() && u.id.as_str() > id_marker.as_str())
-    });
     let mut uploads = Vec::new();
     let mut prefixes: Vec<String> = Vec::new();
     let mut last: Option<(String, String)> = None;
     let mut truncated = false;
-    for u in after_marker {
+    while let Some(u) = all.try_next().await? {
+        let after_marker = key_marker.is_empty()
+            || u.key > key_marker
+            || (u.key == key_marker && !id_marker.is_empty() && u.id.as_str() > id_marker.as_str());
+        if !after_marker {
+            continue;
+        }
         let cp = delimiter.as_deref().and_then(|d| {
             let rest = &u.key[prefix.len()..];
             rest.find(d)

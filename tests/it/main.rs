@@ -12,4 +12,5 @@ mod s3_multipart;
 mod s3_raw;
 mod s3_sdk;
 mod smoke;
+mod soak;
 mod support;

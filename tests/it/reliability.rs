@@ -781,3 +781,122 @@ fn slow_clients_are_cut_off_and_connections_are_capped() {
         }
     });
 }
+
+#[test]
+fn local_db_keeps_acknowledged_writes_when_the_database_is_killed() {
+    support::run(async {
+        // `grids3 --local-db` in a project directory of its own (the venv is shared).
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        support::python();
+        std::os::unix::fs::symlink(root.join(".venv"), dir.path().join(".venv")).unwrap();
+        std::fs::copy(
+            root.join("requirements-dev.txt"),
+            dir.path().join("requirements-dev.txt"),
+        )
+        .unwrap();
+        let start = || {
+            let port = grids3::devdb::free_port().unwrap();
+            let child = std::process::Command::new(env!("CARGO_BIN_EXE_grids3"))
+                .args(["--local-db", "--listen", &format!("127.0.0.1:{port}")])
+                .env_remove("MONGODB_URI")
+                .env("GRIDS3_PROJECT_DIR", dir.path())
+                .env("GRIDS3_ROOT_ACCESS_KEY", support::AK)
+                .env("GRIDS3_ROOT_SECRET_KEY", support::SK)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            (
+                Process {
+                    child,
+                    addr: format!("127.0.0.1:{port}").parse().unwrap(),
+                },
+                port,
+            )
+        };
+        let wait_ready = |addr: std::net::SocketAddr| async move {
+            eventually(60, || async move {
+                reqwest::get(format!("http://{addr}/_grids3/ready"))
+                    .await
+                    .is_ok_and(|r| r.status().is_success())
+            })
+            .await
+        };
+        let (mut p, _) = start();
+        assert!(wait_ready(p.addr).await, "grids3 --local-db started");
+        let peer = support::gateway("localdb").await;
+        let g = p.as_gateway(&peer);
+        let s3 = g.sdk();
+        s3.create_bucket().bucket("dur").send().await.unwrap();
+        let data = random_bytes(400_000, 6);
+        put(&s3, "dur", "kept", data.clone()).await;
+        // Which database did it start? Its first line names the URI.
+        let mut out = String::new();
+        {
+            use std::io::BufRead;
+            let stdout = p.child.stdout.take().unwrap();
+            let mut lines = std::io::BufReader::new(stdout).lines();
+            for l in lines.by_ref().take(3).map_while(Result::ok) {
+                out.push_str(&l);
+                out.push('\n');
+            }
+        }
+        let dbport = out
+            .split("mongodb://127.0.0.1:")
+            .nth(1)
+            .and_then(|r| r.split(['/', '?']).next())
+            .unwrap_or_else(|| panic!("no database URI in {out}"))
+            .to_owned();
+        // SIGKILL the database, then the gateway, and start `grids3 --local-db` again.
+        let killed = std::process::Command::new("pkill")
+            .args(["-9", "-f", &format!("secantus.* --port {dbport} ")])
+            .status()
+            .unwrap();
+        assert!(killed.success(), "killed the database on port {dbport}");
+        p.kill();
+        let (p2, _) = start();
+        assert!(wait_ready(p2.addr).await, "grids3 --local-db restarted");
+        let s3 = p2.as_gateway(&peer).sdk();
+        assert!(get_bytes(&s3, "dur", "kept").await.unwrap() == data);
+    });
+}
+
+#[test]
+fn startup_waits_for_the_database() {
+    support::run(async {
+        let dbport = grids3::devdb::free_port().unwrap();
+        let port = grids3::devdb::free_port().unwrap();
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_grids3"))
+            .env(
+                "MONGODB_URI",
+                format!("mongodb://127.0.0.1:{dbport}/?directConnection=true"),
+            )
+            .env("GRIDS3_LISTEN", format!("127.0.0.1:{port}"))
+            .env("GRIDS3_DATABASE", "startup")
+            .env("GRIDS3_ROOT_ACCESS_KEY", support::AK)
+            .env("GRIDS3_ROOT_SECRET_KEY", support::SK)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        tokio::time::sleep(Duration::from_secs(4)).await;
+        assert!(child.try_wait().unwrap().is_none(), "it kept waiting");
+        let p = Process {
+            child,
+            addr: format!("127.0.0.1:{port}").parse().unwrap(),
+        };
+        let _db = grids3::devdb::LocalDb::start_server(dbport, grids3::devdb::Storage::Ephemeral)
+            .await
+            .unwrap();
+        assert!(
+            eventually(40, || async {
+                reqwest::get(format!("http://{}/_grids3/ready", p.addr))
+                    .await
+                    .is_ok_and(|r| r.status().is_success())
+            })
+            .await,
+            "ready once the database is up"
+        );
+    });
+}

@@ -5,7 +5,10 @@ use std::collections::VecDeque;
 
 use futures::{Stream, StreamExt};
 use md5::{Digest, Md5};
-use mongodb::bson::{doc, oid::ObjectId, spec::BinarySubtype, Binary, Bson, DateTime, Document};
+use mongodb::bson::{
+    doc, oid::ObjectId, spec::BinarySubtype, Binary, Bson, DateTime, Document, RawBson,
+    RawDocumentBuf,
+};
 use sha2::Sha256;
 use tokio::task::JoinHandle;
 
@@ -52,12 +55,16 @@ pub struct Digests {
 pub struct Upload {
     bucket: GridFsBucket,
     id: Bson,
+    raw_id: RawBson,
     filename: String,
     chunk_size: u32,
     metadata: Option<Document>,
     pending: Vec<u8>,
-    batch: Vec<Document>,
+    /// Chunk documents built directly as raw BSON: the driver then copies each once into
+    /// its message, instead of serialising a `Document` first (one copy of the data less).
+    batch: Vec<RawDocumentBuf>,
     batch_bytes: usize,
+    batch_permits: Vec<tokio::sync::OwnedSemaphorePermit>,
     next_n: i64,
     first_chunk: i64,
     length: u64,
@@ -77,15 +84,20 @@ impl GridFsBucket {
                 "invalid chunk size {chunk_size}"
             )));
         }
+        let id = opts.id.unwrap_or_else(|| Bson::ObjectId(ObjectId::new()));
+        let raw_id = RawBson::try_from(id.clone())
+            .map_err(|e| GridFsError::Corrupt(format!("file id not representable: {e}")))?;
         Ok(Upload {
             bucket: self.clone(),
-            id: opts.id.unwrap_or_else(|| Bson::ObjectId(ObjectId::new())),
+            id,
+            raw_id,
             filename: filename.to_owned(),
             chunk_size,
             metadata: opts.metadata,
             pending: Vec::with_capacity(chunk_size as usize),
             batch: Vec::new(),
             batch_bytes: 0,
+            batch_permits: Vec::new(),
             next_n: opts.first_chunk,
             first_chunk: opts.first_chunk,
             length: 0,
@@ -168,13 +180,29 @@ impl Upload {
 
     /// Appends a chunk that is already exactly as long as the chunk size (or the last one).
     async fn push_chunk(&mut self, data: Vec<u8>) -> Result<()> {
+        let permit = match super::budget::try_acquire(data.len()) {
+            Some(p) => p,
+            None => {
+                // Budget exhausted: send what this upload holds (its insert frees budget
+                // whatever the others do), then wait for a share.
+                self.send_batch().await?;
+                super::budget::acquire(data.len()).await
+            }
+        };
+        self.batch_permits.push(permit);
         self.batch_bytes += data.len();
-        self.batch.push(doc! {
-            "_id": ObjectId::new(),
-            "files_id": self.id.clone(),
-            "n": self.next_n,
-            "data": Binary { subtype: BinarySubtype::Generic, bytes: data },
-        });
+        let mut chunk = RawDocumentBuf::new();
+        chunk.append("_id", ObjectId::new());
+        chunk.append("files_id", self.raw_id.clone());
+        chunk.append("n", self.next_n);
+        chunk.append(
+            "data",
+            RawBson::Binary(Binary {
+                subtype: BinarySubtype::Generic,
+                bytes: data,
+            }),
+        );
+        self.batch.push(chunk);
         self.next_n += 1;
         if self.batch_bytes >= BATCH_BYTES || self.batch.len() >= BATCH_DOCS {
             self.send_batch().await?;
@@ -192,12 +220,11 @@ impl Upload {
             let oldest = self.in_flight.pop_front().expect("non-empty");
             join(oldest).await?;
         }
-        // The process-wide budget of chunk bytes in flight bounds memory whatever the number
-        // of concurrent uploads: a batch waits for its share before it is sent.
-        let permit = super::budget::acquire(self.batch_bytes).await;
+        // The batch's share of the budget is given back when its insert returns.
+        let permit = std::mem::take(&mut self.batch_permits);
         let docs = std::mem::take(&mut self.batch);
         self.batch_bytes = 0;
-        let chunks = self.bucket.chunks().clone();
+        let chunks = self.bucket.chunks().clone_with_type::<RawDocumentBuf>();
         self.in_flight.push_back(tokio::spawn(async move {
             let _held = permit;
             chunks.insert_many(docs).await?;

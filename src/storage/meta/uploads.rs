@@ -124,27 +124,35 @@ impl MetaStore {
             .and_then(upload_from))
     }
 
-    /// Uploads of a bucket in (key, initiated, id) order, from a marker on.
+    /// Open uploads of a bucket in (key, initiated, id) order, from a marker on, as a stream
+    /// that fetches 1000 records a batch (the caller stops reading when its page is full).
     pub async fn list_uploads(
         &self,
         bucket: &str,
         prefix: &str,
         key_marker: Option<&str>,
-        limit: i64,
-    ) -> mongodb::error::Result<Vec<UploadRecord>> {
+    ) -> mongodb::error::Result<
+        futures::stream::BoxStream<'static, mongodb::error::Result<UploadRecord>>,
+    > {
+        use futures::StreamExt;
         let mut key = doc! {"$regex": format!("^{}", regex_escape(prefix))};
         if let Some(m) = key_marker {
             key.insert("$gte", m);
         }
-        let docs: Vec<Document> = self
+        let cursor = self
             .uploads
             .find(doc! {"bucket": bucket, "key": key, "completed": {"$exists": false}, "aborting": {"$ne": true}})
             .sort(doc! {"key": 1, "initiated": 1, "_id": 1})
-            .limit(limit)
-            .await?
-            .try_collect()
+            .batch_size(1000)
             .await?;
-        Ok(docs.iter().filter_map(upload_from).collect())
+        Ok(cursor
+            .filter_map(|d| async move {
+                match d {
+                    Ok(d) => upload_from(&d).map(Ok),
+                    Err(e) => Some(Err(e)),
+                }
+            })
+            .boxed())
     }
 
     /// Uploads the sweep has to finish: created before `before`, being aborted, or completed

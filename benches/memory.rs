@@ -1,0 +1,183 @@
+//! Benchmark: the gateway's memory under concurrent uploads and downloads, and the time an
+//! outage takes to surface. Starts its own database and the real `grids3` binary (release), runs
+//! `streams` concurrent PUTs of `object MiB` each (UNSIGNED-PAYLOAD, streamed from a generator),
+//! then as many concurrent GETs, sampling the gateway's RSS; prints peak RSS (VmHWM) after each
+//! phase, RSS 15 s after the load, then kills the database and times a request's 503.
+//!
+//! Run: `GRIDS3_DEVDB_CACHE=10G cargo bench --bench memory` (env `BENCH_STREAMS`, default
+//! "16,64"; `BENCH_OBJECT_MIB`, default "64,16", one per stream count).
+
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use grids3::auth::sigv4;
+use grids3::devdb::{free_port, LocalDb, Storage};
+
+const AK: &str = "benchroot";
+const SK: &str = "benchroot-secret";
+
+fn signed(method: &str, host: &str, path: &str) -> Vec<(String, String)> {
+    let amz_date = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
+    let hash = "UNSIGNED-PAYLOAD".to_owned();
+    let headers = vec![
+        ("host".to_owned(), host.to_owned()),
+        ("x-amz-content-sha256".to_owned(), hash.clone()),
+        ("x-amz-date".to_owned(), amz_date.clone()),
+    ];
+    let signed = "host;x-amz-content-sha256;x-amz-date";
+    let cr = sigv4::canonical_request(
+        method,
+        &sigv4::canonical_uri(path),
+        "",
+        &headers,
+        signed,
+        &hash,
+    );
+    let scope = format!("{}/us-east-1/s3/aws4_request", &amz_date[..8]);
+    let key = sigv4::signing_key(SK, &amz_date[..8], "us-east-1", "s3");
+    let sig = sigv4::sign(&key, &sigv4::string_to_sign(&amz_date, &scope, &cr));
+    let mut out: Vec<(String, String)> = headers.into_iter().filter(|(k, _)| k != "host").collect();
+    out.push((
+        "authorization".into(),
+        format!(
+            "AWS4-HMAC-SHA256 Credential={AK}/{scope}, SignedHeaders={signed}, Signature={sig}"
+        ),
+    ));
+    out
+}
+
+fn status_kib(pid: u32, field: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with(field))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+async fn request(
+    client: &reqwest::Client,
+    addr: &str,
+    method: &str,
+    path: &str,
+    body: Option<(usize, usize)>,
+) -> reqwest::Response {
+    let mut rb = client.request(method.parse().unwrap(), format!("http://{addr}{path}"));
+    for (k, v) in signed(method, addr, path) {
+        rb = rb.header(k, v);
+    }
+    if let Some((len, seed)) = body {
+        let piece: Vec<u8> = (0..1024 * 1024).map(|i: usize| (i ^ seed) as u8).collect();
+        let n = len / piece.len();
+        let s = futures::stream::iter(0..n).map(move |_| Ok::<_, std::io::Error>(piece.clone()));
+        rb = rb
+            .header("content-length", len.to_string())
+            .body(reqwest::Body::wrap_stream(s));
+    }
+    rb.send().await.expect("request")
+}
+
+async fn phase(streams: usize, mib: usize, addr: &str, pid: u32, put: bool) -> (f64, u64) {
+    let client = reqwest::Client::new();
+    let t = Instant::now();
+    let mut tasks = Vec::new();
+    for i in 0..streams {
+        let (client, addr) = (client.clone(), addr.to_owned());
+        tasks.push(tokio::spawn(async move {
+            let path = format!("/mem/obj{i}");
+            if put {
+                let r = request(&client, &addr, "PUT", &path, Some((mib * 1024 * 1024, i))).await;
+                assert!(r.status().is_success(), "PUT {}", r.status());
+            } else {
+                let r = request(&client, &addr, "GET", &path, None).await;
+                assert!(r.status().is_success(), "GET {}", r.status());
+                let mut body = r.bytes_stream();
+                let mut n = 0;
+                while let Some(b) = body.next().await {
+                    n += b.unwrap().len();
+                }
+                assert_eq!(n, mib * 1024 * 1024);
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    (t.elapsed().as_secs_f64(), status_kib(pid, "VmHWM:"))
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let list = |name: &str, default: &str| -> Vec<usize> {
+        std::env::var(name)
+            .unwrap_or_else(|_| default.into())
+            .split(',')
+            .filter_map(|s| s.trim().parse().ok())
+            .collect()
+    };
+    let streams = list("BENCH_STREAMS", "16,64");
+    let sizes = list("BENCH_OBJECT_MIB", "64,16");
+    for (&n, &mib) in streams.iter().zip(sizes.iter()) {
+        let db = LocalDb::start_server(free_port()?, Storage::Ephemeral).await?;
+        let port = free_port()?;
+        let addr = format!("127.0.0.1:{port}");
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_grids3"))
+            .env("MONGODB_URI", &db.uri)
+            .env("GRIDS3_LISTEN", &addr)
+            .env("GRIDS3_ROOT_ACCESS_KEY", AK)
+            .env("GRIDS3_ROOT_SECRET_KEY", SK)
+            .env("RUST_LOG", "warn")
+            .spawn()?;
+        let pid = child.id();
+        let client = reqwest::Client::new();
+        for _ in 0..300 {
+            if client
+                .get(format!("http://{addr}/_grids3/ready"))
+                .send()
+                .await
+                .is_ok_and(|r| r.status().is_success())
+            {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let r = request(&client, &addr, "PUT", "/mem", None).await;
+        assert!(r.status().is_success());
+        let idle = status_kib(pid, "VmRSS:");
+        let (put_s, put_hwm) = phase(n, mib, &addr, pid, true).await;
+        let (get_s, get_hwm) = phase(n, mib, &addr, pid, false).await;
+        tokio::time::sleep(Duration::from_secs(15)).await;
+        let after = status_kib(pid, "VmRSS:");
+        let total_mib = (n * mib) as f64;
+        println!(
+            "{n} streams x {mib} MiB: idle RSS {:.1} MiB; PUT {:.1} s ({:.0} MB/s), peak RSS {:.1} MiB; GET {:.1} s ({:.0} MB/s), peak RSS {:.1} MiB; RSS 15 s after the load {:.1} MiB",
+            idle as f64 / 1024.0,
+            put_s,
+            total_mib * 1.048576 / put_s,
+            put_hwm as f64 / 1024.0,
+            get_s,
+            total_mib * 1.048576 / get_s,
+            get_hwm as f64 / 1024.0,
+            after as f64 / 1024.0
+        );
+        // Outage: the database is killed; how long until a request gets its 503?
+        let dbpid = db.server_pid().expect("own server");
+        std::process::Command::new("kill")
+            .args(["-9", &dbpid.to_string()])
+            .status()?;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let t = Instant::now();
+        let r = request(&client, &addr, "GET", "/mem/obj0", None).await;
+        println!(
+            "outage: GET answered {} after {:.2} s (Retry-After: {:?})",
+            r.status().as_u16(),
+            t.elapsed().as_secs_f64(),
+            r.headers().get("retry-after")
+        );
+        let _ = child.kill();
+        let _ = child.wait();
+        drop(db);
+    }
+    Ok(())
+}

@@ -57,19 +57,24 @@ impl Report {
         };
         for (b, id, n) in &self.orphan_chunks {
             line(format!(
-                "orphan chunks: bucket {b} file_id {id}: {n} chunks"
+                "orphan chunks: bucket {b} file_id {}: {n} chunks",
+                key_of(id)
             ));
         }
         for (b, id, name, have, want) in &self.broken_files {
             line(format!(
-                "broken file: bucket {b} file_id {id} ({name}): {have} of {want} chunks"
+                "broken file: bucket {b} file_id {} ({name}): {have} of {want} chunks",
+                key_of(id)
             ));
         }
         for u in &self.uploads_without_parts {
             line(format!("upload without parts: {u}"));
         }
         for (u, id) in &self.parts_without_upload {
-            line(format!("part without upload: upload {u} part file_id {id}"));
+            line(format!(
+                "part without upload: upload {u} part file_id {}",
+                key_of(id)
+            ));
         }
         line(format!(
             "summary: {} orphan file ids, {} broken files, {} uploads without parts, {} parts without upload, {} stale write registrations, {} expired leases, {} expired locks",

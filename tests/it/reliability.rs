@@ -317,6 +317,21 @@ fn a_failed_publish_does_not_leave_its_key_locked() {
             .await
             .unwrap();
         assert_eq!(locks, 0);
+        // A lock left by an instance that died (no renewals) blocks for at most one lease.
+        let clock = gw.state.store.meta().clock().clone();
+        gw.db
+            .collection::<Document>("__keylocks")
+            .insert_one(doc! {"_id": "unl\u{0}k", "token": ObjectId::new(), "expires": clock.after(Duration::from_secs(3))})
+            .await
+            .unwrap();
+        let t = Instant::now();
+        put(&s3, "unl", "k", b"four".to_vec()).await;
+        let waited = t.elapsed();
+        assert!(
+            waited >= Duration::from_secs(2) && waited < Duration::from_secs(8),
+            "waited {waited:?} for the dead holder's lock"
+        );
+        assert_eq!(get_bytes(&s3, "unl", "k").await.unwrap(), b"four");
     });
 }
 
@@ -358,6 +373,16 @@ fn fsck_reports_and_repairs_only_what_is_dead() {
         let report = fsck(&gw, false).await;
         println!("{}", report.render());
         assert_eq!(report.orphan_chunks.len(), 1, "{}", report.render());
+        // The command line says the same, and exits 1.
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_grids3"))
+            .arg("fsck")
+            .env("MONGODB_URI", &support::db().uri)
+            .env("GRIDS3_DATABASE", gw.db.name())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{text}");
+        assert!(text.contains(&format!("orphan chunks: bucket fsk file_id {orphan}")), "{text}");
         assert_eq!(
             report.orphan_chunks[0].1,
             mongodb::bson::Bson::ObjectId(orphan)
@@ -842,6 +867,10 @@ fn local_db_keeps_acknowledged_writes_when_the_database_is_killed() {
                 out.push('\n');
             }
         }
+        assert!(
+            !out.contains(support::SK),
+            "a secret from the environment is never printed: {out}"
+        );
         let dbport = out
             .split("mongodb://127.0.0.1:")
             .nth(1)

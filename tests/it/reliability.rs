@@ -382,7 +382,10 @@ fn fsck_reports_and_repairs_only_what_is_dead() {
             .unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
         assert_eq!(out.status.code(), Some(1), "{text}");
-        assert!(text.contains(&format!("orphan chunks: bucket fsk file_id {orphan}")), "{text}");
+        assert!(
+            text.contains(&format!("orphan chunks: bucket fsk file_id {orphan}")),
+            "{text}"
+        );
         assert_eq!(
             report.orphan_chunks[0].1,
             mongodb::bson::Bson::ObjectId(orphan)

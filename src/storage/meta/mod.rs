@@ -79,6 +79,7 @@ impl MetaStore {
         .await?;
         index(&m.uploads, "initiated", doc! {"initiated": 1}).await?;
         index(&m.uploads, "fileId", doc! {"fileId": 1}).await?;
+        index(&m.uploads, "completedAt", doc! {"completedAt": 1}).await?;
         index(&m.keylocks, "expires", doc! {"expires": 1}).await?;
         Ok(m)
     }

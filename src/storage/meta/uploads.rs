@@ -156,14 +156,20 @@ impl MetaStore {
     }
 
     /// Uploads the sweep has to finish: created before `before`, being aborted, or completed
-    /// (their tombstones and leftover parts).
+    /// tombstones past their retention. (A completed upload is marked only after its leftovers
+    /// were deleted, so tombstones need no cleaning before then.)
     pub async fn uploads_to_sweep(
         &self,
         before: DateTime,
+        completed_before: DateTime,
     ) -> mongodb::error::Result<Vec<UploadRecord>> {
         let docs: Vec<Document> = self
             .uploads
-            .find(doc! {"$or": [{"initiated": {"$lt": before}}, {"aborting": true}, {"completed": {"$exists": true}}]})
+            .find(doc! {"$or": [
+                {"initiated": {"$lt": before}},
+                {"aborting": true},
+                {"completedAt": {"$lt": completed_before}},
+            ]})
             .limit(100)
             .await?
             .try_collect()

@@ -127,9 +127,9 @@ impl ObjectStore {
             ),
             None => None,
         };
-        if !part.reg.fence().await? {
+        if !part.reg.fence().await? || !lock.fence().await? {
             return Err(GridFsError::Conflict(
-                "the part's write registration expired".into(),
+                "the part's write registration or the upload's lock expired".into(),
             ));
         }
         self.meta.put_part(&rec).await?;
@@ -164,8 +164,20 @@ impl ObjectStore {
             return Ok(());
         };
         if current.completed.is_some() || self.file_exists(&up.bucket, up.file_id).await? {
-            // Published: only the leftovers go.
-            return self.finish_completed(&current).await;
+            // Published (a Complete crashed after its publish): only the leftovers go, and the
+            // record becomes the completed tombstone the sweep drops later.
+            self.finish_completed(&current).await?;
+            if current.completed.is_none() {
+                let etag = self
+                    .completed_object(&current)
+                    .await?
+                    .map(|o| o.etag().to_owned())
+                    .unwrap_or_default();
+                self.meta
+                    .mark_upload_completed(&up.id, doc! {"etag": etag})
+                    .await?;
+            }
+            return Ok(());
         }
         self.meta.mark_upload_aborting(&up.id).await?;
         let parts = self.meta.list_parts(&up.id, 0, 0).await?;
@@ -243,7 +255,7 @@ impl ObjectStore {
     ) -> Result<Option<(ObjectInfo, CompleteStats)>> {
         let lock = self.lock_upload(up).await?;
         let res = self
-            .complete_locked(up, parts, etag, checksums, key_lock)
+            .complete_locked(up, parts, etag, checksums, key_lock, &lock)
             .await;
         release(lock).await;
         res
@@ -256,6 +268,7 @@ impl ObjectStore {
         etag: &str,
         checksums: Vec<(String, String)>,
         key_lock: &KeyLock,
+        upload_lock: &KeyLock,
     ) -> Result<Option<(ObjectInfo, CompleteStats)>> {
         let fs = self.gridfs(&up.bucket);
         let Some(current) = self.meta.get_upload(&up.bucket, &up.id).await? else {
@@ -273,12 +286,12 @@ impl ObjectStore {
             if done_etag.as_deref().is_some_and(|e| e != etag) {
                 return Ok(None);
             }
+            self.finish_completed(&current).await?;
             if current.completed.is_none() {
                 self.meta
                     .mark_upload_completed(&up.id, doc! {"etag": etag})
                     .await?;
             }
-            self.finish_completed(&current).await?;
             return Ok(self
                 .completed_object(up)
                 .await?
@@ -361,6 +374,9 @@ impl ObjectStore {
             .collect();
         let older = self.revisions(&up.bucket, &up.key).await?;
         self.fence(key_lock, None).await?;
+        if !upload_lock.fence().await? {
+            return Err(GridFsError::Conflict("the upload's lock was lost".into()));
+        }
         let file = FileDoc {
             id: Bson::ObjectId(final_id),
             length: total,
@@ -374,12 +390,14 @@ impl ObjectStore {
             Err(GridFsError::Mongo(e)) if is_duplicate_key(&e) => {}
             Err(e) => return Err(e),
         }
-        self.meta
-            .mark_upload_completed(&up.id, doc! {"etag": etag})
-            .await?;
+        // After the publish: leftovers first, then the mark (a crash in between is finished by
+        // a retry or the sweep, which find the published object by its id).
         let info = ObjectInfo::from_file(file);
         self.reclaim_all(&up.bucket, &older, &info).await;
         self.finish_completed(&current).await?;
+        self.meta
+            .mark_upload_completed(&up.id, doc! {"etag": etag})
+            .await?;
         Ok(Some((info, stats)))
     }
 
@@ -388,7 +406,8 @@ impl ObjectStore {
     /// [`COMPLETED_RETENTION`]. Returns how many uploads it aborted.
     pub async fn sweep_uploads(&self, before: DateTime) -> Result<usize> {
         let mut aborted = 0;
-        for up in self.meta.uploads_to_sweep(before).await? {
+        let completed_before = self.meta.clock().before(COMPLETED_RETENTION);
+        for up in self.meta.uploads_to_sweep(before, completed_before).await? {
             if up.completed.is_some() {
                 let lock = self.lock_upload(&up).await?;
                 let res = async {

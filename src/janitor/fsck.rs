@@ -246,25 +246,25 @@ pub async fn run(store: &ObjectStore, repair: bool) -> Result<Report> {
     report.stale_leases = meta.expired_leases().await?;
     report.stale_locks = meta.stale_locks().await?;
     if repair {
+        let delete = |b: String, id: Bson| async move {
+            Ok::<_, crate::storage::gridfs::GridFsError>(
+                store
+                    .gridfs(&b)
+                    .chunks()
+                    .delete_many(doc! {"files_id": id})
+                    .await?
+                    .deleted_count,
+            )
+        };
         let mut removed_chunks = 0;
         for (b, id, _) in &report.orphan_chunks {
-            removed_chunks += store
-                .gridfs(b)
-                .chunks()
-                .delete_many(doc! {"files_id": id.clone()})
-                .await?
-                .deleted_count;
+            removed_chunks += delete(b.clone(), id.clone()).await?;
         }
         let mut removed_parts = 0;
         for (u, id) in &report.parts_without_upload {
             // The part's chunks live in its upload's bucket, which the record does not name.
             for b in &buckets {
-                removed_chunks += store
-                    .gridfs(b)
-                    .chunks()
-                    .delete_many(doc! {"files_id": id.clone()})
-                    .await?
-                    .deleted_count;
+                removed_chunks += delete(b.clone(), id.clone()).await?;
             }
             removed_parts += meta.delete_part_by_file(u, id).await?;
         }

@@ -153,11 +153,20 @@ pub async fn gateway_with(
     db_name: &str,
     tweak: impl FnOnce(&mut grids3::config::Config),
 ) -> Gateway {
+    gateway_with_client(client().await, db_name, tweak).await
+}
+
+/// Starts a gateway over `client`'s server.
+async fn gateway_with_client(
+    client: mongodb::Client,
+    db_name: &str,
+    tweak: impl FnOnce(&mut grids3::config::Config),
+) -> Gateway {
     let mut config = grids3::config::Config::for_tests(AK, SK);
     tweak(&mut config);
     config.database = db_name.to_owned();
     config.janitor_interval = 1;
-    let state = grids3::AppState::init(config, client().await)
+    let state = grids3::AppState::init(config, client.clone())
         .await
         .expect("gateway state");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -169,7 +178,7 @@ pub async fn gateway_with(
     Gateway {
         addr,
         state,
-        db: client().await.database(db_name),
+        db: client.database(db_name),
     }
 }
 
@@ -319,23 +328,7 @@ pub async fn gateway_on_uri(uri: &str, db_name: &str) -> Gateway {
         grids3::metrics::mongodb_client_with_timeout(uri, std::time::Duration::from_secs(2))
             .await
             .expect("client");
-    let mut config = grids3::config::Config::for_tests(AK, SK);
-    config.database = db_name.to_owned();
-    config.janitor_interval = 1;
-    let state = grids3::AppState::init(config, client.clone())
-        .await
-        .expect("gateway state");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let app = grids3::app(state.clone());
-    tokio::spawn(async move {
-        axum::serve(listener, app).await.unwrap();
-    });
-    Gateway {
-        addr,
-        state,
-        db: client.database(db_name),
-    }
+    gateway_with_client(client, db_name, |_| {}).await
 }
 
 /// The real `grids3` binary, serving on a free port over the test database `db_name`.

@@ -240,9 +240,10 @@ impl ObjectStore {
     /// 2. the tail rewritten from the first part that is not chunk-aligned (a retry deletes
     ///    and rewrites it; the writer never deletes on drop, the upload record owns it);
     /// 3. the chunk count checked against the length: nothing is published short;
-    /// 4. the files document inserted (the publish) after fencing the key lock;
-    /// 5. the upload marked completed with its ETag (a retry answers from it);
-    /// 6. older revisions reclaimed; leftover part chunks and part records deleted.
+    /// 4. the files document inserted (the publish) after fencing the key and upload locks;
+    /// 5. older revisions reclaimed; leftover part chunks and part records deleted;
+    /// 6. the upload marked completed with its ETag (a retry answers from it; until then a
+    ///    retry or the sweep recognises the publish by the object's id).
     ///
     /// `None` when the upload is no longer open (aborted, or completed with other parts).
     pub async fn complete_multipart(

@@ -73,6 +73,11 @@ pub struct Config {
     #[arg(long, env = "GRIDS3_DELETE_OLD_ROOT_KEYS", default_value_t = false)]
     pub delete_old_root_keys: bool,
 
+    /// Seconds an operation that does not move object data (listings, HEAD, DELETE, tagging,
+    /// bucket and multipart bookkeeping, the start of a GET) may take before it answers 503.
+    #[arg(long, env = "GRIDS3_REQUEST_TIMEOUT", default_value_t = 60)]
+    pub request_timeout: u64,
+
     /// MiB of chunk data that all uploads together may have in flight to MongoDB; bounds the
     /// gateway's memory whatever the number of concurrent uploads.
     #[arg(long, env = "GRIDS3_BODY_BUDGET_MIB", default_value_t = 16)]

@@ -146,7 +146,21 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
             auth,
             body,
         };
-        s3::dispatch(&st, op, req).await
+        // Everything else answers within the request timeout: a database that accepts
+        // connections but stops answering (the driver has no socket timeout) gets a 503, not a
+        // hung request. Dropping the handler midway is as safe as a crash (see README).
+        if op.moves_data() {
+            s3::dispatch(&st, op, req).await
+        } else {
+            let limit = std::time::Duration::from_secs(st.config.request_timeout.max(1));
+            match tokio::time::timeout(limit, s3::dispatch(&st, op, req)).await {
+                Ok(r) => r,
+                Err(_) => {
+                    tracing::warn!(limit_secs = limit.as_secs(), "request timed out");
+                    Err(S3Error::service_unavailable())
+                }
+            }
+        }
     }
     .await;
     let mut resp = match result {

@@ -69,6 +69,20 @@ pub enum Op {
 }
 
 impl Op {
+    /// Whether the handler itself moves object data for as long as the object is large (the
+    /// request body, or a server-side copy or rewrite). Those are bounded by the body's idle
+    /// timeout instead of the request timeout.
+    pub fn moves_data(&self) -> bool {
+        matches!(
+            self,
+            Op::PutObject
+                | Op::UploadPart
+                | Op::CopyObject
+                | Op::UploadPartCopy
+                | Op::CompleteMultipartUpload
+        )
+    }
+
     /// The operation's name (for logs and metrics).
     pub fn name(&self) -> &str {
         match self {

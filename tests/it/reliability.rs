@@ -579,11 +579,38 @@ fn outage_answers_503_fast_and_recovers_without_losing_acknowledged_writes() {
         let db = grids3::devdb::LocalDb::start_server(port, storage.clone())
             .await
             .unwrap();
-        let gw = support::gateway_on_uri(&db.uri, "outage").await;
+        let gw = support::gateway_on_uri(&db.uri, "outage", |c| c.request_timeout = 2).await;
         let s3 = gw.sdk();
         s3.create_bucket().bucket("out").send().await.unwrap();
         let data = random_bytes(700_000, 8);
         put(&s3, "out", "acked", data.clone()).await;
+
+        // A database that stops answering (SIGSTOP: connections stay open, nothing replies):
+        // requests answer 503 after the request timeout instead of hanging.
+        let pid = db.server_pid().unwrap().to_string();
+        std::process::Command::new("kill")
+            .args(["-STOP", &pid])
+            .status()
+            .unwrap();
+        let t = Instant::now();
+        let r = Raw::new("HEAD", "/out/acked").send(&gw).await;
+        assert_eq!(r.status().as_u16(), 503);
+        assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+        std::process::Command::new("kill")
+            .args(["-CONT", &pid])
+            .status()
+            .unwrap();
+        assert!(
+            eventually(20, || async {
+                s3.head_object()
+                    .bucket("out")
+                    .key("acked")
+                    .send()
+                    .await
+                    .is_ok()
+            })
+            .await
+        );
 
         // SIGKILL the database (no clean shutdown).
         let pid = db.server_pid().unwrap();

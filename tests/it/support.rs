@@ -323,12 +323,16 @@ pub async fn run_py_checks(gw: &Gateway, script: &str, tag: &str, extra: &[&str]
 
 /// A gateway over a database server of its own (`uri`), with its own client whose
 /// server-selection timeout is short, so an outage shows quickly.
-pub async fn gateway_on_uri(uri: &str, db_name: &str) -> Gateway {
+pub async fn gateway_on_uri(
+    uri: &str,
+    db_name: &str,
+    tweak: impl FnOnce(&mut grids3::config::Config),
+) -> Gateway {
     let client =
         grids3::metrics::mongodb_client_with_timeout(uri, std::time::Duration::from_secs(2))
             .await
             .expect("client");
-    gateway_with_client(client, db_name, |_| {}).await
+    gateway_with_client(client, db_name, tweak).await
 }
 
 /// The real `grids3` binary, serving on a free port over the test database `db_name`.

@@ -106,10 +106,14 @@ impl ObjectStore {
             if let Some(u) = &upper {
                 range.insert("$lt", u.clone());
             }
+            // Sorted exactly as the GridFS index `{filename, uploadDate}` is, so the query is an
+            // index scan with no blocking SORT stage (an `_id` tie-break would sort the whole
+            // remaining key range in memory on every seek). grids3 stamps each revision of a
+            // key after the previous one, so uploadDates of a key never tie.
             let mut cursor = fs
                 .files()
                 .find(doc! {"filename": range})
-                .sort(doc! {"filename": 1, "uploadDate": 1, "_id": 1})
+                .sort(doc! {"filename": 1, "uploadDate": 1})
                 .batch_size((want as u32).clamp(2, 1000))
                 .await?;
             let mut pending: Option<Document> = None;
@@ -169,10 +173,37 @@ impl ObjectStore {
         Ok(ListPage { entries, truncated })
     }
 
+    /// A listed object. A file written by another GridFS client without an MD5 gets its ETag
+    /// computed in the background (at most two at a time), never inside the listing, which
+    /// would read whole objects: until then it is listed with an empty ETag.
     async fn object_of(&self, bucket: &str, d: Document) -> Result<ObjectInfo> {
         let mut info = ObjectInfo::from_file(FileDoc::from_document(&d)?);
-        self.ensure_etag(bucket, &mut info, &d).await?;
+        if info.meta.etag.is_none() {
+            match d.get_str("md5") {
+                Ok(md5) if md5.len() == 32 => {
+                    info.meta.etag = Some(format!("\"{}\"", md5.to_ascii_lowercase()));
+                }
+                _ => self.compute_etag_later(bucket, info.clone(), d),
+            }
+        }
         Ok(info)
+    }
+
+    fn compute_etag_later(&self, bucket: &str, mut info: ObjectInfo, raw: Document) {
+        static SLOTS: std::sync::OnceLock<std::sync::Arc<tokio::sync::Semaphore>> =
+            std::sync::OnceLock::new();
+        let slots = SLOTS
+            .get_or_init(|| std::sync::Arc::new(tokio::sync::Semaphore::new(2)))
+            .clone();
+        let (store, bucket) = (self.clone(), bucket.to_owned());
+        tokio::spawn(async move {
+            let Ok(_slot) = slots.acquire_owned().await else {
+                return;
+            };
+            if let Err(e) = store.ensure_etag(&bucket, &mut info, &raw).await {
+                tracing::warn!(bucket, key = info.key(), error = %e, "could not compute an ETag");
+            }
+        });
     }
 }
 

@@ -1,0 +1,117 @@
+//! Benchmark: listings of a bucket with many keys. Fills a bucket with `BENCH_KEYS` keys
+//! (default 100,000) under `BENCH_PREFIXES` top-level prefixes (default 100), as files
+//! documents inserted in batches, then times (median of 3 each):
+//! - the root listing with delimiter `/` (every common prefix, page of 1,000), as
+//!   `aws s3 ls s3://bucket/` asks for it;
+//! - a 1,000-key page in the middle of the bucket (ListObjectsV2 without delimiter);
+//! - a raw `find` of the same 1,000 filenames through the driver, for the ratio.
+//!
+//! Run: `cargo bench --bench listing`. Uses `MONGODB_URI` when set, else starts the local
+//! database like the tests do.
+
+use std::time::Instant;
+
+use futures::TryStreamExt;
+use grids3::devdb::{LocalDb, Storage};
+use grids3::storage::meta::{DbClock, MetaStore};
+use grids3::storage::objects::{ListQuery, ObjectStore};
+use mongodb::bson::{doc, oid::ObjectId, DateTime, Document};
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let env = |k: &str, d: usize| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    };
+    let keys = env("BENCH_KEYS", 100_000);
+    let prefixes = env("BENCH_PREFIXES", 100);
+    let local = LocalDb::start(Storage::Ephemeral).await?;
+    let client = grids3::metrics::mongodb_client(&local.uri).await?;
+    let db = client.database("bench_listing");
+    db.drop().await?;
+    let meta = MetaStore::open(&db, DbClock::new(0)).await?;
+    let store = ObjectStore::new(db.clone(), meta, 255 * 1024);
+    let fs = store.gridfs("big");
+    fs.ensure_indexes().await?;
+    let t = Instant::now();
+    let mut batch = Vec::with_capacity(5000);
+    for i in 0..keys {
+        let name = format!("p{:03}/k{:07}", i % prefixes, i);
+        batch.push(doc! {
+            "_id": ObjectId::new(), "length": 0i64, "chunkSize": 261120,
+            "uploadDate": DateTime::now(), "filename": name,
+            "metadata": {"etag": "\"d41d8cd98f00b204e9800998ecf8427e\""},
+        });
+        if batch.len() == 5000 {
+            fs.files().insert_many(std::mem::take(&mut batch)).await?;
+        }
+    }
+    if !batch.is_empty() {
+        fs.files().insert_many(batch).await?;
+    }
+    println!(
+        "filled {keys} keys under {prefixes} prefixes in {:.1} s ({})",
+        t.elapsed().as_secs_f64(),
+        local.kind
+    );
+    let mut root = Vec::new();
+    let mut page = Vec::new();
+    let mut raw = Vec::new();
+    let middle = format!("p{:03}/", prefixes / 2);
+    for _ in 0..3 {
+        let t = Instant::now();
+        let p = store
+            .list(
+                "big",
+                &ListQuery {
+                    prefix: String::new(),
+                    delimiter: Some("/".into()),
+                    after: None,
+                    max: 1000,
+                },
+            )
+            .await?;
+        root.push(t.elapsed().as_secs_f64());
+        assert_eq!(p.entries.len(), prefixes.min(1000));
+        let t = Instant::now();
+        let p = store
+            .list(
+                "big",
+                &ListQuery {
+                    prefix: String::new(),
+                    delimiter: None,
+                    after: Some(middle.clone()),
+                    max: 1000,
+                },
+            )
+            .await?;
+        page.push(t.elapsed().as_secs_f64());
+        assert_eq!(p.entries.len(), 1000);
+        let t = Instant::now();
+        let docs: Vec<Document> = fs
+            .files()
+            .find(doc! {"filename": {"$gt": &middle}})
+            .sort(doc! {"filename": 1, "uploadDate": 1})
+            .limit(1000)
+            .await?
+            .try_collect()
+            .await?;
+        raw.push(t.elapsed().as_secs_f64());
+        assert_eq!(docs.len(), 1000);
+    }
+    let (root, page, raw) = (median(root), median(page), median(raw));
+    println!("root listing with delimiter ({prefixes} common prefixes): {root:.3} s");
+    println!(
+        "1,000-key page: {page:.3} s; raw find of the same 1,000 keys: {raw:.3} s; ratio {:.2}",
+        page / raw
+    );
+    db.drop().await?;
+    Ok(())
+}

@@ -30,30 +30,38 @@ pub async fn delete_objects(st: &AppState, mut req: S3Request) -> S3Result<Respo
         deleted: Vec::new(),
         errors: Vec::new(),
     };
-    for o in request.objects {
-        if o.version_id.as_deref().is_some_and(|v| v != "null") {
-            result.errors.push(xml::DeleteError {
-                key: o.key,
-                code: "NoSuchVersion".into(),
-                message: "The specified version does not exist.".into(),
-            });
-            continue;
-        }
-        match st.store.delete(&bucket, &o.key).await {
-            Ok(_) => {
-                if !request.quiet {
-                    result.deleted.push(xml::Deleted {
+    let (bad, good): (Vec<_>, Vec<_>) = request
+        .objects
+        .into_iter()
+        .partition(|o| o.version_id.as_deref().is_some_and(|v| v != "null"));
+    for o in bad {
+        result.errors.push(xml::DeleteError {
+            key: o.key,
+            code: "NoSuchVersion".into(),
+            message: "The specified version does not exist.".into(),
+        });
+    }
+    // All keys in one batch: a fixed number of round trips however many keys.
+    let keys: Vec<String> = good.iter().map(|o| o.key.clone()).collect();
+    match st.store.delete_keys(&bucket, &keys).await {
+        Ok(()) => {
+            if !request.quiet {
+                result.deleted = good
+                    .into_iter()
+                    .map(|o| xml::Deleted {
                         key: o.key,
                         version_id: o.version_id,
-                    });
-                }
+                    })
+                    .collect();
             }
-            Err(e) => {
-                let e = S3Error::from(e);
+        }
+        Err(e) => {
+            let e = S3Error::from(e);
+            for o in good {
                 result.errors.push(xml::DeleteError {
                     key: o.key,
                     code: e.code.into(),
-                    message: e.message,
+                    message: e.message.clone(),
                 });
             }
         }

@@ -1002,3 +1002,63 @@ fn startup_waits_for_the_database() {
         );
     });
 }
+
+#[test]
+fn delete_objects_takes_a_fixed_number_of_round_trips() {
+    support::run(async {
+        use std::sync::atomic::Ordering;
+        let (gw, commands) = support::gateway_counting("delrt").await;
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("del").send().await.unwrap();
+        let mut keys = Vec::new();
+        for i in 0..200 {
+            let k = format!("k{i:04}");
+            put(&s3, "del", &k, vec![b'x'; 100 + i]).await;
+            keys.push(k);
+        }
+        // A reader streaming a large one holds it: its chunks must wait for the janitor.
+        let big = random_bytes(12 * MIB, 4);
+        put(&s3, "del", "k0007", big.clone()).await;
+        let big_chunks = gw.chunk_count("del").await - 199;
+        let held = s3
+            .get_object()
+            .bucket("del")
+            .key("k0007")
+            .send()
+            .await
+            .unwrap();
+        let objects: Vec<ObjectIdentifier> = keys
+            .iter()
+            .chain(["missing".to_owned()].iter())
+            .map(|k| ObjectIdentifier::builder().key(k).build().unwrap())
+            .collect();
+        let before = commands.load(Ordering::SeqCst);
+        let r = s3
+            .delete_objects()
+            .bucket("del")
+            .delete(
+                Delete::builder()
+                    .set_objects(Some(objects))
+                    .build()
+                    .unwrap(),
+            )
+            .send()
+            .await
+            .unwrap();
+        let used = commands.load(Ordering::SeqCst) - before;
+        assert_eq!(r.deleted().len(), 201);
+        println!("DeleteObjects of 201 keys: {used} MongoDB commands");
+        assert!(
+            used <= 10,
+            "DeleteObjects of 201 keys took {used} round trips"
+        );
+        assert_eq!(gw.file_count("del").await, 0);
+        assert_eq!(
+            gw.chunk_count("del").await,
+            big_chunks,
+            "the streamed object's chunks wait"
+        );
+        let body = held.body.collect().await.unwrap().into_bytes();
+        assert!(body.as_ref() == big.as_slice(), "the reader got every byte");
+    });
+}

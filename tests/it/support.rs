@@ -163,9 +163,9 @@ async fn gateway_with_client(
     tweak: impl FnOnce(&mut grids3::config::Config),
 ) -> Gateway {
     let mut config = grids3::config::Config::for_tests(AK, SK);
+    config.janitor_interval = 1;
     tweak(&mut config);
     config.database = db_name.to_owned();
-    config.janitor_interval = 1;
     let state = grids3::AppState::init(config, client.clone())
         .await
         .expect("gateway state");
@@ -333,6 +333,37 @@ pub async fn gateway_on_uri(
             .await
             .expect("client");
     gateway_with_client(client, db_name, tweak).await
+}
+
+/// A gateway whose MongoDB client counts the commands it sends to its database (command
+/// monitoring), with the janitor slowed down so that only requests issue commands.
+pub async fn gateway_counting(
+    tag: &str,
+) -> (Gateway, std::sync::Arc<std::sync::atomic::AtomicU64>) {
+    use mongodb::event::command::CommandEvent;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let name = format!(
+        "g_{}_{}",
+        tag,
+        &uuid::Uuid::new_v4().simple().to_string()[..12]
+    );
+    let count = std::sync::Arc::new(AtomicU64::new(0));
+    let mut opts = mongodb::options::ClientOptions::parse(&db().uri)
+        .await
+        .unwrap();
+    let (c, db_name) = (count.clone(), name.clone());
+    opts.command_event_handler = Some(mongodb::event::EventHandler::callback(
+        move |ev: CommandEvent| {
+            if let CommandEvent::Started(e) = ev {
+                if e.db == db_name {
+                    c.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+        },
+    ));
+    let client = mongodb::Client::with_options(opts).unwrap();
+    let gw = gateway_with_client(client, &name, |c| c.janitor_interval = 3600).await;
+    (gw, count)
 }
 
 /// The real `grids3` binary, serving on a free port over the test database `db_name`.

@@ -97,6 +97,55 @@ impl MetaStore {
         Ok(id)
     }
 
+    /// Records the intent to reclaim many files of one bucket (one insert); the record ids in
+    /// the order of `file_ids`.
+    pub async fn add_reclaims(
+        &self,
+        bucket: &str,
+        file_ids: &[Bson],
+    ) -> mongodb::error::Result<Vec<ObjectId>> {
+        let ids: Vec<ObjectId> = file_ids.iter().map(|_| ObjectId::new()).collect();
+        let now = self.clock.now();
+        let docs: Vec<Document> = ids
+            .iter()
+            .zip(file_ids)
+            .map(|(id, f)| doc! {"_id": id, "bucket": bucket, "file_id": f.clone(), "since": now})
+            .collect();
+        if !docs.is_empty() {
+            self.reclaim.insert_many(docs).await?;
+        }
+        Ok(ids)
+    }
+
+    /// Which of `file_ids` an unexpired lease holds (one query).
+    pub async fn leased_among(
+        &self,
+        bucket: &str,
+        file_ids: &[Bson],
+    ) -> mongodb::error::Result<Vec<Bson>> {
+        let docs: Vec<Document> = self
+            .leases
+            .find(doc! {"bucket": bucket, "file_id": {"$in": file_ids.to_vec()}, "expires": {"$gt": self.clock.now()}})
+            .projection(doc! {"file_id": 1})
+            .await?
+            .try_collect()
+            .await?;
+        Ok(docs
+            .into_iter()
+            .filter_map(|mut d| d.remove("file_id"))
+            .collect())
+    }
+
+    /// Removes many reclaim records (one delete).
+    pub async fn remove_reclaims(&self, ids: &[ObjectId]) -> mongodb::error::Result<()> {
+        if !ids.is_empty() {
+            self.reclaim
+                .delete_many(doc! {"_id": {"$in": ids.to_vec()}})
+                .await?;
+        }
+        Ok(())
+    }
+
     /// Removes a reclaim record once the chunks are gone.
     pub async fn remove_reclaim(&self, id: ObjectId) -> mongodb::error::Result<()> {
         self.reclaim.delete_one(doc! {"_id": id}).await?;

@@ -428,6 +428,45 @@ impl ObjectStore {
         Ok(())
     }
 
+    /// Deletes every revision of many keys in a fixed number of round trips (six, whatever
+    /// the number of keys): the same protocol as [`ObjectStore::reclaim`], batched. Record the
+    /// intents, hide the files documents, look for leases once, delete the unleased files'
+    /// chunks, drop their records; leased ones are left to the janitor.
+    pub async fn delete_keys(&self, bucket: &str, keys: &[String]) -> Result<()> {
+        let fs = self.gridfs(bucket);
+        let ids: Vec<Bson> = fs
+            .files()
+            .find(doc! {"filename": {"$in": keys.to_vec()}})
+            .projection(doc! {"_id": 1})
+            .batch_size(10_000)
+            .await?
+            .try_collect::<Vec<Document>>()
+            .await?
+            .into_iter()
+            .filter_map(|mut d| d.remove("_id"))
+            .collect();
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let records = self.meta.add_reclaims(bucket, &ids).await?;
+        fs.files()
+            .delete_many(doc! {"_id": {"$in": ids.clone()}})
+            .await?;
+        let leased = self.meta.leased_among(bucket, &ids).await?;
+        let (free, done): (Vec<Bson>, Vec<ObjectId>) = ids
+            .into_iter()
+            .zip(records)
+            .filter(|(id, _)| !leased.contains(id))
+            .unzip();
+        if !free.is_empty() {
+            fs.chunks()
+                .delete_many(doc! {"files_id": {"$in": free}})
+                .await?;
+        }
+        self.meta.remove_reclaims(&done).await?;
+        Ok(())
+    }
+
     /// Deletes every revision of `key`; `false` when there was none.
     pub async fn delete(&self, bucket: &str, key: &str) -> Result<bool> {
         let fs = self.gridfs(bucket);

@@ -67,7 +67,7 @@ fn needed(op: &Op) -> Option<Role> {
 
 async fn require(st: &AppState, auth: &Auth, bucket: &str, role: Role) -> S3Result<()> {
     // A bucket that does not exist is left to the handler (NoSuchBucket).
-    let Some(b) = st.store.meta().get_bucket(bucket).await? else {
+    let Some(b) = st.store.meta().bucket_cached(bucket).await? else {
         return Ok(());
     };
     match role_on(auth, &b) {

@@ -160,6 +160,7 @@ pub async fn delete_bucket(st: &AppState, req: S3Request) -> S3Result<Response> 
     }
     st.store.meta().delete_bucket(name).await?;
     st.store.drop_bucket(name).await?;
+    st.store.meta().forget_bucket(name);
     Ok(empty(StatusCode::NO_CONTENT))
 }
 

@@ -109,11 +109,12 @@ pub async fn dispatch(st: &AppState, op: Op, req: S3Request) -> S3Result<Respons
     }
 }
 
-/// The bucket's attributes, or `NoSuchBucket`.
+/// The bucket's attributes, or `NoSuchBucket` (cached for at most a second, see
+/// `meta::BUCKET_CACHE_TTL`).
 pub async fn require_bucket(st: &AppState, name: &str) -> S3Result<BucketInfo> {
     st.store
         .meta()
-        .get_bucket(name)
+        .bucket_cached(name)
         .await?
         .ok_or_else(S3Error::no_such_bucket)
 }

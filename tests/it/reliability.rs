@@ -828,6 +828,8 @@ fn a_deleted_bucket_is_not_resurrected_by_a_late_write() {
                 .await
                 .unwrap();
         assert!(indexes.len() >= 2, "{indexes:?}");
+        // (Instance A learns of the new bucket within a second: bucket lookups are cached.)
+        tokio::time::sleep(grids3::storage::meta::BUCKET_CACHE_TTL).await;
         let listed = s3.list_objects_v2().bucket("gone").send().await.unwrap();
         assert_eq!(listed.key_count(), Some(0), "the new bucket starts empty");
     });
@@ -1060,5 +1062,40 @@ fn delete_objects_takes_a_fixed_number_of_round_trips() {
         );
         let body = held.body.collect().await.unwrap().into_bytes();
         assert!(body.as_ref() == big.as_slice(), "the reader got every byte");
+    });
+}
+
+#[test]
+fn a_small_get_takes_two_round_trips() {
+    support::run(async {
+        use std::sync::atomic::Ordering;
+        let (gw, commands) = support::gateway_counting("getrt").await;
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("small").send().await.unwrap();
+        let data = random_bytes(4096, 1);
+        let before = commands.load(Ordering::SeqCst);
+        put(&s3, "small", "k", data.clone()).await;
+        let put_commands = commands.load(Ordering::SeqCst) - before;
+        assert_eq!(get_bytes(&s3, "small", "k").await.unwrap(), data);
+        let before = commands.load(Ordering::SeqCst);
+        assert_eq!(get_bytes(&s3, "small", "k").await.unwrap(), data);
+        let get_commands = commands.load(Ordering::SeqCst) - before;
+        println!("4 KiB object: PUT {put_commands} MongoDB commands, GET {get_commands}");
+        assert!(
+            get_commands <= 2,
+            "a small GET took {get_commands} round trips"
+        );
+        // A Range read of a small object too.
+        let before = commands.load(Ordering::SeqCst);
+        let r = s3
+            .get_object()
+            .bucket("small")
+            .key("k")
+            .range("bytes=10-19")
+            .send()
+            .await
+            .unwrap();
+        assert!(r.body.collect().await.unwrap().into_bytes().as_ref() == &data[10..20]);
+        assert!(commands.load(Ordering::SeqCst) - before <= 2);
     });
 }

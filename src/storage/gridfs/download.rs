@@ -106,31 +106,8 @@ impl GridFsBucket {
                     .await?;
                 let mut expected = first;
                 while let Some(raw) = cursor.try_next().await? {
-                    let n = raw_i64(&raw, "n")
-                        .ok_or_else(|| GridFsError::Corrupt("chunk without numeric n".into()))?;
-                    if n != expected {
-                        return Err(GridFsError::ChunkMissing(expected));
-                    }
-                    let data = match raw.get("data") {
-                        Ok(Some(RawBsonRef::Binary(b))) => b.bytes,
-                        _ => return Err(GridFsError::Corrupt(format!("chunk {n} without data"))),
-                    };
-                    let want = expected_chunk_len(length, chunk_size, n);
-                    if data.len() != want {
-                        return Err(GridFsError::ChunkWrongSize {
-                            n,
-                            expected: want,
-                            actual: data.len(),
-                        });
-                    }
-                    let chunk_start = n as u64 * cs;
-                    let from = start.saturating_sub(chunk_start) as usize;
-                    let to = (end - chunk_start).min(data.len() as u64) as usize;
-                    if tx
-                        .send(Ok(Bytes::copy_from_slice(&data[from..to])))
-                        .await
-                        .is_err()
-                    {
+                    let piece = checked_piece(&raw, expected, length, chunk_size, start, end)?;
+                    if tx.send(Ok(Bytes::copy_from_slice(piece))).await.is_err() {
                         return Ok(()); // the reader went away; dropping the cursor kills it
                     }
                     expected += 1;
@@ -150,6 +127,52 @@ impl GridFsBucket {
         })))
     }
 
+    /// Bytes `[start, end)` of a file whose chunks come back in one round trip (the caller
+    /// keeps this to small files): one query, limited to the chunks that hold the range, so
+    /// the server closes the cursor with the first batch. `ChunkMissing` when a chunk is gone
+    /// (a revision reclaimed meanwhile: look the key up again).
+    pub async fn read_range(&self, file: &FileDoc, start: u64, end: u64) -> Result<Bytes> {
+        if start > end || end > file.length {
+            return Err(GridFsError::InvalidRange {
+                start,
+                end,
+                length: file.length,
+            });
+        }
+        if start == end {
+            return Ok(Bytes::new());
+        }
+        let cs = u64::from(file.chunk_size);
+        let first = (start / cs) as i64;
+        let last_excl = chunk_count(end, file.chunk_size);
+        let docs: Vec<RawDocumentBuf> = self
+            .chunks()
+            .clone_with_type::<RawDocumentBuf>()
+            .find(doc! {"files_id": file.id.clone(), "n": {"$gte": first, "$lt": last_excl}})
+            .sort(doc! {"n": 1})
+            .limit(last_excl - first)
+            .await?
+            .try_collect()
+            .await?;
+        let mut out = Vec::with_capacity((end - start) as usize);
+        let mut expected = first;
+        for raw in &docs {
+            out.extend_from_slice(checked_piece(
+                raw,
+                expected,
+                file.length,
+                file.chunk_size,
+                start,
+                end,
+            )?);
+            expected += 1;
+        }
+        if expected < last_excl {
+            return Err(GridFsError::ChunkMissing(expected));
+        }
+        Ok(Bytes::from(out))
+    }
+
     /// The whole file in memory; for tests and small files only.
     pub async fn download_to_vec(&self, id: &Bson) -> Result<Vec<u8>> {
         let (file, stream) = self.open_download_stream(id).await?;
@@ -164,6 +187,39 @@ pub(crate) async fn collect(len_hint: u64, mut stream: ByteStream) -> Result<Vec
         out.extend_from_slice(&b);
     }
     Ok(out)
+}
+
+/// Checks chunk `expected` (its `n` and its length against the file's) and returns the part of
+/// its data inside `[start, end)`.
+fn checked_piece(
+    raw: &RawDocumentBuf,
+    expected: i64,
+    length: u64,
+    chunk_size: u32,
+    start: u64,
+    end: u64,
+) -> Result<&[u8]> {
+    let n =
+        raw_i64(raw, "n").ok_or_else(|| GridFsError::Corrupt("chunk without numeric n".into()))?;
+    if n != expected {
+        return Err(GridFsError::ChunkMissing(expected));
+    }
+    let data = match raw.get("data") {
+        Ok(Some(RawBsonRef::Binary(b))) => b.bytes,
+        _ => return Err(GridFsError::Corrupt(format!("chunk {n} without data"))),
+    };
+    let want = expected_chunk_len(length, chunk_size, n);
+    if data.len() != want {
+        return Err(GridFsError::ChunkWrongSize {
+            n,
+            expected: want,
+            actual: data.len(),
+        });
+    }
+    let chunk_start = n as u64 * u64::from(chunk_size);
+    let from = start.saturating_sub(chunk_start) as usize;
+    let to = (end - chunk_start).min(data.len() as u64) as usize;
+    Ok(&data[from..to])
 }
 
 fn raw_i64(doc: &RawDocumentBuf, key: &str) -> Option<i64> {

@@ -56,10 +56,40 @@ impl BucketInfo {
     }
 }
 
+/// How long a bucket lookup is reused in this process: changes made through another instance
+/// (a deleted bucket, a new grant) reach this one within this time.
+pub const BUCKET_CACHE_TTL: std::time::Duration = std::time::Duration::from_secs(1);
+/// Most bucket lookups cached at once (names come from requests; a full cache is emptied).
+const MAX_CACHED_BUCKETS: usize = 10_000;
+
 impl MetaStore {
+    /// A bucket's attributes, from this process's cache when they were read less than
+    /// [`BUCKET_CACHE_TTL`] ago (absent buckets too). Request handling and authorization use
+    /// this; anything that changes a bucket reads it fresh with [`MetaStore::get_bucket`].
+    pub async fn bucket_cached(&self, name: &str) -> mongodb::error::Result<Option<BucketInfo>> {
+        if let Some((b, at)) = self.bucket_cache.lock().expect("cache").get(name) {
+            if at.elapsed() < BUCKET_CACHE_TTL {
+                return Ok(b.clone());
+            }
+        }
+        let b = self.get_bucket(name).await?;
+        let mut cache = self.bucket_cache.lock().expect("cache");
+        if cache.len() >= MAX_CACHED_BUCKETS {
+            cache.clear();
+        }
+        cache.insert(name.to_owned(), (b.clone(), std::time::Instant::now()));
+        Ok(b)
+    }
+
+    /// Forgets this process's cached lookup of a bucket (after changing it).
+    pub fn forget_bucket(&self, name: &str) {
+        self.bucket_cache.lock().expect("cache").remove(name);
+    }
+
     /// Records a new bucket; `false` when the name is taken (one atomic insert, so of two
     /// instances creating the same bucket exactly one succeeds).
     pub async fn create_bucket(&self, info: &BucketInfo) -> mongodb::error::Result<bool> {
+        self.forget_bucket(&info.name);
         match self.buckets.insert_one(info.to_document()).await {
             Ok(_) => Ok(true),
             Err(e) if is_duplicate_key(&e) => {
@@ -97,6 +127,7 @@ impl MetaStore {
     /// Marks a bucket as being deleted: from now on it answers as missing. `false` when it
     /// does not exist (any more).
     pub async fn mark_bucket_deleting(&self, name: &str) -> mongodb::error::Result<bool> {
+        self.forget_bucket(name);
         Ok(self
             .buckets
             .update_one(
@@ -110,6 +141,7 @@ impl MetaStore {
 
     /// Takes a deletion mark back (the bucket turned out not to be empty).
     pub async fn unmark_bucket_deleting(&self, name: &str) -> mongodb::error::Result<()> {
+        self.forget_bucket(name);
         self.buckets
             .update_one(doc! {"_id": name}, doc! {"$unset": {"deleting": ""}})
             .await?;
@@ -186,6 +218,7 @@ impl MetaStore {
         name: &str,
         tags: Option<&[(String, String)]>,
     ) -> mongodb::error::Result<()> {
+        self.forget_bucket(name);
         let update = match tags {
             Some(t) => {
                 let arr: Vec<Document> = t.iter().map(|(k, v)| doc! {"k": k, "v": v}).collect();
@@ -205,6 +238,7 @@ impl MetaStore {
         key: &str,
         role: Option<&str>,
     ) -> mongodb::error::Result<bool> {
+        self.forget_bucket(bucket);
         let field = format!("grants.{key}");
         let update = match role {
             Some(r) => doc! {"$set": {field: r}},
@@ -222,6 +256,7 @@ impl MetaStore {
     /// the bucket's collections is then dropped by the janitor instead of being adopted as a
     /// new bucket owned by root.
     pub async fn delete_bucket(&self, name: &str) -> mongodb::error::Result<bool> {
+        self.forget_bucket(name);
         Ok(self
             .buckets
             .replace_one(

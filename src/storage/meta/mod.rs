@@ -14,7 +14,7 @@ mod leases;
 mod uploads;
 mod writes;
 
-pub use buckets::BucketInfo;
+pub use buckets::{BucketInfo, BUCKET_CACHE_TTL};
 pub use clock::DbClock;
 pub use keylocks::{KeyLock, LOCK_TTL};
 pub use keys::{derive_master, KeyError, KeyInfo, KeySecret};
@@ -44,7 +44,13 @@ pub struct MetaStore {
     /// This process's identity (write registrations name it; diagnostics only).
     process_id: std::sync::Arc<str>,
     write_ttl: std::time::Duration,
+    bucket_cache: BucketCache,
 }
+
+/// Bucket lookups cached in this process: the attributes (or `None`) and when they were read.
+type BucketCache = std::sync::Arc<
+    std::sync::Mutex<std::collections::HashMap<String, (Option<BucketInfo>, std::time::Instant)>>,
+>;
 
 impl MetaStore {
     /// Opens the metastore in `db` with `clock`, measures the clock's offset and creates the
@@ -117,6 +123,7 @@ impl MetaStore {
             clock,
             process_id: uuid::Uuid::new_v4().simple().to_string().into(),
             write_ttl: std::time::Duration::from_secs(30),
+            bucket_cache: BucketCache::default(),
         }
     }
 

@@ -25,6 +25,9 @@ use super::gridfs::{
 };
 use super::meta::{KeyLock, MetaStore, WriteReg};
 
+/// Reads up to this size are fetched in one query, without a reader lease.
+pub const SMALL_READ: u64 = 1024 * 1024;
+
 /// How long a reader lease lasts without renewal; a streaming GET renews it every third of it.
 pub const LEASE_TTL: Duration = Duration::from_secs(60);
 
@@ -498,6 +501,28 @@ impl ObjectStore {
         let fs = self.gridfs(bucket);
         if start == end {
             return fs.download_range(&info.file, start, end);
+        }
+        if end - start <= SMALL_READ {
+            // One round trip reads it all: no reader lease is needed, because a reclaim that
+            // overlaps the read shows as a missing chunk, and the caller looks the key up again.
+            return match fs.read_range(&info.file, start, end).await {
+                Ok(b) => Ok(Box::pin(futures::stream::once(async move { Ok(b) }))),
+                Err(GridFsError::ChunkMissing(n)) => {
+                    // Reclaimed meanwhile (look again), or a file that lost a chunk (corrupt).
+                    let still_there = fs
+                        .files()
+                        .find_one(doc! {"_id": info.file.id.clone()})
+                        .projection(doc! {"_id": 1})
+                        .await?
+                        .is_some();
+                    Err(if still_there {
+                        GridFsError::ChunkMissing(n)
+                    } else {
+                        GridFsError::FileNotFound
+                    })
+                }
+                Err(e) => Err(e),
+            };
         }
         let lease = self
             .meta

@@ -1,10 +1,14 @@
 //! Listing: keys in UTF-8 byte order (MongoDB's binary string order), newest revision per key,
-//! and common prefixes that are skipped over with one new index seek each.
+//! and common prefixes that are passed over by reading on, or, under a prefix with many keys,
+//! with one new index seek.
 
 use futures::TryStreamExt;
 use mongodb::bson::{doc, Document};
 
 use super::{FileDoc, ObjectInfo, ObjectStore, Result};
+
+/// Keys under one common prefix read past before a new index seek skips the rest.
+const SKIP_SCAN: usize = 1000;
 
 /// What to list.
 #[derive(Clone, Debug, Default)]
@@ -114,9 +118,18 @@ impl ObjectStore {
                 .files()
                 .find(doc! {"filename": range})
                 .sort(doc! {"filename": 1, "uploadDate": 1})
-                .batch_size((want as u32).clamp(2, 1000))
+                .batch_size(if delimiter.is_some() {
+                    1000
+                } else {
+                    (want as u32).clamp(2, 1000)
+                })
                 .await?;
             let mut pending: Option<Document> = None;
+            // The common prefix being passed over, and how many keys under it were read so
+            // far. Keys under a prefix are first skipped by reading on (cheap while they are
+            // few, and on servers whose range queries cost the whole range, far cheaper than a
+            // new query); past SKIP_SCAN of them, one new index seek jumps over the rest.
+            let mut skipping: Option<(String, usize)> = None;
             loop {
                 let Some(d) = cursor.try_next().await? else {
                     if let Some(p) = pending.take() {
@@ -129,6 +142,22 @@ impl ObjectStore {
                 let Some(name) = d.get_str("filename").ok().map(str::to_owned) else {
                     continue;
                 };
+                if let Some((cp, skipped)) = &mut skipping {
+                    if name.starts_with(cp.as_str()) {
+                        *skipped += 1;
+                        if *skipped > SKIP_SCAN {
+                            match prefix_successor(cp) {
+                                Some(next) => {
+                                    lower = (next, true);
+                                    continue 'seek;
+                                }
+                                None => break 'seek,
+                            }
+                        }
+                        continue;
+                    }
+                    skipping = None;
+                }
                 if let Some(cp) = delimiter.and_then(|dl| common_prefix(&name, &q.prefix, dl)) {
                     if let Some(p) = pending.take() {
                         entries.push(ListEntry::Object(Box::new(
@@ -142,14 +171,8 @@ impl ObjectStore {
                     if entries.len() >= want {
                         break 'seek;
                     }
-                    match prefix_successor(&cp) {
-                        // One new index seek past every key under the common prefix.
-                        Some(next) => {
-                            lower = (next, true);
-                            continue 'seek;
-                        }
-                        None => break 'seek,
-                    }
+                    skipping = Some((cp, 0));
+                    continue;
                 }
                 match &pending {
                     Some(p) if p.get_str("filename").ok() == Some(name.as_str()) => {

@@ -209,6 +209,10 @@ impl From<GridFsError> for S3Error {
             GridFsError::FileNotFound | GridFsError::RevisionNotFound(_) => Self::no_such_key(),
             GridFsError::InvalidRange { .. } => Self::invalid_range(),
             GridFsError::Mongo(m) => Self::from_mongo(&m),
+            GridFsError::Timeout(what) => {
+                tracing::warn!(what, "the database did not answer in time");
+                Self::service_unavailable()
+            }
             GridFsError::Conflict(why) => {
                 tracing::warn!(why, "operation aborted by a conflict");
                 Self::operation_aborted()

@@ -152,14 +152,7 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
         if op.moves_data() {
             s3::dispatch(&st, op, req).await
         } else {
-            let limit = std::time::Duration::from_secs(st.config.request_timeout.max(1));
-            match tokio::time::timeout(limit, s3::dispatch(&st, op, req)).await {
-                Ok(r) => r,
-                Err(_) => {
-                    tracing::warn!(limit_secs = limit.as_secs(), "request timed out");
-                    Err(S3Error::service_unavailable())
-                }
-            }
+            s3::within_request_timeout(&st, s3::dispatch(&st, op, req)).await?
         }
     }
     .await;

@@ -115,11 +115,13 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
             _ => src.meta.tags.clone(),
         };
         meta.etag = Some(format!("\"{}\"", hex::encode(digests.md5)));
-        let info = st
-            .store
-            .publish_if(&bucket, up, meta, &WriteCondition::Always)
-            .await?
-            .map_err(super::headers::blocked_error)?;
+        let info = super::within_request_timeout(
+            st,
+            st.store
+                .publish_if(&bucket, up, meta, &WriteCondition::Always),
+        )
+        .await??
+        .map_err(super::headers::blocked_error)?;
         let body = xml::CopyObjectResult {
             xmlns: S3_NS,
             last_modified: super::headers::iso8601(info.file.upload_date),

@@ -109,6 +109,21 @@ pub async fn dispatch(st: &AppState, op: Op, req: S3Request) -> S3Result<Respons
     }
 }
 
+/// Runs `f` within the request timeout (`--request-timeout`), or answers 503: for the steps of
+/// data-moving operations that are bookkeeping (the publish after a PUT's body), which a
+/// database that stops answering would otherwise hang. Dropping `f` midway is safe: every write
+/// path leaves a state the janitor or a retry finishes.
+pub async fn within_request_timeout<T>(
+    st: &AppState,
+    f: impl std::future::Future<Output = T>,
+) -> S3Result<T> {
+    let limit = std::time::Duration::from_secs(st.config.request_timeout.max(1));
+    tokio::time::timeout(limit, f).await.map_err(|_| {
+        tracing::warn!(limit_secs = limit.as_secs(), "request timed out");
+        S3Error::service_unavailable()
+    })
+}
+
 /// The bucket's attributes, or `NoSuchBucket` (cached for at most a second, see
 /// `meta::BUCKET_CACHE_TTL`).
 pub async fn require_bucket(st: &AppState, name: &str) -> S3Result<BucketInfo> {

@@ -76,10 +76,8 @@ pub async fn put_object(st: &AppState, mut req: S3Request) -> S3Result<Response>
     if let Some((alg, v)) = reader.checksum() {
         meta.checksums = vec![(alg.name().to_owned(), v.clone())];
     }
-    let info = st
-        .store
-        .publish_if(&bucket, up, meta, &cond)
-        .await?
+    let info = super::within_request_timeout(st, st.store.publish_if(&bucket, up, meta, &cond))
+        .await??
         .map_err(blocked_error)?;
     let mut r = empty(StatusCode::OK);
     if let Ok(v) = HeaderValue::from_str(info.etag()) {

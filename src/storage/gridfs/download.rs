@@ -105,7 +105,12 @@ impl GridFsBucket {
                     .batch_size(per_batch)
                     .await?;
                 let mut expected = first;
-                while let Some(raw) = cursor.try_next().await? {
+                // A server that stops answering ends the stream with an error instead of
+                // leaving it hanging (the driver has no socket timeout).
+                while let Some(raw) = tokio::time::timeout(super::OP_TIMEOUT, cursor.try_next())
+                    .await
+                    .map_err(|_| GridFsError::Timeout("reading chunks"))??
+                {
                     let piece = checked_piece(&raw, expected, length, chunk_size, start, end)?;
                     if tx.send(Ok(Bytes::copy_from_slice(piece))).await.is_err() {
                         return Ok(()); // the reader went away; dropping the cursor kills it

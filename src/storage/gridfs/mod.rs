@@ -24,6 +24,11 @@ use mongodb::options::{CollectionOptions, ReadConcern, SelectionCriteria, WriteC
 use mongodb::{Collection, Database};
 use tokio::sync::OnceCell;
 
+/// How long one chunk insert or one chunk read may wait for the database. The driver has no
+/// socket timeout, so without it a server that accepts connections but stops answering would
+/// hang an upload or a download forever.
+pub const OP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// The default GridFS chunk size, 255 KiB, as the specification sets it.
 pub const DEFAULT_CHUNK_SIZE: u32 = 255 * 1024;
 
@@ -69,6 +74,9 @@ pub enum GridFsError {
     /// a write registration); nothing was published. Retrying is safe.
     #[error("conflict: {0}")]
     Conflict(String),
+    /// The database did not answer within [`OP_TIMEOUT`].
+    #[error("the database did not answer {0} in time")]
+    Timeout(&'static str),
     /// The database reported an error.
     #[error(transparent)]
     Mongo(#[from] mongodb::error::Error),

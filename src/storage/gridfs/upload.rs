@@ -273,19 +273,31 @@ impl Upload {
             filename: Some(self.filename.clone()),
             metadata: metadata.or_else(|| self.metadata.take()),
         };
+        // From here on a drop (a cancelled request) must not delete the chunks: the insert may
+        // be applied whatever becomes of this future. The writer's registration (grids3's
+        // object layer) makes the janitor decide later, by whether the files document exists.
+        self.done = true;
         if let Err(e) = self.bucket.files().insert_one(file.to_document()).await {
             // An insert that failed in transit may still have been applied: delete the chunks
-            // (by dropping `self` unfinished) only when the files document is surely absent.
+            // only when the files document is surely absent.
             let absent = self
                 .bucket
                 .files()
                 .find_one(doc! {"_id": self.id.clone()})
                 .await
                 .is_ok_and(|d| d.is_none());
-            self.done = !absent;
+            if absent {
+                let in_flight = std::mem::take(&mut self.in_flight);
+                let _ = delete_chunks(
+                    self.bucket.clone(),
+                    self.id.clone(),
+                    self.first_chunk,
+                    in_flight,
+                )
+                .await;
+            }
             return Err(e.into());
         }
-        self.done = true;
         Ok(file)
     }
 
@@ -324,8 +336,12 @@ impl Upload {
 }
 
 async fn join(h: JoinHandle<Result<()>>) -> Result<()> {
-    h.await
-        .map_err(|e| GridFsError::Source(format!("chunk insert task failed: {e}")))?
+    match tokio::time::timeout(super::OP_TIMEOUT, h).await {
+        Ok(joined) => {
+            joined.map_err(|e| GridFsError::Source(format!("chunk insert task failed: {e}")))?
+        }
+        Err(_) => Err(GridFsError::Timeout("a chunk insert")),
+    }
 }
 
 /// Waits for the inserts still running (so none lands after the delete), then deletes the

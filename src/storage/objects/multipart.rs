@@ -98,6 +98,10 @@ impl ObjectStore {
             _ => unreachable!("parts get ObjectIds"),
         };
         let digests = part.upload.flush().await?;
+        // Every chunk is stored. From here a drop (a cancelled request) leaves them to the
+        // registration, so a part record written just before the drop never loses its chunks;
+        // the explicit failure paths below delete them themselves.
+        part.upload.disarm();
         let lock = self.lock_upload(up).await?;
         let still_open = self
             .meta

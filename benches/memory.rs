@@ -46,6 +46,17 @@ fn signed(method: &str, host: &str, path: &str) -> Vec<(String, String)> {
     out
 }
 
+/// CPU seconds (user + system) the process has used.
+fn cpu_secs(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command name (which is in parentheses and may hold spaces).
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = f.get(11).and_then(|v| v.parse().ok()).unwrap_or(0.0)
+        + f.get(12).and_then(|v| v.parse().ok()).unwrap_or(0.0);
+    ticks / 100.0
+}
+
 fn status_kib(pid: u32, field: &str) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .unwrap_or_default()
@@ -145,8 +156,17 @@ async fn main() -> anyhow::Result<()> {
         let r = request(&client, &addr, "PUT", "/mem", None).await;
         assert!(r.status().is_success());
         let idle = status_kib(pid, "VmRSS:");
+        let c0 = cpu_secs(pid);
         let (put_s, put_hwm) = phase(n, mib, &addr, pid, true).await;
+        let c1 = cpu_secs(pid);
         let (get_s, get_hwm) = phase(n, mib, &addr, pid, false).await;
+        let c2 = cpu_secs(pid);
+        let gib = (n * mib) as f64 / 1024.0;
+        println!(
+            "{n} streams x {mib} MiB: gateway CPU per GiB: PUT {:.2} s, GET {:.2} s",
+            (c1 - c0) / gib,
+            (c2 - c1) / gib
+        );
         tokio::time::sleep(Duration::from_secs(15)).await;
         let after = status_kib(pid, "VmRSS:");
         let total_mib = (n * mib) as f64;

@@ -5,6 +5,7 @@ mod contract;
 mod deploy;
 mod gridfs_interop;
 mod gridfs_spec;
+mod plans;
 mod reliability;
 mod s3_conditional;
 mod s3_gridfs;

@@ -112,7 +112,12 @@ impl GridFsBucket {
                     .map_err(|_| GridFsError::Timeout("reading chunks"))??
                 {
                     let piece = checked_piece(&raw, expected, length, chunk_size, start, end)?;
-                    if tx.send(Ok(Bytes::copy_from_slice(piece))).await.is_err() {
+                    // No copy: the chunk document's buffer becomes the response's `Bytes`, and
+                    // the piece is a slice of it (its offset found from the two addresses).
+                    let offset = piece.as_ptr() as usize - raw.as_bytes().as_ptr() as usize;
+                    let len = piece.len();
+                    let bytes = Bytes::from(raw.into_bytes()).slice(offset..offset + len);
+                    if tx.send(Ok(bytes)).await.is_err() {
                         return Ok(()); // the reader went away; dropping the cursor kills it
                     }
                     expected += 1;

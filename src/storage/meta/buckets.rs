@@ -168,10 +168,15 @@ impl MetaStore {
 
     /// A bucket's attributes.
     pub async fn get_bucket(&self, name: &str) -> mongodb::error::Result<Option<BucketInfo>> {
+        // By `_id` alone (an index lookup on every server); tombstones and buckets being
+        // deleted are filtered here.
         Ok(self
             .buckets
-            .find_one(doc! {"_id": name, "deleted": {"$ne": true}, "deleting": {"$ne": true}})
+            .find_one(doc! {"_id": name})
             .await?
+            .filter(|d| {
+                !d.get_bool("deleted").unwrap_or(false) && !d.get_bool("deleting").unwrap_or(false)
+            })
             .as_ref()
             .and_then(BucketInfo::from_document))
     }

@@ -75,6 +75,7 @@ impl MetaStore {
         index(&m.leases, "expires", doc! {"expires": 1}).await?;
         index(&m.writes, "bucket", doc! {"bucket": 1, "fileId": 1}).await?;
         index(&m.writes, "expires", doc! {"expires": 1}).await?;
+        index(&m.writes, "reaping", doc! {"reaping": 1}).await?;
         index(&m.parts, "upload", doc! {"uploadId": 1, "number": 1}).await?;
         index(&m.parts, "fileId", doc! {"fileId": 1}).await?;
         index(
@@ -86,6 +87,8 @@ impl MetaStore {
         index(&m.uploads, "initiated", doc! {"initiated": 1}).await?;
         index(&m.uploads, "fileId", doc! {"fileId": 1}).await?;
         index(&m.uploads, "completedAt", doc! {"completedAt": 1}).await?;
+        index(&m.uploads, "aborting", doc! {"aborting": 1}).await?;
+        index(&m.buckets, "deleted", doc! {"deleted": 1, "deletedAt": 1}).await?;
         index(&m.keylocks, "expires", doc! {"expires": 1}).await?;
         Ok(m)
     }

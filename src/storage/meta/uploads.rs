@@ -116,12 +116,14 @@ impl MetaStore {
         bucket: &str,
         id: &str,
     ) -> mongodb::error::Result<Option<UploadRecord>> {
+        // By `_id` alone (an index lookup on every server), the bucket checked here.
         Ok(self
             .uploads
-            .find_one(doc! {"_id": id, "bucket": bucket})
+            .find_one(doc! {"_id": id})
             .await?
             .as_ref()
-            .and_then(upload_from))
+            .and_then(upload_from)
+            .filter(|u| u.bucket == bucket))
     }
 
     /// Open uploads of a bucket in (key, initiated, id) order, from a marker on, as a stream
@@ -163,18 +165,27 @@ impl MetaStore {
         before: DateTime,
         completed_before: DateTime,
     ) -> mongodb::error::Result<Vec<UploadRecord>> {
-        let docs: Vec<Document> = self
-            .uploads
-            .find(doc! {"$or": [
-                {"initiated": {"$lt": before}},
-                {"aborting": true},
-                {"completedAt": {"$lt": completed_before}},
-            ]})
-            .limit(100)
-            .await?
-            .try_collect()
-            .await?;
-        Ok(docs.iter().filter_map(upload_from).collect())
+        // Three indexed queries rather than one `$or`.
+        let mut out: Vec<UploadRecord> = Vec::new();
+        for filter in [
+            doc! {"aborting": true},
+            doc! {"completedAt": {"$lt": completed_before}},
+            doc! {"initiated": {"$lt": before}},
+        ] {
+            let docs: Vec<Document> = self
+                .uploads
+                .find(filter)
+                .limit(100)
+                .await?
+                .try_collect()
+                .await?;
+            for u in docs.iter().filter_map(upload_from) {
+                if !out.iter().any(|o| o.id == u.id) {
+                    out.push(u);
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// Marks an upload completed, with the answer a retried Complete gets.

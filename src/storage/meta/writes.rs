@@ -114,20 +114,28 @@ impl MetaStore {
     /// claimed already).
     pub async fn claim_dead_writes(&self, limit: usize) -> mongodb::error::Result<Vec<DeadWrite>> {
         let now = self.clock.now();
+        let me = self.process_id.as_ref();
         let mut out = Vec::new();
-        while out.len() < limit {
-            let Some(d) = self
-                .writes
-                .find_one_and_update(
-                    doc! {"$or": [{"expires": {"$lt": now}}, {"reaping": true}], "claimed": {"$ne": self.process_id.as_ref()}},
-                    doc! {"$set": {"reaping": true, "claimed": self.process_id.as_ref()}},
-                )
-                .await?
-            else {
-                break;
-            };
-            if let Some(w) = dead_from(&d) {
-                out.push(w);
+        // Two indexed queries rather than one `$or` (which some servers answer with a
+        // collection scan): registrations a crashed janitor had claimed, then expired ones.
+        for filter in [
+            doc! {"reaping": true, "claimed": {"$ne": me}},
+            doc! {"expires": {"$lt": now}, "claimed": {"$ne": me}},
+        ] {
+            while out.len() < limit {
+                let Some(d) = self
+                    .writes
+                    .find_one_and_update(
+                        filter.clone(),
+                        doc! {"$set": {"reaping": true, "claimed": me}},
+                    )
+                    .await?
+                else {
+                    break;
+                };
+                if let Some(w) = dead_from(&d) {
+                    out.push(w);
+                }
             }
         }
         // Claimed by this pass: the next pass may claim them again if this one fails.

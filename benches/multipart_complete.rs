@@ -2,8 +2,13 @@
 //! Complete took, how many parts were adopted in place and how many bytes were rewritten, and
 //! the same for a misaligned layout (parts of 8 MiB + 1 byte) for contrast.
 //!
+//! Also prints the database's floor for the aligned case: one raw `update_many` that shifts
+//! `n` of as many 1 MiB chunk documents (what any in-place completion has to make the server
+//! do), timed in the same run.
+//!
 //! Run: `cargo bench --bench multipart_complete` (env `BENCH_MIB`, default 1024; `BENCH_REPS`,
-//! default 3). Uses `MONGODB_URI` when set, else starts the local database like the tests do.
+//! default 3; `BENCH_MISALIGNED=0` skips the misaligned layout). Uses `MONGODB_URI` when set,
+//! else starts the local database like the tests do.
 
 use std::time::Instant;
 
@@ -34,7 +39,7 @@ async fn run(
     let mut n = 1;
     while left > 0 {
         let size = part.min(left);
-        let mut w = store.open_part(&up).await?;
+        let mut w = store.open_part(&up).await?.expect("upload open");
         let mut remaining = size;
         while remaining > 0 {
             let k = remaining.min(piece.len());
@@ -70,6 +75,41 @@ async fn run(
     ))
 }
 
+/// Times one `update_many` that shifts `n` of `count` 1 MiB chunk documents of one file.
+async fn raw_floor(db: &mongodb::Database, count: usize) -> anyhow::Result<f64> {
+    use mongodb::bson::{doc, oid::ObjectId, spec::BinarySubtype, Binary};
+    let chunks = db.collection::<mongodb::bson::Document>("floor.chunks");
+    chunks
+        .create_index(
+            mongodb::IndexModel::builder()
+                .keys(doc! {"files_id": 1, "n": 1})
+                .options(
+                    mongodb::options::IndexOptions::builder()
+                        .unique(true)
+                        .build(),
+                )
+                .build(),
+        )
+        .await?;
+    let id = ObjectId::new();
+    let data: Vec<u8> = (0..1024 * 1024).map(|i: usize| (i * 7) as u8).collect();
+    for batch in (0..count).collect::<Vec<_>>().chunks(4) {
+        let docs: Vec<_> = batch
+            .iter()
+            .map(|&n| {
+                doc! {"files_id": id, "n": -(n as i32) - 1, "data": Binary {
+                subtype: BinarySubtype::Generic, bytes: data.clone() }}
+            })
+            .collect();
+        chunks.insert_many(docs).await?;
+    }
+    let t = Instant::now();
+    chunks
+        .update_many(doc! {"files_id": id}, doc! {"$inc": {"n": count as i32}})
+        .await?;
+    Ok(t.elapsed().as_secs_f64())
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let mib: usize = std::env::var("BENCH_MIB")
@@ -92,10 +132,13 @@ async fn main() -> anyhow::Result<()> {
         MULTIPART_CHUNK_SIZE / 1024,
         local.kind
     );
-    for (label, part) in [
-        ("8 MiB parts", 8 * 1024 * 1024),
-        ("8 MiB + 1 byte parts", 8 * 1024 * 1024 + 1),
-    ] {
+    let misaligned = std::env::var("BENCH_MISALIGNED").map_or(true, |v| v != "0");
+    let mut layouts = vec![("8 MiB parts", 8 * 1024 * 1024)];
+    if misaligned {
+        layouts.push(("8 MiB + 1 byte parts", 8 * 1024 * 1024 + 1));
+    }
+    let mut aligned_median = 0.0;
+    for (label, part) in layouts {
         let mut completes = Vec::new();
         for rep in 0..reps {
             // A bucket per repetition: SecantusDB deletes large files in one transaction that
@@ -107,8 +150,17 @@ async fn main() -> anyhow::Result<()> {
             );
             completes.push(complete);
         }
-        println!("{label}: median complete {:.3} s", median(completes));
+        let m = median(completes);
+        if part % 2 == 0 {
+            aligned_median = m;
+        }
+        println!("{label}: median complete {m:.3} s");
     }
+    let floor = raw_floor(&db, mib).await?;
+    println!(
+        "floor: one raw update_many shifting n of {mib} chunk documents of 1 MiB: {floor:.3} s; completion / floor {:.2}",
+        aligned_median / floor
+    );
     db.drop().await?;
     Ok(())
 }

@@ -19,6 +19,7 @@ use futures::TryStreamExt;
 use mongodb::bson::{doc, Bson, Document};
 
 use crate::storage::gridfs::Result;
+use crate::storage::meta::PartRecord;
 use crate::storage::objects::ObjectStore;
 
 /// What fsck found.
@@ -30,8 +31,8 @@ pub struct Report {
     pub broken_files: Vec<(String, Bson, String, u64, u64)>,
     /// Open uploads without any part (a client that never sent one; the sweep ages them out).
     pub uploads_without_parts: Vec<String>,
-    /// `(upload id, part file id)` of parts whose upload is gone.
-    pub parts_without_upload: Vec<(String, Bson)>,
+    /// Parts whose upload is gone.
+    pub parts_without_upload: Vec<PartRecord>,
     /// Write registrations whose writer stopped heart-beating (the janitor reaps them).
     pub stale_writes: u64,
     /// Expired reader leases.
@@ -70,10 +71,13 @@ impl Report {
         for u in &self.uploads_without_parts {
             line(format!("upload without parts: {u}"));
         }
-        for (u, id) in &self.parts_without_upload {
+        for p in &self.parts_without_upload {
             line(format!(
-                "part without upload: upload {u} part file_id {}",
-                key_of(id)
+                "part without upload: upload {} part {} file_id {} from n {}",
+                p.upload_id,
+                p.number,
+                key_of(&Bson::ObjectId(p.file_id)),
+                p.base
             ));
         }
         line(format!(
@@ -165,7 +169,7 @@ pub async fn run(store: &ObjectStore, repair: bool) -> Result<Report> {
         .collect();
     let part_ids: HashSet<String> = parts
         .iter()
-        .map(|(_, id)| key_of(&Bson::ObjectId(*id)))
+        .map(|p| key_of(&Bson::ObjectId(p.file_id)))
         .collect();
     let upload_ids: HashSet<String> = uploads
         .iter()
@@ -231,42 +235,42 @@ pub async fn run(store: &ObjectStore, repair: bool) -> Result<Report> {
     }
     report.broken_files = confirmed;
     let open_uploads: HashSet<&str> = uploads.iter().map(|u| u.id.as_str()).collect();
-    let with_parts: HashSet<&str> = parts.iter().map(|(u, _)| u.as_str()).collect();
+    let with_parts: HashSet<&str> = parts.iter().map(|p| p.upload_id.as_str()).collect();
     report.uploads_without_parts = uploads
         .iter()
         .filter(|u| u.is_open() && !with_parts.contains(u.id.as_str()))
         .map(|u| u.id.clone())
         .collect();
     report.parts_without_upload = parts
-        .iter()
-        .filter(|(u, _)| !open_uploads.contains(u.as_str()))
-        .map(|(u, id)| (u.clone(), Bson::ObjectId(*id)))
+        .into_iter()
+        .filter(|p| !open_uploads.contains(p.upload_id.as_str()))
         .collect();
     report.stale_writes = meta.stale_writes().await?;
     report.stale_leases = meta.expired_leases().await?;
     report.stale_locks = meta.stale_locks().await?;
     if repair {
-        let delete = |b: String, id: Bson| async move {
+        let delete = |b: String, filter: Document| async move {
             Ok::<_, crate::storage::gridfs::GridFsError>(
                 store
                     .gridfs(&b)
                     .chunks()
-                    .delete_many(doc! {"files_id": id})
+                    .delete_many(filter)
                     .await?
                     .deleted_count,
             )
         };
         let mut removed_chunks = 0;
         for (b, id, _) in &report.orphan_chunks {
-            removed_chunks += delete(b.clone(), id.clone()).await?;
+            removed_chunks += delete(b.clone(), doc! {"files_id": id.clone()}).await?;
         }
         let mut removed_parts = 0;
-        for (u, id) in &report.parts_without_upload {
-            // The part's chunks live in its upload's bucket, which the record does not name.
+        for p in &report.parts_without_upload {
+            // The part's chunks live in its upload's bucket, which the record does not name;
+            // only its own staging range goes (the file id may be a published object's).
             for b in &buckets {
-                removed_chunks += delete(b.clone(), id.clone()).await?;
+                removed_chunks += delete(b.clone(), p.chunk_filter()).await?;
             }
-            removed_parts += meta.delete_part_by_file(u, id).await?;
+            removed_parts += meta.delete_part_record(p).await?;
         }
         let leases = meta.purge_expired_leases().await?;
         let locks = meta.purge_stale_locks().await?;

@@ -99,7 +99,7 @@ pub async fn create(st: &AppState, req: S3Request) -> S3Result<Response> {
     ))
 }
 
-/// UploadPart: streamed into chunks of the upload's chunk size under the part's own id.
+/// UploadPart: streamed into chunks of the upload's chunk size, staged under the object's id.
 pub async fn upload_part(st: &AppState, mut req: S3Request) -> S3Result<Response> {
     require_bucket(st, req.bucket()).await?;
     let number = part_number(&req)?;
@@ -109,7 +109,11 @@ pub async fn upload_part(st: &AppState, mut req: S3Request) -> S3Result<Response
     if reader.declared_len().is_some_and(|l| l > MAX_PART_SIZE) {
         return Err(S3Error::entity_too_large());
     }
-    let mut part = st.store.open_part(&up).await?;
+    let mut part = st
+        .store
+        .open_part(&up)
+        .await?
+        .ok_or_else(S3Error::no_such_upload)?;
     let written: S3Result<()> = async {
         while let Some(b) = reader.next().await? {
             // Chunked bodies declare no length: the cap holds while streaming.
@@ -190,7 +194,11 @@ pub async fn upload_part_copy(st: &AppState, req: S3Request) -> S3Result<Respons
             Err(GridFsError::FileNotFound) => continue,
             Err(e) => return Err(e.into()),
         };
-        let mut part = st.store.open_part(&up).await?;
+        let mut part = st
+            .store
+            .open_part(&up)
+            .await?
+            .ok_or_else(S3Error::no_such_upload)?;
         let copied: Result<(), GridFsError> = async {
             while let Some(b) = stream.try_next().await? {
                 part.write(&b).await?;

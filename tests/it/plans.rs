@@ -58,6 +58,17 @@ fn every_query_shape_uses_an_index() {
                 doc! {"files_id": {"$in": [id.clone()]}},
                 None,
             ),
+            // A multipart part's staging range, and every staged chunk of an upload.
+            (
+                "plan.chunks",
+                doc! {"files_id": id.clone(), "n": {"$gte": -16384, "$lt": -8192}},
+                None,
+            ),
+            (
+                "plan.chunks",
+                doc! {"files_id": id.clone(), "n": {"$lt": 0}},
+                None,
+            ),
             // Leases and reclaims.
             (
                 "__leases",

@@ -81,7 +81,8 @@ async fn chunk_layout(gw: &Gateway, bucket: &str) -> (Vec<Document>, Vec<(i64, u
         .iter()
         .map(|c| {
             (
-                c.get_i64("n").unwrap(),
+                // Int32, as the GridFS spec has it, after the renumbering too.
+                i64::from(c.get_i32("n").expect("n is an Int32")),
                 c.get_binary_generic("data").unwrap().len(),
             )
         })
@@ -112,6 +113,23 @@ fn multipart_completes_in_place_as_one_gridfs_file() {
                 .key_count(),
             Some(0)
         );
+        // Parts are staged under the object's final file id (below n = 0): completion never
+        // changes a chunk's files_id, the shard key of a sharded chunks collection.
+        let staged: Vec<Document> = gw
+            .db
+            .collection::<Document>("mpb.chunks")
+            .find(doc! {})
+            .await
+            .unwrap()
+            .try_collect()
+            .await
+            .unwrap();
+        let ids: std::collections::HashSet<String> = staged
+            .iter()
+            .map(|c| c.get_object_id("files_id").unwrap().to_hex())
+            .collect();
+        assert_eq!(ids.len(), 1, "one files_id for every part");
+        assert!(staged.iter().all(|c| c.get_i32("n").unwrap() < 0));
         let r = s3
             .complete_multipart_upload()
             .bucket("mpb")
@@ -129,6 +147,7 @@ fn multipart_completes_in_place_as_one_gridfs_file() {
 
         let (files, layout) = chunk_layout(&gw, "mpb").await;
         assert_eq!(files.len(), 1);
+        assert!(ids.contains(&files[0].get_object_id("_id").unwrap().to_hex()));
         assert_eq!(files[0].get_i64("length").unwrap(), data.len() as i64);
         assert_eq!(files[0].get_i32("chunkSize").unwrap(), MIB as i32);
         let expected: Vec<(i64, usize)> =
@@ -580,25 +599,42 @@ fn complete_interrupted_midway_is_retryable() {
         let data = random_bytes(10 * MIB + 99, 27);
         let parts: Vec<&[u8]> = vec![&data[..5 * MIB], &data[5 * MIB..]];
         let (id, done) = upload_parts(&s3, "mpb", "retry", &parts).await;
-        // Simulate a gateway killed during Complete: part 1's chunks were already re-labelled
-        // as the object's chunks, nothing else happened.
-        let up = gw
+        // Simulate a gateway killed during Complete: the upload was marked completing with
+        // this part list, part 1's chunks were already renumbered from their staging range into
+        // the object's chunks 0..4, nothing else happened.
+        let recs = gw.state.store.meta().list_parts(&id, 0, 0).await.unwrap();
+        let etag = multipart_etag(&parts);
+        assert!(gw
             .state
             .store
             .meta()
-            .get_upload("mpb", &id)
+            .mark_upload_completing(&id, &etag)
             .await
-            .unwrap()
-            .unwrap();
-        let recs = gw.state.store.meta().list_parts(&id, 0, 0).await.unwrap();
+            .unwrap());
         gw.db
             .collection::<Document>("mpb.chunks")
             .update_many(
-                doc! {"files_id": recs[0].file_id},
-                doc! {"$set": {"files_id": up.file_id}},
+                recs[0].chunk_filter(),
+                doc! {"$inc": {"n": -(recs[0].base as i32)}},
             )
             .await
             .unwrap();
+        // A Complete with another part list is refused now: the chunks were renumbered for
+        // the first one.
+        let e = s3
+            .complete_multipart_upload()
+            .bucket("mpb")
+            .key("retry")
+            .upload_id(&id)
+            .multipart_upload(
+                CompletedMultipartUpload::builder()
+                    .parts(done[0].clone())
+                    .build(),
+            )
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(e.into_service_error().meta().code(), Some("NoSuchUpload"));
         // The client retries the Complete: it finishes with the right bytes and layout.
         s3.complete_multipart_upload()
             .bucket("mpb")

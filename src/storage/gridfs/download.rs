@@ -78,6 +78,18 @@ impl GridFsBucket {
     /// byte `end - 1` and nothing else; a missing, short or long chunk ends the stream with an
     /// error. An empty range issues no query at all.
     pub fn download_range(&self, file: &FileDoc, start: u64, end: u64) -> Result<ByteStream> {
+        self.download_range_from(file, 0, start, end)
+    }
+
+    /// [`GridFsBucket::download_range`] of content whose chunk `i` is stored as `n = base + i`
+    /// (a multipart part, staged under its upload's file id).
+    pub fn download_range_from(
+        &self,
+        file: &FileDoc,
+        base: i64,
+        start: u64,
+        end: u64,
+    ) -> Result<ByteStream> {
         if start > end || end > file.length {
             return Err(GridFsError::InvalidRange {
                 start,
@@ -89,8 +101,8 @@ impl GridFsBucket {
             return Ok(Box::pin(futures::stream::empty()));
         }
         let cs = u64::from(file.chunk_size);
-        let first = (start / cs) as i64;
-        let last_excl = chunk_count(end, file.chunk_size);
+        let first = base + (start / cs) as i64;
+        let last_excl = base + chunk_count(end, file.chunk_size);
         // Bounded in bytes, not documents: about 2 MiB per cursor batch and 1 MiB read ahead,
         // whatever the chunk size (memory per stream stays near 3 MiB).
         let per_batch = (2 * 1024 * 1024 / cs).clamp(1, 1000) as u32;
@@ -111,7 +123,8 @@ impl GridFsBucket {
                     .await
                     .map_err(|_| GridFsError::Timeout("reading chunks"))??
                 {
-                    let piece = checked_piece(&raw, expected, length, chunk_size, start, end)?;
+                    let piece =
+                        checked_piece(&raw, expected, base, length, chunk_size, start, end)?;
                     // No copy: the chunk document's buffer becomes the response's `Bytes`, and
                     // the piece is a slice of it (its offset found from the two addresses).
                     let offset = piece.as_ptr() as usize - raw.as_bytes().as_ptr() as usize;
@@ -170,6 +183,7 @@ impl GridFsBucket {
             out.extend_from_slice(checked_piece(
                 raw,
                 expected,
+                0,
                 file.length,
                 file.chunk_size,
                 start,
@@ -200,10 +214,11 @@ pub(crate) async fn collect(len_hint: u64, mut stream: ByteStream) -> Result<Vec
 }
 
 /// Checks chunk `expected` (its `n` and its length against the file's) and returns the part of
-/// its data inside `[start, end)`.
+/// its data inside `[start, end)`; the content's chunk `i` is stored as `n = base + i`.
 fn checked_piece(
     raw: &RawDocumentBuf,
     expected: i64,
+    base: i64,
     length: u64,
     chunk_size: u32,
     start: u64,
@@ -218,6 +233,7 @@ fn checked_piece(
         Ok(Some(RawBsonRef::Binary(b))) => b.bytes,
         _ => return Err(GridFsError::Corrupt(format!("chunk {n} without data"))),
     };
+    let n = n - base;
     let want = expected_chunk_len(length, chunk_size, n);
     if data.len() != want {
         return Err(GridFsError::ChunkWrongSize {

@@ -194,7 +194,12 @@ impl Upload {
         let mut chunk = RawDocumentBuf::new();
         chunk.append("_id", ObjectId::new());
         chunk.append("files_id", self.raw_id.clone());
-        chunk.append("n", self.next_n);
+        // Int32 as the GridFS spec has it (drivers in typed languages read it as one); the
+        // negative staging numbers of multipart parts fit too.
+        match i32::try_from(self.next_n) {
+            Ok(n) => chunk.append("n", n),
+            Err(_) => chunk.append("n", self.next_n),
+        }
         chunk.append(
             "data",
             RawBson::Binary(Binary {
@@ -291,7 +296,7 @@ impl Upload {
                 let _ = delete_chunks(
                     self.bucket.clone(),
                     self.id.clone(),
-                    self.first_chunk,
+                    self.first_chunk..self.next_n,
                     in_flight,
                 )
                 .await;
@@ -328,7 +333,7 @@ impl Upload {
         delete_chunks(
             self.bucket.clone(),
             self.id.clone(),
-            self.first_chunk,
+            self.first_chunk..self.next_n,
             in_flight,
         )
         .await
@@ -345,19 +350,23 @@ async fn join(h: JoinHandle<Result<()>>) -> Result<()> {
 }
 
 /// Waits for the inserts still running (so none lands after the delete), then deletes the
-/// chunks this upload wrote (from `first_chunk` on).
+/// chunks this upload wrote (`n` in `written`, and nothing else under the same id: a
+/// multipart part shares its file id with the other parts of its upload).
 async fn delete_chunks(
     bucket: GridFsBucket,
     id: Bson,
-    first_chunk: i64,
+    written: std::ops::Range<i64>,
     in_flight: VecDeque<JoinHandle<Result<()>>>,
 ) -> Result<()> {
     for h in in_flight {
         let _ = h.await;
     }
+    if written.is_empty() {
+        return Ok(());
+    }
     bucket
         .chunks()
-        .delete_many(doc! {"files_id": id, "n": {"$gte": first_chunk}})
+        .delete_many(doc! {"files_id": id, "n": {"$gte": written.start, "$lt": written.end}})
         .await?;
     Ok(())
 }
@@ -368,10 +377,14 @@ impl Drop for Upload {
             return;
         }
         let in_flight = std::mem::take(&mut self.in_flight);
-        let (bucket, id, first) = (self.bucket.clone(), self.id.clone(), self.first_chunk);
+        let (bucket, id, written) = (
+            self.bucket.clone(),
+            self.id.clone(),
+            self.first_chunk..self.next_n,
+        );
         if let Ok(rt) = tokio::runtime::Handle::try_current() {
             rt.spawn(async move {
-                if let Err(e) = delete_chunks(bucket, id.clone(), first, in_flight).await {
+                if let Err(e) = delete_chunks(bucket, id.clone(), written, in_flight).await {
                     tracing::warn!(file_id = %id, error = %e, "could not remove chunks of an abandoned upload");
                 }
             });

@@ -19,7 +19,7 @@ pub use clock::DbClock;
 pub use keylocks::{KeyLock, LOCK_TTL};
 pub use keys::{derive_master, KeyError, KeyInfo, KeySecret};
 pub use leases::{Lease, PendingReclaim};
-pub use uploads::{PartRecord, UploadRecord};
+pub use uploads::{PartRecord, UploadRecord, MAX_PART_SLOTS, PART_SPAN};
 pub use writes::{DeadWrite, WriteReg};
 
 use mongodb::bson::{doc, Document};

@@ -1,6 +1,9 @@
 //! Multipart uploads in progress (`__uploads`) and their parts (`__parts`). A part's data are
-//! GridFS chunks in the bucket's chunks collection under the part's own file id, with no files
-//! document, so they never show up as objects.
+//! GridFS chunks in the bucket's chunks collection, staged under the file id the completed
+//! object will have, at negative chunk numbers (`n = base + i`, a range of its own per part
+//! attempt): completion renumbers them in place and never changes their `files_id`, the
+//! chunks' shard key. No files document exists until completion, so they are not an object.
+//! (Parts written by grids3 before this layout have a file id of their own and base 0.)
 
 use futures::TryStreamExt;
 use mongodb::bson::{doc, oid::ObjectId, DateTime, Document};
@@ -43,6 +46,26 @@ impl UploadRecord {
     }
 }
 
+/// Chunk numbers reserved for each part attempt: 8,192 chunks of 1 MiB hold a part's maximum
+/// of 5 GiB.
+pub const PART_SPAN: i64 = 8192;
+
+/// Part attempts per upload. Staging numbers stay within Int32 (the type of GridFS's `n`),
+/// with room for the renumbering shift of a 5 TiB object (5,242,880 chunks of 1 MiB, below
+/// 2^23), so that `$inc` keeps every `n` an Int32.
+pub const MAX_PART_SLOTS: i64 = ((1 << 31) - (1 << 23)) / PART_SPAN;
+
+impl PartRecord {
+    /// The filter that selects this part's chunks in its bucket.
+    pub fn chunk_filter(&self) -> Document {
+        if self.base < 0 {
+            doc! {"files_id": self.file_id, "n": {"$gte": self.base, "$lt": self.base + PART_SPAN}}
+        } else {
+            doc! {"files_id": self.file_id}
+        }
+    }
+}
+
 /// One uploaded part.
 #[derive(Clone, Debug)]
 pub struct PartRecord {
@@ -50,8 +73,11 @@ pub struct PartRecord {
     pub upload_id: String,
     /// Part number (1..=10000).
     pub number: i32,
-    /// The id its chunks are stored under.
+    /// The id its chunks are stored under (the upload's file id).
     pub file_id: ObjectId,
+    /// The `n` of its first chunk: a negative staging range of [`PART_SPAN`] numbers of its
+    /// own (0 for a legacy part stored under a file id of its own).
+    pub base: i64,
     /// Size in bytes.
     pub size: u64,
     /// MD5 hex of the part (its ETag without quotes).
@@ -82,7 +108,15 @@ fn part_from(d: &Document) -> Option<PartRecord> {
     Some(PartRecord {
         upload_id: d.get_str("uploadId").ok()?.to_owned(),
         number: d.get_i32("number").ok()?,
-        file_id: d.get_object_id("fileId").ok()?,
+        file_id: d
+            .get_object_id("fileId")
+            .or_else(|_| d.get_object_id("stagedIn"))
+            .ok()?,
+        base: match d.get("base") {
+            Some(mongodb::bson::Bson::Int64(b)) => *b,
+            Some(mongodb::bson::Bson::Int32(b)) => i64::from(*b),
+            _ => 0,
+        },
         size: d.get_i64("size").ok()? as u64,
         md5_hex: d.get_str("md5").ok()?.to_owned(),
         last_modified: *d.get_datetime("lastModified").ok()?,
@@ -213,6 +247,70 @@ impl MetaStore {
             .and_then(|d| d.get_datetime("completedAt").ok().copied()))
     }
 
+    /// Reserves a staging range for a new part attempt: the `n` of its first chunk. `None` when
+    /// the upload is gone or no longer open; an error when it has used every range.
+    pub async fn next_part_base(&self, upload_id: &str) -> mongodb::error::Result<Option<i64>> {
+        let found = self
+            .uploads
+            .find_one_and_update(
+                doc! {"_id": upload_id, "completed": null, "completing": null, "aborting": {"$ne": true}},
+                doc! {"$inc": {"slots": 1_i64}},
+            )
+            .return_document(mongodb::options::ReturnDocument::After)
+            .projection(doc! {"slots": 1})
+            .await?;
+        let Some(d) = found else {
+            return Ok(None);
+        };
+        let slot = match d.get("slots") {
+            Some(mongodb::bson::Bson::Int64(s)) => *s,
+            Some(mongodb::bson::Bson::Int32(s)) => i64::from(*s),
+            _ => 1,
+        };
+        if slot > MAX_PART_SLOTS {
+            return Err(mongodb::error::Error::custom(format!(
+                "upload {upload_id} used all of its {MAX_PART_SLOTS} part attempts"
+            )));
+        }
+        Ok(Some(-slot * PART_SPAN))
+    }
+
+    /// Marks an upload as being completed with the ETag of `parts` (its part list): the
+    /// chunks may be renumbered from then on, so a Complete with another list must fail.
+    /// `false` when another list started completing it first.
+    pub async fn mark_upload_completing(
+        &self,
+        id: &str,
+        etag: &str,
+    ) -> mongodb::error::Result<bool> {
+        let r = self
+            .uploads
+            .update_one(
+                doc! {"_id": id, "completing": {"$in": [mongodb::bson::Bson::Null, etag]}},
+                doc! {"$set": {"completing": etag}},
+            )
+            .await?;
+        Ok(r.matched_count == 1)
+    }
+
+    /// Records that a completion rewrote its tail (a retry need not do it again).
+    pub async fn mark_upload_rewritten(&self, id: &str) -> mongodb::error::Result<()> {
+        self.uploads
+            .update_one(doc! {"_id": id}, doc! {"$set": {"tailRewritten": true}})
+            .await?;
+        Ok(())
+    }
+
+    /// Whether a completion already rewrote the upload's tail.
+    pub async fn upload_tail_rewritten(&self, id: &str) -> mongodb::error::Result<bool> {
+        Ok(self
+            .uploads
+            .find_one(doc! {"_id": id})
+            .projection(doc! {"tailRewritten": 1})
+            .await?
+            .is_some_and(|d| d.get_bool("tailRewritten").unwrap_or(false)))
+    }
+
     /// Marks an upload as being aborted (no part can join it any more).
     pub async fn mark_upload_aborting(&self, id: &str) -> mongodb::error::Result<()> {
         self.uploads
@@ -235,7 +333,10 @@ impl MetaStore {
             .and_then(part_from))
     }
 
-    /// Whether a part record holds chunks under `file_id`.
+    /// Whether a legacy part record (one with a file id of its own) holds chunks under
+    /// `file_id`. Staged parts do not answer: they share the upload's file id (recorded as
+    /// `stagedIn`, not `fileId`), and the upload record owns their ranges, never a write
+    /// registration or a reclaim.
     pub async fn part_uses_file(
         &self,
         file_id: &mongodb::bson::Bson,
@@ -261,24 +362,10 @@ impl MetaStore {
             .is_some())
     }
 
-    /// Every part record (for fsck): `(upload id, file id)`.
-    pub async fn all_parts(&self) -> mongodb::error::Result<Vec<(String, ObjectId)>> {
-        let docs: Vec<Document> = self
-            .parts
-            .find(doc! {})
-            .projection(doc! {"uploadId": 1, "fileId": 1})
-            .await?
-            .try_collect()
-            .await?;
-        Ok(docs
-            .iter()
-            .filter_map(|d| {
-                Some((
-                    d.get_str("uploadId").ok()?.to_owned(),
-                    d.get_object_id("fileId").ok()?,
-                ))
-            })
-            .collect())
+    /// Every part record (for fsck).
+    pub async fn all_parts(&self) -> mongodb::error::Result<Vec<PartRecord>> {
+        let docs: Vec<Document> = self.parts.find(doc! {}).await?.try_collect().await?;
+        Ok(docs.iter().filter_map(part_from).collect())
     }
 
     /// Every upload record (for fsck).
@@ -301,7 +388,7 @@ impl MetaStore {
                 doc! {"_id": part_key(&p.upload_id, p.number)},
                 doc! {
                     "_id": part_key(&p.upload_id, p.number), "uploadId": &p.upload_id, "number": p.number,
-                    "fileId": p.file_id, "size": p.size as i64, "md5": &p.md5_hex, "lastModified": p.last_modified,
+                    (if p.base < 0 { "stagedIn" } else { "fileId" }): p.file_id, "base": p.base, "size": p.size as i64, "md5": &p.md5_hex, "lastModified": p.last_modified,
                     "checksumAlgorithm": p.checksum.as_ref().map(|c| c.0.clone()),
                     "checksum": p.checksum.as_ref().map(|c| c.1.clone()),
                 },
@@ -329,15 +416,11 @@ impl MetaStore {
         Ok(docs.iter().filter_map(part_from).collect())
     }
 
-    /// Removes one part record by its file id (fsck --repair); how many were removed.
-    pub async fn delete_part_by_file(
-        &self,
-        upload_id: &str,
-        file_id: &mongodb::bson::Bson,
-    ) -> mongodb::error::Result<u64> {
+    /// Removes one part record (fsck --repair); how many were removed.
+    pub async fn delete_part_record(&self, p: &PartRecord) -> mongodb::error::Result<u64> {
         Ok(self
             .parts
-            .delete_many(doc! {"uploadId": upload_id, "fileId": file_id.clone()})
+            .delete_many(doc! {"_id": part_key(&p.upload_id, p.number)})
             .await?
             .deleted_count)
     }

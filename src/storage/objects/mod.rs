@@ -9,7 +9,7 @@ mod multipart;
 
 pub use list::{ListEntry, ListPage, ListQuery};
 pub use meta::ObjectMeta;
-pub use multipart::{CompleteStats, MULTIPART_CHUNK_SIZE};
+pub use multipart::{CompleteStats, PartWrite, MULTIPART_CHUNK_SIZE};
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

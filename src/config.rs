@@ -73,6 +73,12 @@ pub struct Config {
     #[arg(long, env = "GRIDS3_DELETE_OLD_ROOT_KEYS", default_value_t = false)]
     pub delete_old_root_keys: bool,
 
+    /// On a sharded cluster (MONGODB_URI points at mongos): shard each bucket's collections as
+    /// the bucket is created, chunks on `{files_id: 1}` and files on `{filename: 1}`. The
+    /// database must have sharding enabled, and the user the right to run `shardCollection`.
+    #[arg(long, env = "GRIDS3_SHARD_BUCKETS", default_value_t = false)]
+    pub shard_buckets: bool,
+
     /// Seconds an operation that does not move object data (listings, HEAD, DELETE, tagging,
     /// bucket and multipart bookkeeping, the start of a GET) may take before it answers 503.
     #[arg(long, env = "GRIDS3_REQUEST_TIMEOUT", default_value_t = 60)]

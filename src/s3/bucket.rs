@@ -107,6 +107,16 @@ pub async fn create_bucket(st: &AppState, mut req: S3Request) -> S3Result<Respon
         st.store.drop_bucket(&name).await?;
     }
     st.store.gridfs(&name).ensure_indexes().await?;
+    if st.config.shard_buckets {
+        // Never a bucket left unsharded on a cluster meant to spread it: a failure undoes
+        // the creation (the tombstone has the janitor drop the collections, and a retried
+        // CreateBucket starts over) and is the client's error.
+        if let Err(e) = st.store.shard_bucket(&name).await {
+            tracing::error!(bucket = %name, error = %e, "could not shard the bucket's collections");
+            st.store.meta().delete_bucket(&name).await?;
+            return Err(e.into());
+        }
+    }
     let mut r = empty(StatusCode::OK);
     if let Ok(v) = HeaderValue::from_str(&format!("/{name}")) {
         r.headers_mut().insert("location", v);

@@ -4,3 +4,4 @@
 pub mod gridfs;
 pub mod meta;
 pub mod objects;
+pub mod sharding;

@@ -58,6 +58,7 @@ fn compose_files_validate_and_use_only_known_variables() {
         .arg(compose_schema())
         .arg(root.join("docker-compose.yml"))
         .arg(root.join("docker-compose.two-instances.yml"))
+        .arg(root.join("docker-compose.sharded.yml"))
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);

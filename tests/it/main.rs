@@ -12,6 +12,7 @@ mod s3_gridfs;
 mod s3_multipart;
 mod s3_raw;
 mod s3_sdk;
+mod sharding;
 mod smoke;
 mod soak;
 mod support;

@@ -157,7 +157,7 @@ pub async fn gateway_with(
 }
 
 /// Starts a gateway over `client`'s server.
-async fn gateway_with_client(
+pub async fn gateway_with_client(
     client: mongodb::Client,
     db_name: &str,
     tweak: impl FnOnce(&mut grids3::config::Config),

@@ -35,4 +35,22 @@ for f in files:
         if "MONGODB_URI" not in keys:
             sys.exit(f"{f}: service {name} does not set MONGODB_URI")
     print(f"ok: {f}: every grids3 environment variable is one grids3 reads")
+    if "sharded" in os.path.basename(f):
+        svcs = doc["services"]
+        cmd = lambda s: " ".join(s.get("command", [])) if isinstance(s.get("command"), list) else str(s.get("command", ""))
+        if not any("--configsvr" in cmd(s) for s in svcs.values()):
+            sys.exit(f"{f}: no config server")
+        shards = [n for n, s in svcs.items() if "--shardsvr" in cmd(s)]
+        if len(shards) < 2:
+            sys.exit(f"{f}: fewer than two shard replica sets: {shards}")
+        if not any(cmd(s).startswith("mongos ") for s in svcs.values()):
+            sys.exit(f"{f}: no mongos")
+        init = [s for s in svcs.values() if "sh.addShard" in cmd(s)]
+        if not init or "sh.enableSharding('grids3')" not in cmd(init[0]):
+            sys.exit(f"{f}: no init job that adds the shards and enables sharding")
+        for name, s in services:
+            env = s.get("environment", {})
+            if str(env.get("GRIDS3_SHARD_BUCKETS")).lower() != "true" or "mongos" not in env.get("MONGODB_URI", ""):
+                sys.exit(f"{f}: {name} must shard its buckets and connect to mongos")
+        print(f"ok: {f}: config server, {len(shards)} shards, mongos, init job, grids3 sharding its buckets")
 print("compose: all checks passed")

@@ -638,6 +638,12 @@ impl ObjectStore {
             .is_none())
     }
 
+    /// Shards a new bucket's collections (see `storage::sharding`).
+    pub async fn shard_bucket(&self, bucket: &str) -> Result<()> {
+        crate::storage::sharding::shard_bucket(&self.db, bucket).await?;
+        Ok(())
+    }
+
     /// Drops a bucket's collections.
     pub async fn drop_bucket(&self, bucket: &str) -> Result<()> {
         self.gridfs(bucket).drop().await?;

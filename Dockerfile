@@ -7,7 +7,7 @@ COPY Cargo.toml Cargo.lock ./
 # Build the dependencies against stub sources first so that code changes do not rebuild them.
 RUN mkdir -p src benches tests/it \
     && echo 'fn main() {}' > src/main.rs && echo '' > src/lib.rs \
-    && for b in gridfs_engine multipart_complete memory listing; do echo 'fn main() {}' > benches/$b.rs; done \
+    && for b in gridfs_engine multipart_complete memory listing throughput; do echo 'fn main() {}' > benches/$b.rs; done \
     && echo '' > tests/it/main.rs \
     && cargo build --release --locked --bin grids3 \
     && rm -rf src

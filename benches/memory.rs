@@ -10,84 +10,10 @@
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use grids3::auth::sigv4;
 use grids3::devdb::{free_port, LocalDb, Storage};
 
-const AK: &str = "benchroot";
-const SK: &str = "benchroot-secret";
-
-fn signed(method: &str, host: &str, path: &str) -> Vec<(String, String)> {
-    let amz_date = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
-    let hash = "UNSIGNED-PAYLOAD".to_owned();
-    let headers = vec![
-        ("host".to_owned(), host.to_owned()),
-        ("x-amz-content-sha256".to_owned(), hash.clone()),
-        ("x-amz-date".to_owned(), amz_date.clone()),
-    ];
-    let signed = "host;x-amz-content-sha256;x-amz-date";
-    let cr = sigv4::canonical_request(
-        method,
-        &sigv4::canonical_uri(path),
-        "",
-        &headers,
-        signed,
-        &hash,
-    );
-    let scope = format!("{}/us-east-1/s3/aws4_request", &amz_date[..8]);
-    let key = sigv4::signing_key(SK, &amz_date[..8], "us-east-1", "s3");
-    let sig = sigv4::sign(&key, &sigv4::string_to_sign(&amz_date, &scope, &cr));
-    let mut out: Vec<(String, String)> = headers.into_iter().filter(|(k, _)| k != "host").collect();
-    out.push((
-        "authorization".into(),
-        format!(
-            "AWS4-HMAC-SHA256 Credential={AK}/{scope}, SignedHeaders={signed}, Signature={sig}"
-        ),
-    ));
-    out
-}
-
-/// CPU seconds (user + system) the process has used.
-fn cpu_secs(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // Fields after the command name (which is in parentheses and may hold spaces).
-    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks: f64 = f.get(11).and_then(|v| v.parse().ok()).unwrap_or(0.0)
-        + f.get(12).and_then(|v| v.parse().ok()).unwrap_or(0.0);
-    ticks / 100.0
-}
-
-fn status_kib(pid: u32, field: &str) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find(|l| l.starts_with(field))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
-
-async fn request(
-    client: &reqwest::Client,
-    addr: &str,
-    method: &str,
-    path: &str,
-    body: Option<(usize, usize)>,
-) -> reqwest::Response {
-    let mut rb = client.request(method.parse().unwrap(), format!("http://{addr}{path}"));
-    for (k, v) in signed(method, addr, path) {
-        rb = rb.header(k, v);
-    }
-    if let Some((len, seed)) = body {
-        let piece: Vec<u8> = (0..1024 * 1024).map(|i: usize| (i ^ seed) as u8).collect();
-        let n = len / piece.len();
-        let s = futures::stream::iter(0..n).map(move |_| Ok::<_, std::io::Error>(piece.clone()));
-        rb = rb
-            .header("content-length", len.to_string())
-            .body(reqwest::Body::wrap_stream(s));
-    }
-    rb.send().await.expect("request")
-}
+mod common;
+use common::{cpu_secs, request, start_gateway, status_kib};
 
 async fn phase(streams: usize, mib: usize, addr: &str, pid: u32, put: bool) -> (f64, u64) {
     let client = reqwest::Client::new();
@@ -131,28 +57,9 @@ async fn main() -> anyhow::Result<()> {
     let sizes = list("BENCH_OBJECT_MIB", "64,16");
     for (&n, &mib) in streams.iter().zip(sizes.iter()) {
         let db = LocalDb::start_server(free_port()?, Storage::Ephemeral).await?;
-        let port = free_port()?;
-        let addr = format!("127.0.0.1:{port}");
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_grids3"))
-            .env("MONGODB_URI", &db.uri)
-            .env("GRIDS3_LISTEN", &addr)
-            .env("GRIDS3_ROOT_ACCESS_KEY", AK)
-            .env("GRIDS3_ROOT_SECRET_KEY", SK)
-            .env("RUST_LOG", "warn")
-            .spawn()?;
+        let (mut child, addr) = start_gateway(&db.uri).await?;
         let pid = child.id();
         let client = reqwest::Client::new();
-        for _ in 0..300 {
-            if client
-                .get(format!("http://{addr}/_grids3/ready"))
-                .send()
-                .await
-                .is_ok_and(|r| r.status().is_success())
-            {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
         let r = request(&client, &addr, "PUT", "/mem", None).await;
         assert!(r.status().is_success());
         let idle = status_kib(pid, "VmRSS:");

@@ -14,7 +14,10 @@ use crate::support;
 #[test]
 fn create_bucket_shards_its_collections_or_undoes_itself() {
     support::run(async {
-        let name = format!("g_shard_{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
+        let name = format!(
+            "g_shard_{}",
+            &uuid::Uuid::new_v4().simple().to_string()[..12]
+        );
         let seen: Arc<Mutex<Vec<Document>>> = Arc::default();
         let mut opts = mongodb::options::ClientOptions::parse(&support::db().uri)
             .await

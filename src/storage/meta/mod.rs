@@ -45,6 +45,8 @@ pub struct MetaStore {
     process_id: std::sync::Arc<str>,
     write_ttl: std::time::Duration,
     bucket_cache: BucketCache,
+    /// Registrations of finished writes, removed in batches (see `writes`).
+    finished_writes: writes::FinishedWrites,
 }
 
 /// Bucket lookups cached in this process: the attributes (or `None`) and when they were read.
@@ -127,6 +129,7 @@ impl MetaStore {
             process_id: uuid::Uuid::new_v4().simple().to_string().into(),
             write_ttl: std::time::Duration::from_secs(30),
             bucket_cache: BucketCache::default(),
+            finished_writes: writes::FinishedWrites::default(),
         }
     }
 

@@ -11,6 +11,11 @@
 //! whose registration was claimed publishes nothing. A fence within half a lease of the last
 //! renewal needs no round trip: this process's monotonic clock only has to measure elapsed time,
 //! never agree with another instance's.
+//!
+//! A finished write's registration is removed in a batch with others, within
+//! [`FLUSH_EVERY`], not by a round trip of its own (a PUT costs one command less): until then
+//! it names a published file, which is harmless (the janitor only drops such a record, and
+//! DeleteBucket waits the moment it takes for the batch to go).
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -19,6 +24,14 @@ use futures::TryStreamExt;
 use mongodb::bson::{doc, oid::ObjectId, Bson, Document};
 
 use super::MetaStore;
+
+/// How often the registrations of finished writes are removed.
+pub const FLUSH_EVERY: Duration = Duration::from_millis(100);
+
+/// Registrations of finished writes waiting for their batch removal, and whether the task
+/// that removes them runs.
+#[derive(Clone, Debug, Default)]
+pub(super) struct FinishedWrites(Arc<Mutex<(Vec<ObjectId>, bool)>>);
 
 /// A registered write. Call [`WriteReg::done`] once its chunks are published (or deleted);
 /// dropping it unfinished stops the heartbeat and leaves the registration for the janitor.
@@ -148,6 +161,47 @@ impl MetaStore {
         Ok(out)
     }
 
+    /// Queues a finished write's registration for the next batch removal, starting the task
+    /// that runs them if it is not running. The task ends when the queue is empty and no other
+    /// handle on it is left (the metastore was dropped).
+    fn forget_write_later(&self, id: ObjectId) {
+        let mut q = self.finished_writes.0.lock().expect("finished writes");
+        q.0.push(id);
+        if q.1 {
+            return;
+        }
+        q.1 = true;
+        let (queue, writes) = (self.finished_writes.0.clone(), self.writes.clone());
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(FLUSH_EVERY).await;
+                let batch = {
+                    let mut q = queue.lock().expect("finished writes");
+                    if q.0.is_empty() && Arc::strong_count(&queue) == 1 {
+                        q.1 = false;
+                        return;
+                    }
+                    std::mem::take(&mut q.0)
+                };
+                if batch.is_empty() {
+                    continue;
+                }
+                if let Err(e) = writes
+                    .delete_many(doc! {"_id": {"$in": batch.clone()}})
+                    .await
+                {
+                    // Harmless if it never succeeds: the janitor drops these records once
+                    // they expire, finding their files published.
+                    tracing::warn!(error = %e, "could not remove finished write registrations");
+                    let mut q = queue.lock().expect("finished writes");
+                    if q.0.len() < 100_000 {
+                        q.0.extend(batch);
+                    }
+                }
+            }
+        });
+    }
+
     /// Forgets a registration.
     pub async fn remove_write(&self, id: ObjectId) -> mongodb::error::Result<()> {
         self.writes.delete_one(doc! {"_id": id}).await?;
@@ -206,13 +260,11 @@ impl WriteReg {
             .await
     }
 
-    /// Ends the registration after the write was published or its chunks deleted.
+    /// Ends the registration after the write was published or its chunks deleted (the record
+    /// goes with the next batch).
     pub async fn done(self) {
         self.heartbeat.abort();
-        if let Err(e) = self.meta.remove_write(self.id).await {
-            // Harmless: the janitor finds the published file and only removes the record.
-            tracing::warn!(error = %e, "could not remove a write registration");
-        }
+        self.meta.forget_write_later(self.id);
     }
 }
 

@@ -182,6 +182,6 @@ proptest! {
         query in proptest::collection::vec((prop_oneof![Just("uploads".to_owned()), Just("uploadId".to_owned()), Just("partNumber".to_owned()), Just("tagging".to_owned()), Just("list-type".to_owned()), Just("versionId".to_owned()), any::<String>()], any::<String>()), 0..4),
     ) {
         let h = headers_of(&[("x-amz-copy-source".into(), "b/k".into())]);
-        let _ = crate::http::op::parse(&method, bucket.as_deref(), key.as_deref(), &query, &h);
+        let _ = crate::s3::op::parse(&method, bucket.as_deref(), key.as_deref(), &query, &h);
     }
 }

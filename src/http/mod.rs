@@ -1,9 +1,9 @@
-//! The HTTP side: the router (one S3 entry plus the reserved `/_grids3/` prefix), addressing
-//! and the operation enum. It only routes.
+//! The HTTP side: the router (one S3 entry plus the reserved `/_grids3/` prefix) and
+//! addressing. It only routes; the operation enum lives in `s3::op`, below both, so that the
+//! handlers never import from here.
 
 pub mod addressing;
 pub mod admin;
-pub mod op;
 
 use std::time::Instant;
 
@@ -16,7 +16,7 @@ use axum::Router;
 
 use crate::auth::{authenticate, sigv4};
 use crate::error::S3Error;
-use crate::s3::{self, S3Request};
+use crate::s3::{self, op, S3Request};
 use crate::state::AppState;
 use crate::xml;
 

@@ -4,7 +4,7 @@
 
 use crate::auth::Auth;
 use crate::error::{S3Error, S3Result};
-use crate::http::op::Op;
+use crate::s3::op::Op;
 use crate::state::AppState;
 use crate::storage::meta::BucketInfo;
 

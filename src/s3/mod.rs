@@ -9,6 +9,7 @@ pub mod headers;
 pub mod list;
 pub mod multipart;
 pub mod object;
+pub mod op;
 pub mod tagging;
 
 use axum::body::Body;
@@ -19,7 +20,7 @@ use axum::response::Response;
 use crate::auth::body::BodyReader;
 use crate::auth::Auth;
 use crate::error::{S3Error, S3Result};
-use crate::http::op::Op;
+use crate::s3::op::Op;
 use crate::state::AppState;
 use crate::storage::meta::BucketInfo;
 use crate::xml::Owner;

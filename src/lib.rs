@@ -6,6 +6,7 @@
 
 pub mod admin_cli;
 pub mod auth;
+pub mod checksum;
 pub mod config;
 pub mod devdb;
 pub mod error;

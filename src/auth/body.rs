@@ -12,8 +12,8 @@ use sha2::{Digest, Sha256};
 
 use super::sigv4;
 use super::{Auth, Payload};
+use crate::checksum::{Algorithm, Hasher};
 use crate::error::{S3Error, S3Result};
-use crate::s3::checksum::{Algorithm, Hasher};
 
 /// Longest chunk-header or trailer line accepted.
 const MAX_LINE: usize = 4096;

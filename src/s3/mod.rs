@@ -2,7 +2,6 @@
 
 pub mod authz;
 pub mod bucket;
-pub mod checksum;
 pub mod copy;
 pub mod delete;
 pub mod headers;

@@ -6,11 +6,11 @@ use axum::response::Response;
 use futures::TryStreamExt;
 use md5::{Digest, Md5};
 
-use super::checksum::Algorithm;
 use super::copy::parse_copy_source;
 use super::headers::{iso8601, meta_from_headers};
 use super::object::require_object;
 use super::{empty, owner_of, require_bucket, xml_response, S3Request};
+use crate::checksum::Algorithm;
 use crate::error::{S3Error, S3Result};
 use crate::state::AppState;
 use crate::storage::gridfs::GridFsError;

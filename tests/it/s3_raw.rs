@@ -407,7 +407,7 @@ fn signed_payload_with_signed_trailer_and_every_checksum() {
         let data = support::random_bytes(150_000, 8);
         // The expected checksums, computed with the checksum module's hashers, whose values are
         // pinned to published check values in its unit tests.
-        use grids3::s3::checksum::Algorithm;
+        use grids3::checksum::Algorithm;
         for alg in Algorithm::ALL {
             let mut h = alg.hasher();
             h.update(&data);

@@ -73,6 +73,12 @@ pub struct Config {
     #[arg(long, env = "GRIDS3_DELETE_OLD_ROOT_KEYS", default_value_t = false)]
     pub delete_old_root_keys: bool,
 
+    /// A server-wide CORS rule for buckets without a CORS configuration of their own:
+    /// comma-separated allowed origins (`*` wildcards allowed), with every method, every
+    /// request header, and the common response headers exposed. Unset: no default rule.
+    #[arg(long, env = "GRIDS3_CORS_DEFAULT_ORIGINS")]
+    pub cors_default_origins: Option<String>,
+
     /// On a sharded cluster (MONGODB_URI points at mongos): shard each bucket's collections as
     /// the bucket is created, chunks on `{files_id: 1}` and files on `{filename: 1}`. The
     /// database must have sharding enabled, and the user the right to run `shardCollection`.

@@ -33,6 +33,12 @@ macro_rules! errors {
 }
 
 errors! {
+    /// GetBucketCors on a bucket without a CORS configuration.
+    no_such_cors_configuration => "NoSuchCORSConfiguration", NOT_FOUND, "The CORS configuration does not exist";
+    /// A preflight (or a CORS request) that no CORS rule of the bucket allows.
+    cors_forbidden => "AccessForbidden", FORBIDDEN, "CORSResponse: This CORS request is not allowed. This is usually because the evalution of Origin, request method / Access-Control-Request-Method or Access-Control-Request-Headers are not whitelisted by the resource's CORS spec.";
+    /// A preflight without an Origin header.
+    cors_origin_missing => "BadRequest", BAD_REQUEST, "Insufficient information. Origin request header needed.";
     /// Access denied (unsigned request, expired presigned URL, ...).
     access_denied => "AccessDenied", FORBIDDEN, "Access Denied";
     /// The bucket exists and another key owns it.

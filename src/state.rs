@@ -93,6 +93,7 @@ impl AppState {
                 region: self.config.region.clone(),
                 adopted: true,
                 grants: Vec::new(),
+                cors: Vec::new(),
             };
             if self.store.meta().create_bucket(&info).await? {
                 tracing::info!(bucket = %name, "adopted an existing GridFS bucket");

@@ -121,7 +121,18 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
             .unwrap_or(0)
     };
     let bytes_in = content_length(&parts.headers);
+    // For the CORS headers of the response (see `s3::cors`).
+    let origin = parts
+        .headers
+        .get(header::ORIGIN)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let method = parts.method.clone();
     let result = async {
+        if op == op::Op::Preflight {
+            // Browsers send preflights without credentials; the bucket's rules decide.
+            return s3::cors::preflight(&st, target.bucket.as_deref(), &parts.headers).await;
+        }
         let auth = authenticate(&parts, &query, &st.creds, &st.config.region).await?;
         // `%FF` and `%FE` must not name the same object: a path that does not decode to
         // UTF-8 is refused as AWS refuses it.
@@ -160,6 +171,9 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
         Ok(r) => r,
         Err(e) => error_response(&e, &resource, &request_id, head),
     };
+    if let (Some(origin), Some(b), false) = (&origin, &bucket, method == Method::OPTIONS) {
+        s3::cors::decorate(&st, b, &method, origin, &mut resp).await;
+    }
     let h = resp.headers_mut();
     if let Ok(v) = HeaderValue::from_str(&request_id) {
         h.insert("x-amz-request-id", v.clone());

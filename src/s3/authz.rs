@@ -46,7 +46,7 @@ pub fn role_on(auth: &Auth, b: &BucketInfo) -> Option<Role> {
 fn needed(op: &Op) -> Option<Role> {
     use Op::*;
     Some(match op {
-        ListBuckets | CreateBucket | NotImplemented(_) => return None,
+        ListBuckets | CreateBucket | NotImplemented(_) | Preflight => return None,
         HeadBucket | GetBucketLocation | GetBucketVersioning | ListObjectVersions
         | ListObjectsV2 | ListObjects | GetObject | HeadObject | GetObjectAttributes
         | GetObjectTagging | ListParts | ListMultipartUploads | GetBucketTagging => Role::Read,
@@ -61,7 +61,8 @@ fn needed(op: &Op) -> Option<Role> {
         | AbortMultipartUpload
         | PutObjectTagging
         | DeleteObjectTagging => Role::Write,
-        DeleteBucket | PutBucketTagging | DeleteBucketTagging => Role::Owner,
+        DeleteBucket | PutBucketTagging | DeleteBucketTagging | GetBucketCors | PutBucketCors
+        | DeleteBucketCors => Role::Owner,
     })
 }
 

@@ -87,6 +87,7 @@ pub async fn create_bucket(st: &AppState, mut req: S3Request) -> S3Result<Respon
         region: st.config.region.clone(),
         adopted: false,
         grants: Vec::new(),
+        cors: Vec::new(),
     };
     let was_deleted = st.store.meta().is_tombstone(&name).await?;
     if !st.store.meta().create_bucket(&info).await? {

@@ -3,6 +3,7 @@
 pub mod authz;
 pub mod bucket;
 pub mod copy;
+pub mod cors;
 pub mod delete;
 pub mod headers;
 pub mod list;
@@ -105,6 +106,11 @@ pub async fn dispatch(st: &AppState, op: Op, req: S3Request) -> S3Result<Respons
         Op::GetBucketTagging => tagging::get_bucket_tagging(st, req).await,
         Op::PutBucketTagging => tagging::put_bucket_tagging(st, req).await,
         Op::DeleteBucketTagging => tagging::delete_bucket_tagging(st, req).await,
+        Op::GetBucketCors => cors::get_bucket_cors(st, req).await,
+        Op::PutBucketCors => cors::put_bucket_cors(st, req).await,
+        Op::DeleteBucketCors => cors::delete_bucket_cors(st, req).await,
+        // Answered before authentication, in the HTTP entry.
+        Op::Preflight => Err(S3Error::internal()),
         Op::NotImplemented(_) => Err(S3Error::not_implemented()),
     }
 }

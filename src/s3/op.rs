@@ -64,6 +64,14 @@ pub enum Op {
     PutBucketTagging,
     /// DELETE /bucket?tagging
     DeleteBucketTagging,
+    /// GET /bucket?cors
+    GetBucketCors,
+    /// PUT /bucket?cors
+    PutBucketCors,
+    /// DELETE /bucket?cors
+    DeleteBucketCors,
+    /// OPTIONS /bucket[/key]: a CORS preflight, answered without authentication.
+    Preflight,
     /// Anything else; the string names what was asked for (for the log).
     NotImplemented(String),
 }
@@ -115,6 +123,10 @@ impl Op {
             Op::GetBucketTagging => "GetBucketTagging",
             Op::PutBucketTagging => "PutBucketTagging",
             Op::DeleteBucketTagging => "DeleteBucketTagging",
+            Op::GetBucketCors => "GetBucketCors",
+            Op::PutBucketCors => "PutBucketCors",
+            Op::DeleteBucketCors => "DeleteBucketCors",
+            Op::Preflight => "PreflightRequest",
             Op::NotImplemented(_) => "NotImplemented",
         }
     }
@@ -181,6 +193,7 @@ pub fn parse(
             Method::GET if sub.is_empty() => Op::ListBuckets,
             _ => ni("service"),
         },
+        (Some(_), _) if *method == Method::OPTIONS => Op::Preflight,
         (Some(_), None) => match (method.clone(), sub.as_slice()) {
             (Method::PUT, []) => Op::CreateBucket,
             (Method::HEAD, []) => Op::HeadBucket,
@@ -197,6 +210,9 @@ pub fn parse(
             (Method::GET, ["tagging"]) => Op::GetBucketTagging,
             (Method::PUT, ["tagging"]) => Op::PutBucketTagging,
             (Method::DELETE, ["tagging"]) => Op::DeleteBucketTagging,
+            (Method::GET, ["cors"]) => Op::GetBucketCors,
+            (Method::PUT, ["cors"]) => Op::PutBucketCors,
+            (Method::DELETE, ["cors"]) => Op::DeleteBucketCors,
             (_, s) => ni(&format!("bucket ?{}", s.join("&"))),
         },
         (Some(_), Some(_)) => {
@@ -309,7 +325,8 @@ mod tests {
     fn unknown_things_are_not_implemented() {
         for (m, b, k, query) in [
             (Method::GET, Some("b"), None, "acl"),
-            (Method::PUT, Some("b"), None, "cors"),
+            (Method::PUT, Some("b"), None, "website"),
+            (Method::PUT, Some("b"), Some("k"), "cors"),
             (Method::GET, Some("b"), Some("k"), "partNumber=1"),
             (Method::GET, Some("b"), None, "list-type=3"),
             (Method::POST, None, None, ""),

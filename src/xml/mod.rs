@@ -637,6 +637,44 @@ pub struct Tag {
     pub value: String,
 }
 
+/// `<CORSConfiguration>`, request of PutBucketCors and response of GetBucketCors.
+#[derive(Serialize, Deserialize, Debug, Default)]
+pub struct CorsConfiguration {
+    /// Namespace (responses).
+    #[serde(rename = "@xmlns", default, skip_deserializing)]
+    pub xmlns: &'static str,
+    /// The rules, in order.
+    #[serde(rename = "CORSRule", default)]
+    pub rules: Vec<CorsRuleXml>,
+}
+
+/// One `<CORSRule>`.
+#[derive(Serialize, Deserialize, Debug, Default)]
+pub struct CorsRuleXml {
+    /// `ID`.
+    #[serde(rename = "ID", default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// `AllowedHeader`s.
+    #[serde(rename = "AllowedHeader", default)]
+    pub allowed_headers: Vec<String>,
+    /// `AllowedMethod`s.
+    #[serde(rename = "AllowedMethod", default)]
+    pub allowed_methods: Vec<String>,
+    /// `AllowedOrigin`s.
+    #[serde(rename = "AllowedOrigin", default)]
+    pub allowed_origins: Vec<String>,
+    /// `ExposeHeader`s.
+    #[serde(rename = "ExposeHeader", default)]
+    pub expose_headers: Vec<String>,
+    /// `MaxAgeSeconds`.
+    #[serde(
+        rename = "MaxAgeSeconds",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_age_seconds: Option<i64>,
+}
+
 /// Additional checksum values (`<Checksum>` and the per-part ones).
 #[derive(Serialize, Debug, Default)]
 pub struct ChecksumValues {

@@ -2,6 +2,7 @@
 
 mod authz;
 mod contract;
+mod cors;
 mod deploy;
 mod gridfs_interop;
 mod gridfs_spec;

@@ -20,6 +20,61 @@ pub struct BucketInfo {
     pub adopted: bool,
     /// Access granted to other keys: (access key id, `read` | `write` | `owner`).
     pub grants: Vec<(String, String)>,
+    /// The CORS rules (PutBucketCors), in order; empty when the bucket has none.
+    pub cors: Vec<CorsRule>,
+}
+
+/// One CORS rule as stored (`cors` in the bucket's document); evaluated by `s3::cors`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CorsRule {
+    /// `ID`.
+    pub id: Option<String>,
+    /// `AllowedOrigin`s (at most one `*` each).
+    pub allowed_origins: Vec<String>,
+    /// `AllowedMethod`s (GET, PUT, POST, DELETE, HEAD).
+    pub allowed_methods: Vec<String>,
+    /// `AllowedHeader`s (at most one `*` each).
+    pub allowed_headers: Vec<String>,
+    /// `ExposeHeader`s.
+    pub expose_headers: Vec<String>,
+    /// `MaxAgeSeconds`.
+    pub max_age_seconds: Option<i64>,
+}
+
+impl CorsRule {
+    fn to_document(&self) -> Document {
+        let mut d = doc! {
+            "origins": &self.allowed_origins, "methods": &self.allowed_methods,
+            "headers": &self.allowed_headers, "expose": &self.expose_headers,
+        };
+        if let Some(id) = &self.id {
+            d.insert("id", id);
+        }
+        if let Some(m) = self.max_age_seconds {
+            d.insert("maxAge", m);
+        }
+        d
+    }
+
+    fn from_document(d: &Document) -> Self {
+        let list = |k: &str| -> Vec<String> {
+            d.get_array(k)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        Self {
+            id: d.get_str("id").ok().map(str::to_owned),
+            allowed_origins: list("origins"),
+            allowed_methods: list("methods"),
+            allowed_headers: list("headers"),
+            expose_headers: list("expose"),
+            max_age_seconds: d.get_i64("maxAge").ok(),
+        }
+    }
 }
 
 impl BucketInfo {
@@ -49,6 +104,14 @@ impl BucketInfo {
                 .map(|g| {
                     g.iter()
                         .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            cors: d
+                .get_array("cors")
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|r| r.as_document().map(CorsRule::from_document))
                         .collect()
                 })
                 .unwrap_or_default(),
@@ -230,6 +293,23 @@ impl MetaStore {
                 doc! {"$set": {"tags": arr}}
             }
             None => doc! {"$unset": {"tags": ""}},
+        };
+        self.buckets.update_one(doc! {"_id": name}, update).await?;
+        Ok(())
+    }
+
+    /// Sets (non-empty) or removes (empty) a bucket's CORS rules.
+    pub async fn set_bucket_cors(
+        &self,
+        name: &str,
+        rules: &[CorsRule],
+    ) -> mongodb::error::Result<()> {
+        self.forget_bucket(name);
+        let update = if rules.is_empty() {
+            doc! {"$unset": {"cors": ""}}
+        } else {
+            let arr: Vec<Document> = rules.iter().map(CorsRule::to_document).collect();
+            doc! {"$set": {"cors": arr}}
         };
         self.buckets.update_one(doc! {"_id": name}, update).await?;
         Ok(())

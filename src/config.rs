@@ -73,6 +73,12 @@ pub struct Config {
     #[arg(long, env = "GRIDS3_DELETE_OLD_ROOT_KEYS", default_value_t = false)]
     pub delete_old_root_keys: bool,
 
+    /// Refuse Signature Version 2 (the `AWS key:signature` header and `AWSAccessKeyId` /
+    /// `Signature` / `Expires` query URLs, which boto3 and awscli presign by default); only
+    /// SigV4 is accepted then.
+    #[arg(long, env = "GRIDS3_DISABLE_SIGV2", default_value_t = false)]
+    pub disable_sigv2: bool,
+
     /// A server-wide CORS rule for buckets without a CORS configuration of their own:
     /// comma-separated allowed origins (`*` wildcards allowed), with every method, every
     /// request header, and the common response headers exposed. Unset: no default rule.

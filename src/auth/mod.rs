@@ -1,8 +1,9 @@
-//! Authentication: SigV4 in the Authorization header or in a presigned URL, the payload mode
-//! the request declares, and the credentials store.
+//! Authentication: SigV4 (and SigV2, unless disabled) in the Authorization header or in a
+//! presigned URL, the payload mode the request declares, and the credentials store.
 
 pub mod body;
 mod credentials;
+pub mod sigv2;
 pub mod sigv4;
 
 pub use credentials::Credentials;
@@ -227,16 +228,39 @@ fn has_no_body(h: &HeaderMap) -> bool {
         && header(h, "content-length").is_none_or(|l| l.trim() == "0")
 }
 
-/// Authenticates a request: SigV4 in the header or the query. Unsigned requests are denied
-/// (grids3 has no anonymous access).
+/// What SigV2 verification needs from the HTTP side. `None` where SigV2 is refused
+/// (`--disable-sigv2`, and the admin API, which wants signed payloads).
+#[derive(Clone, Copy, Debug)]
+pub struct SigV2Request<'a> {
+    /// The bucket, when it was addressed by host name (it signs as `/bucket` then).
+    pub virtual_bucket: Option<&'a str>,
+    /// Whether the request addresses a bucket (no key).
+    pub bucket_only: bool,
+}
+
+const ONLY_V4: &str =
+    "The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256.";
+
+/// Authenticates a request: SigV4 (or SigV2, when `v2` allows it) in the header or the query.
+/// Unsigned requests are denied (grids3 has no anonymous access).
 pub async fn authenticate(
     parts: &Parts,
     query: &[(String, String)],
     creds: &Credentials,
     region: &str,
+    v2: Option<SigV2Request<'_>>,
 ) -> S3Result<Auth> {
     let now = Utc::now();
-    let p = if let Some(h) = header(&parts.headers, "authorization") {
+    let authz = header(&parts.headers, "authorization");
+    let has = |k: &str| query.iter().any(|(n, _)| n == k);
+    let v2_query = authz.is_none() && has("AWSAccessKeyId") && has("Signature");
+    if authz.is_some_and(|h| h.starts_with("AWS ")) || v2_query {
+        let Some(ctx) = v2 else {
+            return Err(S3Error::invalid_request(ONLY_V4));
+        };
+        return authenticate_v2(parts, query, creds, ctx, now, v2_query).await;
+    }
+    let p = if let Some(h) = authz {
         parse_header_auth(h, &parts.headers)?
     } else if query
         .iter()
@@ -359,6 +383,105 @@ pub async fn authenticate(
             amz_date: p.amz_date,
             scope,
             seed_signature: expected,
+        },
+    })
+}
+
+/// SigV2: the header (`AWS key:signature`, dated by `Date` or `x-amz-date`) or the query
+/// (`AWSAccessKeyId`, `Signature`, `Expires`). The payload is not signed by SigV2.
+async fn authenticate_v2(
+    parts: &Parts,
+    query: &[(String, String)],
+    creds: &Credentials,
+    ctx: SigV2Request<'_>,
+    now: DateTime<Utc>,
+    in_query: bool,
+) -> S3Result<Auth> {
+    let get = |k: &str| query.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+    let (access_key, signature, date) = if in_query {
+        let (Some(ak), Some(sig), Some(expires)) =
+            (get("AWSAccessKeyId"), get("Signature"), get("Expires"))
+        else {
+            return Err(S3Error::access_denied().with_message(
+                "Query-string authentication requires the Signature, Expires and AWSAccessKeyId parameters",
+            ));
+        };
+        let at: i64 = expires.parse().map_err(|_| {
+            S3Error::access_denied().with_message("Invalid date (should be seconds since epoch)")
+        })?;
+        if now.timestamp() > at {
+            return Err(S3Error::access_denied().with_message("Request has expired"));
+        }
+        (ak.to_owned(), sig.to_owned(), expires.to_owned())
+    } else {
+        let value = header(&parts.headers, "authorization").unwrap_or_default();
+        let Some((ak, sig)) = value
+            .strip_prefix("AWS ")
+            .and_then(|v| v.trim().split_once(':'))
+        else {
+            return Err(S3Error::invalid_argument(
+                "AWS authorization header is invalid.  Expected AwsAccessKeyId:signature",
+            ));
+        };
+        // With x-amz-date the Date line is empty (x-amz-date signs among the amz headers).
+        let (when, date_line) = match header(&parts.headers, "x-amz-date") {
+            Some(d) => (d, String::new()),
+            None => {
+                let d = header(&parts.headers, "date").unwrap_or_default();
+                (d, d.to_owned())
+            }
+        };
+        let t = httpdate::parse_http_date(when)
+            .map(DateTime::<Utc>::from)
+            .or_else(|_| DateTime::parse_from_rfc2822(when).map(|t| t.with_timezone(&Utc)))
+            .map_err(|_| {
+                S3Error::access_denied()
+                    .with_message("AWS authentication requires a valid Date or x-amz-date header")
+            })?;
+        if (now - t).num_seconds().abs() > MAX_SKEW_SECS {
+            return Err(S3Error::request_time_too_skewed());
+        }
+        (ak.to_owned(), sig.to_owned(), date_line)
+    };
+    if header(&parts.headers, "x-amz-content-sha256").is_some_and(|h| h.starts_with("STREAMING-")) {
+        return Err(S3Error::invalid_request(
+            "aws-chunked payloads need AWS4-HMAC-SHA256 (SigV4) signatures",
+        ));
+    }
+    let stored = creds
+        .secret_of(&access_key)
+        .await?
+        .ok_or_else(S3Error::invalid_access_key_id)?;
+    // A request that addresses a bucket signs its resource as `/bucket/` (AWS's rule; boto3
+    // signs `/b/` for the path `/b`); the path exactly as sent is accepted too, as some
+    // clients sign that.
+    let path = parts.uri.path();
+    let mut paths = vec![path.to_owned()];
+    if ctx.bucket_only && !path.ends_with('/') {
+        paths.insert(0, format!("{path}/"));
+    }
+    let matched = paths.iter().any(|p| {
+        let resource = sigv2::canonical_resource(ctx.virtual_bucket, p, query);
+        let sts = sigv2::string_to_sign(parts.method.as_str(), &parts.headers, &date, &resource);
+        let ok = sigv4::signatures_equal(&sigv2::sign(&stored.secret, &sts), &signature);
+        if !ok {
+            tracing::debug!(string_to_sign = %sts, "SigV2 signature mismatch");
+        }
+        ok
+    });
+    if !matched {
+        return Err(S3Error::signature_does_not_match());
+    }
+    Ok(Auth {
+        access_key,
+        root: stored.root,
+        payload: Payload::Unsigned,
+        // No chunk signatures follow a SigV2 request (streaming payloads are refused above).
+        signing: SigningContext {
+            key: [0; 32],
+            amz_date: String::new(),
+            scope: String::new(),
+            seed_signature: String::new(),
         },
     })
 }

@@ -9,6 +9,8 @@ pub struct Target {
     pub bucket: Option<String>,
     /// Key, if any (never empty).
     pub key: Option<String>,
+    /// Whether the bucket came from the Host name (SigV2 signs `/bucket` then).
+    pub virtual_hosted: bool,
 }
 
 /// Resolves the target from the Host header and the raw path.
@@ -26,6 +28,7 @@ pub fn resolve(host: Option<&str>, raw_path: &str, domain: Option<&str>) -> Targ
                 return Target {
                     bucket: Some(bucket.to_owned()),
                     key: (!key.is_empty()).then_some(key),
+                    virtual_hosted: true,
                 };
             }
         }
@@ -34,16 +37,19 @@ pub fn resolve(host: Option<&str>, raw_path: &str, domain: Option<&str>) -> Targ
         None if path.is_empty() => Target {
             bucket: None,
             key: None,
+            virtual_hosted: false,
         },
         None => Target {
             bucket: Some(decode(path)),
             key: None,
+            virtual_hosted: false,
         },
         Some((b, k)) => {
             let key = decode(k);
             Target {
                 bucket: Some(decode(b)),
                 key: (!key.is_empty()).then_some(key),
+                virtual_hosted: false,
             }
         }
     }
@@ -60,7 +66,8 @@ mod tests {
             t,
             Target {
                 bucket: Some("b".into()),
-                key: Some("a/b c".into())
+                key: Some("a/b c".into()),
+                virtual_hosted: false,
             }
         );
         let t = resolve(Some("b.s3.local:9000"), "/k", Some("s3.local"));
@@ -68,7 +75,8 @@ mod tests {
             t,
             Target {
                 bucket: Some("b".into()),
-                key: Some("k".into())
+                key: Some("k".into()),
+                virtual_hosted: true,
             }
         );
         let t = resolve(Some("s3.local"), "/b/", Some("s3.local"));
@@ -76,14 +84,16 @@ mod tests {
             t,
             Target {
                 bucket: Some("b".into()),
-                key: None
+                key: None,
+                virtual_hosted: false,
             }
         );
         assert_eq!(
             resolve(None, "/", None),
             Target {
                 bucket: None,
-                key: None
+                key: None,
+                virtual_hosted: false,
             }
         );
     }

@@ -45,7 +45,8 @@ impl IntoResponse for AdminError {
 async fn root_body(st: &AppState, req: Request) -> Result<Vec<u8>, AdminError> {
     let (parts, body) = req.into_parts();
     let query = sigv4::parse_query(parts.uri.query());
-    let auth = authenticate(&parts, &query, &st.creds, &st.config.region).await?;
+    // SigV4 only: the admin API requires signed payloads, which SigV2 cannot give.
+    let auth = authenticate(&parts, &query, &st.creds, &st.config.region, None).await?;
     if !auth.root {
         return Err(AdminError(error(
             StatusCode::FORBIDDEN,

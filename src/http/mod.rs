@@ -133,7 +133,11 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
             // Browsers send preflights without credentials; the bucket's rules decide.
             return s3::cors::preflight(&st, target.bucket.as_deref(), &parts.headers).await;
         }
-        let auth = authenticate(&parts, &query, &st.creds, &st.config.region).await?;
+        let v2 = (!st.config.disable_sigv2).then_some(crate::auth::SigV2Request {
+            virtual_bucket: target.bucket.as_deref().filter(|_| target.virtual_hosted),
+            bucket_only: target.bucket.is_some() && target.key.is_none(),
+        });
+        let auth = authenticate(&parts, &query, &st.creds, &st.config.region, v2).await?;
         // `%FF` and `%FE` must not name the same object: a path that does not decode to
         // UTF-8 is refused as AWS refuses it.
         if percent_encoding::percent_decode_str(parts.uri.path())

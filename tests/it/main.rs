@@ -14,6 +14,7 @@ mod s3_multipart;
 mod s3_raw;
 mod s3_sdk;
 mod sharding;
+mod sigv2;
 mod smoke;
 mod soak;
 mod support;

@@ -81,7 +81,7 @@ page = s3.list_objects_v2(Bucket="smoke", Prefix="boto/")
 check([o["Key"] for o in page["Contents"]] == ["boto/ü space.txt"], "boto3 list with url encoding")
 s3.copy_object(Bucket="smoke", Key="boto/copy.txt", CopySource={"Bucket": "smoke", "Key": "boto/ü space.txt"})
 check(s3.head_object(Bucket="smoke", Key="boto/copy.txt")["ContentLength"] == 16, "boto3 copy")
-# boto3 presigns with SigV2 unless told otherwise; grids3 speaks SigV4 only.
+# boto3 presigns with SigV2 unless told otherwise (tests/py/sigv2.py covers that); SigV4 here.
 s3v4 = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=ak, aws_secret_access_key=sk,
                     region_name="us-east-1",
                     config=Config(signature_version="s3v4", s3={"addressing_style": "path"}))

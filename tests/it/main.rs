@@ -1,6 +1,7 @@
 //! The integration tests: one binary, one database server per run, modules per area.
 
 mod authz;
+mod browser;
 mod contract;
 mod cors;
 mod deploy;

@@ -446,3 +446,108 @@ where
     }
     f().await
 }
+
+/// Headless Chromium for the browser tests: on PATH, or installed from Debian's `chromium`
+/// package when this runs as root with apt (CI does). `None`, with the reason printed, only
+/// where it cannot be installed; the caller then says it skips.
+pub fn chromium() -> Option<std::path::PathBuf> {
+    static FOUND: std::sync::Mutex<Option<Option<std::path::PathBuf>>> =
+        std::sync::Mutex::new(None);
+    let mut found = FOUND.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(f) = found.as_ref() {
+        return f.clone();
+    }
+    let which = |name: &str| {
+        std::env::var_os("PATH").and_then(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join(name))
+                .find(|c| c.is_file())
+        })
+    };
+    let mut got = which("chromium").or_else(|| which("chromium-browser"));
+    if got.is_none() {
+        let root = std::process::Command::new("id")
+            .arg("-u")
+            .output()
+            .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+        if !root || which("apt-get").is_none() {
+            println!(
+                "chromium is not installed and cannot be installed here (needs root and apt-get)"
+            );
+        } else {
+            let install = || {
+                std::process::Command::new("apt-get")
+                    .args(["install", "-y", "-q", "chromium"])
+                    .env("DEBIAN_FRONTEND", "noninteractive")
+                    .output()
+                    .is_ok_and(|o| o.status.success())
+            };
+            let ok = install()
+                || (std::process::Command::new("apt-get")
+                    .args(["update", "-q"])
+                    .output()
+                    .is_ok_and(|o| o.status.success())
+                    && install());
+            if !ok {
+                println!("apt-get install chromium failed");
+            }
+            got = which("chromium");
+        }
+    }
+    *found = Some(got.clone());
+    got
+}
+
+/// Serves one HTML page on a free loopback port (every path gets it), for browser tests.
+pub async fn serve_page(html: String) -> std::net::SocketAddr {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let html = std::sync::Arc::new(html);
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut sock, _)) = listener.accept().await else {
+                return;
+            };
+            let html = html.clone();
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 8192];
+                let mut seen = Vec::new();
+                while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match sock.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => seen.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                    html.len()
+                );
+                let _ = sock.write_all(head.as_bytes()).await;
+                let _ = sock.write_all(html.as_bytes()).await;
+            });
+        }
+    });
+    addr
+}
+
+/// Loads `url` in headless Chromium, lets its scripts run, and returns the DOM it ends with.
+pub async fn chromium_dom(chromium: &std::path::Path, url: &str) -> String {
+    let profile = tempfile::tempdir().unwrap();
+    let out = tokio::process::Command::new(chromium)
+        .args([
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-dev-shm-usage",
+            "--virtual-time-budget=15000",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg("--dump-dom")
+        .arg(url)
+        .output()
+        .await
+        .expect("chromium runs");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}

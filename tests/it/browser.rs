@@ -1,0 +1,129 @@
+//! A real browser: headless Chromium (Debian's `chromium`, installed by the test when it can
+//! be) loads a page served from another loopback origin whose script `fetch()`es a presigned
+//! GET, a Range GET and a presigned PUT (which preflights) against grids3, and a GET from a
+//! bucket without CORS rules, then writes the outcomes into the DOM, read back with
+//! `--dump-dom`.
+
+use aws_sdk_s3::presigning::PresigningConfig;
+use aws_sdk_s3::primitives::ByteStream;
+use aws_sdk_s3::types::{CorsConfiguration, CorsRule};
+
+use crate::support;
+
+#[test]
+fn chromium_fetches_across_origins_only_where_cors_allows() {
+    support::run(async {
+        let Some(chromium) = support::chromium() else {
+            println!("SKIPPED: the browser test needs chromium, which cannot be installed here");
+            return;
+        };
+        let gw = support::gateway("browser").await;
+        let s3 = gw.sdk();
+        for b in ["web", "closed"] {
+            s3.create_bucket().bucket(b).send().await.unwrap();
+            s3.put_object()
+                .bucket(b)
+                .key("hello.txt")
+                .body(ByteStream::from_static(b"hello browser"))
+                .send()
+                .await
+                .unwrap();
+        }
+        let cfg = PresigningConfig::expires_in(std::time::Duration::from_secs(600)).unwrap();
+        let get = s3
+            .get_object()
+            .bucket("web")
+            .key("hello.txt")
+            .presigned(cfg.clone())
+            .await
+            .unwrap();
+        let put = s3
+            .put_object()
+            .bucket("web")
+            .key("from-browser.txt")
+            .presigned(cfg.clone())
+            .await
+            .unwrap();
+        let closed = s3
+            .get_object()
+            .bucket("closed")
+            .key("hello.txt")
+            .presigned(cfg)
+            .await
+            .unwrap();
+        let js = |s: &str| serde_json::to_string(s).unwrap();
+        let html = format!(
+            r#"<!doctype html><html><body><pre id="out">pending</pre><script>
+const results = {{}};
+async function run() {{
+  try {{ const r = await fetch({get}); results.get = r.status + ':' + await r.text(); }}
+  catch (e) {{ results.get = 'error:' + e; }}
+  try {{ const r = await fetch({get}, {{headers: {{'Range': 'bytes=0-4'}}}});
+        results.range = r.status + ':' + await r.text(); }}
+  catch (e) {{ results.range = 'error:' + e; }}
+  try {{ const r = await fetch({put}, {{method: 'PUT', body: 'from the browser',
+                                         headers: {{'Content-Type': 'text/plain'}}}});
+        results.put = r.status + ':' + (r.headers.get('ETag') || 'no-etag'); }}
+  catch (e) {{ results.put = 'error:' + e; }}
+  try {{ const r = await fetch({closed}); results.closed = 'status:' + r.status; }}
+  catch (e) {{ results.closed = 'error:' + e; }}
+  document.getElementById('out').textContent = 'RESULT ' + JSON.stringify(results);
+}}
+run();
+</script></body></html>"#,
+            get = js(get.uri()),
+            put = js(put.uri()),
+            closed = js(closed.uri()),
+        );
+        // The rule allows exactly the page's origin, known once it listens.
+        let page = support::serve_page(html).await;
+        let origin = format!("http://{page}");
+        let rule = CorsRule::builder()
+            .allowed_origins(&origin)
+            .allowed_methods("GET")
+            .allowed_methods("PUT")
+            .allowed_headers("*")
+            .expose_headers("ETag")
+            .build()
+            .unwrap();
+        s3.put_bucket_cors()
+            .bucket("web")
+            .cors_configuration(
+                CorsConfiguration::builder()
+                    .cors_rules(rule)
+                    .build()
+                    .unwrap(),
+            )
+            .send()
+            .await
+            .unwrap();
+        let dom = support::chromium_dom(&chromium, &format!("{origin}/page.html")).await;
+        let result = dom
+            .split_once("RESULT ")
+            .and_then(|(_, r)| r.split_once("</pre>"))
+            .map(|(r, _)| r.replace("&amp;", "&"))
+            .unwrap_or_else(|| panic!("the page did not finish: {dom}"));
+        println!("browser results: {result}");
+        let v: serde_json::Value = serde_json::from_str(&result).unwrap();
+        assert_eq!(v["get"], "200:hello browser");
+        assert_eq!(v["range"], "206:hello");
+        let put_result = v["put"].as_str().unwrap();
+        assert!(put_result.starts_with("200:\""), "{put_result}");
+        assert!(
+            v["closed"].as_str().unwrap().starts_with("error:TypeError"),
+            "a bucket without CORS rules must be unreadable cross-origin: {}",
+            v["closed"]
+        );
+        let stored = s3
+            .get_object()
+            .bucket("web")
+            .key("from-browser.txt")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            stored.body.collect().await.unwrap().into_bytes().as_ref(),
+            b"from the browser"
+        );
+    });
+}

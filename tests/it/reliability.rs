@@ -1044,8 +1044,8 @@ fn delete_objects_takes_a_fixed_number_of_round_trips() {
             .chain(["missing".to_owned()].iter())
             .map(|k| ObjectIdentifier::builder().key(k).build().unwrap())
             .collect();
-        // The PUTs' registrations are removed in batches; let the last one go first.
-        tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+        // Nothing in the background while counting (see `support::quiesce`).
+        support::quiesce(&commands).await;
         let before = commands.load(Ordering::SeqCst);
         let r = s3
             .delete_objects()
@@ -1085,14 +1085,16 @@ fn a_small_get_takes_two_round_trips() {
         let s3 = gw.sdk();
         s3.create_bucket().bucket("small").send().await.unwrap();
         let data = random_bytes(4096, 1);
-        // Waits out the batched removal of finished write registrations (every 100 ms), so
-        // that each count holds exactly what its request caused.
-        let settle = || tokio::time::sleep(std::time::Duration::from_millis(400));
+        // Each count starts and ends when nothing runs in the background (the start-up
+        // janitor pass, the batched removal of finished write registrations), so that it holds
+        // exactly what its request caused.
+        support::quiesce(&commands).await;
         let before = commands.load(Ordering::SeqCst);
         put(&s3, "small", "k", data.clone()).await;
-        settle().await;
+        support::quiesce(&commands).await;
         let put_commands = commands.load(Ordering::SeqCst) - before;
         assert_eq!(get_bytes(&s3, "small", "k").await.unwrap(), data);
+        support::quiesce(&commands).await;
         let before = commands.load(Ordering::SeqCst);
         assert_eq!(get_bytes(&s3, "small", "k").await.unwrap(), data);
         let get_commands = commands.load(Ordering::SeqCst) - before;
@@ -1141,6 +1143,7 @@ fn multipart_completion_takes_one_round_trip_per_part() {
                     upload_part(&s3, "mprt", key, &id, i, random_bytes(size, i as u64)).await,
                 );
             }
+            support::quiesce(&commands).await;
             let before = commands.load(Ordering::SeqCst);
             s3.complete_multipart_upload()
                 .bucket("mprt")
@@ -1158,9 +1161,11 @@ fn multipart_completion_takes_one_round_trip_per_part() {
             "CompleteMultipartUpload: 2 parts {} MongoDB commands, 12 parts {}",
             counts[0], counts[1]
         );
-        // One round trip per part (its renumbering `$inc`) and a fixed number besides.
+        // One round trip per part (its renumbering `$inc`) and a fixed number besides; one
+        // more when the bucket lookup's 1 s cache expired in between (12 parts take longer to
+        // upload than that). `GRIDS3_TEST_PRINT_COMMANDS=1` lists them.
         assert!(
-            counts[1] - counts[0] <= 10,
+            counts[1] - counts[0] <= 11,
             "ten more parts took {} more round trips",
             counts[1] - counts[0]
         );

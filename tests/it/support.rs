@@ -357,6 +357,17 @@ pub async fn gateway_counting(
             if let CommandEvent::Started(e) = ev {
                 if e.db == db_name {
                     c.fetch_add(1, Ordering::SeqCst);
+                    if std::env::var_os("GRIDS3_TEST_PRINT_COMMANDS").is_some() {
+                        eprintln!(
+                            "command {} {:?}",
+                            e.command_name,
+                            e.command
+                                .get("find")
+                                .or(e.command.get("update"))
+                                .or(e.command.get("insert"))
+                                .or(e.command.get("delete"))
+                        );
+                    }
                 }
             }
         },
@@ -550,4 +561,18 @@ pub async fn chromium_dom(chromium: &std::path::Path, url: &str) -> String {
         .await
         .expect("chromium runs");
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Waits until no MongoDB command has been counted for 300 ms: the gateway's start-up janitor
+/// pass and batched registration removals are over, so a count taken next holds only what
+/// the request being measured causes.
+pub async fn quiesce(commands: &std::sync::atomic::AtomicU64) {
+    use std::sync::atomic::Ordering;
+    for _ in 0..100 {
+        let a = commands.load(Ordering::SeqCst);
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        if commands.load(Ordering::SeqCst) == a {
+            return;
+        }
+    }
 }

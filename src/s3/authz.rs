@@ -49,7 +49,9 @@ fn needed(op: &Op) -> Option<Role> {
         ListBuckets | CreateBucket | NotImplemented(_) | Preflight => return None,
         HeadBucket | GetBucketLocation | GetBucketVersioning | ListObjectVersions
         | ListObjectsV2 | ListObjects | GetObject | HeadObject | GetObjectAttributes
-        | GetObjectTagging | ListParts | ListMultipartUploads | GetBucketTagging => Role::Read,
+        | GetObjectTagging | ListParts | ListMultipartUploads | GetBucketTagging | GetObjectAcl => {
+            Role::Read
+        }
         PutObject
         | CopyObject
         | DeleteObject
@@ -62,7 +64,7 @@ fn needed(op: &Op) -> Option<Role> {
         | PutObjectTagging
         | DeleteObjectTagging => Role::Write,
         DeleteBucket | PutBucketTagging | DeleteBucketTagging | GetBucketCors | PutBucketCors
-        | DeleteBucketCors => Role::Owner,
+        | DeleteBucketCors | GetBucketAcl | PutBucketAcl | PutObjectAcl => Role::Owner,
     })
 }
 

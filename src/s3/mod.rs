@@ -1,5 +1,6 @@
 //! The S3 operation handlers, one file per family, plus the header helpers they share.
 
+pub mod acl;
 pub mod authz;
 pub mod bucket;
 pub mod copy;
@@ -76,6 +77,12 @@ impl S3Request {
 pub async fn dispatch(st: &AppState, op: Op, req: S3Request) -> S3Result<Response> {
     let copy_source = req.header("x-amz-copy-source").map(str::to_owned);
     authz::authorize(st, &op, &req.auth.clone(), req.bucket.clone(), copy_source).await?;
+    if matches!(
+        op,
+        Op::CreateBucket | Op::PutObject | Op::CopyObject | Op::CreateMultipartUpload
+    ) {
+        acl::check_headers(&req.parts.headers)?;
+    }
     match op {
         Op::ListBuckets => bucket::list_buckets(st, req).await,
         Op::CreateBucket => bucket::create_bucket(st, req).await,
@@ -106,6 +113,10 @@ pub async fn dispatch(st: &AppState, op: Op, req: S3Request) -> S3Result<Respons
         Op::GetBucketTagging => tagging::get_bucket_tagging(st, req).await,
         Op::PutBucketTagging => tagging::put_bucket_tagging(st, req).await,
         Op::DeleteBucketTagging => tagging::delete_bucket_tagging(st, req).await,
+        Op::GetBucketAcl => acl::get_bucket_acl(st, req).await,
+        Op::PutBucketAcl => acl::put_acl(st, req, false).await,
+        Op::GetObjectAcl => acl::get_object_acl(st, req).await,
+        Op::PutObjectAcl => acl::put_acl(st, req, true).await,
         Op::GetBucketCors => cors::get_bucket_cors(st, req).await,
         Op::PutBucketCors => cors::put_bucket_cors(st, req).await,
         Op::DeleteBucketCors => cors::delete_bucket_cors(st, req).await,

@@ -64,6 +64,14 @@ pub enum Op {
     PutBucketTagging,
     /// DELETE /bucket?tagging
     DeleteBucketTagging,
+    /// GET /bucket?acl
+    GetBucketAcl,
+    /// PUT /bucket?acl
+    PutBucketAcl,
+    /// GET /bucket/key?acl
+    GetObjectAcl,
+    /// PUT /bucket/key?acl
+    PutObjectAcl,
     /// GET /bucket?cors
     GetBucketCors,
     /// PUT /bucket?cors
@@ -123,6 +131,10 @@ impl Op {
             Op::GetBucketTagging => "GetBucketTagging",
             Op::PutBucketTagging => "PutBucketTagging",
             Op::DeleteBucketTagging => "DeleteBucketTagging",
+            Op::GetBucketAcl => "GetBucketAcl",
+            Op::PutBucketAcl => "PutBucketAcl",
+            Op::GetObjectAcl => "GetObjectAcl",
+            Op::PutObjectAcl => "PutObjectAcl",
             Op::GetBucketCors => "GetBucketCors",
             Op::PutBucketCors => "PutBucketCors",
             Op::DeleteBucketCors => "DeleteBucketCors",
@@ -210,6 +222,8 @@ pub fn parse(
             (Method::GET, ["tagging"]) => Op::GetBucketTagging,
             (Method::PUT, ["tagging"]) => Op::PutBucketTagging,
             (Method::DELETE, ["tagging"]) => Op::DeleteBucketTagging,
+            (Method::GET, ["acl"]) => Op::GetBucketAcl,
+            (Method::PUT, ["acl"]) => Op::PutBucketAcl,
             (Method::GET, ["cors"]) => Op::GetBucketCors,
             (Method::PUT, ["cors"]) => Op::PutBucketCors,
             (Method::DELETE, ["cors"]) => Op::DeleteBucketCors,
@@ -242,6 +256,8 @@ pub fn parse(
                 (Method::DELETE, ["uploadId"]) => Op::AbortMultipartUpload,
                 (Method::GET, ["uploadId"]) => Op::ListParts,
                 (Method::GET, ["tagging"]) => Op::GetObjectTagging,
+                (Method::GET, ["acl"]) => Op::GetObjectAcl,
+                (Method::PUT, ["acl"]) => Op::PutObjectAcl,
                 (Method::GET, ["attributes"]) => Op::GetObjectAttributes,
                 (Method::PUT, ["tagging"]) => Op::PutObjectTagging,
                 (Method::DELETE, ["tagging"]) => Op::DeleteObjectTagging,
@@ -324,7 +340,7 @@ mod tests {
     #[test]
     fn unknown_things_are_not_implemented() {
         for (m, b, k, query) in [
-            (Method::GET, Some("b"), None, "acl"),
+            (Method::GET, Some("b"), None, "policy"),
             (Method::PUT, Some("b"), None, "website"),
             (Method::PUT, Some("b"), Some("k"), "cors"),
             (Method::GET, Some("b"), Some("k"), "partNumber=1"),

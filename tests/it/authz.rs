@@ -368,3 +368,168 @@ fn admin_cli_calls_the_api() {
         app.list_objects_v2().bucket("clib").send().await.unwrap();
     });
 }
+
+#[test]
+fn acls_tell_the_truth_and_public_ones_are_refused() {
+    use aws_sdk_s3::types::{BucketCannedAcl, ObjectCannedAcl, Permission};
+    support::run(async {
+        let gw = support::gateway("acl").await;
+        let s3 = gw.sdk();
+        // A public bucket or object is refused, never created private in silence.
+        let e = s3
+            .create_bucket()
+            .bucket("pub")
+            .acl(BucketCannedAcl::PublicRead)
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Some("NotImplemented"));
+        assert!(s3.head_bucket().bucket("pub").send().await.is_err());
+        s3.create_bucket()
+            .bucket("aclb")
+            .acl(BucketCannedAcl::Private)
+            .send()
+            .await
+            .unwrap();
+        let e = s3
+            .put_object()
+            .bucket("aclb")
+            .key("k")
+            .acl(ObjectCannedAcl::PublicRead)
+            .body(ByteStream::from_static(b"x"))
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Some("NotImplemented"));
+        assert!(s3
+            .head_object()
+            .bucket("aclb")
+            .key("k")
+            .send()
+            .await
+            .is_err());
+        let e = s3
+            .put_object()
+            .bucket("aclb")
+            .key("k")
+            .grant_read("uri=\"http://acs.amazonaws.com/groups/global/AllUsers\"")
+            .body(ByteStream::from_static(b"x"))
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Some("NotImplemented"));
+        for acl in [
+            ObjectCannedAcl::Private,
+            ObjectCannedAcl::BucketOwnerFullControl,
+        ] {
+            s3.put_object()
+                .bucket("aclb")
+                .key("k")
+                .acl(acl)
+                .body(ByteStream::from_static(b"x"))
+                .send()
+                .await
+                .unwrap();
+        }
+        // The ACLs say what is true: the owner, and the keys granted through the admin API.
+        let (ak, _) = new_key(&gw, "reader").await;
+        assert_eq!(
+            admin(
+                &gw,
+                "PUT",
+                "/_grids3/admin/buckets/aclb/grants",
+                serde_json::json!({"accessKeyId": ak, "role": "read"})
+            )
+            .await
+            .0,
+            204
+        );
+        // (Bucket attributes are cached for up to a second.)
+        tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+        let acl = s3.get_bucket_acl().bucket("aclb").send().await.unwrap();
+        let owner_id = acl.owner().unwrap().id().unwrap().to_owned();
+        let grants: Vec<(String, Permission)> = acl
+            .grants()
+            .iter()
+            .map(|g| {
+                (
+                    g.grantee()
+                        .unwrap()
+                        .display_name()
+                        .unwrap_or_default()
+                        .to_owned(),
+                    g.permission().unwrap().clone(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            grants,
+            [
+                (support::AK.to_owned(), Permission::FullControl),
+                (ak.clone(), Permission::Read)
+            ]
+        );
+        let oacl = s3
+            .get_object_acl()
+            .bucket("aclb")
+            .key("k")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(oacl.grants().len(), 2);
+        let e = s3
+            .get_object_acl()
+            .bucket("aclb")
+            .key("missing")
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Some("NoSuchKey"));
+        // Put*Acl: what is already true is accepted, anything else refused.
+        s3.put_bucket_acl()
+            .bucket("aclb")
+            .acl(BucketCannedAcl::Private)
+            .send()
+            .await
+            .unwrap();
+        let e = s3
+            .put_object_acl()
+            .bucket("aclb")
+            .key("k")
+            .acl(ObjectCannedAcl::PublicRead)
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Some("NotImplemented"));
+        let policy = aws_sdk_s3::types::AccessControlPolicy::builder()
+            .owner(aws_sdk_s3::types::Owner::builder().id(&owner_id).build())
+            .grants(
+                aws_sdk_s3::types::Grant::builder()
+                    .grantee(
+                        aws_sdk_s3::types::Grantee::builder()
+                            .r#type(aws_sdk_s3::types::Type::CanonicalUser)
+                            .id(&owner_id)
+                            .build()
+                            .unwrap(),
+                    )
+                    .permission(Permission::FullControl)
+                    .build(),
+            )
+            .build();
+        s3.put_object_acl()
+            .bucket("aclb")
+            .key("k")
+            .access_control_policy(policy)
+            .send()
+            .await
+            .unwrap();
+        let e = s3
+            .put_bucket_acl()
+            .bucket("aclb")
+            .grant_read("uri=\"http://acs.amazonaws.com/groups/global/AllUsers\"")
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Some("NotImplemented"));
+    });
+}

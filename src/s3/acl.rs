@@ -1,0 +1,212 @@
+//! ACLs, as far as grids3 has them: every bucket and object is private to its bucket's owner,
+//! plus the grants the admin API gives other access keys on a bucket (read, write, owner).
+//! Get*Acl answer that truth as an AccessControlPolicy; Put*Acl and the `x-amz-acl` /
+//! `x-amz-grant-*` headers are honoured when they ask for exactly that (`private`,
+//! `bucket-owner-full-control`, or an ACL granting only the owner FULL_CONTROL) and refused
+//! with 501 NotImplemented otherwise: a public-read request is never accepted and ignored.
+//! (Public objects and anonymous access are the web issue's next step.)
+
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+
+use super::object::require_object;
+use super::{owner_of, require_bucket, xml_response, S3Request};
+use crate::error::{S3Error, S3Result};
+use crate::state::AppState;
+use crate::storage::meta::BucketInfo;
+use crate::xml;
+
+/// Canned ACLs AWS defines.
+const CANNED: &[&str] = &[
+    "private",
+    "public-read",
+    "public-read-write",
+    "aws-exec-read",
+    "authenticated-read",
+    "bucket-owner-read",
+    "bucket-owner-full-control",
+    "log-delivery-write",
+];
+
+/// Canned ACLs that describe what grids3 does anyway: only the bucket's owner has access
+/// (grids3 has no object owners distinct from the bucket's).
+const HONOURED: &[&str] = &["private", "bucket-owner-full-control"];
+
+const GRANT_HEADERS: &[&str] = &[
+    "x-amz-grant-read",
+    "x-amz-grant-write",
+    "x-amz-grant-read-acp",
+    "x-amz-grant-write-acp",
+    "x-amz-grant-full-control",
+];
+
+/// Checks `x-amz-acl` and `x-amz-grant-*` on a request that creates a bucket or an object.
+pub fn check_headers(headers: &HeaderMap) -> S3Result<()> {
+    if let Some(v) = headers.get("x-amz-acl") {
+        let acl = v.to_str().unwrap_or_default().trim();
+        if !CANNED.contains(&acl) {
+            return Err(S3Error::invalid_argument(format!(
+                "Invalid canned ACL: {acl}"
+            )));
+        }
+        if !HONOURED.contains(&acl) {
+            return Err(S3Error::not_implemented().with_message(format!(
+                "x-amz-acl: {acl} is not implemented: grids3 buckets and objects are private to the bucket's owner (and the keys the admin API grants access)"
+            )));
+        }
+    }
+    if let Some(h) = GRANT_HEADERS.iter().find(|h| headers.contains_key(**h)) {
+        return Err(S3Error::not_implemented().with_message(format!(
+            "{h} is not implemented: grants are given with the admin API"
+        )));
+    }
+    Ok(())
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The AccessControlPolicy document: the owner with FULL_CONTROL, then `grants`.
+fn policy(owner: &str, grants: &[(String, &'static str)]) -> String {
+    let o = owner_of(owner);
+    let user = |id: &str, name: &str| {
+        format!(
+            "<Grantee xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" xsi:type=\"CanonicalUser\"><ID>{}</ID><DisplayName>{}</DisplayName></Grantee>",
+            escape(id),
+            escape(name)
+        )
+    };
+    let mut out = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<AccessControlPolicy xmlns=\"{}\"><Owner><ID>{}</ID><DisplayName>{}</DisplayName></Owner><AccessControlList>",
+        xml::S3_NS,
+        escape(&o.id),
+        escape(&o.display_name)
+    );
+    out.push_str(&format!(
+        "<Grant>{}<Permission>FULL_CONTROL</Permission></Grant>",
+        user(&o.id, &o.display_name)
+    ));
+    for (key, perm) in grants {
+        let g = owner_of(key);
+        out.push_str(&format!(
+            "<Grant>{}<Permission>{perm}</Permission></Grant>",
+            user(&g.id, &g.display_name)
+        ));
+    }
+    out.push_str("</AccessControlList></AccessControlPolicy>");
+    out
+}
+
+/// The admin API's grants as ACL permissions (bucket level, or object level).
+fn grants(b: &BucketInfo, object: bool) -> Vec<(String, &'static str)> {
+    b.grants
+        .iter()
+        .filter_map(|(key, role)| {
+            let perm = match (role.as_str(), object) {
+                ("owner", _) => "FULL_CONTROL",
+                ("read", _) => "READ",
+                ("write", false) => "WRITE",
+                // Object ACLs have no write permission: writers act on the bucket.
+                ("write", true) => return None,
+                _ => return None,
+            };
+            Some((key.clone(), perm))
+        })
+        .collect()
+}
+
+/// GetBucketAcl.
+pub async fn get_bucket_acl(st: &AppState, req: S3Request) -> S3Result<Response> {
+    let b = require_bucket(st, req.bucket()).await?;
+    Ok(xml_response(
+        StatusCode::OK,
+        policy(&b.owner, &grants(&b, false)),
+    ))
+}
+
+/// GetObjectAcl.
+pub async fn get_object_acl(st: &AppState, req: S3Request) -> S3Result<Response> {
+    let b = require_bucket(st, req.bucket()).await?;
+    require_object(st, req.bucket(), req.key()).await?;
+    Ok(xml_response(
+        StatusCode::OK,
+        policy(&b.owner, &grants(&b, true)),
+    ))
+}
+
+/// PutBucketAcl and PutObjectAcl: accepted only when they ask for what is already true.
+pub async fn put_acl(st: &AppState, mut req: S3Request, object: bool) -> S3Result<Response> {
+    let b = require_bucket(st, req.bucket()).await?;
+    if object {
+        require_object(st, req.bucket(), req.key()).await?;
+    }
+    let has_header = req.parts.headers.contains_key("x-amz-acl")
+        || GRANT_HEADERS
+            .iter()
+            .any(|h| req.parts.headers.contains_key(*h));
+    check_headers(&req.parts.headers)?;
+    let body = req.body_reader()?.read_to_vec(xml::MAX_XML_BODY).await?;
+    let body = String::from_utf8_lossy(&body);
+    if body.trim().is_empty() {
+        if !has_header {
+            return Err(S3Error::malformed_xml());
+        }
+        return Ok(super::empty(StatusCode::OK));
+    }
+    // An AccessControlPolicy body: only "the owner has FULL_CONTROL" is what grids3 does.
+    let owner_id = owner_of(&b.owner).id;
+    let grants = body.matches("<Grant>").count();
+    let owner_full = body.contains(&owner_id) && body.contains("FULL_CONTROL");
+    if !body.contains("AccessControlPolicy") {
+        return Err(S3Error::malformed_xml());
+    }
+    if grants != 1 || !owner_full {
+        return Err(S3Error::not_implemented().with_message(
+            "ACLs granting access to anyone but the bucket's owner are not implemented (use the admin API's grants)",
+        ));
+    }
+    Ok(super::empty(StatusCode::OK))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    #[test]
+    fn canned_acls_are_honoured_or_refused() {
+        let with = |k: &'static str, v: &'static str| {
+            let mut h = HeaderMap::new();
+            h.insert(k, HeaderValue::from_static(v));
+            h
+        };
+        assert!(check_headers(&HeaderMap::new()).is_ok());
+        assert!(check_headers(&with("x-amz-acl", "private")).is_ok());
+        assert!(check_headers(&with("x-amz-acl", "bucket-owner-full-control")).is_ok());
+        assert_eq!(
+            check_headers(&with("x-amz-acl", "public-read"))
+                .unwrap_err()
+                .code,
+            "NotImplemented"
+        );
+        assert_eq!(
+            check_headers(&with("x-amz-acl", "nonsense"))
+                .unwrap_err()
+                .code,
+            "InvalidArgument"
+        );
+        assert_eq!(
+            check_headers(&with(
+                "x-amz-grant-read",
+                "uri=\"http://acs.amazonaws.com/groups/global/AllUsers\""
+            ))
+            .unwrap_err()
+            .code,
+            "NotImplemented"
+        );
+    }
+}

@@ -33,6 +33,10 @@ macro_rules! errors {
 }
 
 errors! {
+    /// A POST Object body that is not well-formed multipart/form-data.
+    malformed_post_request => "MalformedPOSTRequest", BAD_REQUEST, "The body of your POST request is not well-formed multipart/form-data.";
+    /// POST Object fields before the file are too large.
+    max_post_pre_data_length_exceeded => "MaxPostPreDataLengthExceeded", BAD_REQUEST, "Your POST request fields preceeding the upload file was too large.";
     /// GetBucketCors on a bucket without a CORS configuration.
     no_such_cors_configuration => "NoSuchCORSConfiguration", NOT_FOUND, "The CORS configuration does not exist";
     /// A preflight (or a CORS request) that no CORS rule of the bucket allows.

@@ -133,6 +133,11 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
             // Browsers send preflights without credentials; the bucket's rules decide.
             return s3::cors::preflight(&st, target.bucket.as_deref(), &parts.headers).await;
         }
+        if op == op::Op::PostObject {
+            // A form upload carries its signature in the form (a signed policy).
+            let bucket = target.bucket.clone().unwrap_or_default();
+            return s3::post::post_object(&st, &bucket, &parts, body).await;
+        }
         let v2 = (!st.config.disable_sigv2).then_some(crate::auth::SigV2Request {
             virtual_bucket: target.bucket.as_deref().filter(|_| target.virtual_hosted),
             bucket_only: target.bucket.is_some() && target.key.is_none(),

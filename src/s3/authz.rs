@@ -46,7 +46,8 @@ pub fn role_on(auth: &Auth, b: &BucketInfo) -> Option<Role> {
 fn needed(op: &Op) -> Option<Role> {
     use Op::*;
     Some(match op {
-        ListBuckets | CreateBucket | NotImplemented(_) | Preflight => return None,
+        // PostObject authorizes itself as a PutObject once its form is verified.
+        ListBuckets | CreateBucket | NotImplemented(_) | Preflight | PostObject => return None,
         HeadBucket | GetBucketLocation | GetBucketVersioning | ListObjectVersions
         | ListObjectsV2 | ListObjects | GetObject | HeadObject | GetObjectAttributes
         | GetObjectTagging | ListParts | ListMultipartUploads | GetBucketTagging | GetObjectAcl => {

@@ -11,6 +11,7 @@ pub mod list;
 pub mod multipart;
 pub mod object;
 pub mod op;
+pub mod post;
 pub mod tagging;
 
 use axum::body::Body;
@@ -121,7 +122,7 @@ pub async fn dispatch(st: &AppState, op: Op, req: S3Request) -> S3Result<Respons
         Op::PutBucketCors => cors::put_bucket_cors(st, req).await,
         Op::DeleteBucketCors => cors::delete_bucket_cors(st, req).await,
         // Answered before authentication, in the HTTP entry.
-        Op::Preflight => Err(S3Error::internal()),
+        Op::Preflight | Op::PostObject => Err(S3Error::internal()),
         Op::NotImplemented(_) => Err(S3Error::not_implemented()),
     }
 }

@@ -80,6 +80,9 @@ pub enum Op {
     DeleteBucketCors,
     /// OPTIONS /bucket[/key]: a CORS preflight, answered without authentication.
     Preflight,
+    /// POST /bucket with multipart/form-data: a browser form upload, which authenticates
+    /// itself with its signed policy.
+    PostObject,
     /// Anything else; the string names what was asked for (for the log).
     NotImplemented(String),
 }
@@ -139,6 +142,7 @@ impl Op {
             Op::PutBucketCors => "PutBucketCors",
             Op::DeleteBucketCors => "DeleteBucketCors",
             Op::Preflight => "PreflightRequest",
+            Op::PostObject => "PostObject",
             Op::NotImplemented(_) => "NotImplemented",
         }
     }
@@ -218,6 +222,14 @@ pub fn parse(
             }
             (Method::GET, []) if !has("list-type") => Op::ListObjects,
             (Method::POST, ["delete"]) => Op::DeleteObjects,
+            (Method::POST, [])
+                if headers
+                    .get("content-type")
+                    .and_then(|v| v.to_str().ok())
+                    .is_some_and(|c| c.to_ascii_lowercase().starts_with("multipart/form-data")) =>
+            {
+                Op::PostObject
+            }
             (Method::GET, ["uploads"]) => Op::ListMultipartUploads,
             (Method::GET, ["tagging"]) => Op::GetBucketTagging,
             (Method::PUT, ["tagging"]) => Op::PutBucketTagging,

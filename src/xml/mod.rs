@@ -637,6 +637,23 @@ pub struct Tag {
     pub value: String,
 }
 
+/// `<PostResponse>`, the answer to a POST Object with `success_action_status` 201.
+#[derive(Serialize, Debug)]
+pub struct PostResponse {
+    /// The object's URL path.
+    #[serde(rename = "Location")]
+    pub location: String,
+    /// Bucket.
+    #[serde(rename = "Bucket")]
+    pub bucket: String,
+    /// Key.
+    #[serde(rename = "Key")]
+    pub key: String,
+    /// ETag (quoted).
+    #[serde(rename = "ETag")]
+    pub etag: String,
+}
+
 /// `<CORSConfiguration>`, request of PutBucketCors and response of GetBucketCors.
 #[derive(Serialize, Deserialize, Debug, Default)]
 pub struct CorsConfiguration {

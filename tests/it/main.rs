@@ -8,6 +8,7 @@ mod deploy;
 mod gridfs_interop;
 mod gridfs_spec;
 mod plans;
+mod post_object;
 mod reliability;
 mod s3_conditional;
 mod s3_gridfs;

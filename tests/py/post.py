@@ -1,0 +1,115 @@
+"""POST Object (browser form uploads) against a running grids3, with the policies and form
+fields boto3's generate_presigned_post makes (SigV4 and SigV2), posted with curl -F.
+
+Usage: python post.py ENDPOINT ACCESS_KEY SECRET_KEY
+"""
+import base64
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import boto3
+from botocore.config import Config
+
+endpoint, ak, sk = sys.argv[1:4]
+tmp = tempfile.mkdtemp()
+
+
+def check(cond, what):
+    if not cond:
+        sys.exit(f"FAILED: {what}")
+    print(f"ok: {what}")
+
+
+def client(sv):
+    return boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=ak, aws_secret_access_key=sk,
+                        region_name="us-east-1", config=Config(signature_version=sv, s3={"addressing_style": "path"}))
+
+
+def post(url, fields, content=b"form upload", filename="photo.jpg", extra=()):
+    path = os.path.join(tmp, filename)
+    with open(path, "wb") as f:
+        f.write(content)
+    args = ["curl", "-s", "-o", os.path.join(tmp, "out"), "-D", os.path.join(tmp, "head"), "-w", "%{http_code}"]
+    for k, v in list(fields.items()) + list(extra):
+        args += ["--form-string", f"{k}={v}"]
+    args += ["-F", f"file=@{path};filename={filename}", url]
+    out = subprocess.run(args, capture_output=True, text=True)
+    body = open(os.path.join(tmp, "out"), "rb").read()
+    head = open(os.path.join(tmp, "head")).read()
+    return int(out.stdout or 0), body, head
+
+
+v4 = client("s3v4")
+v4.create_bucket(Bucket="forms")
+
+# SigV4: boto3's presigned POST with a size range and a key prefix.
+p = v4.generate_presigned_post("forms", "uploads/${filename}",
+                               Conditions=[["starts-with", "$key", "uploads/"], ["content-length-range", 1, 1000]],
+                               ExpiresIn=300)
+check("x-amz-signature" in p["fields"], "boto3 presigned POST (SigV4) fields")
+status, body, head = post(p["url"], p["fields"], b"hello form")
+check(status == 204, f"SigV4 form upload answered 204 ({status} {body[:300]!r})")
+got = v4.get_object(Bucket="forms", Key="uploads/photo.jpg")["Body"].read()
+check(got == b"hello form", "${filename} substituted and the object stored")
+
+status, body, _ = post(p["url"], p["fields"], b"x" * 1001)
+check(status == 400 and b"EntityTooLarge" in body, f"content-length-range upper bound ({status})")
+status, body, _ = post(p["url"], p["fields"], b"", filename="empty.bin")
+check(status == 400 and b"EntityTooSmall" in body, f"content-length-range lower bound ({status})")
+try:
+    v4.head_object(Bucket="forms", Key="uploads/empty.bin")
+    check(False, "a refused upload leaves no object")
+except Exception:
+    check(True, "a refused upload leaves no object")
+
+tampered = dict(p["fields"], **{"x-amz-signature": "0" * 64})
+status, body, _ = post(p["url"], tampered)
+check(status == 403 and b"SignatureDoesNotMatch" in body, f"a wrong signature is refused ({status})")
+status, body, _ = post(p["url"], p["fields"], extra=[("x-amz-meta-extra", "1")])
+check(status == 403 and b"Extra input fields" in body, f"a field no condition covers is refused ({status} {body[:200]!r})")
+bad_key = dict(p["fields"], key="elsewhere/x")
+status, body, _ = post(p["url"], bad_key)
+check(status == 403 and b"Policy Condition failed" in body, f"a key outside the policy is refused ({status})")
+expired = v4.generate_presigned_post("forms", "late.txt", ExpiresIn=-10)
+status, body, _ = post(expired["url"], expired["fields"])
+check(status == 403 and b"expired" in body, f"an expired policy is refused ({status} {body[:200]!r})")
+status, body, _ = post(p["url"], {k: v for k, v in p["fields"].items() if k != "policy"})
+check(status == 403, f"a form without a policy is refused ({status})")
+
+# success_action_status 201 with metadata and Content-Type.
+p = v4.generate_presigned_post("forms", "meta.txt",
+                               Fields={"success_action_status": "201", "Content-Type": "text/plain",
+                                       "x-amz-meta-color": "blue"},
+                               Conditions=[{"success_action_status": "201"}, {"Content-Type": "text/plain"},
+                                           {"x-amz-meta-color": "blue"}],
+                               ExpiresIn=300)
+status, body, head = post(p["url"], p["fields"], b"with meta")
+check(status == 201 and b"<PostResponse>" in body and b"<Key>meta.txt</Key>" in body,
+      f"success_action_status 201 answers PostResponse ({status} {body[:300]!r})")
+h = v4.head_object(Bucket="forms", Key="meta.txt")
+check(h["ContentType"] == "text/plain" and h["Metadata"] == {"color": "blue"}, "Content-Type and x-amz-meta-* fields stored")
+
+# success_action_redirect.
+p = v4.generate_presigned_post("forms", "redirect.txt",
+                               Fields={"success_action_redirect": "http://example.test/done"},
+                               Conditions=[{"success_action_redirect": "http://example.test/done"}], ExpiresIn=300)
+status, body, head = post(p["url"], p["fields"])
+check(status == 303 and "location: http://example.test/done?bucket=forms&key=redirect.txt&etag=" in head.lower(),
+      f"success_action_redirect answers 303 ({status} {head!r})")
+
+# SigV2: the policy signed with HMAC-SHA1.
+p = client("s3").generate_presigned_post("forms", "v2.txt", ExpiresIn=300)
+check("signature" in p["fields"] and "AWSAccessKeyId" in p["fields"], "boto3 presigned POST (SigV2) fields")
+status, body, _ = post(p["url"], p["fields"], b"v2 form")
+check(status == 204, f"SigV2 form upload ({status} {body[:300]!r})")
+check(v4.get_object(Bucket="forms", Key="v2.txt")["Body"].read() == b"v2 form", "SigV2 form object stored")
+
+# A public ACL in the form is refused, not ignored.
+p = v4.generate_presigned_post("forms", "pub.txt", Fields={"acl": "public-read"},
+                               Conditions=[{"acl": "public-read"}], ExpiresIn=300)
+status, body, _ = post(p["url"], p["fields"])
+check(status == 501, f"acl=public-read in a form is refused with 501 ({status})")
+print("post: all checks passed")

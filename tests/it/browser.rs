@@ -127,3 +127,75 @@ run();
         );
     });
 }
+
+#[test]
+fn chromium_uploads_with_a_plain_html_form() {
+    use grids3::auth::sigv4;
+    support::run(async {
+        let Some(chromium) = support::chromium() else {
+            println!("SKIPPED: the browser test needs chromium, which cannot be installed here");
+            return;
+        };
+        let gw = support::gateway("browserform").await;
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("forms").send().await.unwrap();
+        // The policy and its SigV4 signature, as a web backend makes them.
+        let now = chrono::Utc::now();
+        let date = now.format("%Y%m%d").to_string();
+        let amz_date = now.format("%Y%m%dT%H%M%SZ").to_string();
+        let credential = format!("{}/{date}/us-east-1/s3/aws4_request", support::AK);
+        let expiration = (now + chrono::Duration::minutes(10))
+            .format("%Y-%m-%dT%H:%M:%S.000Z")
+            .to_string();
+        let policy = serde_json::json!({
+            "expiration": expiration,
+            "conditions": [
+                {"bucket": "forms"},
+                ["starts-with", "$key", "from-form/"],
+                {"success_action_status": "201"},
+                {"x-amz-algorithm": "AWS4-HMAC-SHA256"},
+                {"x-amz-credential": credential},
+                {"x-amz-date": amz_date},
+                ["content-length-range", 1, 10000],
+            ]
+        });
+        use base64::Engine;
+        let policy_b64 =
+            base64::engine::general_purpose::STANDARD.encode(policy.to_string().as_bytes());
+        let key = sigv4::signing_key(support::SK, &date, "us-east-1", "s3");
+        let signature = sigv4::sign(&key, &policy_b64);
+        let html = format!(
+            r#"<!doctype html><html><body>
+<form id="f" action="http://{gw}/forms" method="post" enctype="multipart/form-data">
+<input type="hidden" name="key" value="from-form/note.txt">
+<input type="hidden" name="success_action_status" value="201">
+<input type="hidden" name="x-amz-algorithm" value="AWS4-HMAC-SHA256">
+<input type="hidden" name="x-amz-credential" value="{credential}">
+<input type="hidden" name="x-amz-date" value="{amz_date}">
+<input type="hidden" name="policy" value="{policy_b64}">
+<input type="hidden" name="x-amz-signature" value="{signature}">
+<textarea name="file">typed into a form</textarea>
+</form>
+<script>document.getElementById('f').submit();</script>
+</body></html>"#,
+            gw = gw.addr,
+        );
+        let page = support::serve_page(html).await;
+        let dom = support::chromium_dom(&chromium, &format!("http://{page}/form.html")).await;
+        assert!(
+            dom.contains("from-form/note.txt"),
+            "the browser did not show the PostResponse: {dom}"
+        );
+        let got = s3
+            .get_object()
+            .bucket("forms")
+            .key("from-form/note.txt")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            got.body.collect().await.unwrap().into_bytes().as_ref(),
+            b"typed into a form"
+        );
+    });
+}

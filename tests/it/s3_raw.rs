@@ -112,7 +112,7 @@ fn authentication_errors() {
 fn unsupported_operations_are_501() {
     support::run(async {
         let gw = setup("ni").await;
-        for path in ["/raw?acl", "/raw?cors", "/raw/k?partNumber=1"] {
+        for path in ["/raw?policy", "/raw?website", "/raw/k?partNumber=1"] {
             let r = Raw::new("GET", path).send(&gw).await;
             assert_eq!(r.status(), 501, "{path}");
             assert_eq!(error_code(&r.text().await.unwrap()), "NotImplemented");

@@ -48,6 +48,28 @@ pub struct SigningContext {
     pub seed_signature: String,
 }
 
+impl Auth {
+    /// An unsigned request: no key, no rights of its own.
+    pub fn anonymous() -> Self {
+        Auth {
+            access_key: String::new(),
+            root: false,
+            payload: Payload::Unsigned,
+            signing: SigningContext {
+                key: [0; 32],
+                amz_date: String::new(),
+                scope: String::new(),
+                seed_signature: String::new(),
+            },
+        }
+    }
+
+    /// Whether the request was unsigned.
+    pub fn is_anonymous(&self) -> bool {
+        self.access_key.is_empty()
+    }
+}
+
 impl std::fmt::Debug for SigningContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // The signing key is a secret: never printed.
@@ -55,6 +77,22 @@ impl std::fmt::Debug for SigningContext {
             .field("scope", &self.scope)
             .finish_non_exhaustive()
     }
+}
+
+/// Whether a request carries any credentials at all (a signature in the header or the query).
+/// One without is anonymous: the authorization decides what it may do.
+pub fn has_credentials(headers: &HeaderMap, query: &[(String, String)]) -> bool {
+    headers.contains_key("authorization")
+        || query.iter().any(|(k, _)| {
+            matches!(
+                k.as_str(),
+                "X-Amz-Algorithm"
+                    | "X-Amz-Signature"
+                    | "X-Amz-Credential"
+                    | "AWSAccessKeyId"
+                    | "Signature"
+            )
+        })
 }
 
 /// An authenticated request.

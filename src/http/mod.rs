@@ -142,7 +142,12 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
             virtual_bucket: target.bucket.as_deref().filter(|_| target.virtual_hosted),
             bucket_only: target.bucket.is_some() && target.key.is_none(),
         });
-        let auth = authenticate(&parts, &query, &st.creds, &st.config.region, v2).await?;
+        let auth = if crate::auth::has_credentials(&parts.headers, &query) {
+            authenticate(&parts, &query, &st.creds, &st.config.region, v2).await?
+        } else {
+            // Unsigned: the authorization decides (public-read objects only, for now).
+            crate::auth::Auth::anonymous()
+        };
         // `%FF` and `%FE` must not name the same object: a path that does not decode to
         // UTF-8 is refused as AWS refuses it.
         if percent_encoding::percent_decode_str(parts.uri.path())
@@ -165,6 +170,7 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
             key: target.key,
             auth,
             body,
+            object_acl_decides: false,
         };
         // Everything else answers within the request timeout: a database that accepts
         // connections but stops answering (the driver has no socket timeout) gets a 503, not a

@@ -1,10 +1,11 @@
-//! ACLs, as far as grids3 has them: every bucket and object is private to its bucket's owner,
-//! plus the grants the admin API gives other access keys on a bucket (read, write, owner).
-//! Get*Acl answer that truth as an AccessControlPolicy; Put*Acl and the `x-amz-acl` /
-//! `x-amz-grant-*` headers are honoured when they ask for exactly that (`private`,
-//! `bucket-owner-full-control`, or an ACL granting only the owner FULL_CONTROL) and refused
-//! with 501 NotImplemented otherwise: a public-read request is never accepted and ignored.
-//! (Public objects and anonymous access are the web issue's next step.)
+//! ACLs, as far as grids3 has them. Buckets are private to their owner, plus the grants the
+//! admin API gives other access keys (read, write, owner). Objects are private too, or carry a
+//! canned ACL that opens them for reading: `public-read` (anyone, unsigned requests included)
+//! or `authenticated-read` (any valid key); it is stored as `metadata.acl`. Get*Acl answer
+//! that truth as an AccessControlPolicy. `x-amz-acl` on objects (PutObject, CopyObject,
+//! CreateMultipartUpload, the POST form's `acl`, PutObjectAcl) is honoured for those values;
+//! public bucket ACLs, `x-amz-grant-*` and grant lists other than the owner's are refused with
+//! 501 NotImplemented, never accepted and ignored.
 
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
@@ -40,8 +41,32 @@ const GRANT_HEADERS: &[&str] = &[
     "x-amz-grant-full-control",
 ];
 
-/// Checks `x-amz-acl` and `x-amz-grant-*` on a request that creates a bucket or an object.
+/// Object ACLs that open an object for reading.
+const OBJECT_READABLE: &[&str] = &["public-read", "public-read-write", "authenticated-read"];
+
+/// The object ACL `x-amz-acl` asks for, when it is not private (`public-read-write` is
+/// `public-read` for an object: objects have no write permission). Checked beforehand by
+/// [`check_object_headers`].
+pub fn object_acl(headers: &HeaderMap) -> Option<String> {
+    let acl = headers.get("x-amz-acl")?.to_str().ok()?.trim();
+    match acl {
+        "public-read" | "public-read-write" => Some("public-read".into()),
+        "authenticated-read" => Some("authenticated-read".into()),
+        _ => None,
+    }
+}
+
+/// Checks `x-amz-acl` and `x-amz-grant-*` on a request that creates an object.
+pub fn check_object_headers(headers: &HeaderMap) -> S3Result<()> {
+    check(headers, OBJECT_READABLE)
+}
+
+/// Checks `x-amz-acl` and `x-amz-grant-*` on a request that creates a bucket.
 pub fn check_headers(headers: &HeaderMap) -> S3Result<()> {
+    check(headers, &[])
+}
+
+fn check(headers: &HeaderMap, also: &[&str]) -> S3Result<()> {
     if let Some(v) = headers.get("x-amz-acl") {
         let acl = v.to_str().unwrap_or_default().trim();
         if !CANNED.contains(&acl) {
@@ -49,7 +74,7 @@ pub fn check_headers(headers: &HeaderMap) -> S3Result<()> {
                 "Invalid canned ACL: {acl}"
             )));
         }
-        if !HONOURED.contains(&acl) {
+        if !HONOURED.contains(&acl) && !also.contains(&acl) {
             return Err(S3Error::not_implemented().with_message(format!(
                 "x-amz-acl: {acl} is not implemented: grids3 buckets and objects are private to the bucket's owner (and the keys the admin API grants access)"
             )));
@@ -131,11 +156,31 @@ pub async fn get_bucket_acl(st: &AppState, req: S3Request) -> S3Result<Response>
 /// GetObjectAcl.
 pub async fn get_object_acl(st: &AppState, req: S3Request) -> S3Result<Response> {
     let b = require_bucket(st, req.bucket()).await?;
-    require_object(st, req.bucket(), req.key()).await?;
-    Ok(xml_response(
-        StatusCode::OK,
-        policy(&b.owner, &grants(&b, true)),
-    ))
+    let o = require_object(st, req.bucket(), req.key()).await?;
+    let group = match o.meta.acl.as_deref() {
+        Some("public-read") => Some("http://acs.amazonaws.com/groups/global/AllUsers"),
+        Some("authenticated-read") => {
+            Some("http://acs.amazonaws.com/groups/global/AuthenticatedUsers")
+        }
+        _ => None,
+    };
+    let mut doc = policy(&b.owner, &grants(&b, true));
+    if let Some(uri) = group {
+        let g = format!(
+            "<Grant><Grantee xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" xsi:type=\"Group\"><URI>{uri}</URI></Grantee><Permission>READ</Permission></Grant></AccessControlList>"
+        );
+        doc = doc.replace("</AccessControlList>", &g);
+    }
+    Ok(xml_response(StatusCode::OK, doc))
+}
+
+/// Whether an object's ACL lets a principal read it that the bucket grants nothing.
+pub fn object_readable(acl: Option<&str>, anonymous: bool) -> bool {
+    match acl {
+        Some("public-read") => true,
+        Some("authenticated-read") => !anonymous,
+        _ => false,
+    }
 }
 
 /// PutBucketAcl and PutObjectAcl: accepted only when they ask for what is already true.
@@ -148,7 +193,19 @@ pub async fn put_acl(st: &AppState, mut req: S3Request, object: bool) -> S3Resul
         || GRANT_HEADERS
             .iter()
             .any(|h| req.parts.headers.contains_key(*h));
-    check_headers(&req.parts.headers)?;
+    if object {
+        check_object_headers(&req.parts.headers)?;
+        if req.parts.headers.contains_key("x-amz-acl") {
+            let acl = object_acl(&req.parts.headers);
+            st.store
+                .set_object_acl(req.bucket(), req.key(), acl)
+                .await?
+                .ok_or_else(S3Error::no_such_key)?;
+            return Ok(super::empty(StatusCode::OK));
+        }
+    } else {
+        check_headers(&req.parts.headers)?;
+    }
     let body = req.body_reader()?.read_to_vec(xml::MAX_XML_BODY).await?;
     let body = String::from_utf8_lossy(&body);
     if body.trim().is_empty() {
@@ -166,8 +223,15 @@ pub async fn put_acl(st: &AppState, mut req: S3Request, object: bool) -> S3Resul
     }
     if grants != 1 || !owner_full {
         return Err(S3Error::not_implemented().with_message(
-            "ACLs granting access to anyone but the bucket's owner are not implemented (use the admin API's grants)",
+            "ACLs granting access to anyone but the bucket's owner are not implemented (use canned ACLs, or the admin API's grants)",
         ));
+    }
+    if object {
+        // Only the owner: the object becomes private.
+        st.store
+            .set_object_acl(req.bucket(), req.key(), None)
+            .await?
+            .ok_or_else(S3Error::no_such_key)?;
     }
     Ok(super::empty(StatusCode::OK))
 }
@@ -187,6 +251,17 @@ mod tests {
         assert!(check_headers(&HeaderMap::new()).is_ok());
         assert!(check_headers(&with("x-amz-acl", "private")).is_ok());
         assert!(check_headers(&with("x-amz-acl", "bucket-owner-full-control")).is_ok());
+        assert!(check_object_headers(&with("x-amz-acl", "public-read")).is_ok());
+        assert_eq!(
+            object_acl(&with("x-amz-acl", "public-read-write")).as_deref(),
+            Some("public-read")
+        );
+        assert_eq!(
+            check_object_headers(&with("x-amz-acl", "log-delivery-write"))
+                .unwrap_err()
+                .code,
+            "NotImplemented"
+        );
         assert_eq!(
             check_headers(&with("x-amz-acl", "public-read"))
                 .unwrap_err()

@@ -1,6 +1,12 @@
 //! Authorization: the root key can do everything; any other key acts only on buckets it owns
-//! or was granted (`read` < `write` < `owner`), and sees only those in ListBuckets. Everything
-//! else is `AccessDenied`.
+//! or was granted (`read` < `write` < `owner`), and sees only those in ListBuckets. Where the
+//! bucket grants a principal (a key, or an unsigned request) nothing, reading an object is
+//! left to that object's ACL (`public-read`, `authenticated-read`; see `acl`), which the
+//! handler checks once it has found the object. Everything else is `AccessDenied`.
+//!
+//! The decision is one function (`authorize`) of the operation, the principal and the bucket,
+//! with the object-level step after it: bucket policies and block-public-access are meant to
+//! join it there, as further statements that can deny or allow.
 
 use crate::auth::Auth;
 use crate::error::{S3Error, S3Result};
@@ -80,6 +86,15 @@ async fn require(st: &AppState, auth: &Auth, bucket: &str, role: Role) -> S3Resu
     }
 }
 
+/// What the authorization allows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// The operation may run.
+    Granted,
+    /// A read of one object that only the object's ACL can allow (the handler decides).
+    IfObjectAclAllows,
+}
+
 /// Authorizes an operation (and, for copies, read access to the source bucket). Takes the
 /// parts it needs rather than the request, whose body is not `Sync`.
 pub async fn authorize(
@@ -88,18 +103,30 @@ pub async fn authorize(
     auth: &Auth,
     bucket: Option<String>,
     copy_source: Option<String>,
-) -> S3Result<()> {
+) -> S3Result<Access> {
     if auth.root {
-        return Ok(());
+        return Ok(Access::Granted);
+    }
+    let object_read = matches!(op, Op::GetObject | Op::HeadObject);
+    if auth.is_anonymous() && !object_read {
+        // Unsigned requests may only read objects whose ACL is public-read.
+        return Err(S3Error::access_denied());
     }
     let Some(role) = needed(op) else {
-        return Ok(());
+        return Ok(Access::Granted);
     };
-    require(st, auth, &bucket.unwrap_or_default(), role).await?;
+    let bucket = bucket.unwrap_or_default();
+    match require(st, auth, &bucket, role).await {
+        Ok(()) => {}
+        Err(e) if object_read && e.code == "AccessDenied" => {
+            return Ok(Access::IfObjectAclAllows);
+        }
+        Err(e) => return Err(e),
+    }
     if let (Op::CopyObject | Op::UploadPartCopy, Some(src)) = (op, copy_source) {
         if let Ok((src_bucket, _)) = super::copy::parse_copy_source(&src) {
             require(st, auth, &src_bucket, Role::Read).await?;
         }
     }
-    Ok(())
+    Ok(Access::Granted)
 }

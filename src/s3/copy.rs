@@ -109,6 +109,9 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
         } else {
             src.meta.clone()
         };
+        // The ACL is never copied: the new object's comes from this request (private by
+        // default), as in S3.
+        meta.acl = super::acl::object_acl(&req.parts.headers);
         // Tags follow their own directive (COPY by default), as in S3.
         meta.tags = match req.header("x-amz-tagging-directive") {
             Some("REPLACE") => super::tagging::from_header(req.header("x-amz-tagging"))?,

@@ -41,6 +41,9 @@ pub struct S3Request {
     pub auth: Auth,
     /// The raw body.
     pub body: Body,
+    /// Set by the authorization when the bucket grants the principal nothing and only the
+    /// object's ACL can let it read (GetObject, HeadObject).
+    pub object_acl_decides: bool,
 }
 
 impl S3Request {
@@ -75,14 +78,17 @@ impl S3Request {
 }
 
 /// Runs the handler of an operation, after authorizing it.
-pub async fn dispatch(st: &AppState, op: Op, req: S3Request) -> S3Result<Response> {
+pub async fn dispatch(st: &AppState, op: Op, mut req: S3Request) -> S3Result<Response> {
     let copy_source = req.header("x-amz-copy-source").map(str::to_owned);
-    authz::authorize(st, &op, &req.auth.clone(), req.bucket.clone(), copy_source).await?;
-    if matches!(
-        op,
-        Op::CreateBucket | Op::PutObject | Op::CopyObject | Op::CreateMultipartUpload
-    ) {
-        acl::check_headers(&req.parts.headers)?;
+    let access =
+        authz::authorize(st, &op, &req.auth.clone(), req.bucket.clone(), copy_source).await?;
+    req.object_acl_decides = access == authz::Access::IfObjectAclAllows;
+    match op {
+        Op::CreateBucket => acl::check_headers(&req.parts.headers)?,
+        Op::PutObject | Op::CopyObject | Op::CreateMultipartUpload => {
+            acl::check_object_headers(&req.parts.headers)?
+        }
+        _ => {}
     }
     match op {
         Op::ListBuckets => bucket::list_buckets(st, req).await,

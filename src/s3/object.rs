@@ -111,7 +111,17 @@ pub async fn get_object(st: &AppState, req: S3Request, head: bool) -> S3Result<R
     require_bucket(st, &bucket).await?;
     // A revision replaced between the lookup and the lease is looked up again.
     for _ in 0..3 {
-        let info = require_object(st, &bucket, req.key()).await?;
+        let info = match st.store.head(&bucket, req.key()).await? {
+            Some(i) => i,
+            // Whoever may not list the bucket learns nothing about which keys exist.
+            None if req.object_acl_decides => return Err(S3Error::access_denied()),
+            None => return Err(S3Error::no_such_key()),
+        };
+        if req.object_acl_decides
+            && !super::acl::object_readable(info.meta.acl.as_deref(), req.auth.is_anonymous())
+        {
+            return Err(S3Error::access_denied());
+        }
         let pre = evaluate(
             req.header("if-match"),
             req.header("if-unmodified-since"),

@@ -326,7 +326,7 @@ pub async fn post_object(
             }
         }
     }
-    super::acl::check_headers(&h)?;
+    super::acl::check_object_headers(&h)?;
     let mut meta = meta_from_headers(&h);
     let (min, max) = policy.length.unwrap_or((0, MAX_PUT_SIZE));
     let mut up = st.store.open_upload(bucket, &key, false).await?;

@@ -370,7 +370,7 @@ fn admin_cli_calls_the_api() {
 }
 
 #[test]
-fn acls_tell_the_truth_and_public_ones_are_refused() {
+fn canned_object_acls_open_objects_and_other_acls_are_refused() {
     use aws_sdk_s3::types::{BucketCannedAcl, ObjectCannedAcl, Permission};
     support::run(async {
         let gw = support::gateway("acl").await;
@@ -391,11 +391,28 @@ fn acls_tell_the_truth_and_public_ones_are_refused() {
             .send()
             .await
             .unwrap();
+        // Object ACLs that grids3 has are honoured: public-read opens an object to unsigned
+        // requests, authenticated-read to any valid key; others stay closed.
+        let anon = |path: &str| {
+            let url = format!("http://{}{path}", gw.addr);
+            async move { reqwest::get(url).await.unwrap() }
+        };
+        s3.put_object()
+            .bucket("aclb")
+            .key("pub")
+            .acl(ObjectCannedAcl::PublicRead)
+            .body(ByteStream::from_static(b"for everyone"))
+            .send()
+            .await
+            .unwrap();
+        let r = anon("/aclb/pub").await;
+        assert_eq!(r.status(), 200);
+        assert_eq!(r.bytes().await.unwrap().as_ref(), b"for everyone");
         let e = s3
             .put_object()
             .bucket("aclb")
             .key("k")
-            .acl(ObjectCannedAcl::PublicRead)
+            .acl(ObjectCannedAcl::AwsExecRead)
             .body(ByteStream::from_static(b"x"))
             .send()
             .await
@@ -418,6 +435,13 @@ fn acls_tell_the_truth_and_public_ones_are_refused() {
             .await
             .unwrap_err();
         assert_eq!(e.code(), Some("NotImplemented"));
+        let r = anon("/aclb/missing").await;
+        assert_eq!(
+            r.status(),
+            403,
+            "an unsigned request learns nothing about other keys"
+        );
+        assert_eq!(anon("/aclb?list-type=2").await.status(), 403);
         for acl in [
             ObjectCannedAcl::Private,
             ObjectCannedAcl::BucketOwnerFullControl,
@@ -477,6 +501,50 @@ fn acls_tell_the_truth_and_public_ones_are_refused() {
             .await
             .unwrap();
         assert_eq!(oacl.grants().len(), 2);
+        assert_eq!(anon("/aclb/k").await.status(), 403, "a private object");
+        let pacl = s3
+            .get_object_acl()
+            .bucket("aclb")
+            .key("pub")
+            .send()
+            .await
+            .unwrap();
+        assert!(pacl.grants().iter().any(|g| {
+            g.grantee().and_then(|x| x.uri())
+                == Some("http://acs.amazonaws.com/groups/global/AllUsers")
+                && g.permission() == Some(&Permission::Read)
+        }));
+        // authenticated-read: a key the bucket grants nothing may read it, unsigned requests
+        // may not.
+        let (other_ak, other_sk) = new_key(&gw, "stranger").await;
+        s3.put_object_acl()
+            .bucket("aclb")
+            .key("pub")
+            .acl(ObjectCannedAcl::AuthenticatedRead)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(anon("/aclb/pub").await.status(), 403);
+        let stranger = gw.sdk_as(&other_ak, &other_sk);
+        let got = stranger
+            .get_object()
+            .bucket("aclb")
+            .key("pub")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            got.body.collect().await.unwrap().into_bytes().as_ref(),
+            b"for everyone"
+        );
+        let e = stranger
+            .get_object()
+            .bucket("aclb")
+            .key("k")
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Some("AccessDenied"));
         let e = s3
             .get_object_acl()
             .bucket("aclb")
@@ -493,14 +561,17 @@ fn acls_tell_the_truth_and_public_ones_are_refused() {
             .await
             .unwrap();
         let e = s3
-            .put_object_acl()
+            .put_bucket_acl()
             .bucket("aclb")
-            .key("k")
-            .acl(ObjectCannedAcl::PublicRead)
+            .acl(BucketCannedAcl::PublicRead)
             .send()
             .await
             .unwrap_err();
-        assert_eq!(e.code(), Some("NotImplemented"));
+        assert_eq!(
+            e.code(),
+            Some("NotImplemented"),
+            "public buckets are not implemented"
+        );
         let policy = aws_sdk_s3::types::AccessControlPolicy::builder()
             .owner(aws_sdk_s3::types::Owner::builder().id(&owner_id).build())
             .grants(
@@ -516,13 +587,22 @@ fn acls_tell_the_truth_and_public_ones_are_refused() {
                     .build(),
             )
             .build();
+        // An ACL granting only the owner makes the object private again.
         s3.put_object_acl()
             .bucket("aclb")
-            .key("k")
+            .key("pub")
             .access_control_policy(policy)
             .send()
             .await
             .unwrap();
+        let e = stranger
+            .get_object()
+            .bucket("aclb")
+            .key("pub")
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Some("AccessDenied"));
         let e = s3
             .put_bucket_acl()
             .bucket("aclb")

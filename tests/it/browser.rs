@@ -199,3 +199,70 @@ fn chromium_uploads_with_a_plain_html_form() {
         );
     });
 }
+
+#[test]
+fn chromium_shows_a_public_read_image_and_not_a_private_one() {
+    support::run(async {
+        let Some(chromium) = support::chromium() else {
+            println!("SKIPPED: the browser test needs chromium, which cannot be installed here");
+            return;
+        };
+        let gw = support::gateway("browserimg").await;
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("pics").send().await.unwrap();
+        // A 1x1 PNG.
+        let png: &[u8] = &[
+            0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48,
+            0x44, 0x52, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00,
+            0x00, 0x1f, 0x15, 0xc4, 0x89, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x44, 0x41, 0x54, 0x78,
+            0x9c, 0x63, 0xf8, 0xcf, 0xc0, 0xf0, 0x1f, 0x00, 0x05, 0x00, 0x01, 0xff, 0x89, 0x99,
+            0x3d, 0x1d, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
+        ];
+        for (key, acl) in [
+            (
+                "public.png",
+                Some(aws_sdk_s3::types::ObjectCannedAcl::PublicRead),
+            ),
+            ("private.png", None),
+        ] {
+            s3.put_object()
+                .bucket("pics")
+                .key(key)
+                .content_type("image/png")
+                .set_acl(acl)
+                .body(ByteStream::from(png.to_vec()))
+                .send()
+                .await
+                .unwrap();
+        }
+        let html = format!(
+            r#"<!doctype html><html><body><pre id="out">pending</pre>
+<script>
+const results = {{}};
+function load(name) {{
+  return new Promise(done => {{
+    const img = new Image();
+    img.onload = () => {{ results[name] = 'loaded:' + img.naturalWidth; done(); }};
+    img.onerror = () => {{ results[name] = 'error'; done(); }};
+    img.src = 'http://{gw}/pics/' + name;
+  }});
+}}
+Promise.all([load('public.png'), load('private.png')]).then(() => {{
+  document.getElementById('out').textContent = 'RESULT ' + JSON.stringify(results);
+}});
+</script></body></html>"#,
+            gw = gw.addr
+        );
+        let page = support::serve_page(html).await;
+        let dom = support::chromium_dom(&chromium, &format!("http://{page}/img.html")).await;
+        let result = dom
+            .split_once("RESULT ")
+            .and_then(|(_, r)| r.split_once("</pre>"))
+            .map(|(r, _)| r.to_owned())
+            .unwrap_or_else(|| panic!("the page did not finish: {dom}"));
+        println!("image results: {result}");
+        let v: serde_json::Value = serde_json::from_str(&result).unwrap();
+        assert_eq!(v["public.png"], "loaded:1");
+        assert_eq!(v["private.png"], "error");
+    });
+}

@@ -107,9 +107,15 @@ status, body, _ = post(p["url"], p["fields"], b"v2 form")
 check(status == 204, f"SigV2 form upload ({status} {body[:300]!r})")
 check(v4.get_object(Bucket="forms", Key="v2.txt")["Body"].read() == b"v2 form", "SigV2 form object stored")
 
-# A public ACL in the form is refused, not ignored.
+# The form's acl field is honoured: public-read opens the object to unsigned GETs.
 p = v4.generate_presigned_post("forms", "pub.txt", Fields={"acl": "public-read"},
                                Conditions=[{"acl": "public-read"}], ExpiresIn=300)
+status, body, _ = post(p["url"], p["fields"], b"public via form")
+check(status == 204, f"acl=public-read in a form ({status} {body[:200]!r})")
+out = subprocess.run(["curl", "-s", f"{endpoint}/forms/pub.txt"], capture_output=True)
+check(out.stdout == b"public via form", "plain curl reads the public object")
+p = v4.generate_presigned_post("forms", "exec.txt", Fields={"acl": "aws-exec-read"},
+                               Conditions=[{"acl": "aws-exec-read"}], ExpiresIn=300)
 status, body, _ = post(p["url"], p["fields"])
-check(status == 501, f"acl=public-read in a form is refused with 501 ({status})")
+check(status == 501, f"an ACL grids3 does not have is refused with 501 ({status})")
 print("post: all checks passed")

@@ -28,6 +28,8 @@ pub struct ObjectMeta {
     pub tags: Vec<(String, String)>,
     /// For a multipart object: each part's size and checksum (GetObjectAttributes).
     pub parts: Vec<(u64, Option<String>)>,
+    /// The object's canned ACL when it is not private (`public-read`, `authenticated-read`).
+    pub acl: Option<String>,
     /// Fields of a foreign `metadata` document that are not grids3's, kept as they were.
     pub other: Document,
 }
@@ -44,6 +46,7 @@ const FIELDS: &[&str] = &[
     "checksums",
     "tags",
     "parts",
+    "acl",
 ];
 
 impl ObjectMeta {
@@ -72,6 +75,7 @@ impl ObjectMeta {
             content_encoding: s("contentEncoding"),
             content_language: s("contentLanguage"),
             expires: s("expires"),
+            acl: s("acl"),
             user: pairs("userMetadata"),
             checksums: pairs("checksums"),
             tags: pairs("tags"),
@@ -106,6 +110,7 @@ impl ObjectMeta {
         put("contentEncoding", &self.content_encoding);
         put("contentLanguage", &self.content_language);
         put("expires", &self.expires);
+        put("acl", &self.acl);
         if !self.user.is_empty() {
             d.insert("userMetadata", pairs_doc(&self.user));
         }

@@ -231,6 +231,27 @@ impl ObjectStore {
         Ok(Some(info))
     }
 
+    /// Sets the current object's canned ACL (`None`: private); `None` when there is no object.
+    pub async fn set_object_acl(
+        &self,
+        bucket: &str,
+        key: &str,
+        acl: Option<String>,
+    ) -> Result<Option<ObjectInfo>> {
+        let Some(mut info) = self.head(bucket, key).await? else {
+            return Ok(None);
+        };
+        info.meta.acl = acl;
+        self.gridfs(bucket)
+            .files()
+            .update_one(
+                doc! {"_id": info.file.id.clone()},
+                doc! {"$set": {"metadata": info.meta.to_metadata()}},
+            )
+            .await?;
+        Ok(Some(info))
+    }
+
     /// Starts writing a new revision of `key` (invisible until [`ObjectStore::publish_if`]).
     /// The write is registered first, so that its chunks are reclaimed if this process dies.
     pub async fn open_upload(&self, bucket: &str, key: &str, sha256: bool) -> Result<ObjectWrite> {

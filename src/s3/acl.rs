@@ -214,26 +214,80 @@ pub async fn put_acl(st: &AppState, mut req: S3Request, object: bool) -> S3Resul
         }
         return Ok(super::empty(StatusCode::OK));
     }
-    // An AccessControlPolicy body: only "the owner has FULL_CONTROL" is what grids3 does.
+    // An AccessControlPolicy body: the owner's FULL_CONTROL must be there; the admin API's
+    // grants may be echoed back unchanged (s3cmd sends back what it read); on an object,
+    // READ for the AllUsers or AuthenticatedUsers group is the public-read or
+    // authenticated-read canned ACL. Anything else is an ACL grids3 does not have.
+    let doc: AclDoc = xml::from_xml(body.as_bytes())?;
     let owner_id = owner_of(&b.owner).id;
-    let grants = body.matches("<Grant>").count();
-    let owner_full = body.contains(&owner_id) && body.contains("FULL_CONTROL");
-    if !body.contains("AccessControlPolicy") {
-        return Err(S3Error::malformed_xml());
+    let admin: Vec<(String, &str)> = grants(&b, object)
+        .into_iter()
+        .map(|(k, p)| (owner_of(&k).id, p))
+        .collect();
+    let mut owner_full = false;
+    let mut canned: Option<&str> = None;
+    for g in &doc.list.grants {
+        let (id, uri, perm) = (
+            g.grantee.id.as_deref(),
+            g.grantee.uri.as_deref().unwrap_or_default(),
+            g.permission.as_str(),
+        );
+        match (id, perm) {
+            (Some(id), "FULL_CONTROL") if id == owner_id => owner_full = true,
+            (Some(id), p) if admin.iter().any(|(a, ap)| a == id && *ap == p) => {}
+            (None, "READ") if object && uri.ends_with("/groups/global/AllUsers") => {
+                canned = Some("public-read")
+            }
+            (None, "READ") if object && uri.ends_with("/groups/global/AuthenticatedUsers") => {
+                canned = canned.or(Some("authenticated-read"))
+            }
+            _ => {
+                return Err(S3Error::not_implemented().with_message(
+                    "This ACL grants what grids3 does not have (only the owner, the admin API's grants, and READ for AllUsers or AuthenticatedUsers on objects)",
+                ))
+            }
+        }
     }
-    if grants != 1 || !owner_full {
-        return Err(S3Error::not_implemented().with_message(
-            "ACLs granting access to anyone but the bucket's owner are not implemented (use canned ACLs, or the admin API's grants)",
-        ));
+    if !owner_full {
+        return Err(S3Error::not_implemented()
+            .with_message("An ACL must keep the owner's FULL_CONTROL in grids3"));
     }
     if object {
-        // Only the owner: the object becomes private.
         st.store
-            .set_object_acl(req.bucket(), req.key(), None)
+            .set_object_acl(req.bucket(), req.key(), canned.map(str::to_owned))
             .await?
             .ok_or_else(S3Error::no_such_key)?;
     }
     Ok(super::empty(StatusCode::OK))
+}
+
+/// `<AccessControlPolicy>` as PutBucketAcl / PutObjectAcl send it (the parts grids3 reads).
+#[derive(serde::Deserialize, Debug)]
+struct AclDoc {
+    #[serde(rename = "AccessControlList", default)]
+    list: AclList,
+}
+
+#[derive(serde::Deserialize, Debug, Default)]
+struct AclList {
+    #[serde(rename = "Grant", default)]
+    grants: Vec<GrantXml>,
+}
+
+#[derive(serde::Deserialize, Debug)]
+struct GrantXml {
+    #[serde(rename = "Grantee")]
+    grantee: GranteeXml,
+    #[serde(rename = "Permission")]
+    permission: String,
+}
+
+#[derive(serde::Deserialize, Debug)]
+struct GranteeXml {
+    #[serde(rename = "ID", default)]
+    id: Option<String>,
+    #[serde(rename = "URI", default)]
+    uri: Option<String>,
 }
 
 #[cfg(test)]

@@ -587,6 +587,43 @@ fn canned_object_acls_open_objects_and_other_acls_are_refused() {
                     .build(),
             )
             .build();
+        // An ACL document that adds READ for AllUsers (what s3cmd setacl --acl-public sends)
+        // makes the object public-read; one that grants only the owner, private again.
+        let public = aws_sdk_s3::types::AccessControlPolicy::builder()
+            .owner(aws_sdk_s3::types::Owner::builder().id(&owner_id).build())
+            .grants(
+                aws_sdk_s3::types::Grant::builder()
+                    .grantee(
+                        aws_sdk_s3::types::Grantee::builder()
+                            .r#type(aws_sdk_s3::types::Type::CanonicalUser)
+                            .id(&owner_id)
+                            .build()
+                            .unwrap(),
+                    )
+                    .permission(Permission::FullControl)
+                    .build(),
+            )
+            .grants(
+                aws_sdk_s3::types::Grant::builder()
+                    .grantee(
+                        aws_sdk_s3::types::Grantee::builder()
+                            .r#type(aws_sdk_s3::types::Type::Group)
+                            .uri("http://acs.amazonaws.com/groups/global/AllUsers")
+                            .build()
+                            .unwrap(),
+                    )
+                    .permission(Permission::Read)
+                    .build(),
+            )
+            .build();
+        s3.put_object_acl()
+            .bucket("aclb")
+            .key("pub")
+            .access_control_policy(public)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(anon("/aclb/pub").await.status(), 200);
         // An ACL granting only the owner makes the object private again.
         s3.put_object_acl()
             .bucket("aclb")

@@ -49,11 +49,12 @@ pub struct SigningContext {
 }
 
 impl Auth {
-    /// An unsigned request: no key, no rights of its own.
-    pub fn anonymous() -> Self {
+    /// A request whose body is not signed (an unsigned request, SigV2, a POST form): no
+    /// chunk signatures can follow it, so it has no signing context.
+    pub fn unsigned_body(access_key: String, root: bool) -> Self {
         Auth {
-            access_key: String::new(),
-            root: false,
+            access_key,
+            root,
             payload: Payload::Unsigned,
             signing: SigningContext {
                 key: [0; 32],
@@ -62,6 +63,11 @@ impl Auth {
                 seed_signature: String::new(),
             },
         }
+    }
+
+    /// An unsigned request: no key, no rights of its own.
+    pub fn anonymous() -> Self {
+        Self::unsigned_body(String::new(), false)
     }
 
     /// Whether the request was unsigned.
@@ -510,16 +516,13 @@ async fn authenticate_v2(
     if !matched {
         return Err(S3Error::signature_does_not_match());
     }
-    Ok(Auth {
-        access_key,
-        root: stored.root,
-        payload: Payload::Unsigned,
-        // No chunk signatures follow a SigV2 request (streaming payloads are refused above).
-        signing: SigningContext {
-            key: [0; 32],
-            amz_date: String::new(),
-            scope: String::new(),
-            seed_signature: String::new(),
-        },
-    })
+    // No chunk signatures follow a SigV2 request (streaming payloads are refused above). A
+    // hex SHA-256 the client declares is still verified while the body streams, as with SigV4.
+    let mut auth = Auth::unsigned_body(access_key, stored.root);
+    if let Some(h) = header(&parts.headers, "x-amz-content-sha256")
+        .filter(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+    {
+        auth.payload = Payload::Sha256(h.to_ascii_lowercase());
+    }
+    Ok(auth)
 }

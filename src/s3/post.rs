@@ -24,7 +24,7 @@ use super::headers::{blocked_error, meta_from_headers};
 use super::object::MAX_PUT_SIZE;
 use super::op::Op;
 use super::{authz, empty, require_bucket, xml_response};
-use crate::auth::{sigv2, sigv4, Auth, Payload, SigningContext};
+use crate::auth::{sigv2, sigv4, Auth};
 use crate::error::{S3Error, S3Result};
 use crate::state::AppState;
 use crate::storage::objects::WriteCondition;
@@ -158,7 +158,7 @@ fn check_conditions(p: &Policy, fields: &BTreeMap<String, String>) -> S3Result<(
 async fn verify(st: &AppState, fields: &BTreeMap<String, String>) -> S3Result<Auth> {
     let get = |k: &str| fields.get(k).map(String::as_str);
     let policy = get("policy").ok_or_else(S3Error::access_denied)?;
-    let (access_key, ok) = if let Some(sig) = get("x-amz-signature") {
+    let (access_key, stored, ok) = if let Some(sig) = get("x-amz-signature") {
         if get("x-amz-algorithm") != Some("AWS4-HMAC-SHA256") {
             return Err(bad("Unsupported x-amz-algorithm"));
         }
@@ -179,11 +179,8 @@ async fn verify(st: &AppState, fields: &BTreeMap<String, String>) -> S3Result<Au
             .await?
             .ok_or_else(S3Error::invalid_access_key_id)?;
         let key = sigv4::signing_key(&secret.secret, parts[1], parts[2], parts[3]);
-        let want = sigv4::sign(&key, policy);
-        (
-            parts[0].to_owned(),
-            sigv4::signatures_equal(&want, &sig.to_ascii_lowercase()),
-        )
+        let ok = sigv4::signatures_equal(&sigv4::sign(&key, policy), &sig.to_ascii_lowercase());
+        (parts[0].to_owned(), secret, ok)
     } else if let (Some(ak), Some(sig)) = (get("awsaccesskeyid"), get("signature")) {
         if st.config.disable_sigv2 {
             return Err(S3Error::invalid_request(
@@ -195,10 +192,8 @@ async fn verify(st: &AppState, fields: &BTreeMap<String, String>) -> S3Result<Au
             .secret_of(ak)
             .await?
             .ok_or_else(S3Error::invalid_access_key_id)?;
-        (
-            ak.to_owned(),
-            sigv4::signatures_equal(&sigv2::sign(&secret.secret, policy), sig),
-        )
+        let ok = sigv4::signatures_equal(&sigv2::sign(&secret.secret, policy), sig);
+        (ak.to_owned(), secret, ok)
     } else {
         // No signature: an anonymous POST, which only a public-write bucket would allow.
         return Err(S3Error::access_denied());
@@ -206,22 +201,7 @@ async fn verify(st: &AppState, fields: &BTreeMap<String, String>) -> S3Result<Au
     if !ok {
         return Err(S3Error::signature_does_not_match());
     }
-    let stored = st
-        .creds
-        .secret_of(&access_key)
-        .await?
-        .ok_or_else(S3Error::invalid_access_key_id)?;
-    Ok(Auth {
-        access_key,
-        root: stored.root,
-        payload: Payload::Unsigned,
-        signing: SigningContext {
-            key: [0; 32],
-            amz_date: String::new(),
-            scope: String::new(),
-            seed_signature: String::new(),
-        },
-    })
+    Ok(Auth::unsigned_body(access_key, stored.root))
 }
 
 /// POST Object, answered before (and instead of) header authentication.
@@ -272,6 +252,21 @@ pub async fn post_object(
         }
         fields.insert(name, String::from_utf8_lossy(&value).into_owned());
     };
+    // Form fields that would change what is stored but that this handler does not apply
+    // are refused, never accepted and ignored.
+    if let Some(f) = fields.keys().find(|k| {
+        *k == "tagging"
+            || k.starts_with("x-amz-server-side-encryption")
+            || k.starts_with("x-amz-checksum-")
+            || *k == "x-amz-website-redirect-location"
+            || *k == "x-amz-object-lock-mode"
+            || *k == "x-amz-object-lock-retain-until-date"
+            || *k == "x-amz-object-lock-legal-hold"
+    }) {
+        return Err(S3Error::not_implemented().with_message(format!(
+            "The form field {f} is not implemented for POST uploads"
+        )));
+    }
     let filename = file.file_name().unwrap_or_default().to_owned();
     let key_field = fields
         .get("key")

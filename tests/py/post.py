@@ -118,4 +118,9 @@ p = v4.generate_presigned_post("forms", "exec.txt", Fields={"acl": "aws-exec-rea
                                Conditions=[{"acl": "aws-exec-read"}], ExpiresIn=300)
 status, body, _ = post(p["url"], p["fields"])
 check(status == 501, f"an ACL grids3 does not have is refused with 501 ({status})")
+# A field the form upload would not apply is refused, not ignored.
+p = v4.generate_presigned_post("forms", "tagged.txt", Fields={"tagging": "<Tagging><TagSet/></Tagging>"},
+                               Conditions=[{"tagging": "<Tagging><TagSet/></Tagging>"}], ExpiresIn=300)
+status, body, _ = post(p["url"], p["fields"])
+check(status == 501, f"a tagging field is refused with 501 ({status})")
 print("post: all checks passed")

@@ -120,6 +120,22 @@ v2.complete_multipart_upload(Bucket="sigv2", Key="v2/mp", UploadId=mp["UploadId"
                              MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": part["ETag"]}]})
 check(v2.head_object(Bucket="sigv2", Key="v2/mp")["ContentLength"] == 1000, "boto3 SigV2 multipart upload")
 v2.delete_object(Bucket="sigv2", Key="v2/a b.txt")
+# A SigV2 request that declares the body's SHA-256 gets it verified, as with SigV4.
+from botocore.awsrequest import AWSRequest
+from botocore.auth import HmacV1Auth
+from botocore.credentials import Credentials
+import hashlib
+for declared, want in [(hashlib.sha256(b"declared").hexdigest(), 200), ("0" * 64, 400)]:
+    req = AWSRequest(method="PUT", url=f"{endpoint}/sigv2/v2/declared", data=b"declared",
+                     headers={"x-amz-content-sha256": declared, "Content-Type": "application/octet-stream"})
+    HmacV1Auth(Credentials(ak, sk)).add_auth(req)
+    p = req.prepare()
+    r = urllib.request.Request(p.url, data=p.body, method="PUT", headers=dict(p.headers))
+    try:
+        status = urllib.request.urlopen(r).status
+    except urllib.error.HTTPError as e:
+        status = e.code
+    check(status == want, f"SigV2 PUT with x-amz-content-sha256 {'right' if want == 200 else 'wrong'}: {status}")
 bad = client("s3", secret="not-the-secret")
 try:
     bad.list_objects(Bucket="sigv2")

@@ -217,10 +217,21 @@ impl ObjectStore {
         key: &str,
         tags: &[(String, String)],
     ) -> Result<Option<ObjectInfo>> {
+        self.update_meta(bucket, key, |m| m.tags = tags.to_vec())
+            .await
+    }
+
+    /// Changes the current object's attributes in place; `None` when there is no object.
+    async fn update_meta(
+        &self,
+        bucket: &str,
+        key: &str,
+        change: impl FnOnce(&mut ObjectMeta),
+    ) -> Result<Option<ObjectInfo>> {
         let Some(mut info) = self.head(bucket, key).await? else {
             return Ok(None);
         };
-        info.meta.tags = tags.to_vec();
+        change(&mut info.meta);
         self.gridfs(bucket)
             .files()
             .update_one(
@@ -238,18 +249,7 @@ impl ObjectStore {
         key: &str,
         acl: Option<String>,
     ) -> Result<Option<ObjectInfo>> {
-        let Some(mut info) = self.head(bucket, key).await? else {
-            return Ok(None);
-        };
-        info.meta.acl = acl;
-        self.gridfs(bucket)
-            .files()
-            .update_one(
-                doc! {"_id": info.file.id.clone()},
-                doc! {"$set": {"metadata": info.meta.to_metadata()}},
-            )
-            .await?;
-        Ok(Some(info))
+        self.update_meta(bucket, key, |m| m.acl = acl).await
     }
 
     /// Starts writing a new revision of `key` (invisible until [`ObjectStore::publish_if`]).

@@ -37,31 +37,13 @@ pub async fn run(config: &Config, endpoint: &str, action: &AdminAction) -> Resul
         .strip_prefix("http://")
         .context("the endpoint must be http://host:port")?
         .trim_end_matches('/');
-    let amz_date = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
     let hash = sigv4::sha256_hex(body.as_bytes());
-    let headers = vec![
-        ("host".to_owned(), host.to_owned()),
-        ("x-amz-content-sha256".to_owned(), hash.clone()),
-        ("x-amz-date".to_owned(), amz_date.clone()),
-    ];
-    let signed = "host;x-amz-content-sha256;x-amz-date";
-    let cr = sigv4::canonical_request(
-        method,
-        &sigv4::canonical_uri(&path),
-        "",
-        &headers,
-        signed,
-        &hash,
-    );
-    let scope = format!("{}/{}/s3/aws4_request", &amz_date[..8], config.region);
-    let key = sigv4::signing_key(sk, &amz_date[..8], &config.region, "s3");
-    let sig = sigv4::sign(&key, &sigv4::string_to_sign(&amz_date, &scope, &cr));
-    let mut request = format!("{method} {path} HTTP/1.1\r\n");
-    for (k, v) in &headers {
+    let mut request = format!("{method} {path} HTTP/1.1\r\nhost: {host}\r\n");
+    for (k, v) in sigv4::client_headers(method, host, &path, "", &hash, ak, sk, &config.region) {
         request.push_str(&format!("{k}: {v}\r\n"));
     }
     request.push_str(&format!(
-        "authorization: AWS4-HMAC-SHA256 Credential={ak}/{scope}, SignedHeaders={signed}, Signature={sig}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        "content-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
         body.len()
     ));
     let mut stream = tokio::net::TcpStream::connect(host)

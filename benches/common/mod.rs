@@ -12,33 +12,16 @@ pub const AK: &str = "benchroot";
 pub const SK: &str = "benchroot-secret";
 
 pub fn signed(method: &str, host: &str, path: &str, query: &str) -> Vec<(String, String)> {
-    let amz_date = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
-    let hash = "UNSIGNED-PAYLOAD".to_owned();
-    let headers = vec![
-        ("host".to_owned(), host.to_owned()),
-        ("x-amz-content-sha256".to_owned(), hash.clone()),
-        ("x-amz-date".to_owned(), amz_date.clone()),
-    ];
-    let signed = "host;x-amz-content-sha256;x-amz-date";
-    let cr = sigv4::canonical_request(
+    sigv4::client_headers(
         method,
-        &sigv4::canonical_uri(path),
-        &sigv4::canonical_query(&sigv4::parse_query(Some(query))),
-        &headers,
-        signed,
-        &hash,
-    );
-    let scope = format!("{}/us-east-1/s3/aws4_request", &amz_date[..8]);
-    let key = sigv4::signing_key(SK, &amz_date[..8], "us-east-1", "s3");
-    let sig = sigv4::sign(&key, &sigv4::string_to_sign(&amz_date, &scope, &cr));
-    let mut out: Vec<(String, String)> = headers.into_iter().filter(|(k, _)| k != "host").collect();
-    out.push((
-        "authorization".into(),
-        format!(
-            "AWS4-HMAC-SHA256 Credential={AK}/{scope}, SignedHeaders={signed}, Signature={sig}"
-        ),
-    ));
-    out
+        host,
+        path,
+        query,
+        "UNSIGNED-PAYLOAD",
+        AK,
+        SK,
+        "us-east-1",
+    )
 }
 
 /// CPU seconds (user + system) the process has used.

@@ -369,6 +369,36 @@ fn admin_cli_calls_the_api() {
     });
 }
 
+/// An AccessControlPolicy granting the owner FULL_CONTROL and, if given, READ to a group.
+fn acl_policy(owner_id: &str, read_group: Option<&str>) -> aws_sdk_s3::types::AccessControlPolicy {
+    use aws_sdk_s3::types::{Grant, Grantee, Owner, Permission, Type};
+    let grant = |t: Type, id: Option<&str>, uri: Option<&str>, p: Permission| {
+        Grant::builder()
+            .grantee(
+                Grantee::builder()
+                    .r#type(t)
+                    .set_id(id.map(str::to_owned))
+                    .set_uri(uri.map(str::to_owned))
+                    .build()
+                    .unwrap(),
+            )
+            .permission(p)
+            .build()
+    };
+    let mut b = aws_sdk_s3::types::AccessControlPolicy::builder()
+        .owner(Owner::builder().id(owner_id).build())
+        .grants(grant(
+            Type::CanonicalUser,
+            Some(owner_id),
+            None,
+            Permission::FullControl,
+        ));
+    if let Some(uri) = read_group {
+        b = b.grants(grant(Type::Group, None, Some(uri), Permission::Read));
+    }
+    b.build()
+}
+
 #[test]
 fn canned_object_acls_open_objects_and_other_acls_are_refused() {
     use aws_sdk_s3::types::{BucketCannedAcl, ObjectCannedAcl, Permission};
@@ -572,50 +602,13 @@ fn canned_object_acls_open_objects_and_other_acls_are_refused() {
             Some("NotImplemented"),
             "public buckets are not implemented"
         );
-        let policy = aws_sdk_s3::types::AccessControlPolicy::builder()
-            .owner(aws_sdk_s3::types::Owner::builder().id(&owner_id).build())
-            .grants(
-                aws_sdk_s3::types::Grant::builder()
-                    .grantee(
-                        aws_sdk_s3::types::Grantee::builder()
-                            .r#type(aws_sdk_s3::types::Type::CanonicalUser)
-                            .id(&owner_id)
-                            .build()
-                            .unwrap(),
-                    )
-                    .permission(Permission::FullControl)
-                    .build(),
-            )
-            .build();
+        let policy = acl_policy(&owner_id, None);
         // An ACL document that adds READ for AllUsers (what s3cmd setacl --acl-public sends)
         // makes the object public-read; one that grants only the owner, private again.
-        let public = aws_sdk_s3::types::AccessControlPolicy::builder()
-            .owner(aws_sdk_s3::types::Owner::builder().id(&owner_id).build())
-            .grants(
-                aws_sdk_s3::types::Grant::builder()
-                    .grantee(
-                        aws_sdk_s3::types::Grantee::builder()
-                            .r#type(aws_sdk_s3::types::Type::CanonicalUser)
-                            .id(&owner_id)
-                            .build()
-                            .unwrap(),
-                    )
-                    .permission(Permission::FullControl)
-                    .build(),
-            )
-            .grants(
-                aws_sdk_s3::types::Grant::builder()
-                    .grantee(
-                        aws_sdk_s3::types::Grantee::builder()
-                            .r#type(aws_sdk_s3::types::Type::Group)
-                            .uri("http://acs.amazonaws.com/groups/global/AllUsers")
-                            .build()
-                            .unwrap(),
-                    )
-                    .permission(Permission::Read)
-                    .build(),
-            )
-            .build();
+        let public = acl_policy(
+            &owner_id,
+            Some("http://acs.amazonaws.com/groups/global/AllUsers"),
+        );
         s3.put_object_acl()
             .bucket("aclb")
             .key("pub")

@@ -169,6 +169,48 @@ pub fn signatures_equal(a: &str, b: &str) -> bool {
     a.len() == b.len() && bool::from(a.as_bytes().ct_eq(b.as_bytes()))
 }
 
+/// The headers that sign a request with SigV4 over `host`, `x-amz-content-sha256` and
+/// `x-amz-date` (now): those two and `authorization`, to send besides `Host`. For the
+/// project's own clients (the admin CLI, the benchmarks).
+#[allow(clippy::too_many_arguments)]
+pub fn client_headers(
+    method: &str,
+    host: &str,
+    path: &str,
+    query: &str,
+    payload_hash: &str,
+    access_key: &str,
+    secret: &str,
+    region: &str,
+) -> Vec<(String, String)> {
+    let amz_date = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
+    let headers = vec![
+        ("host".to_owned(), host.to_owned()),
+        ("x-amz-content-sha256".to_owned(), payload_hash.to_owned()),
+        ("x-amz-date".to_owned(), amz_date.clone()),
+    ];
+    let signed = "host;x-amz-content-sha256;x-amz-date";
+    let cr = canonical_request(
+        method,
+        &canonical_uri(path),
+        &canonical_query(&parse_query(Some(query))),
+        &headers,
+        signed,
+        payload_hash,
+    );
+    let scope = format!("{}/{region}/s3/aws4_request", &amz_date[..8]);
+    let key = signing_key(secret, &amz_date[..8], region, "s3");
+    let sig = sign(&key, &string_to_sign(&amz_date, &scope, &cr));
+    let mut out: Vec<(String, String)> = headers.into_iter().skip(1).collect();
+    out.push((
+        "authorization".into(),
+        format!(
+            "AWS4-HMAC-SHA256 Credential={access_key}/{scope}, SignedHeaders={signed}, Signature={sig}"
+        ),
+    ));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     //! Vectors from the AWS S3 documentation ("Signature Calculations for the Authorization
@@ -268,46 +310,4 @@ mod tests {
         assert_eq!(canonical_uri("/b/x!y"), "/b/x%21y");
         assert!(signatures_equal("abc", "abc") && !signatures_equal("abc", "abd"));
     }
-}
-
-/// The headers that sign a request with SigV4 over `host`, `x-amz-content-sha256` and
-/// `x-amz-date` (now): those two and `authorization`, to send besides `Host`. For the
-/// project's own clients (the admin CLI, the benchmarks).
-#[allow(clippy::too_many_arguments)]
-pub fn client_headers(
-    method: &str,
-    host: &str,
-    path: &str,
-    query: &str,
-    payload_hash: &str,
-    access_key: &str,
-    secret: &str,
-    region: &str,
-) -> Vec<(String, String)> {
-    let amz_date = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
-    let headers = vec![
-        ("host".to_owned(), host.to_owned()),
-        ("x-amz-content-sha256".to_owned(), payload_hash.to_owned()),
-        ("x-amz-date".to_owned(), amz_date.clone()),
-    ];
-    let signed = "host;x-amz-content-sha256;x-amz-date";
-    let cr = canonical_request(
-        method,
-        &canonical_uri(path),
-        &canonical_query(&parse_query(Some(query))),
-        &headers,
-        signed,
-        payload_hash,
-    );
-    let scope = format!("{}/{region}/s3/aws4_request", &amz_date[..8]);
-    let key = signing_key(secret, &amz_date[..8], region, "s3");
-    let sig = sign(&key, &string_to_sign(&amz_date, &scope, &cr));
-    let mut out: Vec<(String, String)> = headers.into_iter().skip(1).collect();
-    out.push((
-        "authorization".into(),
-        format!(
-            "AWS4-HMAC-SHA256 Credential={access_key}/{scope}, SignedHeaders={signed}, Signature={sig}"
-        ),
-    ));
-    out
 }

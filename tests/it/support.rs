@@ -296,6 +296,8 @@ pub async fn run_py_checks(gw: &Gateway, script: &str, tag: &str, extra: &[&str]
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/py")
         .join(script);
+    // The scripts also drive curl; a machine without it gets it here, like chromium.
+    apt_tool("curl", "curl").expect("curl is needed by the Python checks");
     let mut args = vec![gw.endpoint(), AK.to_owned(), SK.to_owned()];
     args.extend(extra.iter().map(|s| s.to_string()));
     let out = tokio::task::spawn_blocking(move || {
@@ -458,14 +460,15 @@ where
     f().await
 }
 
-/// Headless Chromium for the browser tests: on PATH, or installed from Debian's `chromium`
-/// package when this runs as root with apt (CI does). `None`, with the reason printed, only
-/// where it cannot be installed; the caller then says it skips.
-pub fn chromium() -> Option<std::path::PathBuf> {
-    static FOUND: std::sync::Mutex<Option<Option<std::path::PathBuf>>> =
-        std::sync::Mutex::new(None);
+/// A command-line tool the tests drive (chromium, curl): found on PATH, or installed from
+/// Debian's `package` when this runs as root with apt (as on CI). `None`, with the reason
+/// printed, only where it cannot be installed.
+pub fn apt_tool(binary: &str, package: &str) -> Option<std::path::PathBuf> {
+    type Found = std::collections::HashMap<String, Option<std::path::PathBuf>>;
+    static FOUND: std::sync::Mutex<Option<Found>> = std::sync::Mutex::new(None);
     let mut found = FOUND.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(f) = found.as_ref() {
+    let found = found.get_or_insert_with(Found::new);
+    if let Some(f) = found.get(binary) {
         return f.clone();
     }
     let which = |name: &str| {
@@ -475,7 +478,7 @@ pub fn chromium() -> Option<std::path::PathBuf> {
                 .find(|c| c.is_file())
         })
     };
-    let mut got = which("chromium").or_else(|| which("chromium-browser"));
+    let mut got = which(binary);
     if got.is_none() {
         let root = std::process::Command::new("id")
             .arg("-u")
@@ -483,12 +486,12 @@ pub fn chromium() -> Option<std::path::PathBuf> {
             .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
         if !root || which("apt-get").is_none() {
             println!(
-                "chromium is not installed and cannot be installed here (needs root and apt-get)"
+                "{binary} is not installed and cannot be installed here (needs root and apt-get)"
             );
         } else {
             let install = || {
                 std::process::Command::new("apt-get")
-                    .args(["install", "-y", "-q", "chromium"])
+                    .args(["install", "-y", "-q", package])
                     .env("DEBIAN_FRONTEND", "noninteractive")
                     .output()
                     .is_ok_and(|o| o.status.success())
@@ -500,13 +503,19 @@ pub fn chromium() -> Option<std::path::PathBuf> {
                     .is_ok_and(|o| o.status.success())
                     && install());
             if !ok {
-                println!("apt-get install chromium failed");
+                println!("apt-get install {package} failed");
             }
-            got = which("chromium");
+            got = which(binary);
         }
     }
-    *found = Some(got.clone());
+    found.insert(binary.to_owned(), got.clone());
     got
+}
+
+/// Headless Chromium for the browser tests (see [`apt_tool`]); the caller says it skips when
+/// this is `None`.
+pub fn chromium() -> Option<std::path::PathBuf> {
+    apt_tool("chromium", "chromium")
 }
 
 /// Serves one HTML page on a free loopback port (every path gets it), for browser tests.

@@ -105,6 +105,14 @@ errors! {
     invalid_uri => "InvalidURI", BAD_REQUEST, "Couldn't parse the specified URI.";
     /// A key longer than 1024 bytes.
     key_too_long => "KeyTooLongError", BAD_REQUEST, "Your key is too long";
+    /// An AccessControlPolicy document that names an unknown permission or grantee type.
+    malformed_acl_error => "MalformedACLError", BAD_REQUEST, "The XML you provided was not well-formed or did not validate against our published schema";
+    /// A grant to an e-mail address: grids3 keys have no e-mail addresses.
+    unresolvable_grant_by_email => "UnresolvableGrantByEmailAddress", BAD_REQUEST, "The e-mail address you provided does not match any account on record.";
+    /// A body on a request that takes none (Put*Acl with both headers and a document).
+    unexpected_content => "UnexpectedContent", BAD_REQUEST, "This request does not support content";
+    /// Put*Acl with neither an ACL header nor a document.
+    missing_security_header => "MissingSecurityHeader", BAD_REQUEST, "Your request was missing a required header";
     /// Method not allowed on this resource.
     method_not_allowed => "MethodNotAllowed", METHOD_NOT_ALLOWED, "The specified method is not allowed against this resource.";
 }

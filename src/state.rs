@@ -94,6 +94,7 @@ impl AppState {
                 adopted: true,
                 grants: Vec::new(),
                 cors: Vec::new(),
+                acl: Vec::new(),
             };
             if self.store.meta().create_bucket(&info).await? {
                 tracing::info!(bucket = %name, "adopted an existing GridFS bucket");

@@ -145,7 +145,7 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
         let auth = if crate::auth::has_credentials(&parts.headers, &query) {
             authenticate(&parts, &query, &st.creds, &st.config.region, v2).await?
         } else {
-            // Unsigned: the authorization decides (public-read objects only, for now).
+            // Unsigned: the authorization decides (what ACLs grant AllUsers).
             crate::auth::Auth::anonymous()
         };
         // `%FF` and `%FE` must not name the same object: a path that does not decode to
@@ -170,7 +170,8 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
             key: target.key,
             auth,
             body,
-            object_acl_decides: false,
+            access: s3::authz::Access::Denied,
+            source_acl: None,
         };
         // Everything else answers within the request timeout: a database that accepts
         // connections but stops answering (the driver has no socket timeout) gets a 503, not a

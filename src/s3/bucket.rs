@@ -88,6 +88,12 @@ pub async fn create_bucket(st: &AppState, mut req: S3Request) -> S3Result<Respon
         adopted: false,
         grants: Vec::new(),
         cors: Vec::new(),
+        // Checked before the handler ran (`acl::request_acl`).
+        acl: super::acl::grants::from_headers(&req.parts.headers, false)
+            .ok()
+            .flatten()
+            .map(|g| super::acl::grants::to_stored(&g))
+            .unwrap_or_default(),
     };
     let was_deleted = st.store.meta().is_tombstone(&name).await?;
     if !st.store.meta().create_bucket(&info).await? {

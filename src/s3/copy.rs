@@ -6,7 +6,7 @@ use axum::response::Response;
 use futures::TryStreamExt;
 
 use super::headers::{evaluate, meta_from_headers, Precondition};
-use super::object::{require_object, MAX_PUT_SIZE};
+use super::object::MAX_PUT_SIZE;
 use super::{require_bucket, xml_response, S3Request};
 use crate::auth::sigv4::decode;
 use crate::error::{S3Error, S3Result};
@@ -73,7 +73,9 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
         ));
     }
     for _ in 0..3 {
-        let src = require_object(st, &src_bucket, &src_key).await?;
+        let src =
+            super::acl::require_copy_source(st, &req.auth, req.source_acl, &src_bucket, &src_key)
+                .await?;
         check_copy_source(&req.parts.headers, &src)?;
         if src.file.length > MAX_PUT_SIZE {
             return Err(S3Error::invalid_request("The specified copy source is larger than the maximum allowable size for a copy source: 5368709120"));
@@ -111,7 +113,8 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
         };
         // The ACL is never copied: the new object's comes from this request (private by
         // default), as in S3.
-        meta.acl = super::acl::object_acl(&req.parts.headers);
+        meta.acl = None;
+        meta.grants = super::acl::object_grants_from_headers(&req.parts.headers);
         // Tags follow their own directive (COPY by default), as in S3.
         meta.tags = match req.header("x-amz-tagging-directive") {
             Some("REPLACE") => super::tagging::from_header(req.header("x-amz-tagging"))?,

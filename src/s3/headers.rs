@@ -189,8 +189,9 @@ pub fn meta_from_headers(h: &HeaderMap) -> ObjectMeta {
         .collect();
     user.sort();
     ObjectMeta {
-        // Validated before the handler runs (`acl::check_object_headers`).
-        acl: super::acl::object_acl(h),
+        // Validated before the handler runs (`acl::request_acl`).
+        acl: None,
+        grants: super::acl::object_grants_from_headers(h),
         content_type: s("content-type"),
         cache_control: s("cache-control"),
         content_disposition: s("content-disposition"),

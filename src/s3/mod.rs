@@ -41,9 +41,11 @@ pub struct S3Request {
     pub auth: Auth,
     /// The raw body.
     pub body: Body,
-    /// Set by the authorization when the bucket grants the principal nothing and only the
-    /// object's ACL can let it read (GetObject, HeadObject).
-    pub object_acl_decides: bool,
+    /// What the authorization allowed: everything, or what the addressed object's ACL
+    /// allows (GetObject, HeadObject, Get/PutObjectAcl; see `acl::require_object_access`).
+    pub access: authz::Access,
+    /// For a copy: `Some(may_list)` when only the source object's ACL can allow reading it.
+    pub source_acl: Option<bool>,
 }
 
 impl S3Request {
@@ -80,13 +82,16 @@ impl S3Request {
 /// Runs the handler of an operation, after authorizing it.
 pub async fn dispatch(st: &AppState, op: Op, mut req: S3Request) -> S3Result<Response> {
     let copy_source = req.header("x-amz-copy-source").map(str::to_owned);
-    let access =
+    let decision =
         authz::authorize(st, &op, &req.auth.clone(), req.bucket.clone(), copy_source).await?;
-    req.object_acl_decides = access == authz::Access::IfObjectAclAllows;
+    req.access = decision.access;
+    req.source_acl = decision.source_acl;
     match op {
-        Op::CreateBucket => acl::check_headers(&req.parts.headers)?,
+        Op::CreateBucket => {
+            acl::request_acl(st, &req.parts.headers, false).await?;
+        }
         Op::PutObject | Op::CopyObject | Op::CreateMultipartUpload => {
-            acl::check_object_headers(&req.parts.headers)?
+            acl::request_acl(st, &req.parts.headers, true).await?;
         }
         _ => {}
     }

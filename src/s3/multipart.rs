@@ -8,7 +8,6 @@ use md5::{Digest, Md5};
 
 use super::copy::parse_copy_source;
 use super::headers::{iso8601, meta_from_headers};
-use super::object::require_object;
 use super::{empty, owner_of, require_bucket, xml_response, S3Request};
 use crate::checksum::Algorithm;
 use crate::error::{S3Error, S3Result};
@@ -163,7 +162,9 @@ pub async fn upload_part_copy(st: &AppState, req: S3Request) -> S3Result<Respons
         parse_copy_source(req.header("x-amz-copy-source").unwrap_or_default())?;
     require_bucket(st, &src_bucket).await?;
     for _ in 0..3 {
-        let src = require_object(st, &src_bucket, &src_key).await?;
+        let src =
+            super::acl::require_copy_source(st, &req.auth, req.source_acl, &src_bucket, &src_key)
+                .await?;
         super::copy::check_copy_source(&req.parts.headers, &src)?;
         let len = src.file.length;
         let (start, end) = match req.header("x-amz-copy-source-range") {

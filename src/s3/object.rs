@@ -111,17 +111,11 @@ pub async fn get_object(st: &AppState, req: S3Request, head: bool) -> S3Result<R
     require_bucket(st, &bucket).await?;
     // A revision replaced between the lookup and the lease is looked up again.
     for _ in 0..3 {
-        let info = match st.store.head(&bucket, req.key()).await? {
-            Some(i) => i,
-            // Whoever may not list the bucket learns nothing about which keys exist.
-            None if req.object_acl_decides => return Err(S3Error::access_denied()),
-            None => return Err(S3Error::no_such_key()),
-        };
-        if req.object_acl_decides
-            && !super::acl::object_readable(info.meta.acl.as_deref(), req.auth.is_anonymous())
-        {
-            return Err(S3Error::access_denied());
-        }
+        let info = super::acl::require_object_access(
+            &req.auth,
+            req.access,
+            st.store.head(&bucket, req.key()).await?,
+        )?;
         let pre = evaluate(
             req.header("if-match"),
             req.header("if-unmodified-since"),

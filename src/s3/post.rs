@@ -157,6 +157,18 @@ fn check_conditions(p: &Policy, fields: &BTreeMap<String, String>) -> S3Result<(
 /// Verifies the form's signature over the policy; the signing key's owner.
 async fn verify(st: &AppState, fields: &BTreeMap<String, String>) -> S3Result<Auth> {
     let get = |k: &str| fields.get(k).map(String::as_str);
+    let signed = [
+        "policy",
+        "x-amz-signature",
+        "x-amz-credential",
+        "signature",
+        "awsaccesskeyid",
+    ];
+    if signed.iter().all(|k| !fields.contains_key(*k)) {
+        // No policy and no signature: an anonymous POST, which the bucket's ACL must allow
+        // (WRITE for AllUsers), as in AWS.
+        return Ok(Auth::anonymous());
+    }
     let policy = get("policy").ok_or_else(S3Error::access_denied)?;
     let (access_key, stored, ok) = if let Some(sig) = get("x-amz-signature") {
         if get("x-amz-algorithm") != Some("AWS4-HMAC-SHA256") {
@@ -195,7 +207,7 @@ async fn verify(st: &AppState, fields: &BTreeMap<String, String>) -> S3Result<Au
         let ok = sigv4::signatures_equal(&sigv2::sign(&secret.secret, policy), sig);
         (ak.to_owned(), secret, ok)
     } else {
-        // No signature: an anonymous POST, which only a public-write bucket would allow.
+        // A policy without a signature (or a signature without its key) proves nothing.
         return Err(S3Error::access_denied());
     };
     if !ok {
@@ -274,15 +286,20 @@ pub async fn post_object(
         .ok_or_else(|| bad("Bucket POST must contain a field named 'key'.  If it is specified, please check the order of the fields."))?;
     let key = key_field.replace("${filename}", &filename);
     let auth = verify(st, &fields).await?;
-    let policy = parse_policy(fields.get("policy").map(String::as_str).unwrap_or_default())?;
-    if Utc::now() > policy.expiration {
-        return Err(
-            S3Error::access_denied().with_message("Invalid according to Policy: Policy expired.")
-        );
-    }
-    let mut checked = fields.clone();
-    checked.insert("bucket".into(), bucket.to_owned());
-    check_conditions(&policy, &checked)?;
+    // An anonymous form has no policy to satisfy: the bucket's ACL alone decides.
+    let policy = if auth.is_anonymous() {
+        None
+    } else {
+        let policy = parse_policy(fields.get("policy").map(String::as_str).unwrap_or_default())?;
+        if Utc::now() > policy.expiration {
+            return Err(S3Error::access_denied()
+                .with_message("Invalid according to Policy: Policy expired."));
+        }
+        let mut checked = fields.clone();
+        checked.insert("bucket".into(), bucket.to_owned());
+        check_conditions(&policy, &checked)?;
+        Some(policy)
+    };
     authz::authorize(st, &Op::PutObject, &auth, Some(bucket.to_owned()), None).await?;
     require_bucket(st, bucket).await?;
     if key.is_empty() || key.len() > 1024 {
@@ -321,9 +338,9 @@ pub async fn post_object(
             }
         }
     }
-    super::acl::check_object_headers(&h)?;
+    super::acl::request_acl(st, &h, true).await?;
     let mut meta = meta_from_headers(&h);
-    let (min, max) = policy.length.unwrap_or((0, MAX_PUT_SIZE));
+    let (min, max) = policy.and_then(|p| p.length).unwrap_or((0, MAX_PUT_SIZE));
     let mut up = st.store.open_upload(bucket, &key, false).await?;
     let streamed: S3Result<()> = async {
         while let Some(c) = idle(file.chunk()).await?.map_err(malformed)? {

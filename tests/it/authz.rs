@@ -400,21 +400,21 @@ fn acl_policy(owner_id: &str, read_group: Option<&str>) -> aws_sdk_s3::types::Ac
 }
 
 #[test]
-fn canned_object_acls_open_objects_and_other_acls_are_refused() {
+fn canned_acls_grants_and_public_buckets() {
     use aws_sdk_s3::types::{BucketCannedAcl, ObjectCannedAcl, Permission};
     support::run(async {
         let gw = support::gateway("acl").await;
         let s3 = gw.sdk();
-        // A public bucket or object is refused, never created private in silence.
+        // An ACL for a service grids3 does not have is refused, never accepted in silence.
         let e = s3
             .create_bucket()
-            .bucket("pub")
-            .acl(BucketCannedAcl::PublicRead)
+            .bucket("logs")
+            .acl(BucketCannedAcl::from("log-delivery-write"))
             .send()
             .await
             .unwrap_err();
         assert_eq!(e.code(), Some("NotImplemented"));
-        assert!(s3.head_bucket().bucket("pub").send().await.is_err());
+        assert!(s3.head_bucket().bucket("logs").send().await.is_err());
         s3.create_bucket()
             .bucket("aclb")
             .acl(BucketCannedAcl::Private)
@@ -455,16 +455,16 @@ fn canned_object_acls_open_objects_and_other_acls_are_refused() {
             .send()
             .await
             .is_err());
-        let e = s3
-            .put_object()
+        // A grant header is honoured like the canned ACL it amounts to.
+        s3.put_object()
             .bucket("aclb")
             .key("k")
             .grant_read("uri=\"http://acs.amazonaws.com/groups/global/AllUsers\"")
             .body(ByteStream::from_static(b"x"))
             .send()
             .await
-            .unwrap_err();
-        assert_eq!(e.code(), Some("NotImplemented"));
+            .unwrap();
+        assert_eq!(anon("/aclb/k").await.status(), 200);
         let r = anon("/aclb/missing").await;
         assert_eq!(
             r.status(),
@@ -583,25 +583,28 @@ fn canned_object_acls_open_objects_and_other_acls_are_refused() {
             .await
             .unwrap_err();
         assert_eq!(e.code(), Some("NoSuchKey"));
-        // Put*Acl: what is already true is accepted, anything else refused.
+        // PutBucketAcl: a public-read bucket may be listed unsigned, and a missing key is
+        // then 404 rather than 403; private closes it again.
+        s3.put_bucket_acl()
+            .bucket("aclb")
+            .acl(BucketCannedAcl::PublicRead)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(anon("/aclb?list-type=2").await.status(), 200);
+        assert_eq!(anon("/aclb/missing").await.status(), 404);
+        assert_eq!(
+            anon("/aclb/k").await.status(),
+            403,
+            "objects keep their ACL"
+        );
         s3.put_bucket_acl()
             .bucket("aclb")
             .acl(BucketCannedAcl::Private)
             .send()
             .await
             .unwrap();
-        let e = s3
-            .put_bucket_acl()
-            .bucket("aclb")
-            .acl(BucketCannedAcl::PublicRead)
-            .send()
-            .await
-            .unwrap_err();
-        assert_eq!(
-            e.code(),
-            Some("NotImplemented"),
-            "public buckets are not implemented"
-        );
+        assert_eq!(anon("/aclb?list-type=2").await.status(), 403);
         let policy = acl_policy(&owner_id, None);
         // An ACL document that adds READ for AllUsers (what s3cmd setacl --acl-public sends)
         // makes the object public-read; one that grants only the owner, private again.
@@ -633,13 +636,35 @@ fn canned_object_acls_open_objects_and_other_acls_are_refused() {
             .await
             .unwrap_err();
         assert_eq!(e.code(), Some("AccessDenied"));
-        let e = s3
-            .put_bucket_acl()
+        // A group grant on the bucket by header, seen in GetBucketAcl.
+        s3.put_bucket_acl()
             .bucket("aclb")
-            .grant_read("uri=\"http://acs.amazonaws.com/groups/global/AllUsers\"")
+            .grant_read("uri=\"http://acs.amazonaws.com/groups/global/AuthenticatedUsers\"")
             .send()
             .await
-            .unwrap_err();
-        assert_eq!(e.code(), Some("NotImplemented"));
+            .unwrap();
+        let listed = stranger
+            .list_objects_v2()
+            .bucket("aclb")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(listed.contents().len(), 2);
+        assert_eq!(anon("/aclb?list-type=2").await.status(), 403);
+        let acl = s3.get_bucket_acl().bucket("aclb").send().await.unwrap();
+        assert!(acl.grants().iter().any(|g| {
+            g.grantee().and_then(|x| x.uri())
+                == Some("http://acs.amazonaws.com/groups/global/AuthenticatedUsers")
+                && g.permission() == Some(&Permission::Read)
+        }));
+    });
+}
+
+#[test]
+fn acls_with_s3cmd_boto3_and_curl() {
+    support::run(async {
+        let gw = support::gateway("aclpy").await;
+        let (ak2, sk2) = new_key(&gw, "second").await;
+        support::run_py_checks(&gw, "acl.py", "acl", &[&ak2, &sk2]).await;
     });
 }

@@ -22,6 +22,8 @@ pub struct BucketInfo {
     pub grants: Vec<(String, String)>,
     /// The CORS rules (PutBucketCors), in order; empty when the bucket has none.
     pub cors: Vec<CorsRule>,
+    /// ACL grants beyond the owner's: (grantee, permission), see `s3::acl::grants`.
+    pub acl: Vec<(String, String)>,
 }
 
 /// One CORS rule as stored (`cors` in the bucket's document); evaluated by `s3::cors`.
@@ -85,6 +87,7 @@ impl BucketInfo {
             "owner": &self.owner,
             "region": &self.region,
             "adopted": self.adopted,
+            "acl": super::acl_docs(&self.acl),
         }
     }
 
@@ -107,6 +110,7 @@ impl BucketInfo {
                         .collect()
                 })
                 .unwrap_or_default(),
+            acl: super::acl_from_docs(d, "acl"),
             cors: d
                 .get_array("cors")
                 .map(|a| {
@@ -313,6 +317,24 @@ impl MetaStore {
         };
         self.buckets.update_one(doc! {"_id": name}, update).await?;
         Ok(())
+    }
+
+    /// Replaces a bucket's ACL grants (PutBucketAcl); `false` when the bucket does not exist.
+    pub async fn set_bucket_acl(
+        &self,
+        name: &str,
+        acl: &[(String, String)],
+    ) -> mongodb::error::Result<bool> {
+        self.forget_bucket(name);
+        Ok(self
+            .buckets
+            .update_one(
+                doc! {"_id": name, "deleted": {"$ne": true}},
+                doc! {"$set": {"acl": super::acl_docs(acl)}},
+            )
+            .await?
+            .matched_count
+            == 1)
     }
 
     /// Grants `role` on a bucket to an access key (`None` removes the grant); `false` when the

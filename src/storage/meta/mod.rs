@@ -167,6 +167,28 @@ impl MetaStore {
     }
 }
 
+/// ACL grants (grantee, permission) as stored: `[{g, p}]` (see `s3::acl::grants`).
+pub fn acl_docs(acl: &[(String, String)]) -> Vec<Document> {
+    acl.iter().map(|(g, p)| doc! {"g": g, "p": p}).collect()
+}
+
+/// ACL grants read back from `field` of a document (entries of another shape are skipped).
+pub fn acl_from_docs(d: &Document, field: &str) -> Vec<(String, String)> {
+    d.get_array(field)
+        .map(|a| {
+            a.iter()
+                .filter_map(|g| g.as_document())
+                .filter_map(|g| {
+                    Some((
+                        g.get_str("g").ok()?.to_owned(),
+                        g.get_str("p").ok()?.to_owned(),
+                    ))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Whether an error is a duplicate key (E11000) error.
 pub fn is_duplicate_key(e: &mongodb::error::Error) -> bool {
     use mongodb::error::{ErrorKind, WriteFailure};

@@ -28,8 +28,11 @@ pub struct ObjectMeta {
     pub tags: Vec<(String, String)>,
     /// For a multipart object: each part's size and checksum (GetObjectAttributes).
     pub parts: Vec<(u64, Option<String>)>,
-    /// The object's canned ACL when it is not private (`public-read`, `authenticated-read`).
+    /// A canned ACL (`public-read`, `authenticated-read`), as grids3 versions before ACL
+    /// grants stored it; read, and replaced by `grants` when the ACL is next set.
     pub acl: Option<String>,
+    /// ACL grants beyond the bucket owner's: (grantee, permission), see `s3::acl::grants`.
+    pub grants: Vec<(String, String)>,
     /// Fields of a foreign `metadata` document that are not grids3's, kept as they were.
     pub other: Document,
 }
@@ -47,6 +50,7 @@ const FIELDS: &[&str] = &[
     "tags",
     "parts",
     "acl",
+    "grants",
 ];
 
 impl ObjectMeta {
@@ -79,6 +83,7 @@ impl ObjectMeta {
             user: pairs("userMetadata"),
             checksums: pairs("checksums"),
             tags: pairs("tags"),
+            grants: crate::storage::meta::acl_from_docs(m, "grants"),
             parts: m
                 .get_array("parts")
                 .map(|a| {
@@ -120,6 +125,9 @@ impl ObjectMeta {
         if !self.tags.is_empty() {
             d.insert("tags", pairs_doc(&self.tags));
         }
+        if !self.grants.is_empty() {
+            d.insert("grants", crate::storage::meta::acl_docs(&self.grants));
+        }
         if !self.parts.is_empty() {
             let parts: Vec<Document> = self
                 .parts
@@ -159,6 +167,7 @@ mod tests {
             content_type: Some("text/plain".into()),
             user: vec![("color".into(), "blue".into())],
             checksums: vec![("crc32".into(), "AAAAAA==".into())],
+            grants: vec![("AllUsers".into(), "READ".into())],
             other: doc! {"owner": "pymongo"},
             ..Default::default()
         };

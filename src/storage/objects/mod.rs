@@ -242,14 +242,19 @@ impl ObjectStore {
         Ok(Some(info))
     }
 
-    /// Sets the current object's canned ACL (`None`: private); `None` when there is no object.
+    /// Replaces the current object's ACL grants (empty: private); `None` when there is no
+    /// object.
     pub async fn set_object_acl(
         &self,
         bucket: &str,
         key: &str,
-        acl: Option<String>,
+        grants: Vec<(String, String)>,
     ) -> Result<Option<ObjectInfo>> {
-        self.update_meta(bucket, key, |m| m.acl = acl).await
+        self.update_meta(bucket, key, |m| {
+            m.acl = None;
+            m.grants = grants;
+        })
+        .await
     }
 
     /// Starts writing a new revision of `key` (invisible until [`ObjectStore::publish_if`]).

@@ -1,0 +1,360 @@
+//! ACLs: the canned ACLs, `x-amz-grant-*` headers and AccessControlPolicy documents of S3, on
+//! buckets and objects (the model and its decisions are in [`grants`]). A bucket's owner has
+//! FULL_CONTROL of the bucket and of every object in it; ACLs give others access: one key by
+//! its canonical user id, any key (AuthenticatedUsers), or everyone, unsigned requests
+//! included (AllUsers). Bucket grants are stored in the bucket's `__metastore` document,
+//! object grants under the files document's `metadata.grants`.
+//!
+//! Where grids3 differs from AWS, on purpose:
+//! - The admin API's grants (read, write, owner) are not ACL entries. Get*Acl lists them, so
+//!   that the document says who has access, and Put*Acl neither adds nor removes them (echoing
+//!   them back, as read-modify-write clients do, changes nothing).
+//! - Grants to e-mail addresses are refused (`UnresolvableGrantByEmailAddress`): keys have
+//!   none. Canonical ids must name an existing key (`InvalidArgument`, as AWS answers).
+//! - `aws-exec-read`, `log-delivery-write` and the LogDelivery group name services grids3 does
+//!   not have: 501, never accepted and ignored.
+
+pub mod grants;
+
+use std::collections::HashMap;
+
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+
+use self::grants::{Grant, Grantee, Perm};
+use super::authz::Access;
+use super::{owner_of, require_bucket, xml_response, S3Request};
+use crate::auth::Auth;
+use crate::error::{S3Error, S3Result};
+use crate::state::AppState;
+use crate::storage::meta::BucketInfo;
+use crate::storage::objects::{ObjectInfo, ObjectMeta};
+use crate::xml;
+
+/// Canonical user id -> access key id, for every key (to check grantees and to name them).
+async fn known_users(st: &AppState) -> S3Result<HashMap<String, String>> {
+    let keys = st.store.meta().list_access_keys().await?;
+    Ok(keys
+        .into_iter()
+        .map(|k| (owner_of(&k.id).id, k.id))
+        .collect())
+}
+
+/// Refuses grants to canonical ids that name no key, as AWS refuses unknown ids.
+async fn check_users(st: &AppState, grants: &[Grant]) -> S3Result<()> {
+    if !grants.iter().any(|g| matches!(g.grantee, Grantee::User(_))) {
+        return Ok(());
+    }
+    let known = known_users(st).await?;
+    for g in grants {
+        if let Grantee::User(id) = &g.grantee {
+            if !known.contains_key(id) {
+                return Err(S3Error::invalid_argument("Invalid id"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The ACL a request that creates a bucket or an object asks for (`None`: none), checked:
+/// refused as AWS refuses it, or with 501 where grids3 does not have what it asks for.
+pub async fn request_acl(
+    st: &AppState,
+    h: &HeaderMap,
+    object: bool,
+) -> S3Result<Option<Vec<Grant>>> {
+    let acl = grants::from_headers(h, object)?;
+    if let Some(g) = &acl {
+        check_users(st, g).await?;
+    }
+    Ok(acl)
+}
+
+/// The stored grants of a new object from its request's headers (checked beforehand by
+/// [`request_acl`]; private when there are none).
+pub fn object_grants_from_headers(h: &HeaderMap) -> Vec<(String, String)> {
+    grants::from_headers(h, true)
+        .ok()
+        .flatten()
+        .map(|g| grants::to_stored(&g))
+        .unwrap_or_default()
+}
+
+/// An object's grants: the legacy canned `acl` field and the stored grants.
+pub fn object_grants(meta: &ObjectMeta) -> Vec<Grant> {
+    let mut out = meta
+        .acl
+        .as_deref()
+        .and_then(|a| grants::canned(a, true).ok())
+        .unwrap_or_default();
+    out.extend(grants::from_stored(&meta.grants));
+    out
+}
+
+/// The addressed object, when the authorization (`access`) and, where it left the decision
+/// to the object, the object's ACL allow the request. A missing key is `NoSuchKey` to whoever
+/// may list the bucket and `AccessDenied` to everyone else, who learns nothing (as in AWS).
+pub fn require_object_access(
+    auth: &Auth,
+    access: Access,
+    found: Option<ObjectInfo>,
+) -> S3Result<ObjectInfo> {
+    match (access, found) {
+        (Access::Granted, Some(o)) => Ok(o),
+        (Access::Granted, None) => Err(S3Error::no_such_key()),
+        (Access::IfObjectAcl { perm, .. }, Some(o)) => {
+            let id = owner_of(&auth.access_key).id;
+            let who = super::authz::principal(auth, &id);
+            if grants::allows(&object_grants(&o.meta), who, perm) {
+                Ok(o)
+            } else {
+                Err(S3Error::access_denied())
+            }
+        }
+        (Access::IfObjectAcl { may_list: true, .. }, None) => Err(S3Error::no_such_key()),
+        _ => Err(S3Error::access_denied()),
+    }
+}
+
+/// A copy's source object, when the request may read it (see [`require_object_access`]).
+pub async fn require_copy_source(
+    st: &AppState,
+    auth: &Auth,
+    source_acl: Option<bool>,
+    bucket: &str,
+    key: &str,
+) -> S3Result<ObjectInfo> {
+    let access = match source_acl {
+        None => Access::Granted,
+        Some(may_list) => Access::IfObjectAcl {
+            perm: Perm::Read,
+            may_list,
+        },
+    };
+    let found = st.store.head(bucket, key).await?;
+    require_object_access(auth, access, found)
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The AccessControlPolicy document: the owner with FULL_CONTROL, the admin API's grants,
+/// then the ACL's grants (users named by their key when it still exists).
+fn policy(
+    owner: &str,
+    admin: &[(String, &'static str)],
+    acl: &[Grant],
+    names: &HashMap<String, String>,
+) -> String {
+    let o = owner_of(owner);
+    let user = |id: &str, name: Option<&str>| {
+        let name = name
+            .map(|n| format!("<DisplayName>{}</DisplayName>", escape(n)))
+            .unwrap_or_default();
+        format!(
+            "<Grantee xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" xsi:type=\"CanonicalUser\"><ID>{}</ID>{name}</Grantee>",
+            escape(id),
+        )
+    };
+    let group = |uri: &str| {
+        format!(
+            "<Grantee xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" xsi:type=\"Group\"><URI>{uri}</URI></Grantee>"
+        )
+    };
+    let mut out = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<AccessControlPolicy xmlns=\"{}\"><Owner><ID>{}</ID><DisplayName>{}</DisplayName></Owner><AccessControlList>",
+        xml::S3_NS,
+        escape(&o.id),
+        escape(&o.display_name)
+    );
+    let mut grant = |grantee: String, perm: &str| {
+        out.push_str(&format!(
+            "<Grant>{grantee}<Permission>{perm}</Permission></Grant>"
+        ));
+    };
+    grant(user(&o.id, Some(&o.display_name)), "FULL_CONTROL");
+    for (key, perm) in admin {
+        let g = owner_of(key);
+        grant(user(&g.id, Some(&g.display_name)), perm);
+    }
+    for g in acl {
+        let grantee = match &g.grantee {
+            Grantee::User(id) => user(id, names.get(id).map(String::as_str)),
+            Grantee::AllUsers => group(grants::ALL_USERS),
+            Grantee::AuthenticatedUsers => group(grants::AUTHENTICATED_USERS),
+        };
+        grant(grantee, g.perm.as_str());
+    }
+    out.push_str("</AccessControlList></AccessControlPolicy>");
+    out
+}
+
+/// The admin API's grants as ACL permissions (bucket level, or object level).
+fn admin_grants(b: &BucketInfo, object: bool) -> Vec<(String, &'static str)> {
+    b.grants
+        .iter()
+        .filter_map(|(key, role)| {
+            let perm = match (role.as_str(), object) {
+                ("owner", _) => "FULL_CONTROL",
+                ("read", _) => "READ",
+                ("write", false) => "WRITE",
+                // Object ACLs have no write permission: writers act on the bucket.
+                ("write", true) => return None,
+                _ => return None,
+            };
+            Some((key.clone(), perm))
+        })
+        .collect()
+}
+
+/// Names for the user grantees of an ACL (one key lookup, only when there are any).
+async fn names_for(st: &AppState, acl: &[Grant]) -> S3Result<HashMap<String, String>> {
+    if acl.iter().any(|g| matches!(g.grantee, Grantee::User(_))) {
+        known_users(st).await
+    } else {
+        Ok(HashMap::new())
+    }
+}
+
+/// GetBucketAcl.
+pub async fn get_bucket_acl(st: &AppState, req: S3Request) -> S3Result<Response> {
+    let b = require_bucket(st, req.bucket()).await?;
+    let acl = grants::from_stored(&b.acl);
+    let names = names_for(st, &acl).await?;
+    Ok(xml_response(
+        StatusCode::OK,
+        policy(&b.owner, &admin_grants(&b, false), &acl, &names),
+    ))
+}
+
+/// GetObjectAcl.
+pub async fn get_object_acl(st: &AppState, req: S3Request) -> S3Result<Response> {
+    let b = require_bucket(st, req.bucket()).await?;
+    let o = require_object_access(
+        &req.auth,
+        req.access,
+        st.store.head(req.bucket(), req.key()).await?,
+    )?;
+    let acl = object_grants(&o.meta);
+    let names = names_for(st, &acl).await?;
+    Ok(xml_response(
+        StatusCode::OK,
+        policy(&b.owner, &admin_grants(&b, true), &acl, &names),
+    ))
+}
+
+/// PutBucketAcl and PutObjectAcl: a canned ACL or grant headers, or an AccessControlPolicy
+/// body (not both), replacing the ACL's grants.
+pub async fn put_acl(st: &AppState, mut req: S3Request, object: bool) -> S3Result<Response> {
+    let b = require_bucket(st, req.bucket()).await?;
+    if object {
+        require_object_access(
+            &req.auth,
+            req.access,
+            st.store.head(req.bucket(), req.key()).await?,
+        )?;
+    }
+    let from_headers = request_acl(st, &req.parts.headers, object).await?;
+    let body = req.body_reader()?.read_to_vec(xml::MAX_XML_BODY).await?;
+    let body_given = !body.iter().all(u8::is_ascii_whitespace);
+    let acl = match (from_headers, body_given) {
+        (Some(_), true) => {
+            return Err(S3Error::unexpected_content().with_message(
+                "This request does not support content: an ACL is given either in headers or in the body, not both",
+            ))
+        }
+        (Some(g), false) => g,
+        (None, false) => return Err(S3Error::missing_security_header()),
+        (None, true) => {
+            let doc: AclDoc = xml::from_xml(&body)?;
+            let acl = from_document(&doc, &b, object)?;
+            check_users(st, &acl).await?;
+            acl
+        }
+    };
+    let stored = grants::to_stored(&acl);
+    if object {
+        st.store
+            .set_object_acl(req.bucket(), req.key(), stored)
+            .await?
+            .ok_or_else(S3Error::no_such_key)?;
+    } else if !st
+        .store
+        .meta()
+        .set_bucket_acl(req.bucket(), &stored)
+        .await?
+    {
+        return Err(S3Error::no_such_bucket());
+    }
+    Ok(super::empty(StatusCode::OK))
+}
+
+/// The grants of an AccessControlPolicy document, less the owner's FULL_CONTROL (always
+/// true) and echoes of the admin API's grants (which the document cannot change).
+fn from_document(doc: &AclDoc, b: &BucketInfo, object: bool) -> S3Result<Vec<Grant>> {
+    let owner_id = owner_of(&b.owner).id;
+    let admin: Vec<(String, &str)> = admin_grants(b, object)
+        .into_iter()
+        .map(|(k, p)| (owner_of(&k).id, p))
+        .collect();
+    let mut out = Vec::new();
+    for g in &doc.list.grants {
+        let perm = Perm::parse(g.permission.trim()).ok_or_else(S3Error::malformed_acl_error)?;
+        if object && perm == Perm::Write {
+            return Err(
+                S3Error::malformed_acl_error().with_message("WRITE is not a permission on objects")
+            );
+        }
+        let grantee = match (&g.grantee.id, &g.grantee.uri, &g.grantee.email) {
+            (Some(id), None, None) => grants::user(id)?,
+            (None, Some(uri), None) => Grantee::group(uri)?,
+            (None, None, Some(_)) => return Err(S3Error::unresolvable_grant_by_email()),
+            _ => return Err(S3Error::malformed_acl_error()),
+        };
+        if let Grantee::User(id) = &grantee {
+            if *id == owner_id || admin.iter().any(|(a, p)| a == id && *p == perm.as_str()) {
+                continue;
+            }
+        }
+        let grant = Grant::new(grantee, perm);
+        if !out.contains(&grant) {
+            out.push(grant);
+        }
+    }
+    Ok(out)
+}
+
+/// `<AccessControlPolicy>` as PutBucketAcl / PutObjectAcl send it (the parts grids3 reads).
+#[derive(serde::Deserialize, Debug)]
+struct AclDoc {
+    #[serde(rename = "AccessControlList", default)]
+    list: AclList,
+}
+
+#[derive(serde::Deserialize, Debug, Default)]
+struct AclList {
+    #[serde(rename = "Grant", default)]
+    grants: Vec<GrantXml>,
+}
+
+#[derive(serde::Deserialize, Debug)]
+struct GrantXml {
+    #[serde(rename = "Grantee")]
+    grantee: GranteeXml,
+    #[serde(rename = "Permission")]
+    permission: String,
+}
+
+#[derive(serde::Deserialize, Debug)]
+struct GranteeXml {
+    #[serde(rename = "ID", default)]
+    id: Option<String>,
+    #[serde(rename = "URI", default)]
+    uri: Option<String>,
+    #[serde(rename = "EmailAddress", default)]
+    email: Option<String>,
+}

@@ -113,6 +113,10 @@ errors! {
     unexpected_content => "UnexpectedContent", BAD_REQUEST, "This request does not support content";
     /// Put*Acl with neither an ACL header nor a document.
     missing_security_header => "MissingSecurityHeader", BAD_REQUEST, "Your request was missing a required header";
+    /// A bucket policy that does not parse or validate.
+    malformed_policy => "MalformedPolicy", BAD_REQUEST, "Policies must be valid JSON and the first byte must be '{'";
+    /// GetBucketPolicy on a bucket without one.
+    no_such_bucket_policy => "NoSuchBucketPolicy", NOT_FOUND, "The bucket policy does not exist";
     /// Method not allowed on this resource.
     method_not_allowed => "MethodNotAllowed", METHOD_NOT_ALLOWED, "The specified method is not allowed against this resource.";
 }

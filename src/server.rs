@@ -48,7 +48,7 @@ pub async fn serve(
             p = slots.clone().acquire_owned() => p.expect("never closed"),
             _ = &mut shutdown => break,
         };
-        let (stream, _) = tokio::select! {
+        let (stream, peer) = tokio::select! {
             r = listener.accept() => match r {
                 Ok(s) => s,
                 Err(e) => {
@@ -61,7 +61,12 @@ pub async fn serve(
             _ = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
-        let service = TowerToHyperService::new(app.clone());
+        // The peer's address, for the bucket policies' `aws:SourceIp`.
+        let app = tower::Layer::layer(
+            &axum::Extension(axum::extract::ConnectInfo(peer)),
+            app.clone(),
+        );
+        let service = TowerToHyperService::new(app);
         let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
         let conn = graceful.watch(conn.into_owned());
         crate::metrics::connections(1.0);

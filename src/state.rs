@@ -95,6 +95,7 @@ impl AppState {
                 grants: Vec::new(),
                 cors: Vec::new(),
                 acl: Vec::new(),
+                policy: None,
             };
             if self.store.meta().create_bucket(&info).await? {
                 tracing::info!(bucket = %name, "adopted an existing GridFS bucket");

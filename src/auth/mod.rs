@@ -3,6 +3,7 @@
 
 pub mod body;
 mod credentials;
+pub mod policy;
 pub mod sigv2;
 pub mod sigv4;
 

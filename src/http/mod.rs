@@ -128,6 +128,12 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
     let method = parts.method.clone();
+    // The peer's address, for `aws:SourceIp` (set by the server loop, or by axum's
+    // `into_make_service_with_connect_info` in tests).
+    let source_ip = parts
+        .extensions
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|c| c.0.ip());
     let result = async {
         if op == op::Op::Preflight {
             // Browsers send preflights without credentials; the bucket's rules decide.
@@ -136,7 +142,7 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
         if op == op::Op::PostObject {
             // A form upload carries its signature in the form (a signed policy).
             let bucket = target.bucket.clone().unwrap_or_default();
-            return s3::post::post_object(&st, &bucket, &parts, body).await;
+            return s3::post::post_object(&st, &bucket, &parts, body, source_ip).await;
         }
         let v2 = (!st.config.disable_sigv2).then_some(crate::auth::SigV2Request {
             virtual_bucket: target.bucket.as_deref().filter(|_| target.virtual_hosted),
@@ -171,7 +177,9 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
             auth,
             body,
             access: s3::authz::Access::Denied,
-            source_acl: None,
+            source_access: s3::authz::Access::Granted,
+            per_key: None,
+            source_ip,
         };
         // Everything else answers within the request timeout: a database that accepts
         // connections but stops answering (the driver has no socket timeout) gets a 503, not a

@@ -1,23 +1,30 @@
-//! Authorization. One pure decision ([`decide`]) of the principal, the operation's needs and
-//! the bucket, in this order:
+//! Authorization. One pure decision ([`decide`]) of the principal, the bucket policy's verdict,
+//! the operation's needs and the bucket, in this order:
 //!
 //! 1. the root key may do everything;
-//! 2. the bucket's owner, and keys the admin API granted a role (`read` < `write` < `owner`),
-//!    may do what the role allows;
-//! 3. the bucket's ACL (canned or granted, see `acl::grants`) may allow the operation's ACL
+//! 2. an explicit Deny in the bucket policy refuses (the bucket's owner keeps Get, Put and
+//!    DeleteBucketPolicy, so that no policy locks its owner out, as AWS keeps them for the
+//!    account's root user);
+//! 3. the bucket's owner, and keys the admin API granted a role (`read` < `write` < `owner`),
+//!    may do what the role allows; an Allow in the bucket policy allows;
+//! 4. the bucket's ACL (canned or granted, see `acl::grants`) may allow the operation's ACL
 //!    permission: READ lists, WRITE creates, overwrites and deletes objects, READ_ACP and
 //!    WRITE_ACP read and write the bucket's ACL; to a key, to any key (AuthenticatedUsers) or
 //!    to everyone, unsigned requests included (AllUsers);
-//! 4. operations on one existing object (GetObject, HeadObject, Get/PutObjectAcl) are left to
+//! 5. operations on one existing object (GetObject, HeadObject, Get/PutObjectAcl) are left to
 //!    that object's ACL, which the handler checks once it has found the object
 //!    ([`Access::IfObjectAcl`]); whoever may not list the bucket then gets 403 for a missing
 //!    key as well, and learns nothing about which keys exist (AWS answers the same);
-//! 5. everything else is `AccessDenied`.
+//! 6. everything else is `AccessDenied`.
 //!
-//! Bucket policies, Block Public Access and object ownership are meant to join as further
-//! inputs to [`decide`]: an explicit Deny before step 2, Allow statements beside step 3.
+//! DeleteObjects is decided per key (`s3:DeleteObject` on each), as AWS decides it.
+//! Block Public Access and object ownership are meant to join as further inputs to [`decide`].
+
+use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::acl::grants::{self, Grant, Perm, Principal};
+use crate::auth::policy::{self, Policy, Verdict, Who};
 use crate::auth::Auth;
 use crate::error::{S3Error, S3Result};
 use crate::s3::op::Op;
@@ -101,8 +108,16 @@ pub fn needs(op: &Op) -> Option<(Role, Option<AclNeed>)> {
         GetBucketAcl => (Role::Owner, Some(Bucket(Perm::ReadAcp))),
         PutBucketAcl => (Role::Owner, Some(Bucket(Perm::WriteAcp))),
         PutObjectAcl => (Role::Owner, Some(Object(Perm::WriteAcp))),
-        DeleteBucket | PutBucketTagging | DeleteBucketTagging | GetBucketCors | PutBucketCors
-        | DeleteBucketCors => (Role::Owner, None),
+        DeleteBucket
+        | PutBucketTagging
+        | DeleteBucketTagging
+        | GetBucketCors
+        | PutBucketCors
+        | DeleteBucketCors
+        | GetBucketPolicy
+        | PutBucketPolicy
+        | DeleteBucketPolicy
+        | GetBucketPolicyStatus => (Role::Owner, None),
     })
 }
 
@@ -119,38 +134,80 @@ pub enum Access {
         /// Whether the principal may list the bucket (then a missing key is 404, else 403).
         may_list: bool,
     },
+    /// Granted, but the principal may not list the bucket: a missing key is 403, not 404
+    /// (a policy that allows `s3:GetObject` without `s3:ListBucket`).
+    GrantedUnlisted,
     /// Refused.
     Denied,
 }
 
-/// The decision, as a pure function of the principal, the role it has on the bucket, the
-/// operation's needs and the bucket's ACL (see the module documentation for the order).
-pub fn decide(
-    root: bool,
-    who: Principal<'_>,
-    role: Option<Role>,
-    need: Option<(Role, Option<AclNeed>)>,
-    bucket_acl: &[Grant],
-) -> Access {
-    if root {
+/// What the decision looks at, besides the operation's needs.
+#[derive(Clone, Copy, Debug)]
+pub struct Inputs<'a> {
+    /// The root key.
+    pub root: bool,
+    /// The ACL principal.
+    pub who: Principal<'a>,
+    /// Whether the key owns the bucket.
+    pub owner: bool,
+    /// Its role through ownership or the admin API.
+    pub role: Option<Role>,
+    /// The bucket's ACL grants.
+    pub bucket_acl: &'a [Grant],
+    /// The bucket policy's verdict on the operation.
+    pub policy: Verdict,
+    /// The bucket policy's verdict on listing the bucket (for 404 against 403).
+    pub policy_list: Verdict,
+}
+
+impl Inputs<'_> {
+    /// Inputs for a principal and nothing else (no bucket).
+    fn bare(root: bool, who: Principal<'_>) -> Inputs<'_> {
+        Inputs {
+            root,
+            who,
+            owner: false,
+            role: None,
+            bucket_acl: &[],
+            policy: Verdict::Silent,
+            policy_list: Verdict::Silent,
+        }
+    }
+}
+
+/// The decision, as a pure function of the operation's needs and the [`Inputs`] (see the
+/// module documentation for the order).
+pub fn decide(op: &Op, need: Option<(Role, Option<AclNeed>)>, i: &Inputs<'_>) -> Access {
+    if i.root {
         return Access::Granted;
     }
     let Some((needed, acl_need)) = need else {
         // ListBuckets and CreateBucket: any key, never an unsigned request (AWS refuses both).
-        return match who {
+        return match i.who {
             Principal::Anonymous => Access::Denied,
             Principal::Key(_) => Access::Granted,
         };
     };
-    if role.is_some_and(|r| r >= needed) {
+    let policy_op = matches!(
+        op,
+        Op::GetBucketPolicy | Op::PutBucketPolicy | Op::DeleteBucketPolicy
+    );
+    if i.policy == Verdict::Deny && !(i.owner && policy_op) {
+        return Access::Denied;
+    }
+    if i.role.is_some_and(|r| r >= needed) {
         return Access::Granted;
     }
+    let may_list = i.role.is_some()
+        || i.policy_list == Verdict::Allow
+        || (i.policy_list != Verdict::Deny && grants::allows(i.bucket_acl, i.who, Perm::Read));
     match acl_need {
-        Some(AclNeed::Bucket(p)) if grants::allows(bucket_acl, who, p) => Access::Granted,
-        Some(AclNeed::Object(perm)) => Access::IfObjectAcl {
-            perm,
-            may_list: role.is_some() || grants::allows(bucket_acl, who, Perm::Read),
-        },
+        Some(AclNeed::Object(_)) if i.policy == Verdict::Allow && !may_list => {
+            Access::GrantedUnlisted
+        }
+        _ if i.policy == Verdict::Allow => Access::Granted,
+        Some(AclNeed::Bucket(p)) if grants::allows(i.bucket_acl, i.who, p) => Access::Granted,
+        Some(AclNeed::Object(perm)) => Access::IfObjectAcl { perm, may_list },
         _ => Access::Denied,
     }
 }
@@ -173,40 +230,282 @@ pub fn principal<'a>(auth: &Auth, canonical_id: &'a str) -> Principal<'a> {
     }
 }
 
+/// The policy action of an operation (`None`: no bucket policy governs it).
+pub fn action(op: &Op) -> Option<&'static str> {
+    use Op::*;
+    Some(match op {
+        HeadBucket | ListObjects | ListObjectsV2 => "s3:ListBucket",
+        ListObjectVersions => "s3:ListBucketVersions",
+        ListMultipartUploads => "s3:ListBucketMultipartUploads",
+        GetBucketLocation => "s3:GetBucketLocation",
+        GetBucketVersioning => "s3:GetBucketVersioning",
+        GetObject | HeadObject => "s3:GetObject",
+        GetObjectAttributes => "s3:GetObjectAttributes",
+        GetObjectTagging => "s3:GetObjectTagging",
+        PutObjectTagging => "s3:PutObjectTagging",
+        DeleteObjectTagging => "s3:DeleteObjectTagging",
+        PutObject
+        | CopyObject
+        | CreateMultipartUpload
+        | UploadPart
+        | UploadPartCopy
+        | CompleteMultipartUpload
+        | PostObject => "s3:PutObject",
+        DeleteObject | DeleteObjects => "s3:DeleteObject",
+        AbortMultipartUpload => "s3:AbortMultipartUpload",
+        ListParts => "s3:ListMultipartUploadParts",
+        GetObjectAcl => "s3:GetObjectAcl",
+        PutObjectAcl => "s3:PutObjectAcl",
+        GetBucketAcl => "s3:GetBucketAcl",
+        PutBucketAcl => "s3:PutBucketAcl",
+        GetBucketCors => "s3:GetBucketCORS",
+        PutBucketCors | DeleteBucketCors => "s3:PutBucketCORS",
+        GetBucketTagging => "s3:GetBucketTagging",
+        PutBucketTagging | DeleteBucketTagging => "s3:PutBucketTagging",
+        DeleteBucket => "s3:DeleteBucket",
+        GetBucketPolicy => "s3:GetBucketPolicy",
+        PutBucketPolicy => "s3:PutBucketPolicy",
+        DeleteBucketPolicy => "s3:DeleteBucketPolicy",
+        GetBucketPolicyStatus => "s3:GetBucketPolicyStatus",
+        ListBuckets | CreateBucket | Preflight | NotImplemented(_) => return None,
+    })
+}
+
+/// The resource ARN of a request.
+fn resource(bucket: &str, key: Option<&str>) -> String {
+    match key {
+        Some(k) => format!("arn:aws:s3:::{bucket}/{k}"),
+        None => format!("arn:aws:s3:::{bucket}"),
+    }
+}
+
+/// The condition keys of a request (names lower-case), for bucket policies: the global keys
+/// grids3 knows (`aws:SourceIp`, `aws:SecureTransport`, `aws:Referer`, `aws:UserAgent`,
+/// `aws:CurrentTime`, `aws:EpochTime`, `aws:username`, `aws:userid`) and S3's (`s3:prefix`,
+/// `s3:delimiter`, `s3:max-keys`, `s3:x-amz-*` request headers, `s3:VersionId`,
+/// `s3:RequestObjectTag/<key>`, `s3:RequestObjectTagKeys`). `s3:ExistingObjectTag/<key>` is
+/// added when a policy asks for it ([`authorize`]).
+pub fn facts(
+    headers: &axum::http::HeaderMap,
+    query: &[(String, String)],
+    auth: &Auth,
+    source_ip: Option<std::net::IpAddr>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> HashMap<String, Vec<String>> {
+    let mut v: HashMap<String, Vec<String>> = HashMap::new();
+    let mut put = |k: &str, val: String| v.entry(k.to_owned()).or_default().push(val);
+    if let Some(ip) = source_ip {
+        put("aws:sourceip", ip.to_string());
+    }
+    // grids3 serves plain HTTP; TLS, where there is any, ends in front of it.
+    put("aws:securetransport", "false".into());
+    put(
+        "aws:currenttime",
+        now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+    );
+    put("aws:epochtime", now.timestamp().to_string());
+    if !auth.is_anonymous() {
+        put("aws:username", auth.access_key.clone());
+        put("aws:userid", auth.access_key.clone());
+    }
+    let header = |n: &str| headers.get(n).and_then(|h| h.to_str().ok());
+    if let Some(r) = header("referer") {
+        put("aws:referer", r.to_owned());
+    }
+    if let Some(u) = header("user-agent") {
+        put("aws:useragent", u.to_owned());
+    }
+    for (name, value) in headers {
+        let n = name.as_str();
+        let s3_key = n.starts_with("x-amz-acl")
+            || n.starts_with("x-amz-grant-")
+            || n.starts_with("x-amz-server-side-encryption")
+            || matches!(
+                n,
+                "x-amz-copy-source"
+                    | "x-amz-metadata-directive"
+                    | "x-amz-content-sha256"
+                    | "x-amz-storage-class"
+                    | "x-amz-object-lock-mode"
+                    | "x-amz-object-lock-legal-hold"
+            );
+        if s3_key {
+            if let Ok(val) = value.to_str() {
+                put(&format!("s3:{n}"), val.to_owned());
+            }
+        }
+    }
+    for (k, val) in query {
+        match k.as_str() {
+            "prefix" => put("s3:prefix", val.clone()),
+            "delimiter" => put("s3:delimiter", val.clone()),
+            "max-keys" => put("s3:max-keys", val.clone()),
+            "versionId" => put("s3:versionid", val.clone()),
+            _ => {}
+        }
+    }
+    if let Some(t) = header("x-amz-tagging") {
+        for (k, val) in crate::auth::sigv4::parse_query(Some(t)) {
+            put("s3:requestobjecttagkeys", k.clone());
+            put(
+                &format!("s3:requestobjecttag/{}", k.to_ascii_lowercase()),
+                val,
+            );
+        }
+    }
+    v
+}
+
+/// A bucket's policy, parsed (`None`: it has none). A stored policy that no longer parses
+/// (a principal's key was deleted since) is read leniently: principals that name no key
+/// match nobody.
+fn bucket_policy(b: &BucketInfo) -> Option<Arc<Policy>> {
+    let text = b.policy.as_deref()?;
+    match policy::parse(text, &b.name, &|_| true) {
+        Ok(p) => Some(Arc::new(p)),
+        Err(e) => {
+            tracing::error!(bucket = %b.name, error = %e.message, "a stored bucket policy does not parse; it denies everything but the owner");
+            Some(Arc::new(
+                policy::parse(
+                    &format!(
+                        r#"{{"Statement":{{"Effect":"Deny","Principal":"*","Action":"s3:*","Resource":["arn:aws:s3:::{0}","arn:aws:s3:::{0}/*"]}}}}"#,
+                        b.name
+                    ),
+                    &b.name,
+                    &|_| true,
+                )
+                .ok()?,
+            ))
+        }
+    }
+}
+
+/// The principal of a request, for a policy.
+fn who(auth: &Auth) -> Who {
+    if auth.is_anonymous() {
+        Who::Anonymous
+    } else {
+        Who::Key {
+            id: auth.access_key.clone(),
+            canonical: canonical(auth),
+        }
+    }
+}
+
+/// The per-key decision of a DeleteObjects on a bucket with a policy.
+#[derive(Clone, Debug)]
+pub struct PerKey {
+    policy: Arc<Policy>,
+    cx: policy::Context,
+    bucket: String,
+    /// Whether the role or the ACL allows deleting without the policy.
+    base: bool,
+}
+
+impl PerKey {
+    /// Whether the request may delete `key`.
+    pub fn allows(&self, key: &str) -> bool {
+        let mut cx = self.cx.clone();
+        cx.resource = resource(&self.bucket, Some(key));
+        match self.policy.evaluate(&cx) {
+            Verdict::Deny => false,
+            Verdict::Allow => true,
+            Verdict::Silent => self.base,
+        }
+    }
+}
+
+/// What the request addresses and the facts its conditions see.
+pub struct Target<'a> {
+    /// The bucket.
+    pub bucket: &'a str,
+    /// The key, for object operations.
+    pub key: Option<&'a str>,
+    /// Condition keys ([`facts`]).
+    pub facts: &'a HashMap<String, Vec<String>>,
+}
+
 /// The decision for one bucket (a bucket that does not exist is left to the handler, which
 /// answers NoSuchBucket, as AWS does whoever asks).
 async fn decide_on(
     st: &AppState,
+    op: &Op,
     auth: &Auth,
-    bucket: &str,
+    t: &Target<'_>,
     need: Option<(Role, Option<AclNeed>)>,
-) -> S3Result<Access> {
+) -> S3Result<(Access, Option<PerKey>)> {
     if auth.root {
-        return Ok(Access::Granted);
+        return Ok((Access::Granted, None));
     }
-    let Some(b) = st.store.meta().bucket_cached(bucket).await? else {
-        return Ok(Access::Granted);
+    let Some(b) = st.store.meta().bucket_cached(t.bucket).await? else {
+        return Ok((Access::Granted, None));
     };
     let id = canonical(auth);
-    let access = decide(
-        false,
-        principal(auth, &id),
-        role_on(auth, &b),
-        need,
-        &grants::from_stored(&b.acl),
-    );
-    tracing::debug!(bucket, key = %auth.access_key, ?need, ?access, "authorization");
-    Ok(access)
+    let acl = grants::from_stored(&b.acl);
+    let mut inputs = Inputs {
+        owner: !auth.is_anonymous() && b.owner == auth.access_key,
+        role: role_on(auth, &b),
+        bucket_acl: &acl,
+        ..Inputs::bare(false, principal(auth, &id))
+    };
+    let mut per_key = None;
+    if let (Some(p), Some(act)) = (bucket_policy(&b), action(op)) {
+        let mut values = t.facts.clone();
+        if let (true, Some(key)) = (p.needs_object_tags(), t.key) {
+            if let Some(o) = st.store.head(t.bucket, key).await? {
+                for (k, v) in &o.meta.tags {
+                    values.insert(
+                        format!("s3:existingobjecttag/{}", k.to_ascii_lowercase()),
+                        vec![v.clone()],
+                    );
+                }
+            }
+        }
+        let cx = policy::Context {
+            who: who(auth),
+            action: act,
+            resource: resource(t.bucket, t.key),
+            values,
+        };
+        inputs.policy = p.evaluate(&cx);
+        inputs.policy_list = p.evaluate(&policy::Context {
+            action: "s3:ListBucket",
+            resource: resource(t.bucket, None),
+            ..cx.clone()
+        });
+        if *op == Op::DeleteObjects {
+            // Each key is decided on its own; the request itself needs nothing more.
+            let base = decide(
+                op,
+                need,
+                &Inputs {
+                    policy: Verdict::Silent,
+                    ..inputs
+                },
+            ) == Access::Granted;
+            per_key = Some(PerKey {
+                policy: p,
+                cx,
+                bucket: t.bucket.to_owned(),
+                base,
+            });
+            inputs.policy = Verdict::Allow;
+        }
+    }
+    let access = decide(op, need, &inputs);
+    tracing::debug!(bucket = t.bucket, key = %auth.access_key, op = op.name(), ?need, policy = ?inputs.policy, ?access, "authorization");
+    Ok((access, per_key))
 }
 
 /// The outcome of authorizing a request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Decision {
     /// For the addressed bucket and object.
     pub access: Access,
-    /// For a copy's source object: `Some(may_list)` when only the source object's ACL can
-    /// allow reading it.
-    pub source_acl: Option<bool>,
+    /// For a copy's source object (`Granted` for other operations).
+    pub source: Access,
+    /// For a DeleteObjects on a bucket with a policy: the decision per key.
+    pub per_key: Option<PerKey>,
 }
 
 /// Authorizes an operation (and, for copies, reading the source). Takes the parts it needs
@@ -215,31 +514,44 @@ pub async fn authorize(
     st: &AppState,
     op: &Op,
     auth: &Auth,
-    bucket: Option<String>,
+    t: &Target<'_>,
     copy_source: Option<String>,
 ) -> S3Result<Decision> {
     let need = needs(op);
-    let access = if need.is_none() {
+    let (access, per_key) = if need.is_none() {
         let id = canonical(auth);
-        decide(auth.root, principal(auth, &id), None, None, &[])
+        (
+            decide(op, None, &Inputs::bare(auth.root, principal(auth, &id))),
+            None,
+        )
     } else {
-        decide_on(st, auth, bucket.as_deref().unwrap_or_default(), need).await?
+        decide_on(st, op, auth, t, need).await?
     };
     if access == Access::Denied {
         return Err(S3Error::access_denied());
     }
-    let mut source_acl = None;
+    let mut source = Access::Granted;
     if let (Op::CopyObject | Op::UploadPartCopy, Some(src)) = (op, copy_source) {
-        if let Ok((src_bucket, _)) = super::copy::parse_copy_source(&src) {
+        if let Ok((src_bucket, src_key)) = super::copy::parse_copy_source(&src) {
             let read = Some((Role::Read, Some(AclNeed::Object(Perm::Read))));
-            match decide_on(st, auth, &src_bucket, read).await? {
-                Access::Granted => {}
-                Access::IfObjectAcl { may_list, .. } => source_acl = Some(may_list),
-                Access::Denied => return Err(S3Error::access_denied()),
+            let source_target = Target {
+                bucket: &src_bucket,
+                key: Some(&src_key),
+                facts: t.facts,
+            };
+            source = decide_on(st, &Op::GetObject, auth, &source_target, read)
+                .await?
+                .0;
+            if source == Access::Denied {
+                return Err(S3Error::access_denied());
             }
         }
     }
-    Ok(Decision { access, source_acl })
+    Ok(Decision {
+        access,
+        source,
+        per_key,
+    })
 }
 
 #[cfg(test)]
@@ -314,7 +626,141 @@ mod tests {
             (false, Key(ME), None, None, &private, Granted),
         ];
         for (i, (root, who, role, need, acl, expect)) in cases.into_iter().enumerate() {
-            assert_eq!(decide(root, who, role, need, acl), expect, "case {i}");
+            let inputs = Inputs {
+                role,
+                bucket_acl: acl,
+                ..Inputs::bare(root, who)
+            };
+            assert_eq!(decide(&Op::GetObject, need, &inputs), expect, "case {i}");
+        }
+    }
+
+    #[test]
+    fn policy_verdicts_in_the_decision() {
+        use Access::*;
+        use Principal::{Anonymous, Key};
+        fn base<'a>(who: Principal<'a>, role: Option<Role>, acl: &'a [Grant]) -> Inputs<'a> {
+            Inputs {
+                role,
+                bucket_acl: acl,
+                ..Inputs::bare(false, who)
+            }
+        }
+        fn with(i: Inputs<'_>, policy: Verdict, policy_list: Verdict) -> Inputs<'_> {
+            Inputs {
+                policy,
+                policy_list,
+                ..i
+            }
+        }
+        let public_read = canned("public-read", false).unwrap();
+        let leaked: &[Grant] = &public_read;
+        let get = needs(&Op::GetObject);
+        let put = needs(&Op::PutObject);
+        let cases = [
+            // An explicit Deny beats the owner, a role and an ACL, but never the root key.
+            (
+                Op::PutObject,
+                put,
+                with(
+                    base(Key(ME), Some(Role::Owner), &[]),
+                    Verdict::Deny,
+                    Verdict::Silent,
+                ),
+                Denied,
+            ),
+            (
+                Op::PutObject,
+                put,
+                with(Inputs::bare(true, Key(ME)), Verdict::Deny, Verdict::Silent),
+                Granted,
+            ),
+            (
+                Op::ListObjectsV2,
+                needs(&Op::ListObjectsV2),
+                with(base(Anonymous, None, leaked), Verdict::Deny, Verdict::Deny),
+                Denied,
+            ),
+            // The owner keeps the policy operations whatever the policy says.
+            (
+                Op::DeleteBucketPolicy,
+                needs(&Op::DeleteBucketPolicy),
+                with(
+                    Inputs {
+                        owner: true,
+                        ..base(Key(ME), Some(Role::Owner), &[])
+                    },
+                    Verdict::Deny,
+                    Verdict::Silent,
+                ),
+                Granted,
+            ),
+            (
+                Op::PutBucketPolicy,
+                needs(&Op::PutBucketPolicy),
+                with(
+                    base(Key(ME), Some(Role::Owner), &[]),
+                    Verdict::Deny,
+                    Verdict::Silent,
+                ),
+                Denied,
+            ),
+            // An Allow allows what nothing else does.
+            (
+                Op::PutObject,
+                put,
+                with(base(Anonymous, None, &[]), Verdict::Allow, Verdict::Silent),
+                Granted,
+            ),
+            // ... but a missing key stays a 403 to whoever may not list the bucket.
+            (
+                Op::GetObject,
+                get,
+                with(base(Anonymous, None, &[]), Verdict::Allow, Verdict::Silent),
+                GrantedUnlisted,
+            ),
+            (
+                Op::GetObject,
+                get,
+                with(base(Anonymous, None, &[]), Verdict::Allow, Verdict::Allow),
+                Granted,
+            ),
+            // Silence leaves the rest to decide; listing by policy makes a missing key a 404.
+            (
+                Op::GetObject,
+                get,
+                with(base(Anonymous, None, &[]), Verdict::Silent, Verdict::Allow),
+                IfObjectAcl {
+                    perm: Perm::Read,
+                    may_list: true,
+                },
+            ),
+            (
+                Op::GetObject,
+                get,
+                with(
+                    base(Anonymous, None, leaked),
+                    Verdict::Silent,
+                    Verdict::Deny,
+                ),
+                IfObjectAcl {
+                    perm: Perm::Read,
+                    may_list: false,
+                },
+            ),
+            (
+                Op::PutObject,
+                put,
+                with(
+                    base(Key(ME), Some(Role::Write), &[]),
+                    Verdict::Silent,
+                    Verdict::Silent,
+                ),
+                Granted,
+            ),
+        ];
+        for (i, (op, need, inputs, expect)) in cases.into_iter().enumerate() {
+            assert_eq!(decide(&op, need, &inputs), expect, "case {i}");
         }
     }
 

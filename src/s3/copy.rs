@@ -73,9 +73,14 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
         ));
     }
     for _ in 0..3 {
-        let src =
-            super::acl::require_copy_source(st, &req.auth, req.source_acl, &src_bucket, &src_key)
-                .await?;
+        let src = super::acl::require_copy_source(
+            st,
+            &req.auth,
+            req.source_access,
+            &src_bucket,
+            &src_key,
+        )
+        .await?;
         check_copy_source(&req.parts.headers, &src)?;
         if src.file.length > MAX_PUT_SIZE {
             return Err(S3Error::invalid_request("The specified copy source is larger than the maximum allowable size for a copy source: 5368709120"));

@@ -41,6 +41,18 @@ pub async fn delete_objects(st: &AppState, mut req: S3Request) -> S3Result<Respo
             message: "The specified version does not exist.".into(),
         });
     }
+    // A bucket policy decides each key on its own (`s3:DeleteObject` on it), as AWS does.
+    let (good, denied): (Vec<_>, Vec<_>) = match &req.per_key {
+        Some(check) => good.into_iter().partition(|o| check.allows(&o.key)),
+        None => (good, Vec::new()),
+    };
+    for o in denied {
+        result.errors.push(xml::DeleteError {
+            key: o.key,
+            code: "AccessDenied".into(),
+            message: "Access Denied".into(),
+        });
+    }
     // All keys in one batch: a fixed number of round trips however many keys.
     let keys: Vec<String> = good.iter().map(|o| o.key.clone()).collect();
     match st.store.delete_keys(&bucket, &keys).await {

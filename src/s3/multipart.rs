@@ -162,9 +162,14 @@ pub async fn upload_part_copy(st: &AppState, req: S3Request) -> S3Result<Respons
         parse_copy_source(req.header("x-amz-copy-source").unwrap_or_default())?;
     require_bucket(st, &src_bucket).await?;
     for _ in 0..3 {
-        let src =
-            super::acl::require_copy_source(st, &req.auth, req.source_acl, &src_bucket, &src_key)
-                .await?;
+        let src = super::acl::require_copy_source(
+            st,
+            &req.auth,
+            req.source_access,
+            &src_bucket,
+            &src_key,
+        )
+        .await?;
         super::copy::check_copy_source(&req.parts.headers, &src)?;
         let len = src.file.length;
         let (start, end) = match req.header("x-amz-copy-source-range") {

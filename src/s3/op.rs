@@ -80,6 +80,14 @@ pub enum Op {
     DeleteBucketCors,
     /// OPTIONS /bucket[/key]: a CORS preflight, answered without authentication.
     Preflight,
+    /// GET /bucket?policy
+    GetBucketPolicy,
+    /// PUT /bucket?policy
+    PutBucketPolicy,
+    /// DELETE /bucket?policy
+    DeleteBucketPolicy,
+    /// GET /bucket?policyStatus
+    GetBucketPolicyStatus,
     /// POST /bucket with multipart/form-data: a browser form upload, which authenticates
     /// itself with its signed policy.
     PostObject,
@@ -142,6 +150,10 @@ impl Op {
             Op::PutBucketCors => "PutBucketCors",
             Op::DeleteBucketCors => "DeleteBucketCors",
             Op::Preflight => "PreflightRequest",
+            Op::GetBucketPolicy => "GetBucketPolicy",
+            Op::PutBucketPolicy => "PutBucketPolicy",
+            Op::DeleteBucketPolicy => "DeleteBucketPolicy",
+            Op::GetBucketPolicyStatus => "GetBucketPolicyStatus",
             Op::PostObject => "PostObject",
             Op::NotImplemented(_) => "NotImplemented",
         }
@@ -239,6 +251,10 @@ pub fn parse(
             (Method::GET, ["cors"]) => Op::GetBucketCors,
             (Method::PUT, ["cors"]) => Op::PutBucketCors,
             (Method::DELETE, ["cors"]) => Op::DeleteBucketCors,
+            (Method::GET, ["policy"]) => Op::GetBucketPolicy,
+            (Method::PUT, ["policy"]) => Op::PutBucketPolicy,
+            (Method::DELETE, ["policy"]) => Op::DeleteBucketPolicy,
+            (Method::GET, ["policyStatus"]) => Op::GetBucketPolicyStatus,
             (_, s) => ni(&format!("bucket ?{}", s.join("&"))),
         },
         (Some(_), Some(_)) => {
@@ -352,7 +368,7 @@ mod tests {
     #[test]
     fn unknown_things_are_not_implemented() {
         for (m, b, k, query) in [
-            (Method::GET, Some("b"), None, "policy"),
+            (Method::GET, Some("b"), None, "replication"),
             (Method::PUT, Some("b"), None, "website"),
             (Method::PUT, Some("b"), Some("k"), "cors"),
             (Method::GET, Some("b"), Some("k"), "partNumber=1"),

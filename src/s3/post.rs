@@ -222,6 +222,7 @@ pub async fn post_object(
     bucket: &str,
     parts: &Parts,
     body: Body,
+    source_ip: Option<std::net::IpAddr>,
 ) -> S3Result<Response> {
     let ctype = parts
         .headers
@@ -300,7 +301,29 @@ pub async fn post_object(
         check_conditions(&policy, &checked)?;
         Some(policy)
     };
-    authz::authorize(st, &Op::PutObject, &auth, Some(bucket.to_owned()), None).await?;
+    // The bucket policy sees the form's fields where a PUT has headers (`x-amz-acl`, ...).
+    let mut form_headers = parts.headers.clone();
+    for (k, v) in &fields {
+        if let (Ok(n), Ok(v)) = (
+            HeaderName::from_bytes(k.as_bytes()),
+            HeaderValue::from_str(v),
+        ) {
+            form_headers.insert(n, v);
+        }
+    }
+    let facts = authz::facts(
+        &form_headers,
+        &[],
+        &auth,
+        source_ip,
+        st.store.meta().clock().now().to_chrono(),
+    );
+    let target = authz::Target {
+        bucket,
+        key: Some(&key),
+        facts: &facts,
+    };
+    authz::authorize(st, &Op::PutObject, &auth, &target, None).await?;
     require_bucket(st, bucket).await?;
     if key.is_empty() || key.len() > 1024 {
         return Err(if key.is_empty() {

@@ -26,7 +26,7 @@ async fn admin(
     )
 }
 
-async fn new_key(gw: &Gateway, name: &str) -> (String, String) {
+pub async fn new_key(gw: &Gateway, name: &str) -> (String, String) {
     let (status, v) = admin(
         gw,
         "POST",

@@ -8,6 +8,7 @@ mod deploy;
 mod gridfs_interop;
 mod gridfs_spec;
 mod plans;
+mod policy;
 mod post_object;
 mod reliability;
 mod s3_conditional;

@@ -112,11 +112,25 @@ fn authentication_errors() {
 fn unsupported_operations_are_501() {
     support::run(async {
         let gw = setup("ni").await;
-        for path in ["/raw?policy", "/raw?website", "/raw/k?partNumber=1"] {
+        for path in ["/raw?replication", "/raw?website", "/raw/k?partNumber=1"] {
             let r = Raw::new("GET", path).send(&gw).await;
             assert_eq!(r.status(), 501, "{path}");
             assert_eq!(error_code(&r.text().await.unwrap()), "NotImplemented");
         }
+        // Server-side encryption is refused, never stored in the clear as if honoured.
+        for (h, v) in [
+            ("x-amz-server-side-encryption", "AES256"),
+            ("x-amz-server-side-encryption-customer-algorithm", "AES256"),
+        ] {
+            let mut r = Raw::new("PUT", "/raw/sse");
+            r.body = b"secret".to_vec();
+            r.headers.push((h.into(), v.into()));
+            let resp = r.send(&gw).await;
+            assert_eq!(resp.status(), 501, "{h}");
+            assert_eq!(error_code(&resp.text().await.unwrap()), "NotImplemented");
+        }
+        let r = Raw::new("HEAD", "/raw/sse").send(&gw).await;
+        assert_eq!(r.status(), 404, "nothing stored");
         let r = Raw::new("HEAD", "/raw/missing").send(&gw).await;
         assert_eq!(r.status(), 404);
         assert!(r.bytes().await.unwrap().is_empty());

@@ -173,7 +173,12 @@ pub async fn gateway_with_client(
     let addr = listener.local_addr().unwrap();
     let app = grids3::app(state.clone());
     tokio::spawn(async move {
-        axum::serve(listener, app).await.unwrap();
+        axum::serve(
+            listener,
+            app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+        )
+        .await
+        .unwrap();
     });
     Gateway {
         addr,

@@ -8,47 +8,17 @@ Usage: python acl.py ENDPOINT ACCESS_KEY SECRET_KEY SECOND_ACCESS_KEY SECOND_SEC
 import os
 import subprocess
 import sys
-import tempfile
 
-import boto3
-from botocore import UNSIGNED
-from botocore.config import Config
+from s3check import check, client as make_client, code, curl, tmp
 
 endpoint, ak, sk, ak2, sk2 = sys.argv[1:6]
 host = endpoint.split("://", 1)[1]
-tmp = tempfile.mkdtemp()
 ALL_USERS = "http://acs.amazonaws.com/groups/global/AllUsers"
 
 
-def check(cond, what):
-    if not cond:
-        sys.exit(f"FAILED: {what}")
-    print(f"ok: {what}")
-
-
-def client(a, s, **cfg):
-    return boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=a, aws_secret_access_key=s,
-                        region_name="us-east-1", config=Config(s3={"addressing_style": "path"}, **cfg))
-
-
-def code(fn):
-    try:
-        fn()
-    except Exception as e:  # botocore.exceptions.ClientError
-        return e.response["Error"]["Code"]
-    return "OK"
-
-
-def curl(*args):
-    out = subprocess.run(["curl", "-s", "-o", os.path.join(tmp, "body"), "-w", "%{http_code}", *args],
-                         capture_output=True, text=True)
-    body = open(os.path.join(tmp, "body"), "rb").read() if os.path.exists(os.path.join(tmp, "body")) else b""
-    return int(out.stdout or 0), body
-
-
-root = client(ak, sk)
-other = client(ak2, sk2)
-anon = client("x", "x", signature_version=UNSIGNED)
+root = make_client(endpoint, ak, sk)
+other = make_client(endpoint, ak2, sk2)
+anon = make_client(endpoint, "x", "x", unsigned=True)
 
 # s3cmd, configured for path-style requests to this endpoint.
 cfg = os.path.join(tmp, "s3cfg")

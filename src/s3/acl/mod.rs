@@ -102,6 +102,7 @@ pub fn require_object_access(
     match (access, found) {
         (Access::Granted, Some(o)) => Ok(o),
         (Access::Granted, None) => Err(S3Error::no_such_key()),
+        (Access::GrantedUnlisted, Some(o)) => Ok(o),
         (Access::IfObjectAcl { perm, .. }, Some(o)) => {
             let id = owner_of(&auth.access_key).id;
             let who = super::authz::principal(auth, &id);
@@ -120,17 +121,10 @@ pub fn require_object_access(
 pub async fn require_copy_source(
     st: &AppState,
     auth: &Auth,
-    source_acl: Option<bool>,
+    access: Access,
     bucket: &str,
     key: &str,
 ) -> S3Result<ObjectInfo> {
-    let access = match source_acl {
-        None => Access::Granted,
-        Some(may_list) => Access::IfObjectAcl {
-            perm: Perm::Read,
-            may_list,
-        },
-    };
     let found = st.store.head(bucket, key).await?;
     require_object_access(auth, access, found)
 }

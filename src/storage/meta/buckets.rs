@@ -24,6 +24,8 @@ pub struct BucketInfo {
     pub cors: Vec<CorsRule>,
     /// ACL grants beyond the owner's: (grantee, permission), see `s3::acl::grants`.
     pub acl: Vec<(String, String)>,
+    /// The bucket policy, as the JSON text PutBucketPolicy stored (see `auth::policy`).
+    pub policy: Option<String>,
 }
 
 /// One CORS rule as stored (`cors` in the bucket's document); evaluated by `s3::cors`.
@@ -111,6 +113,7 @@ impl BucketInfo {
                 })
                 .unwrap_or_default(),
             acl: super::acl_from_docs(d, "acl"),
+            policy: d.get_str("policy").ok().map(str::to_owned),
             cors: d
                 .get_array("cors")
                 .map(|a| {
@@ -332,6 +335,26 @@ impl MetaStore {
                 doc! {"_id": name, "deleted": {"$ne": true}},
                 doc! {"$set": {"acl": super::acl_docs(acl)}},
             )
+            .await?
+            .matched_count
+            == 1)
+    }
+
+    /// Sets (`Some`) or removes (`None`) a bucket's policy; `false` when the bucket does not
+    /// exist.
+    pub async fn set_bucket_policy(
+        &self,
+        name: &str,
+        policy: Option<&str>,
+    ) -> mongodb::error::Result<bool> {
+        self.forget_bucket(name);
+        let update = match policy {
+            Some(p) => doc! {"$set": {"policy": p}},
+            None => doc! {"$unset": {"policy": ""}},
+        };
+        Ok(self
+            .buckets
+            .update_one(doc! {"_id": name, "deleted": {"$ne": true}}, update)
             .await?
             .matched_count
             == 1)

@@ -1,0 +1,481 @@
+//! Bucket policies: the IAM policy language as S3 bucket policies use it, parsed and validated
+//! once (`parse`) and evaluated as a pure function of a request's [`Context`] (`evaluate`):
+//! an explicit Deny wins, then an Allow, else the policy says nothing.
+//!
+//! Principals, as grids3 maps them (it has one account and access keys, no IAM users):
+//! - `"*"` or `{"AWS": "*"}`: everyone, unsigned requests included;
+//! - `{"AWS": "<access key id>"}`, `{"AWS": "arn:aws:iam::<account>:user/<access key id>"}`,
+//!   `{"CanonicalUser": "<canonical id>"}` (or the canonical id under `AWS`): that key;
+//! - `{"AWS": "arn:aws:iam::<account>:root"}` or `{"AWS": "<account>"}` (12 digits): every key
+//!   (grids3's keys all belong to its one account; `<account>` may be any 12 digits).
+//!
+//! Condition keys are those of the request ([`Context::values`]); a key the request does not
+//! have makes a condition false, except for negated operators (true), `...IfExists` (true) and
+//! `Null`, as AWS documents.
+
+mod condition;
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::error::{S3Error, S3Result};
+
+/// Largest policy document, as in S3 (20 KiB).
+pub const MAX_POLICY_BYTES: usize = 20 * 1024;
+
+/// The actions grids3 knows (every S3 action a bucket policy may name about its operations).
+pub const ACTIONS: &[&str] = &[
+    "s3:ListBucket",
+    "s3:ListBucketVersions",
+    "s3:ListBucketMultipartUploads",
+    "s3:GetBucketLocation",
+    "s3:GetBucketVersioning",
+    "s3:GetObject",
+    "s3:GetObjectVersion",
+    "s3:GetObjectAttributes",
+    "s3:GetObjectTagging",
+    "s3:PutObjectTagging",
+    "s3:DeleteObjectTagging",
+    "s3:PutObject",
+    "s3:DeleteObject",
+    "s3:DeleteObjectVersion",
+    "s3:AbortMultipartUpload",
+    "s3:ListMultipartUploadParts",
+    "s3:GetObjectAcl",
+    "s3:PutObjectAcl",
+    "s3:GetBucketAcl",
+    "s3:PutBucketAcl",
+    "s3:GetBucketCORS",
+    "s3:PutBucketCORS",
+    "s3:GetBucketTagging",
+    "s3:PutBucketTagging",
+    "s3:DeleteBucket",
+    "s3:GetBucketPolicy",
+    "s3:PutBucketPolicy",
+    "s3:DeleteBucketPolicy",
+    "s3:GetBucketPolicyStatus",
+    "s3:GetBucketPublicAccessBlock",
+    "s3:PutBucketPublicAccessBlock",
+    "s3:GetBucketOwnershipControls",
+    "s3:PutBucketOwnershipControls",
+];
+
+/// Who makes a request, for a policy.
+#[derive(Clone, Debug)]
+pub enum Who {
+    /// An unsigned request.
+    Anonymous,
+    /// A key: its id and canonical user id.
+    Key {
+        /// Access key id.
+        id: String,
+        /// Canonical user id.
+        canonical: String,
+    },
+}
+
+/// What a policy is evaluated against.
+#[derive(Clone, Debug)]
+pub struct Context {
+    /// The principal.
+    pub who: Who,
+    /// The action (`s3:GetObject`).
+    pub action: &'static str,
+    /// The resource ARN (`arn:aws:s3:::bucket` or `arn:aws:s3:::bucket/key`).
+    pub resource: String,
+    /// Condition keys (lower-case names) and their values.
+    pub values: HashMap<String, Vec<String>>,
+}
+
+/// A policy's verdict on a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// A statement denies it.
+    Deny,
+    /// A statement allows it and none denies it.
+    Allow,
+    /// No statement applies.
+    Silent,
+}
+
+/// A parsed, validated policy.
+#[derive(Clone, Debug)]
+pub struct Policy {
+    statements: Vec<Statement>,
+}
+
+#[derive(Clone, Debug)]
+struct Statement {
+    allow: bool,
+    principals: Principals,
+    not_principal: bool,
+    actions: Vec<String>,
+    not_action: bool,
+    resources: Vec<String>,
+    not_resource: bool,
+    conditions: Vec<condition::Condition>,
+}
+
+/// The principals a statement names.
+#[derive(Clone, Debug, Default)]
+struct Principals {
+    everyone: bool,
+    all_keys: bool,
+    keys: Vec<String>,
+    canonical: Vec<String>,
+}
+
+fn malformed(msg: impl Into<String>) -> S3Error {
+    S3Error::malformed_policy().with_message(msg)
+}
+
+/// One string or an array of strings.
+fn strings(v: &Value, what: &str) -> S3Result<Vec<String>> {
+    match v {
+        Value::String(s) => Ok(vec![s.clone()]),
+        Value::Array(a) if !a.is_empty() => a
+            .iter()
+            .map(|x| {
+                x.as_str().map(str::to_owned).ok_or_else(|| {
+                    malformed(format!("{what} must be a string or an array of strings"))
+                })
+            })
+            .collect(),
+        _ => Err(malformed(format!(
+            "{what} must be a string or a non-empty array of strings"
+        ))),
+    }
+}
+
+/// Parses and validates a bucket policy for `bucket`. `key_known` says whether an access key
+/// id exists (principals must name existing keys, as AWS requires principals to exist).
+pub fn parse(text: &str, bucket: &str, key_known: &dyn Fn(&str) -> bool) -> S3Result<Policy> {
+    if text.len() > MAX_POLICY_BYTES {
+        return Err(malformed("Policies must be smaller than 20 KB"));
+    }
+    let v: Value = serde_json::from_str(text)
+        .map_err(|_| malformed("Policies must be valid JSON and the first byte must be '{'"))?;
+    let obj = v
+        .as_object()
+        .ok_or_else(|| malformed("Policies must be valid JSON and the first byte must be '{'"))?;
+    for k in obj.keys() {
+        if !matches!(k.as_str(), "Version" | "Id" | "Statement") {
+            return Err(malformed(format!("Unknown field {k}")));
+        }
+    }
+    if let Some(ver) = obj.get("Version") {
+        if !matches!(ver.as_str(), Some("2012-10-17" | "2008-10-17")) {
+            return Err(malformed("The policy must contain a valid version string"));
+        }
+    }
+    let stmts = match obj.get("Statement") {
+        Some(Value::Array(a)) if !a.is_empty() => a.clone(),
+        Some(o @ Value::Object(_)) => vec![o.clone()],
+        Some(_) => {
+            return Err(malformed(
+                "Statement must be an object or a non-empty array",
+            ))
+        }
+        None => return Err(malformed("Missing required field Statement")),
+    };
+    let statements = stmts
+        .iter()
+        .map(|s| statement(s, bucket, key_known))
+        .collect::<S3Result<Vec<_>>>()?;
+    Ok(Policy { statements })
+}
+
+fn statement(v: &Value, bucket: &str, key_known: &dyn Fn(&str) -> bool) -> S3Result<Statement> {
+    let o = v
+        .as_object()
+        .ok_or_else(|| malformed("Each statement must be an object"))?;
+    for k in o.keys() {
+        if !matches!(
+            k.as_str(),
+            "Sid"
+                | "Effect"
+                | "Principal"
+                | "NotPrincipal"
+                | "Action"
+                | "NotAction"
+                | "Resource"
+                | "NotResource"
+                | "Condition"
+        ) {
+            return Err(malformed(format!("Unknown field {k}")));
+        }
+    }
+    let allow = match o.get("Effect").and_then(Value::as_str) {
+        Some("Allow") => true,
+        Some("Deny") => false,
+        Some(e) => return Err(malformed(format!("Invalid effect: {e}"))),
+        None => return Err(malformed("Missing required field Effect")),
+    };
+    let one_of = |a: &str, b: &str| -> S3Result<(&Value, bool)> {
+        match (o.get(a), o.get(b)) {
+            (Some(v), None) => Ok((v, false)),
+            (None, Some(v)) => Ok((v, true)),
+            (None, None) => Err(malformed(format!("Missing required field {a}"))),
+            (Some(_), Some(_)) => Err(malformed(format!("{a} and {b} cannot both be given"))),
+        }
+    };
+    let (p, not_principal) = one_of("Principal", "NotPrincipal")?;
+    let principals = principals(p, key_known)?;
+    let (a, not_action) = one_of("Action", "NotAction")?;
+    let actions = strings(a, "Action")?;
+    for act in &actions {
+        let known = act == "*"
+            || act.eq_ignore_ascii_case("s3:*")
+            || (act.len() > 3
+                && act[..3].eq_ignore_ascii_case("s3:")
+                && (act.contains(['*', '?'])
+                    || ACTIONS.iter().any(|k| k.eq_ignore_ascii_case(act))));
+        if !known {
+            return Err(malformed("Policy has invalid action"));
+        }
+    }
+    let (r, not_resource) = one_of("Resource", "NotResource")?;
+    let resources = strings(r, "Resource")?;
+    let own = format!("arn:aws:s3:::{bucket}");
+    for res in &resources {
+        // A bucket's policy may only speak of that bucket and its objects.
+        let ok = res == "*"
+            || res == &own
+            || res
+                .strip_prefix(&own)
+                .is_some_and(|rest| rest.starts_with('/'))
+            || (res.starts_with("arn:aws:s3:::")
+                && glob(&res["arn:aws:s3:::".len()..], bucket, false));
+        if !ok {
+            return Err(malformed("Policy has invalid resource"));
+        }
+    }
+    let conditions = match o.get("Condition") {
+        None => Vec::new(),
+        Some(c) => condition::parse(c)?,
+    };
+    Ok(Statement {
+        allow,
+        principals,
+        not_principal,
+        actions,
+        not_action,
+        resources,
+        not_resource,
+        conditions,
+    })
+}
+
+fn principals(v: &Value, key_known: &dyn Fn(&str) -> bool) -> S3Result<Principals> {
+    let bad = || malformed("Invalid principal in policy");
+    let mut p = Principals::default();
+    match v {
+        Value::String(s) if s == "*" => p.everyone = true,
+        Value::Object(m) if !m.is_empty() => {
+            for (kind, ids) in m {
+                for id in strings(ids, "Principal").map_err(|_| bad())? {
+                    match kind.as_str() {
+                        "AWS" => aws_principal(&id, &mut p, key_known).ok_or_else(bad)?,
+                        "CanonicalUser" => {
+                            if !is_canonical(&id) {
+                                return Err(bad());
+                            }
+                            p.canonical.push(id.to_ascii_lowercase());
+                        }
+                        _ => return Err(bad()),
+                    }
+                }
+            }
+        }
+        _ => return Err(bad()),
+    }
+    Ok(p)
+}
+
+fn is_canonical(id: &str) -> bool {
+    id.len() == 64 && id.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+fn is_account(s: &str) -> bool {
+    s == "*" || (s.len() == 12 && s.bytes().all(|b| b.is_ascii_digit()))
+}
+
+fn aws_principal(id: &str, p: &mut Principals, key_known: &dyn Fn(&str) -> bool) -> Option<()> {
+    if id == "*" {
+        p.everyone = true;
+    } else if is_account(id) {
+        p.all_keys = true;
+    } else if let Some(rest) = id.strip_prefix("arn:aws:iam::") {
+        let (account, what) = rest.split_once(':')?;
+        if !is_account(account) {
+            return None;
+        }
+        if what == "root" {
+            p.all_keys = true;
+        } else {
+            let key = what.strip_prefix("user/")?;
+            // IAM user names may carry a path (`user/path/name`): the key is the last part.
+            let key = key.rsplit('/').next()?;
+            if !key_known(key) {
+                return None;
+            }
+            p.keys.push(key.to_owned());
+        }
+    } else if is_canonical(id) {
+        p.canonical.push(id.to_ascii_lowercase());
+    } else if key_known(id) {
+        p.keys.push(id.to_owned());
+    } else {
+        return None;
+    }
+    Some(())
+}
+
+impl Principals {
+    fn matches(&self, who: &Who) -> bool {
+        match who {
+            Who::Anonymous => self.everyone,
+            Who::Key { id, canonical } => {
+                self.everyone
+                    || self.all_keys
+                    || self.keys.iter().any(|k| k == id)
+                    || self.canonical.iter().any(|c| c == canonical)
+            }
+        }
+    }
+}
+
+/// `*` (any run) and `?` (one character) wildcards, as IAM matches actions and resources.
+pub fn glob(pattern: &str, s: &str, ignore_case: bool) -> bool {
+    let norm = |x: &str| -> Vec<char> {
+        if ignore_case {
+            x.to_lowercase().chars().collect()
+        } else {
+            x.chars().collect()
+        }
+    };
+    let (p, t) = (norm(pattern), norm(s));
+    // Iterative matcher with backtracking to the last `*`.
+    let (mut pi, mut ti) = (0usize, 0usize);
+    let (mut star, mut mark) = (None::<usize>, 0usize);
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = ti;
+            pi += 1;
+        } else if let Some(sp) = star {
+            pi = sp + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    while pi < p.len() && p[pi] == '*' {
+        pi += 1;
+    }
+    pi == p.len()
+}
+
+/// Replaces policy variables (`${aws:username}`, `${s3:prefix}`, ..., `${*}`, `${?}`, `${$}`)
+/// with the request's values; `None` when one names a key the request does not have (the
+/// value then matches nothing, as in IAM).
+pub fn substitute(s: &str, values: &HashMap<String, Vec<String>>) -> Option<String> {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find("${") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 2..];
+        let Some(j) = after.find('}') else {
+            out.push_str(&rest[i..]);
+            return Some(out);
+        };
+        let name = &after[..j];
+        match name {
+            // Escapes for the wildcard characters themselves: matched literally.
+            "*" => out.push('\u{1}'),
+            "?" => out.push('\u{2}'),
+            "$" => out.push('$'),
+            _ => out.push_str(values.get(&name.to_ascii_lowercase())?.first()?),
+        }
+        rest = &after[j + 1..];
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
+/// Matches with wildcards, where `\u{1}` and `\u{2}` (escaped `*` and `?`) match themselves.
+fn glob_var(pattern: &str, s: &str, ignore_case: bool) -> bool {
+    if pattern.contains(['\u{1}', '\u{2}']) {
+        // Rare: compare the escaped characters literally by mapping them into the text too.
+        let t = s.replace('*', "\u{1}").replace('?', "\u{2}");
+        return glob(pattern, &t, ignore_case);
+    }
+    glob(pattern, s, ignore_case)
+}
+
+impl Statement {
+    fn applies(&self, cx: &Context) -> bool {
+        let principal = self.principals.matches(&cx.who) != self.not_principal;
+        let action = self
+            .actions
+            .iter()
+            .any(|a| a == "*" || glob(a, cx.action, true))
+            != self.not_action;
+        let resource = self.resources.iter().any(|r| {
+            r == "*" || substitute(r, &cx.values).is_some_and(|r| glob_var(&r, &cx.resource, false))
+        }) != self.not_resource;
+        principal && action && resource && self.conditions.iter().all(|c| c.holds(&cx.values))
+    }
+}
+
+impl Policy {
+    /// The policy's verdict on a request.
+    pub fn evaluate(&self, cx: &Context) -> Verdict {
+        let mut allowed = false;
+        for s in &self.statements {
+            if s.applies(cx) {
+                if !s.allow {
+                    return Verdict::Deny;
+                }
+                allowed = true;
+            }
+        }
+        if allowed {
+            Verdict::Allow
+        } else {
+            Verdict::Silent
+        }
+    }
+
+    /// Whether the policy is public as S3 defines it (GetBucketPolicyStatus, Block Public
+    /// Access): an Allow to everyone (or through NotPrincipal) that no condition pins to a
+    /// fixed source (an IP range, a user id).
+    pub fn is_public(&self) -> bool {
+        self.statements.iter().any(|s| {
+            s.allow
+                && (s.principals.everyone || s.not_principal)
+                && !s
+                    .conditions
+                    .iter()
+                    .any(condition::Condition::restricts_source)
+        })
+    }
+
+    /// Whether some statement reads `s3:ExistingObjectTag/...` (then the request's object
+    /// must be looked up to evaluate it).
+    pub fn needs_object_tags(&self) -> bool {
+        self.statements.iter().any(|s| {
+            s.conditions
+                .iter()
+                .any(condition::Condition::needs_object_tags)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

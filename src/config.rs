@@ -85,6 +85,13 @@ pub struct Config {
     #[arg(long, env = "GRIDS3_CORS_DEFAULT_ORIGINS")]
     pub cors_default_origins: Option<String>,
 
+    /// A server-wide Block Public Access setting for buckets without one of their own:
+    /// `all`, or a comma-separated list of `BlockPublicAcls`, `IgnorePublicAcls`,
+    /// `BlockPublicPolicy`, `RestrictPublicBuckets`. Unset: nothing is blocked (AWS blocks all
+    /// four on new buckets; `all` matches it).
+    #[arg(long, env = "GRIDS3_BLOCK_PUBLIC_ACCESS", value_parser = crate::s3::public_access::parse_flags)]
+    pub block_public_access: Option<crate::storage::meta::PublicAccessBlock>,
+
     /// On a sharded cluster (MONGODB_URI points at mongos): shard each bucket's collections as
     /// the bucket is created, chunks on `{files_id: 1}` and files on `{filename: 1}`. The
     /// database must have sharding enabled, and the user the right to run `shardCollection`.

@@ -117,6 +117,8 @@ errors! {
     malformed_policy => "MalformedPolicy", BAD_REQUEST, "Policies must be valid JSON and the first byte must be '{'";
     /// GetBucketPolicy on a bucket without one.
     no_such_bucket_policy => "NoSuchBucketPolicy", NOT_FOUND, "The bucket policy does not exist";
+    /// GetPublicAccessBlock on a bucket without one.
+    no_such_public_access_block_configuration => "NoSuchPublicAccessBlockConfiguration", NOT_FOUND, "The public access block configuration was not found";
     /// Method not allowed on this resource.
     method_not_allowed => "MethodNotAllowed", METHOD_NOT_ALLOWED, "The specified method is not allowed against this resource.";
 }

@@ -96,6 +96,7 @@ impl AppState {
                 cors: Vec::new(),
                 acl: Vec::new(),
                 policy: None,
+                public_access_block: None,
             };
             if self.store.meta().create_bucket(&info).await? {
                 tracing::info!(bucket = %name, "adopted an existing GridFS bucket");

@@ -117,7 +117,10 @@ pub fn needs(op: &Op) -> Option<(Role, Option<AclNeed>)> {
         | GetBucketPolicy
         | PutBucketPolicy
         | DeleteBucketPolicy
-        | GetBucketPolicyStatus => (Role::Owner, None),
+        | GetBucketPolicyStatus
+        | GetPublicAccessBlock
+        | PutPublicAccessBlock
+        | DeletePublicAccessBlock => (Role::Owner, None),
     })
 }
 
@@ -133,6 +136,8 @@ pub enum Access {
         perm: Perm,
         /// Whether the principal may list the bucket (then a missing key is 404, else 403).
         may_list: bool,
+        /// Block Public Access's IgnorePublicAcls: the object's public grants grant nothing.
+        ignore_public: bool,
     },
     /// Granted, but the principal may not list the bucket: a missing key is 403, not 404
     /// (a policy that allows `s3:GetObject` without `s3:ListBucket`).
@@ -207,7 +212,11 @@ pub fn decide(op: &Op, need: Option<(Role, Option<AclNeed>)>, i: &Inputs<'_>) ->
         }
         _ if i.policy == Verdict::Allow => Access::Granted,
         Some(AclNeed::Bucket(p)) if grants::allows(i.bucket_acl, i.who, p) => Access::Granted,
-        Some(AclNeed::Object(perm)) => Access::IfObjectAcl { perm, may_list },
+        Some(AclNeed::Object(perm)) => Access::IfObjectAcl {
+            perm,
+            may_list,
+            ignore_public: false,
+        },
         _ => Access::Denied,
     }
 }
@@ -267,6 +276,8 @@ pub fn action(op: &Op) -> Option<&'static str> {
         PutBucketPolicy => "s3:PutBucketPolicy",
         DeleteBucketPolicy => "s3:DeleteBucketPolicy",
         GetBucketPolicyStatus => "s3:GetBucketPolicyStatus",
+        GetPublicAccessBlock => "s3:GetBucketPublicAccessBlock",
+        PutPublicAccessBlock | DeletePublicAccessBlock => "s3:PutBucketPublicAccessBlock",
         ListBuckets | CreateBucket | Preflight | NotImplemented(_) => return None,
     })
 }
@@ -441,7 +452,11 @@ async fn decide_on(
         return Ok((Access::Granted, None));
     };
     let id = canonical(auth);
-    let acl = grants::from_stored(&b.acl);
+    let pab = super::public_access::effective(st, &b);
+    let mut acl = grants::from_stored(&b.acl);
+    if pab.ignore_public_acls {
+        acl.retain(|g| !super::public_access::is_public(g));
+    }
     let mut inputs = Inputs {
         owner: !auth.is_anonymous() && b.owner == auth.access_key,
         role: role_on(auth, &b),
@@ -473,6 +488,15 @@ async fn decide_on(
             resource: resource(t.bucket, None),
             ..cx.clone()
         });
+        if pab.restrict_public_buckets && auth.is_anonymous() && p.is_public() {
+            // RestrictPublicBuckets: a public policy allows only signed requests; its Deny
+            // statements still apply.
+            for v in [&mut inputs.policy, &mut inputs.policy_list] {
+                if *v == Verdict::Allow {
+                    *v = Verdict::Silent;
+                }
+            }
+        }
         if *op == Op::DeleteObjects {
             // Each key is decided on its own; the request itself needs nothing more.
             let base = decide(
@@ -492,7 +516,10 @@ async fn decide_on(
             inputs.policy = Verdict::Allow;
         }
     }
-    let access = decide(op, need, &inputs);
+    let mut access = decide(op, need, &inputs);
+    if let Access::IfObjectAcl { ignore_public, .. } = &mut access {
+        *ignore_public = pab.ignore_public_acls;
+    }
     tracing::debug!(bucket = t.bucket, key = %auth.access_key, op = op.name(), ?need, policy = ?inputs.policy, ?access, "authorization");
     Ok((access, per_key))
 }
@@ -575,7 +602,11 @@ mod tests {
         let put = needs(&Op::PutObject);
         let cors = needs(&Op::PutBucketCors);
         let acl = needs(&Op::GetBucketAcl);
-        let obj = |perm, may_list| IfObjectAcl { perm, may_list };
+        let obj = |perm, may_list| IfObjectAcl {
+            perm,
+            may_list,
+            ignore_public: false,
+        };
         type Case<'a> = (
             bool,
             Principal<'a>,
@@ -733,6 +764,7 @@ mod tests {
                 IfObjectAcl {
                     perm: Perm::Read,
                     may_list: true,
+                    ignore_public: false,
                 },
             ),
             (
@@ -746,6 +778,7 @@ mod tests {
                 IfObjectAcl {
                     perm: Perm::Read,
                     may_list: false,
+                    ignore_public: false,
                 },
             ),
             (

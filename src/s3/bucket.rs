@@ -95,6 +95,7 @@ pub async fn create_bucket(st: &AppState, mut req: S3Request) -> S3Result<Respon
             .map(|g| super::acl::grants::to_stored(&g))
             .unwrap_or_default(),
         policy: None,
+        public_access_block: None,
     };
     let was_deleted = st.store.meta().is_tombstone(&name).await?;
     if !st.store.meta().create_bucket(&info).await? {

@@ -88,6 +88,12 @@ pub enum Op {
     DeleteBucketPolicy,
     /// GET /bucket?policyStatus
     GetBucketPolicyStatus,
+    /// GET /bucket?publicAccessBlock
+    GetPublicAccessBlock,
+    /// PUT /bucket?publicAccessBlock
+    PutPublicAccessBlock,
+    /// DELETE /bucket?publicAccessBlock
+    DeletePublicAccessBlock,
     /// POST /bucket with multipart/form-data: a browser form upload, which authenticates
     /// itself with its signed policy.
     PostObject,
@@ -154,6 +160,9 @@ impl Op {
             Op::PutBucketPolicy => "PutBucketPolicy",
             Op::DeleteBucketPolicy => "DeleteBucketPolicy",
             Op::GetBucketPolicyStatus => "GetBucketPolicyStatus",
+            Op::GetPublicAccessBlock => "GetPublicAccessBlock",
+            Op::PutPublicAccessBlock => "PutPublicAccessBlock",
+            Op::DeletePublicAccessBlock => "DeletePublicAccessBlock",
             Op::PostObject => "PostObject",
             Op::NotImplemented(_) => "NotImplemented",
         }
@@ -255,6 +264,9 @@ pub fn parse(
             (Method::PUT, ["policy"]) => Op::PutBucketPolicy,
             (Method::DELETE, ["policy"]) => Op::DeleteBucketPolicy,
             (Method::GET, ["policyStatus"]) => Op::GetBucketPolicyStatus,
+            (Method::GET, ["publicAccessBlock"]) => Op::GetPublicAccessBlock,
+            (Method::PUT, ["publicAccessBlock"]) => Op::PutPublicAccessBlock,
+            (Method::DELETE, ["publicAccessBlock"]) => Op::DeletePublicAccessBlock,
             (_, s) => ni(&format!("bucket ?{}", s.join("&"))),
         },
         (Some(_), Some(_)) => {

@@ -28,7 +28,12 @@ pub async fn put_bucket_policy(st: &AppState, mut req: S3Request) -> S3Result<Re
         .into_iter()
         .map(|k| k.id)
         .collect();
-    policy::parse(&text, &b.name, &|k| keys.contains(k))?;
+    let parsed = policy::parse(&text, &b.name, &|k| keys.contains(k))?;
+    if parsed.is_public() && super::public_access::effective(st, &b).block_public_policy {
+        return Err(S3Error::access_denied().with_message(
+            "Access Denied: Block Public Access (BlockPublicPolicy) refuses public policies on this bucket",
+        ));
+    }
     if !st
         .store
         .meta()

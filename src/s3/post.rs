@@ -361,7 +361,10 @@ pub async fn post_object(
             }
         }
     }
-    super::acl::request_acl(st, &h, true).await?;
+    let acl = super::acl::request_acl(st, &h, true).await?;
+    if let Some(b) = st.store.meta().bucket_cached(bucket).await? {
+        super::public_access::check_acl(super::public_access::effective(st, &b), acl.as_deref())?;
+    }
     let mut meta = meta_from_headers(&h);
     let (min, max) = policy.and_then(|p| p.length).unwrap_or((0, MAX_PUT_SIZE));
     let mut up = st.store.open_upload(bucket, &key, false).await?;

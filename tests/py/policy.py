@@ -126,4 +126,44 @@ out = subprocess.run(aws + ["s3api", "get-bucket-policy", "--bucket", "site", "-
 check(out.returncode == 0 and json.loads(out.stdout) == json.loads(public_prefix), "awscli get-bucket-policy")
 check(curl(f"{endpoint}/site/public/index.html")[0] == 200, "the policy awscli put is in force")
 
+# Block Public Access, setting by setting.
+root.create_bucket(Bucket="pab")
+root.put_object(Bucket="pab", Key="open.txt", Body=b"open", ACL="public-read")
+check(anon.get_object(Bucket="pab", Key="open.txt")["Body"].read() == b"open", "a public-read object before any block")
+check(code(lambda: root.get_public_access_block(Bucket="pab")) == "NoSuchPublicAccessBlockConfiguration",
+      "no configuration yet")
+root.put_public_access_block(Bucket="pab", PublicAccessBlockConfiguration={"IgnorePublicAcls": True})
+got = root.get_public_access_block(Bucket="pab")["PublicAccessBlockConfiguration"]
+check(got == {"BlockPublicAcls": False, "IgnorePublicAcls": True, "BlockPublicPolicy": False,
+              "RestrictPublicBuckets": False}, f"GetPublicAccessBlock ({got})")
+check(code(lambda: anon.get_object(Bucket="pab", Key="open.txt")) == "AccessDenied", "IgnorePublicAcls: the grant grants nothing")
+root.put_public_access_block(Bucket="pab", PublicAccessBlockConfiguration={"BlockPublicAcls": True})
+check(anon.get_object(Bucket="pab", Key="open.txt")["Body"].read() == b"open", "without IgnorePublicAcls it counts again")
+check(code(lambda: root.put_object(Bucket="pab", Key="p2", Body=b"x", ACL="public-read")) == "AccessDenied",
+      "BlockPublicAcls refuses a public canned ACL")
+check(code(lambda: root.put_object_acl(Bucket="pab", Key="open.txt", ACL="authenticated-read")) == "AccessDenied",
+      "and a public PutObjectAcl")
+root.put_object(Bucket="pab", Key="p3", Body=b"x", ACL="private")
+public_pab = policy({"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject", "Resource": "arn:aws:s3:::pab/*"})
+root.put_public_access_block(Bucket="pab", PublicAccessBlockConfiguration={"BlockPublicPolicy": True})
+check(code(lambda: root.put_bucket_policy(Bucket="pab", Policy=public_pab)) == "AccessDenied",
+      "BlockPublicPolicy refuses a public policy")
+root.delete_public_access_block(Bucket="pab")
+root.put_bucket_policy(Bucket="pab", Policy=public_pab)
+check(anon.get_object(Bucket="pab", Key="p3")["Body"].read() == b"x", "the public policy lets anyone read")
+root.put_public_access_block(Bucket="pab", PublicAccessBlockConfiguration={"RestrictPublicBuckets": True})
+check(code(lambda: anon.get_object(Bucket="pab", Key="p3")) == "AccessDenied", "RestrictPublicBuckets: not unsigned requests")
+check(other.get_object(Bucket="pab", Key="p3")["Body"].read() == b"x", "but still the other key")
+
+# x-amz-expected-bucket-owner, by canonical id or key id.
+root_id = root.list_buckets()["Owner"]["ID"]
+check(root.head_bucket(Bucket="pab", ExpectedBucketOwner=root_id)["ResponseMetadata"]["HTTPStatusCode"] == 200,
+      "the expected owner by canonical id")
+root.get_object(Bucket="pab", Key="p3", ExpectedBucketOwner=ak)
+check(code(lambda: root.get_object(Bucket="pab", Key="p3", ExpectedBucketOwner=other_id)) == "AccessDenied",
+      "another expected owner is AccessDenied")
+check(code(lambda: root.copy_object(Bucket="pab", Key="c", CopySource={"Bucket": "pab", "Key": "p3"},
+                                    ExpectedSourceBucketOwner=other_id)) == "AccessDenied",
+      "x-amz-source-expected-bucket-owner too")
+
 print("policy: all checks passed")

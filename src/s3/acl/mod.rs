@@ -103,10 +103,21 @@ pub fn require_object_access(
         (Access::Granted, Some(o)) => Ok(o),
         (Access::Granted, None) => Err(S3Error::no_such_key()),
         (Access::GrantedUnlisted, Some(o)) => Ok(o),
-        (Access::IfObjectAcl { perm, .. }, Some(o)) => {
+        (
+            Access::IfObjectAcl {
+                perm,
+                ignore_public,
+                ..
+            },
+            Some(o),
+        ) => {
             let id = owner_of(&auth.access_key).id;
             let who = super::authz::principal(auth, &id);
-            if grants::allows(&object_grants(&o.meta), who, perm) {
+            let mut acl = object_grants(&o.meta);
+            if ignore_public {
+                acl.retain(|g| !super::public_access::is_public(g));
+            }
+            if grants::allows(&acl, who, perm) {
                 Ok(o)
             } else {
                 Err(S3Error::access_denied())
@@ -270,6 +281,7 @@ pub async fn put_acl(st: &AppState, mut req: S3Request, object: bool) -> S3Resul
             acl
         }
     };
+    super::public_access::check_acl(super::public_access::effective(st, &b), Some(&acl))?;
     let stored = grants::to_stored(&acl);
     if object {
         st.store

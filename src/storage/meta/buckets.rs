@@ -26,6 +26,42 @@ pub struct BucketInfo {
     pub acl: Vec<(String, String)>,
     /// The bucket policy, as the JSON text PutBucketPolicy stored (see `auth::policy`).
     pub policy: Option<String>,
+    /// The bucket's Block Public Access configuration, if it has one.
+    pub public_access_block: Option<PublicAccessBlock>,
+}
+
+/// A Block Public Access configuration (see `s3::public_access`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PublicAccessBlock {
+    /// Refuse requests that set public ACLs.
+    pub block_public_acls: bool,
+    /// Ignore public ACL grants.
+    pub ignore_public_acls: bool,
+    /// Refuse public bucket policies.
+    pub block_public_policy: bool,
+    /// A public policy allows only signed requests.
+    pub restrict_public_buckets: bool,
+}
+
+impl PublicAccessBlock {
+    fn to_document(self) -> Document {
+        doc! {
+            "blockPublicAcls": self.block_public_acls,
+            "ignorePublicAcls": self.ignore_public_acls,
+            "blockPublicPolicy": self.block_public_policy,
+            "restrictPublicBuckets": self.restrict_public_buckets,
+        }
+    }
+
+    fn from_document(d: &Document) -> Self {
+        let b = |k: &str| d.get_bool(k).unwrap_or(false);
+        Self {
+            block_public_acls: b("blockPublicAcls"),
+            ignore_public_acls: b("ignorePublicAcls"),
+            block_public_policy: b("blockPublicPolicy"),
+            restrict_public_buckets: b("restrictPublicBuckets"),
+        }
+    }
 }
 
 /// One CORS rule as stored (`cors` in the bucket's document); evaluated by `s3::cors`.
@@ -114,6 +150,10 @@ impl BucketInfo {
                 .unwrap_or_default(),
             acl: super::acl_from_docs(d, "acl"),
             policy: d.get_str("policy").ok().map(str::to_owned),
+            public_access_block: d
+                .get_document("publicAccessBlock")
+                .ok()
+                .map(PublicAccessBlock::from_document),
             cors: d
                 .get_array("cors")
                 .map(|a| {
@@ -351,6 +391,26 @@ impl MetaStore {
         let update = match policy {
             Some(p) => doc! {"$set": {"policy": p}},
             None => doc! {"$unset": {"policy": ""}},
+        };
+        Ok(self
+            .buckets
+            .update_one(doc! {"_id": name, "deleted": {"$ne": true}}, update)
+            .await?
+            .matched_count
+            == 1)
+    }
+
+    /// Sets (`Some`) or removes (`None`) a bucket's Block Public Access configuration; `false`
+    /// when the bucket does not exist.
+    pub async fn set_public_access_block(
+        &self,
+        name: &str,
+        pab: Option<PublicAccessBlock>,
+    ) -> mongodb::error::Result<bool> {
+        self.forget_bucket(name);
+        let update = match pab {
+            Some(p) => doc! {"$set": {"publicAccessBlock": p.to_document()}},
+            None => doc! {"$unset": {"publicAccessBlock": ""}},
         };
         Ok(self
             .buckets

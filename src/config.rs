@@ -92,6 +92,11 @@ pub struct Config {
     #[arg(long, env = "GRIDS3_BLOCK_PUBLIC_ACCESS", value_parser = crate::s3::public_access::parse_flags)]
     pub block_public_access: Option<crate::storage::meta::PublicAccessBlock>,
 
+    /// Object ownership of new buckets without `x-amz-object-ownership`: `BucketOwnerEnforced`
+    /// (ACLs disabled, AWS's default), `BucketOwnerPreferred` or `ObjectWriter`.
+    #[arg(long, env = "GRIDS3_DEFAULT_OBJECT_OWNERSHIP", default_value = "BucketOwnerEnforced", value_parser = crate::s3::ownership::parse)]
+    pub default_object_ownership: String,
+
     /// On a sharded cluster (MONGODB_URI points at mongos): shard each bucket's collections as
     /// the bucket is created, chunks on `{files_id: 1}` and files on `{filename: 1}`. The
     /// database must have sharding enabled, and the user the right to run `shardCollection`.

@@ -119,6 +119,12 @@ errors! {
     no_such_bucket_policy => "NoSuchBucketPolicy", NOT_FOUND, "The bucket policy does not exist";
     /// GetPublicAccessBlock on a bucket without one.
     no_such_public_access_block_configuration => "NoSuchPublicAccessBlockConfiguration", NOT_FOUND, "The public access block configuration was not found";
+    /// An ACL on a bucket whose ownership is BucketOwnerEnforced.
+    access_control_list_not_supported => "AccessControlListNotSupported", BAD_REQUEST, "The bucket does not allow ACLs";
+    /// CreateBucket or PutBucketOwnershipControls combining BucketOwnerEnforced with ACL grants.
+    invalid_bucket_acl_with_object_ownership => "InvalidBucketAclWithObjectOwnership", BAD_REQUEST, "Bucket cannot have ACLs set with ObjectOwnership's BucketOwnerEnforced setting";
+    /// GetBucketOwnershipControls on a bucket without them.
+    ownership_controls_not_found => "OwnershipControlsNotFoundError", NOT_FOUND, "The bucket ownership controls were not found";
     /// Method not allowed on this resource.
     method_not_allowed => "MethodNotAllowed", METHOD_NOT_ALLOWED, "The specified method is not allowed against this resource.";
 }

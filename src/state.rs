@@ -97,6 +97,7 @@ impl AppState {
                 acl: Vec::new(),
                 policy: None,
                 public_access_block: None,
+                ownership: None,
             };
             if self.store.meta().create_bucket(&info).await? {
                 tracing::info!(bucket = %name, "adopted an existing GridFS bucket");

@@ -120,7 +120,10 @@ pub fn needs(op: &Op) -> Option<(Role, Option<AclNeed>)> {
         | GetBucketPolicyStatus
         | GetPublicAccessBlock
         | PutPublicAccessBlock
-        | DeletePublicAccessBlock => (Role::Owner, None),
+        | DeletePublicAccessBlock
+        | GetBucketOwnershipControls
+        | PutBucketOwnershipControls
+        | DeleteBucketOwnershipControls => (Role::Owner, None),
     })
 }
 
@@ -138,6 +141,8 @@ pub enum Access {
         may_list: bool,
         /// Block Public Access's IgnorePublicAcls: the object's public grants grant nothing.
         ignore_public: bool,
+        /// Object ownership BucketOwnerEnforced: the object's grants grant nothing.
+        acls_disabled: bool,
     },
     /// Granted, but the principal may not list the bucket: a missing key is 403, not 404
     /// (a policy that allows `s3:GetObject` without `s3:ListBucket`).
@@ -216,6 +221,7 @@ pub fn decide(op: &Op, need: Option<(Role, Option<AclNeed>)>, i: &Inputs<'_>) ->
             perm,
             may_list,
             ignore_public: false,
+            acls_disabled: false,
         },
         _ => Access::Denied,
     }
@@ -278,6 +284,10 @@ pub fn action(op: &Op) -> Option<&'static str> {
         GetBucketPolicyStatus => "s3:GetBucketPolicyStatus",
         GetPublicAccessBlock => "s3:GetBucketPublicAccessBlock",
         PutPublicAccessBlock | DeletePublicAccessBlock => "s3:PutBucketPublicAccessBlock",
+        GetBucketOwnershipControls => "s3:GetBucketOwnershipControls",
+        PutBucketOwnershipControls | DeleteBucketOwnershipControls => {
+            "s3:PutBucketOwnershipControls"
+        }
         ListBuckets | CreateBucket | Preflight | NotImplemented(_) => return None,
     })
 }
@@ -457,6 +467,10 @@ async fn decide_on(
     if pab.ignore_public_acls {
         acl.retain(|g| !super::public_access::is_public(g));
     }
+    let acls_disabled = super::ownership::acls_disabled(&b);
+    if acls_disabled {
+        acl.clear();
+    }
     let mut inputs = Inputs {
         owner: !auth.is_anonymous() && b.owner == auth.access_key,
         role: role_on(auth, &b),
@@ -517,8 +531,14 @@ async fn decide_on(
         }
     }
     let mut access = decide(op, need, &inputs);
-    if let Access::IfObjectAcl { ignore_public, .. } = &mut access {
+    if let Access::IfObjectAcl {
+        ignore_public,
+        acls_disabled: disabled,
+        ..
+    } = &mut access
+    {
         *ignore_public = pab.ignore_public_acls;
+        *disabled = acls_disabled;
     }
     tracing::debug!(bucket = t.bucket, key = %auth.access_key, op = op.name(), ?need, policy = ?inputs.policy, ?access, "authorization");
     Ok((access, per_key))
@@ -606,6 +626,7 @@ mod tests {
             perm,
             may_list,
             ignore_public: false,
+            acls_disabled: false,
         };
         type Case<'a> = (
             bool,
@@ -765,6 +786,7 @@ mod tests {
                     perm: Perm::Read,
                     may_list: true,
                     ignore_public: false,
+                    acls_disabled: false,
                 },
             ),
             (
@@ -779,6 +801,7 @@ mod tests {
                     perm: Perm::Read,
                     may_list: false,
                     ignore_public: false,
+                    acls_disabled: false,
                 },
             ),
             (

@@ -4,6 +4,7 @@
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
 
+use super::acl::grants;
 use super::{empty, owner_of, require_bucket, xml_response, S3Request};
 use crate::error::{S3Error, S3Result};
 use crate::state::AppState;
@@ -80,6 +81,11 @@ pub async fn create_bucket(st: &AppState, mut req: S3Request) -> S3Result<Respon
             }
         }
     }
+    // Checked before the handler ran (`acl::request_acl`).
+    let acl = grants::from_headers(&req.parts.headers, false)
+        .ok()
+        .flatten();
+    let ownership = super::ownership::for_new_bucket(st, &req.parts.headers, acl.as_deref())?;
     let info = BucketInfo {
         name: name.clone(),
         creation_date: mongodb::bson::DateTime::now(),
@@ -88,14 +94,10 @@ pub async fn create_bucket(st: &AppState, mut req: S3Request) -> S3Result<Respon
         adopted: false,
         grants: Vec::new(),
         cors: Vec::new(),
-        // Checked before the handler ran (`acl::request_acl`).
-        acl: super::acl::grants::from_headers(&req.parts.headers, false)
-            .ok()
-            .flatten()
-            .map(|g| super::acl::grants::to_stored(&g))
-            .unwrap_or_default(),
+        acl: grants::to_stored(acl.as_deref().unwrap_or_default()),
         policy: None,
         public_access_block: None,
+        ownership: Some(ownership),
     };
     let was_deleted = st.store.meta().is_tombstone(&name).await?;
     if !st.store.meta().create_bucket(&info).await? {

@@ -11,6 +11,7 @@ pub mod list;
 pub mod multipart;
 pub mod object;
 pub mod op;
+pub mod ownership;
 pub mod policy;
 pub mod post;
 pub mod public_access;
@@ -132,6 +133,7 @@ pub async fn dispatch(st: &AppState, op: Op, mut req: S3Request) -> S3Result<Res
         Op::PutObject | Op::CopyObject | Op::CreateMultipartUpload => {
             let acl = acl::request_acl(st, &req.parts.headers, true).await?;
             if let Some(b) = st.store.meta().bucket_cached(&bucket).await? {
+                ownership::check_acl(ownership::acls_disabled(&b), acl.as_deref())?;
                 public_access::check_acl(public_access::effective(st, &b), acl.as_deref())?;
             }
         }
@@ -181,6 +183,9 @@ pub async fn dispatch(st: &AppState, op: Op, mut req: S3Request) -> S3Result<Res
         Op::GetPublicAccessBlock => public_access::get(st, req).await,
         Op::PutPublicAccessBlock => public_access::put(st, req).await,
         Op::DeletePublicAccessBlock => public_access::delete(st, req).await,
+        Op::GetBucketOwnershipControls => ownership::get(st, req).await,
+        Op::PutBucketOwnershipControls => ownership::put(st, req).await,
+        Op::DeleteBucketOwnershipControls => ownership::delete(st, req).await,
         // Answered before authentication, in the HTTP entry.
         Op::Preflight | Op::PostObject => Err(S3Error::internal()),
         Op::NotImplemented(_) => Err(S3Error::not_implemented()),

@@ -94,6 +94,12 @@ pub enum Op {
     PutPublicAccessBlock,
     /// DELETE /bucket?publicAccessBlock
     DeletePublicAccessBlock,
+    /// GET /bucket?ownershipControls
+    GetBucketOwnershipControls,
+    /// PUT /bucket?ownershipControls
+    PutBucketOwnershipControls,
+    /// DELETE /bucket?ownershipControls
+    DeleteBucketOwnershipControls,
     /// POST /bucket with multipart/form-data: a browser form upload, which authenticates
     /// itself with its signed policy.
     PostObject,
@@ -163,6 +169,9 @@ impl Op {
             Op::GetPublicAccessBlock => "GetPublicAccessBlock",
             Op::PutPublicAccessBlock => "PutPublicAccessBlock",
             Op::DeletePublicAccessBlock => "DeletePublicAccessBlock",
+            Op::GetBucketOwnershipControls => "GetBucketOwnershipControls",
+            Op::PutBucketOwnershipControls => "PutBucketOwnershipControls",
+            Op::DeleteBucketOwnershipControls => "DeleteBucketOwnershipControls",
             Op::PostObject => "PostObject",
             Op::NotImplemented(_) => "NotImplemented",
         }
@@ -267,6 +276,9 @@ pub fn parse(
             (Method::GET, ["publicAccessBlock"]) => Op::GetPublicAccessBlock,
             (Method::PUT, ["publicAccessBlock"]) => Op::PutPublicAccessBlock,
             (Method::DELETE, ["publicAccessBlock"]) => Op::DeletePublicAccessBlock,
+            (Method::GET, ["ownershipControls"]) => Op::GetBucketOwnershipControls,
+            (Method::PUT, ["ownershipControls"]) => Op::PutBucketOwnershipControls,
+            (Method::DELETE, ["ownershipControls"]) => Op::DeleteBucketOwnershipControls,
             (_, s) => ni(&format!("bucket ?{}", s.join("&"))),
         },
         (Some(_), Some(_)) => {

@@ -363,6 +363,7 @@ pub async fn post_object(
     }
     let acl = super::acl::request_acl(st, &h, true).await?;
     if let Some(b) = st.store.meta().bucket_cached(bucket).await? {
+        super::ownership::check_acl(super::ownership::acls_disabled(&b), acl.as_deref())?;
         super::public_access::check_acl(super::public_access::effective(st, &b), acl.as_deref())?;
     }
     let mut meta = meta_from_headers(&h);

@@ -418,6 +418,7 @@ fn canned_acls_grants_and_public_buckets() {
         s3.create_bucket()
             .bucket("aclb")
             .acl(BucketCannedAcl::Private)
+            .object_ownership(aws_sdk_s3::types::ObjectOwnership::ObjectWriter)
             .send()
             .await
             .unwrap();

@@ -209,7 +209,12 @@ fn chromium_shows_a_public_read_image_and_not_a_private_one() {
         };
         let gw = support::gateway("browserimg").await;
         let s3 = gw.sdk();
-        s3.create_bucket().bucket("pics").send().await.unwrap();
+        s3.create_bucket()
+            .bucket("pics")
+            .object_ownership(aws_sdk_s3::types::ObjectOwnership::ObjectWriter)
+            .send()
+            .await
+            .unwrap();
         // A 1x1 PNG.
         let png: &[u8] = &[
             0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48,

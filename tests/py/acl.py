@@ -40,8 +40,25 @@ def run_s3cmd(*args):
     return out.returncode, out.stdout + out.stderr
 
 
+# New buckets have ACLs disabled (BucketOwnerEnforced, AWS's default since 2023).
+root.create_bucket(Bucket="plain")
+check(root.get_bucket_ownership_controls(Bucket="plain")["OwnershipControls"]["Rules"][0]["ObjectOwnership"]
+      == "BucketOwnerEnforced", "a new bucket is BucketOwnerEnforced")
+check(code(lambda: root.put_object(Bucket="plain", Key="k", Body=b"x", ACL="public-read"))
+      == "AccessControlListNotSupported", "so a public ACL is AccessControlListNotSupported")
+root.put_object(Bucket="plain", Key="k", Body=b"x", ACL="bucket-owner-full-control")
+check(code(lambda: root.create_bucket(Bucket="plainpub", ACL="public-read")) == "InvalidBucketAclWithObjectOwnership",
+      "and a public CreateBucket InvalidBucketAclWithObjectOwnership")
+root.create_bucket(Bucket="plainpub", ACL="public-read", ObjectOwnership="ObjectWriter")
+check(root.get_bucket_ownership_controls(Bucket="plainpub")["OwnershipControls"]["Rules"][0]["ObjectOwnership"]
+      == "ObjectWriter", "x-amz-object-ownership on CreateBucket")
+check(code(lambda: root.put_bucket_ownership_controls(
+    Bucket="plainpub", OwnershipControls={"Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]}))
+      == "InvalidBucketAclWithObjectOwnership", "ACLs cannot be disabled while the bucket's ACL grants others")
+
 rc, out = run_s3cmd("mb", "s3://cmdacl")
 check(rc == 0, f"s3cmd mb ({out.strip()})")
+root.put_bucket_ownership_controls(Bucket="cmdacl", OwnershipControls={"Rules": [{"ObjectOwnership": "ObjectWriter"}]})
 src = os.path.join(tmp, "pic.txt")
 with open(src, "wb") as f:
     f.write(b"public picture")
@@ -88,7 +105,7 @@ check(code(lambda: anon.get_bucket_acl(Bucket="cmdacl")) == "AccessDenied",
       "nor reading the bucket's ACL")
 
 # A public-read-write bucket: unsigned writes, deletes and form uploads.
-root.create_bucket(Bucket="dropbox", ACL="public-read-write")
+root.create_bucket(Bucket="dropbox", ACL="public-read-write", ObjectOwnership="ObjectWriter")
 grants = root.get_bucket_acl(Bucket="dropbox")["Grants"]
 check(sorted(g["Permission"] for g in grants if g["Grantee"].get("URI") == ALL_USERS) == ["READ", "WRITE"],
       "GetBucketAcl shows AllUsers READ and WRITE")
@@ -115,7 +132,7 @@ check(status == 403, f"after PutBucketAcl private, unsigned PUT is refused ({sta
 
 # Grants to another key by its canonical id (boto3 grant headers and documents).
 other_id = other.list_buckets()["Owner"]["ID"]
-root.create_bucket(Bucket="shared")
+root.create_bucket(Bucket="shared", ObjectOwnership="BucketOwnerPreferred")
 root.put_object(Bucket="shared", Key="doc", Body=b"for the other key", GrantRead=f'id="{other_id}"')
 check(other.get_object(Bucket="shared", Key="doc")["Body"].read() == b"for the other key",
       "x-amz-grant-read by canonical id lets that key read the object")
@@ -159,7 +176,7 @@ check(code(lambda: root.create_bucket(Bucket="logs", ACL="log-delivery-write")) 
       "log-delivery-write is refused (no access logs)")
 
 # authenticated-read: any key lists and reads, unsigned requests do not.
-root.create_bucket(Bucket="members", ACL="authenticated-read")
+root.create_bucket(Bucket="members", ACL="authenticated-read", ObjectOwnership="ObjectWriter")
 root.put_object(Bucket="members", Key="m", Body=b"members only", ACL="authenticated-read")
 check([o["Key"] for o in other.list_objects_v2(Bucket="members")["Contents"]] == ["m"],
       "authenticated-read bucket: another key lists")
@@ -174,5 +191,14 @@ check(other.get_object(Bucket="theirown", Key="copied")["Body"].read() == b"publ
 check(code(lambda: other.copy_object(Bucket="theirown", Key="c2",
                                      CopySource={"Bucket": "cmdacl", "Key": "private.txt"})) == "AccessDenied",
       "but not a private one")
+
+# Disabling ACLs on a bucket whose objects have grants: they stop granting.
+root.put_bucket_acl(Bucket="members", ACL="private")
+root.put_bucket_ownership_controls(Bucket="members", OwnershipControls={"Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]})
+check(code(lambda: other.get_object(Bucket="members", Key="m")) == "AccessDenied",
+      "BucketOwnerEnforced: the object's authenticated-read grant grants nothing")
+check(len(root.get_object_acl(Bucket="members", Key="m")["Grants"]) == 1, "GetObjectAcl shows the owner alone")
+root.delete_bucket_ownership_controls(Bucket="members")
+check(other.get_object(Bucket="members", Key="m")["Body"].read() == b"members only", "deleting the controls enables ACLs again")
 
 print("acl: all checks passed")

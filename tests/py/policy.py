@@ -22,7 +22,7 @@ root = make_client(endpoint, ak, sk)
 other = make_client(endpoint, ak2, sk2)
 anon = make_client(endpoint, "x", "x", unsigned=True)
 
-root.create_bucket(Bucket="site")
+root.create_bucket(Bucket="site", ObjectOwnership="ObjectWriter")
 for k in ["public/index.html", "public/logo.png", "private/notes.txt", "reports/q1.csv", "reports/q2.csv",
           "tagged/open.txt", "tagged/closed.txt"]:
     root.put_object(Bucket="site", Key=k, Body=f"body of {k}".encode())
@@ -127,7 +127,7 @@ check(out.returncode == 0 and json.loads(out.stdout) == json.loads(public_prefix
 check(curl(f"{endpoint}/site/public/index.html")[0] == 200, "the policy awscli put is in force")
 
 # Block Public Access, setting by setting.
-root.create_bucket(Bucket="pab")
+root.create_bucket(Bucket="pab", ObjectOwnership="ObjectWriter")
 root.put_object(Bucket="pab", Key="open.txt", Body=b"open", ACL="public-read")
 check(anon.get_object(Bucket="pab", Key="open.txt")["Body"].read() == b"open", "a public-read object before any block")
 check(code(lambda: root.get_public_access_block(Bucket="pab")) == "NoSuchPublicAccessBlockConfiguration",

@@ -43,7 +43,7 @@ def post(url, fields, content=b"form upload", filename="photo.jpg", extra=()):
 
 
 v4 = client("s3v4")
-v4.create_bucket(Bucket="forms")
+v4.create_bucket(Bucket="forms", ObjectOwnership="ObjectWriter")
 
 # SigV4: boto3's presigned POST with a size range and a key prefix.
 p = v4.generate_presigned_post("forms", "uploads/${filename}",

@@ -107,6 +107,7 @@ pub fn require_object_access(
             Access::IfObjectAcl {
                 perm,
                 ignore_public,
+                acls_disabled,
                 ..
             },
             Some(o),
@@ -116,6 +117,9 @@ pub fn require_object_access(
             let mut acl = object_grants(&o.meta);
             if ignore_public {
                 acl.retain(|g| !super::public_access::is_public(g));
+            }
+            if acls_disabled {
+                acl.clear();
             }
             if grants::allows(&acl, who, perm) {
                 Ok(o)
@@ -228,7 +232,10 @@ async fn names_for(st: &AppState, acl: &[Grant]) -> S3Result<HashMap<String, Str
 /// GetBucketAcl.
 pub async fn get_bucket_acl(st: &AppState, req: S3Request) -> S3Result<Response> {
     let b = require_bucket(st, req.bucket()).await?;
-    let acl = grants::from_stored(&b.acl);
+    let mut acl = grants::from_stored(&b.acl);
+    if super::ownership::acls_disabled(&b) {
+        acl.clear();
+    }
     let names = names_for(st, &acl).await?;
     Ok(xml_response(
         StatusCode::OK,
@@ -244,7 +251,10 @@ pub async fn get_object_acl(st: &AppState, req: S3Request) -> S3Result<Response>
         req.access,
         st.store.head(req.bucket(), req.key()).await?,
     )?;
-    let acl = object_grants(&o.meta);
+    let mut acl = object_grants(&o.meta);
+    if super::ownership::acls_disabled(&b) {
+        acl.clear();
+    }
     let names = names_for(st, &acl).await?;
     Ok(xml_response(
         StatusCode::OK,
@@ -281,6 +291,7 @@ pub async fn put_acl(st: &AppState, mut req: S3Request, object: bool) -> S3Resul
             acl
         }
     };
+    super::ownership::check_acl(super::ownership::acls_disabled(&b), Some(&acl))?;
     super::public_access::check_acl(super::public_access::effective(st, &b), Some(&acl))?;
     let stored = grants::to_stored(&acl);
     if object {

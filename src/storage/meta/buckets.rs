@@ -28,6 +28,9 @@ pub struct BucketInfo {
     pub policy: Option<String>,
     /// The bucket's Block Public Access configuration, if it has one.
     pub public_access_block: Option<PublicAccessBlock>,
+    /// Object ownership (`BucketOwnerEnforced`, ...; `None`: none set, which behaves as
+    /// `ObjectWriter`).
+    pub ownership: Option<String>,
 }
 
 /// A Block Public Access configuration (see `s3::public_access`).
@@ -119,14 +122,18 @@ impl CorsRule {
 
 impl BucketInfo {
     fn to_document(&self) -> Document {
-        doc! {
+        let mut d = doc! {
             "_id": &self.name,
             "creationDate": self.creation_date,
             "owner": &self.owner,
             "region": &self.region,
             "adopted": self.adopted,
             "acl": super::acl_docs(&self.acl),
+        };
+        if let Some(o) = &self.ownership {
+            d.insert("ownership", o);
         }
+        d
     }
 
     fn from_document(d: &Document) -> Option<Self> {
@@ -150,6 +157,7 @@ impl BucketInfo {
                 .unwrap_or_default(),
             acl: super::acl_from_docs(d, "acl"),
             policy: d.get_str("policy").ok().map(str::to_owned),
+            ownership: d.get_str("ownership").ok().map(str::to_owned),
             public_access_block: d
                 .get_document("publicAccessBlock")
                 .ok()
@@ -411,6 +419,26 @@ impl MetaStore {
         let update = match pab {
             Some(p) => doc! {"$set": {"publicAccessBlock": p.to_document()}},
             None => doc! {"$unset": {"publicAccessBlock": ""}},
+        };
+        Ok(self
+            .buckets
+            .update_one(doc! {"_id": name, "deleted": {"$ne": true}}, update)
+            .await?
+            .matched_count
+            == 1)
+    }
+
+    /// Sets (`Some`) or removes (`None`) a bucket's object ownership; `false` when the bucket
+    /// does not exist.
+    pub async fn set_bucket_ownership(
+        &self,
+        name: &str,
+        ownership: Option<&str>,
+    ) -> mongodb::error::Result<bool> {
+        self.forget_bucket(name);
+        let update = match ownership {
+            Some(o) => doc! {"$set": {"ownership": o}},
+            None => doc! {"$unset": {"ownership": ""}},
         };
         Ok(self
             .buckets

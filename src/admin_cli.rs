@@ -29,6 +29,17 @@ pub async fn run(config: &Config, endpoint: &str, action: &AdminAction) -> Resul
             ),
             serde_json::json!({"accessKeyId": key, "role": role}).to_string(),
         ),
+        AdminAction::Access {
+            key,
+            bucket,
+            object,
+            action,
+        } => (
+            "POST",
+            "/_grids3/admin/access".to_owned(),
+            serde_json::json!({"accessKeyId": key, "bucket": bucket, "key": object, "action": action})
+                .to_string(),
+        ),
     };
     let (Some(ak), Some(sk)) = (&config.root_access_key, &config.root_secret_key) else {
         bail!("set GRIDS3_ROOT_ACCESS_KEY and GRIDS3_ROOT_SECRET_KEY");

@@ -191,6 +191,18 @@ pub enum AdminAction {
         /// read, write, owner or none.
         role: String,
     },
+    /// Explain what a key (or `anonymous`) may do on a bucket or object, and why.
+    Access {
+        /// Access key id, or `anonymous`.
+        key: String,
+        /// Bucket.
+        bucket: String,
+        /// Object key (for object actions).
+        object: Option<String>,
+        /// The policy action (`s3:GetObject`, `s3:PutObject`, `s3:ListBucket`, ...).
+        #[arg(long)]
+        action: Option<String>,
+    },
 }
 
 impl std::fmt::Debug for Config {

@@ -1,11 +1,12 @@
 //! The admin JSON API under `/_grids3/admin/`, for the root key only (SigV4, like S3
-//! requests): create, list and delete access keys, and grant keys access to buckets.
+//! requests): create, list and delete access keys, grant keys access to buckets, and explain
+//! the authorization's decision for a key ("why was this denied?").
 
 use axum::body::Body;
 use axum::extract::{Path, Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{delete, get, put};
+use axum::routing::{delete, get, post, put};
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::json;
@@ -20,6 +21,7 @@ pub fn routes() -> Router<AppState> {
         .route("/_grids3/admin/keys", get(list_keys).post(create_key))
         .route("/_grids3/admin/keys/{id}", delete(delete_key))
         .route("/_grids3/admin/buckets/{bucket}/grants", put(grant))
+        .route("/_grids3/admin/access", post(access))
 }
 
 fn error(status: StatusCode, code: &str, message: &str) -> Response {
@@ -218,4 +220,116 @@ async fn grant(
         )));
     }
     Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+#[derive(Deserialize)]
+struct AccessQuery {
+    #[serde(rename = "accessKeyId")]
+    access_key_id: String,
+    bucket: String,
+    #[serde(default)]
+    key: Option<String>,
+    /// A policy action (`s3:GetObject`); the default reads the key, or lists the bucket.
+    #[serde(default)]
+    action: Option<String>,
+}
+
+/// "Why was this denied?": the decision the authorization makes for a key (or `anonymous`),
+/// an action and a bucket or object, with the rule that decided and the inputs it saw. The
+/// request's own conditions (source address, headers) are not known here: policy conditions
+/// on them see an empty request.
+async fn access(State(st): State<AppState>, req: Request) -> Result<Response, AdminError> {
+    use crate::s3::authz::{self, Access};
+    let body = root_body(&st, req).await?;
+    let q: AccessQuery = serde_json::from_slice(&body).map_err(|e| {
+        AdminError(error(
+            StatusCode::BAD_REQUEST,
+            "MalformedJSON",
+            &e.to_string(),
+        ))
+    })?;
+    let action = q.action.clone().unwrap_or_else(|| {
+        if q.key.is_some() {
+            "s3:GetObject"
+        } else {
+            "s3:ListBucket"
+        }
+        .to_owned()
+    });
+    let Some(op) = authz::op_for_action(&action) else {
+        return Err(AdminError(error(
+            StatusCode::BAD_REQUEST,
+            "InvalidArgument",
+            "unknown action (one of the s3: actions a bucket policy may name)",
+        )));
+    };
+    let auth = if q.access_key_id == "anonymous" {
+        crate::auth::Auth::anonymous()
+    } else {
+        let keys = st.store.meta().list_access_keys().await.map_err(db_error)?;
+        let Some(k) = keys.iter().find(|k| k.id == q.access_key_id) else {
+            return Err(AdminError(error(
+                StatusCode::NOT_FOUND,
+                "NoSuchKey",
+                "no such access key",
+            )));
+        };
+        crate::auth::Auth::unsigned_body(k.id.clone(), k.root)
+    };
+    let facts = authz::facts(
+        &axum::http::HeaderMap::new(),
+        &[],
+        &auth,
+        None,
+        st.store.meta().clock().now().to_chrono(),
+    );
+    let target = authz::Target {
+        bucket: &q.bucket,
+        key: q.key.as_deref(),
+        facts: &facts,
+    };
+    let ex = authz::explain(&st, &op, &auth, &target).await?;
+    // Where the object's ACL decides, look at the object as the request would.
+    let (allowed, rule) = match ex.access {
+        Access::IfObjectAcl { .. } => {
+            let found = match &q.key {
+                Some(k) => st
+                    .store
+                    .head(&q.bucket, k)
+                    .await
+                    .map_err(|e| AdminError::from(S3Error::from(e)))?,
+                None => None,
+            };
+            match crate::s3::acl::require_object_access(&auth, ex.access, found) {
+                Ok(_) => (true, "the object's ACL allows it"),
+                Err(e) if e.code == "NoSuchKey" => (false, "left to the object's ACL, and there is no such key (404)"),
+                Err(_) => (false, "left to the object's ACL, which does not allow it (or there is no such key: 403)"),
+            }
+        }
+        Access::Denied => (false, ex.rule),
+        Access::Granted | Access::GrantedUnlisted => (true, ex.rule),
+    };
+    let pab = ex.public_access_block;
+    Ok(Json(json!({
+        "accessKeyId": q.access_key_id,
+        "bucket": q.bucket,
+        "key": q.key,
+        "action": action,
+        "allowed": allowed,
+        "rule": rule,
+        "inputs": {
+            "bucketExists": ex.bucket_exists,
+            "owner": ex.owner,
+            "role": ex.role.map(|r| format!("{r:?}").to_ascii_lowercase()),
+            "policy": format!("{:?}", ex.policy),
+            "aclsDisabled": ex.acls_disabled,
+            "blockPublicAccess": {
+                "BlockPublicAcls": pab.block_public_acls,
+                "IgnorePublicAcls": pab.ignore_public_acls,
+                "BlockPublicPolicy": pab.block_public_policy,
+                "RestrictPublicBuckets": pab.restrict_public_buckets,
+            },
+        },
+    }))
+    .into_response())
 }

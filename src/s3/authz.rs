@@ -188,14 +188,27 @@ impl Inputs<'_> {
 /// The decision, as a pure function of the operation's needs and the [`Inputs`] (see the
 /// module documentation for the order).
 pub fn decide(op: &Op, need: Option<(Role, Option<AclNeed>)>, i: &Inputs<'_>) -> Access {
+    decide_why(op, need, i).0
+}
+
+/// [`decide`], with the rule that decided (for the debug log and the admin API's
+/// "why was this denied?").
+pub fn decide_why(
+    op: &Op,
+    need: Option<(Role, Option<AclNeed>)>,
+    i: &Inputs<'_>,
+) -> (Access, &'static str) {
     if i.root {
-        return Access::Granted;
+        return (Access::Granted, "the root key may do everything");
     }
     let Some((needed, acl_need)) = need else {
         // ListBuckets and CreateBucket: any key, never an unsigned request (AWS refuses both).
         return match i.who {
-            Principal::Anonymous => Access::Denied,
-            Principal::Key(_) => Access::Granted,
+            Principal::Anonymous => (
+                Access::Denied,
+                "unsigned requests may not list or create buckets",
+            ),
+            Principal::Key(_) => (Access::Granted, "any key may list and create buckets"),
         };
     };
     let policy_op = matches!(
@@ -203,27 +216,43 @@ pub fn decide(op: &Op, need: Option<(Role, Option<AclNeed>)>, i: &Inputs<'_>) ->
         Op::GetBucketPolicy | Op::PutBucketPolicy | Op::DeleteBucketPolicy
     );
     if i.policy == Verdict::Deny && !(i.owner && policy_op) {
-        return Access::Denied;
+        return (Access::Denied, "an explicit Deny in the bucket policy");
     }
     if i.role.is_some_and(|r| r >= needed) {
-        return Access::Granted;
+        return (
+            Access::Granted,
+            if i.owner {
+                "the key owns the bucket"
+            } else {
+                "the admin API's grant (role) allows it"
+            },
+        );
     }
     let may_list = i.role.is_some()
         || i.policy_list == Verdict::Allow
         || (i.policy_list != Verdict::Deny && grants::allows(i.bucket_acl, i.who, Perm::Read));
     match acl_need {
-        Some(AclNeed::Object(_)) if i.policy == Verdict::Allow && !may_list => {
-            Access::GrantedUnlisted
+        Some(AclNeed::Object(_)) if i.policy == Verdict::Allow && !may_list => (
+            Access::GrantedUnlisted,
+            "an Allow in the bucket policy (a missing key is 403: no s3:ListBucket)",
+        ),
+        _ if i.policy == Verdict::Allow => (Access::Granted, "an Allow in the bucket policy"),
+        Some(AclNeed::Bucket(p)) if grants::allows(i.bucket_acl, i.who, p) => {
+            (Access::Granted, "the bucket's ACL")
         }
-        _ if i.policy == Verdict::Allow => Access::Granted,
-        Some(AclNeed::Bucket(p)) if grants::allows(i.bucket_acl, i.who, p) => Access::Granted,
-        Some(AclNeed::Object(perm)) => Access::IfObjectAcl {
-            perm,
-            may_list,
-            ignore_public: false,
-            acls_disabled: false,
-        },
-        _ => Access::Denied,
+        Some(AclNeed::Object(perm)) => (
+            Access::IfObjectAcl {
+                perm,
+                may_list,
+                ignore_public: false,
+                acls_disabled: false,
+            },
+            "left to the object's ACL",
+        ),
+        _ => (
+            Access::Denied,
+            "nothing allows it (no role, no policy Allow, no ACL grant)",
+        ),
     }
 }
 
@@ -454,12 +483,24 @@ async fn decide_on(
     auth: &Auth,
     t: &Target<'_>,
     need: Option<(Role, Option<AclNeed>)>,
-) -> S3Result<(Access, Option<PerKey>)> {
+) -> S3Result<(Explanation, Option<PerKey>)> {
+    let mut ex = Explanation {
+        access: Access::Granted,
+        rule: "the root key may do everything",
+        owner: false,
+        role: None,
+        policy: Verdict::Silent,
+        bucket_exists: true,
+        public_access_block: Default::default(),
+        acls_disabled: false,
+    };
     if auth.root {
-        return Ok((Access::Granted, None));
+        return Ok((ex, None));
     }
     let Some(b) = st.store.meta().bucket_cached(t.bucket).await? else {
-        return Ok((Access::Granted, None));
+        ex.rule = "the bucket does not exist (NoSuchBucket)";
+        ex.bucket_exists = false;
+        return Ok((ex, None));
     };
     let id = canonical(auth);
     let pab = super::public_access::effective(st, &b);
@@ -530,7 +571,7 @@ async fn decide_on(
             inputs.policy = Verdict::Allow;
         }
     }
-    let mut access = decide(op, need, &inputs);
+    let (mut access, rule) = decide_why(op, need, &inputs);
     if let Access::IfObjectAcl {
         ignore_public,
         acls_disabled: disabled,
@@ -540,8 +581,84 @@ async fn decide_on(
         *ignore_public = pab.ignore_public_acls;
         *disabled = acls_disabled;
     }
-    tracing::debug!(bucket = t.bucket, key = %auth.access_key, op = op.name(), ?need, policy = ?inputs.policy, ?access, "authorization");
-    Ok((access, per_key))
+    tracing::debug!(bucket = t.bucket, key = %auth.access_key, op = op.name(), ?need, policy = ?inputs.policy, ?access, rule, "authorization");
+    let ex = Explanation {
+        access,
+        rule,
+        owner: inputs.owner,
+        role: inputs.role,
+        policy: inputs.policy,
+        bucket_exists: true,
+        public_access_block: pab,
+        acls_disabled,
+    };
+    Ok((ex, per_key))
+}
+
+/// How a decision came about (the admin API's "why was this denied?").
+#[derive(Clone, Debug)]
+pub struct Explanation {
+    /// The outcome.
+    pub access: Access,
+    /// The rule that decided.
+    pub rule: &'static str,
+    /// Whether the key owns the bucket.
+    pub owner: bool,
+    /// The key's role through ownership or the admin API.
+    pub role: Option<Role>,
+    /// The bucket policy's verdict.
+    pub policy: Verdict,
+    /// Whether the bucket exists.
+    pub bucket_exists: bool,
+    /// The Block Public Access configuration in force.
+    pub public_access_block: crate::storage::meta::PublicAccessBlock,
+    /// Whether the bucket's ACLs are disabled (BucketOwnerEnforced).
+    pub acls_disabled: bool,
+}
+
+/// The decision on an operation for a principal, explained (no side effects).
+pub async fn explain(st: &AppState, op: &Op, auth: &Auth, t: &Target<'_>) -> S3Result<Explanation> {
+    Ok(decide_on(st, op, auth, t, needs(op)).await?.0)
+}
+
+/// The operation that stands for a policy action (for the admin API).
+pub fn op_for_action(action: &str) -> Option<Op> {
+    use Op::*;
+    [
+        ListObjectsV2,
+        ListObjectVersions,
+        ListMultipartUploads,
+        GetBucketLocation,
+        GetBucketVersioning,
+        GetObject,
+        GetObjectAttributes,
+        GetObjectTagging,
+        PutObjectTagging,
+        DeleteObjectTagging,
+        PutObject,
+        DeleteObject,
+        AbortMultipartUpload,
+        ListParts,
+        GetObjectAcl,
+        PutObjectAcl,
+        GetBucketAcl,
+        PutBucketAcl,
+        GetBucketCors,
+        PutBucketCors,
+        GetBucketTagging,
+        PutBucketTagging,
+        DeleteBucket,
+        GetBucketPolicy,
+        PutBucketPolicy,
+        DeleteBucketPolicy,
+        GetBucketPolicyStatus,
+        GetPublicAccessBlock,
+        PutPublicAccessBlock,
+        GetBucketOwnershipControls,
+        PutBucketOwnershipControls,
+    ]
+    .into_iter()
+    .find(|op| self::action(op).is_some_and(|a| a.eq_ignore_ascii_case(action)))
 }
 
 /// The outcome of authorizing a request.
@@ -572,7 +689,8 @@ pub async fn authorize(
             None,
         )
     } else {
-        decide_on(st, op, auth, t, need).await?
+        let (ex, per_key) = decide_on(st, op, auth, t, need).await?;
+        (ex.access, per_key)
     };
     if access == Access::Denied {
         return Err(S3Error::access_denied());
@@ -588,7 +706,8 @@ pub async fn authorize(
             };
             source = decide_on(st, &Op::GetObject, auth, &source_target, read)
                 .await?
-                .0;
+                .0
+                .access;
             if source == Access::Denied {
                 return Err(S3Error::access_denied());
             }

@@ -58,7 +58,7 @@ pub fn check_copy_source(h: &HeaderMap, src: &ObjectInfo) -> S3Result<()> {
 /// CopyObject.
 pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
     let bucket = req.bucket().to_owned();
-    require_bucket(st, &bucket).await?;
+    let dest = require_bucket(st, &bucket).await?;
     let (src_bucket, src_key) =
         parse_copy_source(req.header("x-amz-copy-source").unwrap_or_default())?;
     require_bucket(st, &src_bucket).await?;
@@ -120,6 +120,12 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
         // default), as in S3.
         meta.acl = None;
         meta.grants = super::acl::object_grants_from_headers(&req.parts.headers);
+        // The copy is a new object: its owner is this request's writer, never the source's.
+        meta.owner = Some(super::ownership::owner_for_write(
+            &dest,
+            &req.auth,
+            &req.parts.headers,
+        ));
         // Tags follow their own directive (COPY by default), as in S3.
         meta.tags = match req.header("x-amz-tagging-directive") {
             Some("REPLACE") => super::tagging::from_header(req.header("x-amz-tagging"))?,

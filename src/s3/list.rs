@@ -9,6 +9,7 @@ use super::{owner_of, require_bucket, xml_response, S3Request};
 use crate::auth::sigv4::uri_encode;
 use crate::error::{S3Error, S3Result};
 use crate::state::AppState;
+use crate::storage::meta::BucketInfo;
 use crate::storage::objects::{ListEntry, ListPage, ListQuery, ObjectInfo};
 use crate::xml::{self, to_xml, S3_NS};
 
@@ -73,6 +74,11 @@ fn enc(url: bool, s: &str) -> String {
     }
 }
 
+/// The owner element of an object in a listing.
+fn owner_el(b: &BucketInfo, o: &ObjectInfo) -> xml::Owner {
+    owner_of(super::ownership::object_owner(b, o.meta.owner.as_deref()))
+}
+
 fn contents(o: &ObjectInfo, url: bool, owner: Option<xml::Owner>) -> xml::Contents {
     xml::Contents {
         key: enc(url, o.key()),
@@ -87,13 +93,13 @@ fn contents(o: &ObjectInfo, url: bool, owner: Option<xml::Owner>) -> xml::Conten
 fn split(
     page: &ListPage,
     url: bool,
-    owner: Option<&xml::Owner>,
+    owners: Option<&BucketInfo>,
 ) -> (Vec<xml::Contents>, Vec<xml::CommonPrefix>) {
     let mut c = Vec::new();
     let mut p = Vec::new();
     for e in &page.entries {
         match e {
-            ListEntry::Object(o) => c.push(contents(o, url, owner.cloned())),
+            ListEntry::Object(o) => c.push(contents(o, url, owners.map(|b| owner_el(b, o)))),
             ListEntry::Prefix(s) => p.push(xml::CommonPrefix {
                 prefix: enc(url, s),
             }),
@@ -126,8 +132,8 @@ pub async fn list_objects_v2(st: &AppState, req: S3Request) -> S3Result<Response
         .store
         .list(&bucket.name, &c.query(after.as_deref().unwrap_or_default()))
         .await?;
-    let owner = (req.q("fetch-owner") == Some("true")).then(|| owner_of(&bucket.owner));
-    let (contents, prefixes) = split(&page, c.url, owner.as_ref());
+    let fetch_owner = req.q("fetch-owner") == Some("true");
+    let (contents, prefixes) = split(&page, c.url, fetch_owner.then_some(&bucket));
     let next = page
         .truncated
         .then(|| {
@@ -163,8 +169,7 @@ pub async fn list_objects_v1(st: &AppState, req: S3Request) -> S3Result<Response
     let c = common(&req)?;
     let marker = req.q("marker").unwrap_or_default().to_owned();
     let page = st.store.list(&bucket.name, &c.query(&marker)).await?;
-    let owner = owner_of(&bucket.owner);
-    let (contents, prefixes) = split(&page, c.url, Some(&owner));
+    let (contents, prefixes) = split(&page, c.url, Some(&bucket));
     let next_marker = (page.truncated && c.delimiter.is_some())
         .then(|| page.entries.last().map(|e| enc(c.url, e.name())))
         .flatten();
@@ -193,7 +198,6 @@ pub async fn list_object_versions(st: &AppState, req: S3Request) -> S3Result<Res
     let c = common(&req)?;
     let key_marker = req.q("key-marker").unwrap_or_default().to_owned();
     let page = st.store.list(&bucket.name, &c.query(&key_marker)).await?;
-    let owner = owner_of(&bucket.owner);
     let mut versions = Vec::new();
     let mut prefixes = Vec::new();
     for e in &page.entries {
@@ -205,7 +209,7 @@ pub async fn list_object_versions(st: &AppState, req: S3Request) -> S3Result<Res
                 last_modified: super::headers::iso8601(o.file.upload_date),
                 etag: o.etag().to_owned(),
                 size: o.file.length,
-                owner: owner.clone(),
+                owner: owner_el(&bucket, o),
                 storage_class: "STANDARD",
             }),
             ListEntry::Prefix(p) => prefixes.push(xml::CommonPrefix {

@@ -67,9 +67,14 @@ fn part_number(req: &S3Request) -> S3Result<i32> {
 
 /// CreateMultipartUpload.
 pub async fn create(st: &AppState, req: S3Request) -> S3Result<Response> {
-    require_bucket(st, req.bucket()).await?;
+    let b = require_bucket(st, req.bucket()).await?;
     let mut meta = meta_from_headers(&req.parts.headers);
     meta.tags = super::tagging::from_header(req.header("x-amz-tagging"))?;
+    meta.owner = Some(super::ownership::owner_for_write(
+        &b,
+        &req.auth,
+        &req.parts.headers,
+    ));
     // An additional checksum algorithm for the parts (and the composite object checksum).
     let alg = match req.header("x-amz-checksum-algorithm") {
         None => None,

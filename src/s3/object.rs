@@ -49,7 +49,7 @@ pub(crate) fn content_md5(req: &S3Request) -> S3Result<Option<[u8; 16]>> {
 /// when everything verified, otherwise every chunk written is removed.
 pub async fn put_object(st: &AppState, mut req: S3Request) -> S3Result<Response> {
     let bucket = req.bucket().to_owned();
-    require_bucket(st, &bucket).await?;
+    let b = require_bucket(st, &bucket).await?;
     let md5 = content_md5(&req)?;
     let cond = write_condition(&req.parts.headers)?;
     let mut reader = req.body_reader()?;
@@ -58,6 +58,11 @@ pub async fn put_object(st: &AppState, mut req: S3Request) -> S3Result<Response>
     }
     let mut meta = meta_from_headers(&req.parts.headers);
     meta.tags = super::tagging::from_header(req.header("x-amz-tagging"))?;
+    meta.owner = Some(super::ownership::owner_for_write(
+        &b,
+        &req.auth,
+        &req.parts.headers,
+    ));
     let mut up = st.store.open_upload(&bucket, req.key(), false).await?;
     let digests = match pump(&mut up, &mut reader).await {
         Ok(d) => d,

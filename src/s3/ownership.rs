@@ -15,6 +15,7 @@ use axum::response::Response;
 
 use super::acl::grants::Grant;
 use super::{empty, require_bucket, xml_response, S3Request};
+use crate::auth::Auth;
 use crate::error::{S3Error, S3Result};
 use crate::state::AppState;
 use crate::storage::meta::BucketInfo;
@@ -66,6 +67,36 @@ pub fn for_new_bucket(st: &AppState, h: &HeaderMap, acl: Option<&[Grant]>) -> S3
         return Err(S3Error::invalid_bucket_acl_with_object_ownership());
     }
     Ok(setting)
+}
+
+/// The owner of an object being written: the bucket's owner under `BucketOwnerEnforced`, and
+/// under `BucketOwnerPreferred` when the writer gives it `bucket-owner-full-control`; the
+/// writer otherwise. Unsigned writes belong to the bucket's owner (AWS's anonymous owner is no
+/// key anyone could act as).
+pub fn owner_for_write(b: &BucketInfo, writer: &Auth, h: &HeaderMap) -> String {
+    let full_control = h
+        .get("x-amz-acl")
+        .is_some_and(|v| v.as_bytes() == b"bucket-owner-full-control");
+    let to_bucket_owner = match b.ownership.as_deref() {
+        Some("BucketOwnerEnforced") => true,
+        Some("BucketOwnerPreferred") => full_control,
+        _ => false,
+    };
+    if to_bucket_owner || writer.is_anonymous() {
+        b.owner.clone()
+    } else {
+        writer.access_key.clone()
+    }
+}
+
+/// The owner of an object now: the bucket's owner while ACLs are disabled (AWS's
+/// `BucketOwnerEnforced` owns every object, whoever wrote it), else the recorded owner.
+pub fn object_owner<'a>(b: &'a BucketInfo, recorded: Option<&'a str>) -> &'a str {
+    if acls_disabled(b) {
+        &b.owner
+    } else {
+        recorded.filter(|o| !o.is_empty()).unwrap_or(&b.owner)
+    }
 }
 
 #[derive(serde::Deserialize, Debug, Default)]

@@ -362,11 +362,11 @@ pub async fn post_object(
         }
     }
     let acl = super::acl::request_acl(st, &h, true).await?;
-    if let Some(b) = st.store.meta().bucket_cached(bucket).await? {
-        super::ownership::check_acl(super::ownership::acls_disabled(&b), acl.as_deref())?;
-        super::public_access::check_acl(super::public_access::effective(st, &b), acl.as_deref())?;
-    }
+    let b = require_bucket(st, bucket).await?;
+    super::ownership::check_acl(super::ownership::acls_disabled(&b), acl.as_deref())?;
+    super::public_access::check_acl(super::public_access::effective(st, &b), acl.as_deref())?;
     let mut meta = meta_from_headers(&h);
+    meta.owner = Some(super::ownership::owner_for_write(&b, &auth, &h));
     let (min, max) = policy.and_then(|p| p.length).unwrap_or((0, MAX_PUT_SIZE));
     let mut up = st.store.open_upload(bucket, &key, false).await?;
     let streamed: S3Result<()> = async {

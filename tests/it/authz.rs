@@ -7,7 +7,7 @@ use mongodb::bson::{doc, Document};
 
 use crate::support::{self, Gateway, Raw};
 
-async fn admin(
+pub async fn admin(
     gw: &Gateway,
     method: &str,
     path: &str,
@@ -348,14 +348,37 @@ fn admin_cli_calls_the_api() {
             );
             serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
         };
-        let (created, listed) = tokio::task::spawn_blocking(move || {
+        let (created, listed, why) = tokio::task::spawn_blocking(move || {
             let created = cli(&["create-key", "--name", "from-cli"]);
             let id = created["accessKeyId"].as_str().unwrap().to_owned();
+            let before = cli(&["access", &id, "clib", "k", "--action", "s3:GetObject"]);
             cli(&["grant", "clib", &id, "read"]);
-            (created, cli(&["list-keys"]))
+            let read = cli(&["access", &id, "clib", "k"]);
+            let write = cli(&["access", &id, "clib", "k", "--action", "s3:PutObject"]);
+            let anon = cli(&["access", "anonymous", "clib"]);
+            (created, cli(&["list-keys"]), [before, read, write, anon])
         })
         .await
         .unwrap();
+        // "Why was this denied?": the decision and the rule that made it.
+        let [before, read, write, anon] = why;
+        assert_eq!(before["allowed"], false, "{before}");
+        assert!(
+            before["rule"].as_str().unwrap().contains("object's ACL"),
+            "{before}"
+        );
+        assert_eq!(read["allowed"], true, "{read}");
+        assert_eq!(read["inputs"]["role"], "read", "{read}");
+        assert_eq!(write["allowed"], false, "{write}");
+        assert!(
+            write["rule"]
+                .as_str()
+                .unwrap()
+                .contains("nothing allows it"),
+            "{write}"
+        );
+        assert_eq!(anon["allowed"], false, "{anon}");
+        assert_eq!(anon["action"], "s3:ListBucket", "{anon}");
         assert!(listed["keys"]
             .as_array()
             .unwrap()

@@ -4,7 +4,7 @@
 use aws_sdk_s3::error::ProvideErrorMetadata;
 use aws_sdk_s3::primitives::ByteStream;
 
-use crate::authz::new_key;
+use crate::authz::{admin, new_key};
 use crate::support;
 
 #[test]
@@ -102,6 +102,31 @@ fn policies_with_the_rust_sdk() {
             .await
             .unwrap_err();
         assert_eq!(e.code(), Some("AccessDenied"));
+        // The admin API explains both decisions.
+        let why = |key: &'static str, action: &'static str| serde_json::json!({"accessKeyId": ak2, "bucket": "inbox", "key": key, "action": action});
+        let (status, allowed) = admin(
+            &gw,
+            "POST",
+            "/_grids3/admin/access",
+            why("uploads/x", "s3:PutObject"),
+        )
+        .await;
+        assert_eq!(status, 200, "{allowed}");
+        assert_eq!(allowed["allowed"], true, "{allowed}");
+        assert_eq!(
+            allowed["rule"], "an Allow in the bucket policy",
+            "{allowed}"
+        );
+        assert_eq!(allowed["inputs"]["policy"], "Allow", "{allowed}");
+        let (_, denied) = admin(
+            &gw,
+            "POST",
+            "/_grids3/admin/access",
+            why("elsewhere/x", "s3:PutObject"),
+        )
+        .await;
+        assert_eq!(denied["allowed"], false, "{denied}");
+        assert_eq!(denied["inputs"]["policy"], "Silent", "{denied}");
         root.delete_bucket_policy()
             .bucket("inbox")
             .send()

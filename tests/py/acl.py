@@ -154,6 +154,24 @@ check([o["Key"] for o in other.list_objects_v2(Bucket="shared")["Contents"]] == 
       "bucket READ and WRITE grants let it list and write")
 check(code(lambda: other.put_bucket_acl(Bucket="shared", ACL="public-read")) == "AccessDenied",
       "WRITE does not include WRITE_ACP")
+# Owners: under BucketOwnerPreferred, the writer owns what it writes unless it hands it over
+# with bucket-owner-full-control; listings and ACLs name the real owner.
+root_id = root.list_buckets()["Owner"]["ID"]
+other.put_object(Bucket="shared", Key="handed", Body=b"h", ACL="bucket-owner-full-control")
+owners = {o["Key"]: o["Owner"]["ID"] for o in root.list_objects(Bucket="shared")["Contents"]}
+check(owners == {"doc": root_id, "mp": root_id, "theirs": other_id, "handed": root_id},
+      f"ListObjects names each object's owner ({owners})")
+v2 = {o["Key"]: o["Owner"]["DisplayName"] for o in root.list_objects_v2(Bucket="shared", FetchOwner=True)["Contents"]}
+check(v2["theirs"] == ak2 and v2["doc"] == ak, "ListObjectsV2 with FetchOwner too")
+versions = {v["Key"]: v["Owner"]["ID"] for v in root.list_object_versions(Bucket="shared")["Versions"]}
+check(versions["theirs"] == other_id, "and ListObjectVersions")
+oacl = other.get_object_acl(Bucket="shared", Key="theirs")
+check(oacl["Owner"]["ID"] == other_id, "the writer owns its object and may read its ACL")
+other.put_object_acl(Bucket="shared", Key="theirs", ACL="private")
+mpu = other.create_multipart_upload(Bucket="shared", Key="mp2")
+ups = root.list_multipart_uploads(Bucket="shared")["Uploads"]
+check(ups[0]["Initiator"]["ID"] == other_id, "ListMultipartUploads names the initiator")
+other.abort_multipart_upload(Bucket="shared", Key="mp2", UploadId=mpu["UploadId"])
 acl = root.get_bucket_acl(Bucket="shared")
 mine = [g for g in acl["Grants"] if g["Grantee"].get("ID") == other_id]
 check(sorted(g["Permission"] for g in mine) == ["READ", "WRITE"], "GetBucketAcl names the grants")

@@ -121,7 +121,12 @@ pub fn require_object_access(
             if acls_disabled {
                 acl.clear();
             }
-            if grants::allows(&acl, who, perm) {
+            // The object's owner (a key that wrote it into another's bucket with ACLs
+            // enabled) has FULL_CONTROL of it.
+            let owns = !acls_disabled
+                && !auth.is_anonymous()
+                && o.meta.owner.as_deref() == Some(auth.access_key.as_str());
+            if owns || grants::allows(&acl, who, perm) {
                 Ok(o)
             } else {
                 Err(S3Error::access_denied())
@@ -256,9 +261,15 @@ pub async fn get_object_acl(st: &AppState, req: S3Request) -> S3Result<Response>
         acl.clear();
     }
     let names = names_for(st, &acl).await?;
+    let owner = super::ownership::object_owner(&b, o.meta.owner.as_deref());
+    let mut admin = admin_grants(&b, true);
+    if owner != b.owner {
+        // The bucket's owner has FULL_CONTROL of every object in its bucket in grids3.
+        admin.insert(0, (b.owner.clone(), "FULL_CONTROL"));
+    }
     Ok(xml_response(
         StatusCode::OK,
-        policy(&b.owner, &admin_grants(&b, true), &acl, &names),
+        policy(owner, &admin, &acl, &names),
     ))
 }
 

@@ -33,6 +33,9 @@ pub struct ObjectMeta {
     pub acl: Option<String>,
     /// ACL grants beyond the bucket owner's: (grantee, permission), see `s3::acl::grants`.
     pub grants: Vec<(String, String)>,
+    /// The access key that owns the object (its writer, or the bucket's owner, as the bucket's
+    /// object ownership decided when it was written; see `s3::ownership`).
+    pub owner: Option<String>,
     /// Fields of a foreign `metadata` document that are not grids3's, kept as they were.
     pub other: Document,
 }
@@ -51,6 +54,7 @@ const FIELDS: &[&str] = &[
     "parts",
     "acl",
     "grants",
+    "s3Owner",
 ];
 
 impl ObjectMeta {
@@ -80,6 +84,8 @@ impl ObjectMeta {
             content_language: s("contentLanguage"),
             expires: s("expires"),
             acl: s("acl"),
+            // Not `owner`: files written by other GridFS clients often carry their own.
+            owner: s("s3Owner"),
             user: pairs("userMetadata"),
             checksums: pairs("checksums"),
             tags: pairs("tags"),
@@ -116,6 +122,7 @@ impl ObjectMeta {
         put("contentLanguage", &self.content_language);
         put("expires", &self.expires);
         put("acl", &self.acl);
+        put("s3Owner", &self.owner);
         if !self.user.is_empty() {
             d.insert("userMetadata", pairs_doc(&self.user));
         }

@@ -180,6 +180,7 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
             source_access: s3::authz::Access::Granted,
             per_key: None,
             source_ip,
+            tagging: None,
         };
         // Everything else answers within the request timeout: a database that accepts
         // connections but stops answering (the driver has no socket timeout) gets a 503, not a

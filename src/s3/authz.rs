@@ -396,14 +396,21 @@ pub fn facts(
     }
     if let Some(t) = header("x-amz-tagging") {
         for (k, val) in crate::auth::sigv4::parse_query(Some(t)) {
-            put("s3:requestobjecttagkeys", k.clone());
-            put(
-                &format!("s3:requestobjecttag/{}", k.to_ascii_lowercase()),
-                val,
-            );
+            add_request_tag(&mut v, &k, &val);
         }
     }
     v
+}
+
+/// Adds one tag a request sets (`x-amz-tagging`, PutObjectTagging's body) to its condition
+/// keys.
+pub fn add_request_tag(v: &mut HashMap<String, Vec<String>>, key: &str, value: &str) {
+    v.entry("s3:requestobjecttagkeys".into())
+        .or_default()
+        .push(key.to_owned());
+    v.entry(format!("s3:requestobjecttag/{}", key.to_ascii_lowercase()))
+        .or_default()
+        .push(value.to_owned());
 }
 
 /// A bucket's policy, parsed (`None`: it has none). A stored policy that no longer parses

@@ -53,6 +53,9 @@ pub struct S3Request {
     pub per_key: Option<authz::PerKey>,
     /// The client's address (for `aws:SourceIp`), when the server knows it.
     pub source_ip: Option<std::net::IpAddr>,
+    /// PutObjectTagging's tag set, read before the authorization (its policy conditions
+    /// `s3:RequestObjectTag/<key>` and `s3:RequestObjectTagKeys` see it).
+    pub tagging: Option<Vec<(String, String)>>,
 }
 
 impl S3Request {
@@ -89,13 +92,19 @@ impl S3Request {
 /// Runs the handler of an operation, after authorizing it.
 pub async fn dispatch(st: &AppState, op: Op, mut req: S3Request) -> S3Result<Response> {
     let copy_source = req.header("x-amz-copy-source").map(str::to_owned);
-    let facts = authz::facts(
+    if op == Op::PutObjectTagging {
+        req.tagging = Some(tagging::read_object_tagging(&mut req).await?);
+    }
+    let mut facts = authz::facts(
         &req.parts.headers,
         &req.query,
         &req.auth,
         req.source_ip,
         st.store.meta().clock().now().to_chrono(),
     );
+    for (k, v) in req.tagging.iter().flatten() {
+        authz::add_request_tag(&mut facts, k, v);
+    }
     let (bucket, key) = (req.bucket.clone().unwrap_or_default(), req.key.clone());
     let target = authz::Target {
         bucket: &bucket,

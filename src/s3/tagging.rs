@@ -79,6 +79,11 @@ async fn read_tagging(req: &mut S3Request, max: usize) -> S3Result<Vec<(String, 
     Ok(tags)
 }
 
+/// PutObjectTagging's tag set (read before the authorization, see `S3Request::tagging`).
+pub async fn read_object_tagging(req: &mut S3Request) -> S3Result<Vec<(String, String)>> {
+    read_tagging(req, MAX_OBJECT_TAGS).await
+}
+
 fn tagging_xml(tags: &[(String, String)]) -> Response {
     let body = xml::Tagging {
         xmlns: S3_NS,
@@ -106,7 +111,10 @@ pub async fn get_object_tagging(st: &AppState, req: S3Request) -> S3Result<Respo
 pub async fn put_object_tagging(st: &AppState, mut req: S3Request) -> S3Result<Response> {
     let bucket = req.bucket().to_owned();
     require_bucket(st, &bucket).await?;
-    let tags = read_tagging(&mut req, MAX_OBJECT_TAGS).await?;
+    let tags = match req.tagging.take() {
+        Some(t) => t,
+        None => read_object_tagging(&mut req).await?,
+    };
     st.store
         .set_tags(&bucket, req.key(), &tags)
         .await?

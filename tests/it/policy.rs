@@ -30,6 +30,9 @@ fn policies_with_the_rust_sdk() {
             "Statement": [
                 {"Effect": "Allow", "Principal": {"AWS": ak2}, "Action": "s3:PutObject",
                  "Resource": "arn:aws:s3:::inbox/uploads/*"},
+                {"Effect": "Allow", "Principal": {"AWS": ak2}, "Action": "s3:PutObjectTagging",
+                 "Resource": "arn:aws:s3:::inbox/uploads/*",
+                 "Condition": {"StringEquals": {"s3:RequestObjectTag/class": "public"}}},
                 {"Effect": "Deny", "Principal": "*", "Action": "s3:PutObject",
                  "Resource": "arn:aws:s3:::inbox/*",
                  "Condition": {"StringEquals": {"s3:RequestObjectTag/secret": "yes"}}}
@@ -68,6 +71,40 @@ fn policies_with_the_rust_sdk() {
             .await
             .unwrap_err();
         assert_eq!(e.code(), Some("AccessDenied"), "a denied request tag");
+        // PutObjectTagging's body is a request tag set the policy's conditions see.
+        let tagging = |v: &str| {
+            aws_sdk_s3::types::Tagging::builder()
+                .tag_set(
+                    aws_sdk_s3::types::Tag::builder()
+                        .key("class")
+                        .value(v)
+                        .build()
+                        .unwrap(),
+                )
+                .build()
+                .unwrap()
+        };
+        other
+            .put_object_tagging()
+            .bucket("inbox")
+            .key("uploads/a.txt")
+            .tagging(tagging("public"))
+            .send()
+            .await
+            .unwrap();
+        let e = other
+            .put_object_tagging()
+            .bucket("inbox")
+            .key("uploads/a.txt")
+            .tagging(tagging("secret"))
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(
+            e.code(),
+            Some("AccessDenied"),
+            "a tag the policy does not allow"
+        );
         // Multipart uploads are s3:PutObject too.
         let up = other
             .create_multipart_upload()

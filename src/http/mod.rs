@@ -167,7 +167,8 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
         }
         if let op::Op::NotImplemented(what) = &op {
             tracing::debug!(what, "not implemented");
-            return Err(S3Error::not_implemented());
+            return Err(S3Error::not_implemented()
+                .with_message(format!("{what} is not implemented by grids3")));
         }
         let req = S3Request {
             parts,

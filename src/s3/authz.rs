@@ -123,7 +123,8 @@ pub fn needs(op: &Op) -> Option<(Role, Option<AclNeed>)> {
         | DeletePublicAccessBlock
         | GetBucketOwnershipControls
         | PutBucketOwnershipControls
-        | DeleteBucketOwnershipControls => (Role::Owner, None),
+        | DeleteBucketOwnershipControls
+        | GetUnconfigured(_) => (Role::Owner, None),
     })
 }
 
@@ -314,6 +315,7 @@ pub fn action(op: &Op) -> Option<&'static str> {
         GetPublicAccessBlock => "s3:GetBucketPublicAccessBlock",
         PutPublicAccessBlock | DeletePublicAccessBlock => "s3:PutBucketPublicAccessBlock",
         GetBucketOwnershipControls => "s3:GetBucketOwnershipControls",
+        GetUnconfigured(sub) => super::unconfigured::action(sub)?,
         PutBucketOwnershipControls | DeleteBucketOwnershipControls => {
             "s3:PutBucketOwnershipControls"
         }

@@ -3,6 +3,7 @@
 
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
+use base64::Engine;
 
 use super::acl::grants;
 use super::{empty, owner_of, require_bucket, xml_response, S3Request};
@@ -24,6 +25,8 @@ pub fn valid_bucket_name(name: &str) -> bool {
         && b[0].is_ascii_alphanumeric()
         && b[b.len() - 1].is_ascii_alphanumeric()
         && !name.contains("..")
+        && !name.contains("-.")
+        && !name.contains(".-")
         && !ip_like
         && !["xn--", "sthree-", "amzn-s3-demo-"]
             .iter()
@@ -36,17 +39,56 @@ pub fn valid_bucket_name(name: &str) -> bool {
 /// ListBuckets.
 pub async fn list_buckets(st: &AppState, req: S3Request) -> S3Result<Response> {
     // A key sees the buckets it owns or was granted; the root key sees all.
-    let buckets: Vec<_> = st
+    let prefix = req.q("prefix").unwrap_or_default().to_owned();
+    let region = req.q("bucket-region").map(str::to_owned);
+    let max = match req.q("max-buckets") {
+        None => usize::MAX,
+        Some(v) => v
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=10_000).contains(n))
+            .ok_or_else(|| {
+                S3Error::invalid_argument("max-buckets must be an integer from 1 to 10000")
+            })?,
+    };
+    // The continuation token is the last name of the previous page, base64url-encoded.
+    let after = match req.q("continuation-token") {
+        None => None,
+        Some(t) => Some(
+            base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .decode(t)
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok())
+                .ok_or_else(|| {
+                    S3Error::invalid_argument("The continuation token provided is incorrect")
+                })?,
+        ),
+    };
+    let mut buckets: Vec<_> = st
         .store
         .meta()
         .list_buckets()
         .await?
         .into_iter()
         .filter(|b| super::authz::role_on(&req.auth, b).is_some())
+        .filter(|b| b.name.starts_with(&prefix))
+        .filter(|b| region.as_ref().is_none_or(|r| *r == b.region))
+        .filter(|b| after.as_ref().is_none_or(|a| b.name > *a))
         .collect();
+    let token = (buckets.len() > max).then(|| {
+        buckets.truncate(max);
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(
+            buckets
+                .last()
+                .map(|b| b.name.as_bytes())
+                .unwrap_or_default(),
+        )
+    });
     let body = xml::ListAllMyBucketsResult {
         xmlns: S3_NS,
         owner: owner_of(&req.auth.access_key),
+        continuation_token: token,
+        prefix: req.q("prefix").map(str::to_owned),
         buckets: xml::Buckets {
             bucket: buckets
                 .into_iter()
@@ -102,13 +144,19 @@ pub async fn create_bucket(st: &AppState, mut req: S3Request) -> S3Result<Respon
     let was_deleted = st.store.meta().is_tombstone(&name).await?;
     if !st.store.meta().create_bucket(&info).await? {
         let owner = st.store.meta().get_bucket(&name).await?.map(|b| b.owner);
-        return Err(
-            if owner.as_deref() == Some(req.auth.access_key.as_str()) || req.auth.root {
-                S3Error::bucket_already_owned_by_you()
-            } else {
-                S3Error::bucket_already_exists()
-            },
-        );
+        if owner.as_deref() == Some(req.auth.access_key.as_str()) || req.auth.root {
+            // AWS's legacy us-east-1 behaviour, which awscli and s3cmd meet: creating a bucket
+            // one already owns succeeds (and changes nothing). Other regions answer 409.
+            if st.config.region == "us-east-1" {
+                let mut r = empty(StatusCode::OK);
+                if let Ok(v) = HeaderValue::from_str(&format!("/{name}")) {
+                    r.headers_mut().insert("location", v);
+                }
+                return Ok(r);
+            }
+            return Err(S3Error::bucket_already_owned_by_you());
+        }
+        return Err(S3Error::bucket_already_exists());
     }
     // A fresh handle: this process may have cached one from before the bucket was deleted
     // and recreated through another instance, and that one would skip the indexes.

@@ -156,9 +156,7 @@ pub fn write_condition(h: &HeaderMap) -> S3Result<WriteCondition> {
         (Some(_), Some(_)) => Err(S3Error::not_implemented()
             .with_message("If-Match and If-None-Match together are not supported")),
         (Some("*"), None) => Ok(WriteCondition::IfAbsent),
-        (Some(_), None) => {
-            Err(S3Error::not_implemented().with_message("If-None-Match on a write only supports *"))
-        }
+        (Some(e), None) => Ok(WriteCondition::IfNoneMatch(e.to_owned())),
         (None, Some(e)) => Ok(WriteCondition::IfMatch(e.to_owned())),
         (None, None) => Ok(WriteCondition::Always),
     }

@@ -16,6 +16,7 @@ pub mod policy;
 pub mod post;
 pub mod public_access;
 pub mod tagging;
+pub mod unconfigured;
 
 use axum::body::Body;
 use axum::http::request::Parts;
@@ -195,6 +196,7 @@ pub async fn dispatch(st: &AppState, op: Op, mut req: S3Request) -> S3Result<Res
         Op::GetBucketOwnershipControls => ownership::get(st, req).await,
         Op::PutBucketOwnershipControls => ownership::put(st, req).await,
         Op::DeleteBucketOwnershipControls => ownership::delete(st, req).await,
+        Op::GetUnconfigured(sub) => unconfigured::get(st, req, sub).await,
         // Answered before authentication, in the HTTP entry.
         Op::Preflight | Op::PostObject => Err(S3Error::internal()),
         Op::NotImplemented(_) => Err(S3Error::not_implemented()),

@@ -100,6 +100,9 @@ pub enum Op {
     PutBucketOwnershipControls,
     /// DELETE /bucket?ownershipControls
     DeleteBucketOwnershipControls,
+    /// GET /bucket?website (and the other sub-resources of `s3::unconfigured`): what AWS
+    /// answers for a bucket without that configuration.
+    GetUnconfigured(&'static str),
     /// POST /bucket with multipart/form-data: a browser form upload, which authenticates
     /// itself with its signed policy.
     PostObject,
@@ -172,6 +175,7 @@ impl Op {
             Op::GetBucketOwnershipControls => "GetBucketOwnershipControls",
             Op::PutBucketOwnershipControls => "PutBucketOwnershipControls",
             Op::DeleteBucketOwnershipControls => "DeleteBucketOwnershipControls",
+            Op::GetUnconfigured(_) => "GetBucketSubresource",
             Op::PostObject => "PostObject",
             Op::NotImplemented(_) => "NotImplemented",
         }
@@ -279,6 +283,14 @@ pub fn parse(
             (Method::GET, ["ownershipControls"]) => Op::GetBucketOwnershipControls,
             (Method::PUT, ["ownershipControls"]) => Op::PutBucketOwnershipControls,
             (Method::DELETE, ["ownershipControls"]) => Op::DeleteBucketOwnershipControls,
+            (Method::GET, [sub]) if crate::s3::unconfigured::action(sub).is_some() => {
+                let known = crate::s3::unconfigured::SUBRESOURCES
+                    .iter()
+                    .find(|(s, _)| s == sub)
+                    .map(|(s, _)| *s)
+                    .unwrap_or_default();
+                Op::GetUnconfigured(known)
+            }
             (_, s) => ni(&format!("bucket ?{}", s.join("&"))),
         },
         (Some(_), Some(_)) => {
@@ -392,7 +404,7 @@ mod tests {
     #[test]
     fn unknown_things_are_not_implemented() {
         for (m, b, k, query) in [
-            (Method::GET, Some("b"), None, "replication"),
+            (Method::PUT, Some("b"), None, "replication"),
             (Method::PUT, Some("b"), None, "website"),
             (Method::PUT, Some("b"), Some("k"), "cors"),
             (Method::GET, Some("b"), Some("k"), "partNumber=1"),

@@ -65,6 +65,12 @@ pub struct ListAllMyBucketsResult {
     /// Buckets.
     #[serde(rename = "Buckets")]
     pub buckets: Buckets,
+    /// Where the next page starts (with max-buckets).
+    #[serde(rename = "ContinuationToken", skip_serializing_if = "Option::is_none")]
+    pub continuation_token: Option<String>,
+    /// The prefix asked for.
+    #[serde(rename = "Prefix", skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<String>,
 }
 
 /// `<Buckets>`.

@@ -5,6 +5,7 @@ mod browser;
 mod contract;
 mod cors;
 mod deploy;
+mod fidelity;
 mod gridfs_interop;
 mod gridfs_spec;
 mod plans;

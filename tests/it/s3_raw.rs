@@ -112,9 +112,14 @@ fn authentication_errors() {
 fn unsupported_operations_are_501() {
     support::run(async {
         let gw = setup("ni").await;
-        for path in ["/raw?replication", "/raw?website", "/raw/k?partNumber=1"] {
-            let r = Raw::new("GET", path).send(&gw).await;
-            assert_eq!(r.status(), 501, "{path}");
+        for (method, path) in [
+            ("PUT", "/raw?replication"),
+            ("PUT", "/raw?website"),
+            ("DELETE", "/raw?lifecycle"),
+            ("GET", "/raw/k?partNumber=1"),
+        ] {
+            let r = Raw::new(method, path).send(&gw).await;
+            assert_eq!(r.status(), 501, "{method} {path}");
             assert_eq!(error_code(&r.text().await.unwrap()), "NotImplemented");
         }
         // Server-side encryption is refused, never stored in the clear as if honoured.

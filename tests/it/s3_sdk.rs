@@ -16,11 +16,8 @@ fn buckets_lifecycle() {
         let s3 = gw.sdk();
         s3.create_bucket().bucket("alpha").send().await.unwrap();
         s3.create_bucket().bucket("beta").send().await.unwrap();
-        let again = s3.create_bucket().bucket("alpha").send().await.unwrap_err();
-        assert_eq!(
-            again.into_service_error().meta().code(),
-            Some("BucketAlreadyOwnedByYou")
-        );
+        // Creating one's own bucket again: 200 in us-east-1, AWS's legacy behaviour there.
+        s3.create_bucket().bucket("alpha").send().await.unwrap();
         let bad = s3
             .create_bucket()
             .bucket("Bad_Name")

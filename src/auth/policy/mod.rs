@@ -59,6 +59,19 @@ pub const ACTIONS: &[&str] = &[
     "s3:PutBucketPublicAccessBlock",
     "s3:GetBucketOwnershipControls",
     "s3:PutBucketOwnershipControls",
+    "s3:GetBucketWebsite",
+    "s3:GetReplicationConfiguration",
+    "s3:GetLifecycleConfiguration",
+    "s3:GetEncryptionConfiguration",
+    "s3:GetBucketObjectLockConfiguration",
+    "s3:GetBucketLogging",
+    "s3:GetBucketNotification",
+    "s3:GetAccelerateConfiguration",
+    "s3:GetBucketRequestPayment",
+    "s3:GetAnalyticsConfiguration",
+    "s3:GetMetricsConfiguration",
+    "s3:GetInventoryConfiguration",
+    "s3:GetIntelligentTieringConfiguration",
 ];
 
 /// Who makes a request, for a policy.

@@ -191,7 +191,8 @@ impl ObjectStore {
                 }
             }
         }
-        let truncated = entries.len() > q.max;
+        // max-keys=0 asks for nothing and, as in S3, is not truncated.
+        let truncated = q.max > 0 && entries.len() > q.max;
         entries.truncate(q.max);
         Ok(ListPage { entries, truncated })
     }

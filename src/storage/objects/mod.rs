@@ -101,6 +101,17 @@ pub enum WriteCondition {
     IfAbsent,
     /// `If-Match: <etag>`: only if the current object has this ETag.
     IfMatch(String),
+    /// `If-None-Match: <etag>[, <etag>]`: only if there is no current object or its ETag is
+    /// none of these.
+    IfNoneMatch(String),
+}
+
+/// Whether an ETag is one of a header's list (`"a", W/"b"`).
+fn etag_listed(etag: &str, list: &str) -> bool {
+    let have = etag.trim_matches('"');
+    list.split(',')
+        .map(|e| e.trim().trim_start_matches("W/").trim_matches('"'))
+        .any(|e| e == have || e == "*")
 }
 
 /// Why a conditional write was not published.
@@ -291,14 +302,12 @@ impl ObjectStore {
                 .map(|_| Blocked::PreconditionFailed),
             WriteCondition::IfMatch(want) => match self.head(bucket, key).await? {
                 None => Some(Blocked::NoSuchKey),
-                Some(o)
-                    if o.etag().trim_matches('"')
-                        == want.trim().trim_start_matches("W/").trim_matches('"')
-                        || want.trim() == "*" =>
-                {
-                    None
-                }
+                Some(o) if etag_listed(o.etag(), want) => None,
                 Some(_) => Some(Blocked::PreconditionFailed),
+            },
+            WriteCondition::IfNoneMatch(list) => match self.head(bucket, key).await? {
+                Some(o) if etag_listed(o.etag(), list) => Some(Blocked::PreconditionFailed),
+                _ => None,
             },
         })
     }

@@ -1,0 +1,104 @@
+//! Bucket sub-resources grids3 has no configuration for (website, replication, lifecycle,
+//! default encryption, Object Lock, logging, notifications, acceleration, request payment,
+//! analytics, metrics, inventory, intelligent tiering). Their GETs answer what AWS answers
+//! for a bucket where nothing was configured, so that clients that read them (consoles, sync
+//! tools, conformance suites) see a truthful "none"; their PUTs and DELETEs stay
+//! `501 NotImplemented`, naming the sub-resource, since grids3 could not honour them.
+
+use axum::http::StatusCode;
+use axum::response::Response;
+
+use super::{require_bucket, xml_response, S3Request};
+use crate::error::{S3Error, S3Result};
+use crate::state::AppState;
+use crate::xml;
+
+/// The sub-resources answered here, with the policy action that reads each.
+pub const SUBRESOURCES: &[(&str, &str)] = &[
+    ("website", "s3:GetBucketWebsite"),
+    ("replication", "s3:GetReplicationConfiguration"),
+    ("lifecycle", "s3:GetLifecycleConfiguration"),
+    ("encryption", "s3:GetEncryptionConfiguration"),
+    ("object-lock", "s3:GetBucketObjectLockConfiguration"),
+    ("logging", "s3:GetBucketLogging"),
+    ("notification", "s3:GetBucketNotification"),
+    ("accelerate", "s3:GetAccelerateConfiguration"),
+    ("requestPayment", "s3:GetBucketRequestPayment"),
+    ("analytics", "s3:GetAnalyticsConfiguration"),
+    ("metrics", "s3:GetMetricsConfiguration"),
+    ("inventory", "s3:GetInventoryConfiguration"),
+    (
+        "intelligent-tiering",
+        "s3:GetIntelligentTieringConfiguration",
+    ),
+];
+
+/// The policy action of a sub-resource's GET.
+pub fn action(sub: &str) -> Option<&'static str> {
+    SUBRESOURCES
+        .iter()
+        .find(|(s, _)| *s == sub)
+        .map(|(_, a)| *a)
+}
+
+fn not_found(code: &'static str, message: &str) -> S3Error {
+    S3Error {
+        code,
+        status: StatusCode::NOT_FOUND,
+        message: message.to_owned(),
+    }
+}
+
+/// The GET of an unconfigured sub-resource.
+pub async fn get(st: &AppState, req: S3Request, sub: &str) -> S3Result<Response> {
+    require_bucket(st, req.bucket()).await?;
+    let one = req.q("id").is_some();
+    let body = |root: &str, inner: &str| {
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<{root} xmlns=\"{}\">{inner}</{root}>",
+            xml::S3_NS
+        )
+    };
+    let listing = |root: &str| Ok(body(root, "<IsTruncated>false</IsTruncated>"));
+    let doc: S3Result<String> = match sub {
+        "website" => Err(not_found(
+            "NoSuchWebsiteConfiguration",
+            "The specified bucket does not have a website configuration",
+        )),
+        "replication" => Err(not_found(
+            "ReplicationConfigurationNotFoundError",
+            "The replication configuration was not found",
+        )),
+        "lifecycle" => Err(not_found(
+            "NoSuchLifecycleConfiguration",
+            "The lifecycle configuration does not exist",
+        )),
+        // grids3 does not encrypt (requests for server-side encryption are refused), so
+        // there is no default encryption to report.
+        "encryption" => Err(not_found(
+            "ServerSideEncryptionConfigurationNotFoundError",
+            "The server side encryption configuration was not found",
+        )),
+        "object-lock" => Err(not_found(
+            "ObjectLockConfigurationNotFoundError",
+            "Object Lock configuration does not exist for this bucket",
+        )),
+        "logging" => Ok(body("BucketLoggingStatus", "")),
+        "notification" => Ok(body("NotificationConfiguration", "")),
+        "accelerate" => Ok(body("AccelerateConfiguration", "")),
+        "requestPayment" => Ok(body(
+            "RequestPaymentConfiguration",
+            "<Payer>BucketOwner</Payer>",
+        )),
+        "analytics" | "metrics" | "inventory" | "intelligent-tiering" if one => Err(not_found(
+            "NoSuchConfiguration",
+            "The specified configuration does not exist.",
+        )),
+        "analytics" => listing("ListBucketAnalyticsConfigurationResult"),
+        "metrics" => listing("ListMetricsConfigurationsResult"),
+        "inventory" => listing("ListInventoryConfigurationsResult"),
+        "intelligent-tiering" => listing("ListBucketIntelligentTieringConfigurationsOutput"),
+        _ => Err(S3Error::not_implemented()),
+    };
+    Ok(xml_response(StatusCode::OK, doc?))
+}

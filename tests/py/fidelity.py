@@ -1,0 +1,104 @@
+"""Smaller S3 behaviours that clients and conformance suites check, against a running grids3,
+each as AWS documents it (boto3, and a second key for ownership answers).
+
+Usage: python fidelity.py ENDPOINT ACCESS_KEY SECRET_KEY SECOND_ACCESS_KEY SECOND_SECRET_KEY
+"""
+import sys
+
+from s3check import check, client as make_client, code
+
+endpoint, ak, sk, ak2, sk2 = sys.argv[1:6]
+s3 = make_client(endpoint, ak, sk)
+other = make_client(endpoint, ak2, sk2)
+
+
+def raw_code(fn):
+    """The error code and HTTP status of a call."""
+    try:
+        r = fn()
+        return "OK", r["ResponseMetadata"]["HTTPStatusCode"]
+    except Exception as e:  # botocore.exceptions.ClientError
+        return e.response["Error"]["Code"], e.response["ResponseMetadata"]["HTTPStatusCode"]
+
+
+s3.create_bucket(Bucket="fid")
+for i in range(3):
+    s3.put_object(Bucket="fid", Key=f"k{i}", Body=b"x")
+
+# max-keys=0: empty and not truncated, v1 and v2.
+r = s3.list_objects_v2(Bucket="fid", MaxKeys=0)
+check(r["KeyCount"] == 0 and not r["IsTruncated"] and "Contents" not in r, f"ListObjectsV2 max-keys=0 ({r.get('KeyCount')}, {r['IsTruncated']})")
+r = s3.list_objects(Bucket="fid", MaxKeys=0)
+check(not r["IsTruncated"] and "Contents" not in r, "ListObjects max-keys=0")
+
+# Bucket names, by AWS's full rules.
+for bad in ["ab", "a" * 64, "my-.bucket", "my.-bucket", "192.168.5.4", "xn--bucket", "bucket-s3alias", "bucket--ol-s3",
+            "Bucket", "bucket_", "-bucket", "bucket."]:
+    check(code(lambda: s3.create_bucket(Bucket=bad)) == "InvalidBucketName", f"bucket name {bad!r} is invalid")
+
+# CreateBucket again: 200 for its owner in us-east-1, 409 BucketAlreadyExists for another key.
+check(raw_code(lambda: s3.create_bucket(Bucket="fid")) == ("OK", 200), "CreateBucket of one's own bucket in us-east-1: 200")
+check(raw_code(lambda: other.create_bucket(Bucket="fid")) == ("BucketAlreadyExists", 409), "another key's: 409 BucketAlreadyExists")
+
+# HeadBucket names the region; ListBuckets pages and filters.
+h = s3.head_bucket(Bucket="fid")
+check(h["ResponseMetadata"]["HTTPHeaders"].get("x-amz-bucket-region") == "us-east-1", "HeadBucket x-amz-bucket-region")
+for name in ["fid-a", "fid-b", "fid-c", "other-z"]:
+    s3.create_bucket(Bucket=name)
+r = s3.list_buckets(Prefix="fid-", MaxBuckets=2)
+names = [b["Name"] for b in r["Buckets"]]
+check(names == ["fid-a", "fid-b"] and r.get("ContinuationToken"), f"ListBuckets prefix and max-buckets ({names})")
+r2 = s3.list_buckets(Prefix="fid-", MaxBuckets=2, ContinuationToken=r["ContinuationToken"])
+check([b["Name"] for b in r2["Buckets"]] == ["fid-c"] and not r2.get("ContinuationToken"), "ListBuckets continuation-token")
+check(r2.get("Prefix") == "fid-", "ListBuckets echoes the prefix")
+check(all(b.get("BucketRegion") == "us-east-1" for b in r["Buckets"]), "ListBuckets names each bucket's region")
+check([b["Name"] for b in s3.list_buckets(BucketRegion="us-east-1", Prefix="other")["Buckets"]] == ["other-z"],
+      "ListBuckets bucket-region")
+check(s3.list_buckets(BucketRegion="eu-west-1")["Buckets"] == [], "a region with no buckets lists none")
+
+# Conditional writes.
+etag = s3.put_object(Bucket="fid", Key="c", Body=b"one")["ETag"]
+check(raw_code(lambda: s3.put_object(Bucket="fid", Key="c", Body=b"two", IfNoneMatch=etag))[0] == "PreconditionFailed",
+      "If-None-Match: <current etag> is 412")
+check(raw_code(lambda: s3.put_object(Bucket="fid", Key="c", Body=b"two", IfNoneMatch='"0123"'))[0] == "OK",
+      "If-None-Match: <another etag> writes")
+check(raw_code(lambda: s3.put_object(Bucket="fid", Key="none", Body=b"x", IfMatch=etag))[0] == "NoSuchKey",
+      "If-Match on a missing key is 404 NoSuchKey")
+
+# Tags: an empty value, AWS's order, and InvalidTag for bad keys and values.
+s3.put_object(Bucket="fid", Key="t", Body=b"x", Tagging="foo=bar&bar")
+tags = s3.get_object_tagging(Bucket="fid", Key="t")["TagSet"]
+check(sorted((t["Key"], t["Value"]) for t in tags) == [("bar", ""), ("foo", "bar")], f"a tag without a value ({tags})")
+for bad in ["k%00=v", "k=v%00", ("a" * 129) + "=v", "k=" + "v" * 257]:
+    check(code(lambda: s3.put_object(Bucket="fid", Key="t2", Body=b"x", Tagging=bad)) == "InvalidTag", f"InvalidTag for {bad[:20]!r}")
+
+# Sub-resources grids3 does not configure answer as AWS does for an unconfigured bucket.
+check(code(lambda: s3.get_bucket_website(Bucket="fid")) == "NoSuchWebsiteConfiguration", "GetBucketWebsite")
+check(code(lambda: s3.get_bucket_replication(Bucket="fid")) == "ReplicationConfigurationNotFoundError", "GetBucketReplication")
+check(code(lambda: s3.get_bucket_lifecycle_configuration(Bucket="fid")) == "NoSuchLifecycleConfiguration",
+      "GetBucketLifecycleConfiguration")
+check(code(lambda: s3.get_bucket_encryption(Bucket="fid")) == "ServerSideEncryptionConfigurationNotFoundError",
+      "GetBucketEncryption")
+check(code(lambda: s3.get_object_lock_configuration(Bucket="fid")) == "ObjectLockConfigurationNotFoundError",
+      "GetObjectLockConfiguration")
+check("LoggingEnabled" not in s3.get_bucket_logging(Bucket="fid"), "GetBucketLogging: logging off")
+n = s3.get_bucket_notification_configuration(Bucket="fid")
+check(not any(k.endswith("Configurations") for k in n), "GetBucketNotificationConfiguration: none")
+check("Status" not in s3.get_bucket_accelerate_configuration(Bucket="fid"), "GetBucketAccelerateConfiguration: none")
+check(s3.get_bucket_request_payment(Bucket="fid")["Payer"] == "BucketOwner", "GetBucketRequestPayment: BucketOwner")
+check(not s3.list_bucket_analytics_configurations(Bucket="fid")["IsTruncated"], "ListBucketAnalyticsConfigurations: none")
+check(not s3.list_bucket_metrics_configurations(Bucket="fid")["IsTruncated"], "ListBucketMetricsConfigurations: none")
+check(not s3.list_bucket_inventory_configurations(Bucket="fid")["IsTruncated"], "ListBucketInventoryConfigurations: none")
+check(not s3.list_bucket_intelligent_tiering_configurations(Bucket="fid")["IsTruncated"],
+      "ListBucketIntelligentTieringConfigurations: none")
+check(code(lambda: s3.get_bucket_analytics_configuration(Bucket="fid", Id="x")) == "NoSuchConfiguration",
+      "GetBucketAnalyticsConfiguration of an unknown id")
+try:
+    s3.put_bucket_website(Bucket="fid", WebsiteConfiguration={"IndexDocument": {"Suffix": "index.html"}})
+    check(False, "PutBucketWebsite refused")
+except Exception as e:
+    check(e.response["Error"]["Code"] == "NotImplemented" and "website" in e.response["Error"]["Message"],
+          f"PutBucketWebsite is 501 naming the sub-resource ({e.response['Error']['Message']})")
+check(code(lambda: other.get_bucket_website(Bucket="fid")) == "AccessDenied", "and only the owner may ask")
+
+print("fidelity: all checks passed")

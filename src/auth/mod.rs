@@ -86,6 +86,15 @@ impl std::fmt::Debug for SigningContext {
     }
 }
 
+/// A header value as text: UTF-8 when it is, else ISO-8859-1, which is how botocore (through
+/// Python's http.client) puts non-ASCII metadata on the wire while signing its UTF-8 form.
+pub fn header_text(bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => s.to_owned(),
+        Err(_) => bytes.iter().map(|b| char::from(*b)).collect(),
+    }
+}
+
 /// Whether a request carries any credentials at all (a signature in the header or the query).
 /// One without is anonymous: the authorization decides what it may do.
 pub fn has_credentials(headers: &HeaderMap, query: &[(String, String)]) -> bool {
@@ -383,11 +392,11 @@ pub async fn authenticate(
 
     let mut headers = Vec::new();
     for name in p.signed_headers.split(';') {
-        let values: Vec<&str> = parts
+        let values: Vec<String> = parts
             .headers
             .get_all(name)
             .iter()
-            .filter_map(|v| v.to_str().ok())
+            .map(|v| header_text(v.as_bytes()))
             .collect();
         if values.is_empty() {
             if name == "host" {

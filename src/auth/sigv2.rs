@@ -90,7 +90,7 @@ pub fn canonical_amz_headers(headers: &HeaderMap) -> String {
         let values: Vec<String> = headers
             .get_all(n)
             .iter()
-            .filter_map(|v| v.to_str().ok())
+            .map(|v| super::header_text(v.as_bytes()))
             .map(|v| v.split_whitespace().collect::<Vec<_>>().join(" "))
             .collect();
         out.push_str(n);

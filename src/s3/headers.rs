@@ -4,6 +4,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
+use base64::Engine;
 use mongodb::bson::DateTime;
 
 use crate::error::{S3Error, S3Result};
@@ -40,6 +41,39 @@ pub enum RangeSpec {
 /// Parses a single-range `Range` header against a length. Syntactically invalid or
 /// multi-range headers are ignored (the whole object is served), as RFC 9110 permits and S3
 /// does; a valid but unsatisfiable range is `InvalidRange`.
+/// `?partNumber=N` of GetObject/HeadObject as a byte range: the part's bytes of a multipart
+/// object (`sizes` are its parts'), or the whole of any other object for part 1, as S3 answers
+/// (206 either way). `N` past the last part is `InvalidPartNumber` (416).
+pub fn part_range(n: &str, sizes: &[u64], length: u64) -> S3Result<(u64, u64)> {
+    let n: usize = n
+        .trim()
+        .parse()
+        .ok()
+        .filter(|n| (1..=10_000).contains(n))
+        .ok_or_else(|| {
+            S3Error::invalid_argument(
+                "Part number must be an integer between 1 and 10000, inclusive",
+            )
+        })?;
+    let unsatisfiable = || S3Error {
+        code: "InvalidPartNumber",
+        status: axum::http::StatusCode::RANGE_NOT_SATISFIABLE,
+        message: "The requested partnumber is not satisfiable".into(),
+    };
+    if sizes.is_empty() {
+        return if n == 1 {
+            Ok((0, length))
+        } else {
+            Err(unsatisfiable())
+        };
+    }
+    if n > sizes.len() {
+        return Err(unsatisfiable());
+    }
+    let start: u64 = sizes[..n - 1].iter().sum();
+    Ok((start, start + sizes[n - 1]))
+}
+
 pub fn parse_range(header: Option<&str>, length: u64) -> S3Result<RangeSpec> {
     let Some(h) = header else {
         return Ok(RangeSpec::Full);
@@ -179,10 +213,7 @@ pub fn meta_from_headers(h: &HeaderMap) -> ObjectMeta {
         .iter()
         .filter_map(|(k, v)| {
             let name = k.as_str().strip_prefix("x-amz-meta-")?;
-            Some((
-                name.to_owned(),
-                String::from_utf8_lossy(v.as_bytes()).into_owned(),
-            ))
+            Some((name.to_owned(), crate::auth::header_text(v.as_bytes())))
         })
         .collect();
     user.sort();
@@ -260,7 +291,13 @@ pub fn object_headers(
         }
     }
     for (k, v) in &m.user {
-        put(h, &format!("x-amz-meta-{k}"), v);
+        if v.is_ascii() {
+            put(h, &format!("x-amz-meta-{k}"), v);
+        } else {
+            // As S3 returns non-ASCII metadata: an RFC 2047 encoded-word of its UTF-8.
+            let b64 = base64::engine::general_purpose::STANDARD.encode(v.as_bytes());
+            put(h, &format!("x-amz-meta-{k}"), &format!("=?UTF-8?B?{b64}?="));
+        }
     }
     if checksum_mode {
         for (alg, v) in &m.checksums {
@@ -281,6 +318,21 @@ pub fn object_headers(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn part_numbers() {
+        assert_eq!(part_range("1", &[5, 3], 8).unwrap(), (0, 5));
+        assert_eq!(part_range("2", &[5, 3], 8).unwrap(), (5, 8));
+        assert_eq!(
+            part_range("3", &[5, 3], 8).unwrap_err().code,
+            "InvalidPartNumber"
+        );
+        assert_eq!(part_range("1", &[], 7).unwrap(), (0, 7));
+        assert_eq!(part_range("2", &[], 7).unwrap_err().status.as_u16(), 416);
+        for bad in ["0", "10001", "x", "-1"] {
+            assert_eq!(part_range(bad, &[], 7).unwrap_err().code, "InvalidArgument");
+        }
+    }
 
     #[test]
     fn ranges() {

@@ -109,8 +109,10 @@ pub async fn require_object(st: &AppState, bucket: &str, key: &str) -> S3Result<
 
 /// GetObject and HeadObject.
 pub async fn get_object(st: &AppState, req: S3Request, head: bool) -> S3Result<Response> {
-    if req.q("partNumber").is_some() {
-        return Err(S3Error::not_implemented().with_message("partNumber is not supported"));
+    if req.q("partNumber").is_some() && req.header("range").is_some() {
+        return Err(S3Error::invalid_request(
+            "Cannot specify both Range header and partNumber query parameter",
+        ));
     }
     let bucket = req.bucket().to_owned();
     require_bucket(st, &bucket).await?;
@@ -145,9 +147,16 @@ pub async fn get_object(st: &AppState, req: S3Request, head: bool) -> S3Result<R
             Precondition::Proceed => {}
         }
         let len = info.file.length;
-        let (status, start, end) = match parse_range(req.header("range"), len)? {
-            RangeSpec::Full => (StatusCode::OK, 0, len),
-            RangeSpec::Part(a, b) => (StatusCode::PARTIAL_CONTENT, a, b),
+        let sizes: Vec<u64> = info.meta.parts.iter().map(|(size, _)| *size).collect();
+        let (status, start, end) = match req.q("partNumber") {
+            Some(n) => {
+                let (a, b) = super::headers::part_range(n, &sizes, len)?;
+                (StatusCode::PARTIAL_CONTENT, a, b)
+            }
+            None => match parse_range(req.header("range"), len)? {
+                RangeSpec::Full => (StatusCode::OK, 0, len),
+                RangeSpec::Part(a, b) => (StatusCode::PARTIAL_CONTENT, a, b),
+            },
         };
         let checksum_mode = req
             .header("x-amz-checksum-mode")
@@ -182,10 +191,13 @@ pub async fn get_object(st: &AppState, req: S3Request, head: bool) -> S3Result<R
                 HeaderValue::from(info.meta.tags.len()),
             );
         }
-        if status == StatusCode::PARTIAL_CONTENT {
+        if status == StatusCode::PARTIAL_CONTENT && end > start {
             if let Ok(v) = HeaderValue::from_str(&format!("bytes {start}-{}/{len}", end - 1)) {
                 h.insert("content-range", v);
             }
+        }
+        if req.q("partNumber").is_some() && !sizes.is_empty() {
+            h.insert("x-amz-mp-parts-count", HeaderValue::from(sizes.len()));
         }
         return Ok(r);
     }

@@ -305,8 +305,8 @@ pub fn parse(
             match (method.clone(), sub.as_slice()) {
                 (Method::PUT, []) if headers.contains_key("x-amz-copy-source") => Op::CopyObject,
                 (Method::PUT, []) => Op::PutObject,
-                (Method::GET, []) => Op::GetObject,
-                (Method::HEAD, []) => Op::HeadObject,
+                (Method::GET, [] | ["partNumber"]) => Op::GetObject,
+                (Method::HEAD, [] | ["partNumber"]) => Op::HeadObject,
                 (Method::DELETE, []) => Op::DeleteObject,
                 (Method::POST, ["uploads"]) => Op::CreateMultipartUpload,
                 (Method::PUT, ["partNumber", "uploadId"] | ["uploadId", "partNumber"]) => {
@@ -407,7 +407,7 @@ mod tests {
             (Method::PUT, Some("b"), None, "replication"),
             (Method::PUT, Some("b"), None, "website"),
             (Method::PUT, Some("b"), Some("k"), "cors"),
-            (Method::GET, Some("b"), Some("k"), "partNumber=1"),
+            (Method::GET, Some("b"), Some("k"), "torrent"),
             (Method::GET, Some("b"), None, "list-type=3"),
             (Method::POST, None, None, ""),
             (Method::PATCH, Some("b"), Some("k"), ""),

@@ -116,7 +116,7 @@ fn unsupported_operations_are_501() {
             ("PUT", "/raw?replication"),
             ("PUT", "/raw?website"),
             ("DELETE", "/raw?lifecycle"),
-            ("GET", "/raw/k?partNumber=1"),
+            ("GET", "/raw/k?torrent"),
         ] {
             let r = Raw::new(method, path).send(&gw).await;
             assert_eq!(r.status(), 501, "{method} {path}");

@@ -176,7 +176,9 @@ pub async fn list_objects_v1(st: &AppState, req: S3Request) -> S3Result<Response
     let body = xml::ListBucketResultV1 {
         xmlns: S3_NS,
         name: bucket.name,
-        prefix: enc(c.url, &c.prefix),
+        // S3 leaves ListObjects v1's own Prefix unencoded even with encoding-type=url (and
+        // botocore, which decodes Marker, NextMarker, Delimiter and the keys, relies on it).
+        prefix: c.prefix.clone(),
         marker: enc(c.url, &marker),
         next_marker,
         max_keys: c.max_keys,

@@ -31,6 +31,18 @@ check(r["KeyCount"] == 0 and not r["IsTruncated"] and "Contents" not in r, f"Lis
 r = s3.list_objects(Bucket="fid", MaxKeys=0)
 check(not r["IsTruncated"] and "Contents" not in r, "ListObjects max-keys=0")
 
+# Control characters in prefixes come back as the client sent them (boto3 asks for
+# encoding-type=url and decodes what S3 encodes).
+s3.put_object(Bucket="fid", Key="\nline", Body=b"x")
+for fn in (s3.list_objects, s3.list_objects_v2):
+    r = fn(Bucket="fid", Prefix="\n", Delimiter="/")
+    check(r["Prefix"] == "\n" and [o["Key"] for o in r["Contents"]] == ["\nline"], f"{fn.__name__} prefix \\n ({r['Prefix']!r})")
+r = s3.list_objects(Bucket="fid", Marker="\n")
+check(r["Marker"] == "\n", f"list_objects marker \\n ({r['Marker']!r})")
+r = s3.list_objects_v2(Bucket="fid", StartAfter="\n")
+check(r["StartAfter"] == "\n", f"list_objects_v2 start-after \\n ({r['StartAfter']!r})")
+s3.delete_object(Bucket="fid", Key="\nline")
+
 # Bucket names, by AWS's full rules.
 for bad in ["ab", "a" * 64, "my-.bucket", "my.-bucket", "192.168.5.4", "xn--bucket", "bucket-s3alias", "bucket--ol-s3",
             "Bucket", "bucket_", "-bucket", "bucket."]:
@@ -70,7 +82,8 @@ s3.put_object(Bucket="fid", Key="t", Body=b"x", Tagging="foo=bar&bar")
 tags = s3.get_object_tagging(Bucket="fid", Key="t")["TagSet"]
 check(sorted((t["Key"], t["Value"]) for t in tags) == [("bar", ""), ("foo", "bar")], f"a tag without a value ({tags})")
 for bad in ["k%00=v", "k=v%00", ("a" * 129) + "=v", "k=" + "v" * 257]:
-    check(code(lambda: s3.put_object(Bucket="fid", Key="t2", Body=b"x", Tagging=bad)) == "InvalidTag", f"InvalidTag for {bad[:20]!r}")
+    got = code(lambda: s3.put_object(Bucket="fid", Key="t2", Body=b"x", Tagging=bad))
+    check(got == "InvalidTag", f"InvalidTag for {bad[:20]!r} ({got})")
 
 # Non-ASCII user metadata, as botocore sends it (ISO-8859-1 on the wire, signed as UTF-8):
 # accepted, stored as text, and returned as S3 returns it, an RFC 2047 encoded-word.
@@ -89,6 +102,9 @@ p1 = s3.upload_part(Bucket="fid", Key="mp", UploadId=mp["UploadId"], PartNumber=
 p2 = s3.upload_part(Bucket="fid", Key="mp", UploadId=mp["UploadId"], PartNumber=2, Body=b"b" * 1000)
 s3.complete_multipart_upload(Bucket="fid", Key="mp", UploadId=mp["UploadId"], MultipartUpload={"Parts": [
     {"PartNumber": 1, "ETag": p1["ETag"]}, {"PartNumber": 2, "ETag": p2["ETag"]}]})
+again = s3.complete_multipart_upload(Bucket="fid", Key="mp", UploadId=mp["UploadId"], MultipartUpload={"Parts": [
+    {"PartNumber": 1, "ETag": p1["ETag"]}, {"PartNumber": 2, "ETag": p2["ETag"]}]})
+check(again["ETag"] == s3.head_object(Bucket="fid", Key="mp")["ETag"], "completing a completed upload again: 200, same result")
 r = s3.get_object(Bucket="fid", Key="mp", PartNumber=2)
 check(r["Body"].read() == b"b" * 1000 and r["PartsCount"] == 2
       and r["ContentRange"] == f"bytes {5 * 1024 * 1024}-{5 * 1024 * 1024 + 999}/{5 * 1024 * 1024 + 1000}",
@@ -103,6 +119,36 @@ check(r["Body"].read() == b"x" and r["ResponseMetadata"]["HTTPStatusCode"] == 20
 check(raw_code(lambda: s3.head_object(Bucket="fid", Key="k0", PartNumber=2))[1] == 416, "part 2 of it is 416")
 check(raw_code(lambda: s3.get_object(Bucket="fid", Key="k0", PartNumber=1, Range="bytes=0-0"))[0] == "InvalidRequest",
       "partNumber with a Range is InvalidRequest")
+
+# Presigned URLs: X-Amz-Expires past a week is AuthorizationQueryParametersError (400).
+import urllib.error  # noqa: E402
+import urllib.request  # noqa: E402
+
+
+def fetch(url):
+    try:
+        with urllib.request.urlopen(url) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+import boto3  # noqa: E402
+from botocore.config import Config  # noqa: E402
+
+v4 = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=ak, aws_secret_access_key=sk, region_name="us-east-1",
+                  config=Config(signature_version="s3v4", s3={"addressing_style": "path"}))
+status, body = fetch(v4.generate_presigned_url("get_object", Params={"Bucket": "fid", "Key": "k0"}, ExpiresIn=604801))
+check(status == 400 and b"AuthorizationQueryParametersError" in body, f"X-Amz-Expires of more than a week ({status})")
+status, body = fetch(v4.generate_presigned_url("get_object", Params={"Bucket": "fid", "Key": "k0"}, ExpiresIn=604800))
+check(status == 200 and body == b"x", "a week exactly is fine")
+
+# DeleteBucket right after its last object is deleted (overwritten revisions included).
+s3.create_bucket(Bucket="fid-gone")
+for body in [b"1", b"2", b"3"]:
+    s3.put_object(Bucket="fid-gone", Key="k", Body=body)
+s3.delete_object(Bucket="fid-gone", Key="k")
+check(raw_code(lambda: s3.delete_bucket(Bucket="fid-gone")) == ("OK", 204), "DeleteBucket right after the last delete")
 
 # Sub-resources grids3 does not configure answer as AWS does for an unconfigured bucket.
 check(code(lambda: s3.get_bucket_website(Bucket="fid")) == "NoSuchWebsiteConfiguration", "GetBucketWebsite")

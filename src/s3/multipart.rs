@@ -75,32 +75,76 @@ pub async fn create(st: &AppState, req: S3Request) -> S3Result<Response> {
         &req.auth,
         &req.parts.headers,
     ));
-    // An additional checksum algorithm for the parts (and the composite object checksum).
+    // An additional checksum algorithm for the parts, and the object checksum's type: S3's
+    // rules (CRC-64/NVME is full-object only, SHA-1 and SHA-256 composite only, the CRC-32s
+    // either; the default is full-object for CRC-64/NVME and composite for the rest).
     let alg = match req.header("x-amz-checksum-algorithm") {
         None => None,
-        Some(a) => Some(
-            Algorithm::from_name(a)
-                .ok_or_else(|| {
-                    S3Error::invalid_request("Checksum algorithm provided is unsupported.")
-                })?
-                .name()
-                .to_owned(),
-        ),
+        Some(a) => Some(Algorithm::from_name(a).ok_or_else(|| {
+            S3Error::invalid_request("Checksum algorithm provided is unsupported.")
+        })?),
+    };
+    let ctype = req
+        .header("x-amz-checksum-type")
+        .map(str::to_ascii_uppercase);
+    let checksum = match (alg, ctype.as_deref()) {
+        (None, None) => None,
+        (None, Some(_)) => {
+            return Err(S3Error::invalid_request(
+                "The x-amz-checksum-type header can only be used with the x-amz-checksum-algorithm header.",
+            ))
+        }
+        (Some(a), t) => {
+            let t = match (a, t) {
+                (Algorithm::Crc64Nvme, None | Some("FULL_OBJECT")) => "FULL_OBJECT",
+                (Algorithm::Crc32 | Algorithm::Crc32c, Some("FULL_OBJECT")) => "FULL_OBJECT",
+                (Algorithm::Crc64Nvme, Some(_)) => {
+                    return Err(S3Error::invalid_request(
+                        "The CRC64NVME checksum algorithm supports only the FULL_OBJECT checksum type.",
+                    ))
+                }
+                (_, None | Some("COMPOSITE")) => "COMPOSITE",
+                (_, Some(other)) => {
+                    return Err(S3Error::invalid_request(format!(
+                        "The {} checksum algorithm does not support the {other} checksum type.",
+                        a.name().to_ascii_uppercase()
+                    )))
+                }
+            };
+            Some((a.name().to_owned(), t.to_owned()))
+        }
     };
     let up = st
         .store
-        .create_multipart(req.bucket(), req.key(), &req.auth.access_key, &meta, alg)
+        .create_multipart(
+            req.bucket(),
+            req.key(),
+            &req.auth.access_key,
+            &meta,
+            checksum,
+        )
         .await?;
     let body = xml::InitiateMultipartUploadResult {
         xmlns: S3_NS,
-        bucket: up.bucket,
-        key: up.key,
-        upload_id: up.id,
+        bucket: up.bucket.clone(),
+        key: up.key.clone(),
+        upload_id: up.id.clone(),
     };
-    Ok(xml_response(
+    let mut r = xml_response(
         StatusCode::OK,
         to_xml("InitiateMultipartUploadResult", &body),
-    ))
+    );
+    if let (Some(a), Some(t)) = (&up.checksum_algorithm, &up.checksum_type) {
+        for (h, v) in [
+            ("x-amz-checksum-algorithm", a.to_ascii_uppercase()),
+            ("x-amz-checksum-type", t.clone()),
+        ] {
+            if let Ok(v) = axum::http::HeaderValue::from_str(&v) {
+                r.headers_mut().insert(h, v);
+            }
+        }
+    }
+    Ok(r)
 }
 
 /// UploadPart: streamed into chunks of the upload's chunk size, staged under the object's id.
@@ -310,7 +354,7 @@ pub async fn complete(st: &AppState, mut req: S3Request) -> S3Result<Response> {
             }
         }
     }
-    let checksums = composite_checksum(&up, &parts).into_iter().collect();
+    let checksums = object_checksum(&up, &parts).into_iter().collect();
     // The condition is checked under the key's lock before any chunk moves; a failed one leaves
     // the upload as it was (the client may retry or abort it), as in S3.
     if st.store.completed_object(&up).await?.is_some() {
@@ -336,6 +380,11 @@ pub async fn complete(st: &AppState, mut req: S3Request) -> S3Result<Response> {
 
 /// The CompleteMultipartUploadResult document.
 fn complete_result(up: &UploadRecord, info: &crate::storage::objects::ObjectInfo) -> Response {
+    let checksum = info.meta.checksums.first();
+    let mut c = xml::checksum_fields(
+        checksum.map(|(a, _)| a.as_str()),
+        checksum.map(|(_, v)| v.as_str()),
+    );
     let body = xml::CompleteMultipartUploadResult {
         xmlns: S3_NS,
         location: format!(
@@ -346,6 +395,18 @@ fn complete_result(up: &UploadRecord, info: &crate::storage::objects::ObjectInfo
         bucket: up.bucket.clone(),
         key: up.key.clone(),
         etag: info.etag().to_owned(),
+        checksum_crc32: c[0].take(),
+        checksum_crc32c: c[1].take(),
+        checksum_crc64nvme: c[2].take(),
+        checksum_sha1: c[3].take(),
+        checksum_sha256: c[4].take(),
+        checksum_type: checksum.map(|(_, v)| {
+            if v.contains('-') {
+                "COMPOSITE".to_owned()
+            } else {
+                "FULL_OBJECT".to_owned()
+            }
+        }),
     };
     xml_response(
         StatusCode::OK,
@@ -353,31 +414,72 @@ fn complete_result(up: &UploadRecord, info: &crate::storage::objects::ObjectInfo
     )
 }
 
-/// S3's composite checksum of a multipart object: the checksum of the concatenated binary
-/// part checksums, then `-<count>`, when the upload named an algorithm at creation and every
-/// part carries it. CRC-64/NVME has only a full-object form in S3, which needs CRC combination;
-/// grids3 stores none for it (see README).
-fn composite_checksum(
+/// A multipart object's checksum, when the upload named an algorithm at creation and every
+/// part carries it: S3's composite form (the checksum of the concatenated binary part
+/// checksums, then `-<count>`), or the full-object CRC, combined from the parts' CRCs and
+/// sizes (no byte is read again).
+fn object_checksum(
     up: &UploadRecord,
     parts: &[crate::storage::meta::PartRecord],
 ) -> Option<(String, String)> {
     use base64::Engine;
+    let b64 = base64::engine::general_purpose::STANDARD;
     let alg = Algorithm::from_name(up.checksum_algorithm.as_deref()?)?;
-    if alg == Algorithm::Crc64Nvme {
-        return None;
+    let part_sums = parts
+        .iter()
+        .map(|p| {
+            let (a, v) = p.checksum.as_ref()?;
+            (a == alg.name()).then(|| b64.decode(v).ok()).flatten()
+        })
+        .collect::<Option<Vec<Vec<u8>>>>()?;
+    if up.checksum_type.as_deref() == Some("FULL_OBJECT") {
+        let crc_alg = match alg {
+            Algorithm::Crc32 => crc_fast::CrcAlgorithm::Crc32IsoHdlc,
+            Algorithm::Crc32c => crc_fast::CrcAlgorithm::Crc32Iscsi,
+            Algorithm::Crc64Nvme => crc_fast::CrcAlgorithm::Crc64Nvme,
+            _ => return None,
+        };
+        let mut whole: Option<u64> = None;
+        for (sum, p) in part_sums.iter().zip(parts) {
+            let v = sum.iter().fold(0u64, |acc, b| (acc << 8) | u64::from(*b));
+            whole = Some(match whole {
+                None => v,
+                Some(w) => crc_fast::checksum_combine(crc_alg, w, v, p.size),
+            });
+        }
+        let width = part_sums.first()?.len();
+        let bytes = whole?.to_be_bytes();
+        return Some((alg.name().to_owned(), b64.encode(&bytes[8 - width..])));
     }
     let mut h = alg.hasher();
-    for p in parts {
-        let (a, v) = p.checksum.as_ref()?;
-        if a != alg.name() {
-            return None;
-        }
-        h.update(&base64::engine::general_purpose::STANDARD.decode(v).ok()?);
+    for s in &part_sums {
+        h.update(s);
     }
     Some((
         alg.name().to_owned(),
         format!("{}-{}", h.finish_base64(), parts.len()),
     ))
+}
+
+/// A ListParts entry's checksum fields (the rest is filled in by the caller).
+fn part_checksums(p: &crate::storage::meta::PartRecord) -> xml::PartEntry {
+    let (a, v) = p
+        .checksum
+        .as_ref()
+        .map(|(a, v)| (a.as_str(), v.as_str()))
+        .unzip();
+    let [crc32, crc32c, crc64nvme, sha1, sha256] = xml::checksum_fields(a, v);
+    xml::PartEntry {
+        part_number: 0,
+        last_modified: String::new(),
+        etag: String::new(),
+        size: 0,
+        checksum_crc32: crc32,
+        checksum_crc32c: crc32c,
+        checksum_crc64nvme: crc64nvme,
+        checksum_sha1: sha1,
+        checksum_sha256: sha256,
+    }
 }
 
 /// AbortMultipartUpload.
@@ -425,11 +527,17 @@ pub async fn list_parts(st: &AppState, req: S3Request) -> S3Result<Response> {
                 last_modified: iso8601(p.last_modified),
                 etag: format!("\"{}\"", p.md5_hex),
                 size: p.size,
+                ..part_checksums(p)
             })
             .collect(),
         initiator: owner.clone(),
         owner,
         storage_class: "STANDARD",
+        checksum_algorithm: up
+            .checksum_algorithm
+            .as_ref()
+            .map(|a| a.to_ascii_uppercase()),
+        checksum_type: up.checksum_type.clone(),
     };
     Ok(xml_response(
         StatusCode::OK,
@@ -504,6 +612,11 @@ pub async fn list_uploads(st: &AppState, req: S3Request) -> S3Result<Response> {
                     owner,
                     storage_class: "STANDARD",
                     initiated: iso8601(u.initiated),
+                    checksum_algorithm: u
+                        .checksum_algorithm
+                        .as_ref()
+                        .map(|a| a.to_ascii_uppercase()),
+                    checksum_type: u.checksum_type.clone(),
                 });
             }
         }

@@ -472,6 +472,41 @@ pub struct CompleteMultipartUploadResult {
     /// Multipart ETag.
     #[serde(rename = "ETag")]
     pub etag: String,
+    /// `ChecksumCRC32`.
+    #[serde(rename = "ChecksumCRC32", skip_serializing_if = "Option::is_none")]
+    pub checksum_crc32: Option<String>,
+    /// `ChecksumCRC32C`.
+    #[serde(rename = "ChecksumCRC32C", skip_serializing_if = "Option::is_none")]
+    pub checksum_crc32c: Option<String>,
+    /// `ChecksumCRC64NVME`.
+    #[serde(rename = "ChecksumCRC64NVME", skip_serializing_if = "Option::is_none")]
+    pub checksum_crc64nvme: Option<String>,
+    /// `ChecksumSHA1`.
+    #[serde(rename = "ChecksumSHA1", skip_serializing_if = "Option::is_none")]
+    pub checksum_sha1: Option<String>,
+    /// `ChecksumSHA256`.
+    #[serde(rename = "ChecksumSHA256", skip_serializing_if = "Option::is_none")]
+    pub checksum_sha256: Option<String>,
+    /// `ChecksumType` (COMPOSITE or FULL_OBJECT), with a checksum.
+    #[serde(rename = "ChecksumType", skip_serializing_if = "Option::is_none")]
+    pub checksum_type: Option<String>,
+}
+
+/// The five checksum fields of S3's XML documents, from an algorithm name and a value.
+pub fn checksum_fields(alg: Option<&str>, value: Option<&str>) -> [Option<String>; 5] {
+    let mut out: [Option<String>; 5] = Default::default();
+    if let (Some(a), Some(v)) = (alg, value) {
+        let i = match a.to_ascii_lowercase().as_str() {
+            "crc32" => 0,
+            "crc32c" => 1,
+            "crc64nvme" => 2,
+            "sha1" => 3,
+            "sha256" => 4,
+            _ => return out,
+        };
+        out[i] = Some(v.to_owned());
+    }
+    out
 }
 
 /// `<CopyPartResult>`.
@@ -503,6 +538,21 @@ pub struct PartEntry {
     /// Size.
     #[serde(rename = "Size")]
     pub size: u64,
+    /// `ChecksumCRC32`.
+    #[serde(rename = "ChecksumCRC32", skip_serializing_if = "Option::is_none")]
+    pub checksum_crc32: Option<String>,
+    /// `ChecksumCRC32C`.
+    #[serde(rename = "ChecksumCRC32C", skip_serializing_if = "Option::is_none")]
+    pub checksum_crc32c: Option<String>,
+    /// `ChecksumCRC64NVME`.
+    #[serde(rename = "ChecksumCRC64NVME", skip_serializing_if = "Option::is_none")]
+    pub checksum_crc64nvme: Option<String>,
+    /// `ChecksumSHA1`.
+    #[serde(rename = "ChecksumSHA1", skip_serializing_if = "Option::is_none")]
+    pub checksum_sha1: Option<String>,
+    /// `ChecksumSHA256`.
+    #[serde(rename = "ChecksumSHA256", skip_serializing_if = "Option::is_none")]
+    pub checksum_sha256: Option<String>,
 }
 
 /// `<ListPartsResult>`.
@@ -547,6 +597,12 @@ pub struct ListPartsResult {
     /// Storage class.
     #[serde(rename = "StorageClass")]
     pub storage_class: &'static str,
+    /// The upload's `ChecksumAlgorithm`.
+    #[serde(rename = "ChecksumAlgorithm", skip_serializing_if = "Option::is_none")]
+    pub checksum_algorithm: Option<String>,
+    /// The upload's `ChecksumType`.
+    #[serde(rename = "ChecksumType", skip_serializing_if = "Option::is_none")]
+    pub checksum_type: Option<String>,
 }
 
 /// One `<Upload>` of ListMultipartUploads.
@@ -570,6 +626,12 @@ pub struct UploadEntry {
     /// When it was created.
     #[serde(rename = "Initiated")]
     pub initiated: String,
+    /// `ChecksumAlgorithm`.
+    #[serde(rename = "ChecksumAlgorithm", skip_serializing_if = "Option::is_none")]
+    pub checksum_algorithm: Option<String>,
+    /// `ChecksumType`.
+    #[serde(rename = "ChecksumType", skip_serializing_if = "Option::is_none")]
+    pub checksum_type: Option<String>,
 }
 
 /// `<ListMultipartUploadsResult>`.

@@ -587,6 +587,93 @@ fn multipart_checksums_and_object_attributes() {
             Some(composite.as_str())
         );
         assert_eq!(a.storage_class().map(|s| s.as_str()), Some("STANDARD"));
+
+        // CRC64NVME: full-object only, combined from the parts' CRCs and sizes.
+        let up = s3
+            .create_multipart_upload()
+            .bucket("mpb")
+            .key("full")
+            .checksum_algorithm(ChecksumAlgorithm::Crc64Nvme)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            up.checksum_type(),
+            Some(&aws_sdk_s3::types::ChecksumType::FullObject)
+        );
+        let id = up.upload_id().unwrap();
+        let mut done = Vec::new();
+        for (i, p) in parts.iter().enumerate() {
+            let r = s3
+                .upload_part()
+                .bucket("mpb")
+                .key("full")
+                .upload_id(id)
+                .part_number(i as i32 + 1)
+                .checksum_algorithm(ChecksumAlgorithm::Crc64Nvme)
+                .body(ByteStream::from(p.to_vec()))
+                .send()
+                .await
+                .unwrap();
+            done.push(
+                CompletedPart::builder()
+                    .part_number(i as i32 + 1)
+                    .e_tag(r.e_tag().unwrap())
+                    .set_checksum_crc64_nvme(r.checksum_crc64_nvme().map(str::to_owned))
+                    .build(),
+            );
+        }
+        let listed = s3
+            .list_parts()
+            .bucket("mpb")
+            .key("full")
+            .upload_id(id)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            listed.checksum_algorithm(),
+            Some(&ChecksumAlgorithm::Crc64Nvme)
+        );
+        assert!(listed.parts()[0].checksum_crc64_nvme().is_some());
+        let c = s3
+            .complete_multipart_upload()
+            .bucket("mpb")
+            .key("full")
+            .upload_id(id)
+            .multipart_upload(
+                CompletedMultipartUpload::builder()
+                    .set_parts(Some(done))
+                    .build(),
+            )
+            .send()
+            .await
+            .unwrap();
+        let mut digest = crc64fast_nvme::Digest::new();
+        digest.write(&data);
+        let whole = base64::engine::general_purpose::STANDARD.encode(digest.sum64().to_be_bytes());
+        assert_eq!(
+            c.checksum_crc64_nvme(),
+            Some(whole.as_str()),
+            "Complete's result"
+        );
+        assert_eq!(
+            c.checksum_type(),
+            Some(&aws_sdk_s3::types::ChecksumType::FullObject)
+        );
+        let h = s3
+            .head_object()
+            .bucket("mpb")
+            .key("full")
+            .checksum_mode(ChecksumMode::Enabled)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            h.checksum_crc64_nvme(),
+            Some(whole.as_str()),
+            "the object's"
+        );
     });
 }
 

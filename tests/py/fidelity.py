@@ -120,6 +120,31 @@ check(raw_code(lambda: s3.head_object(Bucket="fid", Key="k0", PartNumber=2))[1] 
 check(raw_code(lambda: s3.get_object(Bucket="fid", Key="k0", PartNumber=1, Range="bytes=0-0"))[0] == "InvalidRequest",
       "partNumber with a Range is InvalidRequest")
 
+# Multipart checksums: algorithm and type reported at creation, in ListParts and
+# ListMultipartUploads; Complete's result carries the full-object CRC32, as zlib computes it.
+import base64  # noqa: E402
+import zlib  # noqa: E402
+
+mp = s3.create_multipart_upload(Bucket="fid", Key="crc", ChecksumAlgorithm="CRC32", ChecksumType="FULL_OBJECT")
+check((mp.get("ChecksumAlgorithm"), mp.get("ChecksumType")) == ("CRC32", "FULL_OBJECT"), "CreateMultipartUpload echoes them")
+chunks = [b"c" * (5 * 1024 * 1024), b"d" * 4321]
+done = []
+for i, body in enumerate(chunks, 1):
+    r = s3.upload_part(Bucket="fid", Key="crc", UploadId=mp["UploadId"], PartNumber=i, Body=body, ChecksumAlgorithm="CRC32")
+    done.append({"PartNumber": i, "ETag": r["ETag"], "ChecksumCRC32": r["ChecksumCRC32"]})
+lp = s3.list_parts(Bucket="fid", Key="crc", UploadId=mp["UploadId"])
+check((lp.get("ChecksumAlgorithm"), lp.get("ChecksumType")) == ("CRC32", "FULL_OBJECT")
+      and all("ChecksumCRC32" in p for p in lp["Parts"]), "ListParts names them, with each part's checksum")
+ups = [u for u in s3.list_multipart_uploads(Bucket="fid")["Uploads"] if u["Key"] == "crc"]
+check((ups[0].get("ChecksumAlgorithm"), ups[0].get("ChecksumType")) == ("CRC32", "FULL_OBJECT"), "ListMultipartUploads too")
+c = s3.complete_multipart_upload(Bucket="fid", Key="crc", UploadId=mp["UploadId"], MultipartUpload={"Parts": done})
+whole = base64.b64encode(zlib.crc32(b"".join(chunks)).to_bytes(4, "big")).decode()
+check(c.get("ChecksumCRC32") == whole and c.get("ChecksumType") == "FULL_OBJECT",
+      f"Complete's result carries the full-object CRC32 ({c.get('ChecksumCRC32')} vs {whole})")
+check(raw_code(lambda: s3.create_multipart_upload(Bucket="fid", Key="x", ChecksumAlgorithm="SHA256",
+                                                  ChecksumType="FULL_OBJECT"))[0] == "InvalidRequest",
+      "SHA256 has no full-object type")
+
 # Presigned URLs: X-Amz-Expires past a week is AuthorizationQueryParametersError (400).
 import urllib.error  # noqa: E402
 import urllib.request  # noqa: E402
@@ -149,6 +174,31 @@ for body in [b"1", b"2", b"3"]:
     s3.put_object(Bucket="fid-gone", Key="k", Body=body)
 s3.delete_object(Bucket="fid-gone", Key="k")
 check(raw_code(lambda: s3.delete_bucket(Bucket="fid-gone")) == ("OK", 204), "DeleteBucket right after the last delete")
+
+# Expect: 100-continue: a request refused early (here: no such bucket) is answered before its
+# body is sent; an accepted one gets its 100 Continue and uploads.
+import os  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+
+big = os.path.join(tempfile.mkdtemp(), "big")
+with open(big, "wb") as f:
+    f.write(b"z" * (4 * 1024 * 1024))
+
+
+def curl_put(url):
+    out = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code} %{size_upload}", "-X", "PUT",
+                          "-H", "Expect: 100-continue", "--expect100-timeout", "30", "--aws-sigv4", "aws:amz:us-east-1:s3",
+                          "--user", f"{ak}:{sk}", "-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD",
+                          "--data-binary", f"@{big}", url], capture_output=True, text=True)
+    status, sent = out.stdout.split()
+    return int(status), int(float(sent))
+
+
+status, sent = curl_put(f"{endpoint}/no-such-bucket-here/k")
+check(status == 404 and sent == 0, f"Expect: 100-continue refused early sends no body ({status}, {sent} bytes sent)")
+status, sent = curl_put(f"{endpoint}/fid/big")
+check(status == 200 and sent == 4 * 1024 * 1024, f"and an accepted one uploads ({status}, {sent} bytes)")
 
 # Sub-resources grids3 does not configure answer as AWS does for an unconfigured bucket.
 check(code(lambda: s3.get_bucket_website(Bucket="fid")) == "NoSuchWebsiteConfiguration", "GetBucketWebsite")

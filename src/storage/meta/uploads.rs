@@ -31,6 +31,8 @@ pub struct UploadRecord {
     pub chunk_size: u32,
     /// `x-amz-checksum-algorithm` given at creation (lower-case name).
     pub checksum_algorithm: Option<String>,
+    /// `x-amz-checksum-type` (`COMPOSITE` or `FULL_OBJECT`) with an algorithm.
+    pub checksum_type: Option<String>,
     /// Set once Complete published the object: `{etag, parts: [part ETags]}`. The record stays
     /// a while as a tombstone, so that a retried Complete gets the same answer.
     pub completed: Option<Document>,
@@ -99,6 +101,7 @@ fn upload_from(d: &Document) -> Option<UploadRecord> {
         file_id: d.get_object_id("fileId").ok()?,
         chunk_size: d.get_i32("chunkSize").ok()? as u32,
         checksum_algorithm: d.get_str("checksumAlgorithm").ok().map(str::to_owned),
+        checksum_type: d.get_str("checksumType").ok().map(str::to_owned),
         completed: d.get_document("completed").ok().cloned(),
         aborting: d.get_bool("aborting").unwrap_or(false),
     })
@@ -139,6 +142,7 @@ impl MetaStore {
                 "_id": &u.id, "bucket": &u.bucket, "key": &u.key, "initiated": u.initiated,
                 "owner": &u.owner, "meta": u.meta.clone(), "fileId": u.file_id, "chunkSize": u.chunk_size as i32,
                 "checksumAlgorithm": u.checksum_algorithm.clone(),
+                "checksumType": u.checksum_type.clone(),
             })
             .await?;
         Ok(())

@@ -66,7 +66,7 @@ impl ObjectStore {
         key: &str,
         owner: &str,
         meta: &ObjectMeta,
-        checksum_algorithm: Option<String>,
+        checksum: Option<(String, String)>,
     ) -> Result<UploadRecord> {
         self.gridfs(bucket).ensure_indexes().await?;
         let rec = UploadRecord {
@@ -78,7 +78,8 @@ impl ObjectStore {
             meta: meta.to_metadata(),
             file_id: ObjectId::new(),
             chunk_size: MULTIPART_CHUNK_SIZE,
-            checksum_algorithm,
+            checksum_algorithm: checksum.as_ref().map(|(a, _)| a.clone()),
+            checksum_type: checksum.map(|(_, t)| t),
             completed: None,
             aborting: false,
         };

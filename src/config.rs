@@ -97,6 +97,10 @@ pub struct Config {
     #[arg(long, env = "GRIDS3_DEFAULT_OBJECT_OWNERSHIP", default_value = "BucketOwnerEnforced", value_parser = crate::s3::ownership::parse)]
     pub default_object_ownership: String,
 
+    /// Seconds in a lifecycle "day" (tests shorten it to observe expiry in a bounded time).
+    #[arg(long, env = "GRIDS3_LIFECYCLE_DAY_SECS", default_value_t = 86_400)]
+    pub lifecycle_day_secs: u64,
+
     /// On a sharded cluster (MONGODB_URI points at mongos): shard each bucket's collections as
     /// the bucket is created, chunks on `{files_id: 1}` and files on `{filename: 1}`. The
     /// database must have sharding enabled, and the user the right to run `shardCollection`.

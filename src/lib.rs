@@ -12,6 +12,7 @@ pub mod devdb;
 pub mod error;
 pub mod http;
 pub mod janitor;
+pub mod lifecycle;
 pub mod metrics;
 pub mod s3;
 pub mod server;

@@ -98,6 +98,7 @@ impl AppState {
                 policy: None,
                 public_access_block: None,
                 ownership: None,
+                lifecycle: None,
             };
             if self.store.meta().create_bucket(&info).await? {
                 tracing::info!(bucket = %name, "adopted an existing GridFS bucket");

@@ -2,9 +2,10 @@
 //! leases, deferred reclaims, chunks of dead writes) and the multipart sweep (stale uploads,
 //! interrupted aborts, completed uploads' leftovers), plus `fsck`, the offline check of the
 //! same invariants. Every pass is idempotent, so instances running it at once only repeat
-//! each other's deletes.
+//! each other's deletes. The lifecycle pass is led by one instance at a time (`lifecycle`).
 
 pub mod fsck;
+pub mod lifecycle;
 
 use std::time::Duration;
 
@@ -12,13 +13,44 @@ use crate::state::AppState;
 
 /// Starts the janitor loop on the current runtime.
 pub fn spawn(state: &AppState) {
+    let st = state.clone();
     let store = state.store.clone();
     let every = Duration::from_secs(state.config.janitor_interval.max(1));
     let max_age = Duration::from_secs(state.config.multipart_max_age);
+    // Lifecycle rules are about days: a pass an hour is plenty (a test's shortened day runs it
+    // on every tick). Its lead outlives a few ticks, so a live leader keeps it.
+    let lifecycle_every = Duration::from_secs(st.config.lifecycle_day_secs.clamp(1, 3600));
+    let lead_for = (every * 3).max(Duration::from_secs(30));
+    let mut last_lifecycle: Option<std::time::Instant> = None;
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(every);
         loop {
             tick.tick().await;
+            if last_lifecycle.is_none_or(|t| t.elapsed() >= lifecycle_every) {
+                last_lifecycle = Some(std::time::Instant::now());
+                let t = std::time::Instant::now();
+                let outcome = match lifecycle::pass(&st, lead_for).await {
+                    Ok(o) => {
+                        if o.expired + o.aborted > 0 {
+                            tracing::info!(
+                                expired = o.expired,
+                                aborted = o.aborted,
+                                "lifecycle pass"
+                            );
+                        }
+                        if o.led {
+                            "ok"
+                        } else {
+                            "follower"
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "lifecycle pass failed");
+                        "error"
+                    }
+                };
+                crate::metrics::background_run("lifecycle", outcome, t.elapsed().as_secs_f64());
+            }
             let t = std::time::Instant::now();
             let outcome = match store.janitor_pass().await {
                 Ok(0) => "ok",

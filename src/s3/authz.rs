@@ -124,7 +124,10 @@ pub fn needs(op: &Op) -> Option<(Role, Option<AclNeed>)> {
         | GetBucketOwnershipControls
         | PutBucketOwnershipControls
         | DeleteBucketOwnershipControls
-        | GetUnconfigured(_) => (Role::Owner, None),
+        | GetUnconfigured(_)
+        | GetBucketLifecycleConfiguration
+        | PutBucketLifecycleConfiguration
+        | DeleteBucketLifecycleConfiguration => (Role::Owner, None),
     })
 }
 
@@ -316,6 +319,10 @@ pub fn action(op: &Op) -> Option<&'static str> {
         PutPublicAccessBlock | DeletePublicAccessBlock => "s3:PutBucketPublicAccessBlock",
         GetBucketOwnershipControls => "s3:GetBucketOwnershipControls",
         GetUnconfigured(sub) => super::unconfigured::action(sub)?,
+        GetBucketLifecycleConfiguration => "s3:GetLifecycleConfiguration",
+        PutBucketLifecycleConfiguration | DeleteBucketLifecycleConfiguration => {
+            "s3:PutLifecycleConfiguration"
+        }
         PutBucketOwnershipControls | DeleteBucketOwnershipControls => {
             "s3:PutBucketOwnershipControls"
         }

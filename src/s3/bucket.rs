@@ -140,6 +140,7 @@ pub async fn create_bucket(st: &AppState, mut req: S3Request) -> S3Result<Respon
         policy: None,
         public_access_block: None,
         ownership: Some(ownership),
+        lifecycle: None,
     };
     let was_deleted = st.store.meta().is_tombstone(&name).await?;
     if !st.store.meta().create_bucket(&info).await? {

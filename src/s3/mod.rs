@@ -7,6 +7,7 @@ pub mod copy;
 pub mod cors;
 pub mod delete;
 pub mod headers;
+pub mod lifecycle;
 pub mod list;
 pub mod multipart;
 pub mod object;
@@ -197,6 +198,9 @@ pub async fn dispatch(st: &AppState, op: Op, mut req: S3Request) -> S3Result<Res
         Op::PutBucketOwnershipControls => ownership::put(st, req).await,
         Op::DeleteBucketOwnershipControls => ownership::delete(st, req).await,
         Op::GetUnconfigured(sub) => unconfigured::get(st, req, sub).await,
+        Op::GetBucketLifecycleConfiguration => lifecycle::get(st, req).await,
+        Op::PutBucketLifecycleConfiguration => lifecycle::put(st, req).await,
+        Op::DeleteBucketLifecycleConfiguration => lifecycle::delete(st, req).await,
         // Answered before authentication, in the HTTP entry.
         Op::Preflight | Op::PostObject => Err(S3Error::internal()),
         Op::NotImplemented(_) => Err(S3Error::not_implemented()),

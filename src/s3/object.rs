@@ -88,6 +88,7 @@ pub async fn put_object(st: &AppState, mut req: S3Request) -> S3Result<Response>
     if let Ok(v) = HeaderValue::from_str(info.etag()) {
         r.headers_mut().insert("etag", v);
     }
+    super::lifecycle::expiration_header(st, &b, &info, r.headers_mut());
     for (alg, v) in &info.meta.checksums {
         if let (Ok(n), Ok(v)) = (
             axum::http::HeaderName::from_bytes(format!("x-amz-checksum-{alg}").as_bytes()),
@@ -115,7 +116,7 @@ pub async fn get_object(st: &AppState, req: S3Request, head: bool) -> S3Result<R
         ));
     }
     let bucket = req.bucket().to_owned();
-    require_bucket(st, &bucket).await?;
+    let b = require_bucket(st, &bucket).await?;
     // A revision replaced between the lookup and the lease is looked up again.
     for _ in 0..3 {
         let info = super::acl::require_object_access(
@@ -184,6 +185,7 @@ pub async fn get_object(st: &AppState, req: S3Request, head: bool) -> S3Result<R
             &req.query,
             checksum_mode && status == StatusCode::OK,
         );
+        super::lifecycle::expiration_header(st, &b, &info, h);
         h.insert("content-length", HeaderValue::from(end - start));
         if !info.meta.tags.is_empty() {
             h.insert(

@@ -100,6 +100,12 @@ pub enum Op {
     PutBucketOwnershipControls,
     /// DELETE /bucket?ownershipControls
     DeleteBucketOwnershipControls,
+    /// GET /bucket?lifecycle
+    GetBucketLifecycleConfiguration,
+    /// PUT /bucket?lifecycle
+    PutBucketLifecycleConfiguration,
+    /// DELETE /bucket?lifecycle
+    DeleteBucketLifecycleConfiguration,
     /// GET /bucket?website (and the other sub-resources of `s3::unconfigured`): what AWS
     /// answers for a bucket without that configuration.
     GetUnconfigured(&'static str),
@@ -176,6 +182,9 @@ impl Op {
             Op::PutBucketOwnershipControls => "PutBucketOwnershipControls",
             Op::DeleteBucketOwnershipControls => "DeleteBucketOwnershipControls",
             Op::GetUnconfigured(_) => "GetBucketSubresource",
+            Op::GetBucketLifecycleConfiguration => "GetBucketLifecycleConfiguration",
+            Op::PutBucketLifecycleConfiguration => "PutBucketLifecycleConfiguration",
+            Op::DeleteBucketLifecycleConfiguration => "DeleteBucketLifecycleConfiguration",
             Op::PostObject => "PostObject",
             Op::NotImplemented(_) => "NotImplemented",
         }
@@ -283,6 +292,9 @@ pub fn parse(
             (Method::GET, ["ownershipControls"]) => Op::GetBucketOwnershipControls,
             (Method::PUT, ["ownershipControls"]) => Op::PutBucketOwnershipControls,
             (Method::DELETE, ["ownershipControls"]) => Op::DeleteBucketOwnershipControls,
+            (Method::GET, ["lifecycle"]) => Op::GetBucketLifecycleConfiguration,
+            (Method::PUT, ["lifecycle"]) => Op::PutBucketLifecycleConfiguration,
+            (Method::DELETE, ["lifecycle"]) => Op::DeleteBucketLifecycleConfiguration,
             (Method::GET, [sub]) if crate::s3::unconfigured::action(sub).is_some() => {
                 let known = crate::s3::unconfigured::SUBRESOURCES
                     .iter()

@@ -1,4 +1,4 @@
-//! Bucket sub-resources grids3 has no configuration for (website, replication, lifecycle,
+//! Bucket sub-resources grids3 has no configuration for (website, replication,
 //! default encryption, Object Lock, logging, notifications, acceleration, request payment,
 //! analytics, metrics, inventory, intelligent tiering). Their GETs answer what AWS answers
 //! for a bucket where nothing was configured, so that clients that read them (consoles, sync
@@ -17,7 +17,6 @@ use crate::xml;
 pub const SUBRESOURCES: &[(&str, &str)] = &[
     ("website", "s3:GetBucketWebsite"),
     ("replication", "s3:GetReplicationConfiguration"),
-    ("lifecycle", "s3:GetLifecycleConfiguration"),
     ("encryption", "s3:GetEncryptionConfiguration"),
     ("object-lock", "s3:GetBucketObjectLockConfiguration"),
     ("logging", "s3:GetBucketLogging"),
@@ -68,10 +67,6 @@ pub async fn get(st: &AppState, req: S3Request, sub: &str) -> S3Result<Response>
         "replication" => Err(not_found(
             "ReplicationConfigurationNotFoundError",
             "The replication configuration was not found",
-        )),
-        "lifecycle" => Err(not_found(
-            "NoSuchLifecycleConfiguration",
-            "The lifecycle configuration does not exist",
         )),
         // grids3 does not encrypt (requests for server-side encryption are refused), so
         // there is no default encryption to report.

@@ -11,3 +11,16 @@ fn behaviours_as_aws_documents_them() {
         support::run_py_checks(&gw, "fidelity.py", "fidelity", &[&ak2, &sk2]).await;
     });
 }
+
+#[test]
+fn lifecycle_rules_expire_objects_and_abort_uploads() {
+    support::run(async {
+        let name = format!(
+            "g_lifecycle_{}",
+            &uuid::Uuid::new_v4().simple().to_string()[..12]
+        );
+        // A lifecycle "day" of one second, so that expiry shows within the test.
+        let gw = support::gateway_with(&name, |c| c.lifecycle_day_secs = 1).await;
+        support::run_py_checks(&gw, "lifecycle.py", "lifecycle", &[]).await;
+    });
+}

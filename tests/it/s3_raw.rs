@@ -115,7 +115,7 @@ fn unsupported_operations_are_501() {
         for (method, path) in [
             ("PUT", "/raw?replication"),
             ("PUT", "/raw?website"),
-            ("DELETE", "/raw?lifecycle"),
+            ("DELETE", "/raw?website"),
             ("GET", "/raw/k?torrent"),
         ] {
             let r = Raw::new(method, path).send(&gw).await;

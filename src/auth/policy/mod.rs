@@ -62,6 +62,7 @@ pub const ACTIONS: &[&str] = &[
     "s3:GetBucketWebsite",
     "s3:GetReplicationConfiguration",
     "s3:GetLifecycleConfiguration",
+    "s3:PutLifecycleConfiguration",
     "s3:GetEncryptionConfiguration",
     "s3:GetBucketObjectLockConfiguration",
     "s3:GetBucketLogging",

@@ -31,6 +31,9 @@ pub struct BucketInfo {
     /// Object ownership (`BucketOwnerEnforced`, ...; `None`: none set, which behaves as
     /// `ObjectWriter`).
     pub ownership: Option<String>,
+    /// The lifecycle configuration, as the XML PutBucketLifecycleConfiguration stored (see
+    /// `crate::lifecycle`).
+    pub lifecycle: Option<String>,
 }
 
 /// A Block Public Access configuration (see `s3::public_access`).
@@ -158,6 +161,7 @@ impl BucketInfo {
             acl: super::acl_from_docs(d, "acl"),
             policy: d.get_str("policy").ok().map(str::to_owned),
             ownership: d.get_str("ownership").ok().map(str::to_owned),
+            lifecycle: d.get_str("lifecycle").ok().map(str::to_owned),
             public_access_block: d
                 .get_document("publicAccessBlock")
                 .ok()
@@ -446,6 +450,48 @@ impl MetaStore {
             .await?
             .matched_count
             == 1)
+    }
+
+    /// Sets (`Some`) or removes (`None`) a bucket's lifecycle configuration; `false` when the
+    /// bucket does not exist.
+    pub async fn set_bucket_lifecycle(
+        &self,
+        name: &str,
+        xml: Option<&str>,
+    ) -> mongodb::error::Result<bool> {
+        self.forget_bucket(name);
+        let update = match xml {
+            Some(x) => doc! {"$set": {"lifecycle": x}},
+            None => doc! {"$unset": {"lifecycle": ""}},
+        };
+        Ok(self
+            .buckets
+            .update_one(doc! {"_id": name, "deleted": {"$ne": true}}, update)
+            .await?
+            .matched_count
+            == 1)
+    }
+
+    /// Takes (or keeps) the lead of a background task for `ttl`: one atomic write on the
+    /// task's document in `__infostore`, which succeeds for its holder or once the lead
+    /// expired (in the database's time). `false`: another instance leads.
+    pub async fn lead(&self, task: &str, ttl: std::time::Duration) -> mongodb::error::Result<bool> {
+        let now = self.clock.now();
+        let me = self.process_id.as_ref();
+        let r = self
+            .info
+            .update_one(
+                doc! {"_id": format!("lead:{task}"), "$or": [{"holder": me}, {"expires": {"$lt": now}}]},
+                doc! {"$set": {"holder": me, "expires": self.clock.after(ttl)}},
+            )
+            .upsert(true)
+            .await;
+        match r {
+            Ok(_) => Ok(true),
+            // The document exists with another live holder: the upsert's insert collides.
+            Err(e) if is_duplicate_key(&e) => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 
     /// Grants `role` on a bucket to an access key (`None` removes the grant); `false` when the

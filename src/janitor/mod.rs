@@ -21,15 +21,20 @@ pub fn spawn(state: &AppState) {
     // on every tick). Its lead outlives a few ticks, so a live leader keeps it.
     let lifecycle_every = Duration::from_secs(st.config.lifecycle_day_secs.clamp(1, 3600));
     let lead_for = (every * 3).max(Duration::from_secs(30));
-    let mut last_lifecycle: Option<std::time::Instant> = None;
+    // The first pass comes one period after start-up, not at once: a restart does not bring
+    // the hourly pass forward.
+    let mut last_lifecycle = std::time::Instant::now();
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(every);
         loop {
             tick.tick().await;
-            if last_lifecycle.is_none_or(|t| t.elapsed() >= lifecycle_every) {
-                last_lifecycle = Some(std::time::Instant::now());
+            if last_lifecycle.elapsed() >= lifecycle_every {
+                last_lifecycle = std::time::Instant::now();
                 let t = std::time::Instant::now();
-                let outcome = match lifecycle::pass(&st, lead_for).await {
+                // Bounded: a database that stops answering must not stall the janitor's loop
+                // (the driver has no socket timeout); the next period tries again.
+                let run = tokio::time::timeout(lead_for, lifecycle::pass(&st, lead_for)).await;
+                let outcome = match run.unwrap_or_else(|_| Err(anyhow::anyhow!("timed out"))) {
                     Ok(o) => {
                         if o.expired + o.aborted > 0 {
                             tracing::info!(

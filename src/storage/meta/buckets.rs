@@ -1,7 +1,7 @@
 //! Bucket attributes in `__metastore`.
 
 use futures::TryStreamExt;
-use mongodb::bson::{doc, DateTime, Document};
+use mongodb::bson::{doc, Bson, DateTime, Document};
 
 use super::{is_duplicate_key, MetaStore};
 
@@ -374,102 +374,80 @@ impl MetaStore {
         Ok(())
     }
 
+    /// Sets (`Some`) or removes (`None`) one attribute of a live bucket's document; `false`
+    /// when the bucket does not exist. Every bucket setting is written through here.
+    async fn set_attribute(
+        &self,
+        name: &str,
+        field: &str,
+        value: Option<Bson>,
+    ) -> mongodb::error::Result<bool> {
+        self.forget_bucket(name);
+        let update = match value {
+            Some(v) => doc! {"$set": {field: v}},
+            None => doc! {"$unset": {field: ""}},
+        };
+        Ok(self
+            .buckets
+            .update_one(doc! {"_id": name, "deleted": {"$ne": true}}, update)
+            .await?
+            .matched_count
+            == 1)
+    }
+
     /// Replaces a bucket's ACL grants (PutBucketAcl); `false` when the bucket does not exist.
     pub async fn set_bucket_acl(
         &self,
         name: &str,
         acl: &[(String, String)],
     ) -> mongodb::error::Result<bool> {
-        self.forget_bucket(name);
-        Ok(self
-            .buckets
-            .update_one(
-                doc! {"_id": name, "deleted": {"$ne": true}},
-                doc! {"$set": {"acl": super::acl_docs(acl)}},
-            )
-            .await?
-            .matched_count
-            == 1)
+        let grants = Bson::Array(
+            super::acl_docs(acl)
+                .into_iter()
+                .map(Bson::Document)
+                .collect(),
+        );
+        self.set_attribute(name, "acl", Some(grants)).await
     }
 
-    /// Sets (`Some`) or removes (`None`) a bucket's policy; `false` when the bucket does not
-    /// exist.
+    /// Sets (`Some`) or removes (`None`) a bucket's policy (as its JSON text).
     pub async fn set_bucket_policy(
         &self,
         name: &str,
         policy: Option<&str>,
     ) -> mongodb::error::Result<bool> {
-        self.forget_bucket(name);
-        let update = match policy {
-            Some(p) => doc! {"$set": {"policy": p}},
-            None => doc! {"$unset": {"policy": ""}},
-        };
-        Ok(self
-            .buckets
-            .update_one(doc! {"_id": name, "deleted": {"$ne": true}}, update)
-            .await?
-            .matched_count
-            == 1)
+        self.set_attribute(name, "policy", policy.map(Bson::from))
+            .await
     }
 
-    /// Sets (`Some`) or removes (`None`) a bucket's Block Public Access configuration; `false`
-    /// when the bucket does not exist.
+    /// Sets (`Some`) or removes (`None`) a bucket's Block Public Access configuration.
     pub async fn set_public_access_block(
         &self,
         name: &str,
         pab: Option<PublicAccessBlock>,
     ) -> mongodb::error::Result<bool> {
-        self.forget_bucket(name);
-        let update = match pab {
-            Some(p) => doc! {"$set": {"publicAccessBlock": p.to_document()}},
-            None => doc! {"$unset": {"publicAccessBlock": ""}},
-        };
-        Ok(self
-            .buckets
-            .update_one(doc! {"_id": name, "deleted": {"$ne": true}}, update)
-            .await?
-            .matched_count
-            == 1)
+        let value = pab.map(|p| Bson::Document(p.to_document()));
+        self.set_attribute(name, "publicAccessBlock", value).await
     }
 
-    /// Sets (`Some`) or removes (`None`) a bucket's object ownership; `false` when the bucket
-    /// does not exist.
+    /// Sets (`Some`) or removes (`None`) a bucket's object ownership.
     pub async fn set_bucket_ownership(
         &self,
         name: &str,
         ownership: Option<&str>,
     ) -> mongodb::error::Result<bool> {
-        self.forget_bucket(name);
-        let update = match ownership {
-            Some(o) => doc! {"$set": {"ownership": o}},
-            None => doc! {"$unset": {"ownership": ""}},
-        };
-        Ok(self
-            .buckets
-            .update_one(doc! {"_id": name, "deleted": {"$ne": true}}, update)
-            .await?
-            .matched_count
-            == 1)
+        self.set_attribute(name, "ownership", ownership.map(Bson::from))
+            .await
     }
 
-    /// Sets (`Some`) or removes (`None`) a bucket's lifecycle configuration; `false` when the
-    /// bucket does not exist.
+    /// Sets (`Some`) or removes (`None`) a bucket's lifecycle configuration (as its XML).
     pub async fn set_bucket_lifecycle(
         &self,
         name: &str,
         xml: Option<&str>,
     ) -> mongodb::error::Result<bool> {
-        self.forget_bucket(name);
-        let update = match xml {
-            Some(x) => doc! {"$set": {"lifecycle": x}},
-            None => doc! {"$unset": {"lifecycle": ""}},
-        };
-        Ok(self
-            .buckets
-            .update_one(doc! {"_id": name, "deleted": {"$ne": true}}, update)
-            .await?
-            .matched_count
-            == 1)
+        self.set_attribute(name, "lifecycle", xml.map(Bson::from))
+            .await
     }
 
     /// Takes (or keeps) the lead of a background task for `ttl`: one atomic write on the

@@ -425,8 +425,30 @@ pub fn add_request_tag(v: &mut HashMap<String, Vec<String>>, key: &str, value: &
 /// A bucket's policy, parsed (`None`: it has none). A stored policy that no longer parses
 /// (a principal's key was deleted since) is read leniently: principals that name no key
 /// match nobody.
+/// Parsed policies by bucket, with the text each was parsed from.
+type ParsedPolicies = HashMap<String, (String, Arc<Policy>)>;
+
 fn bucket_policy(b: &BucketInfo) -> Option<Arc<Policy>> {
     let text = b.policy.as_deref()?;
+    // Parsed once per stored text, not on every request: the text comes from the bucket
+    // cache, so a changed policy is re-parsed as soon as that cache sees it.
+    static PARSED: std::sync::LazyLock<std::sync::Mutex<ParsedPolicies>> =
+        std::sync::LazyLock::new(Default::default);
+    if let Some((t, p)) = PARSED.lock().expect("policy cache").get(&b.name) {
+        if t == text {
+            return Some(p.clone());
+        }
+    }
+    let parsed = parse_stored(b, text)?;
+    let mut cache = PARSED.lock().expect("policy cache");
+    if cache.len() >= 10_000 {
+        cache.clear();
+    }
+    cache.insert(b.name.clone(), (text.to_owned(), parsed.clone()));
+    Some(parsed)
+}
+
+fn parse_stored(b: &BucketInfo, text: &str) -> Option<Arc<Policy>> {
     match policy::parse(text, &b.name, &|_| true) {
         Ok(p) => Some(Arc::new(p)),
         Err(e) => {

@@ -277,13 +277,15 @@ pub async fn get_object_acl(st: &AppState, req: S3Request) -> S3Result<Response>
 /// body (not both), replacing the ACL's grants.
 pub async fn put_acl(st: &AppState, mut req: S3Request, object: bool) -> S3Result<Response> {
     let b = require_bucket(st, req.bucket()).await?;
-    if object {
-        require_object_access(
+    let target = if object {
+        Some(require_object_access(
             &req.auth,
             req.access,
             st.store.head(req.bucket(), req.key()).await?,
-        )?;
-    }
+        )?)
+    } else {
+        None
+    };
     let from_headers = request_acl(st, &req.parts.headers, object).await?;
     let body = req.body_reader()?.read_to_vec(xml::MAX_XML_BODY).await?;
     let body_given = !body.iter().all(u8::is_ascii_whitespace);
@@ -305,11 +307,8 @@ pub async fn put_acl(st: &AppState, mut req: S3Request, object: bool) -> S3Resul
     super::ownership::check_acl(super::ownership::acls_disabled(&b), Some(&acl))?;
     super::public_access::check_acl(super::public_access::effective(st, &b), Some(&acl))?;
     let stored = grants::to_stored(&acl);
-    if object {
-        st.store
-            .set_object_acl(req.bucket(), req.key(), stored)
-            .await?
-            .ok_or_else(S3Error::no_such_key)?;
+    if let Some(o) = target {
+        st.store.set_object_acl(req.bucket(), o, stored).await?;
     } else if !st
         .store
         .meta()

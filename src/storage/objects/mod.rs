@@ -243,6 +243,12 @@ impl ObjectStore {
             return Ok(None);
         };
         change(&mut info.meta);
+        self.write_meta(bucket, &info).await?;
+        Ok(Some(info))
+    }
+
+    /// Writes a revision's attributes back, by its `_id` (so never onto a newer revision).
+    async fn write_meta(&self, bucket: &str, info: &ObjectInfo) -> Result<()> {
         self.gridfs(bucket)
             .files()
             .update_one(
@@ -250,22 +256,20 @@ impl ObjectStore {
                 doc! {"$set": {"metadata": info.meta.to_metadata()}},
             )
             .await?;
-        Ok(Some(info))
+        Ok(())
     }
 
-    /// Replaces the current object's ACL grants (empty: private); `None` when there is no
-    /// object.
+    /// Replaces the ACL grants (empty: private) of a revision the caller looked up (and
+    /// authorized), with one write.
     pub async fn set_object_acl(
         &self,
         bucket: &str,
-        key: &str,
+        mut info: ObjectInfo,
         grants: Vec<(String, String)>,
-    ) -> Result<Option<ObjectInfo>> {
-        self.update_meta(bucket, key, |m| {
-            m.acl = None;
-            m.grants = grants;
-        })
-        .await
+    ) -> Result<()> {
+        info.meta.acl = None;
+        info.meta.grants = grants;
+        self.write_meta(bucket, &info).await
     }
 
     /// Starts writing a new revision of `key` (invisible until [`ObjectStore::publish_if`]).

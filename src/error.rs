@@ -14,6 +14,8 @@ pub struct S3Error {
     pub status: StatusCode,
     /// A human-readable message.
     pub message: String,
+    /// Response headers the error carries (`x-amz-delete-marker`, `x-amz-version-id`).
+    pub headers: Vec<(&'static str, String)>,
 }
 
 /// Result type of handlers.
@@ -25,7 +27,7 @@ macro_rules! errors {
             $(
                 $(#[$doc])*
                 pub fn $fn() -> Self {
-                    Self { code: $code, status: StatusCode::$status, message: $msg.to_owned() }
+                    Self { code: $code, status: StatusCode::$status, message: $msg.to_owned(), headers: Vec::new() }
                 }
             )*
         }
@@ -127,9 +129,17 @@ errors! {
     ownership_controls_not_found => "OwnershipControlsNotFoundError", NOT_FOUND, "The bucket ownership controls were not found";
     /// Method not allowed on this resource.
     method_not_allowed => "MethodNotAllowed", METHOD_NOT_ALLOWED, "The specified method is not allowed against this resource.";
+    /// A version id that names no version of the key.
+    no_such_version => "NoSuchVersion", NOT_FOUND, "The specified version does not exist.";
 }
 
 impl S3Error {
+    /// The error with a response header.
+    pub fn with_header(mut self, name: &'static str, value: impl Into<String>) -> Self {
+        self.headers.push((name, value.into()));
+        self
+    }
+
     /// An error with a custom message.
     pub fn with_message(mut self, message: impl Into<String>) -> Self {
         self.message = message.into();
@@ -142,6 +152,7 @@ impl S3Error {
             code: "InvalidArgument",
             status: StatusCode::BAD_REQUEST,
             message: message.into(),
+            headers: Vec::new(),
         }
     }
 
@@ -151,6 +162,7 @@ impl S3Error {
             code: "InvalidTag",
             status: StatusCode::BAD_REQUEST,
             message: message.into(),
+            headers: Vec::new(),
         }
     }
 
@@ -160,6 +172,7 @@ impl S3Error {
             code: "InvalidRequest",
             status: StatusCode::BAD_REQUEST,
             message: message.into(),
+            headers: Vec::new(),
         }
     }
 
@@ -169,6 +182,7 @@ impl S3Error {
             code: "AuthorizationHeaderMalformed",
             status: StatusCode::BAD_REQUEST,
             message: message.into(),
+            headers: Vec::new(),
         }
     }
 
@@ -178,6 +192,7 @@ impl S3Error {
             code: "AuthorizationQueryParametersError",
             status: StatusCode::BAD_REQUEST,
             message: message.into(),
+            headers: Vec::new(),
         }
     }
 
@@ -187,6 +202,7 @@ impl S3Error {
             code: "IllegalLocationConstraintException",
             status: StatusCode::BAD_REQUEST,
             message: message.into(),
+            headers: Vec::new(),
         }
     }
 

@@ -99,6 +99,8 @@ impl AppState {
                 public_access_block: None,
                 ownership: None,
                 lifecycle: None,
+                versioning: None,
+                versions_indexed: false,
             };
             if self.store.meta().create_bucket(&info).await? {
                 tracing::info!(bucket = %name, "adopted an existing GridFS bucket");

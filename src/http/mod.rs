@@ -78,6 +78,11 @@ pub fn error_response(e: &S3Error, resource: &str, request_id: &str, head: bool)
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/xml"),
     );
+    for (name, value) in &e.headers {
+        if let Ok(v) = HeaderValue::from_str(value) {
+            r.headers_mut().insert(*name, v);
+        }
+    }
     if e.status == StatusCode::SERVICE_UNAVAILABLE {
         r.headers_mut()
             .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));

@@ -66,8 +66,26 @@ pub async fn pass(st: &AppState, lead_for: Duration) -> anyhow::Result<Outcome> 
                     if !due {
                         continue;
                     }
-                    for id in &c.revisions {
-                        st.store.reclaim(&b.name, id).await?;
+                    if b.versioning.is_some() {
+                        // In a versioned bucket expiring the current version writes a delete
+                        // marker, as S3 does; no version is removed. A key whose latest
+                        // version is a marker already is left alone.
+                        let current = st.store.head(&b.name, &c.key).await?;
+                        if current.is_none_or(|o| Some(&o.file.id) != c.revisions.first()) {
+                            continue;
+                        }
+                        let cond = crate::storage::objects::DeleteCondition::default();
+                        let done = st
+                            .store
+                            .delete_object(&b.name, &c.key, None, &cond, &b.owner)
+                            .await?;
+                        if done.is_err() {
+                            continue;
+                        }
+                    } else {
+                        for id in &c.revisions {
+                            st.store.reclaim(&b.name, id).await?;
+                        }
                     }
                     out.expired += 1;
                 }

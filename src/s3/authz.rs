@@ -127,7 +127,8 @@ pub fn needs(op: &Op) -> Option<(Role, Option<AclNeed>)> {
         | GetUnconfigured(_)
         | GetBucketLifecycleConfiguration
         | PutBucketLifecycleConfiguration
-        | DeleteBucketLifecycleConfiguration => (Role::Owner, None),
+        | DeleteBucketLifecycleConfiguration
+        | PutBucketVersioning => (Role::Owner, None),
     })
 }
 
@@ -287,6 +288,7 @@ pub fn action(op: &Op) -> Option<&'static str> {
         ListMultipartUploads => "s3:ListBucketMultipartUploads",
         GetBucketLocation => "s3:GetBucketLocation",
         GetBucketVersioning => "s3:GetBucketVersioning",
+        PutBucketVersioning => "s3:PutBucketVersioning",
         GetObject | HeadObject => "s3:GetObject",
         GetObjectAttributes => "s3:GetObjectAttributes",
         GetObjectTagging => "s3:GetObjectTagging",
@@ -328,6 +330,21 @@ pub fn action(op: &Op) -> Option<&'static str> {
         }
         ListBuckets | CreateBucket | Preflight | NotImplemented(_) => return None,
     })
+}
+
+/// The action AWS names when the request addresses a version (`?versionId=`).
+fn versioned_action(act: &'static str, version: bool) -> &'static str {
+    match (act, version) {
+        ("s3:GetObject", true) => "s3:GetObjectVersion",
+        ("s3:DeleteObject", true) => "s3:DeleteObjectVersion",
+        ("s3:GetObjectTagging", true) => "s3:GetObjectVersionTagging",
+        ("s3:PutObjectTagging", true) => "s3:PutObjectVersionTagging",
+        ("s3:DeleteObjectTagging", true) => "s3:DeleteObjectVersionTagging",
+        ("s3:GetObjectAcl", true) => "s3:GetObjectVersionAcl",
+        ("s3:PutObjectAcl", true) => "s3:PutObjectVersionAcl",
+        ("s3:GetObjectAttributes", true) => "s3:GetObjectVersionAttributes",
+        _ => act,
+    }
 }
 
 /// The resource ARN of a request.
@@ -558,6 +575,7 @@ async fn decide_on(
     };
     let mut per_key = None;
     if let (Some(p), Some(act)) = (bucket_policy(&b), action(op)) {
+        let act = versioned_action(act, t.facts.contains_key("s3:versionid"));
         let mut values = t.facts.clone();
         if let (true, Some(key)) = (p.needs_object_tags(), t.key) {
             if let Some(o) = st.store.head(t.bucket, key).await? {
@@ -668,6 +686,7 @@ pub fn op_for_action(action: &str) -> Option<Op> {
         ListMultipartUploads,
         GetBucketLocation,
         GetBucketVersioning,
+        PutBucketVersioning,
         GetObject,
         GetObjectAttributes,
         GetObjectTagging,

@@ -10,6 +10,7 @@ use super::{empty, owner_of, require_bucket, xml_response, S3Request};
 use crate::error::{S3Error, S3Result};
 use crate::state::AppState;
 use crate::storage::meta::BucketInfo;
+use crate::storage::versions::Versioning;
 use crate::xml::{self, to_xml, S3_NS};
 
 /// S3's bucket naming rules for new buckets.
@@ -141,6 +142,8 @@ pub async fn create_bucket(st: &AppState, mut req: S3Request) -> S3Result<Respon
         public_access_block: None,
         ownership: Some(ownership),
         lifecycle: None,
+        versioning: None,
+        versions_indexed: false,
     };
     let was_deleted = st.store.meta().is_tombstone(&name).await?;
     if !st.store.meta().create_bucket(&info).await? {
@@ -254,16 +257,50 @@ pub async fn get_location(st: &AppState, req: S3Request) -> S3Result<Response> {
     ))
 }
 
-/// GetBucketVersioning: versioning has never been enabled, so no Status.
+/// GetBucketVersioning: `Enabled` or `Suspended`, or no Status for a bucket that never had
+/// versioning.
 pub async fn get_versioning(st: &AppState, req: S3Request) -> S3Result<Response> {
-    require_bucket(st, req.bucket()).await?;
+    let b = require_bucket(st, req.bucket()).await?;
+    let status = Versioning::from_status(b.versioning.as_deref()).status();
     Ok(xml_response(
         StatusCode::OK,
         to_xml(
             "VersioningConfiguration",
-            &xml::VersioningConfiguration { xmlns: S3_NS },
+            &xml::VersioningConfiguration {
+                xmlns: S3_NS,
+                status,
+            },
         ),
     ))
+}
+
+/// PutBucketVersioning. The first time versioning is enabled (or suspended) the version index
+/// is built before the answer (see `ObjectStore::set_versioning`), so the request takes a
+/// second or more. MFA Delete is refused: grids3 has no MFA devices.
+pub async fn put_versioning(st: &AppState, mut req: S3Request) -> S3Result<Response> {
+    let bucket = req.bucket().to_owned();
+    require_bucket(st, &bucket).await?;
+    let body = req.body_reader()?.read_to_vec(xml::MAX_XML_BODY).await?;
+    let conf: xml::VersioningConfigurationIn = xml::from_xml(&body)?;
+    match conf.mfa_delete.as_deref() {
+        None | Some("Disabled") => {}
+        Some("Enabled") => {
+            return Err(S3Error::not_implemented()
+                .with_message("MFA Delete is not supported: grids3 has no MFA devices"))
+        }
+        Some(_) => return Err(S3Error::malformed_xml()),
+    }
+    let status = match conf.status.as_deref() {
+        Some("Enabled") => Versioning::Enabled,
+        Some("Suspended") => Versioning::Suspended,
+        None => {
+            // AWS accepts a configuration without Status and changes nothing.
+            return Ok(empty(StatusCode::OK));
+        }
+        Some(_) => return Err(S3Error::malformed_xml()),
+    };
+    st.store.set_versioning(&bucket, status).await?;
+    Ok(empty(StatusCode::OK))
 }
 
 #[cfg(test)]

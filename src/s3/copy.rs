@@ -21,11 +21,8 @@ pub fn parse_copy_source(v: &str) -> S3Result<(String, String)> {
         Some((p, q)) => (p, Some(q)),
         None => (v, None),
     };
-    if let Some(q) = query {
-        let version = q.strip_prefix("versionId=").unwrap_or("");
-        if version != "null" {
-            return Err(S3Error::invalid_argument("Invalid version id specified"));
-        }
+    if query.is_some() {
+        copy_source_version(v)?;
     }
     let path = decode(path.strip_prefix('/').unwrap_or(path));
     match path.split_once('/') {
@@ -33,6 +30,20 @@ pub fn parse_copy_source(v: &str) -> S3Result<(String, String)> {
         _ => Err(S3Error::invalid_argument(
             "Copy Source must mention the source bucket and key: sourcebucket/sourcekey",
         )),
+    }
+}
+
+/// The version `x-amz-copy-source` names (`?versionId=`), if any: `null` or an id grids3 could
+/// have made, else `InvalidArgument`.
+pub fn copy_source_version(v: &str) -> S3Result<Option<String>> {
+    let Some((_, q)) = v.split_once('?') else {
+        return Ok(None);
+    };
+    match q.strip_prefix("versionId=") {
+        Some(id) if id == "null" || crate::storage::versions::is_valid_vid(id) => {
+            Ok(Some(id.to_owned()))
+        }
+        _ => Err(S3Error::invalid_argument("Invalid version id specified")),
     }
 }
 
@@ -61,13 +72,16 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
     let dest = require_bucket(st, &bucket).await?;
     let (src_bucket, src_key) =
         parse_copy_source(req.header("x-amz-copy-source").unwrap_or_default())?;
+    let src_version = copy_source_version(req.header("x-amz-copy-source").unwrap_or_default())?;
     require_bucket(st, &src_bucket).await?;
     let replace = match req.header("x-amz-metadata-directive") {
         None | Some("COPY") => false,
         Some("REPLACE") => true,
         Some(_) => return Err(S3Error::invalid_argument("Unknown metadata directive.")),
     };
-    if src_bucket == bucket && src_key == req.key() && !replace {
+    // Copying an older version onto its own key (a restore) is a change; the current
+    // object onto itself without new metadata is not.
+    if src_bucket == bucket && src_key == req.key() && !replace && src_version.is_none() {
         return Err(S3Error::invalid_request(
             "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.",
         ));
@@ -79,6 +93,7 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
             req.source_access,
             &src_bucket,
             &src_key,
+            src_version.as_deref(),
         )
         .await?;
         check_copy_source(&req.parts.headers, &src)?;
@@ -144,12 +159,31 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
             last_modified: super::headers::iso8601(info.file.upload_date),
             etag: info.etag().to_owned(),
         };
-        return Ok(xml_response(
-            StatusCode::OK,
-            to_xml("CopyObjectResult", &body),
-        ));
+        let mut r = xml_response(StatusCode::OK, to_xml("CopyObjectResult", &body));
+        version_headers(&mut r, &src, Some(&info));
+        return Ok(r);
     }
     Err(S3Error::no_such_key())
+}
+
+/// `x-amz-copy-source-version-id` (the source's version, when its bucket is versioned) and
+/// `x-amz-version-id` (the new object's).
+pub fn version_headers(r: &mut Response, src: &ObjectInfo, new: Option<&ObjectInfo>) {
+    use axum::http::HeaderValue;
+    let h = r.headers_mut();
+    if let Some(v) = src
+        .version_id
+        .as_deref()
+        .and_then(|v| HeaderValue::from_str(v).ok())
+    {
+        h.insert("x-amz-copy-source-version-id", v);
+    }
+    if let Some(v) = new
+        .and_then(|n| n.version_id.as_deref())
+        .and_then(|v| HeaderValue::from_str(v).ok())
+    {
+        h.insert("x-amz-version-id", v);
+    }
 }
 
 #[cfg(test)]
@@ -168,5 +202,11 @@ mod tests {
         );
         assert!(parse_copy_source("b").is_err());
         assert!(parse_copy_source("b/k?versionId=abc").is_err());
+        let vid = format!("{}{}", "8".repeat(13), "a".repeat(24));
+        assert_eq!(
+            copy_source_version(&format!("b/k?versionId={vid}")).unwrap(),
+            Some(vid)
+        );
+        assert_eq!(copy_source_version("b/k").unwrap(), None);
     }
 }

@@ -8,12 +8,12 @@ use md5::{Digest, Md5};
 use super::{require_bucket, xml_response, S3Request};
 use crate::error::{S3Error, S3Result};
 use crate::state::AppState;
+use crate::storage::objects::DeleteCondition;
 use crate::xml::{self, to_xml, S3_NS};
 
 /// DeleteObjects (at most 1000 keys; Quiet reports errors only).
 pub async fn delete_objects(st: &AppState, mut req: S3Request) -> S3Result<Response> {
     let bucket = req.bucket().to_owned();
-    require_bucket(st, &bucket).await?;
     let body = req.body_reader()?.read_to_vec(xml::MAX_XML_BODY).await?;
     if let Some(md5) = req.header("content-md5") {
         let want = base64::engine::general_purpose::STANDARD.encode(Md5::digest(&body));
@@ -30,10 +30,13 @@ pub async fn delete_objects(st: &AppState, mut req: S3Request) -> S3Result<Respo
         deleted: Vec::new(),
         errors: Vec::new(),
     };
-    let (bad, good): (Vec<_>, Vec<_>) = request
-        .objects
-        .into_iter()
-        .partition(|o| o.version_id.as_deref().is_some_and(|v| v != "null"));
+    let b = require_bucket(st, &bucket).await?;
+    let versioned = b.versioning.is_some();
+    let (bad, good): (Vec<_>, Vec<_>) = request.objects.into_iter().partition(|o| {
+        o.version_id.as_deref().is_some_and(|v| {
+            v != "null" && (!versioned || !crate::storage::versions::is_valid_vid(v))
+        })
+    });
     for o in bad {
         result.errors.push(xml::DeleteError {
             key: o.key,
@@ -53,6 +56,71 @@ pub async fn delete_objects(st: &AppState, mut req: S3Request) -> S3Result<Respo
             message: "Access Denied".into(),
         });
     }
+    let conditional = good
+        .iter()
+        .any(|o| o.etag.is_some() || o.last_modified_time.is_some() || o.size.is_some());
+    if versioned || conditional {
+        // Versions, delete markers and conditions are decided key by key, each under its
+        // key's lock.
+        for o in good {
+            let cond = DeleteCondition {
+                if_match: o.etag.clone(),
+                last_modified: match o.last_modified_time.as_deref() {
+                    Some(t) => match super::headers::parse_iso8601(t) {
+                        Some(t) => Some(t),
+                        None => {
+                            result.errors.push(xml::DeleteError {
+                                key: o.key,
+                                code: "InvalidArgument".into(),
+                                message: "Invalid LastModifiedTime".into(),
+                            });
+                            continue;
+                        }
+                    },
+                    None => None,
+                },
+                size: o.size,
+            };
+            let owner = req.auth.access_key.clone();
+            match st
+                .store
+                .delete_object(&bucket, &o.key, o.version_id.as_deref(), &cond, &owner)
+                .await
+            {
+                Ok(Ok(out)) => {
+                    if !request.quiet {
+                        let marker_id = out.delete_marker.then(|| out.version_id.clone());
+                        result.deleted.push(xml::Deleted {
+                            key: o.key,
+                            version_id: o.version_id,
+                            delete_marker: out.delete_marker.then_some(true),
+                            delete_marker_version_id: marker_id.flatten(),
+                        });
+                    }
+                }
+                Ok(Err(blocked)) => {
+                    let e = super::headers::blocked_error(blocked);
+                    result.errors.push(xml::DeleteError {
+                        key: o.key,
+                        code: e.code.into(),
+                        message: e.message.clone(),
+                    });
+                }
+                Err(e) => {
+                    let e = S3Error::from(e);
+                    result.errors.push(xml::DeleteError {
+                        key: o.key,
+                        code: e.code.into(),
+                        message: e.message.clone(),
+                    });
+                }
+            }
+        }
+        return Ok(xml_response(
+            StatusCode::OK,
+            to_xml("DeleteResult", &result),
+        ));
+    }
     // All keys in one batch: a fixed number of round trips however many keys.
     let keys: Vec<String> = good.iter().map(|o| o.key.clone()).collect();
     match st.store.delete_keys(&bucket, &keys).await {
@@ -63,6 +131,8 @@ pub async fn delete_objects(st: &AppState, mut req: S3Request) -> S3Result<Respo
                     .map(|o| xml::Deleted {
                         key: o.key,
                         version_id: o.version_id,
+                        delete_marker: None,
+                        delete_marker_version_id: None,
                     })
                     .collect();
             }

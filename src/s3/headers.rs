@@ -8,7 +8,7 @@ use base64::Engine;
 use mongodb::bson::DateTime;
 
 use crate::error::{S3Error, S3Result};
-use crate::storage::objects::{Blocked, ObjectInfo, ObjectMeta, WriteCondition};
+use crate::storage::objects::{Blocked, DeleteCondition, ObjectInfo, ObjectMeta, WriteCondition};
 
 /// ISO 8601 with milliseconds, as S3 XML uses.
 pub fn iso8601(d: DateTime) -> String {
@@ -59,6 +59,7 @@ pub fn part_range(n: &str, sizes: &[u64], length: u64) -> S3Result<(u64, u64)> {
         code: "InvalidPartNumber",
         status: axum::http::StatusCode::RANGE_NOT_SATISFIABLE,
         message: "The requested partnumber is not satisfiable".into(),
+        headers: Vec::new(),
     };
     if sizes.is_empty() {
         return if n == 1 {
@@ -196,6 +197,42 @@ pub fn write_condition(h: &HeaderMap) -> S3Result<WriteCondition> {
     }
 }
 
+/// A timestamp as S3 accepts one in a header or an XML body: RFC 3339 / ISO 8601, or an
+/// HTTP-date.
+pub fn parse_iso8601(s: &str) -> Option<DateTime> {
+    let s = s.trim();
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(s) {
+        return Some(DateTime::from_millis(t.timestamp_millis()));
+    }
+    let t = httpdate::parse_http_date(s).ok()?;
+    let ms = t.duration_since(UNIX_EPOCH).ok()?.as_millis();
+    Some(DateTime::from_millis(ms as i64))
+}
+
+/// The conditions of a DeleteObject: `If-Match`, `x-amz-if-match-last-modified-time`,
+/// `x-amz-if-match-size`.
+pub fn delete_condition(h: &HeaderMap) -> S3Result<DeleteCondition> {
+    let get = |n: &str| h.get(n).and_then(|v| v.to_str().ok()).map(str::trim);
+    let last_modified = match get("x-amz-if-match-last-modified-time") {
+        Some(t) => Some(parse_iso8601(t).ok_or_else(|| {
+            S3Error::invalid_argument("Invalid x-amz-if-match-last-modified-time")
+        })?),
+        None => None,
+    };
+    let size = match get("x-amz-if-match-size") {
+        Some(n) => Some(
+            n.parse::<u64>()
+                .map_err(|_| S3Error::invalid_argument("Invalid x-amz-if-match-size"))?,
+        ),
+        None => None,
+    };
+    Ok(DeleteCondition {
+        if_match: get("if-match").map(str::to_owned),
+        last_modified,
+        size,
+    })
+}
+
 /// The S3 error for a write that was not published.
 pub fn blocked_error(b: Blocked) -> S3Error {
     match b {
@@ -261,6 +298,9 @@ pub fn object_headers(
     let q = |n: &str| query.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str());
     put(h, "etag", o.etag());
     put(h, "last-modified", &http_date(o.file.upload_date));
+    if let Some(v) = &o.version_id {
+        put(h, "x-amz-version-id", v);
+    }
     put(h, "accept-ranges", "bytes");
     let m = &o.meta;
     let ct = q("response-content-type")

@@ -32,6 +32,7 @@ pub async fn get(st: &AppState, req: S3Request) -> S3Result<Response> {
         code: "NoSuchLifecycleConfiguration",
         status: StatusCode::NOT_FOUND,
         message: "The lifecycle configuration does not exist".into(),
+        headers: Vec::new(),
     })?;
     Ok(xml_response(StatusCode::OK, text))
 }

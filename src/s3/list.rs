@@ -1,5 +1,5 @@
-//! Listings: ListObjectsV2, ListObjects (v1) and ListObjectVersions (every current object once,
-//! with version id `null`, until versioning exists).
+//! Listings: ListObjectsV2, ListObjects (v1) and ListObjectVersions (in a bucket that never had
+//! versioning, every current object once with version id `null`).
 
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -10,7 +10,10 @@ use crate::auth::sigv4::uri_encode;
 use crate::error::{S3Error, S3Result};
 use crate::state::AppState;
 use crate::storage::meta::BucketInfo;
-use crate::storage::objects::{ListEntry, ListPage, ListQuery, ObjectInfo};
+use crate::storage::objects::{
+    ListEntry, ListPage, ListQuery, ObjectInfo, ObjectMeta, VersionItem, VersionListQuery,
+};
+use crate::storage::versions;
 use crate::xml::{self, to_xml, S3_NS};
 
 struct Common {
@@ -194,26 +197,41 @@ pub async fn list_objects_v1(st: &AppState, req: S3Request) -> S3Result<Response
     ))
 }
 
-/// ListObjectVersions for a bucket that never had versioning: one `null` version per key.
+/// ListObjectVersions: every version and delete marker of a versioned bucket; in a bucket
+/// that never had versioning, one `null` version per key.
 pub async fn list_object_versions(st: &AppState, req: S3Request) -> S3Result<Response> {
     let bucket = require_bucket(st, req.bucket()).await?;
     let c = common(&req)?;
     let key_marker = req.q("key-marker").unwrap_or_default().to_owned();
+    let version_marker = req.q("version-id-marker").unwrap_or_default().to_owned();
+    if !version_marker.is_empty() {
+        if key_marker.is_empty() {
+            return Err(S3Error::invalid_argument(
+                "A version-id marker cannot be specified without a key marker.",
+            ));
+        }
+        if version_marker != "null" && !versions::is_valid_vid(&version_marker) {
+            return Err(S3Error::invalid_argument("Invalid version id specified"));
+        }
+    }
+    if bucket.versions_indexed {
+        return list_versions_indexed(st, bucket, c, key_marker, version_marker).await;
+    }
     let page = st.store.list(&bucket.name, &c.query(&key_marker)).await?;
     let mut versions = Vec::new();
     let mut prefixes = Vec::new();
     for e in &page.entries {
         match e {
-            ListEntry::Object(o) => versions.push(xml::Version {
+            ListEntry::Object(o) => versions.push(xml::VersionItem::Version(xml::Version {
                 key: enc(c.url, o.key()),
-                version_id: "null",
+                version_id: "null".to_owned(),
                 is_latest: true,
                 last_modified: super::headers::iso8601(o.file.upload_date),
                 etag: o.etag().to_owned(),
                 size: o.file.length,
                 owner: owner_el(&bucket, o),
                 storage_class: "STANDARD",
-            }),
+            })),
             ListEntry::Prefix(p) => prefixes.push(xml::CommonPrefix {
                 prefix: enc(c.url, p),
             }),
@@ -229,6 +247,86 @@ pub async fn list_object_versions(st: &AppState, req: S3Request) -> S3Result<Res
         next_key_marker: last.map(|e| enc(c.url, e.name())),
         next_version_id_marker: last
             .and_then(|e| matches!(e, ListEntry::Object(_)).then(|| "null".to_owned())),
+        max_keys: c.max_keys,
+        delimiter: c.delimiter.as_deref().map(|d| enc(c.url, d)),
+        is_truncated: page.truncated,
+        encoding_type: c.url.then(|| "url".to_owned()),
+        versions,
+        common_prefixes: prefixes,
+    };
+    Ok(xml_response(
+        StatusCode::OK,
+        to_xml("ListVersionsResult", &body),
+    ))
+}
+
+/// ListObjectVersions of a bucket with a version index.
+async fn list_versions_indexed(
+    st: &AppState,
+    bucket: BucketInfo,
+    c: Common,
+    key_marker: String,
+    version_marker: String,
+) -> S3Result<Response> {
+    let q = VersionListQuery {
+        prefix: c.prefix.clone(),
+        delimiter: c.delimiter.clone(),
+        key_marker: (!key_marker.is_empty()).then(|| key_marker.clone()),
+        version_marker: (!version_marker.is_empty()).then(|| version_marker.clone()),
+        max: c.max_keys,
+    };
+    let page = st.store.list_versions(&bucket.name, &q).await?;
+    let mut versions = Vec::new();
+    let mut prefixes = Vec::new();
+    for item in &page.items {
+        match item {
+            VersionItem::Version(e, latest) => {
+                let last_modified = super::headers::iso8601(e.at);
+                match &e.file {
+                    Some(f) => {
+                        let meta = ObjectMeta::from_metadata(f.metadata.as_ref());
+                        versions.push(xml::VersionItem::Version(xml::Version {
+                            key: enc(c.url, &e.key),
+                            version_id: e.version_id().to_owned(),
+                            is_latest: *latest,
+                            last_modified,
+                            etag: meta.etag.clone().unwrap_or_else(|| "\"\"".to_owned()),
+                            size: f.length,
+                            owner: owner_of(super::ownership::object_owner(
+                                &bucket,
+                                meta.owner.as_deref(),
+                            )),
+                            storage_class: "STANDARD",
+                        }))
+                    }
+                    None => versions.push(xml::VersionItem::DeleteMarker(xml::DeleteMarkerEntry {
+                        key: enc(c.url, &e.key),
+                        version_id: e.version_id().to_owned(),
+                        is_latest: *latest,
+                        last_modified,
+                        owner: owner_of(e.owner.as_deref().unwrap_or(&bucket.owner)),
+                    })),
+                }
+            }
+            VersionItem::Prefix(p) => prefixes.push(xml::CommonPrefix {
+                prefix: enc(c.url, p),
+            }),
+        }
+    }
+    let last = page.items.last().filter(|_| page.truncated);
+    let (next_key, next_version) = match last {
+        Some(VersionItem::Version(e, _)) => (Some(e.key.clone()), Some(e.version_id().to_owned())),
+        Some(VersionItem::Prefix(p)) => (Some(p.clone()), None),
+        None => (None, None),
+    };
+    let body = xml::ListVersionsResult {
+        xmlns: S3_NS,
+        name: bucket.name,
+        prefix: enc(c.url, &c.prefix),
+        key_marker: enc(c.url, &key_marker),
+        version_id_marker: version_marker,
+        next_key_marker: next_key.map(|k| enc(c.url, &k)),
+        next_version_id_marker: next_version,
         max_keys: c.max_keys,
         delimiter: c.delimiter.as_deref().map(|d| enc(c.url, d)),
         is_truncated: page.truncated,

@@ -135,6 +135,24 @@ pub async fn dispatch(st: &AppState, op: Op, mut req: S3Request) -> S3Result<Res
             "{h}: server-side encryption is not implemented; grids3 stores objects unencrypted"
         )));
     }
+    // Object Lock is not implemented: a request that asks for retention or a legal hold is
+    // refused rather than stored unprotected as if it had been honoured.
+    if let Some(h) = req.parts.headers.keys().find(|h| {
+        let h = h.as_str();
+        h.starts_with("x-amz-object-lock-")
+    }) {
+        return Err(S3Error::not_implemented()
+            .with_message(format!("{h}: Object Lock is not implemented by grids3")));
+    }
+    if op == Op::CreateBucket
+        && req
+            .header("x-amz-bucket-object-lock-enabled")
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+    {
+        return Err(S3Error::not_implemented().with_message(
+            "x-amz-bucket-object-lock-enabled: Object Lock is not implemented by grids3",
+        ));
+    }
     match op {
         Op::CreateBucket => {
             let acl = acl::request_acl(st, &req.parts.headers, false).await?;
@@ -157,6 +175,7 @@ pub async fn dispatch(st: &AppState, op: Op, mut req: S3Request) -> S3Result<Res
         Op::DeleteBucket => bucket::delete_bucket(st, req).await,
         Op::GetBucketLocation => bucket::get_location(st, req).await,
         Op::GetBucketVersioning => bucket::get_versioning(st, req).await,
+        Op::PutBucketVersioning => bucket::put_versioning(st, req).await,
         Op::ListObjectVersions => list::list_object_versions(st, req).await,
         Op::ListObjectsV2 => list::list_objects_v2(st, req).await,
         Op::ListObjects => list::list_objects_v1(st, req).await,

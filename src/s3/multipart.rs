@@ -209,6 +209,8 @@ pub async fn upload_part_copy(st: &AppState, req: S3Request) -> S3Result<Respons
     let up = require_upload(st, req.bucket(), req.key(), req.q("uploadId")).await?;
     let (src_bucket, src_key) =
         parse_copy_source(req.header("x-amz-copy-source").unwrap_or_default())?;
+    let src_version =
+        super::copy::copy_source_version(req.header("x-amz-copy-source").unwrap_or_default())?;
     require_bucket(st, &src_bucket).await?;
     for _ in 0..3 {
         let src = super::acl::require_copy_source(
@@ -217,6 +219,7 @@ pub async fn upload_part_copy(st: &AppState, req: S3Request) -> S3Result<Respons
             req.source_access,
             &src_bucket,
             &src_key,
+            src_version.as_deref(),
         )
         .await?;
         super::copy::check_copy_source(&req.parts.headers, &src)?;
@@ -275,10 +278,9 @@ pub async fn upload_part_copy(st: &AppState, req: S3Request) -> S3Result<Respons
             last_modified: iso8601(rec.last_modified),
             etag: format!("\"{}\"", rec.md5_hex),
         };
-        return Ok(xml_response(
-            StatusCode::OK,
-            to_xml("CopyPartResult", &body),
-        ));
+        let mut r = xml_response(StatusCode::OK, to_xml("CopyPartResult", &body));
+        super::copy::version_headers(&mut r, &src, None);
+        return Ok(r);
     }
     Err(S3Error::no_such_key())
 }
@@ -408,10 +410,18 @@ fn complete_result(up: &UploadRecord, info: &crate::storage::objects::ObjectInfo
             }
         }),
     };
-    xml_response(
+    let mut r = xml_response(
         StatusCode::OK,
         to_xml("CompleteMultipartUploadResult", &body),
-    )
+    );
+    if let Some(v) = info
+        .version_id
+        .as_deref()
+        .and_then(|v| axum::http::HeaderValue::from_str(v).ok())
+    {
+        r.headers_mut().insert("x-amz-version-id", v);
+    }
+    r
 }
 
 /// A multipart object's checksum, when the upload named an algorithm at creation and every

@@ -15,7 +15,8 @@ use crate::auth::body::BodyReader;
 use crate::error::{S3Error, S3Result};
 use crate::state::AppState;
 use crate::storage::gridfs::{Digests, GridFsError, Upload};
-use crate::storage::objects::ObjectInfo;
+use crate::storage::objects::{Lookup, ObjectInfo};
+use crate::storage::versions;
 
 /// Largest single PUT, as in S3.
 pub const MAX_PUT_SIZE: u64 = 5 * 1024 * 1024 * 1024;
@@ -88,6 +89,13 @@ pub async fn put_object(st: &AppState, mut req: S3Request) -> S3Result<Response>
     if let Ok(v) = HeaderValue::from_str(info.etag()) {
         r.headers_mut().insert("etag", v);
     }
+    if let Some(v) = info
+        .version_id
+        .as_deref()
+        .and_then(|v| HeaderValue::from_str(v).ok())
+    {
+        r.headers_mut().insert("x-amz-version-id", v);
+    }
     super::lifecycle::expiration_header(st, &b, &info, r.headers_mut());
     for (alg, v) in &info.meta.checksums {
         if let (Ok(n), Ok(v)) = (
@@ -108,6 +116,64 @@ pub async fn require_object(st: &AppState, bucket: &str, key: &str) -> S3Result<
         .ok_or_else(S3Error::no_such_key)
 }
 
+/// `?versionId=`: `null` or an id grids3 could have made, else `InvalidArgument` as AWS
+/// answers a malformed id.
+pub fn version_param(req: &S3Request) -> S3Result<Option<String>> {
+    match req.q("versionId") {
+        None => Ok(None),
+        Some(v) if v == "null" || versions::is_valid_vid(v) => Ok(Some(v.to_owned())),
+        Some(_) => Err(S3Error::invalid_argument("Invalid version id specified")),
+    }
+}
+
+/// The object a request addresses: the current one (`None` when there is none) or the
+/// version named (`NoSuchVersion` when there is none). A delete marker is answered as S3
+/// does: the current one with 404 and `x-amz-delete-marker: true`, a named one with 405.
+pub async fn find_version(
+    st: &AppState,
+    bucket: &str,
+    key: &str,
+    version: Option<&str>,
+) -> S3Result<Option<ObjectInfo>> {
+    match st.store.lookup(bucket, key, version).await? {
+        Lookup::Object(o) => Ok(Some(*o)),
+        Lookup::DeleteMarker { version_id, at } => {
+            let e = match version {
+                Some(_) => S3Error::method_not_allowed()
+                    .with_header("allow", "DELETE")
+                    .with_header("last-modified", super::headers::http_date(at)),
+                None => S3Error::no_such_key(),
+            };
+            Err(e
+                .with_header("x-amz-delete-marker", "true")
+                .with_header("x-amz-version-id", version_id))
+        }
+        Lookup::Missing => match version {
+            Some(_) => Err(S3Error::no_such_version()),
+            None => Ok(None),
+        },
+    }
+}
+
+/// [`find_version`] for a request whose access may depend on the object's ACL: a delete
+/// marker is told only to whoever may list the bucket (anyone else gets what a missing
+/// object gets).
+pub(crate) async fn find_for(
+    st: &AppState,
+    (bucket, key): (&str, &str),
+    auth: &crate::auth::Auth,
+    access: crate::s3::authz::Access,
+    version: Option<&str>,
+) -> S3Result<ObjectInfo> {
+    let found = match find_version(st, bucket, key, version).await {
+        Err(e) if !matches!(access, crate::s3::authz::Access::Granted) && !e.headers.is_empty() => {
+            None
+        }
+        other => other?,
+    };
+    super::acl::require_object_access(auth, access, found)
+}
+
 /// GetObject and HeadObject.
 pub async fn get_object(st: &AppState, req: S3Request, head: bool) -> S3Result<Response> {
     if req.q("partNumber").is_some() && req.header("range").is_some() {
@@ -117,13 +183,17 @@ pub async fn get_object(st: &AppState, req: S3Request, head: bool) -> S3Result<R
     }
     let bucket = req.bucket().to_owned();
     let b = require_bucket(st, &bucket).await?;
+    let version = version_param(&req)?;
     // A revision replaced between the lookup and the lease is looked up again.
     for _ in 0..3 {
-        let info = super::acl::require_object_access(
+        let info = find_for(
+            st,
+            (&bucket, req.key()),
             &req.auth,
             req.access,
-            st.store.head(&bucket, req.key()).await?,
-        )?;
+            version.as_deref(),
+        )
+        .await?;
         let pre = evaluate(
             req.header("if-match"),
             req.header("if-unmodified-since"),
@@ -210,7 +280,10 @@ pub async fn get_object(st: &AppState, req: S3Request, head: bool) -> S3Result<R
 pub async fn get_object_attributes(st: &AppState, req: S3Request) -> S3Result<Response> {
     use crate::xml::{self, to_xml, S3_NS};
     require_bucket(st, req.bucket()).await?;
-    let o = require_object(st, req.bucket(), req.key()).await?;
+    let version = version_param(&req)?;
+    let o = find_version(st, req.bucket(), req.key(), version.as_deref())
+        .await?
+        .ok_or_else(S3Error::no_such_key)?;
     // The SDKs send the list as repeated headers, curl users as one comma-separated header.
     let wanted: Vec<String> = req
         .parts
@@ -294,13 +367,43 @@ pub async fn get_object_attributes(st: &AppState, req: S3Request) -> S3Result<Re
     if let Ok(v) = HeaderValue::from_str(&super::headers::http_date(o.file.upload_date)) {
         r.headers_mut().insert("last-modified", v);
     }
+    if let Some(v) = o
+        .version_id
+        .as_deref()
+        .and_then(|v| HeaderValue::from_str(v).ok())
+    {
+        r.headers_mut().insert("x-amz-version-id", v);
+    }
     Ok(r)
 }
 
-/// DeleteObject: 204 whether or not the key existed.
+/// DeleteObject: 204 whether or not the key existed. In a versioned bucket it writes a delete
+/// marker, or with `?versionId=` removes that version for good; `If-Match`,
+/// `x-amz-if-match-last-modified-time` and `x-amz-if-match-size` make it conditional (412).
 pub async fn delete_object(st: &AppState, req: S3Request) -> S3Result<Response> {
     let bucket = req.bucket().to_owned();
     require_bucket(st, &bucket).await?;
-    st.store.delete(&bucket, req.key()).await?;
-    Ok(empty(StatusCode::NO_CONTENT))
+    let version = version_param(&req)?;
+    let cond = super::headers::delete_condition(&req.parts.headers)?;
+    let out = super::within_request_timeout(
+        st,
+        st.store.delete_object(
+            &bucket,
+            req.key(),
+            version.as_deref(),
+            &cond,
+            &req.auth.access_key,
+        ),
+    )
+    .await??
+    .map_err(blocked_error)?;
+    let mut r = empty(StatusCode::NO_CONTENT);
+    if let Some(v) = out.version_id.and_then(|v| HeaderValue::from_str(&v).ok()) {
+        r.headers_mut().insert("x-amz-version-id", v);
+    }
+    if out.delete_marker {
+        r.headers_mut()
+            .insert("x-amz-delete-marker", HeaderValue::from_static("true"));
+    }
+    Ok(r)
 }

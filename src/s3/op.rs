@@ -18,6 +18,8 @@ pub enum Op {
     GetBucketLocation,
     /// GET /bucket?versioning
     GetBucketVersioning,
+    /// PUT /bucket?versioning
+    PutBucketVersioning,
     /// GET /bucket?versions
     ListObjectVersions,
     /// GET /bucket?list-type=2
@@ -140,6 +142,7 @@ impl Op {
             Op::DeleteBucket => "DeleteBucket",
             Op::GetBucketLocation => "GetBucketLocation",
             Op::GetBucketVersioning => "GetBucketVersioning",
+            Op::PutBucketVersioning => "PutBucketVersioning",
             Op::ListObjectVersions => "ListObjectVersions",
             Op::ListObjectsV2 => "ListObjectsV2",
             Op::ListObjects => "ListObjects",
@@ -259,6 +262,7 @@ pub fn parse(
             (Method::DELETE, []) => Op::DeleteBucket,
             (Method::GET, ["location"]) => Op::GetBucketLocation,
             (Method::GET, ["versioning"]) => Op::GetBucketVersioning,
+            (Method::PUT, ["versioning"]) => Op::PutBucketVersioning,
             (Method::GET, ["versions"]) => Op::ListObjectVersions,
             (Method::GET, []) if query.iter().any(|(k, v)| k == "list-type" && v == "2") => {
                 Op::ListObjectsV2
@@ -306,15 +310,11 @@ pub fn parse(
             (_, s) => ni(&format!("bucket ?{}", s.join("&"))),
         },
         (Some(_), Some(_)) => {
-            // `versionId=null` names the only version an unversioned object has.
-            let sub: Vec<&str> = sub
-                .into_iter()
-                .filter(|s| {
-                    !(*s == "versionId"
-                        && query.iter().any(|(k, v)| k == "versionId" && v == "null"))
-                })
-                .collect();
-            match (method.clone(), sub.as_slice()) {
+            // `versionId` is a parameter of the operations that name a version (their
+            // handlers look it up); on any other it is not implemented, as before versioning.
+            let versioned = has("versionId");
+            let sub: Vec<&str> = sub.into_iter().filter(|s| *s != "versionId").collect();
+            let op = match (method.clone(), sub.as_slice()) {
                 (Method::PUT, []) if headers.contains_key("x-amz-copy-source") => Op::CopyObject,
                 (Method::PUT, []) => Op::PutObject,
                 (Method::GET, [] | ["partNumber"]) => Op::GetObject,
@@ -338,7 +338,24 @@ pub fn parse(
                 (Method::PUT, ["tagging"]) => Op::PutObjectTagging,
                 (Method::DELETE, ["tagging"]) => Op::DeleteObjectTagging,
                 (_, s) => ni(&format!("object ?{}", s.join("&"))),
+            };
+            let takes_version = matches!(
+                op,
+                Op::GetObject
+                    | Op::HeadObject
+                    | Op::DeleteObject
+                    | Op::GetObjectTagging
+                    | Op::PutObjectTagging
+                    | Op::DeleteObjectTagging
+                    | Op::GetObjectAcl
+                    | Op::PutObjectAcl
+                    | Op::GetObjectAttributes
+                    | Op::NotImplemented(_)
+            );
+            if versioned && !takes_version {
+                return ni("object ?versionId");
             }
+            op
         }
     }
 }

@@ -8,6 +8,7 @@ use super::{empty, require_bucket, xml_response, S3Request};
 use crate::auth::sigv4::parse_query;
 use crate::error::{S3Error, S3Result};
 use crate::state::AppState;
+use crate::storage::objects::ObjectInfo;
 use crate::xml::{self, to_xml, S3_NS};
 
 /// At most 10 tags on an object, 50 on a bucket.
@@ -100,11 +101,39 @@ fn tagging_xml(tags: &[(String, String)]) -> Response {
     xml_response(StatusCode::OK, to_xml("Tagging", &body))
 }
 
-/// GetObjectTagging.
+/// GetObjectTagging (of the current object or `?versionId=`'s).
 pub async fn get_object_tagging(st: &AppState, req: S3Request) -> S3Result<Response> {
     require_bucket(st, req.bucket()).await?;
-    let o = super::object::require_object(st, req.bucket(), req.key()).await?;
-    Ok(tagging_xml(&o.meta.tags))
+    let o = addressed(
+        st,
+        (req.bucket(), req.key()),
+        super::object::version_param(&req)?,
+    )
+    .await?;
+    let mut r = tagging_xml(&o.meta.tags);
+    version_header(&mut r, &o);
+    Ok(r)
+}
+
+/// The object a tagging request addresses.
+async fn addressed(
+    st: &AppState,
+    (bucket, key): (&str, &str),
+    version: Option<String>,
+) -> S3Result<ObjectInfo> {
+    super::object::find_version(st, bucket, key, version.as_deref())
+        .await?
+        .ok_or_else(S3Error::no_such_key)
+}
+
+fn version_header(r: &mut Response, o: &ObjectInfo) {
+    if let Some(v) = o
+        .version_id
+        .as_deref()
+        .and_then(|v| axum::http::HeaderValue::from_str(v).ok())
+    {
+        r.headers_mut().insert("x-amz-version-id", v);
+    }
 }
 
 /// PutObjectTagging.
@@ -115,21 +144,33 @@ pub async fn put_object_tagging(st: &AppState, mut req: S3Request) -> S3Result<R
         Some(t) => t,
         None => read_object_tagging(&mut req).await?,
     };
-    st.store
-        .set_tags(&bucket, req.key(), &tags)
-        .await?
-        .ok_or_else(S3Error::no_such_key)?;
-    Ok(empty(StatusCode::OK))
+    let o = addressed(
+        st,
+        (req.bucket(), req.key()),
+        super::object::version_param(&req)?,
+    )
+    .await?;
+    st.store.set_object_tags(&bucket, o.clone(), &tags).await?;
+    let mut r = empty(StatusCode::OK);
+    version_header(&mut r, &o);
+    Ok(r)
 }
 
 /// DeleteObjectTagging.
 pub async fn delete_object_tagging(st: &AppState, req: S3Request) -> S3Result<Response> {
     require_bucket(st, req.bucket()).await?;
+    let o = addressed(
+        st,
+        (req.bucket(), req.key()),
+        super::object::version_param(&req)?,
+    )
+    .await?;
     st.store
-        .set_tags(req.bucket(), req.key(), &[])
-        .await?
-        .ok_or_else(S3Error::no_such_key)?;
-    Ok(empty(StatusCode::NO_CONTENT))
+        .set_object_tags(req.bucket(), o.clone(), &[])
+        .await?;
+    let mut r = empty(StatusCode::NO_CONTENT);
+    version_header(&mut r, &o);
+    Ok(r)
 }
 
 /// GetBucketTagging.

@@ -45,6 +45,7 @@ fn not_found(code: &'static str, message: &str) -> S3Error {
         code,
         status: StatusCode::NOT_FOUND,
         message: message.to_owned(),
+        headers: Vec::new(),
     }
 }
 

@@ -5,3 +5,4 @@ pub mod gridfs;
 pub mod meta;
 pub mod objects;
 pub mod sharding;
+pub mod versions;

@@ -106,12 +106,27 @@ pub struct LocationConstraint {
     pub region: String,
 }
 
-/// `<VersioningConfiguration>` of a bucket that never had versioning: no Status element.
+/// `<VersioningConfiguration>` (GetBucketVersioning): no Status element for a bucket that
+/// never had versioning.
 #[derive(Serialize, Debug)]
 pub struct VersioningConfiguration {
     /// Namespace.
     #[serde(rename = "@xmlns")]
     pub xmlns: &'static str,
+    /// `Enabled` or `Suspended`.
+    #[serde(rename = "Status", skip_serializing_if = "Option::is_none")]
+    pub status: Option<&'static str>,
+}
+
+/// `<VersioningConfiguration>` request body of PutBucketVersioning.
+#[derive(Deserialize, Debug, Default)]
+pub struct VersioningConfigurationIn {
+    /// `Enabled` or `Suspended`.
+    #[serde(rename = "Status", default)]
+    pub status: Option<String>,
+    /// `Enabled` or `Disabled`.
+    #[serde(rename = "MfaDelete", default)]
+    pub mfa_delete: Option<String>,
 }
 
 /// `<CreateBucketConfiguration>` request body.
@@ -139,9 +154,18 @@ pub struct DeleteObjectId {
     /// Key.
     #[serde(rename = "Key")]
     pub key: String,
-    /// Version id (only `null` exists without versioning).
+    /// Version id.
     #[serde(rename = "VersionId", default)]
     pub version_id: Option<String>,
+    /// Conditional delete: the ETag the object must have.
+    #[serde(rename = "ETag", default)]
+    pub etag: Option<String>,
+    /// Conditional delete: the last-modified time it must have.
+    #[serde(rename = "LastModifiedTime", default)]
+    pub last_modified_time: Option<String>,
+    /// Conditional delete: the size it must have.
+    #[serde(rename = "Size", default)]
+    pub size: Option<u64>,
 }
 
 /// `<DeleteResult>`.
@@ -167,6 +191,15 @@ pub struct Deleted {
     /// Version id, when the request named one.
     #[serde(rename = "VersionId", skip_serializing_if = "Option::is_none")]
     pub version_id: Option<String>,
+    /// A delete marker was written or removed.
+    #[serde(rename = "DeleteMarker", skip_serializing_if = "Option::is_none")]
+    pub delete_marker: Option<bool>,
+    /// The delete marker's version id.
+    #[serde(
+        rename = "DeleteMarkerVersionId",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub delete_marker_version_id: Option<String>,
 }
 
 /// One `<Error>` of DeleteObjects.
@@ -319,10 +352,10 @@ pub struct Version {
     /// Key.
     #[serde(rename = "Key")]
     pub key: String,
-    /// Always `null` until versioning exists.
+    /// Version id (`null` in a bucket that never had versioning).
     #[serde(rename = "VersionId")]
-    pub version_id: &'static str,
-    /// Always true without versioning.
+    pub version_id: String,
+    /// Whether it is the key's latest version.
     #[serde(rename = "IsLatest")]
     pub is_latest: bool,
     /// Last modified.
@@ -381,12 +414,41 @@ pub struct ListVersionsResult {
     /// Echoed encoding type.
     #[serde(rename = "EncodingType", skip_serializing_if = "Option::is_none")]
     pub encoding_type: Option<String>,
-    /// Versions.
-    #[serde(rename = "Version", default)]
-    pub versions: Vec<Version>,
+    /// Versions and delete markers, in key and then newest-first order.
+    #[serde(rename = "$value", default)]
+    pub versions: Vec<VersionItem>,
     /// Common prefixes.
     #[serde(rename = "CommonPrefixes", default)]
     pub common_prefixes: Vec<CommonPrefix>,
+}
+
+/// A `<Version>` or a `<DeleteMarker>` of ListObjectVersions.
+#[derive(Serialize, Debug)]
+pub enum VersionItem {
+    /// A data version.
+    Version(Version),
+    /// A delete marker.
+    DeleteMarker(DeleteMarkerEntry),
+}
+
+/// One `<DeleteMarker>` of ListObjectVersions.
+#[derive(Serialize, Debug)]
+pub struct DeleteMarkerEntry {
+    /// Key.
+    #[serde(rename = "Key")]
+    pub key: String,
+    /// Its version id.
+    #[serde(rename = "VersionId")]
+    pub version_id: String,
+    /// Whether it is the key's latest version.
+    #[serde(rename = "IsLatest")]
+    pub is_latest: bool,
+    /// When it was written.
+    #[serde(rename = "LastModified")]
+    pub last_modified: String,
+    /// Who wrote it.
+    #[serde(rename = "Owner")]
+    pub owner: Owner,
 }
 
 /// `<InitiateMultipartUploadResult>`.

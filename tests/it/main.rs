@@ -22,3 +22,4 @@ mod sigv2;
 mod smoke;
 mod soak;
 mod support;
+mod versioning;

@@ -144,8 +144,17 @@ pub async fn require_copy_source(
     access: Access,
     bucket: &str,
     key: &str,
+    version: Option<&str>,
 ) -> S3Result<ObjectInfo> {
-    let found = st.store.head(bucket, key).await?;
+    let found = match super::object::find_version(st, bucket, key, version).await {
+        Err(e) if e.code == "MethodNotAllowed" => {
+            return Err(S3Error::invalid_request(
+                "The source of a copy request may not specifically refer to a delete marker by version id.",
+            ))
+        }
+        Err(e) if !matches!(access, Access::Granted) && !e.headers.is_empty() => None,
+        other => other?,
+    };
     require_object_access(auth, access, found)
 }
 
@@ -251,11 +260,15 @@ pub async fn get_bucket_acl(st: &AppState, req: S3Request) -> S3Result<Response>
 /// GetObjectAcl.
 pub async fn get_object_acl(st: &AppState, req: S3Request) -> S3Result<Response> {
     let b = require_bucket(st, req.bucket()).await?;
-    let o = require_object_access(
+    let version = super::object::version_param(&req)?;
+    let o = super::object::find_for(
+        st,
+        (req.bucket(), req.key()),
         &req.auth,
         req.access,
-        st.store.head(req.bucket(), req.key()).await?,
-    )?;
+        version.as_deref(),
+    )
+    .await?;
     let mut acl = object_grants(&o.meta);
     if super::ownership::acls_disabled(&b) {
         acl.clear();
@@ -278,11 +291,17 @@ pub async fn get_object_acl(st: &AppState, req: S3Request) -> S3Result<Response>
 pub async fn put_acl(st: &AppState, mut req: S3Request, object: bool) -> S3Result<Response> {
     let b = require_bucket(st, req.bucket()).await?;
     let target = if object {
-        Some(require_object_access(
-            &req.auth,
-            req.access,
-            st.store.head(req.bucket(), req.key()).await?,
-        )?)
+        let version = super::object::version_param(&req)?;
+        Some(
+            super::object::find_for(
+                st,
+                (req.bucket(), req.key()),
+                &req.auth,
+                req.access,
+                version.as_deref(),
+            )
+            .await?,
+        )
     } else {
         None
     };

@@ -34,6 +34,11 @@ pub struct BucketInfo {
     /// The lifecycle configuration, as the XML PutBucketLifecycleConfiguration stored (see
     /// `crate::lifecycle`).
     pub lifecycle: Option<String>,
+    /// Versioning status (`Enabled`, `Suspended`; `None`: never enabled).
+    pub versioning: Option<String>,
+    /// Whether the version index covers every object written before versioning was enabled
+    /// (see `storage::versions`); until then reads fall back to GridFS revisions.
+    pub versions_indexed: bool,
 }
 
 /// A Block Public Access configuration (see `s3::public_access`).
@@ -162,6 +167,8 @@ impl BucketInfo {
             policy: d.get_str("policy").ok().map(str::to_owned),
             ownership: d.get_str("ownership").ok().map(str::to_owned),
             lifecycle: d.get_str("lifecycle").ok().map(str::to_owned),
+            versioning: d.get_str("versioning").ok().map(str::to_owned),
+            versions_indexed: d.get_bool("versionsIndexed").unwrap_or(false),
             public_access_block: d
                 .get_document("publicAccessBlock")
                 .ok()
@@ -447,6 +454,19 @@ impl MetaStore {
         xml: Option<&str>,
     ) -> mongodb::error::Result<bool> {
         self.set_attribute(name, "lifecycle", xml.map(Bson::from))
+            .await
+    }
+
+    /// Sets the versioning status; `indexed` records that the version index is complete.
+    pub async fn set_bucket_versioning(
+        &self,
+        name: &str,
+        status: &str,
+        indexed: bool,
+    ) -> mongodb::error::Result<bool> {
+        self.set_attribute(name, "versioning", Some(Bson::from(status)))
+            .await?;
+        self.set_attribute(name, "versionsIndexed", Some(Bson::from(indexed)))
             .await
     }
 

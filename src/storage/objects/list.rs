@@ -69,7 +69,7 @@ pub fn prefix_successor(s: &str) -> Option<String> {
 }
 
 /// The common prefix `key` rolls up to, if any.
-fn common_prefix(key: &str, prefix: &str, delimiter: &str) -> Option<String> {
+pub(super) fn common_prefix(key: &str, prefix: &str, delimiter: &str) -> Option<String> {
     let rest = key.strip_prefix(prefix)?;
     let at = rest.find(delimiter)?;
     Some(key[..prefix.len() + at + delimiter.len()].to_owned())
@@ -79,6 +79,15 @@ impl ObjectStore {
     /// Lists a bucket.
     pub async fn list(&self, bucket: &str, q: &ListQuery) -> Result<ListPage> {
         let fs = self.gridfs(bucket);
+        // A versioned bucket lists its masters (one per key whose latest version is data,
+        // shaped and indexed as files documents are), never old versions or deleted keys.
+        let (mode, indexed) = self.versioning(bucket).await?;
+        let masters = mode != crate::storage::versions::Versioning::Off && indexed;
+        let source = if masters {
+            self.versions(bucket).collection().clone()
+        } else {
+            fs.files().clone()
+        };
         let delimiter = q.delimiter.as_deref().filter(|d| !d.is_empty());
         // Lower bound: (value, inclusive).
         let mut lower: (String, bool) = (q.prefix.clone(), true);
@@ -114,8 +123,7 @@ impl ObjectStore {
             // index scan with no blocking SORT stage (an `_id` tie-break would sort the whole
             // remaining key range in memory on every seek). grids3 stamps each revision of a
             // key after the previous one, so uploadDates of a key never tie.
-            let mut cursor = fs
-                .files()
+            let mut cursor = source
                 .find(doc! {"filename": range})
                 .sort(doc! {"filename": 1, "uploadDate": 1})
                 .batch_size(if delimiter.is_some() {
@@ -133,9 +141,9 @@ impl ObjectStore {
             loop {
                 let Some(d) = cursor.try_next().await? else {
                     if let Some(p) = pending.take() {
-                        entries.push(ListEntry::Object(Box::new(
-                            self.object_of(bucket, p).await?,
-                        )));
+                        if let Some(o) = self.listed(bucket, p, masters).await? {
+                            entries.push(ListEntry::Object(Box::new(o)));
+                        }
                     }
                     break 'seek;
                 };
@@ -160,9 +168,9 @@ impl ObjectStore {
                 }
                 if let Some(cp) = delimiter.and_then(|dl| common_prefix(&name, &q.prefix, dl)) {
                     if let Some(p) = pending.take() {
-                        entries.push(ListEntry::Object(Box::new(
-                            self.object_of(bucket, p).await?,
-                        )));
+                        if let Some(o) = self.listed(bucket, p, masters).await? {
+                            entries.push(ListEntry::Object(Box::new(o)));
+                        }
                         if entries.len() >= want {
                             break 'seek;
                         }
@@ -180,9 +188,9 @@ impl ObjectStore {
                     }
                     Some(_) => {
                         let p = pending.replace(d).expect("some");
-                        entries.push(ListEntry::Object(Box::new(
-                            self.object_of(bucket, p).await?,
-                        )));
+                        if let Some(o) = self.listed(bucket, p, masters).await? {
+                            entries.push(ListEntry::Object(Box::new(o)));
+                        }
                         if entries.len() >= want {
                             break 'seek;
                         }
@@ -195,6 +203,22 @@ impl ObjectStore {
         let truncated = q.max > 0 && entries.len() > q.max;
         entries.truncate(q.max);
         Ok(ListPage { entries, truncated })
+    }
+
+    /// A listed object: a files document, or a master (a placeholder is repaired, and
+    /// skipped when the key turns out deleted).
+    async fn listed(&self, bucket: &str, d: Document, masters: bool) -> Result<Option<ObjectInfo>> {
+        if !masters {
+            return self.object_of(bucket, d).await.map(Some);
+        }
+        let key = d.get_str("filename").unwrap_or_default().to_owned();
+        let idx = self.versions(bucket);
+        let e = if d.get_bool("phd").unwrap_or(false) {
+            idx.sync_master(&key).await?
+        } else {
+            crate::storage::versions::index::master_entry(&d, &key)
+        };
+        Ok(e.as_ref().and_then(super::versioned::info_of))
     }
 
     /// A listed object. A file written by another GridFS client without an MD5 gets its ETag

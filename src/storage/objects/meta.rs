@@ -36,6 +36,9 @@ pub struct ObjectMeta {
     /// The access key that owns the object (its writer, or the bucket's owner, as the bucket's
     /// object ownership decided when it was written; see `s3::ownership`).
     pub owner: Option<String>,
+    /// The version id this revision was written as, in a versioned bucket (`s3VersionId`;
+    /// revisions written before versioning was enabled, and by other GridFS clients, have none).
+    pub version_id: Option<String>,
     /// Fields of a foreign `metadata` document that are not grids3's, kept as they were.
     pub other: Document,
 }
@@ -55,6 +58,7 @@ const FIELDS: &[&str] = &[
     "acl",
     "grants",
     "s3Owner",
+    "s3VersionId",
 ];
 
 impl ObjectMeta {
@@ -86,6 +90,7 @@ impl ObjectMeta {
             acl: s("acl"),
             // Not `owner`: files written by other GridFS clients often carry their own.
             owner: s("s3Owner"),
+            version_id: s("s3VersionId"),
             user: pairs("userMetadata"),
             checksums: pairs("checksums"),
             tags: pairs("tags"),
@@ -123,6 +128,7 @@ impl ObjectMeta {
         put("expires", &self.expires);
         put("acl", &self.acl);
         put("s3Owner", &self.owner);
+        put("s3VersionId", &self.version_id);
         if !self.user.is_empty() {
             d.insert("userMetadata", pairs_doc(&self.user));
         }

@@ -6,10 +6,14 @@
 mod list;
 mod meta;
 mod multipart;
+mod versioned;
 
 pub use list::{ListEntry, ListPage, ListQuery};
 pub use meta::ObjectMeta;
 pub use multipart::{CompleteStats, PartWrite, MULTIPART_CHUNK_SIZE};
+pub use versioned::{
+    DeleteCondition, DeleteOutcome, Lookup, VersionItem, VersionListQuery, VersionPage,
+};
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -24,6 +28,7 @@ use super::gridfs::{
     BucketOptions, ByteStream, FileDoc, GridFsBucket, GridFsError, Result, Upload, UploadOptions,
 };
 use super::meta::{KeyLock, MetaStore, WriteReg};
+use super::versions::Versioning;
 
 /// Reads up to this size are fetched in one query, without a reader lease.
 pub const SMALL_READ: u64 = 1024 * 1024;
@@ -73,12 +78,19 @@ pub struct ObjectInfo {
     pub file: FileDoc,
     /// S3 attributes from `metadata`.
     pub meta: ObjectMeta,
+    /// The version id S3 shows (`null` included) in a versioned bucket; `None` in a bucket
+    /// that never had versioning, where S3 shows none.
+    pub version_id: Option<String>,
 }
 
 impl ObjectInfo {
     fn from_file(file: FileDoc) -> Self {
         let meta = ObjectMeta::from_metadata(file.metadata.as_ref());
-        Self { file, meta }
+        Self {
+            file,
+            meta,
+            version_id: None,
+        }
     }
 
     /// The quoted ETag.
@@ -174,8 +186,17 @@ impl ObjectStore {
         self.buckets.lock().expect("bucket map").remove(bucket);
     }
 
-    /// The current object of `key`, or `None`.
+    /// The current object of `key`, or `None` (in a versioned bucket, also when its latest
+    /// version is a delete marker).
     pub async fn head(&self, bucket: &str, key: &str) -> Result<Option<ObjectInfo>> {
+        Ok(match self.lookup(bucket, key, None).await? {
+            Lookup::Object(o) => Some(*o),
+            _ => None,
+        })
+    }
+
+    /// The newest GridFS revision of `key` (the current object of an unversioned bucket).
+    async fn head_revision(&self, bucket: &str, key: &str) -> Result<Option<ObjectInfo>> {
         let fs = self.gridfs(bucket);
         let found = fs
             .files()
@@ -220,42 +241,47 @@ impl ObjectStore {
         Ok(())
     }
 
-    /// Replaces the tags of the current object of `key` (`None` when there is none). The
-    /// update targets that revision's `_id`, so it never lands on a newer revision.
-    pub async fn set_tags(
+    /// Replaces the tags of a revision the caller looked up, by its `_id` (so never onto a
+    /// newer revision).
+    pub async fn set_object_tags(
         &self,
         bucket: &str,
-        key: &str,
+        mut info: ObjectInfo,
         tags: &[(String, String)],
-    ) -> Result<Option<ObjectInfo>> {
-        self.update_meta(bucket, key, |m| m.tags = tags.to_vec())
-            .await
+    ) -> Result<()> {
+        info.meta.tags = tags.to_vec();
+        self.write_meta(bucket, &info).await
     }
 
-    /// Changes the current object's attributes in place; `None` when there is no object.
-    async fn update_meta(
-        &self,
-        bucket: &str,
-        key: &str,
-        change: impl FnOnce(&mut ObjectMeta),
-    ) -> Result<Option<ObjectInfo>> {
-        let Some(mut info) = self.head(bucket, key).await? else {
-            return Ok(None);
-        };
-        change(&mut info.meta);
-        self.write_meta(bucket, &info).await?;
-        Ok(Some(info))
-    }
-
-    /// Writes a revision's attributes back, by its `_id` (so never onto a newer revision).
+    /// Writes a revision's attributes back, by its `_id` (so never onto a newer revision), and
+    /// in a versioned bucket the copies its version entry and master keep.
     async fn write_meta(&self, bucket: &str, info: &ObjectInfo) -> Result<()> {
+        let metadata = info.meta.to_metadata();
         self.gridfs(bucket)
             .files()
             .update_one(
                 doc! {"_id": info.file.id.clone()},
-                doc! {"$set": {"metadata": info.meta.to_metadata()}},
+                doc! {"$set": {"metadata": metadata.clone()}},
             )
             .await?;
+        if info.version_id.is_some() {
+            let vid = info
+                .meta
+                .version_id
+                .clone()
+                .or(info.version_id.clone())
+                .unwrap_or_default();
+            let idx = self.versions(bucket);
+            let vid = match info.version_id.as_deref() {
+                Some("null") => match idx.entry(info.key(), "null").await? {
+                    Some(e) => e.vid,
+                    None => vid,
+                },
+                _ => vid,
+            };
+            idx.set_metadata(info.key(), &vid, &info.file.id, metadata)
+                .await?;
+        }
         Ok(())
     }
 
@@ -380,16 +406,20 @@ impl ObjectStore {
     ) -> Result<ObjectInfo> {
         write.upload.flush().await?;
         let key = write.upload.filename().to_owned();
-        let older = self.revisions(bucket, &key).await?;
+        let mut meta = meta;
+        let prepared = self
+            .prepare_publish(bucket, &key, &write.upload.id().clone())
+            .await?;
+        meta.version_id = prepared.vid.clone();
         self.fence(lock, Some(&write.reg)).await?;
-        let date = self.stamp(&older);
         let file = write
             .upload
-            .publish_at(Some(meta.to_metadata()), date)
+            .publish_at(Some(meta.to_metadata()), prepared.date)
             .await?;
+        // The registration ends only once the version is recorded: a crash before that has
+        // the janitor finish the record (`index_file`).
+        let info = self.finish_publish(bucket, prepared, file).await?;
         write.reg.done().await;
-        let info = ObjectInfo::from_file(file);
-        self.reclaim_all(bucket, &older, &info).await;
         Ok(info)
     }
 
@@ -652,6 +682,10 @@ impl ObjectStore {
                 .projection(doc! {"_id": 1})
                 .await?
                 .is_some();
+            if published {
+                // A writer that died between its publish and its version's record.
+                self.index_file(&w.bucket, &w.file_id).await?;
+            }
             if !published && !self.meta.part_uses_file(&w.file_id).await? {
                 let n = fs
                     .chunks()
@@ -666,12 +700,22 @@ impl ObjectStore {
         Ok(done)
     }
 
-    /// Whether the bucket holds no object.
+    /// Whether the bucket holds no object (and, versioned, no version or delete marker).
     pub async fn is_empty(&self, bucket: &str) -> Result<bool> {
-        Ok(self
+        let no_files = self
             .gridfs(bucket)
             .files()
             .find_one(doc! {})
+            .projection(doc! {"_id": 1})
+            .await?
+            .is_none();
+        if !no_files || self.versioning(bucket).await?.0 == Versioning::Off {
+            return Ok(no_files);
+        }
+        Ok(self
+            .versions(bucket)
+            .collection()
+            .find_one(doc! {"_id": {"$gte": crate::storage::versions::VERSION}})
             .projection(doc! {"_id": 1})
             .await?
             .is_none())
@@ -686,6 +730,7 @@ impl ObjectStore {
     /// Drops a bucket's collections.
     pub async fn drop_bucket(&self, bucket: &str) -> Result<()> {
         self.gridfs(bucket).drop().await?;
+        self.versions(bucket).drop().await?;
         self.buckets.lock().expect("bucket map").remove(bucket);
         Ok(())
     }

@@ -262,7 +262,18 @@ impl ObjectStore {
             .find_one(doc! {"_id": up.file_id})
             .await?;
         Ok(match found {
-            Some(d) => Some(ObjectInfo::from_file(FileDoc::from_document(&d)?)),
+            Some(d) => {
+                let mut info = ObjectInfo::from_file(FileDoc::from_document(&d)?);
+                if let Some(vid) = info.meta.version_id.clone() {
+                    // The id S3 showed: `null` when the entry says it is the null version.
+                    let e = self.versions(&up.bucket).entry(&up.key, &vid).await?;
+                    info.version_id = Some(match e {
+                        Some(e) => e.version_id().to_owned(),
+                        None => vid,
+                    });
+                }
+                Some(info)
+            }
             None => None,
         })
     }
@@ -327,6 +338,10 @@ impl ObjectStore {
             if done_etag.as_deref().is_some_and(|e| e != etag) {
                 return Ok(None);
             }
+            // A versioned publish that crashed before its version was recorded is recorded
+            // now (a no-op when it was).
+            self.index_file(&up.bucket, &Bson::ObjectId(up.file_id))
+                .await?;
             self.finish_completed(&current).await?;
             if current.completed.is_none() {
                 self.meta
@@ -432,7 +447,10 @@ impl ObjectStore {
             .iter()
             .map(|p| (p.size, p.checksum.as_ref().map(|c| c.1.clone())))
             .collect();
-        let older = self.revisions(&up.bucket, &up.key).await?;
+        let prepared = self
+            .prepare_publish(&up.bucket, &up.key, &Bson::ObjectId(final_id))
+            .await?;
+        meta.version_id = prepared.vid.clone();
         self.fence(key_lock, None).await?;
         if !upload_lock.fence().await? {
             return Err(GridFsError::Conflict("the upload's lock was lost".into()));
@@ -441,7 +459,7 @@ impl ObjectStore {
             id: Bson::ObjectId(final_id),
             length: total,
             chunk_size: up.chunk_size,
-            upload_date: self.stamp(&older),
+            upload_date: prepared.date,
             filename: Some(up.key.clone()),
             metadata: Some(meta.to_metadata()),
         };
@@ -450,10 +468,10 @@ impl ObjectStore {
             Err(GridFsError::Mongo(e)) if crate::storage::meta::is_duplicate_key(&e) => {}
             Err(e) => return Err(e),
         }
-        // After the publish: leftovers first, then the mark (a crash in between is finished by
-        // a retry or the sweep, which find the published object by its id).
-        let info = ObjectInfo::from_file(file);
-        self.reclaim_all(&up.bucket, &older, &info).await;
+        // After the publish: the older revisions reclaimed or the version recorded, then
+        // leftovers, then the mark (a crash in between is finished by a retry or the sweep,
+        // which find the published object by its id).
+        let info = self.finish_publish(&up.bucket, prepared, file).await?;
         self.finish_completed(&current).await?;
         self.meta
             .mark_upload_completed(&up.id, doc! {"etag": etag})

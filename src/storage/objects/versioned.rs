@@ -1,0 +1,607 @@
+//! The object layer of versioned buckets: reads through the version index, publishes that
+//! record versions instead of reclaiming revisions, delete markers, deletes of versions,
+//! conditional deletes (in every bucket), ListObjectVersions, and the index build when
+//! versioning is first enabled. The index itself is `storage::versions`.
+
+use mongodb::bson::{doc, oid::ObjectId, Bson, DateTime};
+
+use super::{Blocked, ObjectInfo, ObjectStore, Result};
+use crate::storage::gridfs::{FileDoc, GridFsError};
+use crate::storage::meta::KeyLock;
+use crate::storage::versions::{
+    entry_id, make_vid, Master, VersionEntry, VersionIndex, Versioning, VERSION,
+};
+
+/// What a key (or one of its versions) is.
+#[derive(Clone, Debug)]
+pub enum Lookup {
+    /// An object (data version).
+    Object(Box<ObjectInfo>),
+    /// A delete marker: the latest version (no version named) or the version named.
+    DeleteMarker {
+        /// Its version id as S3 shows it.
+        version_id: String,
+        /// When it was written.
+        at: DateTime,
+    },
+    /// Nothing: no such key, or no such version.
+    Missing,
+}
+
+/// Preconditions of a delete (`If-Match`, `x-amz-if-match-last-modified-time`,
+/// `x-amz-if-match-size`), on the current object or on the version named.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeleteCondition {
+    /// An ETag list or `*`.
+    pub if_match: Option<String>,
+    /// The last-modified time, to the second.
+    pub last_modified: Option<DateTime>,
+    /// The size in bytes.
+    pub size: Option<u64>,
+}
+
+impl DeleteCondition {
+    /// Whether there is any condition.
+    pub fn is_set(&self) -> bool {
+        self.if_match.is_some() || self.last_modified.is_some() || self.size.is_some()
+    }
+
+    /// Checks the condition against what the delete would remove. AWS: an `If-Match` on a
+    /// key without a current object is 404 (`NoSuchKey`); size and time conditions alone
+    /// pass on a missing object.
+    fn check(&self, target: &Lookup) -> std::result::Result<(), Blocked> {
+        if !self.is_set() {
+            return Ok(());
+        }
+        let Lookup::Object(o) = target else {
+            return match self.if_match {
+                Some(_) => Err(Blocked::NoSuchKey),
+                None => Ok(()),
+            };
+        };
+        if let Some(list) = &self.if_match {
+            if !super::etag_listed(o.etag(), list) {
+                return Err(Blocked::PreconditionFailed);
+            }
+        }
+        if let Some(t) = self.last_modified {
+            if t.timestamp_millis() / 1000 != o.file.upload_date.timestamp_millis() / 1000 {
+                return Err(Blocked::PreconditionFailed);
+            }
+        }
+        if self.size.is_some_and(|s| s != o.file.length) {
+            return Err(Blocked::PreconditionFailed);
+        }
+        Ok(())
+    }
+}
+
+/// What a delete did (the `x-amz-version-id` and `x-amz-delete-marker` of its answer).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeleteOutcome {
+    /// The version removed, or the delete marker written.
+    pub version_id: Option<String>,
+    /// A delete marker was written, or the version removed was one.
+    pub delete_marker: bool,
+}
+
+/// What ListObjectVersions asks for.
+#[derive(Clone, Debug, Default)]
+pub struct VersionListQuery {
+    /// Only keys starting with this.
+    pub prefix: String,
+    /// Roll keys up to the first delimiter after the prefix.
+    pub delimiter: Option<String>,
+    /// Start after this key ...
+    pub key_marker: Option<String>,
+    /// ... and, if given, after this version of it.
+    pub version_marker: Option<String>,
+    /// At most this many versions, markers and common prefixes.
+    pub max: usize,
+}
+
+/// One entry of a version listing.
+#[derive(Clone, Debug)]
+pub enum VersionItem {
+    /// A version (data or marker) and whether it is the key's latest.
+    Version(Box<VersionEntry>, bool),
+    /// A common prefix.
+    Prefix(String),
+}
+
+/// A page of ListObjectVersions.
+#[derive(Debug, Default)]
+pub struct VersionPage {
+    /// In order.
+    pub items: Vec<VersionItem>,
+    /// More follow.
+    pub truncated: bool,
+}
+
+/// The object a version entry names.
+pub(super) fn info_of(e: &VersionEntry) -> Option<ObjectInfo> {
+    let mut info = ObjectInfo::from_file(e.file.clone()?);
+    info.version_id = Some(e.version_id().to_owned());
+    Some(info)
+}
+
+/// What a publish learnt about the key before writing (under the key's lock).
+pub(super) struct Prepared {
+    pub mode: Versioning,
+    /// The new revision's `uploadDate`.
+    pub date: DateTime,
+    /// Revisions it replaces (unversioned buckets only).
+    pub older: Vec<(Bson, DateTime)>,
+    /// The version id it is written as (versioned buckets).
+    pub vid: Option<String>,
+}
+
+impl ObjectStore {
+    /// The version index of a bucket.
+    pub fn versions(&self, bucket: &str) -> VersionIndex {
+        VersionIndex::new(&self.db, bucket)
+    }
+
+    /// A bucket's versioning state and whether its index is complete (from the bucket cache:
+    /// a change through another instance is seen within a second).
+    pub async fn versioning(&self, bucket: &str) -> Result<(Versioning, bool)> {
+        Ok(match self.meta.bucket_cached(bucket).await? {
+            Some(b) => (
+                Versioning::from_status(b.versioning.as_deref()),
+                b.versions_indexed,
+            ),
+            None => (Versioning::Off, false),
+        })
+    }
+
+    /// The current object of `key`, or the version named. In a versioned bucket the current
+    /// object is its master (one lookup by `_id`); a placeholder is repaired first.
+    pub async fn lookup(&self, bucket: &str, key: &str, version: Option<&str>) -> Result<Lookup> {
+        let (mode, indexed) = self.versioning(bucket).await?;
+        let unversioned = |o: Option<ObjectInfo>| match o {
+            Some(o) => Lookup::Object(Box::new(o)),
+            None => Lookup::Missing,
+        };
+        if mode == Versioning::Off {
+            return Ok(match version {
+                Some(v) if v != "null" => Lookup::Missing,
+                _ => unversioned(self.head_revision(bucket, key).await?),
+            });
+        }
+        let idx = self.versions(bucket);
+        if let Some(v) = version {
+            return Ok(match idx.entry(key, v).await? {
+                Some(e) => entry_lookup(&e),
+                None if !indexed && v == "null" => {
+                    unversioned(self.head_revision(bucket, key).await?)
+                }
+                None => Lookup::Missing,
+            });
+        }
+        for _ in 0..3 {
+            match idx.master(key).await? {
+                Some(Master::Current(e)) => {
+                    return Ok(info_of(&e).map_or(Lookup::Missing, |o| Lookup::Object(Box::new(o))))
+                }
+                Some(Master::Placeholder) => {
+                    idx.sync_master(key).await?;
+                }
+                None => {
+                    return Ok(match idx.latest(key).await? {
+                        Some(e) => {
+                            if !e.is_marker() {
+                                // A crash between an entry and its master: finish it.
+                                idx.set_master(&e).await?;
+                            }
+                            entry_lookup(&e)
+                        }
+                        None if !indexed => unversioned(self.head_revision(bucket, key).await?),
+                        None => Lookup::Missing,
+                    });
+                }
+            }
+        }
+        Err(GridFsError::Conflict(
+            "the key's latest version keeps changing".into(),
+        ))
+    }
+
+    /// Before a publish, under the key's lock: the stamp, and what it replaces or is
+    /// written as. A stamp is after every version the key has, delete markers included.
+    pub(super) async fn prepare_publish(
+        &self,
+        bucket: &str,
+        key: &str,
+        file_id: &Bson,
+    ) -> Result<Prepared> {
+        let (mode, indexed) = self.versioning(bucket).await?;
+        if mode == Versioning::Off {
+            let older = self.revisions(bucket, key).await?;
+            let date = self.stamp(&older);
+            return Ok(Prepared {
+                mode,
+                date,
+                older,
+                vid: None,
+            });
+        }
+        let mut seen: Vec<(Bson, DateTime)> = Vec::new();
+        if let Some(e) = self.versions(bucket).latest(key).await? {
+            seen.push((Bson::Null, e.at));
+        }
+        if !indexed {
+            seen.extend(self.revisions(bucket, key).await?);
+        }
+        let date = self.stamp(&seen);
+        Ok(Prepared {
+            mode,
+            date,
+            older: Vec::new(),
+            vid: Some(make_vid(date, file_id)),
+        })
+    }
+
+    /// After the files document is written: an unversioned bucket reclaims the revisions it
+    /// replaced; a versioned one records the version, then moves the master to it, then (when
+    /// suspended) removes the null version it replaced. A crash after the files document is
+    /// finished by the janitor (the write's registration names the file: `index_file`).
+    pub(super) async fn finish_publish(
+        &self,
+        bucket: &str,
+        p: Prepared,
+        file: FileDoc,
+    ) -> Result<ObjectInfo> {
+        if p.mode == Versioning::Off {
+            let info = ObjectInfo::from_file(file);
+            self.reclaim_all(bucket, &p.older, &info).await;
+            return Ok(info);
+        }
+        let e = VersionEntry {
+            key: file.filename.clone().unwrap_or_default(),
+            vid: p.vid.unwrap_or_default(),
+            null: p.mode == Versioning::Suspended,
+            at: file.upload_date,
+            owner: None,
+            file: Some(file),
+        };
+        self.record_version(bucket, &e).await?;
+        Ok(info_of(&e).expect("a data version"))
+    }
+
+    /// Records a version (entry, then master), and when it is a null version removes the
+    /// null version it replaces: file reclaimed first, entry after, so a crash in between
+    /// leaves an entry whose data is gone rather than data no entry names.
+    async fn record_version(&self, bucket: &str, e: &VersionEntry) -> Result<()> {
+        let idx = self.versions(bucket);
+        idx.insert(e).await?;
+        idx.set_master(e).await?;
+        if e.null {
+            for old in idx.null_entries(&e.key).await? {
+                if old.vid == e.vid {
+                    continue;
+                }
+                if let Some(f) = &old.file {
+                    self.reclaim(bucket, &f.id).await?;
+                }
+                idx.remove(&old.key, &old.vid).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Indexes a published files document that has no version entry yet (a writer that died
+    /// between the two writes; the janitor calls this for its registration).
+    pub(super) async fn index_file(&self, bucket: &str, file_id: &Bson) -> Result<()> {
+        let (mode, _) = self.versioning(bucket).await?;
+        if mode == Versioning::Off {
+            return Ok(());
+        }
+        let Some(d) = self
+            .gridfs(bucket)
+            .files()
+            .find_one(doc! {"_id": file_id.clone()})
+            .await?
+        else {
+            return Ok(());
+        };
+        let file = FileDoc::from_document(&d)?;
+        let meta = super::ObjectMeta::from_metadata(file.metadata.as_ref());
+        let Some(vid) = meta.version_id else {
+            return Ok(());
+        };
+        let key = file.filename.clone().unwrap_or_default();
+        let idx = self.versions(bucket);
+        if idx.entry(&key, &vid).await?.is_some() {
+            idx.sync_master(&key).await?;
+            return Ok(());
+        }
+        // A null version's entry is the only thing that says it was one: a writer that died
+        // before writing it wrote a version that is kept as an ordinary (non-null) one.
+        let e = VersionEntry {
+            key,
+            vid,
+            null: false,
+            at: file.upload_date,
+            owner: None,
+            file: Some(file),
+        };
+        self.record_version(bucket, &e).await
+    }
+
+    /// DeleteObject (and each key of DeleteObjects) in any bucket: under the key's lock, the
+    /// condition is checked against what would be removed, then
+    /// - unversioned: every revision is reclaimed;
+    /// - no version named: a delete marker becomes the latest version (a null one when
+    ///   suspended, replacing the null version);
+    /// - a version named: it is removed for good; if it was the latest, the master is a
+    ///   placeholder until the newest version left replaces it.
+    pub async fn delete_object(
+        &self,
+        bucket: &str,
+        key: &str,
+        version: Option<&str>,
+        cond: &DeleteCondition,
+        owner: &str,
+    ) -> Result<std::result::Result<DeleteOutcome, Blocked>> {
+        let (mode, _) = self.versioning(bucket).await?;
+        if mode == Versioning::Off && !cond.is_set() {
+            self.delete(bucket, key).await?;
+            return Ok(Ok(DeleteOutcome::default()));
+        }
+        let Some(lock) = self.meta.lock_key(bucket, key).await? else {
+            return Ok(Err(Blocked::Busy));
+        };
+        let res = self
+            .delete_locked(bucket, key, version, cond, owner, mode, &lock)
+            .await;
+        super::release(lock).await;
+        res
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn delete_locked(
+        &self,
+        bucket: &str,
+        key: &str,
+        version: Option<&str>,
+        cond: &DeleteCondition,
+        owner: &str,
+        mode: Versioning,
+        lock: &KeyLock,
+    ) -> Result<std::result::Result<DeleteOutcome, Blocked>> {
+        let target = self.lookup(bucket, key, version).await?;
+        if let Err(b) = cond.check(&target) {
+            return Ok(Err(b));
+        }
+        if mode == Versioning::Off {
+            self.fence(lock, None).await?;
+            self.delete(bucket, key).await?;
+            return Ok(Ok(DeleteOutcome::default()));
+        }
+        let idx = self.versions(bucket);
+        let Some(v) = version else {
+            let latest = idx.latest(key).await?;
+            let seen: Vec<(Bson, DateTime)> = latest.iter().map(|e| (Bson::Null, e.at)).collect();
+            let at = self.stamp(&seen);
+            let marker = VersionEntry {
+                key: key.to_owned(),
+                vid: make_vid(at, &Bson::ObjectId(ObjectId::new())),
+                null: mode == Versioning::Suspended,
+                at,
+                owner: Some(owner.to_owned()),
+                file: None,
+            };
+            self.fence(lock, None).await?;
+            idx.insert(&marker).await?;
+            idx.clear_master_if_older(key, &marker.vid).await?;
+            if marker.null {
+                for old in idx.null_entries(key).await? {
+                    if old.vid != marker.vid {
+                        self.remove_version(bucket, &idx, &old).await?;
+                    }
+                }
+            }
+            return Ok(Ok(DeleteOutcome {
+                version_id: Some(marker.version_id().to_owned()),
+                delete_marker: true,
+            }));
+        };
+        let Some(e) = idx.entry(key, v).await? else {
+            // AWS answers a delete of a version that does not exist with 204.
+            return Ok(Ok(DeleteOutcome {
+                version_id: Some(v.to_owned()),
+                delete_marker: false,
+            }));
+        };
+        self.fence(lock, None).await?;
+        let latest = idx.latest(key).await?;
+        let is_latest = latest.as_ref().is_some_and(|l| l.vid == e.vid);
+        if is_latest && !e.is_marker() {
+            idx.set_placeholder(key).await?;
+        }
+        self.remove_version(bucket, &idx, &e).await?;
+        if is_latest {
+            idx.sync_master(key).await?;
+        }
+        Ok(Ok(DeleteOutcome {
+            version_id: Some(e.version_id().to_owned()),
+            delete_marker: e.is_marker(),
+        }))
+    }
+
+    /// Removes one version for good: its data reclaimed (hidden, then chunks, as every
+    /// reclaim), then its entry.
+    async fn remove_version(
+        &self,
+        bucket: &str,
+        idx: &VersionIndex,
+        e: &VersionEntry,
+    ) -> Result<()> {
+        if let Some(f) = &e.file {
+            self.reclaim(bucket, &f.id).await?;
+        }
+        idx.remove(&e.key, &e.vid).await
+    }
+
+    /// Enables (or suspends) versioning. The first time, the index is built from the
+    /// bucket's revisions: after the status is stored and every instance's bucket cache has
+    /// seen it (so every new write records its version), each revision without an entry
+    /// gets one, the newest of a key's pre-existing revisions as its `null` version and
+    /// older ones (other GridFS writers keep several) with ids derived from their `_id`.
+    /// Re-running it (after a crash) finds the same ids and changes nothing.
+    pub async fn set_versioning(&self, bucket: &str, status: Versioning) -> Result<()> {
+        let Some(b) = self.meta.get_bucket(bucket).await? else {
+            return Err(GridFsError::FileNotFound);
+        };
+        let name = status.status().unwrap_or("Suspended");
+        if b.versions_indexed {
+            self.meta.set_bucket_versioning(bucket, name, true).await?;
+            self.meta.forget_bucket(bucket);
+            return Ok(());
+        }
+        let idx = self.versions(bucket);
+        idx.ensure_indexes().await?;
+        self.meta.set_bucket_versioning(bucket, name, false).await?;
+        self.meta.forget_bucket(bucket);
+        tokio::time::sleep(
+            crate::storage::meta::BUCKET_CACHE_TTL + std::time::Duration::from_millis(500),
+        )
+        .await;
+        self.build_index(bucket, &idx).await?;
+        self.meta.set_bucket_versioning(bucket, name, true).await?;
+        self.meta.forget_bucket(bucket);
+        Ok(())
+    }
+
+    async fn build_index(&self, bucket: &str, idx: &VersionIndex) -> Result<()> {
+        use futures::TryStreamExt;
+        let mut cursor = self
+            .gridfs(bucket)
+            .files()
+            .find(doc! {"metadata.s3VersionId": {"$exists": false}})
+            .sort(doc! {"filename": 1, "uploadDate": -1})
+            .batch_size(1000)
+            .await?;
+        let mut last_key: Option<String> = None;
+        while let Some(d) = cursor.try_next().await? {
+            let Ok(file) = FileDoc::from_document(&d) else {
+                continue;
+            };
+            let Some(key) = file.filename.clone() else {
+                continue;
+            };
+            let newest = last_key.as_deref() != Some(key.as_str());
+            if newest {
+                if let Some(k) = last_key.take() {
+                    idx.sync_master(&k).await?;
+                }
+                last_key = Some(key.clone());
+            }
+            let mut file = file;
+            if let (Some(m), Ok(md5)) = (file.metadata.as_mut(), d.get_str("md5")) {
+                if !m.contains_key("etag") && md5.len() == 32 {
+                    m.insert("etag", format!("\"{}\"", md5.to_ascii_lowercase()));
+                }
+            } else if let Ok(md5) = d.get_str("md5") {
+                if file.metadata.is_none() && md5.len() == 32 {
+                    file.metadata =
+                        Some(doc! {"etag": format!("\"{}\"", md5.to_ascii_lowercase())});
+                }
+            }
+            let e = VersionEntry {
+                vid: make_vid(file.upload_date, &file.id),
+                null: newest,
+                at: file.upload_date,
+                owner: None,
+                file: Some(file),
+                key,
+            };
+            idx.insert(&e).await?;
+        }
+        if let Some(k) = last_key {
+            idx.sync_master(&k).await?;
+        }
+        Ok(())
+    }
+
+    /// ListObjectVersions of a versioned bucket: one scan of the entries in `_id` order
+    /// (key, then newest version first), with a new seek past each common prefix.
+    pub async fn list_versions(&self, bucket: &str, q: &VersionListQuery) -> Result<VersionPage> {
+        let idx = self.versions(bucket);
+        let delimiter = q.delimiter.as_deref().filter(|d| !d.is_empty());
+        let upper = super::list::prefix_successor(&q.prefix).map(|s| format!("{VERSION}{s}"));
+        let mut from = (format!("{VERSION}{}", q.prefix), true);
+        // The key the page continues (its first entry there is not the latest).
+        let mut continuing: Option<String> = None;
+        if let Some(km) = q.key_marker.as_deref().filter(|k| *k >= q.prefix.as_str()) {
+            match q.version_marker.as_deref().filter(|v| !v.is_empty()) {
+                Some(vm) => {
+                    let vid = if vm == "null" {
+                        idx.entry(km, "null").await?.map(|e| e.vid)
+                    } else {
+                        Some(vm.to_owned())
+                    };
+                    match vid {
+                        Some(vid) => from = (entry_id(km, &vid), false),
+                        None => from = (format!("{VERSION}{km}\u{1}"), true),
+                    }
+                    continuing = Some(km.to_owned());
+                }
+                None => {
+                    from = (format!("{VERSION}{km}\u{1}"), true);
+                    // After a common prefix, past everything under it.
+                    if let Some(d) = delimiter {
+                        if km.ends_with(d) {
+                            if let Some(s) = super::list::prefix_successor(km) {
+                                from = (format!("{VERSION}{s}"), true);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let want = q.max + 1;
+        let mut items: Vec<VersionItem> = Vec::new();
+        let mut prev_key: Option<String> = continuing;
+        'seek: while items.len() < want {
+            let batch = idx.scan(&from.0, from.1, upper.as_deref(), 1000).await?;
+            if batch.is_empty() {
+                break;
+            }
+            for e in batch {
+                from = (entry_id(&e.key, &e.vid), false);
+                if let Some(cp) =
+                    delimiter.and_then(|d| super::list::common_prefix(&e.key, &q.prefix, d))
+                {
+                    items.push(VersionItem::Prefix(cp.clone()));
+                    match super::list::prefix_successor(&cp) {
+                        Some(s) => from = (format!("{VERSION}{s}"), true),
+                        None => break 'seek,
+                    }
+                    prev_key = None;
+                    continue 'seek;
+                }
+                let latest = prev_key.as_deref() != Some(e.key.as_str());
+                prev_key = Some(e.key.clone());
+                items.push(VersionItem::Version(Box::new(e), latest));
+                if items.len() >= want {
+                    break 'seek;
+                }
+            }
+        }
+        let truncated = q.max > 0 && items.len() > q.max;
+        items.truncate(q.max);
+        Ok(VersionPage { items, truncated })
+    }
+}
+
+/// A version entry as a lookup result.
+fn entry_lookup(e: &VersionEntry) -> Lookup {
+    match info_of(e) {
+        Some(o) => Lookup::Object(Box::new(o)),
+        None => Lookup::DeleteMarker {
+            version_id: e.version_id().to_owned(),
+            at: e.at,
+        },
+    }
+}

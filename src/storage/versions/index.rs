@@ -1,0 +1,265 @@
+//! Reads and writes of `<bucket>.versions` (see the module above for the design).
+
+use futures::TryStreamExt;
+use mongodb::bson::{doc, Document};
+use mongodb::{Collection, Database, IndexModel};
+
+use super::{entry_id, master_id, versions_prefix, VersionEntry, VERSION};
+use crate::storage::gridfs::Result;
+use crate::storage::meta::is_duplicate_key;
+
+/// A key's master.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Master {
+    /// The latest version is this data version.
+    Current(Box<VersionEntry>),
+    /// The latest version is being deleted (mongoclient's PHD): repair before use.
+    Placeholder,
+}
+
+/// The version index of one bucket.
+#[derive(Clone, Debug)]
+pub struct VersionIndex {
+    coll: Collection<Document>,
+}
+
+impl VersionIndex {
+    /// The index of `bucket` in `db`.
+    pub fn new(db: &Database, bucket: &str) -> Self {
+        Self {
+            coll: db.collection(&Self::collection_name(bucket)),
+        }
+    }
+
+    /// `<bucket>.versions`: no GridFS bucket's collection can have that name (those end in
+    /// `.files` or `.chunks`).
+    pub fn collection_name(bucket: &str) -> String {
+        format!("{bucket}.versions")
+    }
+
+    /// The collection (for plans and fsck).
+    pub fn collection(&self) -> &Collection<Document> {
+        &self.coll
+    }
+
+    /// The listing index over masters (`filename` is only on masters), shaped as GridFS's own
+    /// files index so the same listing code runs over either.
+    pub async fn ensure_indexes(&self) -> Result<()> {
+        let keys = doc! {"filename": 1, "uploadDate": 1};
+        let existing: Vec<IndexModel> = match self.coll.list_indexes().await {
+            Ok(c) => c.try_collect().await?,
+            Err(_) => Vec::new(),
+        };
+        if !existing.iter().any(|ix| ix.keys == keys) {
+            self.coll
+                .create_index(IndexModel::builder().keys(keys).build())
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// The master of `key`.
+    pub async fn master(&self, key: &str) -> Result<Option<Master>> {
+        let Some(d) = self.coll.find_one(doc! {"_id": master_id(key)}).await? else {
+            return Ok(None);
+        };
+        if d.get_bool("phd").unwrap_or(false) {
+            return Ok(Some(Master::Placeholder));
+        }
+        Ok(master_entry(&d, key).map(|e| Master::Current(Box::new(e))))
+    }
+
+    /// The newest version of `key` (data or marker).
+    pub async fn latest(&self, key: &str) -> Result<Option<VersionEntry>> {
+        let p = versions_prefix(key);
+        let d = self
+            .coll
+            .find_one(doc! {"_id": {"$gt": &p, "$lt": format!("{VERSION}{key}\u{1}")}})
+            .sort(doc! {"_id": 1})
+            .await?;
+        Ok(d.as_ref().and_then(VersionEntry::from_document))
+    }
+
+    /// One version by its id (`null`: the null version).
+    pub async fn entry(&self, key: &str, version_id: &str) -> Result<Option<VersionEntry>> {
+        if version_id == "null" {
+            return Ok(self.null_entries(key).await?.into_iter().next());
+        }
+        let d = self
+            .coll
+            .find_one(doc! {"_id": entry_id(key, version_id)})
+            .await?;
+        Ok(d.as_ref().and_then(VersionEntry::from_document))
+    }
+
+    /// The key's null versions, newest first (more than one only after a crash between the
+    /// write of a new null version and the removal of the old one).
+    pub async fn null_entries(&self, key: &str) -> Result<Vec<VersionEntry>> {
+        let p = versions_prefix(key);
+        let docs: Vec<Document> = self
+            .coll
+            .find(doc! {"_id": {"$gt": &p, "$lt": format!("{VERSION}{key}\u{1}")}, "null": true})
+            .sort(doc! {"_id": 1})
+            .await?
+            .try_collect()
+            .await?;
+        Ok(docs
+            .iter()
+            .filter_map(VersionEntry::from_document)
+            .collect())
+    }
+
+    /// Every version of `key`, newest first.
+    pub async fn all_versions(&self, key: &str) -> Result<Vec<VersionEntry>> {
+        let p = versions_prefix(key);
+        let docs: Vec<Document> = self
+            .coll
+            .find(doc! {"_id": {"$gt": &p, "$lt": format!("{VERSION}{key}\u{1}")}})
+            .sort(doc! {"_id": 1})
+            .await?
+            .try_collect()
+            .await?;
+        Ok(docs
+            .iter()
+            .filter_map(VersionEntry::from_document)
+            .collect())
+    }
+
+    /// Records a version (a re-insert of the same entry, by a retry or a rebuild, is a no-op).
+    pub async fn insert(&self, e: &VersionEntry) -> Result<()> {
+        match self.coll.insert_one(e.to_document()).await {
+            Ok(_) => Ok(()),
+            Err(err) if is_duplicate_key(&err) => Ok(()),
+            Err(err) => Err(err.into()),
+        }
+    }
+
+    /// Removes a version's entry.
+    pub async fn remove(&self, key: &str, vid: &str) -> Result<()> {
+        self.coll
+            .delete_one(doc! {"_id": entry_id(key, vid)})
+            .await?;
+        Ok(())
+    }
+
+    /// Makes `e` (a data version) the key's master unless the master already names a newer
+    /// version: the filter matches a placeholder or an older-or-same version, and when it
+    /// matches nothing the upsert's insert meets the existing `_id` and is dropped. So masters
+    /// only move forward, whatever order racing writers and repairs arrive in.
+    pub async fn set_master(&self, e: &VersionEntry) -> Result<()> {
+        let Some(m) = e.master_document() else {
+            return self.clear_master_if_older(&e.key, &e.vid).await;
+        };
+        let filter = doc! {
+            "_id": master_id(&e.key),
+            "$or": [{"phd": true}, {"vid": {"$gte": &e.vid}}],
+        };
+        match self.coll.replace_one(filter, m).upsert(true).await {
+            Ok(_) => Ok(()),
+            Err(err) if is_duplicate_key(&err) => Ok(()),
+            Err(err) => Err(err.into()),
+        }
+    }
+
+    /// A delete marker `vid` became the latest: the master goes, unless it names a newer
+    /// version.
+    pub async fn clear_master_if_older(&self, key: &str, vid: &str) -> Result<()> {
+        self.coll
+            .delete_one(doc! {
+                "_id": master_id(key),
+                "$or": [{"phd": true}, {"vid": {"$gte": vid}}],
+            })
+            .await?;
+        Ok(())
+    }
+
+    /// Puts the placeholder in place of the master before the latest version is deleted.
+    pub async fn set_placeholder(&self, key: &str) -> Result<()> {
+        self.coll
+            .replace_one(
+                doc! {"_id": master_id(key)},
+                doc! {"_id": master_id(key), "filename": key, "phd": true},
+            )
+            .upsert(true)
+            .await?;
+        Ok(())
+    }
+
+    /// Repairs a key's master from its newest entry (after a placeholder, or a crash between
+    /// an entry's insert and the master's update). Safe without the key's lock: see
+    /// [`VersionIndex::set_master`].
+    pub async fn sync_master(&self, key: &str) -> Result<Option<VersionEntry>> {
+        let latest = self.latest(key).await?;
+        match &latest {
+            Some(e) => self.set_master(e).await?,
+            None => {
+                self.coll
+                    .delete_one(doc! {"_id": master_id(key), "phd": true})
+                    .await?;
+            }
+        }
+        Ok(latest.filter(|e| !e.is_marker()))
+    }
+
+    /// Replaces the `metadata` a version's master and entry repeat (tags, ACL), in one write.
+    pub async fn set_metadata(
+        &self,
+        key: &str,
+        vid: &str,
+        file_id: &mongodb::bson::Bson,
+        metadata: Document,
+    ) -> Result<()> {
+        self.coll
+            .update_many(
+                doc! {"_id": {"$in": [master_id(key), entry_id(key, vid)]}, "fileId": file_id.clone()},
+                doc! {"$set": {"metadata": metadata}},
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// Entries in `_id` order from `from` (inclusive or not) while below `to`, at most `limit`.
+    pub async fn scan(
+        &self,
+        from: &str,
+        inclusive: bool,
+        to: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<VersionEntry>> {
+        let mut range = Document::new();
+        range.insert(if inclusive { "$gte" } else { "$gt" }, from);
+        range.insert("$lt", to.unwrap_or("\u{7f}W"));
+        let docs: Vec<Document> = self
+            .coll
+            .find(doc! {"_id": range})
+            .sort(doc! {"_id": 1})
+            .limit(limit)
+            .batch_size(limit.clamp(1, 1000) as u32)
+            .await?
+            .try_collect()
+            .await?;
+        Ok(docs
+            .iter()
+            .filter_map(VersionEntry::from_document)
+            .collect())
+    }
+
+    /// Drops the index (DeleteBucket).
+    pub async fn drop(&self) -> Result<()> {
+        self.coll.drop().await?;
+        Ok(())
+    }
+}
+
+/// A master read as the entry it names.
+pub fn master_entry(d: &Document, key: &str) -> Option<VersionEntry> {
+    let file = super::file_of(d, key)?;
+    Some(VersionEntry {
+        key: key.to_owned(),
+        vid: d.get_str("vid").ok()?.to_owned(),
+        null: d.get_bool("null").unwrap_or(false),
+        at: file.upload_date,
+        owner: None,
+        file: Some(file),
+    })
+}

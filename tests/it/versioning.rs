@@ -1,0 +1,320 @@
+//! Versioning: boto3 and PyMongo (`tests/py/versioning.py`), the AWS SDK for Rust, two
+//! instances racing on one versioned key, and the round trips of a versioned GET.
+
+use std::collections::{HashMap, HashSet};
+
+use aws_sdk_s3::primitives::ByteStream;
+use aws_sdk_s3::types::{BucketVersioningStatus, VersioningConfiguration};
+
+use crate::support;
+
+async fn enable(s3: &aws_sdk_s3::Client, bucket: &str) {
+    s3.put_bucket_versioning()
+        .bucket(bucket)
+        .versioning_configuration(
+            VersioningConfiguration::builder()
+                .status(BucketVersioningStatus::Enabled)
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+}
+
+async fn put(s3: &aws_sdk_s3::Client, bucket: &str, key: &str, body: &[u8]) -> String {
+    s3.put_object()
+        .bucket(bucket)
+        .key(key)
+        .body(ByteStream::from(body.to_vec()))
+        .send()
+        .await
+        .unwrap()
+        .version_id
+        .expect("a version id")
+}
+
+async fn get(
+    s3: &aws_sdk_s3::Client,
+    bucket: &str,
+    key: &str,
+    version: Option<&str>,
+) -> Option<Vec<u8>> {
+    let r = s3
+        .get_object()
+        .bucket(bucket)
+        .key(key)
+        .set_version_id(version.map(str::to_owned))
+        .send()
+        .await
+        .ok()?;
+    Some(r.body.collect().await.unwrap().into_bytes().to_vec())
+}
+
+#[test]
+fn versioning_as_boto3_and_pymongo_see_it() {
+    support::run(async {
+        let gw = support::gateway("versioning").await;
+        let db = gw.db.name().to_owned();
+        support::run_py_checks(
+            &gw,
+            "versioning.py",
+            "versioning",
+            &[&support::db().uri, &db],
+        )
+        .await;
+    });
+}
+
+#[test]
+fn versioning_with_the_rust_sdk() {
+    support::run(async {
+        let gw = support::gateway("versdk").await;
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("vsdk").send().await.unwrap();
+        enable(&s3, "vsdk").await;
+        let st = s3
+            .get_bucket_versioning()
+            .bucket("vsdk")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(st.status, Some(BucketVersioningStatus::Enabled));
+        let a = put(&s3, "vsdk", "k", b"first").await;
+        let b = put(&s3, "vsdk", "k", b"second").await;
+        assert_ne!(a, b);
+        assert_eq!(get(&s3, "vsdk", "k", None).await.unwrap(), b"second");
+        assert_eq!(get(&s3, "vsdk", "k", Some(&a)).await.unwrap(), b"first");
+        let d = s3
+            .delete_object()
+            .bucket("vsdk")
+            .key("k")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(d.delete_marker, Some(true));
+        let marker = d.version_id.unwrap();
+        assert!(get(&s3, "vsdk", "k", None).await.is_none());
+        let l = s3
+            .list_object_versions()
+            .bucket("vsdk")
+            .send()
+            .await
+            .unwrap();
+        let versions: Vec<(String, bool)> = l
+            .versions()
+            .iter()
+            .map(|v| (v.version_id().unwrap().to_owned(), v.is_latest().unwrap()))
+            .collect();
+        assert_eq!(versions, vec![(b.clone(), false), (a.clone(), false)]);
+        let markers: Vec<(String, bool)> = l
+            .delete_markers()
+            .iter()
+            .map(|m| (m.version_id().unwrap().to_owned(), m.is_latest().unwrap()))
+            .collect();
+        assert_eq!(markers, vec![(marker.clone(), true)]);
+        // The current listing skips the deleted key.
+        let cur = s3.list_objects_v2().bucket("vsdk").send().await.unwrap();
+        assert!(cur.contents().is_empty());
+        s3.delete_object()
+            .bucket("vsdk")
+            .key("k")
+            .version_id(&marker)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(get(&s3, "vsdk", "k", None).await.unwrap(), b"second");
+        let cur = s3.list_objects_v2().bucket("vsdk").send().await.unwrap();
+        assert_eq!(cur.contents().len(), 1);
+    });
+}
+
+/// Two instances PUT, DELETE and DeleteObjects one versioned key at once, for a bounded
+/// time: every acknowledged version is listed exactly once with its bytes, every
+/// acknowledged delete left one marker, and a PUT after the race is the latest.
+#[test]
+fn two_instances_race_on_one_versioned_key() {
+    support::run(async {
+        let name = format!(
+            "g_verrace_{}",
+            &uuid::Uuid::new_v4().simple().to_string()[..12]
+        );
+        let g1 = support::gateway_on(&name).await;
+        let g2 = support::gateway_on(&name).await;
+        let (s1, s2) = (g1.sdk(), g2.sdk());
+        s1.create_bucket().bucket("race").send().await.unwrap();
+        enable(&s1, "race").await;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(6);
+        let mut tasks = Vec::new();
+        for w in 0..6u32 {
+            let s3 = if w % 2 == 0 { s1.clone() } else { s2.clone() };
+            tasks.push(tokio::spawn(async move {
+                let mut puts: Vec<(String, Vec<u8>)> = Vec::new();
+                let mut markers: Vec<String> = Vec::new();
+                let mut i = 0u32;
+                while std::time::Instant::now() < deadline {
+                    i += 1;
+                    match (w + i) % 4 {
+                        0 | 1 => {
+                            let body = format!("w{w}-{i}").into_bytes();
+                            let r = s3
+                                .put_object()
+                                .bucket("race")
+                                .key("k")
+                                .body(ByteStream::from(body.clone()))
+                                .send()
+                                .await;
+                            if let Ok(r) = r {
+                                puts.push((r.version_id.unwrap(), body));
+                            }
+                        }
+                        2 => {
+                            if let Ok(r) = s3.delete_object().bucket("race").key("k").send().await {
+                                markers.push(r.version_id.unwrap());
+                            }
+                        }
+                        _ => {
+                            let del = aws_sdk_s3::types::Delete::builder()
+                                .objects(
+                                    aws_sdk_s3::types::ObjectIdentifier::builder()
+                                        .key("k")
+                                        .build()
+                                        .unwrap(),
+                                )
+                                .build()
+                                .unwrap();
+                            if let Ok(r) =
+                                s3.delete_objects().bucket("race").delete(del).send().await
+                            {
+                                for d in r.deleted() {
+                                    markers.push(d.delete_marker_version_id().unwrap().to_owned());
+                                }
+                            }
+                        }
+                    }
+                }
+                (puts, markers)
+            }));
+        }
+        let mut puts: HashMap<String, Vec<u8>> = HashMap::new();
+        let mut markers: HashSet<String> = HashSet::new();
+        for t in tasks {
+            let (p, m) = t.await.unwrap();
+            for (v, b) in p {
+                assert!(
+                    puts.insert(v, b).is_none(),
+                    "a version id was handed out twice"
+                );
+            }
+            for m in m {
+                assert!(markers.insert(m), "a marker id was handed out twice");
+            }
+        }
+        assert!(
+            puts.len() > 10 && !markers.is_empty(),
+            "the race did work: {} puts, {} deletes",
+            puts.len(),
+            markers.len()
+        );
+        let last = put(&s2, "race", "k", b"final").await;
+        // Every version once, page by page.
+        let mut listed_versions: Vec<String> = Vec::new();
+        let mut listed_markers: Vec<String> = Vec::new();
+        let mut latest = Vec::new();
+        let (mut km, mut vm): (Option<String>, Option<String>) = (None, None);
+        loop {
+            let r = s1
+                .list_object_versions()
+                .bucket("race")
+                .max_keys(100)
+                .set_key_marker(km.clone())
+                .set_version_id_marker(vm.clone())
+                .send()
+                .await
+                .unwrap();
+            for v in r.versions() {
+                listed_versions.push(v.version_id().unwrap().to_owned());
+                if v.is_latest() == Some(true) {
+                    latest.push(v.version_id().unwrap().to_owned());
+                }
+            }
+            for m in r.delete_markers() {
+                listed_markers.push(m.version_id().unwrap().to_owned());
+                assert_ne!(
+                    m.is_latest(),
+                    Some(true),
+                    "a marker is latest after the final PUT"
+                );
+            }
+            if r.is_truncated() != Some(true) {
+                break;
+            }
+            km = r.next_key_marker().map(str::to_owned);
+            vm = r.next_version_id_marker().map(str::to_owned);
+        }
+        assert_eq!(
+            latest,
+            vec![last.clone()],
+            "the last acknowledged write is the latest"
+        );
+        let unique: HashSet<&String> = listed_versions.iter().collect();
+        assert_eq!(
+            unique.len(),
+            listed_versions.len(),
+            "a version was listed twice"
+        );
+        assert_eq!(
+            listed_versions.len(),
+            puts.len() + 1,
+            "every acknowledged version is listed"
+        );
+        for (v, body) in &puts {
+            assert!(unique.contains(v), "version {v} is missing");
+            assert_eq!(
+                get(&s1, "race", "k", Some(v)).await.as_deref(),
+                Some(body.as_slice()),
+                "version {v} lost its data"
+            );
+        }
+        let marker_set: HashSet<String> = listed_markers.iter().cloned().collect();
+        assert_eq!(
+            marker_set, markers,
+            "every acknowledged delete left its marker"
+        );
+        assert_eq!(get(&s2, "race", "k", None).await.unwrap(), b"final");
+    });
+}
+
+#[test]
+fn a_versioned_get_takes_no_more_round_trips_than_an_unversioned_one() {
+    support::run(async {
+        use std::sync::atomic::Ordering;
+        let (gw, commands) = support::gateway_counting("vergetrt").await;
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("plain").send().await.unwrap();
+        s3.create_bucket().bucket("ver").send().await.unwrap();
+        enable(&s3, "ver").await;
+        let data = support::random_bytes(4096, 7);
+        let mut counts = Vec::new();
+        for b in ["plain", "ver"] {
+            s3.put_object()
+                .bucket(b)
+                .key("k")
+                .body(ByteStream::from(data.clone()))
+                .send()
+                .await
+                .unwrap();
+            // Warm the bucket cache, then count a GET alone.
+            assert_eq!(get(&s3, b, "k", None).await.unwrap(), data);
+            support::quiesce(&commands).await;
+            let _ = s3.head_bucket().bucket(b).send().await;
+            let before = commands.load(Ordering::SeqCst);
+            assert_eq!(get(&s3, b, "k", None).await.unwrap(), data);
+            counts.push(commands.load(Ordering::SeqCst) - before);
+        }
+        println!(
+            "GET of a 4 KiB object: {} round trips unversioned, {} versioned",
+            counts[0], counts[1]
+        );
+        assert!(counts[1] <= counts[0] && counts[1] <= 2, "{counts:?}");
+    });
+}

@@ -3,9 +3,9 @@
 //! pure functions for which objects a rule matches and when they expire.
 //!
 //! grids3 has one storage class and no versioning yet: transitions are refused (there is no
-//! class to move to), and NoncurrentVersionExpiration and ExpiredObjectDeleteMarker are
-//! accepted and validated but have nothing to act on (an unversioned bucket has no noncurrent
-//! versions and no delete markers), which is also what S3 does for an unversioned bucket.
+//! class to move to). NoncurrentVersionExpiration and ExpiredObjectDeleteMarker act in
+//! versioned buckets only (an unversioned bucket has no noncurrent versions and no delete
+//! markers, which is also what S3 does there).
 
 use chrono::{DateTime, TimeZone, Utc};
 use serde::Deserialize;
@@ -50,6 +50,12 @@ pub struct Rule {
     pub expiration: Option<Expiration>,
     /// `AbortIncompleteMultipartUpload` `DaysAfterInitiation`.
     pub abort_days: Option<u32>,
+    /// `NoncurrentVersionExpiration` `NoncurrentDays`: versions that many days after a newer
+    /// one replaced them are removed.
+    pub noncurrent_days: Option<u32>,
+    /// `Expiration` `ExpiredObjectDeleteMarker`: a delete marker that is a key's only version
+    /// left is removed.
+    pub expired_marker: bool,
 }
 
 #[derive(Deserialize, Debug, Default)]
@@ -238,6 +244,7 @@ pub fn parse(body: &[u8]) -> S3Result<Vec<Rule>> {
             }
         };
         let has_action = r.expiration.is_some() || r.noncurrent.is_some() || r.abort.is_some();
+        let mut expired_marker = false;
         let expiration = match r.expiration {
             None => None,
             Some(e) => match (positive(&e.days, "Days")?, &e.date, &e.delete_marker) {
@@ -260,15 +267,16 @@ pub fn parse(body: &[u8]) -> S3Result<Vec<Rule>> {
                     if !matches!(m.trim(), "true" | "false") {
                         return Err(S3Error::malformed_xml());
                     }
-                    // Nothing to act on in an unversioned bucket (see the module doc).
+                    expired_marker = m.trim() == "true";
                     None
                 }
                 _ => return Err(S3Error::malformed_xml()),
             },
         };
-        if let Some(n) = &r.noncurrent {
-            positive(&n.days, "NoncurrentDays")?;
-        }
+        let noncurrent_days = match &r.noncurrent {
+            Some(n) => positive(&n.days, "NoncurrentDays")?,
+            None => None,
+        };
         let abort_days = match &r.abort {
             None => None,
             Some(a) => {
@@ -289,6 +297,8 @@ pub fn parse(body: &[u8]) -> S3Result<Vec<Rule>> {
             filter,
             expiration,
             abort_days,
+            noncurrent_days,
+            expired_marker,
         });
     }
     Ok(out)

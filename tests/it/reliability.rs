@@ -590,7 +590,7 @@ fn outage_answers_503_fast_and_recovers_without_losing_acknowledged_writes() {
             .await
             .unwrap();
         let gw = support::gateway_on_uri(&db.uri, "outage", |c| c.request_timeout = 2).await;
-        let s3 = gw.sdk();
+        let s3 = gw.sdk_bounded(30);
         s3.create_bucket().bucket("out").send().await.unwrap();
         let data = random_bytes(700_000, 8);
         put(&s3, "out", "acked", data.clone()).await;
@@ -626,7 +626,7 @@ fn outage_answers_503_fast_and_recovers_without_losing_acknowledged_writes() {
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let mut writers = Vec::new();
         for w in 0..4u64 {
-            let (s3, stop) = (gw.sdk(), stop.clone());
+            let (s3, stop) = (gw.sdk_bounded(30), stop.clone());
             writers.push(tokio::spawn(async move {
                 let mut acked = Vec::new();
                 let mut i = 0u64;

@@ -111,6 +111,22 @@ impl Gateway {
         self.sdk_as(AK, SK)
     }
 
+    /// An SDK client whose every call gives up after `secs` (for tests that take the database
+    /// away: a call stuck on a dead connection then fails instead of hanging the test).
+    pub fn sdk_bounded(&self, secs: u64) -> aws_sdk_s3::Client {
+        let conf = self
+            .sdk()
+            .config()
+            .to_builder()
+            .timeout_config(
+                aws_sdk_s3::config::timeout::TimeoutConfig::builder()
+                    .operation_timeout(std::time::Duration::from_secs(secs))
+                    .build(),
+            )
+            .build();
+        aws_sdk_s3::Client::from_conf(conf)
+    }
+
     /// An AWS SDK client signing with other credentials.
     pub fn sdk_as(&self, ak: &str, sk: &str) -> aws_sdk_s3::Client {
         let creds = aws_credential_types::Credentials::new(ak, sk, None, None, "test");

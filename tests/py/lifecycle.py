@@ -66,4 +66,39 @@ check("grids3_lifecycle_objects_expired_total" in metrics and 'task="lifecycle"'
 s3.delete_bucket_lifecycle(Bucket="lcb")
 check(code(lambda: s3.get_bucket_lifecycle_configuration(Bucket="lcb")) == "NoSuchLifecycleConfiguration",
       "DeleteBucketLifecycle")
+# A versioned bucket: Expiration writes a delete marker (no version removed),
+# NoncurrentVersionExpiration removes replaced versions, ExpiredObjectDeleteMarker then removes
+# a marker that is a key's only version left.
+s3.create_bucket(Bucket="lcv")
+s3.put_bucket_versioning(Bucket="lcv", VersioningConfiguration={"Status": "Enabled"})
+v_old = s3.put_object(Bucket="lcv", Key="n/k", Body=b"old")["VersionId"]
+v_new = s3.put_object(Bucket="lcv", Key="n/k", Body=b"new")["VersionId"]
+v_cur = s3.put_object(Bucket="lcv", Key="cur/k", Body=b"c")["VersionId"]
+s3.put_bucket_lifecycle_configuration(Bucket="lcv", LifecycleConfiguration=rules(
+    {"ID": "nc", "Status": "Enabled", "Filter": {"Prefix": "n/"}, "NoncurrentVersionExpiration": {"NoncurrentDays": 1}},
+    {"ID": "cur", "Status": "Enabled", "Filter": {"Prefix": "cur/"}, "Expiration": {"Days": 1}},
+))
+deadline = time.time() + 30
+while time.time() < deadline:
+    r = s3.list_object_versions(Bucket="lcv")
+    versions = sorted((v["Key"], v["VersionId"]) for v in r.get("Versions", []))
+    markers = [m["Key"] for m in r.get("DeleteMarkers", [])]
+    if versions == sorted([("n/k", v_new), ("cur/k", v_cur)]) and markers == ["cur/k"]:
+        break
+    time.sleep(0.5)
+check(versions == sorted([("n/k", v_new), ("cur/k", v_cur)]), f"the noncurrent version was removed, the current kept ({versions})")
+check(markers == ["cur/k"], f"Expiration of a versioned object wrote a delete marker ({markers})")
+s3.put_bucket_lifecycle_configuration(Bucket="lcv", LifecycleConfiguration=rules(
+    {"ID": "nc", "Status": "Enabled", "Filter": {"Prefix": "cur/"}, "NoncurrentVersionExpiration": {"NoncurrentDays": 1},
+     "Expiration": {"ExpiredObjectDeleteMarker": True}},
+))
+deadline = time.time() + 30
+while time.time() < deadline:
+    r = s3.list_object_versions(Bucket="lcv", Prefix="cur/")
+    if not r.get("Versions") and not r.get("DeleteMarkers"):
+        break
+    time.sleep(0.5)
+check(not r.get("Versions") and not r.get("DeleteMarkers"),
+      f"the expired version went, then the marker left alone ({r.get('Versions')}, {r.get('DeleteMarkers')})")
+
 print("lifecycle: all checks passed")

@@ -8,7 +8,7 @@ mod meta;
 mod multipart;
 mod versioned;
 
-pub use list::{ListEntry, ListPage, ListQuery};
+pub use list::{prefix_successor, ListEntry, ListPage, ListQuery};
 pub use meta::ObjectMeta;
 pub use multipart::{CompleteStats, PartWrite, MULTIPART_CHUNK_SIZE};
 pub use versioned::{

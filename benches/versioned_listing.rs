@@ -38,6 +38,7 @@ fn bucket(name: &str) -> BucketInfo {
         lifecycle: None,
         versioning: None,
         versions_indexed: false,
+        object_lock: None,
     }
 }
 

@@ -101,6 +101,7 @@ impl AppState {
                 lifecycle: None,
                 versioning: None,
                 versions_indexed: false,
+                object_lock: None,
             };
             if self.store.meta().create_bucket(&info).await? {
                 tracing::info!(bucket = %name, "adopted an existing GridFS bucket");

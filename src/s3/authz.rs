@@ -128,7 +128,11 @@ pub fn needs(op: &Op) -> Option<(Role, Option<AclNeed>)> {
         | GetBucketLifecycleConfiguration
         | PutBucketLifecycleConfiguration
         | DeleteBucketLifecycleConfiguration
-        | PutBucketVersioning => (Role::Owner, None),
+        | PutBucketVersioning
+        | GetObjectLockConfiguration
+        | PutObjectLockConfiguration => (Role::Owner, None),
+        GetObjectRetention | GetObjectLegalHold => (Role::Read, None),
+        PutObjectRetention | PutObjectLegalHold => (Role::Write, None),
     })
 }
 
@@ -289,6 +293,12 @@ pub fn action(op: &Op) -> Option<&'static str> {
         GetBucketLocation => "s3:GetBucketLocation",
         GetBucketVersioning => "s3:GetBucketVersioning",
         PutBucketVersioning => "s3:PutBucketVersioning",
+        GetObjectLockConfiguration => "s3:GetBucketObjectLockConfiguration",
+        PutObjectLockConfiguration => "s3:PutBucketObjectLockConfiguration",
+        GetObjectRetention => "s3:GetObjectRetention",
+        PutObjectRetention => "s3:PutObjectRetention",
+        GetObjectLegalHold => "s3:GetObjectLegalHold",
+        PutObjectLegalHold => "s3:PutObjectLegalHold",
         GetObject | HeadObject => "s3:GetObject",
         GetObjectAttributes => "s3:GetObjectAttributes",
         GetObjectTagging => "s3:GetObjectTagging",

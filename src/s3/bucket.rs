@@ -129,6 +129,11 @@ pub async fn create_bucket(st: &AppState, mut req: S3Request) -> S3Result<Respon
         .ok()
         .flatten();
     let ownership = super::ownership::for_new_bucket(st, &req.parts.headers, acl.as_deref())?;
+    // Object Lock needs versioning: a bucket created with it starts versioned, with an empty
+    // (so complete) version index.
+    let lock = req
+        .header("x-amz-bucket-object-lock-enabled")
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
     let info = BucketInfo {
         name: name.clone(),
         creation_date: mongodb::bson::DateTime::now(),
@@ -142,8 +147,9 @@ pub async fn create_bucket(st: &AppState, mut req: S3Request) -> S3Result<Respon
         public_access_block: None,
         ownership: Some(ownership),
         lifecycle: None,
-        versioning: None,
-        versions_indexed: false,
+        versioning: lock.then(|| "Enabled".to_owned()),
+        versions_indexed: lock,
+        object_lock: lock.then(crate::storage::meta::ObjectLockConfig::default),
     };
     let was_deleted = st.store.meta().is_tombstone(&name).await?;
     if !st.store.meta().create_bucket(&info).await? {
@@ -170,6 +176,9 @@ pub async fn create_bucket(st: &AppState, mut req: S3Request) -> S3Result<Respon
         st.store.drop_bucket(&name).await?;
     }
     st.store.gridfs(&name).ensure_indexes().await?;
+    if lock {
+        st.store.versions(&name).ensure_indexes().await?;
+    }
     if st.config.shard_buckets {
         // Never a bucket left unsharded on a cluster meant to spread it: a failure undoes
         // the creation (the tombstone has the janitor drop the collections, and a retried
@@ -279,7 +288,7 @@ pub async fn get_versioning(st: &AppState, req: S3Request) -> S3Result<Response>
 /// second or more. MFA Delete is refused: grids3 has no MFA devices.
 pub async fn put_versioning(st: &AppState, mut req: S3Request) -> S3Result<Response> {
     let bucket = req.bucket().to_owned();
-    require_bucket(st, &bucket).await?;
+    let b = require_bucket(st, &bucket).await?;
     let body = req.body_reader()?.read_to_vec(xml::MAX_XML_BODY).await?;
     let conf: xml::VersioningConfigurationIn = xml::from_xml(&body)?;
     match conf.mfa_delete.as_deref() {
@@ -292,7 +301,17 @@ pub async fn put_versioning(st: &AppState, mut req: S3Request) -> S3Result<Respo
     }
     let status = match conf.status.as_deref() {
         Some("Enabled") => Versioning::Enabled,
-        Some("Suspended") => Versioning::Suspended,
+        Some("Suspended") => {
+            if b.object_lock.is_some() {
+                return Err(S3Error {
+                    code: "InvalidBucketState",
+                    status: StatusCode::CONFLICT,
+                    message: "An Object Lock configuration is present on this bucket, so the versioning state cannot be changed.".into(),
+                    headers: Vec::new(),
+                });
+            }
+            Versioning::Suspended
+        }
         None => {
             // AWS accepts a configuration without Status and changes nothing.
             return Ok(empty(StatusCode::OK));

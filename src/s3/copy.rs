@@ -147,6 +147,10 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
             _ => src.meta.tags.clone(),
         };
         meta.etag = Some(format!("\"{}\"", hex::encode(digests.md5)));
+        // Object Lock settings are never copied: the copy's come from this request or the
+        // destination bucket's default, as in S3.
+        (meta.retention, meta.legal_hold) =
+            super::object_lock::for_new_object(st, &dest, &req.parts.headers)?;
         let info = super::within_request_timeout(
             st,
             st.store

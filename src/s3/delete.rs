@@ -32,6 +32,7 @@ pub async fn delete_objects(st: &AppState, mut req: S3Request) -> S3Result<Respo
     };
     let b = require_bucket(st, &bucket).await?;
     let versioned = b.versioning.is_some();
+    let bypass_governance = super::object_lock::bypass(&req, &b);
     let (bad, good): (Vec<_>, Vec<_>) = request.objects.into_iter().partition(|o| {
         o.version_id.as_deref().is_some_and(|v| {
             v != "null" && (!versioned || !crate::storage::versions::is_valid_vid(v))
@@ -80,6 +81,7 @@ pub async fn delete_objects(st: &AppState, mut req: S3Request) -> S3Result<Respo
                     None => None,
                 },
                 size: o.size,
+                bypass_governance,
             };
             let owner = req.auth.access_key.clone();
             match st

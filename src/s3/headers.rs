@@ -230,6 +230,7 @@ pub fn delete_condition(h: &HeaderMap) -> S3Result<DeleteCondition> {
         if_match: get("if-match").map(str::to_owned),
         last_modified,
         size,
+        bypass_governance: false,
     })
 }
 
@@ -240,6 +241,8 @@ pub fn blocked_error(b: Blocked) -> S3Error {
         Blocked::NoSuchKey => S3Error::no_such_key(),
         Blocked::Busy => S3Error::service_unavailable()
             .with_message("Another write of this key is in progress; please retry."),
+        Blocked::Locked => S3Error::access_denied()
+            .with_message("Access Denied because object protected by object lock."),
     }
 }
 
@@ -300,6 +303,13 @@ pub fn object_headers(
     put(h, "last-modified", &http_date(o.file.upload_date));
     if let Some(v) = &o.version_id {
         put(h, "x-amz-version-id", v);
+    }
+    if let Some((mode, until)) = &o.meta.retention {
+        put(h, "x-amz-object-lock-mode", mode);
+        put(h, "x-amz-object-lock-retain-until-date", &iso8601(*until));
+    }
+    if o.meta.legal_hold {
+        put(h, "x-amz-object-lock-legal-hold", "ON");
     }
     put(h, "accept-ranges", "bytes");
     let m = &o.meta;

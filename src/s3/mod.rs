@@ -11,6 +11,7 @@ pub mod lifecycle;
 pub mod list;
 pub mod multipart;
 pub mod object;
+pub mod object_lock;
 pub mod op;
 pub mod ownership;
 pub mod policy;
@@ -135,23 +136,22 @@ pub async fn dispatch(st: &AppState, op: Op, mut req: S3Request) -> S3Result<Res
             "{h}: server-side encryption is not implemented; grids3 stores objects unencrypted"
         )));
     }
-    // Object Lock is not implemented: a request that asks for retention or a legal hold is
-    // refused rather than stored unprotected as if it had been honoured.
-    if let Some(h) = req.parts.headers.keys().find(|h| {
-        let h = h.as_str();
-        h.starts_with("x-amz-object-lock-")
-    }) {
-        return Err(S3Error::not_implemented()
-            .with_message(format!("{h}: Object Lock is not implemented by grids3")));
-    }
-    if op == Op::CreateBucket
-        && req
-            .header("x-amz-bucket-object-lock-enabled")
-            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
-    {
-        return Err(S3Error::not_implemented().with_message(
-            "x-amz-bucket-object-lock-enabled: Object Lock is not implemented by grids3",
-        ));
+    // Lock headers are honoured where S3 takes them (PutObject, CopyObject,
+    // CreateMultipartUpload); anywhere else they are refused rather than ignored.
+    if !matches!(
+        op,
+        Op::PutObject | Op::CopyObject | Op::CreateMultipartUpload
+    ) {
+        if let Some(h) = req
+            .parts
+            .headers
+            .keys()
+            .find(|h| h.as_str().starts_with("x-amz-object-lock-"))
+        {
+            return Err(S3Error::not_implemented().with_message(format!(
+                "{h}: Object Lock headers are taken by PutObject, CopyObject and CreateMultipartUpload only"
+            )));
+        }
     }
     match op {
         Op::CreateBucket => {
@@ -176,6 +176,12 @@ pub async fn dispatch(st: &AppState, op: Op, mut req: S3Request) -> S3Result<Res
         Op::GetBucketLocation => bucket::get_location(st, req).await,
         Op::GetBucketVersioning => bucket::get_versioning(st, req).await,
         Op::PutBucketVersioning => bucket::put_versioning(st, req).await,
+        Op::GetObjectLockConfiguration => object_lock::get_config(st, req).await,
+        Op::PutObjectLockConfiguration => object_lock::put_config(st, req).await,
+        Op::GetObjectRetention => object_lock::get_retention(st, req).await,
+        Op::PutObjectRetention => object_lock::put_retention(st, req).await,
+        Op::GetObjectLegalHold => object_lock::get_legal_hold(st, req).await,
+        Op::PutObjectLegalHold => object_lock::put_legal_hold(st, req).await,
         Op::ListObjectVersions => list::list_object_versions(st, req).await,
         Op::ListObjectsV2 => list::list_objects_v2(st, req).await,
         Op::ListObjects => list::list_objects_v1(st, req).await,

@@ -75,6 +75,8 @@ pub async fn create(st: &AppState, req: S3Request) -> S3Result<Response> {
         &req.auth,
         &req.parts.headers,
     ));
+    (meta.retention, meta.legal_hold) =
+        super::object_lock::for_new_object(st, &b, &req.parts.headers)?;
     // An additional checksum algorithm for the parts, and the object checksum's type: S3's
     // rules (CRC-64/NVME is full-object only, SHA-1 and SHA-256 composite only, the CRC-32s
     // either; the default is full-object for CRC-64/NVME and composite for the rest).

@@ -64,6 +64,8 @@ pub async fn put_object(st: &AppState, mut req: S3Request) -> S3Result<Response>
         &req.auth,
         &req.parts.headers,
     ));
+    (meta.retention, meta.legal_hold) =
+        super::object_lock::for_new_object(st, &b, &req.parts.headers)?;
     let mut up = st.store.open_upload(&bucket, req.key(), false).await?;
     let digests = match pump(&mut up, &mut reader).await {
         Ok(d) => d,
@@ -382,9 +384,10 @@ pub async fn get_object_attributes(st: &AppState, req: S3Request) -> S3Result<Re
 /// `x-amz-if-match-last-modified-time` and `x-amz-if-match-size` make it conditional (412).
 pub async fn delete_object(st: &AppState, req: S3Request) -> S3Result<Response> {
     let bucket = req.bucket().to_owned();
-    require_bucket(st, &bucket).await?;
+    let b = require_bucket(st, &bucket).await?;
     let version = version_param(&req)?;
-    let cond = super::headers::delete_condition(&req.parts.headers)?;
+    let mut cond = super::headers::delete_condition(&req.parts.headers)?;
+    cond.bypass_governance = super::object_lock::bypass(&req, &b);
     let out = super::within_request_timeout(
         st,
         st.store.delete_object(

@@ -20,6 +20,18 @@ pub enum Op {
     GetBucketVersioning,
     /// PUT /bucket?versioning
     PutBucketVersioning,
+    /// GET /bucket?object-lock
+    GetObjectLockConfiguration,
+    /// PUT /bucket?object-lock
+    PutObjectLockConfiguration,
+    /// GET /bucket/key?retention
+    GetObjectRetention,
+    /// PUT /bucket/key?retention
+    PutObjectRetention,
+    /// GET /bucket/key?legal-hold
+    GetObjectLegalHold,
+    /// PUT /bucket/key?legal-hold
+    PutObjectLegalHold,
     /// GET /bucket?versions
     ListObjectVersions,
     /// GET /bucket?list-type=2
@@ -143,6 +155,12 @@ impl Op {
             Op::GetBucketLocation => "GetBucketLocation",
             Op::GetBucketVersioning => "GetBucketVersioning",
             Op::PutBucketVersioning => "PutBucketVersioning",
+            Op::GetObjectLockConfiguration => "GetObjectLockConfiguration",
+            Op::PutObjectLockConfiguration => "PutObjectLockConfiguration",
+            Op::GetObjectRetention => "GetObjectRetention",
+            Op::PutObjectRetention => "PutObjectRetention",
+            Op::GetObjectLegalHold => "GetObjectLegalHold",
+            Op::PutObjectLegalHold => "PutObjectLegalHold",
             Op::ListObjectVersions => "ListObjectVersions",
             Op::ListObjectsV2 => "ListObjectsV2",
             Op::ListObjects => "ListObjects",
@@ -263,6 +281,8 @@ pub fn parse(
             (Method::GET, ["location"]) => Op::GetBucketLocation,
             (Method::GET, ["versioning"]) => Op::GetBucketVersioning,
             (Method::PUT, ["versioning"]) => Op::PutBucketVersioning,
+            (Method::GET, ["object-lock"]) => Op::GetObjectLockConfiguration,
+            (Method::PUT, ["object-lock"]) => Op::PutObjectLockConfiguration,
             (Method::GET, ["versions"]) => Op::ListObjectVersions,
             (Method::GET, []) if query.iter().any(|(k, v)| k == "list-type" && v == "2") => {
                 Op::ListObjectsV2
@@ -337,6 +357,10 @@ pub fn parse(
                 (Method::GET, ["attributes"]) => Op::GetObjectAttributes,
                 (Method::PUT, ["tagging"]) => Op::PutObjectTagging,
                 (Method::DELETE, ["tagging"]) => Op::DeleteObjectTagging,
+                (Method::GET, ["retention"]) => Op::GetObjectRetention,
+                (Method::PUT, ["retention"]) => Op::PutObjectRetention,
+                (Method::GET, ["legal-hold"]) => Op::GetObjectLegalHold,
+                (Method::PUT, ["legal-hold"]) => Op::PutObjectLegalHold,
                 (_, s) => ni(&format!("object ?{}", s.join("&"))),
             };
             let takes_version = matches!(
@@ -350,6 +374,10 @@ pub fn parse(
                     | Op::GetObjectAcl
                     | Op::PutObjectAcl
                     | Op::GetObjectAttributes
+                    | Op::GetObjectRetention
+                    | Op::PutObjectRetention
+                    | Op::GetObjectLegalHold
+                    | Op::PutObjectLegalHold
                     | Op::NotImplemented(_)
             );
             if versioned && !takes_version {

@@ -225,10 +225,66 @@ check(s3.get_object(Bucket=F, Key="doc.txt", VersionId=fv[2][0])["Body"].read() 
 again = [v["VersionId"] for v in s3.list_object_versions(Bucket=F).get("Versions", [])]
 check(again == [v[0] for v in fv], "their version ids are stable")
 
-# Object Lock and lock headers are refused, never ignored.
-c, st, _ = err(lambda: s3.create_bucket(Bucket="ver-lock", ObjectLockEnabledForBucket=True))
-check((c, st) == ("NotImplemented", 501), f"CreateBucket with Object Lock: 501 ({c} {st})")
+# 5. Object Lock.
+import datetime
+L = "ver-lock"
+s3.create_bucket(Bucket=L, ObjectLockEnabledForBucket=True)
+check(s3.get_bucket_versioning(Bucket=L)["Status"] == "Enabled", "a bucket created with Object Lock is versioned")
+c = s3.get_object_lock_configuration(Bucket=L)["ObjectLockConfiguration"]
+check(c["ObjectLockEnabled"] == "Enabled" and "Rule" not in c, f"GetObjectLockConfiguration ({c})")
+c, st, _ = err(lambda: s3.put_bucket_versioning(Bucket=L, VersioningConfiguration={"Status": "Suspended"}))
+check((c, st) == ("InvalidBucketState", 409), f"versioning cannot be suspended under Object Lock ({c} {st})")
 c, st, _ = err(lambda: s3.put_object(Bucket=B, Key="locked", Body=b"x", ObjectLockLegalHoldStatus="ON"))
-check((c, st) == ("NotImplemented", 501), f"PutObject with a legal hold: 501 ({c} {st})")
+check((c, st) == ("InvalidRequest", 400), f"lock headers on a bucket without Object Lock: 400 ({c} {st})")
+c, st, _ = err(lambda: s3.get_object_lock_configuration(Bucket=B))
+check((c, st) == ("ObjectLockConfigurationNotFoundError", 404), f"no Object Lock configuration: 404 ({c} {st})")
+c, st, _ = err(lambda: s3.put_object_lock_configuration(Bucket=S, ObjectLockConfiguration={"ObjectLockEnabled": "Enabled"}))
+check((c, st) == ("InvalidBucketState", 409), f"Object Lock on a suspended bucket: 409 ({c} {st})")
+
+soon = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=4)
+far = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=1)
+gov = s3.put_object(Bucket=L, Key="g", Body=b"gov", ObjectLockMode="GOVERNANCE", ObjectLockRetainUntilDate=far)["VersionId"]
+comp = s3.put_object(Bucket=L, Key="c", Body=b"comp", ObjectLockMode="COMPLIANCE", ObjectLockRetainUntilDate=soon)["VersionId"]
+hold = s3.put_object(Bucket=L, Key="h", Body=b"hold", ObjectLockLegalHoldStatus="ON")["VersionId"]
+r = s3.get_object_retention(Bucket=L, Key="g", VersionId=gov)["Retention"]
+check(r["Mode"] == "GOVERNANCE" and abs((r["RetainUntilDate"] - far).total_seconds()) < 2, f"GetObjectRetention ({r})")
+check(s3.get_object_legal_hold(Bucket=L, Key="h", VersionId=hold)["LegalHold"]["Status"] == "ON", "GetObjectLegalHold")
+h = s3.head_object(Bucket=L, Key="g")
+check(h.get("ObjectLockMode") == "GOVERNANCE", f"HEAD shows the lock mode ({h.get('ObjectLockMode')})")
+for key, vid, what in [("g", gov, "GOVERNANCE"), ("c", comp, "COMPLIANCE"), ("h", hold, "a legal hold")]:
+    c, st, _ = err(lambda: s3.delete_object(Bucket=L, Key=key, VersionId=vid))
+    check((c, st) == ("AccessDenied", 403), f"DeleteObject of a version under {what}: 403 ({c} {st})")
+r = s3.delete_objects(Bucket=L, Delete={"Objects": [{"Key": "g", "VersionId": gov}]})
+check([e["Code"] for e in r.get("Errors", [])] == ["AccessDenied"], "DeleteObjects of a locked version: AccessDenied")
+d = s3.delete_object(Bucket=L, Key="g")
+check(d.get("DeleteMarker") is True, "a delete marker may be written over a locked version")
+check(s3.get_object(Bucket=L, Key="g", VersionId=gov)["Body"].read() == b"gov", "the locked version stays")
+c, st, _ = err(lambda: s3.put_object_retention(Bucket=L, Key="c", VersionId=comp,
+                                               Retention={"Mode": "GOVERNANCE", "RetainUntilDate": far}))
+check((c, st) == ("AccessDenied", 403), f"COMPLIANCE cannot be weakened ({c} {st})")
+c, st, _ = err(lambda: s3.put_object_retention(Bucket=L, Key="g", VersionId=gov,
+                                               Retention={"Mode": "GOVERNANCE", "RetainUntilDate": soon}))
+check((c, st) == ("AccessDenied", 403), f"GOVERNANCE cannot be shortened without a bypass ({c} {st})")
+s3.put_object_retention(Bucket=L, Key="g", VersionId=gov, Retention={"Mode": "GOVERNANCE", "RetainUntilDate": soon},
+                        BypassGovernanceRetention=True)
+check(code(lambda: s3.delete_object(Bucket=L, Key="g", VersionId=gov, BypassGovernanceRetention=True)) == "OK",
+      "a GOVERNANCE version is deleted with a bypass by the owner")
+s3.put_object_legal_hold(Bucket=L, Key="h", VersionId=hold, LegalHold={"Status": "OFF"})
+check(code(lambda: s3.delete_object(Bucket=L, Key="h", VersionId=hold)) == "OK", "after the legal hold is lifted it can go")
+time.sleep(max(0.0, (soon - datetime.datetime.now(datetime.timezone.utc)).total_seconds()) + 1)
+check(code(lambda: s3.delete_object(Bucket=L, Key="c", VersionId=comp)) == "OK", "an expired COMPLIANCE retention no longer holds")
+s3.put_object_lock_configuration(Bucket=L, ObjectLockConfiguration={
+    "ObjectLockEnabled": "Enabled", "Rule": {"DefaultRetention": {"Mode": "COMPLIANCE", "Days": 1}}})
+dv = s3.put_object(Bucket=L, Key="d", Body=b"default")["VersionId"]
+r = s3.get_object_retention(Bucket=L, Key="d", VersionId=dv)["Retention"]
+check(r["Mode"] == "COMPLIANCE", f"the default retention applies to new versions ({r})")
+up = s3.create_multipart_upload(Bucket=L, Key="mpl", ObjectLockLegalHoldStatus="ON")
+p1 = s3.upload_part(Bucket=L, Key="mpl", UploadId=up["UploadId"], PartNumber=1, Body=b"x")
+mv = s3.complete_multipart_upload(Bucket=L, Key="mpl", UploadId=up["UploadId"],
+                                  MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": p1["ETag"]}]})["VersionId"]
+check(s3.get_object_legal_hold(Bucket=L, Key="mpl", VersionId=mv)["LegalHold"]["Status"] == "ON",
+      "CreateMultipartUpload's lock headers reach the object")
+cv = s3.copy_object(Bucket=L, Key="cp", CopySource={"Bucket": L, "Key": "mpl"}, ObjectLockLegalHoldStatus="ON")["VersionId"]
+check(s3.get_object_legal_hold(Bucket=L, Key="cp", VersionId=cv)["LegalHold"]["Status"] == "ON", "CopyObject's lock headers")
 
 print("versioning: all checks passed")

@@ -39,6 +39,48 @@ pub struct BucketInfo {
     /// Whether the version index covers every object written before versioning was enabled
     /// (see `storage::versions`); until then reads fall back to GridFS revisions.
     pub versions_indexed: bool,
+    /// Object Lock, when enabled on the bucket (see `s3::object_lock`).
+    pub object_lock: Option<ObjectLockConfig>,
+}
+
+/// A bucket's Object Lock configuration: enabled, with an optional default retention.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ObjectLockConfig {
+    /// Default retention mode (`GOVERNANCE`, `COMPLIANCE`), if there is a default rule.
+    pub mode: Option<String>,
+    /// Its period in days ...
+    pub days: Option<u32>,
+    /// ... or in years.
+    pub years: Option<u32>,
+}
+
+impl ObjectLockConfig {
+    fn to_document(&self) -> Document {
+        let mut d = doc! {"enabled": true};
+        if let Some(m) = &self.mode {
+            d.insert("mode", m);
+        }
+        if let Some(n) = self.days {
+            d.insert("days", n as i64);
+        }
+        if let Some(n) = self.years {
+            d.insert("years", n as i64);
+        }
+        d
+    }
+
+    fn from_document(d: &Document) -> Self {
+        let n = |k: &str| {
+            d.get_i64(k)
+                .ok()
+                .map(|v| v.clamp(0, u32::MAX as i64) as u32)
+        };
+        Self {
+            mode: d.get_str("mode").ok().map(str::to_owned),
+            days: n("days"),
+            years: n("years"),
+        }
+    }
 }
 
 /// A Block Public Access configuration (see `s3::public_access`).
@@ -141,6 +183,13 @@ impl BucketInfo {
         if let Some(o) = &self.ownership {
             d.insert("ownership", o);
         }
+        if let Some(v) = &self.versioning {
+            d.insert("versioning", v);
+            d.insert("versionsIndexed", self.versions_indexed);
+        }
+        if let Some(l) = &self.object_lock {
+            d.insert("objectLock", l.to_document());
+        }
         d
     }
 
@@ -169,6 +218,10 @@ impl BucketInfo {
             lifecycle: d.get_str("lifecycle").ok().map(str::to_owned),
             versioning: d.get_str("versioning").ok().map(str::to_owned),
             versions_indexed: d.get_bool("versionsIndexed").unwrap_or(false),
+            object_lock: d
+                .get_document("objectLock")
+                .ok()
+                .map(ObjectLockConfig::from_document),
             public_access_block: d
                 .get_document("publicAccessBlock")
                 .ok()
@@ -468,6 +521,16 @@ impl MetaStore {
             .await?;
         self.set_attribute(name, "versionsIndexed", Some(Bson::from(indexed)))
             .await
+    }
+
+    /// Sets a bucket's Object Lock configuration (it is never removed, as on AWS).
+    pub async fn set_object_lock(
+        &self,
+        name: &str,
+        config: &ObjectLockConfig,
+    ) -> mongodb::error::Result<bool> {
+        let value = Bson::Document(config.to_document());
+        self.set_attribute(name, "objectLock", Some(value)).await
     }
 
     /// Takes (or keeps) the lead of a background task for `ttl`: one atomic write on the

@@ -14,7 +14,7 @@ mod leases;
 mod uploads;
 mod writes;
 
-pub use buckets::{BucketInfo, CorsRule, PublicAccessBlock, BUCKET_CACHE_TTL};
+pub use buckets::{BucketInfo, CorsRule, ObjectLockConfig, PublicAccessBlock, BUCKET_CACHE_TTL};
 pub use clock::DbClock;
 pub use keylocks::{KeyLock, LOCK_TTL};
 pub use keys::{derive_master, KeyError, KeyInfo, KeySecret};

@@ -1,7 +1,7 @@
 //! The S3 attributes of an object, stored under the GridFS files document's `metadata` so that
 //! any GridFS driver still reads the data and sees them as ordinary metadata.
 
-use mongodb::bson::{doc, Bson, Document};
+use mongodb::bson::{doc, Bson, DateTime, Document};
 
 /// S3 attributes of an object.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -39,6 +39,11 @@ pub struct ObjectMeta {
     /// The version id this revision was written as, in a versioned bucket (`s3VersionId`;
     /// revisions written before versioning was enabled, and by other GridFS clients, have none).
     pub version_id: Option<String>,
+    /// Object Lock retention: mode (`GOVERNANCE`, `COMPLIANCE`) and retain-until date
+    /// (`s3Retention`).
+    pub retention: Option<(String, DateTime)>,
+    /// Object Lock legal hold (`s3LegalHold`).
+    pub legal_hold: bool,
     /// Fields of a foreign `metadata` document that are not grids3's, kept as they were.
     pub other: Document,
 }
@@ -59,6 +64,8 @@ const FIELDS: &[&str] = &[
     "grants",
     "s3Owner",
     "s3VersionId",
+    "s3Retention",
+    "s3LegalHold",
 ];
 
 impl ObjectMeta {
@@ -91,6 +98,13 @@ impl ObjectMeta {
             // Not `owner`: files written by other GridFS clients often carry their own.
             owner: s("s3Owner"),
             version_id: s("s3VersionId"),
+            retention: m.get_document("s3Retention").ok().and_then(|r| {
+                Some((
+                    r.get_str("mode").ok()?.to_owned(),
+                    *r.get_datetime("until").ok()?,
+                ))
+            }),
+            legal_hold: m.get_bool("s3LegalHold").unwrap_or(false),
             user: pairs("userMetadata"),
             checksums: pairs("checksums"),
             tags: pairs("tags"),
@@ -129,6 +143,12 @@ impl ObjectMeta {
         put("acl", &self.acl);
         put("s3Owner", &self.owner);
         put("s3VersionId", &self.version_id);
+        if let Some((mode, until)) = &self.retention {
+            d.insert("s3Retention", doc! {"mode": mode, "until": *until});
+        }
+        if self.legal_hold {
+            d.insert("s3LegalHold", true);
+        }
         if !self.user.is_empty() {
             d.insert("userMetadata", pairs_doc(&self.user));
         }
@@ -156,6 +176,20 @@ impl ObjectMeta {
             d.insert("parts", parts);
         }
         d
+    }
+}
+
+impl ObjectMeta {
+    /// Whether Object Lock lets this version be removed at `now` (the database's time): no
+    /// legal hold, and no retention in force (GOVERNANCE yields to a bypass).
+    pub fn removable(&self, now: DateTime, bypass_governance: bool) -> bool {
+        if self.legal_hold {
+            return false;
+        }
+        match &self.retention {
+            Some((mode, until)) if *until > now => mode == "GOVERNANCE" && bypass_governance,
+            _ => true,
+        }
     }
 }
 

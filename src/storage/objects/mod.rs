@@ -135,6 +135,8 @@ pub enum Blocked {
     NoSuchKey,
     /// Another writer held the key for longer than the wait.
     Busy,
+    /// Object Lock protects the version (retention in force, or a legal hold).
+    Locked,
 }
 
 /// The object layer. Cheap to clone.
@@ -239,6 +241,12 @@ impl ObjectStore {
             .await?;
         info.meta.etag = Some(etag);
         Ok(())
+    }
+
+    /// Writes back the attributes of a revision the caller looked up and changed (retention,
+    /// legal hold), by its `_id`.
+    pub async fn set_object_meta(&self, bucket: &str, info: ObjectInfo) -> Result<()> {
+        self.write_meta(bucket, &info).await
     }
 
     /// Replaces the tags of a revision the caller looked up, by its `_id` (so never onto a

@@ -38,6 +38,8 @@ pub struct DeleteCondition {
     pub last_modified: Option<DateTime>,
     /// The size in bytes.
     pub size: Option<u64>,
+    /// `x-amz-bypass-governance-retention` from a key that may use it.
+    pub bypass_governance: bool,
 }
 
 impl DeleteCondition {
@@ -413,6 +415,12 @@ impl ObjectStore {
                 delete_marker: false,
             }));
         };
+        if let Some(f) = &e.file {
+            let meta = super::ObjectMeta::from_metadata(f.metadata.as_ref());
+            if !meta.removable(self.meta.clock().now(), cond.bypass_governance) {
+                return Ok(Err(Blocked::Locked));
+            }
+        }
         self.fence(lock, None).await?;
         let latest = idx.latest(key).await?;
         let is_latest = latest.as_ref().is_some_and(|l| l.vid == e.vid);

@@ -1,0 +1,374 @@
+//! Object Lock: the bucket's configuration (Put/GetObjectLockConfiguration), a version's
+//! retention (Put/GetObjectRetention) and legal hold (Put/GetObjectLegalHold), the lock headers
+//! of PutObject, CopyObject and CreateMultipartUpload, and the rule every removal of a version
+//! obeys (`storage::objects` refuses it with `Blocked::Locked`).
+//!
+//! A version's retention and legal hold live in its files document's `metadata`
+//! (`s3Retention`, `s3LegalHold`, repeated by the version index) and are compared with the
+//! database's time, never an instance's. Object Lock needs versioning: enabling it enables
+//! versioning, and a bucket with it cannot be suspended. GOVERNANCE retention may be shortened
+//! or removed, and a version under it deleted, with `x-amz-bypass-governance-retention: true`
+//! by a key with the owner role on the bucket (its owner, root, or an admin grant): grids3 has
+//! no IAM, so that role stands for `s3:BypassGovernanceRetention`.
+
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use mongodb::bson::DateTime;
+use serde::Deserialize;
+
+use super::{empty, require_bucket, xml_response, S3Request};
+use crate::error::{S3Error, S3Result};
+use crate::state::AppState;
+use crate::storage::meta::{BucketInfo, ObjectLockConfig};
+use crate::storage::objects::ObjectInfo;
+use crate::xml::{self, S3_NS};
+
+const MODES: [&str; 2] = ["GOVERNANCE", "COMPLIANCE"];
+
+#[derive(Deserialize, Debug, Default)]
+struct ConfigXml {
+    #[serde(rename = "ObjectLockEnabled", default)]
+    enabled: Option<String>,
+    #[serde(rename = "Rule", default)]
+    rule: Option<RuleXml>,
+}
+
+#[derive(Deserialize, Debug, Default)]
+struct RuleXml {
+    #[serde(rename = "DefaultRetention", default)]
+    default: Option<DefaultXml>,
+}
+
+#[derive(Deserialize, Debug, Default)]
+struct DefaultXml {
+    #[serde(rename = "Mode", default)]
+    mode: Option<String>,
+    #[serde(rename = "Days", default)]
+    days: Option<i64>,
+    #[serde(rename = "Years", default)]
+    years: Option<i64>,
+}
+
+#[derive(Deserialize, Debug, Default)]
+struct RetentionXml {
+    #[serde(rename = "Mode", default)]
+    mode: Option<String>,
+    #[serde(rename = "RetainUntilDate", default)]
+    until: Option<String>,
+}
+
+#[derive(Deserialize, Debug, Default)]
+struct LegalHoldXml {
+    #[serde(rename = "Status", default)]
+    status: Option<String>,
+}
+
+fn lock_missing() -> S3Error {
+    S3Error::invalid_request("Bucket is missing Object Lock Configuration")
+}
+
+fn invalid_state(msg: &str) -> S3Error {
+    S3Error {
+        code: "InvalidBucketState",
+        status: StatusCode::CONFLICT,
+        message: msg.to_owned(),
+        headers: Vec::new(),
+    }
+}
+
+/// Parses an ObjectLockConfiguration body.
+pub fn parse_config(body: &[u8]) -> S3Result<ObjectLockConfig> {
+    let c: ConfigXml = xml::from_xml(body)?;
+    if c.enabled.as_deref() != Some("Enabled") {
+        return Err(S3Error::malformed_xml());
+    }
+    let Some(d) = c.rule.and_then(|r| r.default) else {
+        return Ok(ObjectLockConfig::default());
+    };
+    let mode = d.mode.ok_or_else(S3Error::malformed_xml)?;
+    if !MODES.contains(&mode.as_str()) {
+        return Err(S3Error::malformed_xml());
+    }
+    let positive = |n: i64, what: &str| -> S3Result<u32> {
+        u32::try_from(n).ok().filter(|n| *n > 0).ok_or_else(|| {
+            S3Error::invalid_argument(format!(
+                "Default retention period must be a positive integer value for {what}"
+            ))
+        })
+    };
+    let (days, years) = match (d.days, d.years) {
+        (Some(n), None) => (Some(positive(n, "Days")?), None),
+        (None, Some(n)) => (None, Some(positive(n, "Years")?)),
+        _ => return Err(S3Error::malformed_xml()),
+    };
+    Ok(ObjectLockConfig {
+        mode: Some(mode),
+        days,
+        years,
+    })
+}
+
+/// PutObjectLockConfiguration: needs versioning `Enabled`.
+pub async fn put_config(st: &AppState, mut req: S3Request) -> S3Result<Response> {
+    let bucket = req.bucket().to_owned();
+    let b = require_bucket(st, &bucket).await?;
+    let body = req.body_reader()?.read_to_vec(xml::MAX_XML_BODY).await?;
+    let config = parse_config(&body)?;
+    if b.versioning.as_deref() != Some("Enabled") {
+        return Err(invalid_state(
+            "Versioning must be 'Enabled' on the bucket to apply a Object Lock configuration",
+        ));
+    }
+    st.store.meta().set_object_lock(&bucket, &config).await?;
+    st.store.meta().forget_bucket(&bucket);
+    Ok(empty(StatusCode::OK))
+}
+
+/// GetObjectLockConfiguration.
+pub async fn get_config(st: &AppState, req: S3Request) -> S3Result<Response> {
+    let b = require_bucket(st, req.bucket()).await?;
+    let Some(c) = b.object_lock else {
+        return Err(S3Error {
+            code: "ObjectLockConfigurationNotFoundError",
+            status: StatusCode::NOT_FOUND,
+            message: "Object Lock configuration does not exist for this bucket".into(),
+            headers: Vec::new(),
+        });
+    };
+    let rule = match (&c.mode, c.days, c.years) {
+        (Some(m), Some(d), _) => {
+            format!("<Rule><DefaultRetention><Mode>{m}</Mode><Days>{d}</Days></DefaultRetention></Rule>")
+        }
+        (Some(m), _, Some(y)) => {
+            format!("<Rule><DefaultRetention><Mode>{m}</Mode><Years>{y}</Years></DefaultRetention></Rule>")
+        }
+        _ => String::new(),
+    };
+    Ok(xml_response(
+        StatusCode::OK,
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<ObjectLockConfiguration xmlns=\"{S3_NS}\"><ObjectLockEnabled>Enabled</ObjectLockEnabled>{rule}</ObjectLockConfiguration>"
+        ),
+    ))
+}
+
+/// The retention and legal hold a new object gets: the lock headers, else the bucket's
+/// default retention. Lock headers on a bucket without Object Lock are `InvalidRequest`.
+pub fn for_new_object(
+    st: &AppState,
+    b: &BucketInfo,
+    h: &HeaderMap,
+) -> S3Result<(Option<(String, DateTime)>, bool)> {
+    let get = |n: &str| h.get(n).and_then(|v| v.to_str().ok()).map(str::trim);
+    let (mode, until, hold) = (
+        get("x-amz-object-lock-mode"),
+        get("x-amz-object-lock-retain-until-date"),
+        get("x-amz-object-lock-legal-hold"),
+    );
+    let asked = mode.is_some() || until.is_some() || hold.is_some();
+    let Some(config) = &b.object_lock else {
+        return if asked {
+            Err(lock_missing())
+        } else {
+            Ok((None, false))
+        };
+    };
+    let legal_hold = match hold {
+        None | Some("OFF") => false,
+        Some("ON") => true,
+        Some(_) => {
+            return Err(S3Error::invalid_argument(
+                "Legal Hold must be either of 'ON' or 'OFF'",
+            ))
+        }
+    };
+    let now = st.store.meta().clock().now();
+    let retention = match (mode, until) {
+        (Some(m), Some(u)) => {
+            if !MODES.contains(&m) {
+                return Err(S3Error::invalid_argument("Unknown wormMode directive."));
+            }
+            let u = super::headers::parse_iso8601(u).ok_or_else(|| {
+                S3Error::invalid_argument(
+                    "The retain until date must be provided in ISO 8601 format",
+                )
+            })?;
+            if u <= now {
+                return Err(S3Error::invalid_argument(
+                    "The retain until date must be in the future!",
+                ));
+            }
+            Some((m.to_owned(), u))
+        }
+        (None, None) => default_retention(config, now),
+        _ => return Err(S3Error::invalid_argument(
+            "x-amz-object-lock-retain-until-date and x-amz-object-lock-mode must both be supplied",
+        )),
+    };
+    Ok((retention, legal_hold))
+}
+
+fn default_retention(c: &ObjectLockConfig, now: DateTime) -> Option<(String, DateTime)> {
+    let mode = c.mode.clone()?;
+    let days = match (c.days, c.years) {
+        (Some(d), _) => i64::from(d),
+        (_, Some(y)) => i64::from(y) * 365,
+        _ => return None,
+    };
+    Some((
+        mode,
+        DateTime::from_millis(now.timestamp_millis() + days * 86_400_000),
+    ))
+}
+
+/// Whether `x-amz-bypass-governance-retention: true` is sent by a key that may use it.
+pub fn bypass(req: &S3Request, b: &BucketInfo) -> bool {
+    req.header("x-amz-bypass-governance-retention")
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+        && matches!(
+            super::authz::role_on(&req.auth, b),
+            Some(super::authz::Role::Owner)
+        )
+}
+
+async fn addressed(
+    st: &AppState,
+    b: &BucketInfo,
+    (bucket, key): (&str, &str),
+    version: Option<String>,
+) -> S3Result<ObjectInfo> {
+    if b.object_lock.is_none() {
+        return Err(lock_missing());
+    }
+    super::object::find_version(st, bucket, key, version.as_deref())
+        .await?
+        .ok_or_else(S3Error::no_such_key)
+}
+
+/// GetObjectRetention.
+pub async fn get_retention(st: &AppState, req: S3Request) -> S3Result<Response> {
+    let b = require_bucket(st, req.bucket()).await?;
+    let version = super::object::version_param(&req)?;
+    let o = addressed(st, &b, (req.bucket(), req.key()), version).await?;
+    let Some((mode, until)) = &o.meta.retention else {
+        return Err(S3Error {
+            code: "NoSuchObjectLockConfiguration",
+            status: StatusCode::NOT_FOUND,
+            message: "The specified object does not have a ObjectLock configuration".into(),
+            headers: Vec::new(),
+        });
+    };
+    Ok(xml_response(
+        StatusCode::OK,
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Retention xmlns=\"{S3_NS}\"><Mode>{mode}</Mode><RetainUntilDate>{}</RetainUntilDate></Retention>",
+            super::headers::iso8601(*until)
+        ),
+    ))
+}
+
+/// PutObjectRetention: COMPLIANCE may only be extended; GOVERNANCE may be shortened, removed
+/// or turned into COMPLIANCE, shortened or removed only with a bypass.
+pub async fn put_retention(st: &AppState, mut req: S3Request) -> S3Result<Response> {
+    let b = require_bucket(st, req.bucket()).await?;
+    let version = super::object::version_param(&req)?;
+    let bypass = bypass(&req, &b);
+    let body = req.body_reader()?.read_to_vec(xml::MAX_XML_BODY).await?;
+    let r: RetentionXml = xml::from_xml(&body)?;
+    let new = match (r.mode.as_deref(), r.until.as_deref()) {
+        (Some(m), Some(u)) if MODES.contains(&m) => {
+            let u = super::headers::parse_iso8601(u).ok_or_else(S3Error::malformed_xml)?;
+            Some((m.to_owned(), u))
+        }
+        (None, None) => None,
+        _ => return Err(S3Error::malformed_xml()),
+    };
+    let mut o = addressed(st, &b, (req.bucket(), req.key()), version).await?;
+    let now = st.store.meta().clock().now();
+    if let Some((_, u)) = &new {
+        if *u <= now {
+            return Err(S3Error::invalid_argument(
+                "The retain until date must be in the future!",
+            ));
+        }
+    }
+    if let Some((mode, until)) = &o.meta.retention {
+        if *until > now {
+            let shorter = match &new {
+                None => true,
+                Some((m, u)) => u < until || (mode == "COMPLIANCE" && m != "COMPLIANCE"),
+            };
+            if shorter && !(mode == "GOVERNANCE" && bypass) {
+                return Err(S3Error::access_denied()
+                    .with_message("Access Denied because object protected by object lock."));
+            }
+        }
+    }
+    o.meta.retention = new;
+    st.store.set_object_meta(req.bucket(), o).await?;
+    Ok(empty(StatusCode::OK))
+}
+
+/// GetObjectLegalHold.
+pub async fn get_legal_hold(st: &AppState, req: S3Request) -> S3Result<Response> {
+    let b = require_bucket(st, req.bucket()).await?;
+    let version = super::object::version_param(&req)?;
+    let o = addressed(st, &b, (req.bucket(), req.key()), version).await?;
+    let status = if o.meta.legal_hold { "ON" } else { "OFF" };
+    Ok(xml_response(
+        StatusCode::OK,
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<LegalHold xmlns=\"{S3_NS}\"><Status>{status}</Status></LegalHold>"
+        ),
+    ))
+}
+
+/// PutObjectLegalHold.
+pub async fn put_legal_hold(st: &AppState, mut req: S3Request) -> S3Result<Response> {
+    let b = require_bucket(st, req.bucket()).await?;
+    let version = super::object::version_param(&req)?;
+    let body = req.body_reader()?.read_to_vec(xml::MAX_XML_BODY).await?;
+    let h: LegalHoldXml = xml::from_xml(&body)?;
+    let on = match h.status.as_deref() {
+        Some("ON") => true,
+        Some("OFF") => false,
+        _ => return Err(S3Error::malformed_xml()),
+    };
+    let mut o = addressed(st, &b, (req.bucket(), req.key()), version).await?;
+    o.meta.legal_hold = on;
+    st.store.set_object_meta(req.bucket(), o).await?;
+    Ok(empty(StatusCode::OK))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::objects::ObjectMeta;
+
+    #[test]
+    fn configurations_and_removal_rules() {
+        let c = parse_config(b"<ObjectLockConfiguration><ObjectLockEnabled>Enabled</ObjectLockEnabled><Rule><DefaultRetention><Mode>GOVERNANCE</Mode><Days>3</Days></DefaultRetention></Rule></ObjectLockConfiguration>").unwrap();
+        assert_eq!(
+            (c.mode.as_deref(), c.days, c.years),
+            (Some("GOVERNANCE"), Some(3), None)
+        );
+        assert!(parse_config(b"<ObjectLockConfiguration><ObjectLockEnabled>Enabled</ObjectLockEnabled><Rule><DefaultRetention><Mode>GOVERNANCE</Mode><Days>3</Days><Years>1</Years></DefaultRetention></Rule></ObjectLockConfiguration>").is_err());
+        assert!(parse_config(b"<ObjectLockConfiguration><ObjectLockEnabled>Enabled</ObjectLockEnabled><Rule><DefaultRetention><Mode>FOREVER</Mode><Days>3</Days></DefaultRetention></Rule></ObjectLockConfiguration>").is_err());
+        assert!(parse_config(b"<ObjectLockConfiguration><ObjectLockEnabled>Enabled</ObjectLockEnabled><Rule><DefaultRetention><Mode>COMPLIANCE</Mode><Days>0</Days></DefaultRetention></Rule></ObjectLockConfiguration>").is_err());
+        let now = DateTime::from_millis(1_000_000);
+        let later = DateTime::from_millis(2_000_000);
+        let mut m = ObjectMeta::default();
+        assert!(m.removable(now, false));
+        m.retention = Some(("GOVERNANCE".into(), later));
+        assert!(!m.removable(now, false) && m.removable(now, true));
+        assert!(
+            m.removable(DateTime::from_millis(3_000_000), false),
+            "expired retention"
+        );
+        m.retention = Some(("COMPLIANCE".into(), later));
+        assert!(!m.removable(now, true));
+        m.retention = None;
+        m.legal_hold = true;
+        assert!(!m.removable(now, true));
+    }
+}

@@ -280,15 +280,25 @@ impl ObjectStore {
                 .or(info.version_id.clone())
                 .unwrap_or_default();
             let idx = self.versions(bucket);
-            let vid = match info.version_id.as_deref() {
-                Some("null") => match idx.entry(info.key(), "null").await? {
-                    Some(e) => e.vid,
-                    None => vid,
-                },
-                _ => vid,
+            // The version's copies change under its key's lock, like the master's every write.
+            let Some(lock) = self.meta.lock_key(bucket, info.key()).await? else {
+                return Err(GridFsError::Conflict(
+                    "another write of this key is in progress".into(),
+                ));
             };
-            idx.set_metadata(info.key(), &vid, &info.file.id, metadata)
-                .await?;
+            let res = async {
+                let vid = match info.version_id.as_deref() {
+                    Some("null") => match idx.entry(info.key(), "null").await? {
+                        Some(e) => e.vid,
+                        None => vid,
+                    },
+                    _ => vid,
+                };
+                idx.set_metadata(info.key(), &vid, metadata).await
+            }
+            .await;
+            release(lock).await;
+            res?;
         }
         Ok(())
     }
@@ -723,7 +733,7 @@ impl ObjectStore {
         Ok(self
             .versions(bucket)
             .collection()
-            .find_one(doc! {"_id": {"$gte": crate::storage::versions::VERSION}})
+            .find_one(doc! {"sk": {"$gte": crate::storage::versions::VERSION}})
             .projection(doc! {"_id": 1})
             .await?
             .is_none())

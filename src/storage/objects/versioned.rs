@@ -180,32 +180,44 @@ impl ObjectStore {
                 None => Lookup::Missing,
             });
         }
-        for _ in 0..3 {
-            match idx.master(key).await? {
-                Some(Master::Current(e)) => {
-                    return Ok(info_of(&e).map_or(Lookup::Missing, |o| Lookup::Object(Box::new(o))))
-                }
-                Some(Master::Placeholder) => {
-                    idx.sync_master(key).await?;
-                }
-                None => {
-                    return Ok(match idx.latest(key).await? {
-                        Some(e) => {
-                            if !e.is_marker() {
-                                // A crash between an entry and its master: finish it.
-                                idx.set_master(&e).await?;
-                            }
-                            entry_lookup(&e)
-                        }
-                        None if !indexed => unversioned(self.head_revision(bucket, key).await?),
-                        None => Lookup::Missing,
-                    });
-                }
+        let master = match idx.master(key).await? {
+            Some(Master::Current(e)) => {
+                return Ok(info_of(&e).map_or(Lookup::Missing, |o| Lookup::Object(Box::new(o))))
             }
-        }
-        Err(GridFsError::Conflict(
-            "the key's latest version keeps changing".into(),
-        ))
+            Some(Master::Placeholder) => true,
+            None => false,
+        };
+        // A placeholder (its delete did not finish), or no master: the newest entry answers,
+        // and a repair under the key's lock follows when the master is not what it says.
+        Ok(match idx.latest(key).await? {
+            Some(e) => {
+                if master || !e.is_marker() {
+                    self.repair_later(bucket, key);
+                }
+                entry_lookup(&e)
+            }
+            None if !indexed => unversioned(self.head_revision(bucket, key).await?),
+            None => {
+                if master {
+                    self.repair_later(bucket, key);
+                }
+                Lookup::Missing
+            }
+        })
+    }
+
+    /// Repairs a key's master in the background, under the key's lock.
+    pub(super) fn repair_later(&self, bucket: &str, key: &str) {
+        let (store, bucket, key) = (self.clone(), bucket.to_owned(), key.to_owned());
+        tokio::spawn(async move {
+            let Ok(Some(lock)) = store.meta.lock_key(&bucket, &key).await else {
+                return;
+            };
+            if let Err(e) = store.versions(&bucket).sync_master(&key).await {
+                tracing::warn!(bucket, key, error = %e, "could not repair a master");
+            }
+            super::release(lock).await;
+        });
     }
 
     /// Before a publish, under the key's lock: the stamp, and what it replaces or is
@@ -312,6 +324,23 @@ impl ObjectStore {
             return Ok(());
         };
         let key = file.filename.clone().unwrap_or_default();
+        let Some(lock) = self.meta.lock_key(bucket, &key).await? else {
+            return Err(GridFsError::Conflict(
+                "the key is busy; the next pass indexes it".into(),
+            ));
+        };
+        let res = self.index_locked(bucket, file, key, vid).await;
+        super::release(lock).await;
+        res
+    }
+
+    async fn index_locked(
+        &self,
+        bucket: &str,
+        file: FileDoc,
+        key: String,
+        vid: String,
+    ) -> Result<()> {
         let idx = self.versions(bucket);
         if idx.entry(&key, &vid).await?.is_some() {
             idx.sync_master(&key).await?;
@@ -395,7 +424,7 @@ impl ObjectStore {
             };
             self.fence(lock, None).await?;
             idx.insert(&marker).await?;
-            idx.clear_master_if_older(key, &marker.vid).await?;
+            idx.set_master(&marker).await?;
             if marker.null {
                 for old in idx.null_entries(key).await? {
                     if old.vid != marker.vid {
@@ -501,7 +530,7 @@ impl ObjectStore {
             let newest = last_key.as_deref() != Some(key.as_str());
             if newest {
                 if let Some(k) = last_key.take() {
-                    idx.sync_master(&k).await?;
+                    self.sync_locked(bucket, &k).await?;
                 }
                 last_key = Some(key.clone());
             }
@@ -527,9 +556,19 @@ impl ObjectStore {
             idx.insert(&e).await?;
         }
         if let Some(k) = last_key {
-            idx.sync_master(&k).await?;
+            self.sync_locked(bucket, &k).await?;
         }
         Ok(())
+    }
+
+    /// Sets a key's master from its entries, taking the key's lock.
+    async fn sync_locked(&self, bucket: &str, key: &str) -> Result<()> {
+        let Some(lock) = self.meta.lock_key(bucket, key).await? else {
+            return Err(GridFsError::Conflict("the key is busy".into()));
+        };
+        let res = self.versions(bucket).sync_master(key).await;
+        super::release(lock).await;
+        res.map(|_| ())
     }
 
     /// ListObjectVersions of a versioned bucket: one scan of the entries in `_id` order

@@ -45,15 +45,18 @@ impl VersionIndex {
     /// The listing index over masters (`filename` is only on masters), shaped as GridFS's own
     /// files index so the same listing code runs over either.
     pub async fn ensure_indexes(&self) -> Result<()> {
-        let keys = doc! {"filename": 1, "uploadDate": 1};
         let existing: Vec<IndexModel> = match self.coll.list_indexes().await {
             Ok(c) => c.try_collect().await?,
             Err(_) => Vec::new(),
         };
-        if !existing.iter().any(|ix| ix.keys == keys) {
-            self.coll
-                .create_index(IndexModel::builder().keys(keys).build())
-                .await?;
+        // Masters in key order (listings), entries in `_id` order (a key's versions,
+        // ListObjectVersions).
+        for keys in [doc! {"filename": 1, "uploadDate": 1}, doc! {"sk": 1}] {
+            if !existing.iter().any(|ix| ix.keys == keys) {
+                self.coll
+                    .create_index(IndexModel::builder().keys(keys).build())
+                    .await?;
+            }
         }
         Ok(())
     }
@@ -74,8 +77,8 @@ impl VersionIndex {
         let p = versions_prefix(key);
         let d = self
             .coll
-            .find_one(doc! {"_id": {"$gt": &p, "$lt": format!("{VERSION}{key}\u{1}")}})
-            .sort(doc! {"_id": 1})
+            .find_one(doc! {"sk": {"$gt": &p, "$lt": format!("{VERSION}{key}\u{1}")}})
+            .sort(doc! {"sk": 1})
             .await?;
         Ok(d.as_ref().and_then(VersionEntry::from_document))
     }
@@ -95,17 +98,13 @@ impl VersionIndex {
     /// The key's null versions, newest first (more than one only after a crash between the
     /// write of a new null version and the removal of the old one).
     pub async fn null_entries(&self, key: &str) -> Result<Vec<VersionEntry>> {
-        let p = versions_prefix(key);
-        let docs: Vec<Document> = self
-            .coll
-            .find(doc! {"_id": {"$gt": &p, "$lt": format!("{VERSION}{key}\u{1}")}, "null": true})
-            .sort(doc! {"_id": 1})
+        // The key's versions by the index, the null ones picked here (a filter on `null` as
+        // well would not be an index scan on every server).
+        Ok(self
+            .all_versions(key)
             .await?
-            .try_collect()
-            .await?;
-        Ok(docs
-            .iter()
-            .filter_map(VersionEntry::from_document)
+            .into_iter()
+            .filter(|e| e.null)
             .collect())
     }
 
@@ -114,8 +113,8 @@ impl VersionIndex {
         let p = versions_prefix(key);
         let docs: Vec<Document> = self
             .coll
-            .find(doc! {"_id": {"$gt": &p, "$lt": format!("{VERSION}{key}\u{1}")}})
-            .sort(doc! {"_id": 1})
+            .find(doc! {"sk": {"$gt": &p, "$lt": format!("{VERSION}{key}\u{1}")}})
+            .sort(doc! {"sk": 1})
             .await?
             .try_collect()
             .await?;
@@ -142,38 +141,29 @@ impl VersionIndex {
         Ok(())
     }
 
-    /// Makes `e` (a data version) the key's master unless the master already names a newer
-    /// version: the filter matches a placeholder or an older-or-same version, and when it
-    /// matches nothing the upsert's insert meets the existing `_id` and is dropped. So masters
-    /// only move forward, whatever order racing writers and repairs arrive in.
+    /// Makes `e` the key's latest version: a data version becomes the master, a delete marker
+    /// removes it. The caller holds the key's lock: every master write of a key is serialised
+    /// under it, so each writes what it just made newest. (A conditional write would need a
+    /// filter beside `_id`, which not every MongoDB-compatible server answers from an index.)
     pub async fn set_master(&self, e: &VersionEntry) -> Result<()> {
-        let Some(m) = e.master_document() else {
-            return self.clear_master_if_older(&e.key, &e.vid).await;
-        };
-        let filter = doc! {
-            "_id": master_id(&e.key),
-            "$or": [{"phd": true}, {"vid": {"$gte": &e.vid}}],
-        };
-        match self.coll.replace_one(filter, m).upsert(true).await {
-            Ok(_) => Ok(()),
-            Err(err) if is_duplicate_key(&err) => Ok(()),
-            Err(err) => Err(err.into()),
+        match e.master_document() {
+            Some(m) => {
+                self.coll
+                    .replace_one(doc! {"_id": master_id(&e.key)}, m)
+                    .upsert(true)
+                    .await?;
+            }
+            None => {
+                self.coll
+                    .delete_one(doc! {"_id": master_id(&e.key)})
+                    .await?;
+            }
         }
-    }
-
-    /// A delete marker `vid` became the latest: the master goes, unless it names a newer
-    /// version.
-    pub async fn clear_master_if_older(&self, key: &str, vid: &str) -> Result<()> {
-        self.coll
-            .delete_one(doc! {
-                "_id": master_id(key),
-                "$or": [{"phd": true}, {"vid": {"$gte": vid}}],
-            })
-            .await?;
         Ok(())
     }
 
-    /// Puts the placeholder in place of the master before the latest version is deleted.
+    /// Puts the placeholder in place of the master before the latest version is deleted
+    /// (under the key's lock).
     pub async fn set_placeholder(&self, key: &str) -> Result<()> {
         self.coll
             .replace_one(
@@ -185,36 +175,39 @@ impl VersionIndex {
         Ok(())
     }
 
-    /// Repairs a key's master from its newest entry (after a placeholder, or a crash between
-    /// an entry's insert and the master's update). Safe without the key's lock: see
-    /// [`VersionIndex::set_master`].
+    /// Sets a key's master from its newest entry (after a placeholder, or a crash between an
+    /// entry's insert and the master's write), under the key's lock; returns the newest data
+    /// version, if the latest is one.
     pub async fn sync_master(&self, key: &str) -> Result<Option<VersionEntry>> {
         let latest = self.latest(key).await?;
         match &latest {
             Some(e) => self.set_master(e).await?,
             None => {
-                self.coll
-                    .delete_one(doc! {"_id": master_id(key), "phd": true})
-                    .await?;
+                self.coll.delete_one(doc! {"_id": master_id(key)}).await?;
             }
         }
         Ok(latest.filter(|e| !e.is_marker()))
     }
 
-    /// Replaces the `metadata` a version's master and entry repeat (tags, ACL), in one write.
-    pub async fn set_metadata(
-        &self,
-        key: &str,
-        vid: &str,
-        file_id: &mongodb::bson::Bson,
-        metadata: Document,
-    ) -> Result<()> {
+    /// Replaces the `metadata` a version's entry repeats, and its master's when the master
+    /// names it (tags, ACL, lock), under the key's lock.
+    pub async fn set_metadata(&self, key: &str, vid: &str, metadata: Document) -> Result<()> {
         self.coll
-            .update_many(
-                doc! {"_id": {"$in": [master_id(key), entry_id(key, vid)]}, "fileId": file_id.clone()},
-                doc! {"$set": {"metadata": metadata}},
+            .update_one(
+                doc! {"_id": entry_id(key, vid)},
+                doc! {"$set": {"metadata": metadata.clone()}},
             )
             .await?;
+        if let Some(Master::Current(m)) = self.master(key).await? {
+            if m.vid == vid {
+                self.coll
+                    .update_one(
+                        doc! {"_id": master_id(key)},
+                        doc! {"$set": {"metadata": metadata}},
+                    )
+                    .await?;
+            }
+        }
         Ok(())
     }
 
@@ -231,8 +224,8 @@ impl VersionIndex {
         range.insert("$lt", to.unwrap_or("\u{7f}W"));
         let docs: Vec<Document> = self
             .coll
-            .find(doc! {"_id": range})
-            .sort(doc! {"_id": 1})
+            .find(doc! {"sk": range})
+            .sort(doc! {"sk": 1})
             .limit(limit)
             .batch_size(limit.clamp(1, 1000) as u32)
             .await?

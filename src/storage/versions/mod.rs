@@ -4,7 +4,7 @@
 //! driver sees an object's versions as revisions in upload order. What GridFS cannot hold lives
 //! in one more collection, `<bucket>.versions`:
 //! - a **version entry** per version, data or delete marker, `_id` = `"\x7fV" + key + "\0" +
-//!   vid` (mongoclient's v1 version key). The version id sorts newest first, so a scan in `_id`
+//!   vid` (mongoclient's v1 version key), repeated in `sk` for range scans. The version id sorts newest first, so a scan in `_id`
 //!   order is ListObjectVersions' order; a data entry repeats its files document's fields
 //!   (`fileId`, `length`, `chunkSize`, `uploadDate`, `metadata`) so that a read by version id is
 //!   one lookup;
@@ -16,11 +16,12 @@
 //!   being deleted: whoever meets it (a read, a listing, the deleting request itself) repairs
 //!   it from the newest entry left.
 //!
-//! Without multi-document transactions, concurrency rests on two rules: writes of one key are
-//! serialised under its lock (`meta::keylocks`), and a master is only ever replaced by a
-//! version at least as new (the conditional upsert in [`index::VersionIndex::set_master`]), so
-//! a late repair can never roll it back. Every crash point leaves a state a retry or the janitor
-//! finishes (see `ObjectStore::index_published`).
+//! Without multi-document transactions, concurrency rests on one rule: every write of a key's
+//! entries and master (PUT, Complete, DELETE, a repair, the janitor's) runs under the key's lock
+//! (`meta::keylocks`, fenced before publishing), so each writes what it has just made the newest.
+//! Readers never write: one that meets a placeholder, or an entry newer than the master, answers
+//! from the entries and has the master repaired under the lock. Every crash point leaves a state
+//! a retry, a reader's repair or the janitor finishes (see `ObjectStore::index_file`).
 
 pub mod index;
 
@@ -148,8 +149,13 @@ impl VersionEntry {
 
     /// The stored entry.
     pub fn to_document(&self) -> Document {
+        let id = entry_id(&self.key, &self.vid);
         let mut d = doc! {
-            "_id": entry_id(&self.key, &self.vid),
+            "_id": &id,
+            // The `_id` again, indexed on its own: range scans of `_id` are not index scans on
+            // every MongoDB-compatible server (SecantusDB scans the collection for them), range
+            // scans of an ordinary indexed field are.
+            "sk": id,
             "key": &self.key,
             "vid": &self.vid,
             "null": self.null,

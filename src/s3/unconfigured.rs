@@ -18,7 +18,6 @@ pub const SUBRESOURCES: &[(&str, &str)] = &[
     ("website", "s3:GetBucketWebsite"),
     ("replication", "s3:GetReplicationConfiguration"),
     ("encryption", "s3:GetEncryptionConfiguration"),
-    ("object-lock", "s3:GetBucketObjectLockConfiguration"),
     ("logging", "s3:GetBucketLogging"),
     ("notification", "s3:GetBucketNotification"),
     ("accelerate", "s3:GetAccelerateConfiguration"),
@@ -74,10 +73,6 @@ pub async fn get(st: &AppState, req: S3Request, sub: &str) -> S3Result<Response>
         "encryption" => Err(not_found(
             "ServerSideEncryptionConfigurationNotFoundError",
             "The server side encryption configuration was not found",
-        )),
-        "object-lock" => Err(not_found(
-            "ObjectLockConfigurationNotFoundError",
-            "Object Lock configuration does not exist for this bucket",
         )),
         "logging" => Ok(body("BucketLoggingStatus", "")),
         "notification" => Ok(body("NotificationConfiguration", "")),

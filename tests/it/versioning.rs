@@ -125,6 +125,106 @@ fn versioning_with_the_rust_sdk() {
         assert_eq!(get(&s3, "vsdk", "k", None).await.unwrap(), b"second");
         let cur = s3.list_objects_v2().bucket("vsdk").send().await.unwrap();
         assert_eq!(cur.contents().len(), 1);
+
+        // Conditional deletes: a wrong ETag is 412, the right one deletes.
+        let etag = s3
+            .head_object()
+            .bucket("vsdk")
+            .key("k")
+            .send()
+            .await
+            .unwrap()
+            .e_tag
+            .unwrap();
+        let e = s3
+            .delete_object()
+            .bucket("vsdk")
+            .key("k")
+            .if_match("\"0000\"")
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(e.raw_response().unwrap().status().as_u16(), 412);
+        let d = s3
+            .delete_object()
+            .bucket("vsdk")
+            .key("k")
+            .if_match(&etag)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(d.delete_marker, Some(true));
+
+        // Suspended: the null version is replaced.
+        s3.put_bucket_versioning()
+            .bucket("vsdk")
+            .versioning_configuration(
+                VersioningConfiguration::builder()
+                    .status(BucketVersioningStatus::Suspended)
+                    .build(),
+            )
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(put(&s3, "vsdk", "n", b"1").await, "null");
+        assert_eq!(put(&s3, "vsdk", "n", b"2").await, "null");
+        let l = s3
+            .list_object_versions()
+            .bucket("vsdk")
+            .prefix("n")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(l.versions().len(), 1);
+        assert_eq!(get(&s3, "vsdk", "n", Some("null")).await.unwrap(), b"2");
+
+        // Object Lock: a version under a legal hold cannot be removed until it is lifted.
+        s3.create_bucket()
+            .bucket("vsdk-lock")
+            .object_lock_enabled_for_bucket(true)
+            .send()
+            .await
+            .unwrap();
+        let v = s3
+            .put_object()
+            .bucket("vsdk-lock")
+            .key("held")
+            .object_lock_legal_hold_status(aws_sdk_s3::types::ObjectLockLegalHoldStatus::On)
+            .body(ByteStream::from_static(b"held"))
+            .send()
+            .await
+            .unwrap()
+            .version_id
+            .unwrap();
+        let e = s3
+            .delete_object()
+            .bucket("vsdk-lock")
+            .key("held")
+            .version_id(&v)
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(e.raw_response().unwrap().status().as_u16(), 403);
+        s3.put_object_legal_hold()
+            .bucket("vsdk-lock")
+            .key("held")
+            .version_id(&v)
+            .legal_hold(
+                aws_sdk_s3::types::ObjectLockLegalHold::builder()
+                    .status(aws_sdk_s3::types::ObjectLockLegalHoldStatus::Off)
+                    .build(),
+            )
+            .send()
+            .await
+            .unwrap();
+        s3.delete_object()
+            .bucket("vsdk-lock")
+            .key("held")
+            .version_id(&v)
+            .send()
+            .await
+            .unwrap();
+        assert!(get(&s3, "vsdk-lock", "held", Some(&v)).await.is_none());
     });
 }
 
@@ -154,7 +254,7 @@ fn two_instances_race_on_one_versioned_key() {
         let (s1, s2) = (once(&g1), once(&g2));
         s1.create_bucket().bucket("race").send().await.unwrap();
         enable(&s1, "race").await;
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(6);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(8);
         let mut tasks = Vec::new();
         for w in 0..6u32 {
             let s3 = if w % 2 == 0 { s1.clone() } else { s2.clone() };
@@ -220,8 +320,9 @@ fn two_instances_race_on_one_versioned_key() {
                 assert!(markers.insert(m), "a marker id was handed out twice");
             }
         }
+        // Alone this makes dozens of each; on a loaded 2-core machine a handful.
         assert!(
-            puts.len() > 10 && !markers.is_empty(),
+            puts.len() >= 3 && !markers.is_empty(),
             "the race did work: {} puts, {} deletes",
             puts.len(),
             markers.len()

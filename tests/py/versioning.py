@@ -154,6 +154,9 @@ s3.put_object_tagging(Bucket=B, Key="k", VersionId=ids[1], Tagging={"TagSet": [{
 check(s3.get_object_tagging(Bucket=B, Key="k", VersionId=ids[1])["TagSet"] == [{"Key": "t", "Value": "1"}],
       "tags of a named version")
 check(s3.get_object_tagging(Bucket=B, Key="k")["TagSet"] == [], "the current version's tags are its own")
+check(len(s3.get_object_acl(Bucket=B, Key="k", VersionId=ids[1])["Grants"]) >= 1, "GetObjectAcl ?versionId=")
+check(code(lambda: s3.get_object_acl(Bucket=B, Key="k", VersionId=bogus)) == "NoSuchVersion",
+      "GetObjectAcl of an unknown version")
 a = s3.get_object_attributes(Bucket=B, Key="k", VersionId=ids[1], ObjectAttributes=["ObjectSize"])
 check(a["ObjectSize"] == 2 and a.get("VersionId") == ids[1], "GetObjectAttributes ?versionId=")
 upc = s3.create_multipart_upload(Bucket=B, Key="mpc")
@@ -241,10 +244,13 @@ check((c, st) == ("ObjectLockConfigurationNotFoundError", 404), f"no Object Lock
 c, st, _ = err(lambda: s3.put_object_lock_configuration(Bucket=S, ObjectLockConfiguration={"ObjectLockEnabled": "Enabled"}))
 check((c, st) == ("InvalidBucketState", 409), f"Object Lock on a suspended bucket: 409 ({c} {st})")
 
-soon = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=4)
-far = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=1)
+def soon(secs=600):
+    return datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=secs)
+
+
+far = soon(86400)
 gov = s3.put_object(Bucket=L, Key="g", Body=b"gov", ObjectLockMode="GOVERNANCE", ObjectLockRetainUntilDate=far)["VersionId"]
-comp = s3.put_object(Bucket=L, Key="c", Body=b"comp", ObjectLockMode="COMPLIANCE", ObjectLockRetainUntilDate=soon)["VersionId"]
+comp = s3.put_object(Bucket=L, Key="c", Body=b"comp", ObjectLockMode="COMPLIANCE", ObjectLockRetainUntilDate=far)["VersionId"]
 hold = s3.put_object(Bucket=L, Key="h", Body=b"hold", ObjectLockLegalHoldStatus="ON")["VersionId"]
 r = s3.get_object_retention(Bucket=L, Key="g", VersionId=gov)["Retention"]
 check(r["Mode"] == "GOVERNANCE" and abs((r["RetainUntilDate"] - far).total_seconds()) < 2, f"GetObjectRetention ({r})")
@@ -263,16 +269,19 @@ c, st, _ = err(lambda: s3.put_object_retention(Bucket=L, Key="c", VersionId=comp
                                                Retention={"Mode": "GOVERNANCE", "RetainUntilDate": far}))
 check((c, st) == ("AccessDenied", 403), f"COMPLIANCE cannot be weakened ({c} {st})")
 c, st, _ = err(lambda: s3.put_object_retention(Bucket=L, Key="g", VersionId=gov,
-                                               Retention={"Mode": "GOVERNANCE", "RetainUntilDate": soon}))
+                                               Retention={"Mode": "GOVERNANCE", "RetainUntilDate": soon()}))
 check((c, st) == ("AccessDenied", 403), f"GOVERNANCE cannot be shortened without a bypass ({c} {st})")
-s3.put_object_retention(Bucket=L, Key="g", VersionId=gov, Retention={"Mode": "GOVERNANCE", "RetainUntilDate": soon},
+s3.put_object_retention(Bucket=L, Key="g", VersionId=gov, Retention={"Mode": "GOVERNANCE", "RetainUntilDate": soon()},
                         BypassGovernanceRetention=True)
 check(code(lambda: s3.delete_object(Bucket=L, Key="g", VersionId=gov, BypassGovernanceRetention=True)) == "OK",
       "a GOVERNANCE version is deleted with a bypass by the owner")
 s3.put_object_legal_hold(Bucket=L, Key="h", VersionId=hold, LegalHold={"Status": "OFF"})
 check(code(lambda: s3.delete_object(Bucket=L, Key="h", VersionId=hold)) == "OK", "after the legal hold is lifted it can go")
-time.sleep(max(0.0, (soon - datetime.datetime.now(datetime.timezone.utc)).total_seconds()) + 1)
-check(code(lambda: s3.delete_object(Bucket=L, Key="c", VersionId=comp)) == "OK", "an expired COMPLIANCE retention no longer holds")
+until = soon(2)
+short = s3.put_object(Bucket=L, Key="s", Body=b"s", ObjectLockMode="COMPLIANCE", ObjectLockRetainUntilDate=until)["VersionId"]
+time.sleep(max(0.0, (until - datetime.datetime.now(datetime.timezone.utc)).total_seconds()) + 1)
+check(code(lambda: s3.delete_object(Bucket=L, Key="s", VersionId=short)) == "OK", "an expired COMPLIANCE retention no longer holds")
+check(code(lambda: s3.delete_object(Bucket=L, Key="c", VersionId=comp)) == "AccessDenied", "a COMPLIANCE retention in force still holds")
 s3.put_object_lock_configuration(Bucket=L, ObjectLockConfiguration={
     "ObjectLockEnabled": "Enabled", "Rule": {"DefaultRetention": {"Mode": "COMPLIANCE", "Days": 1}}})
 dv = s3.put_object(Bucket=L, Key="d", Body=b"default")["VersionId"]

@@ -145,6 +145,11 @@ p1 = s3.upload_part(Bucket=B, Key="mp", UploadId=up["UploadId"], PartNumber=1, B
 done = s3.complete_multipart_upload(Bucket=B, Key="mp", UploadId=up["UploadId"],
                                     MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": p1["ETag"]}]})
 check(done.get("VersionId") not in (None, "null"), "CompleteMultipartUpload returns a version id")
+again = s3.complete_multipart_upload(Bucket=B, Key="mp", UploadId=up["UploadId"],
+                                     MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": p1["ETag"]}]})
+check(again.get("VersionId") == done["VersionId"], "a repeated CompleteMultipartUpload answers the same version")
+check(len([v for v in s3.list_object_versions(Bucket=B, Prefix="mp").get("Versions", []) if v["Key"] == "mp"]) == 1,
+      "and adds none")
 c = s3.copy_object(Bucket=B, Key="k-copy", CopySource={"Bucket": B, "Key": "k", "VersionId": ids[0]})
 check(c.get("CopySourceVersionId") == ids[0] and c.get("VersionId"), "CopyObject from a named source version")
 check(s3.get_object(Bucket=B, Key="k-copy")["Body"].read() == b"v0", "the copy has that version's bytes")

@@ -340,7 +340,7 @@ impl ObjectStore {
             }
             // A versioned publish that crashed before its version was recorded is recorded
             // now (a no-op when it was).
-            self.index_file(&up.bucket, &Bson::ObjectId(up.file_id))
+            self.index_file_held(&up.bucket, &Bson::ObjectId(up.file_id))
                 .await?;
             self.finish_completed(&current).await?;
             if current.completed.is_none() {

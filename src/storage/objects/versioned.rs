@@ -306,6 +306,16 @@ impl ObjectStore {
     /// Indexes a published files document that has no version entry yet (a writer that died
     /// between the two writes; the janitor calls this for its registration).
     pub(super) async fn index_file(&self, bucket: &str, file_id: &Bson) -> Result<()> {
+        self.index_file_with(bucket, file_id, false).await
+    }
+
+    /// [`ObjectStore::index_file`] for a caller that holds the key's lock already (a retried
+    /// CompleteMultipartUpload).
+    pub(super) async fn index_file_held(&self, bucket: &str, file_id: &Bson) -> Result<()> {
+        self.index_file_with(bucket, file_id, true).await
+    }
+
+    async fn index_file_with(&self, bucket: &str, file_id: &Bson, held: bool) -> Result<()> {
         let (mode, _) = self.versioning(bucket).await?;
         if mode == Versioning::Off {
             return Ok(());
@@ -324,6 +334,9 @@ impl ObjectStore {
             return Ok(());
         };
         let key = file.filename.clone().unwrap_or_default();
+        if held {
+            return self.index_locked(bucket, file, key, vid).await;
+        }
         let Some(lock) = self.meta.lock_key(bucket, &key).await? else {
             return Err(GridFsError::Conflict(
                 "the key is busy; the next pass indexes it".into(),

@@ -929,6 +929,54 @@ mod tests {
     use super::*;
 
     #[test]
+    fn version_listing_golden() {
+        let owner = || Owner {
+            id: "i".into(),
+            display_name: "d".into(),
+        };
+        let xml = to_xml(
+            "ListVersionsResult",
+            &ListVersionsResult {
+                xmlns: S3_NS,
+                name: "b".into(),
+                prefix: String::new(),
+                key_marker: String::new(),
+                version_id_marker: String::new(),
+                next_key_marker: None,
+                next_version_id_marker: None,
+                max_keys: 1000,
+                delimiter: None,
+                is_truncated: false,
+                encoding_type: None,
+                versions: vec![
+                    VersionItem::DeleteMarker(DeleteMarkerEntry {
+                        key: "k".into(),
+                        version_id: "2".into(),
+                        is_latest: true,
+                        last_modified: "t2".into(),
+                        owner: owner(),
+                    }),
+                    VersionItem::Version(Version {
+                        key: "k".into(),
+                        version_id: "1".into(),
+                        is_latest: false,
+                        last_modified: "t1".into(),
+                        etag: "\"e\"".into(),
+                        size: 3,
+                        owner: owner(),
+                        storage_class: "STANDARD",
+                    }),
+                ],
+                common_prefixes: Vec::new(),
+            },
+        );
+        // Markers and versions interleaved in listing order, as S3 sends them.
+        assert!(xml.contains(
+            "<IsTruncated>false</IsTruncated><DeleteMarker><Key>k</Key><VersionId>2</VersionId><IsLatest>true</IsLatest><LastModified>t2</LastModified><Owner><ID>i</ID><DisplayName>d</DisplayName></Owner></DeleteMarker><Version><Key>k</Key><VersionId>1</VersionId><IsLatest>false</IsLatest>"
+        ), "{xml}");
+    }
+
+    #[test]
     fn error_document_golden() {
         let xml = to_xml(
             "Error",

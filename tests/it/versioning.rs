@@ -430,3 +430,66 @@ fn a_versioned_get_takes_no_more_round_trips_than_an_unversioned_one() {
         assert!(counts[1] <= counts[0] && counts[1] <= 2, "{counts:?}");
     });
 }
+
+/// A removal of a version that stopped right after its reclaim record (a crash): the janitor
+/// removes the files document, the chunks and the version entry, so no listed version names
+/// data that is gone and no GridFS revision is left behind.
+#[test]
+fn a_version_removal_cut_short_is_finished_by_the_janitor() {
+    support::run(async {
+        use mongodb::bson::{doc, Document};
+        let gw = support::gateway("vercrash").await;
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("vcrash").send().await.unwrap();
+        enable(&s3, "vcrash").await;
+        let old = put(&s3, "vcrash", "k", b"old").await;
+        let new = put(&s3, "vcrash", "k", b"new").await;
+        let files = gw.db.collection::<Document>("vcrash.files");
+        let file = files
+            .find_one(doc! {"metadata.s3VersionId": &old})
+            .await
+            .unwrap()
+            .expect("the old version's files document");
+        let id = file.get("_id").unwrap().clone();
+        // The first step of `reclaim_of`, and nothing after it.
+        gw.state
+            .store
+            .meta()
+            .add_reclaim_of(
+                "vcrash",
+                &id,
+                Some(&grids3::storage::versions::entry_id("k", &old)),
+            )
+            .await
+            .unwrap();
+        let finished = support::eventually(20, || async {
+            let l = s3
+                .list_object_versions()
+                .bucket("vcrash")
+                .send()
+                .await
+                .unwrap();
+            let ids: Vec<String> = l
+                .versions()
+                .iter()
+                .map(|v| v.version_id().unwrap().to_owned())
+                .collect();
+            ids == vec![new.clone()]
+                && files
+                    .find_one(doc! {"_id": id.clone()})
+                    .await
+                    .unwrap()
+                    .is_none()
+                && gw
+                    .db
+                    .collection::<Document>("vcrash.chunks")
+                    .find_one(doc! {"files_id": id.clone()})
+                    .await
+                    .unwrap()
+                    .is_none()
+        })
+        .await;
+        assert!(finished, "the janitor finished the removal");
+        assert_eq!(get(&s3, "vcrash", "k", None).await.unwrap(), b"new");
+    });
+}

@@ -32,6 +32,9 @@ pub struct PendingReclaim {
     pub bucket: String,
     /// The file's id.
     pub file_id: Bson,
+    /// The version entry that names the file, when a version is removed (its `_id` in the
+    /// bucket's version index): the janitor removes it too.
+    pub entry: Option<String>,
 }
 
 impl MetaStore {
@@ -90,10 +93,23 @@ impl MetaStore {
         bucket: &str,
         file_id: &Bson,
     ) -> mongodb::error::Result<ObjectId> {
+        self.add_reclaim_of(bucket, file_id, None).await
+    }
+
+    /// Records the intent to reclaim a file, and with `entry` the version entry that names it
+    /// (a version removed for good: both go, whoever finishes).
+    pub async fn add_reclaim_of(
+        &self,
+        bucket: &str,
+        file_id: &Bson,
+        entry: Option<&str>,
+    ) -> mongodb::error::Result<ObjectId> {
         let id = ObjectId::new();
-        self.reclaim
-            .insert_one(doc! {"_id": id, "bucket": bucket, "file_id": file_id.clone(), "since": self.clock.now()})
-            .await?;
+        let mut d = doc! {"_id": id, "bucket": bucket, "file_id": file_id.clone(), "since": self.clock.now()};
+        if let Some(e) = entry {
+            d.insert("entry", e);
+        }
+        self.reclaim.insert_one(d).await?;
         Ok(id)
     }
 
@@ -172,6 +188,7 @@ impl MetaStore {
                     id: d.get_object_id("_id").ok()?,
                     bucket: d.get_str("bucket").ok()?.to_owned(),
                     file_id: d.remove("file_id")?,
+                    entry: d.get_str("entry").ok().map(str::to_owned),
                 })
             })
             .collect())

@@ -506,9 +506,24 @@ impl ObjectStore {
     /// Removes one revision: record the intent, hide it (files document), and delete its
     /// chunks unless a reader holds a lease, in which case the janitor does it later.
     pub async fn reclaim(&self, bucket: &str, file_id: &Bson) -> Result<()> {
+        self.reclaim_of(bucket, file_id, None).await
+    }
+
+    /// [`ObjectStore::reclaim`] of a version's data, whose entry (`entry`, its `_id` in the
+    /// version index) goes right after the files document: the record names both, so a crash
+    /// anywhere leaves the janitor to finish, never an entry naming data that is gone.
+    pub(super) async fn reclaim_of(
+        &self,
+        bucket: &str,
+        file_id: &Bson,
+        entry: Option<&str>,
+    ) -> Result<()> {
         let fs = self.gridfs(bucket);
-        let record = self.meta.add_reclaim(bucket, file_id).await?;
+        let record = self.meta.add_reclaim_of(bucket, file_id, entry).await?;
         fs.files().delete_one(doc! {"_id": file_id.clone()}).await?;
+        if let Some(e) = entry {
+            self.versions(bucket).remove_id(e).await?;
+        }
         if !self.meta.has_live_lease(bucket, file_id).await? {
             fs.chunks()
                 .delete_many(doc! {"files_id": file_id.clone()})
@@ -669,6 +684,9 @@ impl ObjectStore {
             fs.files()
                 .delete_one(doc! {"_id": p.file_id.clone()})
                 .await?;
+            if let Some(e) = &p.entry {
+                self.versions(&p.bucket).remove_id(e).await?;
+            }
             if !self.meta.has_live_lease(&p.bucket, &p.file_id).await? {
                 fs.chunks()
                     .delete_many(doc! {"files_id": p.file_id.clone()})

@@ -291,13 +291,9 @@ impl ObjectStore {
         idx.set_master(e).await?;
         if e.null {
             for old in idx.null_entries(&e.key).await? {
-                if old.vid == e.vid {
-                    continue;
+                if old.vid != e.vid {
+                    self.remove_version(bucket, &idx, &old).await?;
                 }
-                if let Some(f) = &old.file {
-                    self.reclaim(bucket, &f.id).await?;
-                }
-                idx.remove(&old.key, &old.vid).await?;
             }
         }
         Ok(())
@@ -479,18 +475,21 @@ impl ObjectStore {
         }))
     }
 
-    /// Removes one version for good: its data reclaimed (hidden, then chunks, as every
-    /// reclaim), then its entry.
+    /// Removes one version for good: a marker's entry, or a data version's files document,
+    /// entry and chunks under one reclaim record (see [`ObjectStore::reclaim_of`]).
     async fn remove_version(
         &self,
         bucket: &str,
         idx: &VersionIndex,
         e: &VersionEntry,
     ) -> Result<()> {
-        if let Some(f) = &e.file {
-            self.reclaim(bucket, &f.id).await?;
+        match &e.file {
+            Some(f) => {
+                self.reclaim_of(bucket, &f.id, Some(&entry_id(&e.key, &e.vid)))
+                    .await
+            }
+            None => idx.remove(&e.key, &e.vid).await,
         }
-        idx.remove(&e.key, &e.vid).await
     }
 
     /// Enables (or suspends) versioning. The first time, the index is built from the

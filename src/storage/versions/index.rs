@@ -135,9 +135,12 @@ impl VersionIndex {
 
     /// Removes a version's entry.
     pub async fn remove(&self, key: &str, vid: &str) -> Result<()> {
-        self.coll
-            .delete_one(doc! {"_id": entry_id(key, vid)})
-            .await?;
+        self.remove_id(&entry_id(key, vid)).await
+    }
+
+    /// Removes an entry by its `_id`.
+    pub async fn remove_id(&self, id: &str) -> Result<()> {
+        self.coll.delete_one(doc! {"_id": id}).await?;
         Ok(())
     }
 

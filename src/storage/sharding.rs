@@ -9,6 +9,9 @@
 //!   key value in a multi-document update, which mongos refuses.
 //! - `<bucket>.files` on `{filename: 1}`: reads, listings (ranges of `filename`) and inserts
 //!   carry it; updates and deletes of one document go by `_id`, which sharded clusters accept.
+//! - `<bucket>.versions` (the version index of a versioned bucket) on `{_id: 1}`: every write
+//!   and every point read goes by `_id`; the `sk` and `filename` range scans of listings are
+//!   merged across shards by mongos.
 //!
 //! The metastore collections (`__metastore`, `__uploads`, `__parts`, locks, leases, write
 //! registrations) are small and stay unsharded on the database's primary shard.
@@ -16,13 +19,14 @@
 use mongodb::bson::doc;
 use mongodb::Database;
 
-/// Shards a new bucket's two collections (both empty: the shard key indexes are created by
+/// Shards a new bucket's collections (all empty: the shard key indexes are created by
 /// `shardCollection` itself if the GridFS ones do not serve).
 pub async fn shard_bucket(db: &Database, bucket: &str) -> mongodb::error::Result<()> {
     let admin = db.client().database("admin");
     for (coll, key) in [
         ("chunks", doc! {"files_id": 1}),
         ("files", doc! {"filename": 1}),
+        ("versions", doc! {"_id": 1}),
     ] {
         admin
             .run_command(doc! {

@@ -69,6 +69,10 @@ fn create_bucket_shards_its_collections_or_undoes_itself() {
                     sent[1],
                     (format!("{name}.sharded.files"), doc! {"filename": 1})
                 );
+                assert_eq!(
+                    sent[2],
+                    (format!("{name}.sharded.versions"), doc! {"_id": 1})
+                );
                 assert!(names.contains(&"sharded"));
             }
         }

@@ -137,6 +137,9 @@ pub async fn find_version(
     key: &str,
     version: Option<&str>,
 ) -> S3Result<Option<ObjectInfo>> {
+    if version.is_some_and(|v| v != "null") {
+        unversioned_id(st, bucket).await?;
+    }
     match st.store.lookup(bucket, key, version).await? {
         Lookup::Object(o) => Ok(Some(*o)),
         Lookup::DeleteMarker { version_id, at } => {
@@ -155,6 +158,15 @@ pub async fn find_version(
             None => Ok(None),
         },
     }
+}
+
+/// A bucket that never had versioning has no version but `null`: any other id is
+/// `InvalidArgument`, as AWS answers it (and a DELETE of it must not delete the object).
+async fn unversioned_id(st: &AppState, bucket: &str) -> S3Result<()> {
+    if st.store.versioning(bucket).await?.0 == versions::Versioning::Off {
+        return Err(S3Error::invalid_argument("Invalid version id specified"));
+    }
+    Ok(())
 }
 
 /// [`find_version`] for a request whose access may depend on the object's ACL: a delete
@@ -386,6 +398,9 @@ pub async fn delete_object(st: &AppState, req: S3Request) -> S3Result<Response> 
     let bucket = req.bucket().to_owned();
     let b = require_bucket(st, &bucket).await?;
     let version = version_param(&req)?;
+    if version.as_deref().is_some_and(|v| v != "null") {
+        unversioned_id(st, &bucket).await?;
+    }
     let mut cond = super::headers::delete_condition(&req.parts.headers)?;
     cond.bypass_governance = super::object_lock::bypass(&req, &b);
     let out = super::within_request_timeout(

@@ -35,6 +35,12 @@ check(c == "NotImplemented" and st == 501, f"MFA Delete is refused ({c} {st})")
 check("Status" not in s3.get_bucket_versioning(Bucket=B), "a refused configuration changes nothing")
 check(code(lambda: s3.put_bucket_versioning(Bucket=B, VersioningConfiguration={"Status": "Sometimes"})) == "MalformedXML",
       "an unknown status is MalformedXML")
+some_id = "0" * 13 + "a" * 24
+c, st, _ = err(lambda: s3.delete_object(Bucket=B, Key="old", VersionId=some_id))
+check((c, st) == ("InvalidArgument", 400), f"DELETE of a version id in an unversioned bucket: 400 ({c} {st})")
+check(s3.get_object(Bucket=B, Key="old")["Body"].read() == b"before versioning", "and the object stays")
+check(code(lambda: s3.get_object(Bucket=B, Key="old", VersionId=some_id)) == "InvalidArgument",
+      "GET of a version id in an unversioned bucket: InvalidArgument")
 s3.put_bucket_versioning(Bucket=B, VersioningConfiguration={"Status": "Enabled"})
 check(s3.get_bucket_versioning(Bucket=B)["Status"] == "Enabled", "GetBucketVersioning: Enabled")
 

@@ -594,6 +594,8 @@ fn outage_answers_503_fast_and_recovers_without_losing_acknowledged_writes() {
         s3.create_bucket().bucket("out").send().await.unwrap();
         let data = random_bytes(700_000, 8);
         put(&s3, "out", "acked", data.clone()).await;
+        // A key this gateway has not looked up yet: its first request must reach the database.
+        let (ak2, sk2) = crate::authz::new_key(&gw, "outage-second").await;
 
         // A database that stops answering (SIGSTOP: connections stay open, nothing replies):
         // requests answer 503 after the request timeout instead of hanging.
@@ -602,9 +604,30 @@ fn outage_answers_503_fast_and_recovers_without_losing_acknowledged_writes() {
             .args(["-STOP", &pid])
             .status()
             .unwrap();
+        // (Bounded here too, so that a regression fails the test instead of hanging it.)
+        let bounded = Duration::from_secs(10);
         let t = Instant::now();
-        let r = Raw::new("HEAD", "/out/acked").send(&gw).await;
+        let r = tokio::time::timeout(bounded, Raw::new("HEAD", "/out/acked").send(&gw))
+            .await
+            .expect("HEAD during the outage hung");
         assert_eq!(r.status().as_u16(), 503);
+        assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+        // Also when the key's lookup is what waits on the database (a key not in the cache).
+        let t = Instant::now();
+        let mut raw = Raw::new("HEAD", "/out/acked");
+        (raw.access_key, raw.secret) = (&ak2, &sk2);
+        let r = tokio::time::timeout(bounded, raw.send(&gw)).await;
+        // Let the database go on whatever happened, so that nothing is left stopped.
+        std::process::Command::new("kill")
+            .args(["-CONT", &pid])
+            .status()
+            .unwrap();
+        let r = r.expect("a request signed by an uncached key hung during the outage");
+        assert_eq!(
+            r.status().as_u16(),
+            503,
+            "an uncached key during the outage"
+        );
         assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
         std::process::Command::new("kill")
             .args(["-CONT", &pid])

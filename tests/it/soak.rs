@@ -156,8 +156,10 @@ fn two_instances_sixteen_clients_no_torn_reads_no_lost_writes() {
             totals[3],
             t0.elapsed().as_secs_f64()
         );
+        // Alone it makes about 550 of each; on a 2-core machine that is compiling or running
+        // other tests at the same time, far fewer. Enough to be no empty check either way.
         assert!(
-            totals[0] > 50 && totals[1] > 50,
+            totals[0] > 10 && totals[1] > 10,
             "the soak did work: {totals:?}"
         );
         // A final acknowledged write per key is what both instances serve.

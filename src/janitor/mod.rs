@@ -24,6 +24,24 @@ pub fn spawn(state: &AppState) {
     // The first pass comes one period after start-up, not at once: a restart does not bring
     // the hourly pass forward.
     let mut last_lifecycle = std::time::Instant::now();
+    // Version index builds whose instance died are taken over (a lead per bucket elects one
+    // instance); a build can take long, so it runs beside the janitor's loop, not in it.
+    let builds = state.store.clone();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(every * 12);
+        tick.tick().await;
+        loop {
+            tick.tick().await;
+            let run =
+                tokio::time::timeout(Duration::from_secs(600), builds.resume_index_builds()).await;
+            match run {
+                Ok(Ok(0)) => {}
+                Ok(Ok(n)) => tracing::info!(buckets = n, "finished version index builds"),
+                Ok(Err(e)) => tracing::warn!(error = %e, "version index build failed"),
+                Err(_) => tracing::warn!("version index build timed out; the next pass goes on"),
+            }
+        }
+    });
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(every);
         loop {

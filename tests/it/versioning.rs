@@ -493,3 +493,64 @@ fn a_version_removal_cut_short_is_finished_by_the_janitor() {
         assert_eq!(get(&s3, "vcrash", "k", None).await.unwrap(), b"new");
     });
 }
+
+/// A version index build whose instance died (the status is stored, the index is not
+/// complete) is taken over by a janitor: until then reads fall back to the GridFS revisions,
+/// afterwards the objects are null versions served through their masters.
+#[test]
+fn an_interrupted_index_build_is_finished_by_the_janitor() {
+    support::run(async {
+        let gw = support::gateway("verbuild").await;
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("vbuild").send().await.unwrap();
+        for k in ["a", "b/c"] {
+            s3.put_object()
+                .bucket("vbuild")
+                .key(k)
+                .body(ByteStream::from_static(b"data"))
+                .send()
+                .await
+                .unwrap();
+        }
+        // What PutBucketVersioning stores before it builds, and nothing after.
+        let meta = gw.state.store.meta();
+        meta.set_bucket_versioning("vbuild", "Enabled", false)
+            .await
+            .unwrap();
+        meta.forget_bucket("vbuild");
+        assert_eq!(get(&s3, "vbuild", "a", None).await.unwrap(), b"data");
+        let built = support::eventually(60, || async {
+            meta.get_bucket("vbuild")
+                .await
+                .unwrap()
+                .is_some_and(|b| b.versions_indexed)
+        })
+        .await;
+        assert!(built, "the janitor finished the build");
+        let masters = gw
+            .db
+            .collection::<mongodb::bson::Document>("vbuild.versions")
+            .count_documents(mongodb::bson::doc! {"filename": {"$exists": true}})
+            .await
+            .unwrap();
+        assert_eq!(masters, 2);
+        let h = s3
+            .head_object()
+            .bucket("vbuild")
+            .key("b/c")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(h.version_id(), Some("null"));
+        let v = put(&s3, "vbuild", "a", b"new").await;
+        let l = s3
+            .list_object_versions()
+            .bucket("vbuild")
+            .prefix("a")
+            .send()
+            .await
+            .unwrap();
+        let ids: Vec<&str> = l.versions().iter().filter_map(|v| v.version_id()).collect();
+        assert_eq!(ids, vec![v.as_str(), "null"]);
+    });
+}

@@ -510,6 +510,12 @@ impl MetaStore {
             .await
     }
 
+    /// Records that a bucket's version index is complete (the status is left as it is).
+    pub async fn set_versions_indexed(&self, name: &str) -> mongodb::error::Result<bool> {
+        self.set_attribute(name, "versionsIndexed", Some(Bson::from(true)))
+            .await
+    }
+
     /// Sets the versioning status; `indexed` records that the version index is complete.
     pub async fn set_bucket_versioning(
         &self,

@@ -12,6 +12,12 @@ use crate::storage::versions::{
     entry_id, make_vid, Master, VersionEntry, VersionIndex, Versioning, VERSION,
 };
 
+/// How long PutBucketVersioning waits for the first index build before answering (a larger
+/// bucket's build goes on in the background).
+const INLINE_BUILD: std::time::Duration = std::time::Duration::from_secs(20);
+/// How long one instance leads a bucket's index build before another may take it over.
+const INDEX_LEAD: std::time::Duration = std::time::Duration::from_secs(600);
+
 /// What a key (or one of its versions) is.
 #[derive(Clone, Debug)]
 pub enum Lookup {
@@ -171,6 +177,14 @@ impl ObjectStore {
             });
         }
         let idx = self.versions(bucket);
+        // While the index is being built, a key it does not cover yet is its newest GridFS
+        // revision, which is the null version.
+        let unversioned = |o: Option<ObjectInfo>| {
+            unversioned(o.map(|mut o| {
+                o.version_id = Some("null".to_owned());
+                o
+            }))
+        };
         if let Some(v) = version {
             return Ok(match idx.entry(key, v).await? {
                 Some(e) => entry_lookup(&e),
@@ -497,7 +511,10 @@ impl ObjectStore {
     /// seen it (so every new write records its version), each revision without an entry
     /// gets one, the newest of a key's pre-existing revisions as its `null` version and
     /// older ones (other GridFS writers keep several) with ids derived from their `_id`.
-    /// Re-running it (after a crash) finds the same ids and changes nothing.
+    /// Re-running it (after a crash) finds the same ids and changes nothing. A small bucket's
+    /// build finishes within the request; a large one's goes on in the background (and, should
+    /// this process die, in another instance's janitor pass), reads meanwhile falling back to
+    /// the GridFS revisions of keys the index does not cover yet.
     pub async fn set_versioning(&self, bucket: &str, status: Versioning) -> Result<()> {
         let Some(b) = self.meta.get_bucket(bucket).await? else {
             return Err(GridFsError::FileNotFound);
@@ -508,18 +525,51 @@ impl ObjectStore {
             self.meta.forget_bucket(bucket);
             return Ok(());
         }
-        let idx = self.versions(bucket);
-        idx.ensure_indexes().await?;
+        self.versions(bucket).ensure_indexes().await?;
         self.meta.set_bucket_versioning(bucket, name, false).await?;
         self.meta.forget_bucket(bucket);
+        let (store, name) = (self.clone(), bucket.to_owned());
+        let build = tokio::spawn(async move { store.finish_index(&name).await });
+        match tokio::time::timeout(INLINE_BUILD, build).await {
+            // `false`: another instance leads the build (a PutBucketVersioning there too).
+            Ok(joined) => {
+                joined.map_err(|e| GridFsError::Conflict(format!("index build: {e}")))??;
+            }
+            Err(_) => tracing::info!(bucket, "the version index build goes on in the background"),
+        }
+        Ok(())
+    }
+
+    /// Builds a bucket's version index and records it complete, if this instance leads the
+    /// build (one instance at a time, through a lead in `__infostore`); `false` when another
+    /// instance leads it.
+    pub async fn finish_index(&self, bucket: &str) -> Result<bool> {
+        if !self
+            .meta
+            .lead(&format!("version-index\u{0}{bucket}"), INDEX_LEAD)
+            .await?
+        {
+            return Ok(false);
+        }
         tokio::time::sleep(
             crate::storage::meta::BUCKET_CACHE_TTL + std::time::Duration::from_millis(500),
         )
         .await;
-        self.build_index(bucket, &idx).await?;
-        self.meta.set_bucket_versioning(bucket, name, true).await?;
+        self.build_index(bucket, &self.versions(bucket)).await?;
+        self.meta.set_versions_indexed(bucket).await?;
         self.meta.forget_bucket(bucket);
-        Ok(())
+        Ok(true)
+    }
+
+    /// Finishes the version index builds that stopped (their instance died), for the janitor.
+    pub async fn resume_index_builds(&self) -> Result<usize> {
+        let mut done = 0;
+        for b in self.meta.list_buckets().await? {
+            if b.versioning.is_some() && !b.versions_indexed && self.finish_index(&b.name).await? {
+                done += 1;
+            }
+        }
+        Ok(done)
     }
 
     async fn build_index(&self, bucket: &str, idx: &VersionIndex) -> Result<()> {

@@ -600,17 +600,46 @@ fn outage_answers_503_fast_and_recovers_without_losing_acknowledged_writes() {
         // A database that stops answering (SIGSTOP: connections stay open, nothing replies):
         // requests answer 503 after the request timeout instead of hanging.
         let pid = db.server_pid().unwrap().to_string();
-        std::process::Command::new("kill")
+        // Whatever happens from here on, the database is let go on again (a stopped process
+        // does not die of the SIGTERM that ends it, and the test would hang in its drop).
+        struct Resume(String);
+        impl Drop for Resume {
+            fn drop(&mut self) {
+                let _ = std::process::Command::new("kill")
+                    .args(["-CONT", &self.0])
+                    .status();
+            }
+        }
+        let _resume = Resume(pid.clone());
+        assert!(std::process::Command::new("kill")
             .args(["-STOP", &pid])
             .status()
-            .unwrap();
+            .unwrap()
+            .success());
+        // A stop is delivered asynchronously: wait until the kernel shows the process stopped.
+        let stopped = eventually(5, || async {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|s| {
+                    s.rsplit(')')
+                        .next()
+                        .map(|r| r.trim_start().starts_with('T'))
+                })
+                .unwrap_or(false)
+        })
+        .await;
+        assert!(stopped, "the database process did not stop");
         // (Bounded here too, so that a regression fails the test instead of hanging it.)
         let bounded = Duration::from_secs(10);
         let t = Instant::now();
         let r = tokio::time::timeout(bounded, Raw::new("HEAD", "/out/acked").send(&gw))
             .await
             .expect("HEAD during the outage hung");
-        assert_eq!(r.status().as_u16(), 503);
+        assert_eq!(
+            r.status().as_u16(),
+            503,
+            "HEAD while the database is stopped"
+        );
         assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
         // Also when the key's lookup is what waits on the database (a key not in the cache).
         let t = Instant::now();

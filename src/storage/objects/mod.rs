@@ -281,12 +281,7 @@ impl ObjectStore {
                 .unwrap_or_default();
             let idx = self.versions(bucket);
             // The version's copies change under its key's lock, like the master's every write.
-            let Some(lock) = self.meta.lock_key(bucket, info.key()).await? else {
-                return Err(GridFsError::Conflict(
-                    "another write of this key is in progress".into(),
-                ));
-            };
-            let res = async {
+            self.under_lock(bucket, info.key(), async {
                 let vid = match info.version_id.as_deref() {
                     Some("null") => match idx.entry(info.key(), "null").await? {
                         Some(e) => e.vid,
@@ -295,10 +290,8 @@ impl ObjectStore {
                     _ => vid,
                 };
                 idx.set_metadata(info.key(), &vid, metadata).await
-            }
-            .await;
-            release(lock).await;
-            res?;
+            })
+            .await?;
         }
         Ok(())
     }
@@ -385,6 +378,24 @@ impl ObjectStore {
         let (out, lock) = f(lock).await?;
         release(lock).await;
         Ok(Ok(out))
+    }
+
+    /// Runs `f` holding the key's lock (released on every path), for the version index's
+    /// writes that need no fence; `Conflict` when the lock could not be had within the wait.
+    pub(super) async fn under_lock<T>(
+        &self,
+        bucket: &str,
+        key: &str,
+        f: impl std::future::Future<Output = Result<T>>,
+    ) -> Result<T> {
+        let Some(lock) = self.meta.lock_key(bucket, key).await? else {
+            return Err(GridFsError::Conflict(
+                "another write of this key is in progress".into(),
+            ));
+        };
+        let res = f.await;
+        release(lock).await;
+        res
     }
 
     /// Publishes a write if `cond` holds; otherwise removes its chunks.

@@ -224,13 +224,9 @@ impl ObjectStore {
     pub(super) fn repair_later(&self, bucket: &str, key: &str) {
         let (store, bucket, key) = (self.clone(), bucket.to_owned(), key.to_owned());
         tokio::spawn(async move {
-            let Ok(Some(lock)) = store.meta.lock_key(&bucket, &key).await else {
-                return;
-            };
-            if let Err(e) = store.versions(&bucket).sync_master(&key).await {
+            if let Err(e) = store.sync_locked(&bucket, &key).await {
                 tracing::warn!(bucket, key, error = %e, "could not repair a master");
             }
-            super::release(lock).await;
         });
     }
 
@@ -347,14 +343,9 @@ impl ObjectStore {
         if held {
             return self.index_locked(bucket, file, key, vid).await;
         }
-        let Some(lock) = self.meta.lock_key(bucket, &key).await? else {
-            return Err(GridFsError::Conflict(
-                "the key is busy; the next pass indexes it".into(),
-            ));
-        };
-        let res = self.index_locked(bucket, file, key, vid).await;
-        super::release(lock).await;
-        res
+        let k = key.clone();
+        self.under_lock(bucket, &k, self.index_locked(bucket, file, key, vid))
+            .await
     }
 
     async fn index_locked(
@@ -423,9 +414,12 @@ impl ObjectStore {
         mode: Versioning,
         lock: &KeyLock,
     ) -> Result<std::result::Result<DeleteOutcome, Blocked>> {
-        let target = self.lookup(bucket, key, version).await?;
-        if let Err(b) = cond.check(&target) {
-            return Ok(Err(b));
+        // Only a conditional delete needs to see what it removes first.
+        if cond.is_set() {
+            let target = self.lookup(bucket, key, version).await?;
+            if let Err(b) = cond.check(&target) {
+                return Ok(Err(b));
+            }
         }
         if mode == Versioning::Off {
             self.fence(lock, None).await?;
@@ -625,12 +619,10 @@ impl ObjectStore {
 
     /// Sets a key's master from its entries, taking the key's lock.
     async fn sync_locked(&self, bucket: &str, key: &str) -> Result<()> {
-        let Some(lock) = self.meta.lock_key(bucket, key).await? else {
-            return Err(GridFsError::Conflict("the key is busy".into()));
-        };
-        let res = self.versions(bucket).sync_master(key).await;
-        super::release(lock).await;
-        res.map(|_| ())
+        let idx = self.versions(bucket);
+        self.under_lock(bucket, key, idx.sync_master(key))
+            .await
+            .map(|_| ())
     }
 
     /// ListObjectVersions of a versioned bucket: one scan of the entries in `_id` order

@@ -74,10 +74,9 @@ impl VersionIndex {
 
     /// The newest version of `key` (data or marker).
     pub async fn latest(&self, key: &str) -> Result<Option<VersionEntry>> {
-        let p = versions_prefix(key);
         let d = self
             .coll
-            .find_one(doc! {"sk": {"$gt": &p, "$lt": format!("{VERSION}{key}\u{1}")}})
+            .find_one(key_range(key))
             .sort(doc! {"sk": 1})
             .await?;
         Ok(d.as_ref().and_then(VersionEntry::from_document))
@@ -110,10 +109,9 @@ impl VersionIndex {
 
     /// Every version of `key`, newest first.
     pub async fn all_versions(&self, key: &str) -> Result<Vec<VersionEntry>> {
-        let p = versions_prefix(key);
         let docs: Vec<Document> = self
             .coll
-            .find(doc! {"sk": {"$gt": &p, "$lt": format!("{VERSION}{key}\u{1}")}})
+            .find(key_range(key))
             .sort(doc! {"sk": 1})
             .await?
             .try_collect()
@@ -245,6 +243,11 @@ impl VersionIndex {
         self.coll.drop().await?;
         Ok(())
     }
+}
+
+/// The filter of every entry of `key` (in `sk`, the indexed copy of `_id`).
+fn key_range(key: &str) -> Document {
+    doc! {"sk": {"$gt": versions_prefix(key), "$lt": format!("{VERSION}{key}\u{1}")}}
 }
 
 /// A master read as the entry it names.

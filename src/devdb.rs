@@ -156,12 +156,13 @@ fn which(bin: &str) -> Option<PathBuf> {
 fn spawn_watched(program: &Path, args: &[String], log: &Path) -> Result<(Child, u32)> {
     // Background jobs of a non-interactive sh read /dev/null, so the pipe is kept on fd 3. The
     // SIGCONT after the SIGTERM ends a server that a test left stopped (a stopped process
-    // holds a SIGTERM until it is continued).
+    // holds a SIGTERM until it is continued); a server still there 5 s later (SecantusDB's
+    // graceful shutdown can wait on clients that stay connected) is killed.
     const SCRIPT: &str = r#"exec 3<&0
 "$@" </dev/null &
 pid=$!
 echo "$pid"
-( cat <&3 >/dev/null; kill "$pid" 2>/dev/null; kill -CONT "$pid" 2>/dev/null ) &
+( cat <&3 >/dev/null; kill "$pid" 2>/dev/null; kill -CONT "$pid" 2>/dev/null; sleep 5; kill -9 "$pid" 2>/dev/null ) &
 wait "$pid""#;
     let log_file = std::fs::File::create(log)?;
     let mut child = Command::new("sh")

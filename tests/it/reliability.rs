@@ -1064,6 +1064,8 @@ fn startup_waits_for_the_database() {
             .await,
             "ready once the database is up"
         );
+        // The gateway goes first: the database's graceful shutdown waits on its clients.
+        drop(p);
     });
 }
 

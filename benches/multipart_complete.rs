@@ -39,7 +39,7 @@ async fn run(
     let mut n = 1;
     while left > 0 {
         let size = part.min(left);
-        let mut w = store.open_part(&up).await?.expect("upload open");
+        let mut w = store.open_part(&up, None).await?.expect("upload open");
         let mut remaining = size;
         while remaining > 0 {
             let k = remaining.min(piece.len());
@@ -48,7 +48,7 @@ async fn run(
         }
         parts.push(
             store
-                .commit_part(&up, n, w, None)
+                .commit_part(&up, n, w, None, |m: &[u8; 16]| hex::encode(m))
                 .await?
                 .expect("upload exists"),
         );
@@ -63,7 +63,7 @@ async fn run(
         .await?
         .expect("key lock");
     let (_, stats) = store
-        .complete_multipart(&up, &parts, "\"bench\"", Vec::new(), &lock)
+        .complete_multipart(&up, &parts, "\"bench\"", Vec::new(), &lock, None)
         .await?
         .expect("upload open");
     lock.release().await?;

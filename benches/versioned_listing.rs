@@ -39,6 +39,7 @@ fn bucket(name: &str) -> BucketInfo {
         versioning: None,
         versions_indexed: false,
         object_lock: None,
+        encryption: None,
     }
 }
 

@@ -29,6 +29,30 @@ pub async fn run(config: &Config, endpoint: &str, action: &AdminAction) -> Resul
             ),
             serde_json::json!({"accessKeyId": key, "role": role}).to_string(),
         ),
+        AdminAction::CreateKmsKey { alias, description } => (
+            "POST",
+            "/_grids3/admin/kms/keys".to_owned(),
+            serde_json::json!({"alias": alias, "description": description}).to_string(),
+        ),
+        AdminAction::ListKmsKeys => ("GET", "/_grids3/admin/kms/keys".to_owned(), String::new()),
+        AdminAction::DisableKmsKey { id } | AdminAction::EnableKmsKey { id } => (
+            "POST",
+            format!(
+                "/_grids3/admin/kms/keys/{}/{}",
+                sigv4::uri_encode(id, false),
+                if matches!(action, AdminAction::DisableKmsKey { .. }) {
+                    "disable"
+                } else {
+                    "enable"
+                }
+            ),
+            String::new(),
+        ),
+        AdminAction::RotateMasterKey => (
+            "POST",
+            "/_grids3/admin/rotate-master-key".to_owned(),
+            String::new(),
+        ),
         AdminAction::Access {
             key,
             bucket,

@@ -45,6 +45,10 @@ pub struct Config {
     /// stored in the clear in `__accesskeys`.
     #[arg(long, env = "GRIDS3_MASTER_KEY", hide_env_values = true)]
     pub master_key: Option<String>,
+    /// Former master keys, comma-separated, still accepted for opening what they sealed while
+    /// `grids3 admin rotate-master-key` re-seals it under GRIDS3_MASTER_KEY.
+    #[arg(long, env = "GRIDS3_PREVIOUS_MASTER_KEYS", hide_env_values = true)]
+    pub previous_master_keys: Option<String>,
 
     /// Log as JSON lines instead of human-readable text.
     #[arg(long, env = "GRIDS3_LOG_JSON", default_value_t = false)]
@@ -195,6 +199,31 @@ pub enum AdminAction {
         /// read, write, owner or none.
         role: String,
     },
+    /// Create an SSE-KMS key in the local keyring.
+    CreateKmsKey {
+        /// An alias (used as `alias/<name>`).
+        #[arg(long)]
+        alias: Option<String>,
+        /// A description.
+        #[arg(long, default_value = "")]
+        description: String,
+    },
+    /// List the keyring's SSE-KMS keys (never their material).
+    ListKmsKeys,
+    /// Disable an SSE-KMS key: objects under it cannot be read or written until it is enabled.
+    DisableKmsKey {
+        /// Key id.
+        id: String,
+    },
+    /// Enable a disabled SSE-KMS key.
+    EnableKmsKey {
+        /// Key id.
+        id: String,
+    },
+    /// Re-seal everything sealed under a previous master key (GRIDS3_PREVIOUS_MASTER_KEYS of
+    /// the gateway called) under its current GRIDS3_MASTER_KEY: keyring entries, SSE-S3 data
+    /// keys, access-key secrets. Object data is not rewritten.
+    RotateMasterKey,
     /// Explain what a key (or `anonymous`) may do on a bucket or object, and why.
     Access {
         /// Access key id, or `anonymous`.

@@ -8,6 +8,7 @@ pub mod admin_cli;
 pub mod auth;
 pub mod checksum;
 pub mod config;
+pub mod crypto;
 pub mod devdb;
 pub mod error;
 pub mod http;

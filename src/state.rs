@@ -22,6 +22,8 @@ pub struct AppState {
     pub config: Arc<Config>,
     /// The instance identity from `__infostore`.
     pub instance_id: String,
+    /// Master keys and the SSE-KMS keyring (server-side encryption).
+    pub keys: Arc<crate::crypto::Keys>,
 }
 
 /// Whether a GridFS bucket made by another tool can be served as an S3 bucket: names S3 would
@@ -44,6 +46,7 @@ pub async fn open_store(config: &Config, client: mongodb::Client) -> anyhow::Res
         .await
         .context("opening the metastore")?
         .with_master_key(config.master_key.as_deref())
+        .with_previous_master_keys(config.previous_master_keys.as_deref())
         .with_write_ttl(Duration::from_secs(config.write_lease.max(3)));
     Ok(ObjectStore::new(db, meta, DEFAULT_CHUNK_SIZE))
 }
@@ -66,7 +69,17 @@ impl AppState {
         {
             tracing::info!(access_key = %old, deleted = config.delete_old_root_keys, "a former root key lost root");
         }
+        let masters = crate::crypto::keys::MasterKeys::new(
+            config.master_key.as_deref(),
+            config.previous_master_keys.as_deref(),
+        );
+        let keys = Arc::new(crate::crypto::Keys::new(
+            store.db(),
+            masters,
+            &config.region,
+        ));
         let state = Self {
+            keys,
             creds: Credentials::new(meta),
             store,
             config: Arc::new(config),
@@ -102,6 +115,7 @@ impl AppState {
                 versioning: None,
                 versions_indexed: false,
                 object_lock: None,
+                encryption: None,
             };
             if self.store.meta().create_bucket(&info).await? {
                 tracing::info!(bucket = %name, "adopted an existing GridFS bucket");

@@ -22,9 +22,10 @@ pub fn routes() -> Router<AppState> {
         .route("/_grids3/admin/keys/{id}", delete(delete_key))
         .route("/_grids3/admin/buckets/{bucket}/grants", put(grant))
         .route("/_grids3/admin/access", post(access))
+        .merge(super::admin_kms::routes())
 }
 
-fn error(status: StatusCode, code: &str, message: &str) -> Response {
+pub(crate) fn error(status: StatusCode, code: &str, message: &str) -> Response {
     (status, Json(json!({"error": code, "message": message}))).into_response()
 }
 
@@ -35,7 +36,7 @@ impl From<S3Error> for AdminError {
 }
 
 /// An error answered as JSON.
-pub struct AdminError(Response);
+pub struct AdminError(pub(crate) Response);
 
 impl IntoResponse for AdminError {
     fn into_response(self) -> Response {
@@ -44,7 +45,7 @@ impl IntoResponse for AdminError {
 }
 
 /// Authenticates the request as the root key and returns its (verified) body.
-async fn root_body(st: &AppState, req: Request) -> Result<Vec<u8>, AdminError> {
+pub(crate) async fn root_body(st: &AppState, req: Request) -> Result<Vec<u8>, AdminError> {
     let (parts, body) = req.into_parts();
     let query = sigv4::parse_query(parts.uri.query());
     // SigV4 only: the admin API requires signed payloads, which SigV2 cannot give.
@@ -88,7 +89,7 @@ async fn root_body(st: &AppState, req: Request) -> Result<Vec<u8>, AdminError> {
     Ok(bytes.to_vec())
 }
 
-fn db_error(e: impl std::fmt::Display) -> AdminError {
+pub(crate) fn db_error(e: impl std::fmt::Display) -> AdminError {
     tracing::error!(error = %e, "admin API database error");
     AdminError(error(
         StatusCode::INTERNAL_SERVER_ERROR,

@@ -184,7 +184,7 @@ async fn expire_versions(
             let (size, tags) = match &v.file {
                 Some(f) => {
                     let m = crate::storage::objects::ObjectMeta::from_metadata(f.metadata.as_ref());
-                    (f.length, m.tags)
+                    (m.sse.as_ref().map_or(f.length, |s| s.size), m.tags)
                 }
                 None => (0, Vec::new()),
             };

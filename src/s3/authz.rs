@@ -125,6 +125,9 @@ pub fn needs(op: &Op) -> Option<(Role, Option<AclNeed>)> {
         | PutBucketOwnershipControls
         | DeleteBucketOwnershipControls
         | GetUnconfigured(_)
+        | GetBucketEncryption
+        | PutBucketEncryption
+        | DeleteBucketEncryption
         | GetBucketLifecycleConfiguration
         | PutBucketLifecycleConfiguration
         | DeleteBucketLifecycleConfiguration
@@ -331,6 +334,8 @@ pub fn action(op: &Op) -> Option<&'static str> {
         PutPublicAccessBlock | DeletePublicAccessBlock => "s3:PutBucketPublicAccessBlock",
         GetBucketOwnershipControls => "s3:GetBucketOwnershipControls",
         GetUnconfigured(sub) => super::unconfigured::action(sub)?,
+        GetBucketEncryption => "s3:GetEncryptionConfiguration",
+        PutBucketEncryption | DeleteBucketEncryption => "s3:PutEncryptionConfiguration",
         GetBucketLifecycleConfiguration => "s3:GetLifecycleConfiguration",
         PutBucketLifecycleConfiguration | DeleteBucketLifecycleConfiguration => {
             "s3:PutLifecycleConfiguration"

@@ -150,6 +150,7 @@ pub async fn create_bucket(st: &AppState, mut req: S3Request) -> S3Result<Respon
         versioning: lock.then(|| "Enabled".to_owned()),
         versions_indexed: lock,
         object_lock: lock.then(crate::storage::meta::ObjectLockConfig::default),
+        encryption: None,
     };
     let was_deleted = st.store.meta().is_tombstone(&name).await?;
     if !st.store.meta().create_bucket(&info).await? {

@@ -79,15 +79,21 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
         Some("REPLACE") => true,
         Some(_) => return Err(S3Error::invalid_argument("Unknown metadata directive.")),
     };
+    let spec = super::sse::write_spec(&req.parts.headers)?;
     // Copying an older version onto its own key (a restore) is a change; the current
-    // object onto itself without new metadata is not.
-    if src_bucket == bucket && src_key == req.key() && !replace && src_version.is_none() {
+    // object onto itself without new metadata is not (new encryption is a change).
+    if src_bucket == bucket
+        && src_key == req.key()
+        && !replace
+        && src_version.is_none()
+        && spec.is_none()
+    {
         return Err(S3Error::invalid_request(
             "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.",
         ));
     }
     for _ in 0..3 {
-        let src = super::acl::require_copy_source(
+        let mut src = super::acl::require_copy_source(
             st,
             &req.auth,
             req.source_access,
@@ -96,20 +102,35 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
             src_version.as_deref(),
         )
         .await?;
+        super::sse::open_object(
+            st,
+            &mut src,
+            &req.parts.headers,
+            super::sse::COPY_SOURCE_CUSTOMER,
+        )
+        .await?;
         check_copy_source(&req.parts.headers, &src)?;
-        if src.file.length > MAX_PUT_SIZE {
+        if src.size() > MAX_PUT_SIZE {
             return Err(S3Error::invalid_request("The specified copy source is larger than the maximum allowable size for a copy source: 5368709120"));
         }
-        let mut stream = match st
-            .store
-            .open_read(&src_bucket, &src, 0, src.file.length)
-            .await
-        {
+        let mut stream = match st.store.open_read(&src_bucket, &src, 0, src.size()).await {
             Ok(s) => s,
             Err(GridFsError::FileNotFound) => continue,
             Err(e) => return Err(e.into()),
         };
-        let mut up = st.store.open_upload(&bucket, req.key(), false).await?;
+        // The copy's encryption is the request's (or the destination bucket's default), never
+        // the source's, as on AWS; it gets its own data key.
+        let chunk = st.store.gridfs(&bucket).chunk_size();
+        let sealed = super::sse::prepare(st, spec.clone(), &dest, chunk).await?;
+        let mut up = st
+            .store
+            .open_upload_sealed(
+                &bucket,
+                req.key(),
+                false,
+                sealed.as_ref().map(|s| s.codec()),
+            )
+            .await?;
         let copied: Result<_, GridFsError> = async {
             while let Some(b) = stream.try_next().await? {
                 up.write(&b).await?;
@@ -146,7 +167,8 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
             Some("REPLACE") => super::tagging::from_header(req.header("x-amz-tagging"))?,
             _ => src.meta.tags.clone(),
         };
-        meta.etag = Some(format!("\"{}\"", hex::encode(digests.md5)));
+        meta.etag = Some(super::sse::etag(sealed.as_ref(), &digests.md5));
+        meta.sse = sealed.as_ref().map(|s| s.published(digests.length));
         // Object Lock settings are never copied: the copy's come from this request or the
         // destination bucket's default, as in S3.
         (meta.retention, meta.legal_hold) =
@@ -165,6 +187,7 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
         };
         let mut r = xml_response(StatusCode::OK, to_xml("CopyObjectResult", &body));
         version_headers(&mut r, &src, Some(&info));
+        super::sse::write_response_headers(st, r.headers_mut(), sealed.as_ref());
         return Ok(r);
     }
     Err(S3Error::no_such_key())

@@ -54,7 +54,7 @@ pub fn expiration_header(st: &AppState, b: &BucketInfo, o: &ObjectInfo, h: &mut 
     let written = o.file.upload_date.to_chrono();
     let day = st.config.lifecycle_day_secs;
     if let Some((at, id)) =
-        crate::lifecycle::object_expiry(&rules, o.key(), o.file.length, &o.meta.tags, written, day)
+        crate::lifecycle::object_expiry(&rules, o.key(), o.size(), &o.meta.tags, written, day)
     {
         let v = format!(
             "expiry-date=\"{}\", rule-id=\"{}\"",

@@ -87,7 +87,7 @@ fn contents(o: &ObjectInfo, url: bool, owner: Option<xml::Owner>) -> xml::Conten
         key: enc(url, o.key()),
         last_modified: super::headers::iso8601(o.file.upload_date),
         etag: o.etag().to_owned(),
-        size: o.file.length,
+        size: o.size(),
         owner,
         storage_class: "STANDARD",
     }
@@ -228,7 +228,7 @@ pub async fn list_object_versions(st: &AppState, req: S3Request) -> S3Result<Res
                 is_latest: true,
                 last_modified: super::headers::iso8601(o.file.upload_date),
                 etag: o.etag().to_owned(),
-                size: o.file.length,
+                size: o.size(),
                 owner: owner_el(&bucket, o),
                 storage_class: "STANDARD",
             })),
@@ -291,7 +291,7 @@ async fn list_versions_indexed(
                             is_latest: *latest,
                             last_modified,
                             etag: meta.etag.clone().unwrap_or_else(|| "\"\"".to_owned()),
-                            size: f.length,
+                            size: meta.sse.as_ref().map_or(f.length, |s| s.size),
                             owner: owner_of(super::ownership::object_owner(
                                 &bucket,
                                 meta.owner.as_deref(),

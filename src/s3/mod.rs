@@ -6,6 +6,7 @@ pub mod bucket;
 pub mod copy;
 pub mod cors;
 pub mod delete;
+pub mod encryption;
 pub mod headers;
 pub mod lifecycle;
 pub mod list;
@@ -17,6 +18,7 @@ pub mod ownership;
 pub mod policy;
 pub mod post;
 pub mod public_access;
+pub mod sse;
 pub mod tagging;
 pub mod unconfigured;
 
@@ -125,15 +127,16 @@ pub async fn dispatch(st: &AppState, op: Op, mut req: S3Request) -> S3Result<Res
     req.access = decision.access;
     req.source_access = decision.source;
     req.per_key = decision.per_key;
-    // grids3 does not encrypt yet: a request that asks for server-side encryption (or sends an
-    // SSE-C key) is refused rather than stored in the clear as if it had been honoured.
-    if let Some(h) = req.parts.headers.keys().find(|h| {
-        let h = h.as_str();
-        h.starts_with("x-amz-server-side-encryption")
-            || h.starts_with("x-amz-copy-source-server-side-encryption")
-    }) {
-        return Err(S3Error::not_implemented().with_message(format!(
-            "{h}: server-side encryption is not implemented; grids3 stores objects unencrypted"
+    // Encryption headers are taken where S3 takes them (see `sse`); anywhere else they are
+    // refused, never ignored.
+    if let Some(h) = req
+        .parts
+        .headers
+        .keys()
+        .find(|h| !sse_header_allowed(&op, h.as_str()))
+    {
+        return Err(S3Error::invalid_argument(format!(
+            "{h} is not allowed on this request"
         )));
     }
     // Lock headers are honoured where S3 takes them (PutObject, CopyObject,
@@ -223,12 +226,45 @@ pub async fn dispatch(st: &AppState, op: Op, mut req: S3Request) -> S3Result<Res
         Op::PutBucketOwnershipControls => ownership::put(st, req).await,
         Op::DeleteBucketOwnershipControls => ownership::delete(st, req).await,
         Op::GetUnconfigured(sub) => unconfigured::get(st, req, sub).await,
+        Op::GetBucketEncryption => encryption::get_bucket_encryption(st, req).await,
+        Op::PutBucketEncryption => encryption::put_bucket_encryption(st, req).await,
+        Op::DeleteBucketEncryption => encryption::delete_bucket_encryption(st, req).await,
         Op::GetBucketLifecycleConfiguration => lifecycle::get(st, req).await,
         Op::PutBucketLifecycleConfiguration => lifecycle::put(st, req).await,
         Op::DeleteBucketLifecycleConfiguration => lifecycle::delete(st, req).await,
         // Answered before authentication, in the HTTP entry.
         Op::Preflight | Op::PostObject => Err(S3Error::internal()),
         Op::NotImplemented(_) => Err(S3Error::not_implemented()),
+    }
+}
+
+/// Whether an encryption header may come with an operation: the write headers with the
+/// writes that choose an object's encryption, SSE-C keys with the reads and part writes of
+/// SSE-C objects, copy-source keys with copies. (GET, HEAD and UploadPart answer the write
+/// headers with their own error, see `sse::refuse_write_headers`.)
+fn sse_header_allowed(op: &Op, h: &str) -> bool {
+    let writes = matches!(
+        op,
+        Op::PutObject | Op::CopyObject | Op::CreateMultipartUpload
+    );
+    if h.starts_with(sse::CUSTOMER) {
+        writes
+            || matches!(
+                op,
+                Op::GetObject
+                    | Op::HeadObject
+                    | Op::UploadPart
+                    | Op::UploadPartCopy
+                    | Op::CompleteMultipartUpload
+                    | Op::GetObjectAttributes
+                    | Op::ListParts
+            )
+    } else if h.starts_with("x-amz-copy-source-server-side-encryption") {
+        matches!(op, Op::CopyObject | Op::UploadPartCopy)
+    } else if h.starts_with("x-amz-server-side-encryption") {
+        writes || matches!(op, Op::GetObject | Op::HeadObject | Op::UploadPart)
+    } else {
+        true
     }
 }
 

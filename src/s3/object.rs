@@ -66,7 +66,18 @@ pub async fn put_object(st: &AppState, mut req: S3Request) -> S3Result<Response>
     ));
     (meta.retention, meta.legal_hold) =
         super::object_lock::for_new_object(st, &b, &req.parts.headers)?;
-    let mut up = st.store.open_upload(&bucket, req.key(), false).await?;
+    let spec = super::sse::write_spec(&req.parts.headers)?;
+    let chunk = st.store.gridfs(&bucket).chunk_size();
+    let sealed = super::sse::prepare(st, spec, &b, chunk).await?;
+    let mut up = st
+        .store
+        .open_upload_sealed(
+            &bucket,
+            req.key(),
+            false,
+            sealed.as_ref().map(|s| s.codec()),
+        )
+        .await?;
     let digests = match pump(&mut up, &mut reader).await {
         Ok(d) => d,
         Err(e) => {
@@ -80,7 +91,8 @@ pub async fn put_object(st: &AppState, mut req: S3Request) -> S3Result<Response>
         up.abort().await?;
         return Err(S3Error::bad_digest());
     }
-    meta.etag = Some(format!("\"{}\"", hex::encode(digests.md5)));
+    meta.etag = Some(super::sse::etag(sealed.as_ref(), &digests.md5));
+    meta.sse = sealed.as_ref().map(|s| s.published(digests.length));
     if let Some((alg, v)) = reader.checksum() {
         meta.checksums = vec![(alg.name().to_owned(), v.clone())];
     }
@@ -99,6 +111,7 @@ pub async fn put_object(st: &AppState, mut req: S3Request) -> S3Result<Response>
         r.headers_mut().insert("x-amz-version-id", v);
     }
     super::lifecycle::expiration_header(st, &b, &info, r.headers_mut());
+    super::sse::write_response_headers(st, r.headers_mut(), sealed.as_ref());
     for (alg, v) in &info.meta.checksums {
         if let (Ok(n), Ok(v)) = (
             axum::http::HeaderName::from_bytes(format!("x-amz-checksum-{alg}").as_bytes()),
@@ -198,9 +211,10 @@ pub async fn get_object(st: &AppState, req: S3Request, head: bool) -> S3Result<R
     let bucket = req.bucket().to_owned();
     let b = require_bucket(st, &bucket).await?;
     let version = version_param(&req)?;
+    super::sse::refuse_write_headers(&req.parts.headers)?;
     // A revision replaced between the lookup and the lease is looked up again.
     for _ in 0..3 {
-        let info = find_for(
+        let mut info = find_for(
             st,
             (&bucket, req.key()),
             &req.auth,
@@ -208,6 +222,11 @@ pub async fn get_object(st: &AppState, req: S3Request, head: bool) -> S3Result<R
             version.as_deref(),
         )
         .await?;
+        // The key is checked before anything about the object is told (HEAD too: an SSE-C
+        // object without its key is 400, as on AWS).
+        let customer_md5 =
+            super::sse::open_object(st, &mut info, &req.parts.headers, super::sse::CUSTOMER)
+                .await?;
         let pre = evaluate(
             req.header("if-match"),
             req.header("if-unmodified-since"),
@@ -231,7 +250,7 @@ pub async fn get_object(st: &AppState, req: S3Request, head: bool) -> S3Result<R
             }
             Precondition::Proceed => {}
         }
-        let len = info.file.length;
+        let len = info.size();
         let sizes: Vec<u64> = info.meta.parts.iter().map(|(size, _)| *size).collect();
         let (status, start, end) = match req.q("partNumber") {
             Some(n) => {
@@ -270,6 +289,7 @@ pub async fn get_object(st: &AppState, req: S3Request, head: bool) -> S3Result<R
             checksum_mode && status == StatusCode::OK,
         );
         super::lifecycle::expiration_header(st, &b, &info, h);
+        super::sse::response_headers(st, h, info.meta.sse.as_ref(), customer_md5.as_deref());
         h.insert("content-length", HeaderValue::from(end - start));
         if !info.meta.tags.is_empty() {
             h.insert(
@@ -295,9 +315,10 @@ pub async fn get_object_attributes(st: &AppState, req: S3Request) -> S3Result<Re
     use crate::xml::{self, to_xml, S3_NS};
     require_bucket(st, req.bucket()).await?;
     let version = version_param(&req)?;
-    let o = find_version(st, req.bucket(), req.key(), version.as_deref())
+    let mut o = find_version(st, req.bucket(), req.key(), version.as_deref())
         .await?
         .ok_or_else(S3Error::no_such_key)?;
+    super::sse::open_object(st, &mut o, &req.parts.headers, super::sse::CUSTOMER).await?;
     // The SDKs send the list as repeated headers, curl users as one comma-separated header.
     let wanted: Vec<String> = req
         .parts
@@ -375,7 +396,7 @@ pub async fn get_object_attributes(st: &AppState, req: S3Request) -> S3Result<Re
         checksum,
         object_parts,
         storage_class: has("StorageClass").then_some("STANDARD"),
-        object_size: has("ObjectSize").then_some(o.file.length),
+        object_size: has("ObjectSize").then_some(o.size()),
     };
     let mut r = super::xml_response(StatusCode::OK, to_xml("GetObjectAttributesOutput", &body));
     if let Ok(v) = HeaderValue::from_str(&super::headers::http_date(o.file.upload_date)) {

@@ -114,6 +114,12 @@ pub enum Op {
     PutBucketOwnershipControls,
     /// DELETE /bucket?ownershipControls
     DeleteBucketOwnershipControls,
+    /// GET /bucket?encryption
+    GetBucketEncryption,
+    /// PUT /bucket?encryption
+    PutBucketEncryption,
+    /// DELETE /bucket?encryption
+    DeleteBucketEncryption,
     /// GET /bucket?lifecycle
     GetBucketLifecycleConfiguration,
     /// PUT /bucket?lifecycle
@@ -203,6 +209,9 @@ impl Op {
             Op::PutBucketOwnershipControls => "PutBucketOwnershipControls",
             Op::DeleteBucketOwnershipControls => "DeleteBucketOwnershipControls",
             Op::GetUnconfigured(_) => "GetBucketSubresource",
+            Op::GetBucketEncryption => "GetBucketEncryption",
+            Op::PutBucketEncryption => "PutBucketEncryption",
+            Op::DeleteBucketEncryption => "DeleteBucketEncryption",
             Op::GetBucketLifecycleConfiguration => "GetBucketLifecycleConfiguration",
             Op::PutBucketLifecycleConfiguration => "PutBucketLifecycleConfiguration",
             Op::DeleteBucketLifecycleConfiguration => "DeleteBucketLifecycleConfiguration",
@@ -316,6 +325,9 @@ pub fn parse(
             (Method::GET, ["ownershipControls"]) => Op::GetBucketOwnershipControls,
             (Method::PUT, ["ownershipControls"]) => Op::PutBucketOwnershipControls,
             (Method::DELETE, ["ownershipControls"]) => Op::DeleteBucketOwnershipControls,
+            (Method::GET, ["encryption"]) => Op::GetBucketEncryption,
+            (Method::PUT, ["encryption"]) => Op::PutBucketEncryption,
+            (Method::DELETE, ["encryption"]) => Op::DeleteBucketEncryption,
             (Method::GET, ["lifecycle"]) => Op::GetBucketLifecycleConfiguration,
             (Method::PUT, ["lifecycle"]) => Op::PutBucketLifecycleConfiguration,
             (Method::DELETE, ["lifecycle"]) => Op::DeleteBucketLifecycleConfiguration,

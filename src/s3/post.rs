@@ -269,7 +269,6 @@ pub async fn post_object(
     // are refused, never accepted and ignored.
     if let Some(f) = fields.keys().find(|k| {
         *k == "tagging"
-            || k.starts_with("x-amz-server-side-encryption")
             || k.starts_with("x-amz-checksum-")
             || *k == "x-amz-website-redirect-location"
             || *k == "x-amz-object-lock-mode"
@@ -351,7 +350,8 @@ pub async fn post_object(
                 | "expires"
                 | "x-amz-acl"
         ) || k.starts_with("x-amz-meta-")
-            || (k.starts_with("x-amz-grant-"));
+            || k.starts_with("x-amz-grant-")
+            || k.starts_with("x-amz-server-side-encryption");
         if attr {
             if let (Ok(n), Ok(v)) = (
                 HeaderName::from_bytes(k.as_bytes()),
@@ -368,7 +368,13 @@ pub async fn post_object(
     let mut meta = meta_from_headers(&h);
     meta.owner = Some(super::ownership::owner_for_write(&b, &auth, &h));
     let (min, max) = policy.and_then(|p| p.length).unwrap_or((0, MAX_PUT_SIZE));
-    let mut up = st.store.open_upload(bucket, &key, false).await?;
+    let spec = super::sse::write_spec(&h)?;
+    let chunk = st.store.gridfs(bucket).chunk_size();
+    let sealed = super::sse::prepare(st, spec, &b, chunk).await?;
+    let mut up = st
+        .store
+        .open_upload_sealed(bucket, &key, false, sealed.as_ref().map(|s| s.codec()))
+        .await?;
     let streamed: S3Result<()> = async {
         while let Some(c) = idle(file.chunk()).await?.map_err(malformed)? {
             if up.length() + c.len() as u64 > max.min(MAX_PUT_SIZE) {
@@ -388,7 +394,8 @@ pub async fn post_object(
         return Err(S3Error::entity_too_small());
     }
     let digests = up.flush().await?;
-    meta.etag = Some(format!("\"{}\"", hex::encode(digests.md5)));
+    meta.etag = Some(super::sse::etag(sealed.as_ref(), &digests.md5));
+    meta.sse = sealed.as_ref().map(|s| s.published(digests.length));
     let info = super::within_request_timeout(
         st,
         st.store

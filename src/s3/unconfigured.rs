@@ -1,5 +1,5 @@
 //! Bucket sub-resources grids3 has no configuration for (website, replication,
-//! default encryption, Object Lock, logging, notifications, acceleration, request payment,
+//! Object Lock, logging, notifications, acceleration, request payment,
 //! analytics, metrics, inventory, intelligent tiering). Their GETs answer what AWS answers
 //! for a bucket where nothing was configured, so that clients that read them (consoles, sync
 //! tools, conformance suites) see a truthful "none"; their PUTs and DELETEs stay
@@ -17,7 +17,6 @@ use crate::xml;
 pub const SUBRESOURCES: &[(&str, &str)] = &[
     ("website", "s3:GetBucketWebsite"),
     ("replication", "s3:GetReplicationConfiguration"),
-    ("encryption", "s3:GetEncryptionConfiguration"),
     ("logging", "s3:GetBucketLogging"),
     ("notification", "s3:GetBucketNotification"),
     ("accelerate", "s3:GetAccelerateConfiguration"),
@@ -67,12 +66,6 @@ pub async fn get(st: &AppState, req: S3Request, sub: &str) -> S3Result<Response>
         "replication" => Err(not_found(
             "ReplicationConfigurationNotFoundError",
             "The replication configuration was not found",
-        )),
-        // grids3 does not encrypt (requests for server-side encryption are refused), so
-        // there is no default encryption to report.
-        "encryption" => Err(not_found(
-            "ServerSideEncryptionConfigurationNotFoundError",
-            "The server side encryption configuration was not found",
         )),
         "logging" => Ok(body("BucketLoggingStatus", "")),
         "notification" => Ok(body("NotificationConfiguration", "")),

@@ -77,6 +77,7 @@ pub const ACTIONS: &[&str] = &[
     "s3:GetLifecycleConfiguration",
     "s3:PutLifecycleConfiguration",
     "s3:GetEncryptionConfiguration",
+    "s3:PutEncryptionConfiguration",
     "s3:GetBucketObjectLockConfiguration",
     "s3:GetBucketLogging",
     "s3:GetBucketNotification",

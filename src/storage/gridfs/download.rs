@@ -8,6 +8,7 @@ use futures::{Stream, TryStreamExt};
 use mongodb::bson::{doc, Bson, RawBsonRef, RawDocumentBuf};
 use tokio::sync::mpsc;
 
+use super::codec::{id_bytes, open_chunk, Sealing};
 use super::file::{chunk_count, expected_chunk_len};
 use super::{FileDoc, GridFsBucket, GridFsError, Result};
 
@@ -90,25 +91,41 @@ impl GridFsBucket {
         start: u64,
         end: u64,
     ) -> Result<ByteStream> {
-        if start > end || end > file.length {
+        self.download_sealed(file, None, base, start, end)
+    }
+
+    /// [`GridFsBucket::download_range_from`] of a file that is sealed (`sealing`, whose plain
+    /// text `[start, end)` is meant) or not (`None`). A sealed chunk is opened in place, in
+    /// the buffer the driver read it into.
+    pub fn download_sealed(
+        &self,
+        file: &FileDoc,
+        sealing: Option<&Sealing>,
+        base: i64,
+        start: u64,
+        end: u64,
+    ) -> Result<ByteStream> {
+        let geo = Geometry::of(file, sealing);
+        if start > end || end > geo.length {
             return Err(GridFsError::InvalidRange {
                 start,
                 end,
-                length: file.length,
+                length: geo.length,
             });
         }
         if start == end {
             return Ok(Box::pin(futures::stream::empty()));
         }
-        let cs = u64::from(file.chunk_size);
+        let cs = u64::from(geo.chunk_size);
         let first = base + (start / cs) as i64;
-        let last_excl = base + chunk_count(end, file.chunk_size);
+        let last_excl = base + chunk_count(end, geo.chunk_size);
         // Bounded in bytes, not documents: about 2 MiB per cursor batch and 1 MiB read ahead,
         // whatever the chunk size (memory per stream stays near 3 MiB).
         let per_batch = (2 * 1024 * 1024 / cs).clamp(1, 1000) as u32;
         let (tx, rx) = mpsc::channel(((1024 * 1024 / cs) as usize).clamp(1, READ_AHEAD));
         let chunks = self.chunks().clone_with_type::<RawDocumentBuf>();
-        let (id, length, chunk_size) = (file.id.clone(), file.length, file.chunk_size);
+        let id = file.id.clone();
+        let sealing = sealing.cloned();
         tokio::spawn(async move {
             let result = async {
                 let mut cursor = chunks
@@ -123,13 +140,7 @@ impl GridFsBucket {
                     .await
                     .map_err(|_| GridFsError::Timeout("reading chunks"))??
                 {
-                    let piece =
-                        checked_piece(&raw, expected, base, length, chunk_size, start, end)?;
-                    // No copy: the chunk document's buffer becomes the response's `Bytes`, and
-                    // the piece is a slice of it (its offset found from the two addresses).
-                    let offset = piece.as_ptr() as usize - raw.as_bytes().as_ptr() as usize;
-                    let len = piece.len();
-                    let bytes = Bytes::from(raw.into_bytes()).slice(offset..offset + len);
+                    let bytes = piece(raw, expected, base, &geo, sealing.as_ref(), start, end)?;
                     if tx.send(Ok(bytes)).await.is_err() {
                         return Ok(()); // the reader went away; dropping the cursor kills it
                     }
@@ -155,19 +166,32 @@ impl GridFsBucket {
     /// the server closes the cursor with the first batch. `ChunkMissing` when a chunk is gone
     /// (a revision reclaimed meanwhile: look the key up again).
     pub async fn read_range(&self, file: &FileDoc, start: u64, end: u64) -> Result<Bytes> {
-        if start > end || end > file.length {
+        self.read_sealed(file, None, start, end).await
+    }
+
+    /// [`GridFsBucket::read_range`] of a file that may be sealed (see
+    /// [`GridFsBucket::download_sealed`]).
+    pub async fn read_sealed(
+        &self,
+        file: &FileDoc,
+        sealing: Option<&Sealing>,
+        start: u64,
+        end: u64,
+    ) -> Result<Bytes> {
+        let geo = Geometry::of(file, sealing);
+        if start > end || end > geo.length {
             return Err(GridFsError::InvalidRange {
                 start,
                 end,
-                length: file.length,
+                length: geo.length,
             });
         }
         if start == end {
             return Ok(Bytes::new());
         }
-        let cs = u64::from(file.chunk_size);
+        let cs = u64::from(geo.chunk_size);
         let first = (start / cs) as i64;
-        let last_excl = chunk_count(end, file.chunk_size);
+        let last_excl = chunk_count(end, geo.chunk_size);
         let docs: Vec<RawDocumentBuf> = self
             .chunks()
             .clone_with_type::<RawDocumentBuf>()
@@ -177,22 +201,22 @@ impl GridFsBucket {
             .await?
             .try_collect()
             .await?;
-        let mut out = Vec::with_capacity((end - start) as usize);
+        let mut pieces = Vec::with_capacity(docs.len());
         let mut expected = first;
-        for raw in &docs {
-            out.extend_from_slice(checked_piece(
-                raw,
-                expected,
-                0,
-                file.length,
-                file.chunk_size,
-                start,
-                end,
-            )?);
+        for raw in docs {
+            pieces.push(piece(raw, expected, 0, &geo, sealing, start, end)?);
             expected += 1;
         }
         if expected < last_excl {
             return Err(GridFsError::ChunkMissing(expected));
+        }
+        // One chunk (the common small read) is passed on as it is, without a copy.
+        if pieces.len() == 1 {
+            return Ok(pieces.pop().expect("one piece"));
+        }
+        let mut out = Vec::with_capacity((end - start) as usize);
+        for p in &pieces {
+            out.extend_from_slice(p);
         }
         Ok(Bytes::from(out))
     }
@@ -213,39 +237,71 @@ pub(crate) async fn collect(len_hint: u64, mut stream: ByteStream) -> Result<Vec
     Ok(out)
 }
 
-/// Checks chunk `expected` (its `n` and its length against the file's) and returns the part of
-/// its data inside `[start, end)`; the content's chunk `i` is stored as `n = base + i`.
-fn checked_piece(
-    raw: &RawDocumentBuf,
-    expected: i64,
-    base: i64,
+/// The plain-text geometry of a file, and what its chunks are bound to when sealed.
+struct Geometry {
     length: u64,
     chunk_size: u32,
+    id_bytes: Vec<u8>,
+}
+
+impl Geometry {
+    fn of(file: &FileDoc, sealing: Option<&Sealing>) -> Self {
+        match sealing {
+            Some(s) => Self {
+                length: s.plain_len,
+                chunk_size: s.plain_chunk,
+                id_bytes: id_bytes(&file.id),
+            },
+            None => Self {
+                length: file.length,
+                chunk_size: file.chunk_size,
+                id_bytes: Vec::new(),
+            },
+        }
+    }
+}
+
+/// Checks chunk `expected` (its `n` and its length against the file's), opens it when the
+/// file is sealed, and returns the part of its (plain) data inside `[start, end)`; the
+/// content's chunk `i` is stored as `n = base + i`. No copy: the chunk document's buffer
+/// becomes the `Bytes`, and the piece is a slice of it.
+fn piece(
+    raw: RawDocumentBuf,
+    expected: i64,
+    base: i64,
+    geo: &Geometry,
+    sealing: Option<&Sealing>,
     start: u64,
     end: u64,
-) -> Result<&[u8]> {
+) -> Result<Bytes> {
     let n =
-        raw_i64(raw, "n").ok_or_else(|| GridFsError::Corrupt("chunk without numeric n".into()))?;
+        raw_i64(&raw, "n").ok_or_else(|| GridFsError::Corrupt("chunk without numeric n".into()))?;
     if n != expected {
         return Err(GridFsError::ChunkMissing(expected));
     }
-    let data = match raw.get("data") {
-        Ok(Some(RawBsonRef::Binary(b))) => b.bytes,
+    let (offset, len) = match raw.get("data") {
+        Ok(Some(RawBsonRef::Binary(b))) => (
+            b.bytes.as_ptr() as usize - raw.as_bytes().as_ptr() as usize,
+            b.bytes.len(),
+        ),
         _ => return Err(GridFsError::Corrupt(format!("chunk {n} without data"))),
     };
-    let n = n - base;
-    let want = expected_chunk_len(length, chunk_size, n);
-    if data.len() != want {
+    let i = n - base;
+    let want = expected_chunk_len(geo.length, geo.chunk_size, i);
+    let mut buf = raw.into_bytes();
+    if let Some(s) = sealing {
+        open_chunk(s, &geo.id_bytes, i, want, &mut buf[offset..offset + len])?;
+    } else if len != want {
         return Err(GridFsError::ChunkWrongSize {
-            n,
+            n: i,
             expected: want,
-            actual: data.len(),
+            actual: len,
         });
     }
-    let chunk_start = n as u64 * u64::from(chunk_size);
+    let chunk_start = i as u64 * u64::from(geo.chunk_size);
     let from = start.saturating_sub(chunk_start) as usize;
-    let to = (end - chunk_start).min(data.len() as u64) as usize;
-    Ok(&data[from..to])
+    let to = (end - chunk_start).min(want as u64) as usize;
+    Ok(Bytes::from(buf).slice(offset + from..offset + to))
 }
 
 fn raw_i64(doc: &RawDocumentBuf, key: &str) -> Option<i64> {

@@ -7,12 +7,14 @@
 //! specification, and checked against the spec's own tests (`tests/it/gridfs_spec.rs`).
 
 pub mod budget;
+mod codec;
 mod download;
 mod file;
 mod indexes;
 mod ops;
 mod upload;
 
+pub use codec::{id_bytes, ChunkBinding, ChunkCodec, Sealing};
 pub use download::ByteStream;
 pub use file::FileDoc;
 pub use upload::{Digests, Upload, UploadOptions};
@@ -54,6 +56,10 @@ pub enum GridFsError {
         /// The size found.
         actual: usize,
     },
+    /// A sealed chunk that does not open: tampered with, moved, replayed or cut short (or the
+    /// wrong key).
+    #[error("chunk {0} failed authentication")]
+    Unauthentic(i64),
     /// A chunks or files document is not shaped as GridFS requires.
     #[error("corrupt GridFS document: {0}")]
     Corrupt(String),

@@ -2,6 +2,7 @@
 //! document is written last, so a file is visible only once all of its chunks are stored.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use futures::{Stream, StreamExt};
 use md5::{Digest, Md5};
@@ -12,6 +13,7 @@ use mongodb::bson::{
 use sha2::Sha256;
 use tokio::task::JoinHandle;
 
+use super::codec::{id_bytes, ChunkBinding, ChunkCodec};
 use super::{FileDoc, GridFsBucket, GridFsError, Result};
 
 /// Bytes of chunk data gathered into one `insert_many`.
@@ -36,12 +38,15 @@ pub struct UploadOptions {
     /// The `n` of the first chunk written (0 for a normal file). Multipart completion uses it
     /// to rewrite only the tail of a file whose head chunks were adopted in place.
     pub first_chunk: i64,
+    /// Seals every chunk (server-side encryption); the files document then counts the sealed
+    /// bytes, and the chunks are sealed as one segment starting at `first_chunk`.
+    pub codec: Option<Arc<dyn ChunkCodec>>,
 }
 
 /// Length and digests of an upload's content, computed while streaming.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Digests {
-    /// Bytes written.
+    /// Bytes written (plain text, before any sealing).
     pub length: u64,
     /// MD5 of the content.
     pub md5: [u8; 16],
@@ -68,6 +73,10 @@ pub struct Upload {
     next_n: i64,
     first_chunk: i64,
     length: u64,
+    /// Bytes stored: `length` plus each chunk's sealing overhead.
+    stored: u64,
+    codec: Option<Arc<dyn ChunkCodec>>,
+    id_bytes: Vec<u8>,
     md5: Md5,
     sha256: Option<Sha256>,
     in_flight: VecDeque<JoinHandle<Result<()>>>,
@@ -87,20 +96,24 @@ impl GridFsBucket {
         let id = opts.id.unwrap_or_else(|| Bson::ObjectId(ObjectId::new()));
         let raw_id = RawBson::try_from(id.clone())
             .map_err(|e| GridFsError::Corrupt(format!("file id not representable: {e}")))?;
+        let over = opts.codec.as_ref().map_or(0, |c| c.overhead());
         Ok(Upload {
             bucket: self.clone(),
+            id_bytes: id_bytes(&id),
             id,
             raw_id,
             filename: filename.to_owned(),
             chunk_size,
             metadata: opts.metadata,
-            pending: Vec::with_capacity(chunk_size as usize),
+            pending: Vec::with_capacity(chunk_size as usize + over),
             batch: Vec::new(),
             batch_bytes: 0,
             batch_permits: Vec::new(),
             next_n: opts.first_chunk,
             first_chunk: opts.first_chunk,
             length: 0,
+            stored: 0,
+            codec: opts.codec,
             md5: Md5::new(),
             sha256: opts.sha256.then(Sha256::new),
             in_flight: VecDeque::new(),
@@ -153,9 +166,14 @@ impl Upload {
         self.length
     }
 
-    /// The chunk size of this file.
+    /// The chunk size of this file (of its plain text, when sealed).
     pub fn chunk_size(&self) -> u32 {
         self.chunk_size
+    }
+
+    /// The chunk size the files document records: with a codec, a sealed chunk's size.
+    fn stored_chunk_size(&self) -> u32 {
+        self.chunk_size + self.codec.as_ref().map_or(0, |c| c.overhead() as u32)
     }
 
     /// Appends `data`, inserting every chunk it completes.
@@ -167,19 +185,32 @@ impl Upload {
         self.length += data.len() as u64;
         let cs = self.chunk_size as usize;
         while !data.is_empty() {
+            // A full chunk is sent once more data follows it, so that the last chunk is known
+            // as such when it is sent (a sealed last chunk says so: see `ChunkBinding::last`).
+            if self.pending.len() == cs {
+                let cap = cs + self.codec.as_ref().map_or(0, |c| c.overhead());
+                let chunk = std::mem::replace(&mut self.pending, Vec::with_capacity(cap));
+                self.push_chunk(chunk, false).await?;
+            }
             let take = (cs - self.pending.len()).min(data.len());
             self.pending.extend_from_slice(&data[..take]);
             data = &data[take..];
-            if self.pending.len() == cs {
-                let chunk = std::mem::replace(&mut self.pending, Vec::with_capacity(cs));
-                self.push_chunk(chunk).await?;
-            }
         }
         Ok(())
     }
 
     /// Appends a chunk that is already exactly as long as the chunk size (or the last one).
-    async fn push_chunk(&mut self, data: Vec<u8>) -> Result<()> {
+    async fn push_chunk(&mut self, mut data: Vec<u8>, last: bool) -> Result<()> {
+        if let Some(codec) = &self.codec {
+            let at = ChunkBinding {
+                file_id: &self.id_bytes,
+                segment: self.first_chunk,
+                index: self.next_n - self.first_chunk,
+                last,
+            };
+            codec.seal(&at, &mut data)?;
+        }
+        self.stored += data.len() as u64;
         let permit = match super::budget::try_acquire(data.len()) {
             Some(p) => p,
             None => {
@@ -243,7 +274,7 @@ impl Upload {
     pub async fn flush(&mut self) -> Result<Digests> {
         if !self.pending.is_empty() {
             let chunk = std::mem::take(&mut self.pending);
-            self.push_chunk(chunk).await?;
+            self.push_chunk(chunk, true).await?;
         }
         self.send_batch().await?;
         while let Some(h) = self.in_flight.pop_front() {
@@ -272,8 +303,8 @@ impl Upload {
         self.flush().await?;
         let file = FileDoc {
             id: self.id.clone(),
-            length: self.length,
-            chunk_size: self.chunk_size,
+            length: self.stored,
+            chunk_size: self.stored_chunk_size(),
             upload_date,
             filename: Some(self.filename.clone()),
             metadata: metadata.or_else(|| self.metadata.take()),

@@ -41,6 +41,37 @@ pub struct BucketInfo {
     pub versions_indexed: bool,
     /// Object Lock, when enabled on the bucket (see `s3::object_lock`).
     pub object_lock: Option<ObjectLockConfig>,
+    /// Default encryption of new objects (PutBucketEncryption), if configured.
+    pub encryption: Option<BucketEncryption>,
+}
+
+/// A bucket's default encryption: what new objects get when their request asks for none.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BucketEncryption {
+    /// `AES256` or `aws:kms`.
+    pub algorithm: String,
+    /// The KMS key id for `aws:kms` (the keyring's default key when `None`).
+    pub kms_key: Option<String>,
+    /// BucketKeyEnabled (accepted and echoed; every object has its own data key).
+    pub bucket_key: bool,
+}
+
+impl BucketEncryption {
+    fn to_document(&self) -> Document {
+        let mut d = doc! {"algorithm": &self.algorithm, "bucketKey": self.bucket_key};
+        if let Some(k) = &self.kms_key {
+            d.insert("kmsKey", k);
+        }
+        d
+    }
+
+    fn from_document(d: &Document) -> Self {
+        Self {
+            algorithm: d.get_str("algorithm").unwrap_or_default().to_owned(),
+            kms_key: d.get_str("kmsKey").ok().map(str::to_owned),
+            bucket_key: d.get_bool("bucketKey").unwrap_or(false),
+        }
+    }
 }
 
 /// A bucket's Object Lock configuration: enabled, with an optional default retention.
@@ -190,6 +221,9 @@ impl BucketInfo {
         if let Some(l) = &self.object_lock {
             d.insert("objectLock", l.to_document());
         }
+        if let Some(e) = &self.encryption {
+            d.insert("encryption", e.to_document());
+        }
         d
     }
 
@@ -222,6 +256,10 @@ impl BucketInfo {
                 .get_document("objectLock")
                 .ok()
                 .map(ObjectLockConfig::from_document),
+            encryption: d
+                .get_document("encryption")
+                .ok()
+                .map(BucketEncryption::from_document),
             public_access_block: d
                 .get_document("publicAccessBlock")
                 .ok()
@@ -527,6 +565,16 @@ impl MetaStore {
             .await?;
         self.set_attribute(name, "versionsIndexed", Some(Bson::from(indexed)))
             .await
+    }
+
+    /// Sets (`Some`) or removes a bucket's default encryption.
+    pub async fn set_bucket_encryption(
+        &self,
+        name: &str,
+        config: Option<&BucketEncryption>,
+    ) -> mongodb::error::Result<bool> {
+        let value = config.map(|c| Bson::Document(c.to_document()));
+        self.set_attribute(name, "encryption", value).await
     }
 
     /// Sets a bucket's Object Lock configuration (it is never removed, as on AWS).

@@ -82,20 +82,58 @@ impl MetaStore {
     }
 
     fn unseal(&self, stored: &str) -> Result<String, KeyError> {
+        self.unseal_with(stored).map(|(s, _)| s)
+    }
+
+    /// Opens a stored secret with the current master key or a former one; also says whether
+    /// a former one was needed.
+    fn unseal_with(&self, stored: &str) -> Result<(String, bool), KeyError> {
         let Some(b64) = stored.strip_prefix("v1:") else {
-            return Ok(stored.to_owned());
+            return Ok((stored.to_owned(), false));
         };
-        let master = self.master.as_ref().ok_or(KeyError::Sealed)?;
         let blob = base64::engine::general_purpose::STANDARD
             .decode(b64)
             .map_err(|_| KeyError::Sealed)?;
         if blob.len() < 12 {
             return Err(KeyError::Sealed);
         }
-        let pt = cipher(master)
-            .decrypt(Nonce::from_slice(&blob[..12]), &blob[12..])
-            .map_err(|_| KeyError::Sealed)?;
-        String::from_utf8(pt).map_err(|_| KeyError::Sealed)
+        let candidates = self
+            .master
+            .iter()
+            .map(|m| (m, false))
+            .chain(self.previous_masters.iter().map(|m| (m, true)));
+        for (master, former) in candidates {
+            if let Ok(pt) = cipher(master).decrypt(Nonce::from_slice(&blob[..12]), &blob[12..]) {
+                return String::from_utf8(pt)
+                    .map(|s| (s, former))
+                    .map_err(|_| KeyError::Sealed);
+            }
+        }
+        Err(KeyError::Sealed)
+    }
+
+    /// Re-seals under the current master key every access-key secret that only a former one
+    /// opens (a master-key rotation); returns how many.
+    pub async fn reseal_access_keys(&self) -> Result<u64, KeyError> {
+        if self.master.is_none() {
+            return Ok(0);
+        }
+        let docs: Vec<Document> = self.keys.find(doc! {}).await?.try_collect().await?;
+        let mut n = 0;
+        for d in docs {
+            let stored = d.get_str("secret").unwrap_or_default();
+            if let Ok((secret, true)) = self.unseal_with(stored) {
+                let r = self
+                    .keys
+                    .update_one(
+                        doc! {"_id": d.get("_id").cloned(), "secret": stored},
+                        doc! {"$set": {"secret": self.seal(&secret)}},
+                    )
+                    .await?;
+                n += r.modified_count;
+            }
+        }
+        Ok(n)
     }
 
     /// Stores (or updates) an access key and its secret.

@@ -14,7 +14,9 @@ mod leases;
 mod uploads;
 mod writes;
 
-pub use buckets::{BucketInfo, CorsRule, ObjectLockConfig, PublicAccessBlock, BUCKET_CACHE_TTL};
+pub use buckets::{
+    BucketEncryption, BucketInfo, CorsRule, ObjectLockConfig, PublicAccessBlock, BUCKET_CACHE_TTL,
+};
 pub use clock::DbClock;
 pub use keylocks::{KeyLock, LOCK_TTL};
 pub use keys::{derive_master, KeyError, KeyInfo, KeySecret};
@@ -40,6 +42,7 @@ pub struct MetaStore {
     keylocks: Collection<Document>,
     writes: Collection<Document>,
     master: Option<[u8; 32]>,
+    previous_masters: Vec<[u8; 32]>,
     clock: DbClock,
     /// This process's identity (write registrations name it; diagnostics only).
     process_id: std::sync::Arc<str>,
@@ -106,6 +109,19 @@ impl MetaStore {
         &self.clock
     }
 
+    /// Also opens secrets sealed under these former master keys (comma-separated), until a
+    /// rotation re-seals them (see `reseal_access_keys`).
+    pub fn with_previous_master_keys(mut self, previous: Option<&str>) -> Self {
+        self.previous_masters = previous
+            .unwrap_or_default()
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(derive_master)
+            .collect();
+        self
+    }
+
     /// Seals access-key secrets with this master key from now on (see `keys`).
     pub fn with_master_key(mut self, master: Option<&str>) -> Self {
         self.master = master.filter(|m| !m.is_empty()).map(derive_master);
@@ -125,6 +141,7 @@ impl MetaStore {
             keylocks: db.collection("__keylocks"),
             writes: db.collection("__writes"),
             master: None,
+            previous_masters: Vec::new(),
             clock,
             process_id: uuid::Uuid::new_v4().simple().to_string().into(),
             write_ttl: std::time::Duration::from_secs(30),

@@ -44,6 +44,9 @@ pub struct ObjectMeta {
     pub retention: Option<(String, DateTime)>,
     /// Object Lock legal hold (`s3LegalHold`).
     pub legal_hold: bool,
+    /// Server-side encryption (`s3Sse`): how the chunks are sealed and how the data key is
+    /// kept. `None` for an object stored in the clear.
+    pub sse: Option<crate::crypto::SseMeta>,
     /// Fields of a foreign `metadata` document that are not grids3's, kept as they were.
     pub other: Document,
 }
@@ -66,6 +69,7 @@ const FIELDS: &[&str] = &[
     "s3VersionId",
     "s3Retention",
     "s3LegalHold",
+    "s3Sse",
 ];
 
 impl ObjectMeta {
@@ -105,6 +109,10 @@ impl ObjectMeta {
                 ))
             }),
             legal_hold: m.get_bool("s3LegalHold").unwrap_or(false),
+            sse: m
+                .get_document("s3Sse")
+                .ok()
+                .and_then(crate::crypto::SseMeta::from_doc),
             user: pairs("userMetadata"),
             checksums: pairs("checksums"),
             tags: pairs("tags"),
@@ -148,6 +156,9 @@ impl ObjectMeta {
         }
         if self.legal_hold {
             d.insert("s3LegalHold", true);
+        }
+        if let Some(sse) = &self.sse {
+            d.insert("s3Sse", sse.to_doc());
         }
         if !self.user.is_empty() {
             d.insert("userMetadata", pairs_doc(&self.user));

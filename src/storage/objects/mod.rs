@@ -81,6 +81,19 @@ pub struct ObjectInfo {
     /// The version id S3 shows (`null` included) in a versioned bucket; `None` in a bucket
     /// that never had versioning, where S3 shows none.
     pub version_id: Option<String>,
+    /// The data key of an encrypted object, once the caller has opened it (see
+    /// `crypto::Keys::data_key`); reads of an encrypted object need it.
+    pub data_key: Option<DataKey>,
+}
+
+/// An object's data key, kept out of `Debug` output.
+#[derive(Clone)]
+pub struct DataKey(pub [u8; 32]);
+
+impl std::fmt::Debug for DataKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DataKey(..)")
+    }
 }
 
 impl ObjectInfo {
@@ -90,6 +103,28 @@ impl ObjectInfo {
             file,
             meta,
             version_id: None,
+            data_key: None,
+        }
+    }
+
+    /// The object's size: its plain text's when it is encrypted (the files document counts the
+    /// sealed bytes).
+    pub fn size(&self) -> u64 {
+        match &self.meta.sse {
+            Some(s) => s.size,
+            None => self.file.length,
+        }
+    }
+
+    /// How to read its chunks: `None` in the clear; an error for an encrypted object whose
+    /// data key was not opened (a handler that forgot to: never read ciphertext as data).
+    pub fn sealing(&self) -> Result<Option<super::gridfs::Sealing>> {
+        match (&self.meta.sse, &self.data_key) {
+            (None, _) => Ok(None),
+            (Some(m), Some(k)) => Ok(Some(m.sealing(&k.0))),
+            (Some(_), None) => Err(GridFsError::Corrupt(
+                "an encrypted object read without its data key".into(),
+            )),
         }
     }
 
@@ -157,6 +192,11 @@ impl ObjectStore {
             chunk_size,
             buckets: Arc::default(),
         }
+    }
+
+    /// The database.
+    pub fn db(&self) -> &Database {
+        &self.db
     }
 
     /// The metastore.
@@ -312,6 +352,18 @@ impl ObjectStore {
     /// Starts writing a new revision of `key` (invisible until [`ObjectStore::publish_if`]).
     /// The write is registered first, so that its chunks are reclaimed if this process dies.
     pub async fn open_upload(&self, bucket: &str, key: &str, sha256: bool) -> Result<ObjectWrite> {
+        self.open_upload_sealed(bucket, key, sha256, None).await
+    }
+
+    /// [`ObjectStore::open_upload`] whose chunks are sealed with `codec` (server-side
+    /// encryption).
+    pub async fn open_upload_sealed(
+        &self,
+        bucket: &str,
+        key: &str,
+        sha256: bool,
+        codec: Option<std::sync::Arc<dyn super::gridfs::ChunkCodec>>,
+    ) -> Result<ObjectWrite> {
         let id = Bson::ObjectId(ObjectId::new());
         let reg = self.meta.register_write(bucket, &id, "put").await?;
         let upload = self
@@ -321,6 +373,7 @@ impl ObjectStore {
                 UploadOptions {
                     id: Some(id),
                     sha256,
+                    codec,
                     ..Default::default()
                 },
             )
@@ -612,13 +665,17 @@ impl ObjectStore {
         end: u64,
     ) -> Result<ByteStream> {
         let fs = self.gridfs(bucket);
+        let sealing = info.sealing()?;
         if start == end {
-            return fs.download_range(&info.file, start, end);
+            return fs.download_sealed(&info.file, sealing.as_ref(), 0, start, end);
         }
         if end - start <= SMALL_READ {
             // One round trip reads it all: no reader lease is needed, because a reclaim that
             // overlaps the read shows as a missing chunk, and the caller looks the key up again.
-            return match fs.read_range(&info.file, start, end).await {
+            return match fs
+                .read_sealed(&info.file, sealing.as_ref(), start, end)
+                .await
+            {
                 Ok(b) => Ok(Box::pin(futures::stream::once(async move { Ok(b) }))),
                 Err(GridFsError::ChunkMissing(n)) => {
                     // Reclaimed meanwhile (look again), or a file that lost a chunk (corrupt).
@@ -651,7 +708,7 @@ impl ObjectStore {
             let _ = self.meta.release_lease(&lease).await;
             return Err(GridFsError::FileNotFound);
         }
-        let stream = fs.download_range(&info.file, start, end)?;
+        let stream = fs.download_sealed(&info.file, sealing.as_ref(), 0, start, end)?;
         let meta = self.meta.clone();
         let renew_lease = lease.clone();
         let renew = tokio::spawn(async move {
@@ -850,7 +907,7 @@ impl ObjectStore {
             .files()
             .find(doc! {"filename": filter})
             .sort(doc! {"filename": 1, "uploadDate": -1, "_id": -1})
-            .projection(doc! {"filename": 1, "uploadDate": 1, "length": 1, "metadata.tags": 1})
+            .projection(doc! {"filename": 1, "uploadDate": 1, "length": 1, "metadata.tags": 1, "metadata.s3Sse": 1})
             .batch_size(1000)
             .await?;
         let mut out: Vec<LifecycleCandidate> = Vec::new();
@@ -876,13 +933,15 @@ impl ObjectStore {
                     .get_datetime("uploadDate")
                     .copied()
                     .unwrap_or(DateTime::from_millis(0)),
-                size: match d.get("length") {
-                    Some(Bson::Int64(n)) => (*n).max(0) as u64,
-                    Some(Bson::Int32(n)) => (*n).max(0) as u64,
-                    Some(Bson::Double(n)) => n.max(0.0) as u64,
+                // An encrypted object's size is its plain text's.
+                size: match (&meta.sse, d.get("length")) {
+                    (Some(sse), _) => sse.size,
+                    (None, Some(Bson::Int64(n))) => (*n).max(0) as u64,
+                    (None, Some(Bson::Int32(n))) => (*n).max(0) as u64,
+                    (None, Some(Bson::Double(n))) => n.max(0.0) as u64,
                     _ => 0,
                 },
-                tags: meta.tags,
+                tags: meta.tags.clone(),
                 revisions: vec![id],
             });
         }

@@ -11,8 +11,12 @@
 use futures::StreamExt;
 use mongodb::bson::{doc, oid::ObjectId, Bson, DateTime};
 
-use super::{release, ObjectInfo, ObjectMeta, ObjectStore};
-use crate::storage::gridfs::{FileDoc, GridFsError, Result, Upload, UploadOptions};
+use std::sync::Arc;
+
+use super::{release, DataKey, ObjectInfo, ObjectMeta, ObjectStore};
+use crate::storage::gridfs::{
+    ChunkCodec, FileDoc, GridFsError, Result, Sealing, Upload, UploadOptions,
+};
 use crate::storage::meta::{KeyLock, PartRecord, UploadRecord, PART_SPAN};
 
 /// Chunk size of multipart parts and of the objects they complete: 1 MiB divides the common
@@ -90,7 +94,13 @@ impl ObjectStore {
     /// Opens the chunk writer of a new part attempt, staged in a range reserved for it (no
     /// write registration: the upload record owns every staged chunk). `None` when the upload
     /// is no longer open.
-    pub async fn open_part(&self, up: &UploadRecord) -> Result<Option<PartWrite>> {
+    /// An encrypted upload's parts are sealed with `codec` as they arrive (each part attempt
+    /// its own segment, so that its chunks can be adopted in place at completion).
+    pub async fn open_part(
+        &self,
+        up: &UploadRecord,
+        codec: Option<Arc<dyn ChunkCodec>>,
+    ) -> Result<Option<PartWrite>> {
         let Some(base) = self.meta.next_part_base(&up.id).await? else {
             return Ok(None);
         };
@@ -102,6 +112,7 @@ impl ObjectStore {
                     id: Some(Bson::ObjectId(up.file_id)),
                     chunk_size: Some(up.chunk_size),
                     first_chunk: base,
+                    codec,
                     ..Default::default()
                 },
             )
@@ -118,7 +129,8 @@ impl ObjectStore {
     }
 
     /// Keeps a written part, replacing an earlier part with the same number. `None` when the
-    /// upload was completed or aborted meanwhile (the part's chunks are removed).
+    /// upload was completed or aborted meanwhile (the part's chunks are removed). `etag_of`
+    /// makes the part's ETag (hex, unquoted) from its MD5.
     ///
     /// Under the upload's lock: the upload is re-read (still open?), the lock fenced, the part
     /// record written, then the replaced attempt's chunks deleted. A crash before the record
@@ -130,6 +142,7 @@ impl ObjectStore {
         number: i32,
         mut part: PartWrite,
         checksum: Option<(String, String)>,
+        etag_of: impl FnOnce(&[u8; 16]) -> String,
     ) -> Result<Option<PartRecord>> {
         let digests = part.upload.flush().await?;
         // Every chunk is stored. From here a drop (a cancelled request) leaves them to the
@@ -159,7 +172,7 @@ impl ObjectStore {
             file_id: up.file_id,
             base: part.base,
             size: digests.length,
-            md5_hex: hex::encode(digests.md5),
+            md5_hex: etag_of(&digests.md5),
             last_modified: self.meta.clock().now(),
             checksum,
         };
@@ -304,10 +317,11 @@ impl ObjectStore {
         etag: &str,
         checksums: Vec<(String, String)>,
         key_lock: &KeyLock,
+        data_key: Option<&DataKey>,
     ) -> Result<Option<(ObjectInfo, CompleteStats)>> {
         let lock = self.lock_upload(up).await?;
         let res = self
-            .complete_locked(up, parts, etag, checksums, key_lock, &lock)
+            .complete_locked(up, parts, etag, checksums, (key_lock, &lock), data_key)
             .await;
         release(lock).await;
         res
@@ -319,10 +333,17 @@ impl ObjectStore {
         parts: &[PartRecord],
         etag: &str,
         checksums: Vec<(String, String)>,
-        key_lock: &KeyLock,
-        upload_lock: &KeyLock,
+        (key_lock, upload_lock): (&KeyLock, &KeyLock),
+        data_key: Option<&DataKey>,
     ) -> Result<Option<(ObjectInfo, CompleteStats)>> {
         let fs = self.gridfs(&up.bucket);
+        let mut meta = ObjectMeta::from_metadata(Some(&up.meta));
+        // An encrypted upload: its parts were sealed as segments of their own; the tail
+        // rewrite opens them and seals the tail as one more segment (and needs the data key).
+        let codec: Option<Arc<dyn ChunkCodec>> = match (&meta.sse, data_key) {
+            (Some(_), Some(k)) => Some(Arc::new(crate::crypto::cipher::ChunkCipher::new(&k.0))),
+            _ => None,
+        };
         let Some(current) = self.meta.get_upload(&up.bucket, &up.id).await? else {
             return Ok(None);
         };
@@ -365,6 +386,7 @@ impl ObjectStore {
         // boundary and holds whole chunks (or is the last part, whose short last chunk is the
         // file's last chunk).
         let mut shifts = Vec::new();
+        let mut segments: Vec<(i64, i64)> = Vec::new();
         while i < parts.len()
             && parts[i].base < 0
             && parts[i].file_id == final_id
@@ -376,6 +398,7 @@ impl ObjectStore {
                 GridFsError::Corrupt("a part's staging range is out of bounds".into())
             })?;
             shifts.push((parts[i].chunk_filter(), shift));
+            segments.push((parts[i].base, parts[i].size.div_ceil(cs) as i64));
             offset += parts[i].size;
             stats.parts_adopted += 1;
             i += 1;
@@ -406,10 +429,18 @@ impl ObjectStore {
             for p in &parts[i..] {
                 stats.bytes_rewritten += p.size;
             }
+            let first = (offset / cs) as i64;
+            let tail: u64 = parts[i..].iter().map(|p| p.size).sum();
+            segments.push((first, tail.div_ceil(cs) as i64));
             if self.meta.upload_tail_rewritten(&up.id).await? {
                 verified = false;
+            } else if meta.sse.is_some() && codec.is_none() {
+                return Err(GridFsError::Corrupt(
+                    "an encrypted upload's unaligned parts cannot be re-sealed without its key"
+                        .into(),
+                ));
             } else {
-                self.rewrite_tail(up, &parts[i..], (offset / cs) as i64)
+                self.rewrite_tail(up, &parts[i..], first, codec.clone())
                     .await?;
                 self.meta.mark_upload_rewritten(&up.id).await?;
             }
@@ -440,7 +471,6 @@ impl ObjectStore {
                 )));
             }
         }
-        let mut meta = ObjectMeta::from_metadata(Some(&up.meta));
         meta.etag = Some(etag.to_owned());
         meta.checksums = checksums;
         meta.parts = parts
@@ -455,10 +485,22 @@ impl ObjectStore {
         if !upload_lock.fence().await? {
             return Err(GridFsError::Conflict("the upload's lock was lost".into()));
         }
+        // A sealed object's files document counts the sealed bytes (a well-formed GridFS file
+        // of ciphertext); its plain-text geometry and segments are in `s3Sse`.
+        let (length, chunk_size) = match &mut meta.sse {
+            Some(sse) => {
+                sse.size = total;
+                sse.chunk = up.chunk_size;
+                sse.segments = segments;
+                let over = crate::crypto::cipher::TAG_LEN as u64;
+                (total + want * over, up.chunk_size + over as u32)
+            }
+            None => (total, up.chunk_size),
+        };
         let file = FileDoc {
             id: Bson::ObjectId(final_id),
-            length: total,
-            chunk_size: up.chunk_size,
+            length,
+            chunk_size,
             upload_date: prepared.date,
             filename: Some(up.key.clone()),
             metadata: Some(meta.to_metadata()),
@@ -487,6 +529,7 @@ impl ObjectStore {
         up: &UploadRecord,
         parts: &[PartRecord],
         first: i64,
+        codec: Option<Arc<dyn ChunkCodec>>,
     ) -> Result<()> {
         let fs = self.gridfs(&up.bucket);
         fs.chunks()
@@ -499,6 +542,7 @@ impl ObjectStore {
                     id: Some(Bson::ObjectId(up.file_id)),
                     chunk_size: Some(up.chunk_size),
                     first_chunk: first,
+                    codec: codec.clone(),
                     ..Default::default()
                 },
             )
@@ -506,7 +550,10 @@ impl ObjectStore {
         w.disarm();
         for p in parts {
             let file = part_file(p, up.chunk_size);
-            let mut s = fs.download_range_from(&file, p.base, 0, p.size)?;
+            let sealing = codec
+                .as_ref()
+                .map(|c| Sealing::single(c.clone(), p.size, up.chunk_size, p.base));
+            let mut s = fs.download_sealed(&file, sealing.as_ref(), p.base, 0, p.size)?;
             while let Some(b) = futures::TryStreamExt::try_next(&mut s).await? {
                 w.write(&b).await?;
             }

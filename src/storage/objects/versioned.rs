@@ -77,7 +77,7 @@ impl DeleteCondition {
                 return Err(Blocked::PreconditionFailed);
             }
         }
-        if self.size.is_some_and(|s| s != o.file.length) {
+        if self.size.is_some_and(|s| s != o.size()) {
             return Err(Blocked::PreconditionFailed);
         }
         Ok(())

@@ -253,7 +253,9 @@ impl Keyring {
         if !e.info.enabled {
             return Err(SseError::KmsDisabled(id.to_owned()));
         }
-        let master = masters.by_id(&e.master).ok_or(SseError::NoMasterKey)?;
+        let master = masters
+            .by_id(&e.master)
+            .ok_or_else(|| SseError::UnknownMaster(e.master.clone()))?;
         let m = unwrap(&master.kek("keyring"), &e.sealed, &aad(id)).ok_or(SseError::Unopenable)?;
         m.try_into().map_err(|_| SseError::Unopenable)
     }

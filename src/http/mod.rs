@@ -127,6 +127,10 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
             .unwrap_or(0)
     };
     let bytes_in = content_length(&parts.headers);
+    // A request refused before its body was read: the client may still send the body (after
+    // `Expect: 100-continue` times out, for one), and the next request on the connection would
+    // start with its bytes (seen as a method `xDELETE` whose signature did not match).
+    let has_body = bytes_in > 0 || parts.headers.contains_key(header::TRANSFER_ENCODING);
     // For the CORS headers of the response (see `s3::cors`).
     let origin = parts
         .headers
@@ -208,7 +212,14 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
     .await;
     let mut resp = match result {
         Ok(r) => r,
-        Err(e) => error_response(&e, &resource, &request_id, head),
+        Err(e) => {
+            let mut r = error_response(&e, &resource, &request_id, head);
+            if has_body {
+                r.headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            }
+            r
+        }
     };
     if let (Some(origin), Some(b), false) = (&origin, &bucket, method == Method::OPTIONS) {
         s3::cors::decorate(&st, b, &method, origin, &mut resp).await;

@@ -21,5 +21,6 @@ mod sharding;
 mod sigv2;
 mod smoke;
 mod soak;
+mod sse;
 mod support;
 mod versioning;

@@ -1,0 +1,541 @@
+//! Server-side encryption: boto3 and PyMongo (`tests/py/sse.py`), the AWS SDK for Rust, the
+//! admin CLI's keyring, a master-key rotation across gateway restarts, and a gateway without a
+//! master key.
+
+use aws_sdk_s3::primitives::ByteStream;
+use aws_sdk_s3::types::ServerSideEncryption;
+use base64::Engine;
+use futures::TryStreamExt;
+use md5::{Digest, Md5};
+use mongodb::bson::{doc, Document};
+
+use crate::authz::admin;
+use crate::support;
+
+const MASTER: &str = "grids3 test master key";
+
+async fn gateway_with_master(db: &str, master: &str, previous: Option<&str>) -> support::Gateway {
+    let (m, p) = (master.to_owned(), previous.map(str::to_owned));
+    support::gateway_with(db, move |c| {
+        c.master_key = Some(m);
+        c.previous_master_keys = p;
+    })
+    .await
+}
+
+fn fresh_name(tag: &str) -> String {
+    format!(
+        "g_{tag}_{}",
+        &uuid::Uuid::new_v4().simple().to_string()[..12]
+    )
+}
+
+#[test]
+fn sse_as_boto3_and_pymongo_see_it() {
+    support::run(async {
+        let gw = gateway_with_master(&fresh_name("sse"), MASTER, None).await;
+        let (status, key) = admin(
+            &gw,
+            "POST",
+            "/_grids3/admin/kms/keys",
+            serde_json::json!({"alias": "app", "description": "tests"}),
+        )
+        .await;
+        assert_eq!(status, 201, "{key}");
+        let (_, off) = admin(
+            &gw,
+            "POST",
+            "/_grids3/admin/kms/keys",
+            serde_json::Value::Null,
+        )
+        .await;
+        let (k, d) = (
+            key["keyId"].as_str().unwrap().to_owned(),
+            off["keyId"].as_str().unwrap().to_owned(),
+        );
+        let (status, _) = admin(
+            &gw,
+            "POST",
+            &format!("/_grids3/admin/kms/keys/{d}/disable"),
+            serde_json::Value::Null,
+        )
+        .await;
+        assert_eq!(status, 200);
+        let db = gw.db.name().to_owned();
+        support::run_py_checks(&gw, "sse.py", "sse", &[&support::db().uri, &db, &k, &d]).await;
+    });
+}
+
+fn customer_key(key: &[u8; 32]) -> (String, String) {
+    let b64 = base64::engine::general_purpose::STANDARD;
+    (b64.encode(key), b64.encode(Md5::digest(key)))
+}
+
+#[test]
+fn sse_with_the_rust_sdk() {
+    support::run(async {
+        let gw = gateway_with_master(&fresh_name("ssesdk"), MASTER, None).await;
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("bkt").send().await.unwrap();
+        let data = support::random_bytes(2 * 1024 * 1024 + 333, 7);
+        let (k, k_md5) = customer_key(&[9u8; 32]);
+        let put = s3
+            .put_object()
+            .bucket("bkt")
+            .key("c")
+            .body(ByteStream::from(data.clone()))
+            .sse_customer_algorithm("AES256")
+            .sse_customer_key(&k)
+            .sse_customer_key_md5(&k_md5)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(put.sse_customer_key_md5(), Some(k_md5.as_str()));
+        let get = |range: Option<&str>| {
+            s3.get_object()
+                .bucket("bkt")
+                .key("c")
+                .set_range(range.map(str::to_owned))
+                .sse_customer_algorithm("AES256")
+                .sse_customer_key(&k)
+                .sse_customer_key_md5(&k_md5)
+                .send()
+        };
+        let whole = get(None).await.unwrap().body.collect().await.unwrap();
+        assert_eq!(whole.into_bytes().as_ref(), data.as_slice());
+        // 1 MiB + a bit, from inside chunk 3 to inside chunk 8 (255 KiB chunks).
+        let (a, b) = (700_000usize, 1_800_000usize);
+        let part = get(Some(&format!("bytes={a}-{b}"))).await.unwrap();
+        assert_eq!(part.content_length(), Some((b - a + 1) as i64));
+        let part = part.body.collect().await.unwrap().into_bytes();
+        assert_eq!(part.as_ref(), &data[a..=b]);
+        let err = s3
+            .get_object()
+            .bucket("bkt")
+            .key("c")
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(err.raw_response().unwrap().status().as_u16(), 400);
+        let (wrong, wrong_md5) = customer_key(&[8u8; 32]);
+        let err = s3
+            .head_object()
+            .bucket("bkt")
+            .key("c")
+            .sse_customer_algorithm("AES256")
+            .sse_customer_key(&wrong)
+            .sse_customer_key_md5(&wrong_md5)
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(err.raw_response().unwrap().status().as_u16(), 400);
+
+        // SSE-KMS with the default key, then a copy to SSE-S3.
+        let put = s3
+            .put_object()
+            .bucket("bkt")
+            .key("k")
+            .body(ByteStream::from(data.clone()))
+            .server_side_encryption(ServerSideEncryption::AwsKms)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            put.server_side_encryption(),
+            Some(&ServerSideEncryption::AwsKms)
+        );
+        assert!(put
+            .ssekms_key_id()
+            .is_some_and(|k| k.starts_with("arn:aws:kms:")));
+        let copy = s3
+            .copy_object()
+            .bucket("bkt")
+            .key("s")
+            .copy_source("bkt/c")
+            .copy_source_sse_customer_algorithm("AES256")
+            .copy_source_sse_customer_key(&k)
+            .copy_source_sse_customer_key_md5(&k_md5)
+            .server_side_encryption(ServerSideEncryption::Aes256)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            copy.server_side_encryption(),
+            Some(&ServerSideEncryption::Aes256)
+        );
+        let md5 = hex::encode(Md5::digest(&data));
+        let got = s3.get_object().bucket("bkt").key("s").send().await.unwrap();
+        assert_eq!(
+            got.e_tag(),
+            Some(format!("\"{md5}\"").as_str()),
+            "SSE-S3 keeps the MD5 ETag"
+        );
+        assert_eq!(
+            got.body.collect().await.unwrap().into_bytes().as_ref(),
+            data.as_slice()
+        );
+
+        // SSE-C multipart with unaligned parts (the tail is re-sealed at completion).
+        let up = s3
+            .create_multipart_upload()
+            .bucket("bkt")
+            .key("mp")
+            .sse_customer_algorithm("AES256")
+            .sse_customer_key(&k)
+            .sse_customer_key_md5(&k_md5)
+            .send()
+            .await
+            .unwrap();
+        let id = up.upload_id().unwrap();
+        let p1 = support::random_bytes(5 * 1024 * 1024 + 3, 1);
+        let p2 = support::random_bytes(1000, 2);
+        let mut done = Vec::new();
+        for (n, p) in [(1, &p1), (2, &p2)] {
+            let r = s3
+                .upload_part()
+                .bucket("bkt")
+                .key("mp")
+                .upload_id(id)
+                .part_number(n)
+                .body(ByteStream::from(p.clone()))
+                .sse_customer_algorithm("AES256")
+                .sse_customer_key(&k)
+                .sse_customer_key_md5(&k_md5)
+                .send()
+                .await
+                .unwrap();
+            done.push(
+                aws_sdk_s3::types::CompletedPart::builder()
+                    .part_number(n)
+                    .e_tag(r.e_tag().unwrap())
+                    .build(),
+            );
+        }
+        let without_key = s3
+            .complete_multipart_upload()
+            .bucket("bkt")
+            .key("mp")
+            .upload_id(id)
+            .multipart_upload(
+                aws_sdk_s3::types::CompletedMultipartUpload::builder()
+                    .set_parts(Some(done.clone()))
+                    .build(),
+            )
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(
+            without_key.raw_response().unwrap().status().as_u16(),
+            400,
+            "unaligned SSE-C parts need the key to complete"
+        );
+        s3.complete_multipart_upload()
+            .bucket("bkt")
+            .key("mp")
+            .upload_id(id)
+            .sse_customer_algorithm("AES256")
+            .sse_customer_key(&k)
+            .sse_customer_key_md5(&k_md5)
+            .multipart_upload(
+                aws_sdk_s3::types::CompletedMultipartUpload::builder()
+                    .set_parts(Some(done))
+                    .build(),
+            )
+            .send()
+            .await
+            .unwrap();
+        let got = s3
+            .get_object()
+            .bucket("bkt")
+            .key("mp")
+            .range("bytes=5242000-5243010")
+            .sse_customer_algorithm("AES256")
+            .sse_customer_key(&k)
+            .sse_customer_key_md5(&k_md5)
+            .send()
+            .await
+            .unwrap()
+            .body
+            .collect()
+            .await
+            .unwrap()
+            .into_bytes();
+        let whole: Vec<u8> = [p1.as_slice(), p2.as_slice()].concat();
+        assert_eq!(got.as_ref(), &whole[5_242_000..=5_243_010]);
+    });
+}
+
+/// The raw chunk data of an object, in chunk order.
+async fn raw_chunks(db: &mongodb::Database, bucket: &str, key: &str) -> Vec<Vec<u8>> {
+    let f = db
+        .collection::<Document>(&format!("{bucket}.files"))
+        .find_one(doc! {"filename": key})
+        .await
+        .unwrap()
+        .unwrap();
+    let chunks: Vec<Document> = db
+        .collection::<Document>(&format!("{bucket}.chunks"))
+        .find(doc! {"files_id": f.get("_id").unwrap()})
+        .sort(doc! {"n": 1})
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    chunks
+        .iter()
+        .map(|c| c.get_binary_generic("data").unwrap().clone())
+        .collect()
+}
+
+async fn read(s3: &aws_sdk_s3::Client, key: &str) -> Result<Vec<u8>, u16> {
+    match s3.get_object().bucket("bkt").key(key).send().await {
+        Ok(r) => Ok(r.body.collect().await.unwrap().into_bytes().to_vec()),
+        Err(e) => Err(e.raw_response().map_or(0, |r| r.status().as_u16())),
+    }
+}
+
+#[test]
+fn master_key_rotation_reseals_without_rewriting_data() {
+    support::run(async {
+        let db = fresh_name("rotate");
+        let data = support::random_bytes(600_000, 3);
+        let old = gateway_with_master(&db, "old master", None).await;
+        let s3 = old.sdk();
+        s3.create_bucket().bucket("bkt").send().await.unwrap();
+        for (key, sse) in [
+            ("s3", ServerSideEncryption::Aes256),
+            ("kms", ServerSideEncryption::AwsKms),
+        ] {
+            s3.put_object()
+                .bucket("bkt")
+                .key(key)
+                .server_side_encryption(sse)
+                .body(ByteStream::from(data.clone()))
+                .send()
+                .await
+                .unwrap();
+        }
+        // A multipart upload in progress keeps its wrapped data key in its record.
+        let up = s3
+            .create_multipart_upload()
+            .bucket("bkt")
+            .key("mp")
+            .server_side_encryption(ServerSideEncryption::Aes256)
+            .send()
+            .await
+            .unwrap();
+        let upload_id = up.upload_id().unwrap().to_owned();
+        let (other_ak, other_sk) = crate::authz::new_key(&old, "other").await;
+        let before = (
+            raw_chunks(&old.db, "bkt", "s3").await,
+            raw_chunks(&old.db, "bkt", "kms").await,
+        );
+
+        // The new master key, the old one still accepted while the rotation runs.
+        let rolling = gateway_with_master(&db, "new master", Some("old master")).await;
+        assert_eq!(read(&rolling.sdk(), "s3").await.unwrap(), data);
+        let (status, report) = admin(
+            &rolling,
+            "POST",
+            "/_grids3/admin/rotate-master-key",
+            serde_json::Value::Null,
+        )
+        .await;
+        assert_eq!(status, 200, "{report}");
+        assert!(report["keyringEntries"].as_u64().unwrap() >= 1, "{report}");
+        assert!(report["dataKeys"].as_u64().unwrap() >= 2, "{report}");
+        assert!(report["accessKeys"].as_u64().unwrap() >= 1, "{report}");
+        let (_, again) = admin(
+            &rolling,
+            "POST",
+            "/_grids3/admin/rotate-master-key",
+            serde_json::Value::Null,
+        )
+        .await;
+        assert_eq!(
+            again["dataKeys"], 0,
+            "a second rotation finds nothing left: {again}"
+        );
+        assert_eq!(
+            (
+                raw_chunks(&old.db, "bkt", "s3").await,
+                raw_chunks(&old.db, "bkt", "kms").await
+            ),
+            before,
+            "no object data was rewritten"
+        );
+
+        // Only the new master key now: everything opens.
+        let new = gateway_with_master(&db, "new master", None).await;
+        let s3 = new.sdk();
+        assert_eq!(read(&s3, "s3").await.unwrap(), data);
+        assert_eq!(read(&s3, "kms").await.unwrap(), data);
+        let part = s3
+            .upload_part()
+            .bucket("bkt")
+            .key("mp")
+            .upload_id(&upload_id)
+            .part_number(1)
+            .body(ByteStream::from(data.clone()))
+            .send()
+            .await
+            .unwrap();
+        s3.complete_multipart_upload()
+            .bucket("bkt")
+            .key("mp")
+            .upload_id(&upload_id)
+            .multipart_upload(
+                aws_sdk_s3::types::CompletedMultipartUpload::builder()
+                    .parts(
+                        aws_sdk_s3::types::CompletedPart::builder()
+                            .part_number(1)
+                            .e_tag(part.e_tag().unwrap())
+                            .build(),
+                    )
+                    .build(),
+            )
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(read(&s3, "mp").await.unwrap(), data);
+        let other = new.sdk_as(&other_ak, &other_sk);
+        assert!(
+            other.list_buckets().send().await.is_ok(),
+            "an access key's secret re-sealed under the new master key still authenticates"
+        );
+
+        // The old master key alone no longer opens anything.
+        let stale = gateway_with_master(&db, "old master", None).await;
+        assert_eq!(read(&stale.sdk(), "s3").await, Err(500));
+        assert_eq!(read(&stale.sdk(), "kms").await, Err(500));
+    });
+}
+
+#[test]
+fn without_a_master_key_server_managed_encryption_is_refused() {
+    support::run(async {
+        let gw = support::gateway("nomaster").await;
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("bkt").send().await.unwrap();
+        for sse in [ServerSideEncryption::Aes256, ServerSideEncryption::AwsKms] {
+            let e = s3
+                .put_object()
+                .bucket("bkt")
+                .key("x")
+                .server_side_encryption(sse)
+                .body(ByteStream::from_static(b"secret"))
+                .send()
+                .await
+                .unwrap_err();
+            assert_eq!(e.raw_response().unwrap().status().as_u16(), 501);
+        }
+        assert!(
+            s3.head_object()
+                .bucket("bkt")
+                .key("x")
+                .send()
+                .await
+                .is_err(),
+            "nothing stored"
+        );
+        let e = s3
+            .put_bucket_encryption()
+            .bucket("bkt")
+            .server_side_encryption_configuration(
+                aws_sdk_s3::types::ServerSideEncryptionConfiguration::builder()
+                    .rules(
+                        aws_sdk_s3::types::ServerSideEncryptionRule::builder()
+                            .apply_server_side_encryption_by_default(
+                                aws_sdk_s3::types::ServerSideEncryptionByDefault::builder()
+                                    .sse_algorithm(ServerSideEncryption::Aes256)
+                                    .build()
+                                    .unwrap(),
+                            )
+                            .build(),
+                    )
+                    .build()
+                    .unwrap(),
+            )
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(e.raw_response().unwrap().status().as_u16(), 501);
+        // SSE-C needs no master key.
+        let (k, k_md5) = customer_key(&[1u8; 32]);
+        s3.put_object()
+            .bucket("bkt")
+            .key("c")
+            .sse_customer_algorithm("AES256")
+            .sse_customer_key(&k)
+            .sse_customer_key_md5(&k_md5)
+            .body(ByteStream::from_static(b"secret"))
+            .send()
+            .await
+            .unwrap();
+    });
+}
+
+#[test]
+fn admin_cli_manages_the_keyring() {
+    support::run(async {
+        let gw = gateway_with_master(&fresh_name("kmscli"), MASTER, None).await;
+        let endpoint = gw.endpoint();
+        let cli = move |args: &[&str]| {
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_grids3"))
+                .arg("admin")
+                .args(args)
+                .env("GRIDS3_ENDPOINT", &endpoint)
+                .env("GRIDS3_ROOT_ACCESS_KEY", support::AK)
+                .env("GRIDS3_ROOT_SECRET_KEY", support::SK)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+        };
+        let (created, listed, disabled, rotated) = tokio::task::spawn_blocking(move || {
+            let created = cli(&["create-kms-key", "--alias", "billing"]);
+            let id = created["keyId"].as_str().unwrap().to_owned();
+            let disabled = cli(&["disable-kms-key", &id]);
+            (
+                created,
+                cli(&["list-kms-keys"]),
+                disabled,
+                cli(&["rotate-master-key"]),
+            )
+        })
+        .await
+        .unwrap();
+        assert_eq!(created["alias"], "alias/billing");
+        assert_eq!(disabled["enabled"], false);
+        let keys = listed["keys"].as_array().unwrap();
+        assert!(keys
+            .iter()
+            .any(|k| k["keyId"] == created["keyId"] && k["enabled"] == false));
+        assert_eq!(
+            rotated["dataKeys"], 0,
+            "nothing under a former key: {rotated}"
+        );
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("bkt").send().await.unwrap();
+        let e = s3
+            .put_object()
+            .bucket("bkt")
+            .key("x")
+            .server_side_encryption(ServerSideEncryption::AwsKms)
+            .ssekms_key_id("alias/billing")
+            .body(ByteStream::from_static(b"x"))
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(
+            e.raw_response().unwrap().status().as_u16(),
+            400,
+            "a key disabled through the CLI is refused by its alias"
+        );
+    });
+}

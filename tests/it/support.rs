@@ -363,6 +363,14 @@ pub async fn gateway_on_uri(
 pub async fn gateway_counting(
     tag: &str,
 ) -> (Gateway, std::sync::Arc<std::sync::atomic::AtomicU64>) {
+    gateway_counting_with(tag, |_| {}).await
+}
+
+/// [`gateway_counting`] with a configuration adjusted by `tweak`.
+pub async fn gateway_counting_with(
+    tag: &str,
+    tweak: impl FnOnce(&mut grids3::config::Config),
+) -> (Gateway, std::sync::Arc<std::sync::atomic::AtomicU64>) {
     use mongodb::event::command::CommandEvent;
     use std::sync::atomic::{AtomicU64, Ordering};
     let name = format!(
@@ -396,7 +404,11 @@ pub async fn gateway_counting(
         },
     ));
     let client = mongodb::Client::with_options(opts).unwrap();
-    let gw = gateway_with_client(client, &name, |c| c.janitor_interval = 3600).await;
+    let gw = gateway_with_client(client, &name, |c| {
+        c.janitor_interval = 3600;
+        tweak(c);
+    })
+    .await;
     (gw, count)
 }
 

@@ -88,10 +88,50 @@ pub async fn request_q(
     rb.send().await.expect("request")
 }
 
+/// [`request_q`] with extra (unsigned) headers.
+pub async fn request_h(
+    client: &reqwest::Client,
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(String, String)],
+    body: Option<(usize, usize)>,
+) -> reqwest::Response {
+    let url = format!("http://{addr}{path}");
+    let mut rb = client.request(method.parse().unwrap(), url);
+    for (k, v) in signed(method, addr, path, "")
+        .into_iter()
+        .chain(headers.iter().cloned())
+    {
+        rb = rb.header(k, v);
+    }
+    if let Some((len, seed)) = body {
+        let piece: Vec<u8> = (0..1024 * 1024).map(|i: usize| (i ^ seed) as u8).collect();
+        let (n, rest) = (len / piece.len(), len % piece.len());
+        let s = futures::stream::iter(0..n + usize::from(rest > 0)).map(move |i| {
+            let k = if i < n { piece.len() } else { rest };
+            Ok::<_, std::io::Error>(piece[..k].to_vec())
+        });
+        rb = rb
+            .header("content-length", len.to_string())
+            .body(reqwest::Body::wrap_stream(s));
+    }
+    rb.send().await.expect("request")
+}
+
 /// The release `grids3` binary over `uri`, serving on a free port once it is ready.
 pub async fn start_gateway(uri: &str) -> anyhow::Result<(std::process::Child, String)> {
+    start_gateway_env(uri, &[]).await
+}
+
+/// [`start_gateway`] with extra environment variables.
+pub async fn start_gateway_env(
+    uri: &str,
+    env: &[(&str, &str)],
+) -> anyhow::Result<(std::process::Child, String)> {
     let addr = format!("127.0.0.1:{}", free_port()?);
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_grids3"))
+        .envs(env.iter().copied())
         .env("MONGODB_URI", uri)
         .env("GRIDS3_LISTEN", &addr)
         .env("GRIDS3_ROOT_ACCESS_KEY", AK)

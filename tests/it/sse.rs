@@ -584,7 +584,12 @@ fn encryption_adds_no_round_trip() {
             put().send().await.unwrap();
             get().send().await.unwrap();
             support::quiesce(&commands).await;
-            s3.delete_object().bucket("bkt").key(mode).send().await.unwrap();
+            s3.delete_object()
+                .bucket("bkt")
+                .key(mode)
+                .send()
+                .await
+                .unwrap();
             support::quiesce(&commands).await;
             let deleted = commands.load(Ordering::SeqCst);
             put().send().await.unwrap();
@@ -593,7 +598,11 @@ fn encryption_adds_no_round_trip() {
             let got = get().send().await.unwrap().body.collect().await.unwrap();
             assert_eq!(got.into_bytes().as_ref(), data.as_slice());
             support::quiesce(&commands).await;
-            counts.push((mode, put_done - deleted, commands.load(Ordering::SeqCst) - put_done));
+            counts.push((
+                mode,
+                put_done - deleted,
+                commands.load(Ordering::SeqCst) - put_done,
+            ));
         }
         println!("4 KiB object (PUT of a new key, GET) round trips: {counts:?}");
         let (_, plain_put, plain_get) = counts[0];

@@ -570,6 +570,8 @@ pub async fn abort(st: &AppState, req: S3Request) -> S3Result<Response> {
 pub async fn list_parts(st: &AppState, req: S3Request) -> S3Result<Response> {
     require_bucket(st, req.bucket()).await?;
     let up = require_upload(st, req.bucket(), req.key(), req.q("uploadId")).await?;
+    // SSE-C key headers are optional here, but when sent they must be the upload's key.
+    super::sse::upload_key(st, &up, &req.parts.headers, false).await?;
     let marker: i32 = req
         .q("part-number-marker")
         .and_then(|m| m.parse().ok())

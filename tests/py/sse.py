@@ -239,6 +239,17 @@ for sm, dm in itertools.product(src_kw, src_kw):
     check(g["Body"].read() == small[10:200010], f"UploadPartCopy {sm} -> {dm}")
 check(err(lambda: s3.copy_object(Bucket=B, Key="x", CopySource={"Bucket": B, "Key": "src-SSE-C"}))[1] == 400,
       "copying an SSE-C source without its key: 400")
+mp = s3.create_multipart_upload(Bucket=B, Key="upc-nokey")
+check(err(lambda: s3.upload_part_copy(Bucket=B, Key="upc-nokey", UploadId=mp["UploadId"], PartNumber=1,
+                                      CopySource={"Bucket": B, "Key": "src-SSE-C"}))[1] == 400,
+      "UploadPartCopy of an SSE-C source without its key: 400")
+check(err(lambda: s3.upload_part_copy(Bucket=B, Key="upc-nokey", UploadId=mp["UploadId"], PartNumber=1,
+                                      CopySource={"Bucket": B, "Key": "src-SSE-C"}, **ssec(KEY1, copy=True)))[1] == 400,
+      "UploadPartCopy of an SSE-C source with another key: 400")
+check(err(lambda: s3.upload_part_copy(Bucket=B, Key="upc-nokey", UploadId=mp["UploadId"], PartNumber=1,
+                                      CopySource={"Bucket": B, "Key": "src-plain"}, **ssec(KEY1, copy=True)))[1] == 400,
+      "SSE-C source headers for a source that is not SSE-C: 400")
+s3.abort_multipart_upload(Bucket=B, Key="upc-nokey", UploadId=mp["UploadId"])
 check(err(lambda: s3.copy_object(Bucket=B, Key="x", CopySource={"Bucket": B, "Key": "src-SSE-C"},
                                  **ssec(KEY1, copy=True)))[1] == 400, "copying an SSE-C source with another key: 400")
 s3.copy_object(Bucket=B, Key="src-plain", CopySource={"Bucket": B, "Key": "src-plain"}, ServerSideEncryption="AES256")

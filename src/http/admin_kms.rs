@@ -24,6 +24,15 @@ pub fn routes() -> Router<AppState> {
 }
 
 fn sse_error(st: &AppState, e: SseError) -> AdminError {
+    if matches!(e, SseError::NoMasterKey) {
+        // S3 requests answer 501 (the server cannot do it); here the operator asked for
+        // something this gateway's configuration does not allow.
+        return AdminError(error(
+            StatusCode::BAD_REQUEST,
+            "MasterKeyRequired",
+            "the keyring and its rotation need GRIDS3_MASTER_KEY, which this gateway was started without",
+        ));
+    }
     let s3 = crate::s3::sse::sse_error(st, e);
     AdminError(error(s3.status, s3.code, &s3.message))
 }

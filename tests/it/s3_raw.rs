@@ -125,7 +125,12 @@ fn unsupported_operations_are_501() {
         // Server-side encryption this gateway cannot honour is refused, never stored in the
         // clear as if honoured: SSE-S3 without a master key, an SSE-C request without its key.
         for (h, v, status, code) in [
-            ("x-amz-server-side-encryption", "AES256", 501, "NotImplemented"),
+            (
+                "x-amz-server-side-encryption",
+                "AES256",
+                501,
+                "NotImplemented",
+            ),
             (
                 "x-amz-server-side-encryption-customer-algorithm",
                 "AES256",

@@ -161,6 +161,9 @@ check(got == ("InvalidArgument", 400), f"an encryption context that is not a JSO
 check(err(lambda: s3.head_object(Bucket=B, Key="x"))[1] == 404, "nothing stored by the refused KMS PUTs")
 
 # --- 4. Multipart: aligned and unaligned parts, every mode ---
+staged = {}
+
+
 def multipart(key, part_sizes, create_kw, part_kw, complete_kw, bucket=B):
     mp = s3.create_multipart_upload(Bucket=bucket, Key=key, **create_kw)
     parts, whole = [], b""
@@ -169,6 +172,8 @@ def multipart(key, part_sizes, create_kw, part_kw, complete_kw, bucket=B):
         whole += d
         p = s3.upload_part(Bucket=bucket, Key=key, UploadId=mp["UploadId"], PartNumber=i, Body=d, **part_kw)
         parts.append({"PartNumber": i, "ETag": p["ETag"]})
+    fid = db["__uploads"].find_one({"_id": mp["UploadId"]})["fileId"]
+    staged[key] = {c["_id"] for c in db[f"{bucket}.chunks"].find({"files_id": fid}, {"_id": 1})}
     c = s3.complete_multipart_upload(Bucket=bucket, Key=key, UploadId=mp["UploadId"],
                                      MultipartUpload={"Parts": parts}, **complete_kw)
     return mp, c, whole
@@ -177,7 +182,7 @@ def multipart(key, part_sizes, create_kw, part_kw, complete_kw, bucket=B):
 MiB = 1024 * 1024
 for mode, kw, part_kw in [("SSE-C", ssec(), ssec()), ("SSE-S3", {"ServerSideEncryption": "AES256"}, {}),
                           ("SSE-KMS", {"ServerSideEncryption": "aws:kms", "SSEKMSKeyId": kms_key}, {})]:
-    for layout, sizes in [("aligned", [5 * MiB, 5 * MiB, 1234]), ("unaligned", [5 * MiB + 1, 5 * MiB + 7, 99])]:
+    for layout, sizes in [("aligned", [5 * MiB, 5 * MiB, 1234]), ("unaligned", [5 * MiB, 5 * MiB + 7, 99])]:
         key = f"mp-{mode}-{layout}"
         _, c, whole = multipart(key, sizes, kw, part_kw, part_kw)
         read_kw = part_kw
@@ -188,6 +193,12 @@ for mode, kw, part_kw in [("SSE-C", ssec(), ssec()), ("SSE-S3", {"ServerSideEncr
             check(got == whole[a:b + 1], f"{mode} multipart ({layout}) range {a}-{b} across parts")
         g = s3.get_object(Bucket=B, Key=key, PartNumber=2, **read_kw)
         check(g["Body"].read() == whole[sizes[0]:sizes[0] + sizes[1]], f"{mode} multipart ({layout}) partNumber=2")
+        fid = db[f"{B}.files"].find_one({"filename": key})["_id"]
+        final = {c["_id"] for c in db[f"{B}.chunks"].find({"files_id": fid}, {"_id": 1})}
+        if layout == "aligned":
+            check(final == staged[key], f"{mode} multipart (aligned): every part chunk adopted in place, none rewritten")
+        else:
+            check(len(final & staged[key]) == 5, f"{mode} multipart (unaligned): the first part (5 whole chunks) adopted in place, the unaligned rest re-sealed")
 # An SSE-C upload's parts need the key, the same key.
 mp = s3.create_multipart_upload(Bucket=B, Key="mp-c-keys", **ssec())
 check(err(lambda: s3.upload_part(Bucket=B, Key="mp-c-keys", UploadId=mp["UploadId"], PartNumber=1, Body=b"x"))[1] == 400,
@@ -289,6 +300,20 @@ r = s3.put_object(Bucket=D, Key="c", Body=data)
 check("ServerSideEncryption" not in r, "after DeleteBucketEncryption new objects are stored in the clear")
 check(s3.get_object(Bucket=D, Key="b")["Body"].read() == data, "objects written under the default keep it")
 check(s3.head_object(Bucket=D, Key="a").get("ServerSideEncryption") == "AES256", "HEAD shows an object's encryption")
+
+# --- Versioning: each version keeps its own encryption ---
+V = "sse-versioned"
+s3.create_bucket(Bucket=V)
+s3.put_bucket_versioning(Bucket=V, VersioningConfiguration={"Status": "Enabled"})
+v1 = s3.put_object(Bucket=V, Key="k", Body=b"one", **ssec())["VersionId"]
+v2 = s3.put_object(Bucket=V, Key="k", Body=b"two", ServerSideEncryption="aws:kms", SSEKMSKeyId=kms_key)["VersionId"]
+check(s3.get_object(Bucket=V, Key="k", VersionId=v1, **ssec())["Body"].read() == b"one",
+      "an older SSE-C version reads with its key")
+check(err(lambda: s3.get_object(Bucket=V, Key="k", VersionId=v1))[1] == 400, "and not without it")
+g = s3.get_object(Bucket=V, Key="k")
+check(g["Body"].read() == b"two" and g.get("SSEKMSKeyId") == arn, "the current SSE-KMS version")
+sizes = {v["VersionId"]: v["Size"] for v in s3.list_object_versions(Bucket=V)["Versions"]}
+check(sizes == {v1: 3, v2: 3}, f"ListObjectVersions shows the plain sizes ({sizes})")
 
 # --- 7. What the database shows: ciphertext chunks, readable as GridFS, no plain text ---
 chunks = db[f"{B}.chunks"]

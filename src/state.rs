@@ -78,6 +78,10 @@ impl AppState {
             masters,
             &config.region,
         ));
+        keys.keyring()
+            .ensure_indexes()
+            .await
+            .context("creating the keyring's indexes")?;
         let state = Self {
             keys,
             creds: Credentials::new(meta),

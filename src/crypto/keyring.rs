@@ -15,6 +15,10 @@ use super::cipher::{random_key, unwrap, wrap};
 use super::keys::MasterKeys;
 use super::SseError;
 
+/// The id of the default key (`alias/aws/s3`): fixed, so that instances racing to create it
+/// create one.
+const DEFAULT_ID: &str = "00000000-0000-4000-8000-0000000a3053";
+
 /// How long a key's state is cached: a key disabled on one instance is refused by every
 /// instance within this time.
 const CACHE_TTL: Duration = Duration::from_secs(1);
@@ -110,6 +114,23 @@ impl Keyring {
         }
     }
 
+    /// Creates the alias index: unique, so that two instances cannot give one alias to two
+    /// keys (sparse: most keys have no alias).
+    pub async fn ensure_indexes(&self) -> Result<(), SseError> {
+        let model = mongodb::IndexModel::builder()
+            .keys(doc! {"alias": 1})
+            .options(
+                mongodb::options::IndexOptions::builder()
+                    .name("alias".to_owned())
+                    .unique(true)
+                    .sparse(true)
+                    .build(),
+            )
+            .build();
+        self.coll.create_index(model).await?;
+        Ok(())
+    }
+
     /// Creates a key (fresh random material sealed under the current master key).
     pub async fn create(
         &self,
@@ -148,7 +169,18 @@ impl Keyring {
         if let Some(a) = alias {
             d.insert("alias", a);
         }
-        self.coll.insert_one(d).await?;
+        match self.coll.insert_one(d).await {
+            Ok(_) => {}
+            // The alias index refused it: another instance took the alias meanwhile.
+            Err(e)
+                if crate::storage::meta::is_duplicate_key(&e)
+                    && alias.is_some()
+                    && id != DEFAULT_ID =>
+            {
+                return Err(SseError::AliasExists(alias.unwrap_or_default().to_owned()))
+            }
+            Err(e) => return Err(e.into()),
+        }
         Ok(KmsKeyInfo {
             id: id.to_owned(),
             alias: alias.map(str::to_owned),

@@ -137,7 +137,8 @@ pub fn write_spec(h: &HeaderMap) -> S3Result<Option<SseSpec>> {
                 "The x-amz-server-side-encryption-bucket-key-enabled header must be true or false",
             )),
         };
-    if customer.is_some() && (sse.is_some() || kms_key.is_some() || context.is_some()) {
+    if customer.is_some() && (sse.is_some() || kms_key.is_some() || context.is_some() || bucket_key)
+    {
         return Err(S3Error::invalid_argument(
             "Server Side Encryption with Customer provided key is incompatible with the encryption method specified",
         ));

@@ -116,6 +116,13 @@ s3.put_object(Bucket=B, Key="plain", Body=data)
 check(err(lambda: s3.get_object(Bucket=B, Key="plain", **ssec())) == ("InvalidRequest", 400),
       "SSE-C key headers for an object that is not SSE-C: 400 InvalidRequest")
 
+s3.put_object(Bucket=B, Key="c-empty", Body=b"", **ssec())
+g = s3.get_object(Bucket=B, Key="c-empty", **ssec())
+check(g["Body"].read() == b"" and g["ContentLength"] == 0, "an empty SSE-C object")
+check(err(lambda: s3.get_object(Bucket=B, Key="c-empty"))[1] == 400, "an empty SSE-C object needs its key too")
+check(err(lambda: s3.put_object(Bucket=B, Key="x", Body=b"x", BucketKeyEnabled=True, **ssec()))[1] == 400,
+      "a bucket key with SSE-C is refused")
+
 # --- 2. SSE-S3 ---
 r = s3.put_object(Bucket=B, Key="s", Body=data, ServerSideEncryption="AES256")
 check(r.get("ServerSideEncryption") == "AES256", "SSE-S3 PUT answers AES256")

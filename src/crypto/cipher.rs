@@ -58,7 +58,7 @@ impl ChunkCodec for ChunkCipher {
         TAG_LEN
     }
 
-    fn seal(&self, at: &ChunkBinding<'_>, data: &mut Vec<u8>) -> Result<(), GridFsError> {
+    fn seal(&self, at: &ChunkBinding<'_>, data: &mut [u8]) -> Result<Vec<u8>, GridFsError> {
         use ring::aead::{Aad, Nonce};
         let (nonce, aad) = Self::nonce_and_aad(at)?;
         let tag = self
@@ -69,8 +69,7 @@ impl ChunkCodec for ChunkCipher {
                 data,
             )
             .map_err(|_| GridFsError::Corrupt("chunk too large to seal".into()))?;
-        data.extend_from_slice(tag.as_ref());
-        Ok(())
+        Ok(tag.as_ref().to_vec())
     }
 
     fn open(&self, at: &ChunkBinding<'_>, data: &mut [u8]) -> Result<(), GridFsError> {
@@ -151,7 +150,8 @@ mod tests {
     fn a_chunk_opens_only_where_it_was_sealed() {
         let c = ChunkCipher::new(&[7u8; 32]);
         let mut data = b"hello chunk".to_vec();
-        c.seal(&at(b"file", 0, 3, false), &mut data).unwrap();
+        let tag = c.seal(&at(b"file", 0, 3, false), &mut data).unwrap();
+        data.extend_from_slice(&tag);
         assert_eq!(data.len(), 11 + TAG_LEN);
         assert_ne!(&data[..11], b"hello chunk");
         for wrong in [

@@ -28,8 +28,9 @@ pub struct ChunkBinding<'a> {
 pub trait ChunkCodec: Send + Sync + std::fmt::Debug {
     /// Bytes a sealed chunk has beyond its plain text.
     fn overhead(&self) -> usize;
-    /// Seals `data` (the chunk's plain text) in place; it grows by [`ChunkCodec::overhead`].
-    fn seal(&self, at: &ChunkBinding<'_>, data: &mut Vec<u8>) -> Result<()>;
+    /// Seals `data` (the chunk's plain text) in place and returns what follows it in the stored
+    /// chunk ([`ChunkCodec::overhead`] bytes: an authentication tag).
+    fn seal(&self, at: &ChunkBinding<'_>, data: &mut [u8]) -> Result<Vec<u8>>;
     /// Opens `data` (a sealed chunk) in place; its first `data.len() - overhead()` bytes are
     /// then the plain text. Fails with [`GridFsError::Unauthentic`] when it does not open.
     fn open(&self, at: &ChunkBinding<'_>, data: &mut [u8]) -> Result<()>;
@@ -151,8 +152,8 @@ mod tests {
         fn overhead(&self) -> usize {
             0
         }
-        fn seal(&self, _: &ChunkBinding<'_>, _: &mut Vec<u8>) -> Result<()> {
-            Ok(())
+        fn seal(&self, _: &ChunkBinding<'_>, _: &mut [u8]) -> Result<Vec<u8>> {
+            Ok(Vec::new())
         }
         fn open(&self, _: &ChunkBinding<'_>, _: &mut [u8]) -> Result<()> {
             Ok(())

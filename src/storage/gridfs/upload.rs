@@ -6,10 +6,7 @@ use std::sync::Arc;
 
 use futures::{Stream, StreamExt};
 use md5::{Digest, Md5};
-use mongodb::bson::{
-    doc, oid::ObjectId, spec::BinarySubtype, Binary, Bson, DateTime, Document, RawBson,
-    RawDocumentBuf,
-};
+use mongodb::bson::{doc, oid::ObjectId, Bson, DateTime, Document, RawBson, RawDocumentBuf};
 use sha2::Sha256;
 use tokio::task::JoinHandle;
 
@@ -60,11 +57,15 @@ pub struct Digests {
 pub struct Upload {
     bucket: GridFsBucket,
     id: Bson,
-    raw_id: RawBson,
     filename: String,
     chunk_size: u32,
     metadata: Option<Document>,
+    /// The chunk being filled, as raw BSON (see `start_chunk`); empty between chunks.
     pending: Vec<u8>,
+    /// Where the data of the chunk in `pending` starts.
+    data_start: usize,
+    /// The `files_id` element, encoded once.
+    files_id_elem: Vec<u8>,
     /// Chunk documents built directly as raw BSON: the driver then copies each once into
     /// its message, instead of serialising a `Document` first (one copy of the data less).
     batch: Vec<RawDocumentBuf>,
@@ -96,16 +97,22 @@ impl GridFsBucket {
         let id = opts.id.unwrap_or_else(|| Bson::ObjectId(ObjectId::new()));
         let raw_id = RawBson::try_from(id.clone())
             .map_err(|e| GridFsError::Corrupt(format!("file id not representable: {e}")))?;
-        let over = opts.codec.as_ref().map_or(0, |c| c.overhead());
+        let files_id_elem = {
+            let mut d = RawDocumentBuf::new();
+            d.append("files_id", raw_id.clone());
+            let b = d.into_bytes();
+            b[4..b.len() - 1].to_vec()
+        };
         Ok(Upload {
             bucket: self.clone(),
             id_bytes: id_bytes(&id),
             id,
-            raw_id,
             filename: filename.to_owned(),
             chunk_size,
             metadata: opts.metadata,
-            pending: Vec::with_capacity(chunk_size as usize + over),
+            pending: Vec::new(),
+            data_start: 0,
+            files_id_elem,
             batch: Vec::new(),
             batch_bytes: 0,
             batch_permits: Vec::new(),
@@ -176,6 +183,46 @@ impl Upload {
         self.chunk_size + self.codec.as_ref().map_or(0, |c| c.overhead() as u32)
     }
 
+    /// Bytes of plain data in the chunk being filled.
+    fn filled(&self) -> usize {
+        self.pending.len().saturating_sub(self.data_start)
+    }
+
+    /// Starts the next chunk document in `pending`: the chunk is built as raw BSON in place,
+    /// its fields first and its data appended as it arrives, so the data is copied once on
+    /// its way from the request body into the driver's message (the lengths are filled in
+    /// when the chunk is sent).
+    fn start_chunk(&mut self) {
+        let over = self.codec.as_ref().map_or(0, |c| c.overhead());
+        let mut buf =
+            Vec::with_capacity(64 + self.files_id_elem.len() + self.chunk_size as usize + over);
+        buf.extend_from_slice(&[0; 4]);
+        buf.push(0x07); // ObjectId
+        buf.extend_from_slice(b"_id\0");
+        buf.extend_from_slice(&ObjectId::new().bytes());
+        buf.extend_from_slice(&self.files_id_elem);
+        // Int32 as the GridFS spec has it (drivers in typed languages read it as one); the
+        // negative staging numbers of multipart parts fit too.
+        match i32::try_from(self.next_n) {
+            Ok(n) => {
+                buf.push(0x10);
+                buf.extend_from_slice(b"n\0");
+                buf.extend_from_slice(&n.to_le_bytes());
+            }
+            Err(_) => {
+                buf.push(0x12);
+                buf.extend_from_slice(b"n\0");
+                buf.extend_from_slice(&self.next_n.to_le_bytes());
+            }
+        }
+        buf.push(0x05); // binary
+        buf.extend_from_slice(b"data\0");
+        buf.extend_from_slice(&[0; 4]);
+        buf.push(0x00); // generic subtype
+        self.data_start = buf.len();
+        self.pending = buf;
+    }
+
     /// Appends `data`, inserting every chunk it completes.
     pub async fn write(&mut self, mut data: &[u8]) -> Result<()> {
         self.md5.update(data);
@@ -187,20 +234,24 @@ impl Upload {
         while !data.is_empty() {
             // A full chunk is sent once more data follows it, so that the last chunk is known
             // as such when it is sent (a sealed last chunk says so: see `ChunkBinding::last`).
-            if self.pending.len() == cs {
-                let cap = cs + self.codec.as_ref().map_or(0, |c| c.overhead());
-                let chunk = std::mem::replace(&mut self.pending, Vec::with_capacity(cap));
-                self.push_chunk(chunk, false).await?;
+            if self.filled() == cs {
+                self.push_chunk(false).await?;
             }
-            let take = (cs - self.pending.len()).min(data.len());
+            if self.pending.is_empty() {
+                self.start_chunk();
+            }
+            let take = (cs - self.filled()).min(data.len());
             self.pending.extend_from_slice(&data[..take]);
             data = &data[take..];
         }
         Ok(())
     }
 
-    /// Appends a chunk that is already exactly as long as the chunk size (or the last one).
-    async fn push_chunk(&mut self, mut data: Vec<u8>, last: bool) -> Result<()> {
+    /// Sends the chunk in `pending` (full, or the last one): seals its data when there is a
+    /// codec, fills in the lengths, and adds it to the batch.
+    async fn push_chunk(&mut self, last: bool) -> Result<()> {
+        let mut buf = std::mem::take(&mut self.pending);
+        let start = self.data_start;
         if let Some(codec) = &self.codec {
             let at = ChunkBinding {
                 file_id: &self.id_bytes,
@@ -208,36 +259,30 @@ impl Upload {
                 index: self.next_n - self.first_chunk,
                 last,
             };
-            codec.seal(&at, &mut data)?;
+            let tag = codec.seal(&at, &mut buf[start..])?;
+            buf.extend_from_slice(&tag);
         }
-        self.stored += data.len() as u64;
-        let permit = match super::budget::try_acquire(data.len()) {
+        let data_len = buf.len() - start;
+        buf.push(0x00);
+        let total = buf.len();
+        let as_i32 =
+            |n: usize| i32::try_from(n).map_err(|_| GridFsError::Corrupt("chunk too large".into()));
+        buf[..4].copy_from_slice(&as_i32(total)?.to_le_bytes());
+        buf[start - 5..start - 1].copy_from_slice(&as_i32(data_len)?.to_le_bytes());
+        let chunk = RawDocumentBuf::from_bytes(buf)
+            .map_err(|e| GridFsError::Corrupt(format!("chunk document: {e}")))?;
+        self.stored += data_len as u64;
+        let permit = match super::budget::try_acquire(data_len) {
             Some(p) => p,
             None => {
                 // Budget exhausted: send what this upload holds (its insert frees budget
                 // whatever the others do), then wait for a share.
                 self.send_batch().await?;
-                super::budget::acquire(data.len()).await
+                super::budget::acquire(data_len).await
             }
         };
         self.batch_permits.push(permit);
-        self.batch_bytes += data.len();
-        let mut chunk = RawDocumentBuf::new();
-        chunk.append("_id", ObjectId::new());
-        chunk.append("files_id", self.raw_id.clone());
-        // Int32 as the GridFS spec has it (drivers in typed languages read it as one); the
-        // negative staging numbers of multipart parts fit too.
-        match i32::try_from(self.next_n) {
-            Ok(n) => chunk.append("n", n),
-            Err(_) => chunk.append("n", self.next_n),
-        }
-        chunk.append(
-            "data",
-            RawBson::Binary(Binary {
-                subtype: BinarySubtype::Generic,
-                bytes: data,
-            }),
-        );
+        self.batch_bytes += data_len;
         self.batch.push(chunk);
         self.next_n += 1;
         if self.batch_bytes >= BATCH_BYTES || self.batch.len() >= BATCH_DOCS {
@@ -273,8 +318,7 @@ impl Upload {
     /// Nothing is visible yet: call [`Upload::publish`] or [`Upload::abort`] next.
     pub async fn flush(&mut self) -> Result<Digests> {
         if !self.pending.is_empty() {
-            let chunk = std::mem::take(&mut self.pending);
-            self.push_chunk(chunk, true).await?;
+            self.push_chunk(true).await?;
         }
         self.send_batch().await?;
         while let Some(h) = self.in_flight.pop_front() {

@@ -12,6 +12,7 @@ mod download;
 mod file;
 mod indexes;
 mod ops;
+mod pool;
 mod upload;
 
 pub use codec::{id_bytes, ChunkBinding, ChunkCodec, Sealing};

@@ -195,7 +195,7 @@ impl Upload {
     fn start_chunk(&mut self) {
         let over = self.codec.as_ref().map_or(0, |c| c.overhead());
         let mut buf =
-            Vec::with_capacity(64 + self.files_id_elem.len() + self.chunk_size as usize + over);
+            super::pool::take(64 + self.files_id_elem.len() + self.chunk_size as usize + over);
         buf.extend_from_slice(&[0; 4]);
         buf.push(0x07); // ObjectId
         buf.extend_from_slice(b"_id\0");
@@ -308,7 +308,11 @@ impl Upload {
         let chunks = self.bucket.chunks().clone_with_type::<RawDocumentBuf>();
         self.in_flight.push_back(tokio::spawn(async move {
             let _held = permit;
-            chunks.insert_many(docs).await?;
+            let res = chunks.insert_many(docs.iter()).await;
+            for d in docs {
+                super::pool::give(d.into_bytes());
+            }
+            res?;
             Ok(())
         }));
         Ok(())

@@ -65,30 +65,10 @@ pub async fn request_q(
     query: &str,
     body: Option<(usize, usize)>,
 ) -> reqwest::Response {
-    let url = if query.is_empty() {
-        format!("http://{addr}{path}")
-    } else {
-        format!("http://{addr}{path}?{query}")
-    };
-    let mut rb = client.request(method.parse().unwrap(), url);
-    for (k, v) in signed(method, addr, path, query) {
-        rb = rb.header(k, v);
-    }
-    if let Some((len, seed)) = body {
-        let piece: Vec<u8> = (0..1024 * 1024).map(|i: usize| (i ^ seed) as u8).collect();
-        let (n, rest) = (len / piece.len(), len % piece.len());
-        let s = futures::stream::iter(0..n + usize::from(rest > 0)).map(move |i| {
-            let k = if i < n { piece.len() } else { rest };
-            Ok::<_, std::io::Error>(piece[..k].to_vec())
-        });
-        rb = rb
-            .header("content-length", len.to_string())
-            .body(reqwest::Body::wrap_stream(s));
-    }
-    rb.send().await.expect("request")
+    send(client, addr, method, path, query, &[], body).await
 }
 
-/// [`request_q`] with extra (unsigned) headers.
+/// [`request`] with extra (unsigned) headers.
 pub async fn request_h(
     client: &reqwest::Client,
     addr: &str,
@@ -97,9 +77,25 @@ pub async fn request_h(
     headers: &[(String, String)],
     body: Option<(usize, usize)>,
 ) -> reqwest::Response {
-    let url = format!("http://{addr}{path}");
+    send(client, addr, method, path, "", headers, body).await
+}
+
+async fn send(
+    client: &reqwest::Client,
+    addr: &str,
+    method: &str,
+    path: &str,
+    query: &str,
+    headers: &[(String, String)],
+    body: Option<(usize, usize)>,
+) -> reqwest::Response {
+    let url = if query.is_empty() {
+        format!("http://{addr}{path}")
+    } else {
+        format!("http://{addr}{path}?{query}")
+    };
     let mut rb = client.request(method.parse().unwrap(), url);
-    for (k, v) in signed(method, addr, path, "")
+    for (k, v) in signed(method, addr, path, query)
         .into_iter()
         .chain(headers.iter().cloned())
     {

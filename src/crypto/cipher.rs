@@ -89,6 +89,11 @@ impl ChunkCodec for ChunkCipher {
     }
 }
 
+/// The chunk codec of a data key.
+pub fn codec(data_key: &[u8; 32]) -> std::sync::Arc<dyn ChunkCodec> {
+    std::sync::Arc::new(ChunkCipher::new(data_key))
+}
+
 /// Seals a small secret (a data key, a keyring key) under `kek`: `nonce || ciphertext || tag`
 /// with a fresh random nonce, bound to `aad`.
 pub fn wrap(kek: &[u8; 32], secret: &[u8], aad: &[u8]) -> Vec<u8> {

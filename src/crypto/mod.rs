@@ -17,14 +17,12 @@ pub mod cipher;
 pub mod keyring;
 pub mod keys;
 
-use std::sync::Arc;
-
 use futures::TryStreamExt;
 use mongodb::bson::{doc, spec::BinarySubtype, Binary, Bson, DateTime, Document};
 use mongodb::Database;
 
-use crate::storage::gridfs::{ChunkCodec, Sealing};
-use cipher::{random_key, unwrap, wrap, ChunkCipher};
+use crate::storage::gridfs::Sealing;
+use cipher::{random_key, unwrap, wrap};
 use keyring::{Keyring, KmsKeyInfo};
 use keys::{customer_data_key, customer_verifier, MasterKeys};
 
@@ -216,7 +214,7 @@ impl SseMeta {
 
     /// How to read the object's chunks with its data key.
     pub fn sealing(&self, data_key: &[u8; 32]) -> Sealing {
-        let codec: Arc<dyn ChunkCodec> = Arc::new(ChunkCipher::new(data_key));
+        let codec = cipher::codec(data_key);
         if self.segments.is_empty() {
             Sealing::single(codec, self.size, self.chunk, 0)
         } else {

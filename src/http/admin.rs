@@ -89,6 +89,24 @@ pub(crate) async fn root_body(st: &AppState, req: Request) -> Result<Vec<u8>, Ad
     Ok(bytes.to_vec())
 }
 
+/// A JSON body whose fields are all optional: an empty body is the default.
+// The error is an axum `Response`, made once per failed request, like `root_body`'s.
+#[allow(clippy::result_large_err)]
+pub(crate) fn optional_json<T: Default + serde::de::DeserializeOwned>(
+    body: &[u8],
+) -> Result<T, AdminError> {
+    if body.is_empty() {
+        return Ok(T::default());
+    }
+    serde_json::from_slice(body).map_err(|e| {
+        AdminError(error(
+            StatusCode::BAD_REQUEST,
+            "MalformedJSON",
+            &e.to_string(),
+        ))
+    })
+}
+
 pub(crate) fn db_error(e: impl std::fmt::Display) -> AdminError {
     tracing::error!(error = %e, "admin API database error");
     AdminError(error(
@@ -105,18 +123,7 @@ struct CreateKey {
 }
 
 async fn create_key(State(st): State<AppState>, req: Request) -> Result<Response, AdminError> {
-    let body = root_body(&st, req).await?;
-    let input: CreateKey = if body.is_empty() {
-        CreateKey::default()
-    } else {
-        serde_json::from_slice(&body).map_err(|e| {
-            AdminError(error(
-                StatusCode::BAD_REQUEST,
-                "MalformedJSON",
-                &e.to_string(),
-            ))
-        })?
-    };
+    let input: CreateKey = optional_json(&root_body(&st, req).await?)?;
     let (id, secret) = st
         .store
         .meta()

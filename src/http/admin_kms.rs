@@ -9,7 +9,7 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::admin::{error, root_body, AdminError};
+use super::admin::{error, optional_json, root_body, AdminError};
 use crate::crypto::keyring::KmsKeyInfo;
 use crate::crypto::SseError;
 use crate::state::AppState;
@@ -57,18 +57,7 @@ struct Create {
 }
 
 async fn create(State(st): State<AppState>, req: Request) -> Result<Response, AdminError> {
-    let body = root_body(&st, req).await?;
-    let input: Create = if body.is_empty() {
-        Create::default()
-    } else {
-        serde_json::from_slice(&body).map_err(|e| {
-            AdminError(error(
-                StatusCode::BAD_REQUEST,
-                "MalformedJSON",
-                &e.to_string(),
-            ))
-        })?
-    };
+    let input: Create = optional_json(&root_body(&st, req).await?)?;
     let alias = input
         .alias
         .as_deref()

@@ -120,17 +120,7 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
         };
         // The copy's encryption is the request's (or the destination bucket's default), never
         // the source's, as on AWS; it gets its own data key.
-        let chunk = st.store.gridfs(&bucket).chunk_size();
-        let sealed = super::sse::prepare(st, spec.clone(), &dest, chunk).await?;
-        let mut up = st
-            .store
-            .open_upload_sealed(
-                &bucket,
-                req.key(),
-                false,
-                sealed.as_ref().map(|s| s.codec()),
-            )
-            .await?;
+        let (mut up, sealed) = super::sse::open_upload(st, &dest, req.key(), spec.clone()).await?;
         let copied: Result<_, GridFsError> = async {
             while let Some(b) = stream.try_next().await? {
                 up.write(&b).await?;
@@ -167,8 +157,7 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
             Some("REPLACE") => super::tagging::from_header(req.header("x-amz-tagging"))?,
             _ => src.meta.tags.clone(),
         };
-        meta.etag = Some(super::sse::etag(sealed.as_ref(), &digests.md5));
-        meta.sse = sealed.as_ref().map(|s| s.published(digests.length));
+        super::sse::set_content(&mut meta, sealed.as_ref(), &digests);
         // Object Lock settings are never copied: the copy's come from this request or the
         // destination bucket's default, as in S3.
         (meta.retention, meta.legal_hold) =

@@ -167,10 +167,7 @@ pub async fn upload_part(st: &AppState, mut req: S3Request) -> S3Result<Response
     if reader.declared_len().is_some_and(|l| l > MAX_PART_SIZE) {
         return Err(S3Error::entity_too_large());
     }
-    let codec = sse.as_ref().map(|(_, k, _)| {
-        std::sync::Arc::new(crate::crypto::cipher::ChunkCipher::new(&k.0))
-            as std::sync::Arc<dyn crate::storage::gridfs::ChunkCodec>
-    });
+    let codec = sse.as_ref().map(|(_, k, _)| k.codec());
     let mut part = st
         .store
         .open_part(&up, codec)
@@ -282,10 +279,7 @@ pub async fn upload_part_copy(st: &AppState, req: S3Request) -> S3Result<Respons
             Err(GridFsError::FileNotFound) => continue,
             Err(e) => return Err(e.into()),
         };
-        let codec = sse.as_ref().map(|(_, k, _)| {
-            std::sync::Arc::new(crate::crypto::cipher::ChunkCipher::new(&k.0))
-                as std::sync::Arc<dyn crate::storage::gridfs::ChunkCodec>
-        });
+        let codec = sse.as_ref().map(|(_, k, _)| k.codec());
         let mut part = st
             .store
             .open_part(&up, codec)

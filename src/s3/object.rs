@@ -67,17 +67,7 @@ pub async fn put_object(st: &AppState, mut req: S3Request) -> S3Result<Response>
     (meta.retention, meta.legal_hold) =
         super::object_lock::for_new_object(st, &b, &req.parts.headers)?;
     let spec = super::sse::write_spec(&req.parts.headers)?;
-    let chunk = st.store.gridfs(&bucket).chunk_size();
-    let sealed = super::sse::prepare(st, spec, &b, chunk).await?;
-    let mut up = st
-        .store
-        .open_upload_sealed(
-            &bucket,
-            req.key(),
-            false,
-            sealed.as_ref().map(|s| s.codec()),
-        )
-        .await?;
+    let (mut up, sealed) = super::sse::open_upload(st, &b, req.key(), spec).await?;
     let digests = match pump(&mut up, &mut reader).await {
         Ok(d) => d,
         Err(e) => {
@@ -91,8 +81,7 @@ pub async fn put_object(st: &AppState, mut req: S3Request) -> S3Result<Response>
         up.abort().await?;
         return Err(S3Error::bad_digest());
     }
-    meta.etag = Some(super::sse::etag(sealed.as_ref(), &digests.md5));
-    meta.sse = sealed.as_ref().map(|s| s.published(digests.length));
+    super::sse::set_content(&mut meta, sealed.as_ref(), &digests);
     if let Some((alg, v)) = reader.checksum() {
         meta.checksums = vec![(alg.name().to_owned(), v.clone())];
     }

@@ -369,12 +369,7 @@ pub async fn post_object(
     meta.owner = Some(super::ownership::owner_for_write(&b, &auth, &h));
     let (min, max) = policy.and_then(|p| p.length).unwrap_or((0, MAX_PUT_SIZE));
     let spec = super::sse::write_spec(&h)?;
-    let chunk = st.store.gridfs(bucket).chunk_size();
-    let sealed = super::sse::prepare(st, spec, &b, chunk).await?;
-    let mut up = st
-        .store
-        .open_upload_sealed(bucket, &key, false, sealed.as_ref().map(|s| s.codec()))
-        .await?;
+    let (mut up, sealed) = super::sse::open_upload(st, &b, &key, spec).await?;
     let streamed: S3Result<()> = async {
         while let Some(c) = idle(file.chunk()).await?.map_err(malformed)? {
             if up.length() + c.len() as u64 > max.min(MAX_PUT_SIZE) {
@@ -394,8 +389,7 @@ pub async fn post_object(
         return Err(S3Error::entity_too_small());
     }
     let digests = up.flush().await?;
-    meta.etag = Some(super::sse::etag(sealed.as_ref(), &digests.md5));
-    meta.sse = sealed.as_ref().map(|s| s.published(digests.length));
+    super::sse::set_content(&mut meta, sealed.as_ref(), &digests);
     let info = super::within_request_timeout(
         st,
         st.store

@@ -8,7 +8,6 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use base64::Engine;
 use md5::{Digest, Md5};
 
-use crate::crypto::cipher::ChunkCipher;
 use crate::crypto::{keys, SseError, SseMeta, SseSpec, MODE_C, MODE_KMS, MODE_S3};
 use crate::error::{S3Error, S3Result};
 use crate::state::AppState;
@@ -225,7 +224,7 @@ pub struct SealedWrite {
 impl SealedWrite {
     /// The chunk sealer.
     pub fn codec(&self) -> Arc<dyn ChunkCodec> {
-        Arc::new(ChunkCipher::new(&self.key.0))
+        self.key.codec()
     }
 
     /// The metadata the published object keeps, with its plain-text length.
@@ -283,6 +282,34 @@ pub async fn prepare(
         key: DataKey(key),
         customer_md5,
     }))
+}
+
+/// Opens the upload of a new object of `bucket` with the encryption `spec` asks for (or the
+/// bucket's default): PutObject, CopyObject and POST uploads.
+pub async fn open_upload(
+    st: &AppState,
+    bucket: &BucketInfo,
+    key: &str,
+    spec: Option<SseSpec>,
+) -> S3Result<(crate::storage::objects::ObjectWrite, Option<SealedWrite>)> {
+    let chunk = st.store.gridfs(&bucket.name).chunk_size();
+    let sealed = prepare(st, spec, bucket, chunk).await?;
+    let up = st
+        .store
+        .open_upload_sealed(&bucket.name, key, false, sealed.as_ref().map(|s| s.codec()))
+        .await?;
+    Ok((up, sealed))
+}
+
+/// Sets what a new object's content decides in its attributes: the ETag (see [`etag`]) and the
+/// encryption it keeps.
+pub fn set_content(
+    meta: &mut crate::storage::objects::ObjectMeta,
+    sealed: Option<&SealedWrite>,
+    digests: &crate::storage::gridfs::Digests,
+) {
+    meta.etag = Some(etag(sealed, &digests.md5));
+    meta.sse = sealed.map(|s| s.published(digests.length));
 }
 
 /// The quoted ETag of a new object: the MD5 of its bytes, except under SSE-C and SSE-KMS,

@@ -332,22 +332,7 @@ fn admin_cli_calls_the_api() {
             .await
             .unwrap();
         let endpoint = gw.endpoint();
-        let cli = move |args: &[&str]| {
-            let out = std::process::Command::new(env!("CARGO_BIN_EXE_grids3"))
-                .arg("admin")
-                .args(args)
-                .env("GRIDS3_ENDPOINT", &endpoint)
-                .env("GRIDS3_ROOT_ACCESS_KEY", support::AK)
-                .env("GRIDS3_ROOT_SECRET_KEY", support::SK)
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
-        };
+        let cli = move |args: &[&str]| support::admin_cli(&endpoint, args);
         let (created, listed, why) = tokio::task::spawn_blocking(move || {
             let created = cli(&["create-key", "--name", "from-cli"]);
             let id = created["accessKeyId"].as_str().unwrap().to_owned();

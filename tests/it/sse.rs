@@ -481,22 +481,7 @@ fn admin_cli_manages_the_keyring() {
     support::run(async {
         let gw = gateway_with_master(&fresh_name("kmscli"), MASTER, None).await;
         let endpoint = gw.endpoint();
-        let cli = move |args: &[&str]| {
-            let out = std::process::Command::new(env!("CARGO_BIN_EXE_grids3"))
-                .arg("admin")
-                .args(args)
-                .env("GRIDS3_ENDPOINT", &endpoint)
-                .env("GRIDS3_ROOT_ACCESS_KEY", support::AK)
-                .env("GRIDS3_ROOT_SECRET_KEY", support::SK)
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
-        };
+        let cli = move |args: &[&str]| support::admin_cli(&endpoint, args);
         let (created, listed, disabled, rotated) = tokio::task::spawn_blocking(move || {
             let created = cli(&["create-kms-key", "--alias", "billing"]);
             let id = created["keyId"].as_str().unwrap().to_owned();

@@ -93,12 +93,6 @@ impl Sealing {
         let index = i - first;
         (index < count).then_some((seg, index, index + 1 == count))
     }
-
-    /// The stored length of a file with this plain-text geometry.
-    pub fn stored_len(&self) -> u64 {
-        let chunks = super::file::chunk_count(self.plain_len, self.plain_chunk) as u64;
-        self.plain_len + chunks * self.codec.overhead() as u64
-    }
 }
 
 /// The bytes a file id is bound by: an ObjectId's 12 bytes, otherwise the value's extended

@@ -79,23 +79,12 @@ impl GridFsBucket {
     /// byte `end - 1` and nothing else; a missing, short or long chunk ends the stream with an
     /// error. An empty range issues no query at all.
     pub fn download_range(&self, file: &FileDoc, start: u64, end: u64) -> Result<ByteStream> {
-        self.download_range_from(file, 0, start, end)
+        self.download_sealed(file, None, 0, start, end)
     }
 
-    /// [`GridFsBucket::download_range`] of content whose chunk `i` is stored as `n = base + i`
-    /// (a multipart part, staged under its upload's file id).
-    pub fn download_range_from(
-        &self,
-        file: &FileDoc,
-        base: i64,
-        start: u64,
-        end: u64,
-    ) -> Result<ByteStream> {
-        self.download_sealed(file, None, base, start, end)
-    }
-
-    /// [`GridFsBucket::download_range_from`] of a file that is sealed (`sealing`, whose plain
-    /// text `[start, end)` is meant) or not (`None`). A sealed chunk is opened in place, in
+    /// [`GridFsBucket::download_range`] of a file that is sealed (`sealing`, whose plain text
+    /// `[start, end)` is meant) or not (`None`), whose content's chunk `i` is stored as
+    /// `n = base + i` (a multipart part, staged under its upload's file id). A sealed chunk is opened in place, in
     /// the buffer the driver read it into.
     pub fn download_sealed(
         &self,
@@ -164,13 +153,8 @@ impl GridFsBucket {
     /// Bytes `[start, end)` of a file whose chunks come back in one round trip (the caller
     /// keeps this to small files): one query, limited to the chunks that hold the range, so
     /// the server closes the cursor with the first batch. `ChunkMissing` when a chunk is gone
-    /// (a revision reclaimed meanwhile: look the key up again).
-    pub async fn read_range(&self, file: &FileDoc, start: u64, end: u64) -> Result<Bytes> {
-        self.read_sealed(file, None, start, end).await
-    }
-
-    /// [`GridFsBucket::read_range`] of a file that may be sealed (see
-    /// [`GridFsBucket::download_sealed`]).
+    /// (a revision reclaimed meanwhile: look the key up again). A sealed file's plain text is
+    /// meant, as in [`GridFsBucket::download_sealed`].
     pub async fn read_sealed(
         &self,
         file: &FileDoc,

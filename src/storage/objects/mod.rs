@@ -90,6 +90,13 @@ pub struct ObjectInfo {
 #[derive(Clone)]
 pub struct DataKey(pub [u8; 32]);
 
+impl DataKey {
+    /// The chunk codec that seals and opens the object's chunks with this key.
+    pub fn codec(&self) -> std::sync::Arc<dyn super::gridfs::ChunkCodec> {
+        crate::crypto::cipher::codec(&self.0)
+    }
+}
+
 impl std::fmt::Debug for DataKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("DataKey(..)")

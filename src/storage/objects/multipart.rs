@@ -340,10 +340,7 @@ impl ObjectStore {
         let mut meta = ObjectMeta::from_metadata(Some(&up.meta));
         // An encrypted upload: its parts were sealed as segments of their own; the tail
         // rewrite opens them and seals the tail as one more segment (and needs the data key).
-        let codec: Option<Arc<dyn ChunkCodec>> = match (&meta.sse, data_key) {
-            (Some(_), Some(k)) => Some(Arc::new(crate::crypto::cipher::ChunkCipher::new(&k.0))),
-            _ => None,
-        };
+        let codec = data_key.filter(|_| meta.sse.is_some()).map(DataKey::codec);
         let Some(current) = self.meta.get_upload(&up.bucket, &up.id).await? else {
             return Ok(None);
         };

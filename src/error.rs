@@ -101,6 +101,8 @@ errors! {
     no_such_tag_set => "NoSuchTagSet", NOT_FOUND, "The TagSet does not exist";
     /// A conflicting operation on the same key or upload is in progress (retry).
     operation_aborted => "OperationAborted", CONFLICT, "A conflicting conditional operation is currently in progress against this resource. Please try again.";
+    /// A conditional write raced another write of its key (retry), as AWS answers it.
+    conditional_request_conflict => "ConditionalRequestConflict", CONFLICT, "A conflicting operation occurred. If using PutObject you can retry the request. If using multipart upload you should initiate another CreateMultipartUpload request and re-upload each part.";
     /// The client stopped sending the body.
     request_timeout => "RequestTimeout", BAD_REQUEST, "Your socket connection to the server was not read from or written to within the timeout period. Idle connections will be closed.";
     /// A request URI that does not decode (invalid UTF-8 after percent-decoding).

@@ -148,3 +148,31 @@ pub async fn start_gateway_env(
     }
     Ok((child, addr))
 }
+
+/// A GridFS chunk document built around `data` with one copy, as the gateway builds its own.
+pub fn chunk_doc(
+    id: mongodb::bson::oid::ObjectId,
+    n: i32,
+    data: &[u8],
+) -> mongodb::bson::RawDocumentBuf {
+    let mut b = Vec::with_capacity(64 + data.len());
+    b.extend_from_slice(&[0; 4]);
+    b.push(0x07);
+    b.extend_from_slice(b"_id\0");
+    b.extend_from_slice(&mongodb::bson::oid::ObjectId::new().bytes());
+    b.push(0x07);
+    b.extend_from_slice(b"files_id\0");
+    b.extend_from_slice(&id.bytes());
+    b.push(0x10);
+    b.extend_from_slice(b"n\0");
+    b.extend_from_slice(&n.to_le_bytes());
+    b.push(0x05);
+    b.extend_from_slice(b"data\0");
+    b.extend_from_slice(&(data.len() as i32).to_le_bytes());
+    b.push(0x00);
+    b.extend_from_slice(data);
+    b.push(0x00);
+    let len = b.len() as i32;
+    b[..4].copy_from_slice(&len.to_le_bytes());
+    mongodb::bson::RawDocumentBuf::from_bytes(b).expect("a well-formed chunk document")
+}

@@ -220,6 +220,8 @@ pub async fn delete_bucket(st: &AppState, req: S3Request) -> S3Result<Response> 
         return Err(S3Error::no_such_bucket());
     }
     let settled = async {
+        // This instance's idle registration pool goes now; other instances' within a second.
+        st.store.meta().retire_idle_pool(name).await?;
         let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
         while st.store.meta().has_live_writes(name).await? {
             if tokio::time::Instant::now() > deadline {

@@ -243,6 +243,7 @@ pub fn blocked_error(b: Blocked) -> S3Error {
             .with_message("Another write of this key is in progress; please retry."),
         Blocked::Locked => S3Error::access_denied()
             .with_message("Access Denied because object protected by object lock."),
+        Blocked::Conflict => S3Error::conditional_request_conflict(),
     }
 }
 

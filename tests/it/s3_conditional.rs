@@ -127,6 +127,184 @@ fn racing_if_none_match_writers_on_two_instances_one_wins() {
     });
 }
 
+/// Unconditional writes take no key lock in an unversioned bucket. A write that starts after
+/// another ended lands after it, whichever instance either ran on; writes that overlap land in
+/// some order; and the revisions they leave behind are settled to one, whatever mixes with
+/// them (conditional writes, which lock, and deletes).
+#[test]
+fn unlocked_writes_keep_order_and_settle_to_one_revision() {
+    support::run(async {
+        let a = support::gateway("unlocked").await;
+        let b = support::gateway_on(a.db.name()).await;
+        a.sdk().create_bucket().bucket("unl").send().await.unwrap();
+        let clients = [a.sdk(), b.sdk()];
+        let read = |s3: aws_sdk_s3::Client| async move {
+            let o = s3.get_object().bucket("unl").key("k").send().await.unwrap();
+            o.body.collect().await.unwrap().into_bytes().to_vec()
+        };
+        // Sequential writes alternating between the instances: each is read back, from the
+        // other instance, as the current object.
+        for i in 0..20usize {
+            let body = format!("sequential {i}").into_bytes();
+            clients[i % 2]
+                .put_object()
+                .bucket("unl")
+                .key("k")
+                .body(ByteStream::from(body.clone()))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(read(clients[(i + 1) % 2].clone()).await, body, "write {i}");
+        }
+        // Overlapping writers on both instances, some conditional, some deleting.
+        for round in 0..5usize {
+            let mut tasks = Vec::new();
+            for i in 0..12usize {
+                let s3 = clients[i % 2].clone();
+                tasks.push(tokio::spawn(async move {
+                    let mut body = format!("round {round} writer {i}").into_bytes();
+                    body.resize(600 * 1024, b'.');
+                    let put = s3
+                        .put_object()
+                        .bucket("unl")
+                        .key("k")
+                        .body(ByteStream::from(body.clone()));
+                    let r = match i % 6 {
+                        4 => put
+                            .if_none_match("\"nope\"")
+                            .send()
+                            .await
+                            .map(|_| ())
+                            .map_err(|e| status(&e)),
+                        5 => s3
+                            .delete_object()
+                            .bucket("unl")
+                            .key("k")
+                            .send()
+                            .await
+                            .map(|_| ())
+                            .map_err(|e| status(&e)),
+                        _ => put.send().await.map(|_| ()).map_err(|e| status(&e)),
+                    };
+                    (body, r)
+                }));
+            }
+            let mut acknowledged = Vec::new();
+            for t in tasks {
+                let (body, r) = t.await.unwrap();
+                match r {
+                    Ok(()) => acknowledged.push(body),
+                    // A conditional write that raced an unconditional one withdraws.
+                    Err(s) => assert_eq!(s, Some(409), "only a racing conditional write fails"),
+                }
+            }
+            println!(
+                "round {round}: {} revisions right after the writers, {} acknowledged",
+                a.file_count("unl").await,
+                acknowledged.len()
+            );
+            // Settling runs within 100 ms of each publish; leave it time under load.
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            loop {
+                tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+                let files = a.file_count("unl").await;
+                if files <= 1 || std::time::Instant::now() > deadline {
+                    assert!(files <= 1, "round {round}: {files} revisions left");
+                    break;
+                }
+            }
+            let files = a.file_count("unl").await;
+            assert_eq!(
+                a.chunk_count("unl").await,
+                files * 3,
+                "three chunks per revision left"
+            );
+            if files == 1 {
+                let got = read(clients[round % 2].clone()).await;
+                assert!(
+                    acknowledged.contains(&got),
+                    "the current object is an acknowledged write"
+                );
+            }
+        }
+    });
+}
+
+/// Settling reclaims a revision hidden behind a newer one (what two overlapping unlocked
+/// writes of one key leave), never the current one, and does nothing in a versioned bucket.
+#[test]
+fn settling_reclaims_only_hidden_revisions() {
+    support::run(async {
+        use mongodb::bson::{doc, oid::ObjectId, Binary, DateTime, Document};
+        let gw = support::gateway("settle").await;
+        let s3 = gw.sdk();
+        for b in ["settle", "settlev"] {
+            s3.create_bucket().bucket(b).send().await.unwrap();
+        }
+        s3.put_bucket_versioning()
+            .bucket("settlev")
+            .versioning_configuration(
+                aws_sdk_s3::types::VersioningConfiguration::builder()
+                    .status(aws_sdk_s3::types::BucketVersioningStatus::Enabled)
+                    .build(),
+            )
+            .send()
+            .await
+            .unwrap();
+        for b in ["settle", "settlev"] {
+            s3.put_object()
+                .bucket(b)
+                .key("k")
+                .body(ByteStream::from_static(b"current"))
+                .send()
+                .await
+                .unwrap();
+            // The PUT's own settling (100 ms after it) has run, finding nothing to do.
+            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+            // A revision an overlapping writer left: older, so hidden behind the current one.
+            let id = ObjectId::new();
+            let an_hour_ago = DateTime::from_millis(DateTime::now().timestamp_millis() - 3_600_000);
+            gw.db
+                .collection::<Document>(&format!("{b}.files"))
+                .insert_one(doc! {"_id": id, "filename": "k", "length": 6i64, "chunkSize": 261120, "uploadDate": an_hour_ago})
+                .await
+                .unwrap();
+            gw.db
+                .collection::<Document>(&format!("{b}.chunks"))
+                .insert_one(doc! {"files_id": id, "n": 0, "data": Binary { subtype: mongodb::bson::spec::BinarySubtype::Generic, bytes: b"hidden".to_vec() }})
+                .await
+                .unwrap();
+        }
+        let keys: std::collections::BTreeSet<String> = ["k".to_owned()].into();
+        let store = &gw.state.store;
+        assert_eq!(store.settle("settle", keys.clone()).await.unwrap(), 1);
+        assert_eq!(gw.file_count("settle").await, 1);
+        assert_eq!(gw.chunk_count("settle").await, 1);
+        assert_eq!(
+            store.settle("settle", keys.clone()).await.unwrap(),
+            0,
+            "settled once"
+        );
+        assert_eq!(
+            store.settle("settlev", keys).await.unwrap(),
+            0,
+            "versions stay"
+        );
+        assert_eq!(gw.file_count("settlev").await, 2);
+        let got = s3
+            .get_object()
+            .bucket("settle")
+            .key("k")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            got.body.collect().await.unwrap().into_bytes().as_ref(),
+            b"current"
+        );
+    });
+}
+
 #[test]
 fn complete_multipart_if_none_match() {
     support::run(async {

@@ -565,40 +565,39 @@ fn encryption_adds_no_round_trip() {
                     _ => g,
                 }
             };
-            // Warm the caches (bucket, keyring), then count a PUT of a new key and a GET.
-            put().send().await.unwrap();
-            get().send().await.unwrap();
-            support::quiesce(&commands).await;
-            s3.delete_object()
-                .bucket("bkt")
-                .key(mode)
-                .send()
-                .await
-                .unwrap();
-            support::quiesce(&commands).await;
-            let deleted = commands.load(Ordering::SeqCst);
-            put().send().await.unwrap();
-            support::quiesce(&commands).await;
-            let put_done = commands.load(Ordering::SeqCst);
-            let got = get().send().await.unwrap().body.collect().await.unwrap();
-            assert_eq!(got.into_bytes().as_ref(), data.as_slice());
-            support::quiesce(&commands).await;
-            counts.push((
-                mode,
-                put_done - deleted,
-                commands.load(Ordering::SeqCst) - put_done,
-            ));
+            // Warm the caches (bucket, authorization, keyring) and the registration pool
+            // with a PUT of the same kind, let its settling pass, then count a PUT of a new
+            // key, warm again with a GET, and count a GET, each up to its answer. The caches last a second from their
+            // refresh, so one may expire inside a count on a loaded machine: the least of
+            // three attempts is what the request itself costs.
+            let warm = || async {
+                put().key(format!("warm-{mode}")).send().await.unwrap();
+                tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            };
+            let (mut put_count, mut get_count) = (u64::MAX, u64::MAX);
+            for attempt in 0..3 {
+                let key = format!("{mode}-{attempt}");
+                warm().await;
+                let before = commands.load(Ordering::SeqCst);
+                put().key(&key).send().await.unwrap();
+                put_count = put_count.min(commands.load(Ordering::SeqCst) - before);
+                // A GET warms what a GET reads (SSE-KMS: the keyring entry by its id).
+                get().key(format!("warm-{mode}")).send().await.unwrap();
+                tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+                let before = commands.load(Ordering::SeqCst);
+                let got = get().key(&key).send().await.unwrap();
+                get_count = get_count.min(commands.load(Ordering::SeqCst) - before);
+                let got = got.body.collect().await.unwrap();
+                assert_eq!(got.into_bytes().as_ref(), data.as_slice());
+            }
+            counts.push((mode, put_count, get_count));
         }
         println!("4 KiB object (PUT of a new key, GET) round trips: {counts:?}");
         let (_, plain_put, plain_get) = counts[0];
-        // Compared as PUT + GET: a write's bookkeeping that ends after its answer (its
-        // registration's release) may be counted with the GET that follows. SSE-KMS may read
-        // its keyring entry once more: the entry is cached for a second (so that a disabled key
-        // takes effect everywhere within it), and a loaded machine can take that long here.
+        assert_eq!((plain_put, plain_get), (3, 2), "{counts:?}");
         for (mode, put, get) in &counts[1..] {
-            let allowed = plain_put + plain_get + u64::from(*mode == "SSE-KMS");
             assert!(
-                put + get <= allowed,
+                *put <= plain_put && *get <= plain_get,
                 "{mode} costs no more round trips than a plain object: {counts:?}"
             );
         }

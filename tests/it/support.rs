@@ -605,14 +605,15 @@ pub async fn chromium_dom(chromium: &std::path::Path, url: &str) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// Waits until no MongoDB command has been counted for 300 ms: the gateway's start-up janitor
-/// pass and batched registration removals are over, so a count taken next holds only what
-/// the request being measured causes.
+/// Waits until no MongoDB command has been counted for 1.6 s: the gateway's start-up janitor
+/// pass, the settling of published keys and the retirement of an idle write registration
+/// pool (`POOL_IDLE` plus a heartbeat tick and a batch) are over, so a count taken next holds
+/// only what the request being measured causes.
 pub async fn quiesce(commands: &std::sync::atomic::AtomicU64) {
     use std::sync::atomic::Ordering;
     for _ in 0..100 {
         let a = commands.load(Ordering::SeqCst);
-        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        tokio::time::sleep(std::time::Duration::from_millis(1600)).await;
         if commands.load(Ordering::SeqCst) == a {
             return;
         }

@@ -22,7 +22,7 @@ pub use keylocks::{KeyLock, LOCK_TTL};
 pub use keys::{derive_master, KeyError, KeyInfo, KeySecret};
 pub use leases::{Lease, PendingReclaim};
 pub use uploads::{PartRecord, UploadRecord, MAX_PART_SLOTS, PART_SPAN};
-pub use writes::{DeadWrite, WriteReg};
+pub use writes::{DeadWrite, WriteReg, POOL_SIZE};
 
 use mongodb::bson::{doc, Document};
 use mongodb::options::IndexOptions;
@@ -50,6 +50,8 @@ pub struct MetaStore {
     bucket_cache: BucketCache,
     /// Registrations of finished writes, removed in batches (see `writes`).
     finished_writes: writes::FinishedWrites,
+    /// This process's write registration pools (see `writes`).
+    pools: writes::Pools,
 }
 
 /// Bucket lookups cached in this process: the attributes (or `None`) and when they were read.
@@ -78,7 +80,7 @@ impl MetaStore {
         )
         .await?;
         index(&m.leases, "expires", doc! {"expires": 1}).await?;
-        index(&m.writes, "bucket", doc! {"bucket": 1, "fileId": 1}).await?;
+        index(&m.writes, "bucket", doc! {"bucket": 1}).await?;
         index(&m.writes, "expires", doc! {"expires": 1}).await?;
         index(&m.writes, "reaping", doc! {"reaping": 1}).await?;
         index(&m.parts, "upload", doc! {"uploadId": 1, "number": 1}).await?;
@@ -147,6 +149,7 @@ impl MetaStore {
             write_ttl: std::time::Duration::from_secs(30),
             bucket_cache: BucketCache::default(),
             finished_writes: writes::FinishedWrites::default(),
+            pools: writes::Pools::default(),
         }
     }
 

@@ -1,22 +1,26 @@
 //! Write registrations (`__writes`): every write in progress that puts chunks into a bucket
-//! (PutObject, CopyObject, UploadPart, UploadPartCopy) is registered, before its first chunk,
-//! with its bucket, its file id, the process that runs it and an expiry in the database's time
-//! that a heartbeat extends. A registration that expired belongs to a writer that died (or lost
-//! the database for longer than the lease): the janitor reaps it, deleting its chunks unless
-//! they were published (a files document or a part record with that id exists).
+//! (PutObject, CopyObject, POST) writes them under a file id that a registration names, with
+//! its bucket, the process that runs it and an expiry in the database's time that a heartbeat
+//! extends. A registration that expired belongs to a writer that died (or lost the database
+//! for longer than the lease): the janitor reaps it, deleting the chunks of each of its file
+//! ids unless they were published (a files document or a part record with that id exists).
+//!
+//! **Pools.** One registration names [`POOL_SIZE`] file ids, registered together before any
+//! of them is used: a process keeps a pool per bucket and hands its ids out to writes, so a
+//! write costs no round trip of its own to register (a small PUT is three commands: chunk,
+//! revision lookup, files document). A pool's document lives while it has ids to hand out
+//! or writes in progress; it is removed (in a batch, within [`FLUSH_EVERY`]) once every id
+//! was used and finished, or after [`POOL_IDLE`] without a write in progress. Until then it
+//! names published files too, which is harmless: the janitor only reaps unpublished ids.
 //!
 //! Reaping and publishing exclude each other without transactions: the janitor first claims
 //! an expired registration (`reaping: true`, set only while it is expired), and a writer
-//! *fences* before it publishes, renewing its registration only if it is not claimed. A writer
-//! whose registration was claimed publishes nothing. A fence within half a lease of the last
-//! renewal needs no round trip: this process's monotonic clock only has to measure elapsed time,
-//! never agree with another instance's.
-//!
-//! A finished write's registration is removed in a batch with others, within
-//! [`FLUSH_EVERY`], not by a round trip of its own (a PUT costs one command less): until then
-//! it names a published file, which is harmless (the janitor only drops such a record, and
-//! DeleteBucket waits the moment it takes for the batch to go).
+//! *fences* before it publishes, renewing its pool's registration only if it is not claimed.
+//! A writer whose registration was claimed publishes nothing. A fence within half a lease of
+//! the last renewal needs no round trip: this process's monotonic clock only has to measure
+//! elapsed time, never agree with another instance's.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -25,23 +29,57 @@ use mongodb::bson::{doc, oid::ObjectId, Bson, Document};
 
 use super::MetaStore;
 
-/// How often the registrations of finished writes are removed.
+/// How often the registrations of finished pools are removed.
 pub const FLUSH_EVERY: Duration = Duration::from_millis(100);
+/// How many file ids one registration names.
+pub const POOL_SIZE: usize = 64;
+/// A pool without a write in progress for this long is retired (so that DeleteBucket, which
+/// waits for live registrations, never waits on an idle one for long).
+pub const POOL_IDLE: Duration = Duration::from_secs(1);
 
-/// Registrations of finished writes waiting for their batch removal, and whether the task
+/// Registrations of finished pools waiting for their batch removal, and whether the task
 /// that removes them runs.
 #[derive(Clone, Debug, Default)]
 pub(super) struct FinishedWrites(Arc<Mutex<(Vec<ObjectId>, bool)>>);
 
+/// This process's registration pools, by bucket.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Pools(Arc<Mutex<HashMap<String, Arc<Pool>>>>);
+
+/// One registration document and the ids it still has to hand out.
+#[derive(Debug)]
+struct Pool {
+    /// The registration's `_id`.
+    id: ObjectId,
+    bucket: String,
+    ttl: Duration,
+    /// When the registration was last renewed (this process's monotonic clock).
+    renewed: Mutex<Instant>,
+    state: Mutex<PoolState>,
+}
+
+#[derive(Debug)]
+struct PoolState {
+    free: Vec<ObjectId>,
+    in_use: usize,
+    /// No id is handed out any more: the document is being removed, or the janitor claimed
+    /// it (`lost`).
+    retired: bool,
+    lost: bool,
+    /// A write was dropped unfinished: the registration is left to expire (after the pool's
+    /// other writes end) so that the janitor reaps that write's chunks.
+    abandoned: bool,
+    idle_since: Instant,
+}
+
 /// A registered write. Call [`WriteReg::done`] once its chunks are published (or deleted);
-/// dropping it unfinished stops the heartbeat and leaves the registration for the janitor.
+/// dropping it unfinished leaves its id registered, for the janitor should this process die.
 #[derive(Debug)]
 pub struct WriteReg {
-    id: ObjectId,
+    file_id: ObjectId,
+    pool: Arc<Pool>,
     meta: MetaStore,
-    ttl: Duration,
-    renewed: Arc<Mutex<Instant>>,
-    heartbeat: tokio::task::JoinHandle<()>,
+    finished: bool,
 }
 
 /// A registration whose writer is gone.
@@ -51,74 +89,187 @@ pub struct DeadWrite {
     pub id: ObjectId,
     /// Bucket.
     pub bucket: String,
-    /// The file id its chunks carry.
-    pub file_id: Bson,
+    /// The file ids it names.
+    pub file_ids: Vec<Bson>,
+}
+
+impl Pool {
+    /// Hands out an id, unless the pool is spent or retired.
+    fn take(&self) -> Option<ObjectId> {
+        let mut s = self.state.lock().expect("pool");
+        if s.retired {
+            return None;
+        }
+        let id = s.free.pop()?;
+        s.in_use += 1;
+        Some(id)
+    }
+
+    /// A write ended; `true` when the pool is finished with (spent and idle): the caller
+    /// removes its document.
+    fn release(&self) -> bool {
+        let mut s = self.state.lock().expect("pool");
+        s.in_use -= 1;
+        if s.in_use == 0 {
+            s.idle_since = Instant::now();
+            if s.free.is_empty() && !s.retired {
+                s.retired = true;
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Retires the pool if no write is in progress and it was idle for `idle`.
+    fn retire_if_idle(&self, idle: Duration) -> bool {
+        let mut s = self.state.lock().expect("pool");
+        if s.retired || s.in_use > 0 || s.idle_since.elapsed() < idle {
+            return false;
+        }
+        s.retired = true;
+        true
+    }
+
+    /// Whether the heartbeat should stop: retired, except an abandoned pool whose other
+    /// writes are still in progress (they need the registration alive).
+    fn is_done(&self) -> bool {
+        let s = self.state.lock().expect("pool");
+        s.retired && !(s.abandoned && s.in_use > 0)
+    }
 }
 
 impl MetaStore {
-    /// Registers a write of chunks under `file_id` in `bucket`; `kind` names the operation.
-    pub async fn register_write(
-        &self,
-        bucket: &str,
-        file_id: &Bson,
-        kind: &str,
-    ) -> mongodb::error::Result<WriteReg> {
+    /// Registers a write of chunks into `bucket`: an id from this process's pool for the
+    /// bucket, registering a new pool (one round trip) when there is none with ids left.
+    pub async fn register_write(&self, bucket: &str) -> mongodb::error::Result<WriteReg> {
+        loop {
+            let pool = self.pools.0.lock().expect("pools").get(bucket).cloned();
+            if let Some(pool) = pool {
+                if let Some(file_id) = pool.take() {
+                    return Ok(WriteReg {
+                        file_id,
+                        pool,
+                        meta: self.clone(),
+                        finished: false,
+                    });
+                }
+            }
+            self.new_pool(bucket).await?;
+        }
+    }
+
+    /// Registers a pool of ids for `bucket` and makes it the one new writes take from.
+    async fn new_pool(&self, bucket: &str) -> mongodb::error::Result<()> {
         let id = ObjectId::new();
         let ttl = self.write_ttl;
+        let free: Vec<ObjectId> = (0..POOL_SIZE).map(|_| ObjectId::new()).collect();
         let at = Instant::now();
         self.writes
             .insert_one(doc! {
-                "_id": id, "bucket": bucket, "fileId": file_id.clone(), "kind": kind,
+                "_id": id, "bucket": bucket, "fileIds": free.clone(),
                 "process": self.process_id.as_ref(), "started": self.clock.now(),
                 "expires": self.clock.after(ttl),
             })
             .await?;
-        let renewed = Arc::new(Mutex::new(at));
-        let heartbeat = {
-            let (meta, renewed) = (self.clone(), renewed.clone());
-            tokio::spawn(async move {
-                let mut tick = tokio::time::interval(ttl / 3);
-                tick.tick().await;
-                loop {
-                    tick.tick().await;
-                    match meta.renew_write(id, ttl, &renewed).await {
-                        Ok(true) => {}
-                        Ok(false) => return,
-                        Err(e) => {
-                            tracing::warn!(error = %e, "could not renew a write registration")
-                        }
-                    }
-                }
-            })
-        };
-        Ok(WriteReg {
+        let pool = Arc::new(Pool {
             id,
-            meta: self.clone(),
+            bucket: bucket.to_owned(),
             ttl,
-            renewed,
-            heartbeat,
-        })
+            renewed: Mutex::new(at),
+            state: Mutex::new(PoolState {
+                free,
+                in_use: 0,
+                retired: false,
+                lost: false,
+                abandoned: false,
+                idle_since: Instant::now(),
+            }),
+        });
+        self.pools
+            .0
+            .lock()
+            .expect("pools")
+            .insert(bucket.to_owned(), pool.clone());
+        let meta = self.clone();
+        tokio::spawn(async move { meta.tend_pool(pool).await });
+        Ok(())
     }
 
-    /// Extends a registration unless the janitor claimed it; `false` when it is gone.
-    async fn renew_write(
-        &self,
-        id: ObjectId,
-        ttl: Duration,
-        renewed: &Mutex<Instant>,
-    ) -> mongodb::error::Result<bool> {
+    /// A pool's heartbeat: renews its registration every third of a lease while it lives, and
+    /// retires it once idle.
+    async fn tend_pool(&self, pool: Arc<Pool>) {
+        let tick = (pool.ttl / 3).min(POOL_IDLE / 4);
+        loop {
+            tokio::time::sleep(tick).await;
+            if pool.is_done() {
+                return;
+            }
+            if pool.retire_if_idle(POOL_IDLE) {
+                self.drop_pool(&pool);
+                return;
+            }
+            if pool.renewed.lock().expect("renewed").elapsed() < pool.ttl / 3 {
+                continue;
+            }
+            match self.renew_pool(&pool).await {
+                Ok(true) => {}
+                Ok(false) => {
+                    // Claimed by the janitor: its unpublished writes publish nothing.
+                    let mut s = pool.state.lock().expect("pool");
+                    s.retired = true;
+                    s.lost = true;
+                    drop(s);
+                    self.unmap_pool(&pool);
+                    return;
+                }
+                Err(e) => tracing::warn!(error = %e, "could not renew a write registration"),
+            }
+        }
+    }
+
+    /// Removes a retired pool from the map and queues its document's removal.
+    fn drop_pool(&self, pool: &Arc<Pool>) {
+        self.unmap_pool(pool);
+        self.forget_write_later(pool.id);
+    }
+
+    fn unmap_pool(&self, pool: &Arc<Pool>) {
+        let mut pools = self.pools.0.lock().expect("pools");
+        if pools
+            .get(&pool.bucket)
+            .is_some_and(|p| Arc::ptr_eq(p, pool))
+        {
+            pools.remove(&pool.bucket);
+        }
+    }
+
+    /// Retires this process's pool for `bucket` now if no write uses it, and removes its
+    /// registration (DeleteBucket waits for live registrations).
+    pub async fn retire_idle_pool(&self, bucket: &str) -> mongodb::error::Result<()> {
+        let pool = self.pools.0.lock().expect("pools").get(bucket).cloned();
+        if let Some(pool) = pool {
+            if pool.retire_if_idle(Duration::ZERO) {
+                self.unmap_pool(&pool);
+                self.remove_write(pool.id).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Extends a pool's registration unless the janitor claimed it; `false` when it is gone.
+    async fn renew_pool(&self, pool: &Pool) -> mongodb::error::Result<bool> {
         let at = Instant::now();
         let ok = self
             .writes
             .update_one(
-                doc! {"_id": id, "reaping": {"$ne": true}},
-                doc! {"$set": {"expires": self.clock.after(ttl)}},
+                doc! {"_id": pool.id, "reaping": {"$ne": true}},
+                doc! {"$set": {"expires": self.clock.after(pool.ttl)}},
             )
             .await?
             .matched_count
             == 1;
         if ok {
-            *renewed.lock().expect("renewed") = at;
+            *pool.renewed.lock().expect("renewed") = at;
         }
         Ok(ok)
     }
@@ -213,14 +364,11 @@ impl MetaStore {
         let docs: Vec<Document> = self
             .writes
             .find(doc! {"bucket": bucket})
-            .projection(doc! {"fileId": 1})
+            .projection(doc! {"fileIds": 1, "fileId": 1})
             .await?
             .try_collect()
             .await?;
-        Ok(docs
-            .into_iter()
-            .filter_map(|mut d| d.remove("fileId"))
-            .collect())
+        Ok(docs.iter().flat_map(file_ids_of).collect())
     }
 
     /// Registrations whose writer stopped heart-beating (for fsck).
@@ -240,36 +388,65 @@ impl MetaStore {
     }
 }
 
+/// The ids a registration names: a pool's `fileIds`, or the single `fileId` of a
+/// registration written before pools (a rolling upgrade may leave some for the janitor).
+fn file_ids_of(d: &Document) -> Vec<Bson> {
+    match (d.get_array("fileIds"), d.get("fileId")) {
+        (Ok(ids), _) => ids.clone(),
+        (_, Some(id)) => vec![id.clone()],
+        _ => Vec::new(),
+    }
+}
+
 fn dead_from(d: &Document) -> Option<DeadWrite> {
     Some(DeadWrite {
         id: d.get_object_id("_id").ok()?,
         bucket: d.get_str("bucket").ok()?.to_owned(),
-        file_id: d.get("fileId")?.clone(),
+        file_ids: file_ids_of(d),
     })
 }
 
 impl WriteReg {
+    /// The file id this write's chunks carry.
+    pub fn file_id(&self) -> ObjectId {
+        self.file_id
+    }
+
     /// The fence before publishing: `true` while this registration is alive and unclaimed.
     /// Within half a lease of the last renewal it answers without a round trip.
     pub async fn fence(&self) -> mongodb::error::Result<bool> {
-        if self.renewed.lock().expect("renewed").elapsed() < self.ttl / 2 {
+        if self.pool.state.lock().expect("pool").lost {
+            return Ok(false);
+        }
+        if self.pool.renewed.lock().expect("renewed").elapsed() < self.pool.ttl / 2 {
             return Ok(true);
         }
-        self.meta
-            .renew_write(self.id, self.ttl, &self.renewed)
-            .await
+        self.meta.renew_pool(&self.pool).await
     }
 
-    /// Ends the registration after the write was published or its chunks deleted (the record
-    /// goes with the next batch).
-    pub async fn done(self) {
-        self.heartbeat.abort();
-        self.meta.forget_write_later(self.id);
+    /// Ends the write after it was published or its chunks deleted. The pool's document goes
+    /// (in the next batch) once every id of it was used and finished.
+    pub async fn done(mut self) {
+        self.finished = true;
+        if self.pool.release() {
+            self.meta.drop_pool(&self.pool);
+        }
     }
 }
 
 impl Drop for WriteReg {
+    /// An unfinished write (an error or a cancelled request) leaves its chunks to the janitor:
+    /// its pool hands out no more ids, and its registration is no longer renewed once the
+    /// pool's other writes end, so it expires and is reaped.
     fn drop(&mut self) {
-        self.heartbeat.abort();
+        if self.finished {
+            return;
+        }
+        let mut s = self.pool.state.lock().expect("pool");
+        s.in_use -= 1;
+        s.retired = true;
+        s.abandoned = true;
+        drop(s);
+        self.meta.unmap_pool(&self.pool);
     }
 }

@@ -6,6 +6,7 @@
 mod list;
 mod meta;
 mod multipart;
+mod settle;
 mod versioned;
 
 pub use list::{prefix_successor, ListEntry, ListPage, ListQuery};
@@ -179,6 +180,8 @@ pub enum Blocked {
     Busy,
     /// Object Lock protects the version (retention in force, or a legal hold).
     Locked,
+    /// A write without a condition landed while this conditional one was being published.
+    Conflict,
 }
 
 /// The object layer. Cheap to clone.
@@ -188,6 +191,8 @@ pub struct ObjectStore {
     meta: MetaStore,
     chunk_size: u32,
     buckets: Arc<Mutex<HashMap<String, GridFsBucket>>>,
+    /// Keys published without the key lock, to settle (see `settle`).
+    settling: settle::Settling,
 }
 
 impl ObjectStore {
@@ -198,6 +203,7 @@ impl ObjectStore {
             meta,
             chunk_size,
             buckets: Arc::default(),
+            settling: settle::Settling::default(),
         }
     }
 
@@ -371,8 +377,8 @@ impl ObjectStore {
         sha256: bool,
         codec: Option<std::sync::Arc<dyn super::gridfs::ChunkCodec>>,
     ) -> Result<ObjectWrite> {
-        let id = Bson::ObjectId(ObjectId::new());
-        let reg = self.meta.register_write(bucket, &id, "put").await?;
+        let reg = self.meta.register_write(bucket).await?;
+        let id = Bson::ObjectId(reg.file_id());
         let upload = self
             .gridfs(bucket)
             .open_upload_stream(
@@ -459,6 +465,12 @@ impl ObjectStore {
     }
 
     /// Publishes a write if `cond` holds; otherwise removes its chunks.
+    ///
+    /// An unconditional write into an unversioned bucket takes no key lock: its revision is
+    /// stamped after the newest one it finds, so a write that starts after another one ended
+    /// always lands after it, and writes that overlap in time may land in either order, as in
+    /// S3. What the lock would add is settled afterwards (see `settle`). A write with a
+    /// condition, or into a versioned bucket, publishes under the key's lock.
     pub async fn publish_if(
         &self,
         bucket: &str,
@@ -466,12 +478,15 @@ impl ObjectStore {
         meta: ObjectMeta,
         cond: &WriteCondition,
     ) -> Result<std::result::Result<ObjectInfo, Blocked>> {
+        if *cond == WriteCondition::Always && self.versioning(bucket).await?.0 == Versioning::Off {
+            return Ok(Ok(self.publish(bucket, write, meta, None).await?));
+        }
         let key = write.upload.filename().to_owned();
         let slot = std::sync::Mutex::new(Some(write));
         let res = self
             .with_key_locked(bucket, &key, cond, |lock| async {
                 let w = slot.lock().expect("slot").take().expect("published once");
-                let info = self.publish(bucket, w, meta, &lock).await?;
+                let info = self.publish(bucket, w, meta, Some(&lock)).await?;
                 Ok((info, lock))
             })
             .await;
@@ -479,19 +494,53 @@ impl ObjectStore {
         if let Some(w) = unpublished {
             w.abort().await?;
         }
-        res
+        match res? {
+            Ok(info) if *cond != WriteCondition::Always => {
+                Ok(self.recheck_condition(bucket, info).await?)
+            }
+            other => Ok(other),
+        }
     }
 
-    /// Publishes a write as the current object of its key (the caller holds the key's lock),
-    /// then reclaims older revisions. Crash points: before the files document is written the
-    /// registration makes the janitor reclaim the chunks; after it, the object is complete and
-    /// older revisions are hidden behind it until the next overwrite or delete reclaims them.
+    /// After a conditional publish into an unversioned bucket: an unconditional write (which
+    /// takes no lock) that published after the condition was checked and is stamped before
+    /// this write means the condition may not have held when this write landed. This write then
+    /// withdraws (409 ConditionalRequestConflict, which AWS also answers to racing writes);
+    /// one stamped after it simply replaced it.
+    async fn recheck_condition(
+        &self,
+        bucket: &str,
+        info: ObjectInfo,
+    ) -> Result<std::result::Result<ObjectInfo, Blocked>> {
+        if info.meta.version_id.is_some() {
+            return Ok(Ok(info));
+        }
+        let date = info.file.upload_date;
+        let others: Vec<(Bson, DateTime)> = self
+            .revisions(bucket, info.key())
+            .await?
+            .into_iter()
+            .filter(|(id, _)| *id != info.file.id)
+            .collect();
+        if others.iter().any(|(_, d)| *d < date) {
+            self.reclaim(bucket, &info.file.id).await?;
+            return Ok(Err(Blocked::Conflict));
+        }
+        Ok(Ok(info))
+    }
+
+    /// Publishes a write as the current object of its key (the caller holds the key's lock,
+    /// or takes none: see [`ObjectStore::publish_if`]), then reclaims older revisions. Crash
+    /// points: before the files document is written the registration makes the janitor
+    /// reclaim the chunks; after it, the object is complete and older revisions are hidden
+    /// behind it until they are reclaimed (here, by settling, or by the next overwrite or
+    /// delete).
     async fn publish(
         &self,
         bucket: &str,
         mut write: ObjectWrite,
         meta: ObjectMeta,
-        lock: &KeyLock,
+        lock: Option<&KeyLock>,
     ) -> Result<ObjectInfo> {
         write.upload.flush().await?;
         let key = write.upload.filename().to_owned();
@@ -514,9 +563,11 @@ impl ObjectStore {
 
     /// The fence before a publishing write: the key lock (and the write's registration) must
     /// still be held, or nothing is published.
-    async fn fence(&self, lock: &KeyLock, reg: Option<&WriteReg>) -> Result<()> {
-        if !lock.fence().await? {
-            return Err(GridFsError::Conflict("the key lock was lost".into()));
+    async fn fence(&self, lock: Option<&KeyLock>, reg: Option<&WriteReg>) -> Result<()> {
+        if let Some(lock) = lock {
+            if !lock.fence().await? {
+                return Err(GridFsError::Conflict("the key lock was lost".into()));
+            }
         }
         if let Some(reg) = reg {
             if !reg.fence().await? {
@@ -786,27 +837,58 @@ impl ObjectStore {
             }
         }
         for w in self.meta.claim_dead_writes(1000).await? {
-            let fs = self.gridfs(&w.bucket);
+            done += self.reap_dead_write(&w).await?;
+            self.meta.remove_write(w.id).await?;
+        }
+        Ok(done)
+    }
+
+    /// Reaps the file ids of a registration whose writer died: each published one is indexed
+    /// (a writer that died between its publish and its version's record), each unpublished
+    /// one loses its chunks. Point queries per id: some servers answer `$in` on `_id` with a
+    /// collection scan, and a dead pool is rare. Returns how many writes lost chunks.
+    async fn reap_dead_write(&self, w: &super::meta::DeadWrite) -> Result<usize> {
+        let fs = self.gridfs(&w.bucket);
+        let mut unpublished = Vec::new();
+        for id in &w.file_ids {
             let published = fs
                 .files()
-                .find_one(doc! {"_id": w.file_id.clone()})
+                .find_one(doc! {"_id": id.clone()})
                 .projection(doc! {"_id": 1})
                 .await?
                 .is_some();
             if published {
-                // A writer that died between its publish and its version's record.
-                self.index_file(&w.bucket, &w.file_id).await?;
+                self.index_file(&w.bucket, id).await?;
+            } else {
+                unpublished.push(id.clone());
             }
-            if !published && !self.meta.part_uses_file(&w.file_id).await? {
-                let n = fs
-                    .chunks()
-                    .delete_many(doc! {"files_id": w.file_id.clone()})
-                    .await?
-                    .deleted_count;
-                tracing::info!(bucket = %w.bucket, file_id = %w.file_id, chunks = n, "reaped the chunks of a dead write");
-                done += 1;
+        }
+        if unpublished.is_empty() {
+            return Ok(0);
+        }
+        // Only ids that were used have chunks (chunk 0 is always written first).
+        let used: Vec<Bson> = fs
+            .chunks()
+            .find(doc! {"files_id": {"$in": unpublished}, "n": 0})
+            .projection(doc! {"files_id": 1, "_id": 0})
+            .await?
+            .try_collect::<Vec<Document>>()
+            .await?
+            .into_iter()
+            .filter_map(|mut d| d.remove("files_id"))
+            .collect();
+        let mut done = 0;
+        for id in used {
+            if self.meta.part_uses_file(&id).await? {
+                continue;
             }
-            self.meta.remove_write(w.id).await?;
+            let n = fs
+                .chunks()
+                .delete_many(doc! {"files_id": id.clone()})
+                .await?
+                .deleted_count;
+            tracing::info!(bucket = %w.bucket, file_id = %id, chunks = n, "reaped the chunks of a dead write");
+            done += 1;
         }
         Ok(done)
     }

@@ -478,7 +478,7 @@ impl ObjectStore {
             .prepare_publish(&up.bucket, &up.key, &Bson::ObjectId(final_id))
             .await?;
         meta.version_id = prepared.vid.clone();
-        self.fence(key_lock, None).await?;
+        self.fence(Some(key_lock), None).await?;
         if !upload_lock.fence().await? {
             return Err(GridFsError::Conflict("the upload's lock was lost".into()));
         }

@@ -278,6 +278,7 @@ impl ObjectStore {
         if p.mode == Versioning::Off {
             let info = ObjectInfo::from_file(file);
             self.reclaim_all(bucket, &p.older, &info).await;
+            self.settle_later(bucket, info.key());
             return Ok(info);
         }
         let e = VersionEntry {
@@ -422,7 +423,7 @@ impl ObjectStore {
             }
         }
         if mode == Versioning::Off {
-            self.fence(lock, None).await?;
+            self.fence(Some(lock), None).await?;
             self.delete(bucket, key).await?;
             return Ok(Ok(DeleteOutcome::default()));
         }
@@ -439,7 +440,7 @@ impl ObjectStore {
                 owner: Some(owner.to_owned()),
                 file: None,
             };
-            self.fence(lock, None).await?;
+            self.fence(Some(lock), None).await?;
             idx.insert(&marker).await?;
             idx.set_master(&marker).await?;
             if marker.null {
@@ -467,7 +468,7 @@ impl ObjectStore {
                 return Ok(Err(Blocked::Locked));
             }
         }
-        self.fence(lock, None).await?;
+        self.fence(Some(lock), None).await?;
         let latest = idx.latest(key).await?;
         let is_latest = latest.as_ref().is_some_and(|l| l.vid == e.vid);
         if is_latest && !e.is_marker() {

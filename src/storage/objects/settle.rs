@@ -1,0 +1,108 @@
+//! Settling keys that were published without the key lock.
+//!
+//! An unconditional write into an unversioned bucket publishes without taking the key's lock
+//! (see [`ObjectStore::publish_if`]): it looks the key's revisions up, stamps its own after the
+//! newest, writes its files document and reclaims the revisions it saw. Two such writes of one
+//! key that overlap in time each miss the other's revision, so the older of the two would stay
+//! behind the newer one, hidden but never reclaimed. Every publish into an unversioned bucket
+//! therefore queues its key here, and a background task looks at the queued keys of each
+//! bucket in one query per [`SETTLE_EVERY`] and reclaims every revision older than a key's
+//! newest. That is what an overwrite does anyway; it never touches the current revision, and a
+//! reader that holds a lease on an older one keeps it (`reclaim` defers to the janitor).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::TryStreamExt;
+use mongodb::bson::{doc, Bson, DateTime, Document};
+
+use super::{ObjectStore, Result};
+use crate::storage::versions::Versioning;
+
+/// How often queued keys are settled.
+pub const SETTLE_EVERY: Duration = Duration::from_millis(100);
+
+/// Keys waiting to be settled, by bucket.
+type Queued = HashMap<String, BTreeSet<String>>;
+
+/// The queued keys, and whether the task that settles them runs.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Settling(Arc<Mutex<(Queued, bool)>>);
+
+impl ObjectStore {
+    /// Queues `key` for settling, starting the task if it is not running. The task ends when
+    /// nothing is queued and no other handle on the queue is left.
+    pub(super) fn settle_later(&self, bucket: &str, key: &str) {
+        let mut q = self.settling.0.lock().expect("settling");
+        q.0.entry(bucket.to_owned())
+            .or_default()
+            .insert(key.to_owned());
+        if q.1 {
+            return;
+        }
+        q.1 = true;
+        let (queue, store) = (self.settling.0.clone(), self.clone());
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(SETTLE_EVERY).await;
+                let batch = {
+                    let mut q = queue.lock().expect("settling");
+                    // Two handles: this task's and `store`'s own.
+                    if q.0.is_empty() && Arc::strong_count(&queue) <= 2 {
+                        q.1 = false;
+                        return;
+                    }
+                    std::mem::take(&mut q.0)
+                };
+                for (bucket, keys) in batch {
+                    if let Err(e) = store.settle(&bucket, keys).await {
+                        // Harmless: the next overwrite or delete of those keys reclaims what
+                        // was left.
+                        tracing::warn!(bucket, error = %e, "could not settle keys");
+                    }
+                }
+            }
+        });
+    }
+
+    /// Reclaims every revision of `keys` older than its key's newest. Returns how many.
+    pub async fn settle(&self, bucket: &str, keys: BTreeSet<String>) -> Result<usize> {
+        if self.versioning(bucket).await?.0 != Versioning::Off {
+            // Revisions are versions there; nothing is published without the lock.
+            return Ok(0);
+        }
+        let keys: Vec<String> = keys.into_iter().collect();
+        let docs: Vec<Document> = self
+            .gridfs(bucket)
+            .files()
+            .find(doc! {"filename": {"$in": keys}})
+            .projection(doc! {"_id": 1, "filename": 1, "uploadDate": 1})
+            .await?
+            .try_collect()
+            .await?;
+        let mut by_key: BTreeMap<String, Vec<(DateTime, Bson)>> = BTreeMap::new();
+        for mut d in docs {
+            let (Ok(name), Ok(date)) = (d.get_str("filename"), d.get_datetime("uploadDate")) else {
+                continue;
+            };
+            let (name, date) = (name.to_owned(), *date);
+            if let Some(id) = d.remove("_id") {
+                by_key.entry(name).or_default().push((date, id));
+            }
+        }
+        let mut reclaimed = 0;
+        for revs in by_key.values() {
+            let Some(newest) = revs.iter().map(|(d, _)| *d).max() else {
+                continue;
+            };
+            // Strictly older only: two revisions stamped in the same millisecond are told
+            // apart by `_id`, which a foreign writer's ids may not order; leave such a pair.
+            for (_, id) in revs.iter().filter(|(d, _)| *d < newest) {
+                self.reclaim(bucket, id).await?;
+                reclaimed += 1;
+            }
+        }
+        Ok(reclaimed)
+    }
+}

@@ -285,7 +285,7 @@ async fn main() -> anyhow::Result<()> {
     let (mut child, addr) = start_gateway(&local.uri).await?;
     let client = mongodb::Client::with_uri_str(&local.uri).await?;
     let db = client.database("grids3");
-    println!("server {}, 2026-11-23", local.kind);
+    println!("server {}", local.kind);
     if parts.contains("small") {
         small_objects(&addr, &db, secs).await;
     }

@@ -69,6 +69,12 @@ fn every_query_shape_uses_an_index() {
                 doc! {"files_id": {"$in": [id.clone()]}},
                 None,
             ),
+            // The ids of a dead writer's registration pool that were used.
+            (
+                "plan.chunks",
+                doc! {"files_id": {"$in": [id.clone(), Bson::ObjectId(ObjectId::new())]}, "n": 0},
+                None,
+            ),
             // A multipart part's staging range, and every staged chunk of an upload.
             (
                 "plan.chunks",

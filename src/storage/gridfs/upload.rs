@@ -32,6 +32,9 @@ pub struct UploadOptions {
     pub metadata: Option<Document>,
     /// Also compute the SHA-256 of the content.
     pub sha256: bool,
+    /// Do not compute the MD5 (the GridFS spec deprecated the files document's `md5`, and
+    /// drivers skip it; grids3's own writes need it for ETags). [`Digests::md5`] is then zero.
+    pub skip_md5: bool,
     /// The `n` of the first chunk written (0 for a normal file). Multipart completion uses it
     /// to rewrite only the tail of a file whose head chunks were adopted in place.
     pub first_chunk: i64,
@@ -45,7 +48,7 @@ pub struct UploadOptions {
 pub struct Digests {
     /// Bytes written (plain text, before any sealing).
     pub length: u64,
-    /// MD5 of the content.
+    /// MD5 of the content (zero under [`UploadOptions::skip_md5`]).
     pub md5: [u8; 16],
     /// SHA-256 of the content, when asked for.
     pub sha256: Option<[u8; 32]>,
@@ -78,7 +81,7 @@ pub struct Upload {
     stored: u64,
     codec: Option<Arc<dyn ChunkCodec>>,
     id_bytes: Vec<u8>,
-    md5: Md5,
+    md5: Option<Md5>,
     sha256: Option<Sha256>,
     in_flight: VecDeque<JoinHandle<Result<()>>>,
     done: bool,
@@ -121,7 +124,7 @@ impl GridFsBucket {
             length: 0,
             stored: 0,
             codec: opts.codec,
-            md5: Md5::new(),
+            md5: (!opts.skip_md5).then(Md5::new),
             sha256: opts.sha256.then(Sha256::new),
             in_flight: VecDeque::new(),
             done: false,
@@ -225,7 +228,9 @@ impl Upload {
 
     /// Appends `data`, inserting every chunk it completes.
     pub async fn write(&mut self, mut data: &[u8]) -> Result<()> {
-        self.md5.update(data);
+        if let Some(h) = &mut self.md5 {
+            h.update(data);
+        }
         if let Some(h) = &mut self.sha256 {
             h.update(data);
         }
@@ -330,7 +335,7 @@ impl Upload {
         }
         Ok(Digests {
             length: self.length,
-            md5: self.md5.clone().finalize().into(),
+            md5: self.md5.clone().map_or([0; 16], |h| h.finalize().into()),
             sha256: self.sha256.clone().map(|h| h.finalize().into()),
         })
     }

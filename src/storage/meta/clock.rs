@@ -8,9 +8,9 @@
 //! measured at start-up and again on every janitor pass, so an instance whose clock is minutes
 //! off still stamps and compares times within a round trip of the database's clock.
 //!
-//! Revision order does not rest on this precision alone: publishes of one key are serialised
-//! under the key lock, and a new revision is always stamped after the newest one it finds
-//! (see `objects::ObjectStore::publish`).
+//! Revision order does not rest on this precision alone: a new revision is always stamped
+//! after the newest one it finds, so a write that starts after another ended lands after it
+//! (see `objects::ObjectStore::publish_if`).
 
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Arc;

@@ -599,8 +599,8 @@ impl ObjectStore {
     }
 
     /// The `uploadDate` of a new revision: the database's time, but always after every
-    /// revision the key has (publishes of a key are serialised under its lock, so the one
-    /// published last is the newest, whatever the clocks of the instances that wrote them).
+    /// revision the key has, so a write that started after another one was published lands
+    /// after it, whatever the clocks of the instances that wrote them.
     fn stamp(&self, older: &[(Bson, DateTime)]) -> DateTime {
         let now = self.meta.clock().now().timestamp_millis();
         let newest = older

@@ -60,7 +60,20 @@ async fn main() -> anyhow::Result<()> {
     // The database's own floor for an upload: the object's chunk documents built beforehand
     // (not timed) and sent in 4 MiB `insert_many` batches, three in flight, as the engine
     // sends its own. Neither GridFS implementation can upload faster than this.
+    // With the unique `{files_id, n}` index that every GridFS chunks collection has.
     let raw_chunks = db.collection::<mongodb::bson::RawDocumentBuf>("raw.chunks");
+    raw_chunks
+        .create_index(
+            mongodb::IndexModel::builder()
+                .keys(mongodb::bson::doc! {"files_id": 1, "n": 1})
+                .options(
+                    mongodb::options::IndexOptions::builder()
+                        .unique(true)
+                        .build(),
+                )
+                .build(),
+        )
+        .await?;
     let mut ru = vec![];
     let mut em = vec![];
     println!(

@@ -8,8 +8,9 @@
 //!    keys, against the raw driver's sorted `find` of the same pages.
 //!
 //! Run: `GRIDS3_DEVDB_CACHE=10G cargo bench --bench throughput` (env `BENCH_SECS`, default 10
-//! per small-object phase; `BENCH_LIST_KEYS`, default 100000; `BENCH_PARTS`, default
-//! "small,scaling,listing").
+//! per small-object phase; `BENCH_LIST_KEYS`, default 100000; `BENCH_LIST_SAMPLE`, unset:
+//! time that many pages at five positions of the key range and estimate the whole pass, for
+//! buckets too large to page through here; `BENCH_PARTS`, default "small,scaling,listing").
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -191,14 +192,13 @@ async fn scaling(addr: &str) {
     }
 }
 
-async fn listing(addr: &str, db: &mongodb::Database, keys: usize) {
-    let http = reqwest::Client::new();
-    assert!(request(&http, addr, "PUT", "/paged", None)
+/// Creates bucket `paged` and writes `keys` files documents into it directly (as the listing
+/// bench does): what is measured is the listing, not 100,000 PUTs.
+async fn fill(http: &reqwest::Client, addr: &str, db: &mongodb::Database, keys: usize) {
+    assert!(request(http, addr, "PUT", "/paged", None)
         .await
         .status()
         .is_success());
-    // Files documents written directly (as the listing bench does): what is measured is the
-    // listing, not 100,000 PUTs.
     let files = db.collection::<Document>("paged.files");
     let t = Instant::now();
     for batch in (0..keys).collect::<Vec<_>>().chunks(10_000) {
@@ -216,25 +216,115 @@ async fn listing(addr: &str, db: &mongodb::Database, keys: usize) {
         "listing: filled {keys} keys in {:.1} s",
         t.elapsed().as_secs_f64()
     );
+}
+
+/// One ListObjectsV2 page of 1,000 keys after `start_after` (`""`: the first): its keys and
+/// its continuation token.
+async fn api_page(
+    http: &reqwest::Client,
+    addr: &str,
+    start_after: &str,
+    token: Option<&str>,
+) -> (usize, Option<String>) {
+    let mut q = String::from("list-type=2&max-keys=1000");
+    if let Some(tok) = token {
+        q.push_str(&format!(
+            "&continuation-token={}",
+            grids3::auth::sigv4::uri_encode(tok, false)
+        ));
+    } else if !start_after.is_empty() {
+        q.push_str(&format!(
+            "&start-after={}",
+            grids3::auth::sigv4::uri_encode(start_after, false)
+        ));
+    }
+    let r = request_q(http, addr, "GET", "/paged", &q, None).await;
+    assert!(r.status().is_success());
+    let body = r.text().await.unwrap();
+    let token = body
+        .split_once("<NextContinuationToken>")
+        .and_then(|(_, rest)| rest.split_once("</NextContinuationToken>"))
+        .map(|(t, _)| t.to_owned());
+    (body.matches("<Key>").count(), token)
+}
+
+/// The driver's own page of 1,000 filenames after `marker`; the last one.
+async fn raw_page(files: &mongodb::Collection<Document>, marker: &str) -> Option<String> {
+    let page: Vec<Document> = files
+        .find(doc! {"filename": {"$gt": marker}})
+        .sort(doc! {"filename": 1, "uploadDate": 1})
+        .limit(1000)
+        .await
+        .unwrap()
+        .collect::<Vec<_>>()
+        .await
+        .into_iter()
+        .map(|d| d.unwrap())
+        .collect();
+    Some(page.last()?.get_str("filename").unwrap().to_owned())
+}
+
+/// Paging through a bucket too large to page through here (SecantusDB reads the rest of the
+/// key range for every page, so a whole pass is quadratic): `sample` consecutive pages timed at
+/// five positions of the key range, for ListObjectsV2 and for the driver, and the whole pass
+/// estimated from them (each position's mean page time over its fifth of the pages).
+async fn listing_sampled(addr: &str, db: &mongodb::Database, keys: usize, sample: usize) {
+    let http = reqwest::Client::new();
+    fill(&http, addr, db, keys).await;
+    let files = db.collection::<Document>("paged.files");
+    let pages = keys.div_ceil(1000);
+    let (mut api_total, mut raw_total) = (0.0, 0.0);
+    for at in [0.0, 0.25, 0.5, 0.75, 0.99] {
+        let first = ((keys as f64 * at) as usize).min(keys - 1);
+        let start = if first == 0 {
+            String::new()
+        } else {
+            format!("k/{:08}", first - 1)
+        };
+        let t = Instant::now();
+        let (mut token, mut seen) = (None, 0);
+        for _ in 0..sample {
+            let (n, next) = api_page(&http, addr, &start, token.as_deref()).await;
+            seen += n;
+            token = next;
+            if token.is_none() {
+                break;
+            }
+        }
+        let api = t.elapsed().as_secs_f64() / sample as f64;
+        assert!(seen > 0);
+        let t = Instant::now();
+        let mut marker = start.clone();
+        for _ in 0..sample {
+            match raw_page(&files, &marker).await {
+                Some(m) => marker = m,
+                None => break,
+            }
+        }
+        let raw = t.elapsed().as_secs_f64() / sample as f64;
+        println!(
+            "listing {keys} keys, {sample} pages from key {first}: ListObjectsV2 {api:.3} s a page, raw find {raw:.3} s a page"
+        );
+        api_total += api * pages as f64 / 5.0;
+        raw_total += raw * pages as f64 / 5.0;
+    }
+    println!(
+        "listing {keys} keys page by page, estimated from the samples: ListObjectsV2 {pages} pages in about {api_total:.0} s; raw sorted find about {raw_total:.0} s; ratio {:.2}",
+        api_total / raw_total
+    );
+}
+
+async fn listing(addr: &str, db: &mongodb::Database, keys: usize) {
+    let http = reqwest::Client::new();
+    fill(&http, addr, db, keys).await;
+    let files = db.collection::<Document>("paged.files");
     let t = Instant::now();
     let (mut pages, mut seen, mut token): (usize, usize, Option<String>) = (0, 0, None);
     loop {
-        let mut q = String::from("list-type=2&max-keys=1000");
-        if let Some(tok) = &token {
-            q.push_str(&format!(
-                "&continuation-token={}",
-                grids3::auth::sigv4::uri_encode(tok, false)
-            ));
-        }
-        let r = request_q(&http, addr, "GET", "/paged", &q, None).await;
-        assert!(r.status().is_success());
-        let body = r.text().await.unwrap();
-        seen += body.matches("<Key>").count();
+        let (n, next) = api_page(&http, addr, "", token.as_deref()).await;
+        seen += n;
         pages += 1;
-        token = body
-            .split_once("<NextContinuationToken>")
-            .and_then(|(_, rest)| rest.split_once("</NextContinuationToken>"))
-            .map(|(t, _)| t.to_owned());
+        token = next;
         if token.is_none() {
             break;
         }
@@ -242,28 +332,13 @@ async fn listing(addr: &str, db: &mongodb::Database, keys: usize) {
     let api = t.elapsed().as_secs_f64();
     assert_eq!(seen, keys);
     let t = Instant::now();
-    let mut marker = String::new();
-    let mut raw_seen = 0;
-    loop {
-        let page: Vec<Document> = files
-            .find(doc! {"filename": {"$gt": &marker}})
-            .sort(doc! {"filename": 1, "uploadDate": 1})
-            .limit(1000)
-            .await
-            .unwrap()
-            .collect::<Vec<_>>()
-            .await
-            .into_iter()
-            .map(|d| d.unwrap())
-            .collect();
-        if page.is_empty() {
-            break;
-        }
-        raw_seen += page.len();
-        marker = page.last().unwrap().get_str("filename").unwrap().to_owned();
+    let (mut marker, mut raw_pages) = (String::new(), 0);
+    while let Some(m) = raw_page(&files, &marker).await {
+        marker = m;
+        raw_pages += 1;
     }
     let raw = t.elapsed().as_secs_f64();
-    assert_eq!(raw_seen, keys);
+    assert_eq!(raw_pages, keys.div_ceil(1000));
     println!(
         "listing {keys} keys page by page: ListObjectsV2 {pages} pages in {api:.1} s; raw sorted find of the same pages {raw:.1} s; ratio {:.2}",
         api / raw
@@ -293,7 +368,13 @@ async fn main() -> anyhow::Result<()> {
         scaling(&addr).await;
     }
     if parts.contains("listing") {
-        listing(&addr, &db, keys).await;
+        match std::env::var("BENCH_LIST_SAMPLE")
+            .ok()
+            .and_then(|v| v.parse().ok())
+        {
+            Some(sample) => listing_sampled(&addr, &db, keys, sample).await,
+            None => listing(&addr, &db, keys).await,
+        }
     }
     let _ = child.kill();
     let _ = child.wait();

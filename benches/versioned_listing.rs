@@ -51,6 +51,7 @@ fn file(key: &str, at: i64) -> FileDoc {
         upload_date: DateTime::from_millis(at),
         filename: Some(key.to_owned()),
         metadata: Some(doc! {"etag": "\"d41d8cd98f00b204e9800998ecf8427e\""}),
+        content: None,
     }
 }
 

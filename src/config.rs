@@ -134,6 +134,26 @@ pub struct Config {
     #[arg(long, env = "GRIDS3_SHUTDOWN_DEADLINE", default_value_t = 30)]
     pub shutdown_deadline: u64,
 
+    /// Content-addressed buckets (`x-grids3-storage-mode: content`): contents up to this many
+    /// bytes are stored inside the object's own document (a GET of one is a single query).
+    #[arg(long, env = "GRIDS3_CONTENT_INLINE_MAX", default_value_t = 16 * 1024)]
+    pub content_inline_max: usize,
+
+    /// Content-addressed buckets: the content types stored gzipped when that saves space
+    /// (comma-separated; `type/*` matches a whole type).
+    #[arg(
+        long,
+        env = "GRIDS3_CONTENT_GZIP_TYPES",
+        default_value = "text/*,application/json,application/xml,application/javascript,image/svg+xml"
+    )]
+    pub content_gzip_types: String,
+
+    /// Content-addressed buckets: seconds a content nothing references any more is kept
+    /// before the janitor reclaims it (and how long a PUT may take between referencing a
+    /// content and publishing its object).
+    #[arg(long, env = "GRIDS3_CONTENT_GRACE", default_value_t = 600)]
+    pub content_grace: u64,
+
     /// Seconds a write in progress stays registered without a heartbeat; after that the
     /// janitor reclaims the chunks of a writer that died (the heartbeat runs every third).
     #[arg(long, env = "GRIDS3_WRITE_LEASE", default_value_t = 30)]

@@ -33,6 +33,8 @@ pub fn adoptable_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 255
         && !name.starts_with("__")
+        // A content-addressed bucket's own GridFS bucket of large contents (`<bucket>._blobs`).
+        && !name.contains("._")
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'))
@@ -48,7 +50,18 @@ pub async fn open_store(config: &Config, client: mongodb::Client) -> anyhow::Res
         .with_master_key(config.master_key.as_deref())
         .with_previous_master_keys(config.previous_master_keys.as_deref())
         .with_write_ttl(Duration::from_secs(config.write_lease.max(3)));
-    Ok(ObjectStore::new(db, meta, DEFAULT_CHUNK_SIZE))
+    let content = crate::storage::content::ContentSettings {
+        inline_max: config.content_inline_max,
+        gzip_types: config
+            .content_gzip_types
+            .split(',')
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(str::to_owned)
+            .collect(),
+        grace: Duration::from_secs(config.content_grace),
+    };
+    Ok(ObjectStore::new(db, meta, DEFAULT_CHUNK_SIZE).with_content_settings(content))
 }
 
 impl AppState {
@@ -120,6 +133,7 @@ impl AppState {
                 versions_indexed: false,
                 object_lock: None,
                 encryption: None,
+                storage: crate::storage::meta::StorageMode::Gridfs,
             };
             if self.store.meta().create_bucket(&info).await? {
                 tracing::info!(bucket = %name, "adopted an existing GridFS bucket");

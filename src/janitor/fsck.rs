@@ -142,10 +142,12 @@ pub async fn run(store: &ObjectStore, repair: bool) -> Result<Report> {
     let uploads = meta.all_uploads().await?;
     let mut files: HashMap<String, HashMap<String, (String, u64, u64)>> = HashMap::new();
     for b in &buckets {
+        // Objects of a content-addressed bucket have no chunks of their own (their content
+        // is checked with the bucket's references below).
         let docs: Vec<Document> = store
             .gridfs(b)
             .files()
-            .find(doc! {})
+            .find(doc! {"in": {"$exists": false}, "sha": {"$exists": false}})
             .projection(doc! {"_id": 1, "length": 1, "chunkSize": 1, "filename": 1})
             .await?
             .try_collect()

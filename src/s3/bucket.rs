@@ -9,7 +9,7 @@ use super::acl::grants;
 use super::{empty, owner_of, require_bucket, xml_response, S3Request};
 use crate::error::{S3Error, S3Result};
 use crate::state::AppState;
-use crate::storage::meta::BucketInfo;
+use crate::storage::meta::{BucketInfo, StorageMode};
 use crate::storage::versions::Versioning;
 use crate::xml::{self, to_xml, S3_NS};
 
@@ -134,6 +134,12 @@ pub async fn create_bucket(st: &AppState, mut req: S3Request) -> S3Result<Respon
     let lock = req
         .header("x-amz-bucket-object-lock-enabled")
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+    let storage = storage_mode(&req)?;
+    if lock && storage == StorageMode::Content {
+        return Err(S3Error::not_implemented().with_message(
+            "Object Lock needs versioning, which content-addressed buckets do not have yet.",
+        ));
+    }
     let info = BucketInfo {
         name: name.clone(),
         creation_date: mongodb::bson::DateTime::now(),
@@ -151,6 +157,7 @@ pub async fn create_bucket(st: &AppState, mut req: S3Request) -> S3Result<Respon
         versions_indexed: lock,
         object_lock: lock.then(crate::storage::meta::ObjectLockConfig::default),
         encryption: None,
+        storage,
     };
     let was_deleted = st.store.meta().is_tombstone(&name).await?;
     if !st.store.meta().create_bucket(&info).await? {
@@ -177,6 +184,9 @@ pub async fn create_bucket(st: &AppState, mut req: S3Request) -> S3Result<Respon
         st.store.drop_bucket(&name).await?;
     }
     st.store.gridfs(&name).ensure_indexes().await?;
+    if storage == StorageMode::Content {
+        st.store.contents(&name).ensure_indexes().await?;
+    }
     if lock {
         st.store.versions(&name).ensure_indexes().await?;
     }
@@ -195,6 +205,17 @@ pub async fn create_bucket(st: &AppState, mut req: S3Request) -> S3Result<Respon
         r.headers_mut().insert("location", v);
     }
     Ok(r)
+}
+
+/// The storage mode a CreateBucket asks for (`x-grids3-storage-mode: gridfs | content`, a
+/// grids3 header; `gridfs` without it).
+fn storage_mode(req: &S3Request) -> S3Result<StorageMode> {
+    match req.header("x-grids3-storage-mode") {
+        None => Ok(StorageMode::Gridfs),
+        Some(v) => StorageMode::parse(v).ok_or_else(|| {
+            S3Error::invalid_argument("x-grids3-storage-mode must be gridfs or content")
+        }),
+    }
 }
 
 /// HeadBucket.
@@ -220,10 +241,15 @@ pub async fn delete_bucket(st: &AppState, req: S3Request) -> S3Result<Response> 
         return Err(S3Error::no_such_bucket());
     }
     let settled = async {
-        // This instance's idle registration pool goes now; other instances' within a second.
+        // This instance's idle registration pools go now; other instances' within a second.
+        // A content-addressed bucket's writes are registered under its blobs bucket.
+        let blobs = crate::storage::content::blobs_name(name);
         st.store.meta().retire_idle_pool(name).await?;
+        st.store.meta().retire_idle_pool(&blobs).await?;
         let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
-        while st.store.meta().has_live_writes(name).await? {
+        while st.store.meta().has_live_writes(name).await?
+            || st.store.meta().has_live_writes(&blobs).await?
+        {
             if tokio::time::Instant::now() > deadline {
                 return Err(S3Error::operation_aborted());
             }
@@ -301,6 +327,9 @@ pub async fn put_versioning(st: &AppState, mut req: S3Request) -> S3Result<Respo
                 .with_message("MFA Delete is not supported: grids3 has no MFA devices"))
         }
         Some(_) => return Err(S3Error::malformed_xml()),
+    }
+    if conf.status.is_some() {
+        super::content::refuse(&b, "versioning")?;
     }
     let status = match conf.status.as_deref() {
         Some("Enabled") => Versioning::Enabled,

@@ -68,6 +68,7 @@ fn part_number(req: &S3Request) -> S3Result<i32> {
 /// CreateMultipartUpload.
 pub async fn create(st: &AppState, req: S3Request) -> S3Result<Response> {
     let b = require_bucket(st, req.bucket()).await?;
+    super::content::refuse(&b, "multipart uploads")?;
     let mut meta = meta_from_headers(&req.parts.headers);
     meta.tags = super::tagging::from_header(req.header("x-amz-tagging"))?;
     meta.owner = Some(super::ownership::owner_for_write(

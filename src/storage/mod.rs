@@ -1,6 +1,7 @@
 //! Storage: the GridFS engine, the metastore and the object layer over both. Handlers reach
 //! MongoDB only through here.
 
+pub mod content;
 pub mod gridfs;
 pub mod meta;
 pub mod objects;

@@ -2,6 +2,7 @@
 
 mod authz;
 mod browser;
+mod content;
 mod contract;
 mod cors;
 mod deploy;

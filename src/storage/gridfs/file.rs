@@ -19,6 +19,10 @@ pub struct FileDoc {
     pub filename: Option<String>,
     /// `metadata`, when present.
     pub metadata: Option<Document>,
+    /// The v7files content pointer (`in` or `sha`) of an object in a content-addressed
+    /// bucket, whose bytes are stored apart, not in this file's chunks (see
+    /// `storage::content`); `None` for a GridFS file.
+    pub content: Option<Document>,
 }
 
 /// Reads a BSON number of any numeric type as an integer; the specification (2016-10-07)
@@ -62,6 +66,10 @@ impl FileDoc {
             Some(Bson::Document(m)) => Some(m.clone()),
             _ => None,
         };
+        let content: Document = ["in", "sha"]
+            .iter()
+            .filter_map(|k| Some((k.to_string(), doc.get(*k)?.clone())))
+            .collect();
         Ok(Self {
             id,
             length: length as u64,
@@ -69,6 +77,7 @@ impl FileDoc {
             upload_date,
             filename,
             metadata,
+            content: (!content.is_empty()).then_some(content),
         })
     }
 
@@ -85,6 +94,9 @@ impl FileDoc {
         }
         if let Some(m) = &self.metadata {
             d.insert("metadata", m.clone());
+        }
+        if let Some(c) = &self.content {
+            d.extend(c.clone());
         }
         d
     }

@@ -17,6 +17,7 @@ mod upload;
 
 pub use codec::{id_bytes, ChunkBinding, ChunkCodec, Sealing};
 pub use download::ByteStream;
+pub(crate) use file::as_i64;
 pub use file::FileDoc;
 pub use upload::{Digests, Upload, UploadOptions};
 

@@ -35,6 +35,12 @@ pub struct UploadOptions {
     /// Do not compute the MD5 (the GridFS spec deprecated the files document's `md5`, and
     /// drivers skip it; grids3's own writes need it for ETags). [`Digests::md5`] is then zero.
     pub skip_md5: bool,
+    /// Also compute the SHA-1 of the content (content-addressed buckets name contents by it).
+    pub sha1: bool,
+    /// Keep a content that fits in one chunk in memory: [`Upload::flush`] then inserts
+    /// nothing, and [`Upload::take_small`] hands the bytes over (a content-addressed bucket
+    /// stores small contents inline or as content documents, never as chunks).
+    pub hold_small: bool,
     /// The `n` of the first chunk written (0 for a normal file). Multipart completion uses it
     /// to rewrite only the tail of a file whose head chunks were adopted in place.
     pub first_chunk: i64,
@@ -52,6 +58,8 @@ pub struct Digests {
     pub md5: [u8; 16],
     /// SHA-256 of the content, when asked for.
     pub sha256: Option<[u8; 32]>,
+    /// SHA-1 of the content, when asked for.
+    pub sha1: Option<[u8; 20]>,
 }
 
 /// An upload in progress. Write the content with [`Upload::write`], then either
@@ -83,6 +91,8 @@ pub struct Upload {
     id_bytes: Vec<u8>,
     md5: Option<Md5>,
     sha256: Option<Sha256>,
+    sha1: Option<sha1::Sha1>,
+    hold_small: bool,
     in_flight: VecDeque<JoinHandle<Result<()>>>,
     done: bool,
 }
@@ -126,6 +136,8 @@ impl GridFsBucket {
             codec: opts.codec,
             md5: (!opts.skip_md5).then(Md5::new),
             sha256: opts.sha256.then(Sha256::new),
+            sha1: opts.sha1.then(sha1::Sha1::new),
+            hold_small: opts.hold_small,
             in_flight: VecDeque::new(),
             done: false,
         })
@@ -234,6 +246,9 @@ impl Upload {
         if let Some(h) = &mut self.sha256 {
             h.update(data);
         }
+        if let Some(h) = &mut self.sha1 {
+            h.update(data);
+        }
         self.length += data.len() as u64;
         let cs = self.chunk_size as usize;
         while !data.is_empty() {
@@ -326,7 +341,7 @@ impl Upload {
     /// Stores every chunk (including the short last one) and returns the content's digests.
     /// Nothing is visible yet: call [`Upload::publish`] or [`Upload::abort`] next.
     pub async fn flush(&mut self) -> Result<Digests> {
-        if !self.pending.is_empty() {
+        if !self.pending.is_empty() && !self.holds_small() {
             self.push_chunk(true).await?;
         }
         self.send_batch().await?;
@@ -337,7 +352,30 @@ impl Upload {
             length: self.length,
             md5: self.md5.clone().map_or([0; 16], |h| h.finalize().into()),
             sha256: self.sha256.clone().map(|h| h.finalize().into()),
+            sha1: self.sha1.clone().map(|h| h.finalize().into()),
         })
+    }
+
+    /// Whether the whole content so far is held in memory (see [`UploadOptions::hold_small`]).
+    fn holds_small(&self) -> bool {
+        self.hold_small && self.next_n == self.first_chunk
+    }
+
+    /// The content, when [`UploadOptions::hold_small`] kept it in memory (it fits in one
+    /// chunk, and no chunk was inserted); the upload is then finished with. `None` when the
+    /// content went out as chunks.
+    pub fn take_small(&mut self) -> Option<Vec<u8>> {
+        if !self.holds_small() {
+            return None;
+        }
+        let data = if self.pending.is_empty() {
+            Vec::new()
+        } else {
+            self.pending[self.data_start..].to_vec()
+        };
+        self.pending.clear();
+        self.done = true;
+        Some(data)
     }
 
     /// Writes the files document, making the file visible. `metadata` replaces the one given
@@ -361,6 +399,7 @@ impl Upload {
             upload_date,
             filename: Some(self.filename.clone()),
             metadata: metadata.or_else(|| self.metadata.take()),
+            content: None,
         };
         // From here on a drop (a cancelled request) must not delete the chunks: the insert may
         // be applied whatever becomes of this future. The writer's registration (grids3's

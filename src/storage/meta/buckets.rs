@@ -43,6 +43,37 @@ pub struct BucketInfo {
     pub object_lock: Option<ObjectLockConfig>,
     /// Default encryption of new objects (PutBucketEncryption), if configured.
     pub encryption: Option<BucketEncryption>,
+    /// How objects' contents are stored, chosen at creation (see `storage::content`).
+    pub storage: StorageMode,
+}
+
+/// A bucket's storage mode.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StorageMode {
+    /// Standard GridFS: each object is a GridFS file of `<bucket>.files` / `<bucket>.chunks`.
+    #[default]
+    Gridfs,
+    /// The v7files content format: contents addressed by their SHA-1, stored once.
+    Content,
+}
+
+impl StorageMode {
+    /// The mode's name (`gridfs`, `content`), as the creation header and the admin API spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Gridfs => "gridfs",
+            Self::Content => "content",
+        }
+    }
+
+    /// Parses a mode's name.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "gridfs" => Some(Self::Gridfs),
+            "content" => Some(Self::Content),
+            _ => None,
+        }
+    }
 }
 
 /// A bucket's default encryption: what new objects get when their request asks for none.
@@ -224,6 +255,9 @@ impl BucketInfo {
         if let Some(e) = &self.encryption {
             d.insert("encryption", e.to_document());
         }
+        if self.storage != StorageMode::Gridfs {
+            d.insert("storage", self.storage.as_str());
+        }
         d
     }
 
@@ -260,6 +294,11 @@ impl BucketInfo {
                 .get_document("encryption")
                 .ok()
                 .map(BucketEncryption::from_document),
+            storage: d
+                .get_str("storage")
+                .ok()
+                .and_then(StorageMode::parse)
+                .unwrap_or_default(),
             public_access_block: d
                 .get_document("publicAccessBlock")
                 .ok()
@@ -366,6 +405,22 @@ impl MetaStore {
             .update_one(doc! {"_id": name}, doc! {"$unset": {"deleting": ""}})
             .await?;
         Ok(())
+    }
+
+    /// Names of the content-addressed buckets (the janitor reclaims their contents).
+    pub async fn content_buckets(&self) -> mongodb::error::Result<Vec<String>> {
+        let docs: Vec<Document> = self
+            .buckets
+            .find(doc! {"storage": "content"})
+            .projection(doc! {"_id": 1, "deleted": 1})
+            .await?
+            .try_collect()
+            .await?;
+        Ok(docs
+            .iter()
+            .filter(|d| !d.get_bool("deleted").unwrap_or(false))
+            .filter_map(|d| d.get_str("_id").ok().map(str::to_owned))
+            .collect())
     }
 
     /// Names of buckets deleted more than `age` ago (tombstones), for the janitor.

@@ -60,6 +60,17 @@ impl MetaStore {
         self.lock(format!("\u{0}upload\u{0}{upload_id}")).await
     }
 
+    /// Takes the lock of one content of a content-addressed bucket (its adoption and its
+    /// reclaim are serialised under it).
+    pub async fn lock_content(
+        &self,
+        bucket: &str,
+        sha_hex: &str,
+    ) -> mongodb::error::Result<Option<KeyLock>> {
+        self.lock(format!("\u{0}content\u{0}{bucket}\u{0}{sha_hex}"))
+            .await
+    }
+
     async fn lock(&self, id: String) -> mongodb::error::Result<Option<KeyLock>> {
         let token = ObjectId::new();
         let deadline = tokio::time::Instant::now() + LOCK_WAIT;

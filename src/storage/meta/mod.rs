@@ -15,7 +15,8 @@ mod uploads;
 mod writes;
 
 pub use buckets::{
-    BucketEncryption, BucketInfo, CorsRule, ObjectLockConfig, PublicAccessBlock, BUCKET_CACHE_TTL,
+    BucketEncryption, BucketInfo, CorsRule, ObjectLockConfig, PublicAccessBlock, StorageMode,
+    BUCKET_CACHE_TTL,
 };
 pub use clock::DbClock;
 pub use keylocks::{KeyLock, LOCK_TTL};
@@ -96,6 +97,7 @@ impl MetaStore {
         index(&m.uploads, "completedAt", doc! {"completedAt": 1}).await?;
         index(&m.uploads, "aborting", doc! {"aborting": 1}).await?;
         index(&m.buckets, "deleted", doc! {"deleted": 1, "deletedAt": 1}).await?;
+        index(&m.buckets, "storage", doc! {"storage": 1}).await?;
         index(&m.keylocks, "expires", doc! {"expires": 1}).await?;
         Ok(m)
     }

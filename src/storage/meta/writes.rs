@@ -378,6 +378,21 @@ impl MetaStore {
             .await
     }
 
+    /// Whether the write of `file_id` into `bucket` may still be in progress: a registration
+    /// that names it is alive (or not yet reaped).
+    pub async fn write_in_progress(
+        &self,
+        bucket: &str,
+        file_id: &Bson,
+    ) -> mongodb::error::Result<bool> {
+        Ok(self
+            .writes
+            .find_one(doc! {"bucket": bucket, "fileIds": file_id.clone()})
+            .projection(doc! {"_id": 1})
+            .await?
+            .is_some())
+    }
+
     /// Whether a write into `bucket` is registered and alive.
     pub async fn has_live_writes(&self, bucket: &str) -> mongodb::error::Result<bool> {
         Ok(self

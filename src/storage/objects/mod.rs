@@ -25,10 +25,11 @@ use md5::{Digest, Md5};
 use mongodb::bson::{doc, oid::ObjectId, Bson, DateTime, Document};
 use mongodb::Database;
 
+use super::content::{self, ContentSettings, Contents, Pointer};
 use super::gridfs::{
     BucketOptions, ByteStream, FileDoc, GridFsBucket, GridFsError, Result, Upload, UploadOptions,
 };
-use super::meta::{KeyLock, MetaStore, WriteReg};
+use super::meta::{KeyLock, MetaStore, StorageMode, WriteReg};
 use super::versions::Versioning;
 
 /// Reads up to this size are fetched in one query, without a reader lease.
@@ -193,6 +194,8 @@ pub struct ObjectStore {
     buckets: Arc<Mutex<HashMap<String, GridFsBucket>>>,
     /// Keys published without the key lock, to settle (see `settle`).
     settling: settle::Settling,
+    /// How content-addressed buckets store contents.
+    content_settings: ContentSettings,
 }
 
 impl ObjectStore {
@@ -204,7 +207,35 @@ impl ObjectStore {
             chunk_size,
             buckets: Arc::default(),
             settling: settle::Settling::default(),
+            content_settings: ContentSettings::default(),
         }
+    }
+
+    /// Stores content-addressed buckets' contents as `settings` say.
+    pub fn with_content_settings(mut self, settings: ContentSettings) -> Self {
+        self.content_settings = settings;
+        self
+    }
+
+    /// The contents of a content-addressed bucket (see `storage::content`).
+    pub fn contents(&self, bucket: &str) -> Contents {
+        Contents::new(
+            &self.db,
+            bucket,
+            self.gridfs(&content::blobs_name(bucket)),
+            self.meta.clone(),
+            self.content_settings.clone(),
+        )
+    }
+
+    /// The bucket's storage mode (cached like every bucket lookup).
+    pub async fn storage_mode(&self, bucket: &str) -> Result<StorageMode> {
+        Ok(self
+            .meta
+            .bucket_cached(bucket)
+            .await?
+            .map(|b| b.storage)
+            .unwrap_or_default())
     }
 
     /// The database.
@@ -377,6 +408,32 @@ impl ObjectStore {
         sha256: bool,
         codec: Option<std::sync::Arc<dyn super::gridfs::ChunkCodec>>,
     ) -> Result<ObjectWrite> {
+        if self.storage_mode(bucket).await? == StorageMode::Content {
+            if codec.is_some() {
+                return Err(GridFsError::Conflict(
+                    "content-addressed buckets do not encrypt".into(),
+                ));
+            }
+            // Large contents are staged as chunks of the blobs bucket under a registered id,
+            // which also becomes the object's `_id`; small ones stay in memory.
+            let blobs = content::blobs_name(bucket);
+            let reg = self.meta.register_write(&blobs).await?;
+            let id = Bson::ObjectId(reg.file_id());
+            let upload = self
+                .gridfs(&blobs)
+                .open_upload_stream(
+                    key,
+                    UploadOptions {
+                        id: Some(id),
+                        sha256,
+                        sha1: true,
+                        hold_small: true,
+                        ..Default::default()
+                    },
+                )
+                .await?;
+            return Ok(ObjectWrite { upload, reg });
+        }
         let reg = self.meta.register_write(bucket).await?;
         let id = Bson::ObjectId(reg.file_id());
         let upload = self
@@ -542,6 +599,10 @@ impl ObjectStore {
         meta: ObjectMeta,
         lock: Option<&KeyLock>,
     ) -> Result<ObjectInfo> {
+        if self.storage_mode(bucket).await? == StorageMode::Content {
+            // Boxed: request futures are deep, and this one would add its whole state to them.
+            return Box::pin(self.publish_content(bucket, write, meta, lock)).await;
+        }
         write.upload.flush().await?;
         let key = write.upload.filename().to_owned();
         let mut meta = meta;
@@ -556,6 +617,69 @@ impl ObjectStore {
             .await?;
         // The registration ends only once the version is recorded: a crash before that has
         // the janitor finish the record (`index_file`).
+        let info = self.finish_publish(bucket, prepared, file).await?;
+        write.reg.done().await;
+        Ok(info)
+    }
+
+    /// [`ObjectStore::publish`] in a content-addressed bucket (see `storage::content`): the
+    /// content goes inside the object's document when it is small enough; otherwise it is
+    /// referenced first, then stored unless the same bytes are stored already (a small one as
+    /// a content document, a large one by adopting the chunks staged in the blobs bucket), and
+    /// the object's document points at it by SHA-1.
+    async fn publish_content(
+        &self,
+        bucket: &str,
+        mut write: ObjectWrite,
+        mut meta: ObjectMeta,
+        lock: Option<&KeyLock>,
+    ) -> Result<ObjectInfo> {
+        let contents = self.contents(bucket);
+        let digests = write.upload.flush().await?;
+        let sha = digests
+            .sha1
+            .ok_or_else(|| GridFsError::Corrupt("a content upload without its SHA-1".into()))?;
+        let id = write.upload.id().clone();
+        let key = write.upload.filename().to_owned();
+        let pointer = match write.upload.take_small() {
+            Some(bytes) if bytes.len() <= contents.settings().inline_max => Pointer::Inline(bytes),
+            Some(bytes) => {
+                contents.reference(&id, &sha).await?;
+                contents
+                    .store_small(&sha, &bytes, meta.content_type.as_deref())
+                    .await?;
+                Pointer::Sha(sha)
+            }
+            None => {
+                contents.reference(&id, &sha).await?;
+                // The staged chunks are the adoption's now: adopted, or deleted as a copy.
+                write.upload.disarm();
+                contents
+                    .adopt_blob(&id, &sha, digests.length, write.upload.chunk_size())
+                    .await?;
+                Pointer::Sha(sha)
+            }
+        };
+        let prepared = self.prepare_publish(bucket, &key, &id).await?;
+        meta.version_id = prepared.vid.clone();
+        self.fence(lock, Some(&write.reg)).await?;
+        let mut fields = pointer.fields();
+        if let Some(ct) = &meta.content_type {
+            fields.insert("contentType", ct.clone());
+        }
+        let file = FileDoc {
+            id,
+            length: digests.length,
+            chunk_size: self.chunk_size,
+            upload_date: prepared.date,
+            filename: Some(key),
+            metadata: Some(meta.to_metadata()),
+            content: Some(fields),
+        };
+        self.gridfs(bucket)
+            .files()
+            .insert_one(file.to_document())
+            .await?;
         let info = self.finish_publish(bucket, prepared, file).await?;
         write.reg.done().await;
         Ok(info)
@@ -643,6 +767,9 @@ impl ObjectStore {
         let fs = self.gridfs(bucket);
         let record = self.meta.add_reclaim_of(bucket, file_id, entry).await?;
         fs.files().delete_one(doc! {"_id": file_id.clone()}).await?;
+        if self.storage_mode(bucket).await? == StorageMode::Content {
+            self.contents(bucket).release(file_id).await?;
+        }
         if let Some(e) = entry {
             self.versions(bucket).remove_id(e).await?;
         }
@@ -679,6 +806,13 @@ impl ObjectStore {
         fs.files()
             .delete_many(doc! {"_id": {"$in": ids.clone()}})
             .await?;
+        if self.storage_mode(bucket).await? == StorageMode::Content {
+            // One update per object (its references' document, keyed by the object's id).
+            let contents = self.contents(bucket);
+            for id in &ids {
+                contents.release(id).await?;
+            }
+        }
         let leased = self.meta.leased_among(bucket, &ids).await?;
         let (free, done): (Vec<Bson>, Vec<ObjectId>) = ids
             .into_iter()
@@ -722,6 +856,9 @@ impl ObjectStore {
         start: u64,
         end: u64,
     ) -> Result<ByteStream> {
+        if let Some(p) = info.file.content.as_ref().and_then(Pointer::of) {
+            return Box::pin(self.contents(bucket).read(&p, info.file.length, start, end)).await;
+        }
         let fs = self.gridfs(bucket);
         let sealing = info.sealing()?;
         if start == end {
@@ -840,6 +977,12 @@ impl ObjectStore {
             done += self.reap_dead_write(&w).await?;
             self.meta.remove_write(w.id).await?;
         }
+        for b in self.meta.content_buckets().await? {
+            done += self
+                .contents(&b)
+                .collect(self.gridfs(&b).files(), 1000)
+                .await?;
+        }
         Ok(done)
     }
 
@@ -923,6 +1066,12 @@ impl ObjectStore {
     /// Drops a bucket's collections.
     pub async fn drop_bucket(&self, bucket: &str) -> Result<()> {
         self.gridfs(bucket).drop().await?;
+        // Whatever the mode was: a content-addressed bucket's contents and references.
+        self.contents(bucket).drop().await?;
+        self.buckets
+            .lock()
+            .expect("bucket map")
+            .remove(&content::blobs_name(bucket));
         self.versions(bucket).drop().await?;
         self.buckets.lock().expect("bucket map").remove(bucket);
         Ok(())

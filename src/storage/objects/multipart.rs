@@ -501,6 +501,7 @@ impl ObjectStore {
             upload_date: prepared.date,
             filename: Some(up.key.clone()),
             metadata: Some(meta.to_metadata()),
+            content: None,
         };
         match fs.insert_file(&file).await {
             Ok(()) => {}
@@ -611,5 +612,6 @@ fn part_file(p: &PartRecord, chunk_size: u32) -> FileDoc {
         upload_date: p.last_modified,
         filename: None,
         metadata: None,
+        content: None,
     }
 }

@@ -269,6 +269,7 @@ mod tests {
             upload_date: DateTime::from_millis(42),
             filename: Some("k".into()),
             metadata: Some(doc! {"etag": "\"x\""}),
+            content: None,
         };
         let e = VersionEntry {
             key: "k".into(),

@@ -1,0 +1,500 @@
+//! Content-addressed buckets in the v7files storage format (buckets created with
+//! `x-grids3-storage-mode: content`).
+//!
+//! An object is still a document of `<bucket>.files`, with the GridFS files fields (`filename`,
+//! `length`, `uploadDate`, `metadata`, so every listing, lookup and condition works as in a
+//! GridFS bucket) plus `contentType` and a pointer to its content, as v7files writes them:
+//! - `in`: the bytes themselves, for contents up to `--content-inline-max`;
+//! - `sha` (the SHA-1, 20 bytes binary) and `length`: a content stored once for every object
+//!   with the same bytes.
+//!
+//! Contents (`<bucket>._content`, `_id` = SHA-1), per v7files' StorageFormat:
+//! - `{_id, in}`: the bytes, for contents up to one chunk;
+//! - `{_id, store: "gz", zin, length}`: the same, gzipped, when the object's type is
+//!   compressible (`--content-gzip-types`) and gzip saves at least a tenth; SHA-1 and
+//!   `length` describe the uncompressed bytes;
+//! - larger contents are GridFS files of `<bucket>._blobs` whose `_id` is the SHA-1, readable
+//!   by any GridFS driver.
+//!
+//! `store: "cat"` contents (concatenations without copying) are read, not yet written.
+//!
+//! References (`<bucket>._refs`, see [`refs`]) keep contents alive: one document per object
+//! (`_id` = the object's `_id`) with `refs` (the SHA-1s it uses) and `refHistory`. The janitor
+//! reclaims a content that no reference names, never one an in-flight PUT is about to use.
+//!
+//! The bucket's `<bucket>.files` documents have no chunks: a GridFS driver lists them but
+//! cannot read them; it reads `<bucket>._blobs` (by SHA-1) instead.
+
+pub mod refs;
+
+use std::io::{Read, Write};
+
+use futures::TryStreamExt;
+use mongodb::bson::{doc, spec::BinarySubtype, Binary, Bson, DateTime, Document};
+use mongodb::{Collection, Database};
+
+use super::gridfs::{BucketOptions, ByteStream, FileDoc, GridFsBucket, GridFsError, Result};
+use super::meta::MetaStore;
+
+/// How a content-addressed bucket stores what it is given.
+#[derive(Clone, Debug)]
+pub struct ContentSettings {
+    /// Contents up to this size go inside the object's document.
+    pub inline_max: usize,
+    /// Content types stored gzipped when that saves space (`type/*` matches a whole type).
+    pub gzip_types: Vec<String>,
+    /// How long an unreferenced content is kept.
+    pub grace: std::time::Duration,
+}
+
+impl Default for ContentSettings {
+    fn default() -> Self {
+        Self {
+            inline_max: 16 * 1024,
+            gzip_types:
+                "text/*,application/json,application/xml,application/javascript,image/svg+xml"
+                    .split(',')
+                    .map(str::to_owned)
+                    .collect(),
+            grace: std::time::Duration::from_secs(600),
+        }
+    }
+}
+
+impl ContentSettings {
+    /// Whether contents of `content_type` are worth trying to gzip.
+    pub fn compressible(&self, content_type: Option<&str>) -> bool {
+        let Some(ct) = content_type else {
+            return false;
+        };
+        let ct = ct
+            .split(';')
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase();
+        self.gzip_types.iter().any(|t| {
+            let t = t.trim().to_ascii_lowercase();
+            match t.strip_suffix("/*") {
+                Some(major) => ct.split('/').next() == Some(major),
+                None => ct == t,
+            }
+        })
+    }
+}
+
+/// Where an object's content is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Pointer {
+    /// In the object's own document.
+    Inline(Vec<u8>),
+    /// A stored content.
+    Sha([u8; 20]),
+}
+
+impl Pointer {
+    /// The fields the object's document carries for it (`in`, or `sha`).
+    pub fn fields(&self) -> Document {
+        match self {
+            Self::Inline(b) => doc! {"in": binary(b.clone())},
+            Self::Sha(s) => doc! {"sha": binary(s.to_vec())},
+        }
+    }
+
+    /// The pointer of an object's document, if it has one.
+    pub fn of(fields: &Document) -> Option<Self> {
+        if let Ok(b) = fields.get_binary_generic("in") {
+            return Some(Self::Inline(b.clone()));
+        }
+        let sha = fields.get_binary_generic("sha").ok()?;
+        Some(Self::Sha(sha.as_slice().try_into().ok()?))
+    }
+}
+
+fn binary(bytes: Vec<u8>) -> Binary {
+    Binary {
+        subtype: BinarySubtype::Generic,
+        bytes,
+    }
+}
+
+/// The SHA-1 as a BSON value (`_id` of contents, entries of `refs`).
+pub fn sha_bson(sha: &[u8; 20]) -> Bson {
+    Bson::Binary(binary(sha.to_vec()))
+}
+
+/// Lowercase hex of a SHA-1.
+pub fn hex(sha: &[u8; 20]) -> String {
+    sha.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The name of a content-addressed bucket's GridFS bucket of large contents.
+pub fn blobs_name(bucket: &str) -> String {
+    format!("{bucket}._blobs")
+}
+
+/// A content-addressed bucket's contents and references.
+#[derive(Clone, Debug)]
+pub struct Contents {
+    bucket: String,
+    content: Collection<Document>,
+    refs: Collection<Document>,
+    blobs: GridFsBucket,
+    meta: MetaStore,
+    settings: ContentSettings,
+}
+
+impl Contents {
+    /// The contents of `bucket` (`blobs` is its GridFS bucket of large contents).
+    pub fn new(
+        db: &Database,
+        bucket: &str,
+        blobs: GridFsBucket,
+        meta: MetaStore,
+        settings: ContentSettings,
+    ) -> Self {
+        Self {
+            bucket: bucket.to_owned(),
+            content: db.collection(&format!("{bucket}._content")),
+            refs: db.collection(&format!("{bucket}._refs")),
+            blobs,
+            meta,
+            settings,
+        }
+    }
+
+    /// How contents are stored.
+    pub fn settings(&self) -> &ContentSettings {
+        &self.settings
+    }
+
+    /// Creates the indexes references and their reclaim use.
+    pub async fn ensure_indexes(&self) -> Result<()> {
+        self.blobs.ensure_indexes().await?;
+        for (name, keys) in [
+            ("refs", doc! {"refs": 1}),
+            ("refBase", doc! {"refBase": 1}),
+            ("purge", doc! {"purge": 1}),
+        ] {
+            let model = mongodb::IndexModel::builder()
+                .keys(keys)
+                .options(
+                    mongodb::options::IndexOptions::builder()
+                        .name(name.to_owned())
+                        .build(),
+                )
+                .build();
+            self.refs.create_index(model).await?;
+        }
+        Ok(())
+    }
+
+    /// Drops every collection of the bucket's contents.
+    pub async fn drop(&self) -> Result<()> {
+        self.content.drop().await?;
+        self.refs.drop().await?;
+        self.blobs.drop().await?;
+        Ok(())
+    }
+
+    /// Stores a content of up to one chunk, unless it is stored already (then it is kept from
+    /// a pending reclaim: see `refs`). The caller has referenced it first.
+    pub async fn store_small(
+        &self,
+        sha: &[u8; 20],
+        data: &[u8],
+        content_type: Option<&str>,
+    ) -> Result<()> {
+        if self.keep(sha).await? {
+            return Ok(());
+        }
+        let mut d = doc! {"_id": sha_bson(sha)};
+        match self
+            .settings
+            .compressible(content_type)
+            .then(|| gzip(data))
+            .flatten()
+        {
+            Some(z) if z.len() * 10 <= data.len() * 9 => {
+                d.insert("store", "gz");
+                d.insert("zin", binary(z));
+                d.insert("length", data.len() as i64);
+            }
+            _ => {
+                d.insert("in", binary(data.to_vec()));
+            }
+        }
+        match self.content.insert_one(d).await {
+            Ok(_) => Ok(()),
+            // Stored by a concurrent PUT of the same bytes.
+            Err(e) if super::meta::is_duplicate_key(&e) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Whether the content is stored (documents, then large contents); clears a reclaim's
+    /// mark on it, so that a reclaim that has not deleted it yet never will.
+    async fn keep(&self, sha: &[u8; 20]) -> Result<bool> {
+        let id = sha_bson(sha);
+        if self
+            .content
+            .find_one_and_update(doc! {"_id": id.clone()}, doc! {"$unset": {"gc": ""}})
+            .projection(doc! {"_id": 1})
+            .await?
+            .is_some()
+        {
+            return Ok(true);
+        }
+        Ok(self
+            .blobs
+            .files()
+            .find_one_and_update(doc! {"_id": id}, doc! {"$unset": {"gc": ""}})
+            .projection(doc! {"_id": 1})
+            .await?
+            .is_some())
+    }
+
+    /// Publishes a large content whose chunks were staged under `staged` in the blobs bucket:
+    /// if a content with these bytes is stored already its staged chunks are deleted (no new
+    /// bytes are kept), otherwise they become the GridFS file `_id: sha` (their `files_id` is
+    /// rewritten in one update; no bytes move). Under the content's lock, which a reclaim of
+    /// the same content also takes. Returns whether the bytes were new.
+    pub async fn adopt_blob(
+        &self,
+        staged: &Bson,
+        sha: &[u8; 20],
+        length: u64,
+        chunk_size: u32,
+    ) -> Result<bool> {
+        let Some(lock) = self.meta.lock_content(&self.bucket, &hex(sha)).await? else {
+            return Err(GridFsError::Conflict(
+                "another write of this content is in progress".into(),
+            ));
+        };
+        let res = async {
+            let chunks = self.blobs.chunks();
+            if self.keep(sha).await? {
+                chunks
+                    .delete_many(doc! {"files_id": staged.clone()})
+                    .await?;
+                return Ok(false);
+            }
+            let id = sha_bson(sha);
+            // Chunks of an adoption that died before its files document.
+            chunks.delete_many(doc! {"files_id": id.clone()}).await?;
+            chunks
+                .update_many(
+                    doc! {"files_id": staged.clone()},
+                    doc! {"$set": {"files_id": id.clone()}},
+                )
+                .await?;
+            if !lock.fence().await? {
+                return Err(GridFsError::Conflict("the content lock was lost".into()));
+            }
+            let file = FileDoc {
+                id,
+                length,
+                chunk_size,
+                upload_date: self.meta.clock().now(),
+                filename: Some(hex(sha)),
+                metadata: None,
+                content: None,
+            };
+            self.blobs.insert_file(&file).await?;
+            Ok(true)
+        }
+        .await;
+        if let Err(e) = lock.release().await {
+            tracing::warn!(error = %e, "could not release a content lock; it expires on its own");
+        }
+        res
+    }
+
+    /// Bytes `[start, end)` of a content (`length` bytes long).
+    pub async fn read(
+        &self,
+        pointer: &Pointer,
+        length: u64,
+        start: u64,
+        end: u64,
+    ) -> Result<ByteStream> {
+        let sha = match pointer {
+            Pointer::Inline(b) => return Ok(once(slice(b, start, end)?)),
+            Pointer::Sha(s) => s,
+        };
+        if let Some(d) = self.content.find_one(doc! {"_id": sha_bson(sha)}).await? {
+            let bytes = self.materialise(&d, 0).await?;
+            if bytes.len() as u64 != length {
+                return Err(GridFsError::Corrupt(format!(
+                    "content {} holds {} bytes, the object says {length}",
+                    hex(sha),
+                    bytes.len()
+                )));
+            }
+            return Ok(once(slice(&bytes, start, end)?));
+        }
+        let Some(f) = self
+            .blobs
+            .files()
+            .find_one(doc! {"_id": sha_bson(sha)})
+            .await?
+        else {
+            return Err(GridFsError::Corrupt(format!(
+                "content {} is missing",
+                hex(sha)
+            )));
+        };
+        let file = FileDoc::from_document(&f)?;
+        self.blobs.download_sealed(&file, None, 0, start, end)
+    }
+
+    /// A content document's bytes: `in`, gunzipped `zin`, or the concatenation of `base`.
+    async fn materialise(&self, d: &Document, depth: usize) -> Result<Vec<u8>> {
+        let corrupt = |what: &str| GridFsError::Corrupt(format!("content document: {what}"));
+        match d.get_str("store").ok() {
+            None | Some("raw") => Ok(d
+                .get_binary_generic("in")
+                .map_err(|_| corrupt("no `in`"))?
+                .clone()),
+            Some("gz") => {
+                let z = d
+                    .get_binary_generic("zin")
+                    .map_err(|_| corrupt("no `zin`"))?;
+                let mut out = Vec::new();
+                flate2::read::GzDecoder::new(z.as_slice())
+                    .read_to_end(&mut out)
+                    .map_err(|e| corrupt(&format!("gzip: {e}")))?;
+                Ok(out)
+            }
+            Some("cat") if depth < 8 => {
+                let mut out = Vec::new();
+                for b in d.get_array("base").map_err(|_| corrupt("no `base`"))? {
+                    let Bson::Document(p) = b else {
+                        return Err(corrupt("a `base` entry is not a document"));
+                    };
+                    let part = if let Ok(inline) = p.get_binary_generic("in") {
+                        inline.clone()
+                    } else {
+                        let sha: [u8; 20] = p
+                            .get_binary_generic("sha")
+                            .ok()
+                            .and_then(|s| s.as_slice().try_into().ok())
+                            .ok_or_else(|| corrupt("a `base` entry without `sha`"))?;
+                        Box::pin(self.fetch(&sha, depth + 1)).await?
+                    };
+                    let off = p.get("off").and_then(super::gridfs::as_i64).unwrap_or(0) as usize;
+                    let len = p
+                        .get("length")
+                        .and_then(super::gridfs::as_i64)
+                        .map_or(part.len().saturating_sub(off), |l| l as usize);
+                    out.extend_from_slice(
+                        part.get(off..off + len)
+                            .ok_or_else(|| corrupt("a `base` entry out of range"))?,
+                    );
+                }
+                Ok(out)
+            }
+            Some(other) => Err(corrupt(&format!("store {other:?} is not supported"))),
+        }
+    }
+
+    /// A whole content's bytes (a `cat` content's bases).
+    async fn fetch(&self, sha: &[u8; 20], depth: usize) -> Result<Vec<u8>> {
+        if let Some(d) = self.content.find_one(doc! {"_id": sha_bson(sha)}).await? {
+            return self.materialise(&d, depth).await;
+        }
+        let f = self
+            .blobs
+            .files()
+            .find_one(doc! {"_id": sha_bson(sha)})
+            .await?
+            .ok_or_else(|| GridFsError::Corrupt(format!("content {} is missing", hex(sha))))?;
+        let file = FileDoc::from_document(&f)?;
+        let mut s = self.blobs.download_sealed(&file, None, 0, 0, file.length)?;
+        let mut all = Vec::new();
+        while let Some(c) = s.try_next().await? {
+            all.extend_from_slice(&c);
+        }
+        Ok(all)
+    }
+
+    /// The references collection (see [`refs`]).
+    pub fn refs(&self) -> &Collection<Document> {
+        &self.refs
+    }
+
+    /// The content documents collection.
+    pub fn content(&self) -> &Collection<Document> {
+        &self.content
+    }
+
+    /// The GridFS bucket of large contents.
+    pub fn blobs(&self) -> &GridFsBucket {
+        &self.blobs
+    }
+
+    /// The database's time (references' dates).
+    fn now(&self) -> DateTime {
+        self.meta.clock().now()
+    }
+}
+
+/// The blobs bucket's options: standard GridFS, the object store's chunk size.
+pub fn blobs_options(bucket: &str, chunk_size: u32) -> BucketOptions {
+    BucketOptions {
+        bucket_name: blobs_name(bucket),
+        chunk_size,
+        ..Default::default()
+    }
+}
+
+fn once(b: bytes::Bytes) -> ByteStream {
+    Box::pin(futures::stream::once(async move { Ok(b) }))
+}
+
+fn slice(b: &[u8], start: u64, end: u64) -> Result<bytes::Bytes> {
+    b.get(start as usize..end as usize)
+        .map(bytes::Bytes::copy_from_slice)
+        .ok_or_else(|| GridFsError::Corrupt("range outside the content".into()))
+}
+
+/// `data` gzipped, or `None` if compression failed.
+fn gzip(data: &[u8]) -> Option<Vec<u8>> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(data).ok()?;
+    e.finish().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compressible_types() {
+        let s = ContentSettings::default();
+        assert!(s.compressible(Some("text/plain; charset=utf-8")));
+        assert!(s.compressible(Some("application/json")));
+        assert!(!s.compressible(Some("image/png")));
+        assert!(!s.compressible(None));
+    }
+
+    #[test]
+    fn pointers_round_trip() {
+        for p in [Pointer::Inline(b"abc".to_vec()), Pointer::Sha([7; 20])] {
+            assert_eq!(Pointer::of(&p.fields()), Some(p));
+        }
+        assert_eq!(Pointer::of(&doc! {"length": 3}), None);
+    }
+
+    #[test]
+    fn gzip_round_trips() {
+        let data = b"hello hello hello hello hello hello".repeat(10);
+        let z = gzip(&data).unwrap();
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(z.as_slice())
+            .read_to_end(&mut out)
+            .unwrap();
+        assert_eq!(out, data);
+        assert!(z.len() < data.len());
+    }
+}

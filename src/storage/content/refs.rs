@@ -1,0 +1,204 @@
+//! References to contents (`<bucket>._refs`), as v7files tracks them: one document per owner,
+//! `{_id: owner, refs: [sha...], refHistory: [sha...], purge?: date}`. An owner is an object
+//! (its `_id` in `<bucket>.files`); `refBase` names the contents a `cat` content is made of
+//! (read, not yet written by grids3).
+//!
+//! The protocol that keeps a reclaim from racing a PUT of the same bytes, with single-document
+//! operations only:
+//! 1. A PUT references the content *before* it looks for it: its document is inserted with a
+//!    `purge` date one grace period ahead (tentative: the object is not published yet).
+//! 2. It then looks the content up with an update that clears a reclaim's `gc` mark, and
+//!    stores it if it is absent.
+//! 3. A reclaim marks the content (`gc: true`), looks for references again, and deletes the
+//!    content only if the mark is still there (large contents under the content's lock).
+//!
+//! A PUT that referenced after the reclaim looked finds the mark and clears it, so the delete
+//! matches nothing; one that looked before the mark is seen by the second look. A deleted or
+//! replaced object gets `purge: now`. The janitor takes documents whose `purge` has passed:
+//! one whose object exists is a published PUT's (the date is cleared), one whose write is still
+//! registered is left for later, any other is dropped after each of its contents is reclaimed
+//! if nothing else references it.
+
+use futures::TryStreamExt;
+use mongodb::bson::{doc, Bson, DateTime, Document};
+use mongodb::Collection;
+
+use super::{hex, sha_bson, Contents};
+use crate::storage::gridfs::{GridFsError, Result};
+
+impl Contents {
+    /// References `sha` from the object `owner` is about to become (step 1 above).
+    pub async fn reference(&self, owner: &Bson, sha: &[u8; 20]) -> Result<()> {
+        let until = DateTime::from_millis(
+            self.now().timestamp_millis() + self.settings.grace.as_millis() as i64,
+        );
+        self.refs
+            .insert_one(doc! {
+                "_id": owner.clone(), "refs": [sha_bson(sha)], "refHistory": [sha_bson(sha)],
+                "purge": until,
+            })
+            .await?;
+        Ok(())
+    }
+
+    /// Ends the references of an object that was deleted or replaced (they go after the
+    /// grace period).
+    pub async fn release(&self, owner: &Bson) -> Result<()> {
+        self.refs
+            .update_one(
+                doc! {"_id": owner.clone()},
+                doc! {"$set": {"purge": self.now()}},
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// The janitor's pass over references whose `purge` date has passed (up to `limit`):
+    /// returns how many contents were reclaimed. `objects` is the bucket's `.files`.
+    pub async fn collect(&self, objects: &Collection<Document>, limit: i64) -> Result<usize> {
+        let due: Vec<Document> = self
+            .refs
+            .find(doc! {"purge": {"$lt": self.now()}})
+            .limit(limit)
+            .await?
+            .try_collect()
+            .await?;
+        let mut reclaimed = 0;
+        for d in due {
+            let Some(owner) = d.get("_id").cloned() else {
+                continue;
+            };
+            let published = objects
+                .find_one(doc! {"_id": owner.clone()})
+                .projection(doc! {"_id": 1})
+                .await?
+                .is_some();
+            if published {
+                // A PUT's tentative reference whose object was published.
+                self.refs
+                    .update_one(doc! {"_id": owner.clone()}, doc! {"$unset": {"purge": ""}})
+                    .await?;
+                continue;
+            }
+            if self
+                .meta
+                .write_in_progress(&super::blobs_name(&self.bucket), &owner)
+                .await?
+            {
+                continue;
+            }
+            for sha in shas(&d, "refs").into_iter().chain(shas(&d, "refBase")) {
+                if self.reclaim_unreferenced(&sha, &owner).await? {
+                    reclaimed += 1;
+                }
+            }
+            self.refs.delete_one(doc! {"_id": owner}).await?;
+        }
+        Ok(reclaimed)
+    }
+
+    /// Whether a reference other than `except`'s names `sha`.
+    async fn referenced(&self, sha: &[u8; 20], except: &Bson) -> Result<bool> {
+        let id = sha_bson(sha);
+        let owners: Vec<Document> = self
+            .refs
+            .find(doc! {"refs": id.clone()})
+            .projection(doc! {"_id": 1})
+            .limit(2)
+            .await?
+            .try_collect()
+            .await?;
+        if owners.iter().any(|o| o.get("_id") != Some(except)) {
+            return Ok(true);
+        }
+        Ok(self
+            .refs
+            .find_one(doc! {"refBase": id})
+            .projection(doc! {"_id": 1})
+            .await?
+            .is_some())
+    }
+
+    /// Reclaims `sha` if nothing but `except` references it (step 3 above); whether it did.
+    async fn reclaim_unreferenced(&self, sha: &[u8; 20], except: &Bson) -> Result<bool> {
+        if self.referenced(sha, except).await? {
+            return Ok(false);
+        }
+        let id = sha_bson(sha);
+        let mark = doc! {"$set": {"gc": true}};
+        if self
+            .content
+            .update_one(doc! {"_id": id.clone()}, mark.clone())
+            .await?
+            .matched_count
+            == 1
+        {
+            if self.referenced(sha, except).await? {
+                self.content
+                    .update_one(doc! {"_id": id}, doc! {"$unset": {"gc": ""}})
+                    .await?;
+                return Ok(false);
+            }
+            let gone = self
+                .content
+                .delete_one(doc! {"_id": id, "gc": true})
+                .await?
+                .deleted_count;
+            return Ok(gone == 1);
+        }
+        let Some(lock) = self.meta.lock_content(&self.bucket, &hex(sha)).await? else {
+            return Err(GridFsError::Conflict(
+                "another write of this content is in progress".into(),
+            ));
+        };
+        let res = async {
+            let files = self.blobs.files();
+            if files
+                .update_one(doc! {"_id": id.clone()}, mark)
+                .await?
+                .matched_count
+                == 0
+            {
+                return Ok(false);
+            }
+            if self.referenced(sha, except).await? {
+                files
+                    .update_one(doc! {"_id": id}, doc! {"$unset": {"gc": ""}})
+                    .await?;
+                return Ok(false);
+            }
+            if files
+                .delete_one(doc! {"_id": id.clone(), "gc": true})
+                .await?
+                .deleted_count
+                == 0
+            {
+                return Ok(false);
+            }
+            self.blobs
+                .chunks()
+                .delete_many(doc! {"files_id": id})
+                .await?;
+            Ok(true)
+        }
+        .await;
+        if let Err(e) = lock.release().await {
+            tracing::warn!(error = %e, "could not release a content lock; it expires on its own");
+        }
+        res
+    }
+}
+
+/// The SHA-1s of a reference document's `field`.
+fn shas(d: &Document, field: &str) -> Vec<[u8; 20]> {
+    d.get_array(field)
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| match v {
+                    Bson::Binary(b) => b.bytes.as_slice().try_into().ok(),
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}

@@ -1,0 +1,174 @@
+"""Content-addressed buckets (x-grids3-storage-mode: content) through S3 with boto3, and what
+other MongoDB applications see: an independent v7files-format reader (v7files_reader.py) and
+PyMongo's GridFSBucket reading the large contents.
+
+Usage: python content.py ENDPOINT ACCESS_KEY SECRET_KEY MONGODB_URI DATABASE INLINE_MAX
+The gateway runs with a short content grace period and janitor interval (see tests/it/content.rs).
+"""
+import gzip
+import hashlib
+import os
+import sys
+import time
+
+import gridfs
+import pymongo
+from s3check import check, client as make_client, code
+from v7files_reader import V7Reader
+
+endpoint, ak, sk, uri, dbname, inline_max = sys.argv[1:7]
+inline_max = int(inline_max)
+s3 = make_client(endpoint, ak, sk)
+db = pymongo.MongoClient(uri)[dbname]
+
+
+def with_header(name, value):
+    """A client whose CreateBucket sends one more header."""
+    c = make_client(endpoint, ak, sk)
+
+    def add(request, **_):
+        request.headers[name] = value
+
+    c.meta.events.register("before-sign.s3.CreateBucket", add)
+    return c
+
+
+def md5(b):
+    return '"' + hashlib.md5(b).hexdigest() + '"'
+
+
+def get(key, **kw):
+    return s3.get_object(Bucket=B, Key=key, **kw)["Body"].read()
+
+
+B = "cas"
+check(code(lambda: with_header("x-grids3-storage-mode", "nope").create_bucket(Bucket="cas-bad")) == "InvalidArgument",
+      "an unknown storage mode is InvalidArgument")
+with_header("x-grids3-storage-mode", "content").create_bucket(Bucket=B)
+meta = db["__metastore"].find_one({"_id": B})
+check(meta.get("storage") == "content", "the bucket's mode is in the metastore")
+s3.create_bucket(Bucket="plain")
+check("storage" not in db["__metastore"].find_one({"_id": "plain"}), "gridfs is the default mode")
+reader = V7Reader(db, B)
+files, content, refs = db[f"{B}.files"], db[f"{B}._content"], db[f"{B}._refs"]
+blob_files, blob_chunks = db[f"{B}._blobs.files"], db[f"{B}._blobs.chunks"]
+
+# --- Inline: a tiny object lives in its own document (no chunk, no content, no reference). ---
+tiny = b"tiny object " * 5
+r = s3.put_object(Bucket=B, Key="tiny", Body=tiny, ContentType="application/octet-stream")
+check(r["ETag"] == md5(tiny), "ETag is the MD5 of the bytes")
+d = files.find_one({"filename": "tiny"})
+check(bytes(d["in"]) == tiny and d["length"] == len(tiny), "the object document holds `in`")
+check(d.get("contentType") == "application/octet-stream", "and its contentType")
+check(refs.count_documents({"_id": d["_id"]}) == 0, "an inline object references nothing")
+check(db[f"{B}.chunks"].count_documents({}) == 0, "no GridFS chunks for the objects")
+check(get("tiny") == tiny, "GET of an inline object")
+check(get("tiny", Range="bytes=5-9") == tiny[5:10], "Range of an inline object")
+
+# --- A content document (`in`) for contents up to one chunk. ---
+medium = os.urandom(100 * 1024)
+sha_m = hashlib.sha1(medium).digest()
+s3.put_object(Bucket=B, Key="medium", Body=medium)
+d = files.find_one({"filename": "medium"})
+check(bytes(d["sha"]) == sha_m and "in" not in d, "the object points at its content by SHA-1")
+c = content.find_one({"_id": sha_m})
+check(c is not None and bytes(c["in"]) == medium, "a content document with `in`")
+check(refs.find_one({"_id": d["_id"]})["refs"] == [sha_m], "the object's reference")
+check(get("medium") == medium, "GET of a content document")
+
+# --- gzip for compressible types; SHA-1, length, ETag and checksums describe the plain bytes. ---
+text = ("".join(f"line {i}: the quick brown fox jumps over the lazy dog\n" for i in range(3000))).encode()[:200 * 1024]
+sha_t = hashlib.sha1(text).digest()
+r = s3.put_object(Bucket=B, Key="doc.txt", Body=text, ContentType="text/plain", ChecksumAlgorithm="SHA256")
+check(r["ETag"] == md5(text), "ETag of a gzipped object is the MD5 of its plain bytes")
+c = content.find_one({"_id": sha_t})
+check(c.get("store") == "gz" and c["length"] == len(text), "stored gzipped, with the plain length")
+check(gzip.decompress(bytes(c["zin"])) == text, "zin is gzip of the bytes")
+check(len(bytes(c["zin"])) < len(text) // 4, f"gzip saved space ({len(bytes(c['zin']))} of {len(text)} bytes)")
+check(get("doc.txt") == text, "GET decompresses")
+check(get("doc.txt", Range="bytes=100000-100099") == text[100000:100100], "a Range inside gzipped content")
+check(get("doc.txt", Range="bytes=-10") == text[-10:], "a suffix Range")
+h = s3.head_object(Bucket=B, Key="doc.txt", ChecksumMode="ENABLED")
+check(h["ContentLength"] == len(text) and h["ETag"] == md5(text), "HEAD shows the plain size and ETag")
+import base64
+check(h.get("ChecksumSHA256") == base64.b64encode(hashlib.sha256(text).digest()).decode(),
+      "the checksum describes the plain bytes")
+incompressible = os.urandom(50 * 1024)
+s3.put_object(Bucket=B, Key="random.txt", Body=incompressible, ContentType="text/plain")
+c = content.find_one({"_id": hashlib.sha1(incompressible).digest()})
+check("in" in c and "store" not in c, "content gzip would not shrink is stored plain")
+
+# --- Large contents: a GridFS file of B._blobs named by the SHA-1. ---
+large = os.urandom(3 * 1024 * 1024 + 17)
+sha_l = hashlib.sha1(large).digest()
+s3.put_object(Bucket=B, Key="large", Body=large)
+blob = blob_files.find_one({"_id": sha_l})
+check(blob is not None and blob["length"] == len(large), "a blob whose _id is the SHA-1")
+bucket = gridfs.GridFSBucket(db, bucket_name=f"{B}._blobs")
+check(bucket.open_download_stream(sha_l).read() == large, "PyMongo's GridFSBucket reads the blob")
+check(get("large") == large, "GET of a large content")
+check(get("large", Range="bytes=1048570-2097160") == large[1048570:2097161], "a Range across chunks")
+chunks_before = blob_chunks.count_documents({})
+
+# --- De-duplication: the same bytes again store nothing new. ---
+for i in range(5):
+    r = s3.put_object(Bucket=B, Key=f"large-copy-{i}", Body=large)
+    check(r["ETag"] == md5(large), f"PUT {i} of the same bytes")
+check(blob_files.count_documents({}) == 1, "one blob for six objects")
+check(blob_chunks.count_documents({}) == chunks_before, "no chunk added by the copies")
+check(refs.count_documents({"refs": sha_l}) == 6, "six references")
+s3.put_object(Bucket=B, Key="medium-2", Body=medium)
+check(content.count_documents({"_id": sha_m}) == 1, "a content document once for two objects")
+r = s3.copy_object(Bucket=B, Key="large-copied", CopySource={"Bucket": B, "Key": "large"})
+check(r["CopyObjectResult"]["ETag"] == md5(large), "CopyObject")
+check(blob_chunks.count_documents({}) == chunks_before, "CopyObject stores no new bytes")
+check(get("large-copied") == large, "the copy reads back")
+
+# --- Everything S3 shows works as in a GridFS bucket. ---
+keys = [o["Key"] for o in s3.list_objects_v2(Bucket=B)["Contents"]]
+check(keys == sorted(keys) and "large-copy-3" in keys and "tiny" in keys, "listing")
+sizes = {o["Key"]: o["Size"] for o in s3.list_objects_v2(Bucket=B)["Contents"]}
+check(sizes["large"] == len(large) and sizes["doc.txt"] == len(text), "listed sizes are plain sizes")
+check(code(lambda: s3.put_object(Bucket=B, Key="tiny", Body=b"x", IfNoneMatch="*")) == "PreconditionFailed",
+      "conditional writes")
+s3.put_object_tagging(Bucket=B, Key="medium", Tagging={"TagSet": [{"Key": "k", "Value": "v"}]})
+check(s3.get_object_tagging(Bucket=B, Key="medium")["TagSet"] == [{"Key": "k", "Value": "v"}], "tagging")
+
+# --- The independent reader reads every object as S3 serves it. ---
+for k in keys:
+    check(reader.read(k) == get(k), f"the v7files reader reads {k}")
+
+# --- What content buckets refuse rather than ignore. ---
+check(code(lambda: s3.create_multipart_upload(Bucket=B, Key="mp")) == "NotImplemented", "multipart: 501")
+check(code(lambda: s3.put_bucket_versioning(Bucket=B, VersioningConfiguration={"Status": "Enabled"})) == "NotImplemented",
+      "versioning: 501")
+check(code(lambda: s3.put_object(Bucket=B, Key="e", Body=b"x", ServerSideEncryption="AES256")) == "NotImplemented",
+      "SSE: 501")
+check(files.count_documents({"filename": "e"}) == 0, "nothing stored for a refused write")
+
+# --- Garbage collection: deleting every object that uses a content reclaims it after the
+# grace period (the gateway runs with a short one), and only then. ---
+s3.delete_object(Bucket=B, Key="large")
+s3.delete_objects(Bucket=B, Delete={"Objects": [{"Key": f"large-copy-{i}"} for i in range(5)]})
+check(blob_files.count_documents({"_id": sha_l}) == 1, "still referenced by large-copied")
+check(get("large-copied") == large, "the remaining object reads")
+s3.put_object(Bucket=B, Key="large-copied", Body=b"replaced")
+check(refs.count_documents({"refs": sha_l, "purge": {"$exists": False}}) == 0, "no live reference left")
+s3.delete_object(Bucket=B, Key="medium")
+s3.delete_object(Bucket=B, Key="medium-2")
+deadline = time.time() + 30
+while time.time() < deadline and (blob_files.count_documents({"_id": sha_l}) or content.count_documents({"_id": sha_m})):
+    time.sleep(0.5)
+check(blob_files.count_documents({"_id": sha_l}) == 0, "the unreferenced blob was reclaimed")
+check(blob_chunks.count_documents({"files_id": sha_l}) == 0, "with its chunks")
+check(content.count_documents({"_id": sha_m}) == 0, "the unreferenced content document was reclaimed")
+check(content.count_documents({"_id": sha_t}) == 1, "a referenced one stays")
+check(get("doc.txt") == text, "and reads")
+deadline = time.time() + 20
+while time.time() < deadline and refs.count_documents({"purge": {"$exists": True}}):
+    time.sleep(0.5)
+check(refs.count_documents({"purge": {"$exists": True}}) == 0, "every due reference was settled")
+check(refs.count_documents({}) == files.count_documents({"sha": {"$exists": True}}),
+      "one reference per object that points at a content")
+
+print("content: all checks passed")

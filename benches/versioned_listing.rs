@@ -40,6 +40,7 @@ fn bucket(name: &str) -> BucketInfo {
         versions_indexed: false,
         object_lock: None,
         encryption: None,
+        storage: Default::default(),
     }
 }
 

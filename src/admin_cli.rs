@@ -29,6 +29,20 @@ pub async fn run(config: &Config, endpoint: &str, action: &AdminAction) -> Resul
             ),
             serde_json::json!({"accessKeyId": key, "role": role}).to_string(),
         ),
+        AdminAction::CreateBucket {
+            name,
+            storage,
+            owner,
+        } => (
+            "POST",
+            "/_grids3/admin/buckets".to_owned(),
+            serde_json::json!({"name": name, "storage": storage, "owner": owner}).to_string(),
+        ),
+        AdminAction::BucketInfo { name } => (
+            "GET",
+            format!("/_grids3/admin/buckets/{}", sigv4::uri_encode(name, false)),
+            String::new(),
+        ),
         AdminAction::CreateKmsKey { alias, description } => (
             "POST",
             "/_grids3/admin/kms/keys".to_owned(),

@@ -219,6 +219,23 @@ pub enum AdminAction {
         /// read, write, owner or none.
         role: String,
     },
+    /// Create a bucket, in a chosen storage mode.
+    CreateBucket {
+        /// Bucket name.
+        name: String,
+        /// `gridfs` (standard GridFS, the default) or `content` (content-addressed, in the
+        /// v7files format: see README "Storage modes").
+        #[arg(long)]
+        storage: Option<String>,
+        /// The owner's access key id (the root key when absent).
+        #[arg(long)]
+        owner: Option<String>,
+    },
+    /// Show a bucket's attributes (owner, storage mode, versioning).
+    BucketInfo {
+        /// Bucket name.
+        name: String,
+    },
     /// Create an SSE-KMS key in the local keyring.
     CreateKmsKey {
         /// An alias (used as `alias/<name>`).

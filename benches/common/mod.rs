@@ -176,3 +176,21 @@ pub fn chunk_doc(
     b[..4].copy_from_slice(&len.to_le_bytes());
     mongodb::bson::RawDocumentBuf::from_bytes(b).expect("a well-formed chunk document")
 }
+
+/// A signed PUT of `bytes` (UNSIGNED-PAYLOAD) with extra headers.
+pub async fn put_bytes(
+    client: &reqwest::Client,
+    addr: &str,
+    path: &str,
+    headers: &[(String, String)],
+    bytes: Vec<u8>,
+) -> reqwest::Response {
+    let mut rb = client.put(format!("http://{addr}{path}"));
+    for (k, v) in signed("PUT", addr, path, "")
+        .into_iter()
+        .chain(headers.iter().cloned())
+    {
+        rb = rb.header(k, v);
+    }
+    rb.body(bytes).send().await.expect("request")
+}

@@ -23,6 +23,7 @@ pub fn routes() -> Router<AppState> {
         .route("/_grids3/admin/buckets/{bucket}/grants", put(grant))
         .route("/_grids3/admin/access", post(access))
         .merge(super::admin_kms::routes())
+        .merge(super::admin_buckets::routes())
 }
 
 pub(crate) fn error(status: StatusCode, code: &str, message: &str) -> Response {

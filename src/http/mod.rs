@@ -4,6 +4,7 @@
 
 pub mod addressing;
 pub mod admin;
+pub mod admin_buckets;
 pub mod admin_kms;
 
 use std::time::Instant;

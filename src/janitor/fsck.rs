@@ -3,7 +3,8 @@
 //!
 //! Reported: chunks that belong to nothing (orphans), files documents whose chunks are missing
 //! or short, upload records without parts, parts without an upload, stale write
-//! registrations, expired leases and locks.
+//! registrations, expired leases and locks; in content-addressed buckets, objects whose content
+//! is missing, objects without a reference, and contents nothing references.
 //!
 //! Why `--repair` cannot hurt a live write: every writer registers its file id *before* its
 //! first chunk, and hands its chunks on to a part record, an upload record or a files document
@@ -39,6 +40,15 @@ pub struct Report {
     pub stale_leases: u64,
     /// Expired key and upload locks.
     pub stale_locks: u64,
+    /// Content-addressed buckets: `(bucket, object id, key)` of objects whose content is
+    /// stored nowhere.
+    pub missing_contents: Vec<(String, Bson, String)>,
+    /// Content-addressed buckets: `(bucket, object id, key)` of objects without a reference to
+    /// their content (repaired by writing it back).
+    pub unreferenced_objects: Vec<(String, Bson, String)>,
+    /// Content-addressed buckets: `(bucket, SHA-1)` of contents nothing references (repaired
+    /// by reclaiming them).
+    pub unreferenced_contents: Vec<(String, String)>,
     /// What `--repair` removed: chunk documents, part records, leases, locks.
     pub repaired: Option<(u64, u64, u64, u64)>,
 }
@@ -46,7 +56,12 @@ pub struct Report {
 impl Report {
     /// Whether anything is wrong (stale leases and locks, which expire by design, aside).
     pub fn problems(&self) -> usize {
-        self.orphan_chunks.len() + self.broken_files.len() + self.parts_without_upload.len()
+        self.orphan_chunks.len()
+            + self.broken_files.len()
+            + self.parts_without_upload.len()
+            + self.missing_contents.len()
+            + self.unreferenced_objects.len()
+            + self.unreferenced_contents.len()
     }
 
     /// A human-readable report.
@@ -79,6 +94,21 @@ impl Report {
                 key_of(&Bson::ObjectId(p.file_id)),
                 p.base
             ));
+        }
+        for (b, id, key) in &self.missing_contents {
+            line(format!(
+                "missing content: bucket {b} object {} ({key})",
+                key_of(id)
+            ));
+        }
+        for (b, id, key) in &self.unreferenced_objects {
+            line(format!(
+                "object without a reference: bucket {b} object {} ({key})",
+                key_of(id)
+            ));
+        }
+        for (b, sha) in &self.unreferenced_contents {
+            line(format!("unreferenced content: bucket {b} sha1 {sha}"));
         }
         line(format!(
             "summary: {} orphan file ids, {} broken files, {} uploads without parts, {} parts without upload, {} stale write registrations, {} expired leases, {} expired locks",
@@ -247,6 +277,24 @@ pub async fn run(store: &ObjectStore, repair: bool) -> Result<Report> {
         .into_iter()
         .filter(|p| !open_uploads.contains(p.upload_id.as_str()))
         .collect();
+    for b in meta.content_buckets().await? {
+        let c = store
+            .contents(&b)
+            .check(store.gridfs(&b).files(), repair)
+            .await?;
+        let tag = |v: Vec<(Bson, String)>| {
+            v.into_iter()
+                .map(|(id, k)| (b.clone(), id, k))
+                .collect::<Vec<_>>()
+        };
+        report.missing_contents.extend(tag(c.missing));
+        report
+            .unreferenced_objects
+            .extend(tag(c.unreferenced_objects));
+        report
+            .unreferenced_contents
+            .extend(c.unreferenced_contents.into_iter().map(|s| (b.clone(), s)));
+    }
     report.stale_writes = meta.stale_writes().await?;
     report.stale_leases = meta.expired_leases().await?;
     report.stale_locks = meta.stale_locks().await?;

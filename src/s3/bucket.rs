@@ -142,7 +142,7 @@ pub async fn create_bucket(st: &AppState, mut req: S3Request) -> S3Result<Respon
     }
     let info = BucketInfo {
         name: name.clone(),
-        creation_date: mongodb::bson::DateTime::now(),
+        creation_date: st.store.meta().clock().now(),
         owner: req.auth.access_key.clone(),
         region: st.config.region.clone(),
         adopted: false,
@@ -159,8 +159,7 @@ pub async fn create_bucket(st: &AppState, mut req: S3Request) -> S3Result<Respon
         encryption: None,
         storage,
     };
-    let was_deleted = st.store.meta().is_tombstone(&name).await?;
-    if !st.store.meta().create_bucket(&info).await? {
+    if !store_new_bucket(st, &info).await? {
         let owner = st.store.meta().get_bucket(&name).await?.map(|b| b.owner);
         if owner.as_deref() == Some(req.auth.access_key.as_str()) || req.auth.root {
             // AWS's legacy us-east-1 behaviour, which awscli and s3cmd meet: creating a bucket
@@ -176,35 +175,46 @@ pub async fn create_bucket(st: &AppState, mut req: S3Request) -> S3Result<Respon
         }
         return Err(S3Error::bucket_already_exists());
     }
-    // A fresh handle: this process may have cached one from before the bucket was deleted
-    // and recreated through another instance, and that one would skip the indexes.
-    st.store.forget_gridfs(&name);
-    if was_deleted {
-        // Whatever a write racing the old bucket's deletion left behind belongs to nobody.
-        st.store.drop_bucket(&name).await?;
-    }
-    st.store.gridfs(&name).ensure_indexes().await?;
-    if storage == StorageMode::Content {
-        st.store.contents(&name).ensure_indexes().await?;
-    }
-    if lock {
-        st.store.versions(&name).ensure_indexes().await?;
-    }
-    if st.config.shard_buckets {
-        // Never a bucket left unsharded on a cluster meant to spread it: a failure undoes
-        // the creation (the tombstone has the janitor drop the collections, and a retried
-        // CreateBucket starts over) and is the client's error.
-        if let Err(e) = st.store.shard_bucket(&name).await {
-            tracing::error!(bucket = %name, error = %e, "could not shard the bucket's collections");
-            st.store.meta().delete_bucket(&name).await?;
-            return Err(e.into());
-        }
-    }
     let mut r = empty(StatusCode::OK);
     if let Ok(v) = HeaderValue::from_str(&format!("/{name}")) {
         r.headers_mut().insert("location", v);
     }
     Ok(r)
+}
+
+/// Records a new bucket and prepares its collections (CreateBucket, and the admin API's
+/// bucket creation); `false` when a bucket of that name exists.
+pub async fn store_new_bucket(st: &AppState, info: &BucketInfo) -> S3Result<bool> {
+    let name = &info.name;
+    let was_deleted = st.store.meta().is_tombstone(name).await?;
+    if !st.store.meta().create_bucket(info).await? {
+        return Ok(false);
+    }
+    // A fresh handle: this process may have cached one from before the bucket was deleted
+    // and recreated through another instance, and that one would skip the indexes.
+    st.store.forget_gridfs(name);
+    if was_deleted {
+        // Whatever a write racing the old bucket's deletion left behind belongs to nobody.
+        st.store.drop_bucket(name).await?;
+    }
+    st.store.gridfs(name).ensure_indexes().await?;
+    if info.storage == StorageMode::Content {
+        st.store.contents(name).ensure_indexes().await?;
+    }
+    if info.object_lock.is_some() {
+        st.store.versions(name).ensure_indexes().await?;
+    }
+    if st.config.shard_buckets {
+        // Never a bucket left unsharded on a cluster meant to spread it: a failure undoes
+        // the creation (the tombstone has the janitor drop the collections, and a retried
+        // CreateBucket starts over) and is the client's error.
+        if let Err(e) = st.store.shard_bucket(name).await {
+            tracing::error!(bucket = %name, error = %e, "could not shard the bucket's collections");
+            st.store.meta().delete_bucket(name).await?;
+            return Err(e.into());
+        }
+    }
+    Ok(true)
 }
 
 /// The storage mode a CreateBucket asks for (`x-grids3-storage-mode: gridfs | content`, a

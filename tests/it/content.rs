@@ -51,6 +51,61 @@ fn content_buckets_as_boto3_the_v7files_reader_and_pymongo_see_them() {
     });
 }
 
+/// The storage mode through the admin API and CLI: chosen at creation, shown afterwards.
+#[test]
+fn storage_mode_through_the_admin_cli() {
+    support::run(async {
+        let gw = support::gateway(&fresh_name("contentadmin")).await;
+        // The CLI is a process of its own; the gateway runs on this runtime, so wait off it.
+        let endpoint = gw.endpoint();
+        let (made, shown, plain, refused) = tokio::task::spawn_blocking(move || {
+            let cli = |args: &[&str]| support::admin_cli(&endpoint, args);
+            let made = cli(&["create-bucket", "cas-admin", "--storage", "content"]);
+            let shown = cli(&["bucket-info", "cas-admin"]);
+            cli(&["create-bucket", "plain-admin"]);
+            let plain = cli(&["bucket-info", "plain-admin"]);
+            let refused = std::process::Command::new(env!("CARGO_BIN_EXE_grids3"))
+                .args(["admin", "create-bucket", "bad-mode", "--storage", "weird"])
+                .env("GRIDS3_ENDPOINT", &endpoint)
+                .env("GRIDS3_ROOT_ACCESS_KEY", support::AK)
+                .env("GRIDS3_ROOT_SECRET_KEY", support::SK)
+                .output()
+                .unwrap();
+            (made, shown, plain, refused)
+        })
+        .await
+        .unwrap();
+        assert_eq!(made["storage"], "content", "{made}");
+        assert_eq!(shown["storage"], "content", "{shown}");
+        assert_eq!(shown["name"], "cas-admin");
+        assert_eq!(plain["storage"], "gridfs", "{plain}");
+        assert!(!refused.status.success(), "an unknown mode is refused");
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&refused.stdout),
+            String::from_utf8_lossy(&refused.stderr)
+        );
+        assert!(said.contains("InvalidArgument"), "{said}");
+        // The bucket works through S3 in its mode: a small object lives in its document.
+        let s3 = gw.sdk();
+        s3.put_object()
+            .bucket("cas-admin")
+            .key("k")
+            .body(ByteStream::from_static(b"hello"))
+            .send()
+            .await
+            .unwrap();
+        let d = gw
+            .db
+            .collection::<mongodb::bson::Document>("cas-admin.files")
+            .find_one(mongodb::bson::doc! {"filename": "k"})
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(d.get_binary_generic("in").unwrap(), b"hello");
+    });
+}
+
 /// Two instances PUT and DELETE the same bytes under many keys while both janitors reclaim
 /// unreferenced contents after a one-second grace: every object that exists at the end reads
 /// back whole, and once nothing references the content it is gone.

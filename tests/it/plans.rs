@@ -43,8 +43,21 @@ fn every_query_shape_uses_an_index() {
             .send()
             .await
             .unwrap();
+        s3.create_bucket()
+            .bucket("planc")
+            .customize()
+            .mutate_request(|r| {
+                r.headers_mut().insert("x-grids3-storage-mode", "content");
+            })
+            .send()
+            .await
+            .unwrap();
         let now = DateTime::now();
         let id = Bson::ObjectId(ObjectId::new());
+        let sha = Bson::Binary(mongodb::bson::Binary {
+            subtype: mongodb::bson::spec::BinarySubtype::Generic,
+            bytes: vec![1; 20],
+        });
         let shapes: Vec<(&str, Document, Option<Document>)> = vec![
             // Objects.
             (
@@ -67,12 +80,6 @@ fn every_query_shape_uses_an_index() {
             (
                 "plan.chunks",
                 doc! {"files_id": {"$in": [id.clone()]}},
-                None,
-            ),
-            // The ids of a dead writer's registration pool that were used.
-            (
-                "plan.chunks",
-                doc! {"files_id": {"$in": [id.clone(), Bson::ObjectId(ObjectId::new())]}, "n": 0},
                 None,
             ),
             // A multipart part's staging range, and every staged chunk of an upload.
@@ -147,6 +154,18 @@ fn every_query_shape_uses_an_index() {
             // alias's key (a request naming `alias/<name>`).
             ("__keyring", doc! {"_id": "k"}, None),
             ("__keyring", doc! {"alias": "app"}, None),
+            // Content-addressed buckets: contents and large contents by SHA-1, references by
+            // content and by due date, the registration of a content write, the janitor's
+            // list of such buckets.
+            ("planc._content", doc! {"_id": sha.clone()}, None),
+            ("planc._blobs.files", doc! {"_id": sha.clone()}, None),
+            ("planc._blobs.chunks", doc! {"files_id": sha.clone()}, None),
+            ("planc._refs", doc! {"refs": sha.clone()}, None),
+            ("planc._refs", doc! {"refBase": sha.clone()}, None),
+            ("planc._refs", doc! {"purge": {"$lt": now}}, None),
+            ("planc._refs", doc! {"_id": id.clone()}, None),
+            ("__writes", doc! {"fileIds": id.clone()}, None),
+            ("__metastore", doc! {"storage": "content"}, None),
         ];
         let mut bad = Vec::new();
         for (coll, filter, sort) in &shapes {

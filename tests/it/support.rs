@@ -371,6 +371,21 @@ pub async fn gateway_counting_with(
     tag: &str,
     tweak: impl FnOnce(&mut grids3::config::Config),
 ) -> (Gateway, std::sync::Arc<std::sync::atomic::AtomicU64>) {
+    let (gw, all, _) = gateway_counting_split(tag, tweak).await;
+    (gw, all)
+}
+
+/// [`gateway_counting_with`] that also counts, apart, the bucket lookups (`find` on
+/// `__metastore`): a cache refresh that a count may or may not catch, depending on when the
+/// bucket cache's second ran out.
+pub async fn gateway_counting_split(
+    tag: &str,
+    tweak: impl FnOnce(&mut grids3::config::Config),
+) -> (
+    Gateway,
+    std::sync::Arc<std::sync::atomic::AtomicU64>,
+    std::sync::Arc<std::sync::atomic::AtomicU64>,
+) {
     use mongodb::event::command::CommandEvent;
     use std::sync::atomic::{AtomicU64, Ordering};
     let name = format!(
@@ -379,15 +394,19 @@ pub async fn gateway_counting_with(
         &uuid::Uuid::new_v4().simple().to_string()[..12]
     );
     let count = std::sync::Arc::new(AtomicU64::new(0));
+    let lookups = std::sync::Arc::new(AtomicU64::new(0));
     let mut opts = mongodb::options::ClientOptions::parse(&db().uri)
         .await
         .unwrap();
-    let (c, db_name) = (count.clone(), name.clone());
+    let (c, l, db_name) = (count.clone(), lookups.clone(), name.clone());
     opts.command_event_handler = Some(mongodb::event::EventHandler::callback(
         move |ev: CommandEvent| {
             if let CommandEvent::Started(e) = ev {
                 if e.db == db_name {
                     c.fetch_add(1, Ordering::SeqCst);
+                    if e.command.get_str("find") == Ok("__metastore") {
+                        l.fetch_add(1, Ordering::SeqCst);
+                    }
                     if std::env::var_os("GRIDS3_TEST_PRINT_COMMANDS").is_some() {
                         eprintln!(
                             "command {} {:?}",
@@ -409,7 +428,7 @@ pub async fn gateway_counting_with(
         tweak(c);
     })
     .await;
-    (gw, count)
+    (gw, count, lookups)
 }
 
 /// The real `grids3` binary, serving on a free port over the test database `db_name`.

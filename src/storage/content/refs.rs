@@ -80,11 +80,7 @@ impl Contents {
                     .await?;
                 continue;
             }
-            if self
-                .meta
-                .write_in_progress(&super::blobs_name(&self.bucket), &owner)
-                .await?
-            {
+            if self.meta.write_in_progress(&owner).await? {
                 continue;
             }
             for sha in shas(&d, "refs").into_iter().chain(shas(&d, "refBase")) {
@@ -201,4 +197,105 @@ fn shas(d: &Document, field: &str) -> Vec<[u8; 20]> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// What [`Contents::check`] found in one bucket.
+#[derive(Debug, Default)]
+pub struct Consistency {
+    /// Objects (`_id`, key) whose content is stored nowhere: unreadable.
+    pub missing: Vec<(Bson, String)>,
+    /// Objects (`_id`, key) without a reference to their content (a reclaim could take it).
+    pub unreferenced_objects: Vec<(Bson, String)>,
+    /// Contents no reference names (the janitor would never reclaim them), by SHA-1 hex.
+    pub unreferenced_contents: Vec<String>,
+}
+
+impl Contents {
+    /// Checks references against objects and contents (for fsck). Contents are read before
+    /// references and objects, and every finding is looked at again, so that a PUT or a
+    /// reclaim running meanwhile is not reported. With `repair`, an object's missing reference
+    /// is written back and an unreferenced content is reclaimed (the reclaim's own protocol).
+    pub async fn check(&self, objects: &Collection<Document>, repair: bool) -> Result<Consistency> {
+        let mut out = Consistency::default();
+        let mut stored: Vec<[u8; 20]> = Vec::new();
+        for coll in [&self.content, self.blobs.files()] {
+            let ids: Vec<Document> = coll
+                .find(doc! {})
+                .projection(doc! {"_id": 1})
+                .await?
+                .try_collect()
+                .await?;
+            stored.extend(ids.iter().filter_map(|d| match d.get("_id") {
+                Some(Bson::Binary(b)) => <[u8; 20]>::try_from(b.bytes.as_slice()).ok(),
+                _ => None,
+            }));
+        }
+        for sha in stored {
+            if self.referenced(&sha, &Bson::Null).await? {
+                continue;
+            }
+            if repair {
+                self.reclaim_unreferenced(&sha, &Bson::Null).await?;
+            }
+            out.unreferenced_contents.push(hex(&sha));
+        }
+        let pointing: Vec<Document> = objects
+            .find(doc! {"sha": {"$exists": true}})
+            .projection(doc! {"_id": 1, "sha": 1, "filename": 1})
+            .await?
+            .try_collect()
+            .await?;
+        for o in pointing {
+            let (Some(id), Ok(sha)) = (o.get("_id").cloned(), o.get_binary_generic("sha")) else {
+                continue;
+            };
+            let Ok(sha) = <[u8; 20]>::try_from(sha.as_slice()) else {
+                continue;
+            };
+            let key = o.get_str("filename").unwrap_or_default().to_owned();
+            let still = || async {
+                Ok::<_, GridFsError>(
+                    objects
+                        .find_one(doc! {"_id": id.clone()})
+                        .projection(doc! {"_id": 1})
+                        .await?
+                        .is_some(),
+                )
+            };
+            let has_ref = self
+                .refs
+                .find_one(doc! {"_id": id.clone()})
+                .await?
+                .is_some_and(|r| shas(&r, "refs").contains(&sha));
+            if !has_ref && still().await? {
+                if repair {
+                    self.refs
+                        .update_one(
+                            doc! {"_id": id.clone()},
+                            doc! {"$set": {"refs": [sha_bson(&sha)]}, "$addToSet": {"refHistory": sha_bson(&sha)}, "$unset": {"purge": ""}},
+                        )
+                        .upsert(true)
+                        .await?;
+                }
+                out.unreferenced_objects.push((id.clone(), key.clone()));
+            }
+            let exists = self
+                .content
+                .find_one(doc! {"_id": sha_bson(&sha)})
+                .projection(doc! {"_id": 1})
+                .await?
+                .is_some()
+                || self
+                    .blobs
+                    .files()
+                    .find_one(doc! {"_id": sha_bson(&sha)})
+                    .projection(doc! {"_id": 1})
+                    .await?
+                    .is_some();
+            if !exists && still().await? {
+                out.missing.push((id, key));
+            }
+        }
+        Ok(out)
+    }
 }

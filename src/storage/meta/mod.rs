@@ -82,6 +82,7 @@ impl MetaStore {
         .await?;
         index(&m.leases, "expires", doc! {"expires": 1}).await?;
         index(&m.writes, "bucket", doc! {"bucket": 1}).await?;
+        index(&m.writes, "fileIds", doc! {"fileIds": 1}).await?;
         index(&m.writes, "expires", doc! {"expires": 1}).await?;
         index(&m.writes, "reaping", doc! {"reaping": 1}).await?;
         index(&m.parts, "upload", doc! {"uploadId": 1, "number": 1}).await?;

@@ -378,16 +378,14 @@ impl MetaStore {
             .await
     }
 
-    /// Whether the write of `file_id` into `bucket` may still be in progress: a registration
+    /// Whether the write of `file_id` may still be in progress: a registration
     /// that names it is alive (or not yet reaped).
-    pub async fn write_in_progress(
-        &self,
-        bucket: &str,
-        file_id: &Bson,
-    ) -> mongodb::error::Result<bool> {
+    pub async fn write_in_progress(&self, file_id: &Bson) -> mongodb::error::Result<bool> {
         Ok(self
             .writes
-            .find_one(doc! {"bucket": bucket, "fileIds": file_id.clone()})
+            // The ids are fresh ObjectIds, so the id alone finds the registration (and one
+            // indexed field keeps every server on the index).
+            .find_one(doc! {"fileIds": file_id.clone()})
             .projection(doc! {"_id": 1})
             .await?
             .is_some())

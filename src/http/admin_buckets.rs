@@ -1,0 +1,115 @@
+//! The admin API of buckets, root key only: create a bucket in a chosen storage mode (the
+//! S3 way is CreateBucket with `x-grids3-storage-mode`), and show a bucket's attributes.
+
+use axum::extract::{Path, Request, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::admin::{db_error, error, optional_json, root_body, AdminError};
+use crate::state::AppState;
+use crate::storage::meta::{BucketInfo, StorageMode};
+
+/// The routes.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/_grids3/admin/buckets", post(create))
+        .route("/_grids3/admin/buckets/{bucket}", get(show))
+}
+
+#[derive(Deserialize, Default)]
+struct CreateBucket {
+    #[serde(default)]
+    name: String,
+    /// `gridfs` (the default) or `content`.
+    #[serde(default)]
+    storage: Option<String>,
+    /// The owner's access key id (the root key when absent).
+    #[serde(default)]
+    owner: Option<String>,
+}
+
+fn describe(b: &BucketInfo) -> serde_json::Value {
+    json!({
+        "name": b.name,
+        "owner": b.owner,
+        "storage": b.storage.as_str(),
+        "created": b.creation_date.try_to_rfc3339_string().unwrap_or_default(),
+        "versioning": b.versioning,
+        "objectLock": b.object_lock.is_some(),
+        "adopted": b.adopted,
+    })
+}
+
+async fn create(State(st): State<AppState>, req: Request) -> Result<Response, AdminError> {
+    let input: CreateBucket = optional_json(&root_body(&st, req).await?)?;
+    if !crate::s3::bucket::valid_bucket_name(&input.name) {
+        return Err(crate::error::S3Error::invalid_bucket_name().into());
+    }
+    let storage = match input.storage.as_deref() {
+        None => StorageMode::Gridfs,
+        Some(s) => StorageMode::parse(s).ok_or_else(|| {
+            AdminError(error(
+                StatusCode::BAD_REQUEST,
+                "InvalidArgument",
+                "storage must be gridfs or content",
+            ))
+        })?,
+    };
+    let owner = match input.owner {
+        Some(o) => o,
+        None => st.config.root_access_key.clone().unwrap_or_default(),
+    };
+    let info = BucketInfo {
+        name: input.name.clone(),
+        creation_date: st.store.meta().clock().now(),
+        owner,
+        region: st.config.region.clone(),
+        adopted: false,
+        grants: Vec::new(),
+        cors: Vec::new(),
+        acl: Vec::new(),
+        policy: None,
+        public_access_block: None,
+        ownership: Some(st.config.default_object_ownership.clone()),
+        lifecycle: None,
+        versioning: None,
+        versions_indexed: false,
+        object_lock: None,
+        encryption: None,
+        storage,
+    };
+    if !crate::s3::bucket::store_new_bucket(&st, &info).await? {
+        return Err(AdminError(error(
+            StatusCode::CONFLICT,
+            "BucketAlreadyExists",
+            "a bucket of that name exists",
+        )));
+    }
+    Ok((StatusCode::CREATED, Json(describe(&info))).into_response())
+}
+
+async fn show(
+    State(st): State<AppState>,
+    Path(bucket): Path<String>,
+    req: Request,
+) -> Result<Response, AdminError> {
+    root_body(&st, req).await?;
+    match st
+        .store
+        .meta()
+        .get_bucket(&bucket)
+        .await
+        .map_err(db_error)?
+    {
+        Some(b) => Ok(Json(describe(&b)).into_response()),
+        None => Err(AdminError(error(
+            StatusCode::NOT_FOUND,
+            "NoSuchBucket",
+            "The specified bucket does not exist",
+        ))),
+    }
+}

@@ -113,26 +113,41 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
         if src.size() > MAX_PUT_SIZE {
             return Err(S3Error::invalid_request("The specified copy source is larger than the maximum allowable size for a copy source: 5368709120"));
         }
-        let mut stream = match st.store.open_read(&src_bucket, &src, 0, src.size()).await {
-            Ok(s) => s,
-            Err(GridFsError::FileNotFound) => continue,
-            Err(e) => return Err(e.into()),
+        // Within one content-addressed bucket a copy is a new object pointing at the same
+        // content: no byte is read or written.
+        let by_reference = if src_bucket == bucket && spec.is_none() {
+            st.store
+                .open_reference_copy(&bucket, req.key(), &src)
+                .await?
+        } else {
+            None
         };
-        // The copy's encryption is the request's (or the destination bucket's default), never
-        // the source's, as on AWS; it gets its own data key.
-        let (mut up, sealed) = super::sse::open_upload(st, &dest, req.key(), spec.clone()).await?;
-        let copied: Result<_, GridFsError> = async {
-            while let Some(b) = stream.try_next().await? {
-                up.write(&b).await?;
-            }
-            up.flush().await
-        }
-        .await;
-        let digests = match copied {
-            Ok(d) => d,
-            Err(e) => {
-                let _ = up.abort().await;
-                return Err(e.into());
+        let (up, sealed, digests) = match by_reference {
+            Some((up, digests)) => (up, None, digests),
+            None => {
+                let mut stream = match st.store.open_read(&src_bucket, &src, 0, src.size()).await {
+                    Ok(s) => s,
+                    Err(GridFsError::FileNotFound) => continue,
+                    Err(e) => return Err(e.into()),
+                };
+                // The copy's encryption is the request's (or the destination bucket's
+                // default), never the source's, as on AWS; it gets its own data key.
+                let (mut up, sealed) =
+                    super::sse::open_upload(st, &dest, req.key(), spec.clone()).await?;
+                let copied: Result<_, GridFsError> = async {
+                    while let Some(b) = stream.try_next().await? {
+                        up.write(&b).await?;
+                    }
+                    up.flush().await
+                }
+                .await;
+                match copied {
+                    Ok(d) => (up, sealed, d),
+                    Err(e) => {
+                        let _ = up.abort().await;
+                        return Err(e.into());
+                    }
+                }
             }
         };
         let mut meta = if replace {

@@ -123,6 +123,17 @@ r = s3.copy_object(Bucket=B, Key="large-copied", CopySource={"Bucket": B, "Key":
 check(r["CopyObjectResult"]["ETag"] == md5(large), "CopyObject")
 check(blob_chunks.count_documents({}) == chunks_before, "CopyObject stores no new bytes")
 check(get("large-copied") == large, "the copy reads back")
+copied = files.find_one({"filename": "large-copied"})
+check(bytes(copied["sha"]) == sha_l and refs.find_one({"_id": copied["_id"]})["refs"] == [sha_l],
+      "the copy points at the same content, with its own reference")
+s3.copy_object(Bucket=B, Key="tiny-copied", CopySource={"Bucket": B, "Key": "tiny"})
+check(bytes(files.find_one({"filename": "tiny-copied"})["in"]) == tiny, "an inline object's copy is inline")
+check(get("tiny-copied") == tiny, "and reads back")
+s3.copy_object(Bucket="plain", Key="from-cas", CopySource={"Bucket": B, "Key": "doc.txt"})
+check(s3.get_object(Bucket="plain", Key="from-cas")["Body"].read() == text,
+      "a copy into a GridFS bucket carries the bytes")
+check(gridfs.GridFSBucket(db, bucket_name="plain").open_download_stream_by_name("from-cas").read() == text,
+      "and is a standard GridFS file there")
 
 # --- Everything S3 shows works as in a GridFS bucket. ---
 keys = [o["Key"] for o in s3.list_objects_v2(Bucket=B)["Contents"]]

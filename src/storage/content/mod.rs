@@ -234,7 +234,7 @@ impl Contents {
 
     /// Whether the content is stored (documents, then large contents); clears a reclaim's
     /// mark on it, so that a reclaim that has not deleted it yet never will.
-    async fn keep(&self, sha: &[u8; 20]) -> Result<bool> {
+    pub async fn keep(&self, sha: &[u8; 20]) -> Result<bool> {
         let id = sha_bson(sha);
         if self
             .content

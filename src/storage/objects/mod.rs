@@ -43,6 +43,9 @@ pub const LEASE_TTL: Duration = Duration::from_secs(60);
 pub struct ObjectWrite {
     upload: Upload,
     reg: WriteReg,
+    /// A copy within a content-addressed bucket: the content it points at, and the bytes'
+    /// digests (the upload then holds nothing).
+    reference: Option<(Pointer, super::gridfs::Digests)>,
 }
 
 impl std::ops::Deref for ObjectWrite {
@@ -160,6 +163,19 @@ pub enum WriteCondition {
     /// `If-None-Match: <etag>[, <etag>]`: only if there is no current object or its ETag is
     /// none of these.
     IfNoneMatch(String),
+}
+
+/// The MD5 an ETag of a single-part object is (`"<32 hex>"`), if it is one.
+fn etag_md5(etag: &str) -> Option<[u8; 16]> {
+    let h = etag.trim_matches('"');
+    if h.len() != 32 {
+        return None;
+    }
+    let mut out = [0u8; 16];
+    for (i, b) in out.iter_mut().enumerate() {
+        *b = u8::from_str_radix(h.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(out)
 }
 
 /// Whether an ETag is one of a header's list (`"a", W/"b"`).
@@ -432,7 +448,11 @@ impl ObjectStore {
                     },
                 )
                 .await?;
-            return Ok(ObjectWrite { upload, reg });
+            return Ok(ObjectWrite {
+                upload,
+                reg,
+                reference: None,
+            });
         }
         let reg = self.meta.register_write(bucket).await?;
         let id = Bson::ObjectId(reg.file_id());
@@ -448,7 +468,45 @@ impl ObjectStore {
                 },
             )
             .await?;
-        Ok(ObjectWrite { upload, reg })
+        Ok(ObjectWrite {
+            upload,
+            reg,
+            reference: None,
+        })
+    }
+
+    /// A copy of `src` as `key` of the same content-addressed bucket that points at the same
+    /// content (published with [`ObjectStore::publish_if`] like any write), or `None` when the
+    /// bucket is not content-addressed or the source has no content of its own to share.
+    pub async fn open_reference_copy(
+        &self,
+        bucket: &str,
+        key: &str,
+        src: &ObjectInfo,
+    ) -> Result<Option<(ObjectWrite, super::gridfs::Digests)>> {
+        let Some(pointer) = src.file.content.as_ref().and_then(Pointer::of) else {
+            return Ok(None);
+        };
+        // The ETag of a single-part object is its MD5 (content buckets have no multipart).
+        let Some(md5) = etag_md5(src.etag()) else {
+            return Ok(None);
+        };
+        let sha1 = match &pointer {
+            Pointer::Sha(s) => *s,
+            Pointer::Inline(b) => {
+                use sha1::Digest;
+                sha1::Sha1::digest(b).into()
+            }
+        };
+        let digests = super::gridfs::Digests {
+            length: src.file.length,
+            md5,
+            sha256: None,
+            sha1: Some(sha1),
+        };
+        let mut write = self.open_upload(bucket, key, false).await?;
+        write.reference = Some((pointer, digests.clone()));
+        Ok(Some((write, digests)))
     }
 
     /// Evaluates a write condition against the current object.
@@ -631,16 +689,28 @@ impl ObjectStore {
         &self,
         bucket: &str,
         mut write: ObjectWrite,
-        mut meta: ObjectMeta,
+        meta: ObjectMeta,
         lock: Option<&KeyLock>,
     ) -> Result<ObjectInfo> {
         let contents = self.contents(bucket);
+        let id = write.upload.id().clone();
+        if let Some((pointer, digests)) = write.reference.take() {
+            // A copy: reference the content, and make sure it stays (or fail the copy).
+            if let Pointer::Sha(sha) = &pointer {
+                contents.reference(&id, sha).await?;
+                if !contents.keep(sha).await? {
+                    return Err(GridFsError::FileNotFound);
+                }
+            }
+            write.upload.take_small();
+            return self
+                .publish_pointer(bucket, write, meta, lock, pointer, digests.length)
+                .await;
+        }
         let digests = write.upload.flush().await?;
         let sha = digests
             .sha1
             .ok_or_else(|| GridFsError::Corrupt("a content upload without its SHA-1".into()))?;
-        let id = write.upload.id().clone();
-        let key = write.upload.filename().to_owned();
         let pointer = match write.upload.take_small() {
             Some(bytes) if bytes.len() <= contents.settings().inline_max => Pointer::Inline(bytes),
             Some(bytes) => {
@@ -660,6 +730,23 @@ impl ObjectStore {
                 Pointer::Sha(sha)
             }
         };
+        self.publish_pointer(bucket, write, meta, lock, pointer, digests.length)
+            .await
+    }
+
+    /// Writes a content-addressed object's document (pointing at its content), as the current
+    /// object of its key.
+    async fn publish_pointer(
+        &self,
+        bucket: &str,
+        write: ObjectWrite,
+        mut meta: ObjectMeta,
+        lock: Option<&KeyLock>,
+        pointer: Pointer,
+        length: u64,
+    ) -> Result<ObjectInfo> {
+        let id = write.upload.id().clone();
+        let key = write.upload.filename().to_owned();
         let prepared = self.prepare_publish(bucket, &key, &id).await?;
         meta.version_id = prepared.vid.clone();
         self.fence(lock, Some(&write.reg)).await?;
@@ -669,7 +756,7 @@ impl ObjectStore {
         }
         let file = FileDoc {
             id,
-            length: digests.length,
+            length,
             chunk_size: self.chunk_size,
             upload_date: prepared.date,
             filename: Some(key),

@@ -214,3 +214,45 @@ fn reclaim_never_races_a_put_of_the_same_bytes() {
         assert!(gone.await, "unreferenced contents are reclaimed");
     });
 }
+
+/// An object small enough to live in its own document: a GET is one MongoDB round trip (the
+/// object's document), a PUT of a new key two (the key's revisions, the document).
+#[test]
+fn an_inline_object_takes_one_round_trip_to_read() {
+    support::run(async {
+        use std::sync::atomic::Ordering;
+        let (gw, all, lookups) = support::gateway_counting_split("inline", |_| {}).await;
+        let s3 = gw.sdk();
+        create_content_bucket(&s3, "inl").await;
+        let count = || all.load(Ordering::SeqCst) - lookups.load(Ordering::SeqCst);
+        let put = |key: &'static str| {
+            s3.put_object()
+                .bucket("inl")
+                .key(key)
+                .body(ByteStream::from_static(b"small and inline"))
+                .send()
+        };
+        let get = || s3.get_object().bucket("inl").key("k").send();
+        // Warm the caches and the registration pool; let the settling pass.
+        put("warm").await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        let before = count();
+        put("k").await.unwrap();
+        let put_count = count() - before;
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        let before = count();
+        let body = get()
+            .await
+            .unwrap()
+            .body
+            .collect()
+            .await
+            .unwrap()
+            .into_bytes();
+        let get_count = count() - before;
+        assert_eq!(body.as_ref(), b"small and inline");
+        println!("inline object (bucket lookups aside): PUT of a new key {put_count} commands, GET {get_count}");
+        assert_eq!(get_count, 1, "a GET of an inline object");
+        assert_eq!(put_count, 2, "a PUT of a new inline object");
+    });
+}

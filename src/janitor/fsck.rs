@@ -230,7 +230,8 @@ pub async fn run(store: &ObjectStore, repair: bool) -> Result<Report> {
             let referenced = regs.contains(&k)
                 || part_ids.contains(&k)
                 || upload_ids.contains(&k)
-                || reclaiming.contains(&format!("{b}/{k}"));
+                || reclaiming.contains(&format!("{b}/{k}"))
+                || adopting(meta, b, id).await?;
             if !referenced {
                 report.orphan_chunks.push((b.clone(), id.clone(), st.count));
             }
@@ -327,6 +328,20 @@ pub async fn run(store: &ObjectStore, repair: bool) -> Result<Report> {
         report.repaired = Some((removed_chunks, removed_parts, leases, locks));
     }
     Ok(report)
+}
+
+/// Whether `id` is a content whose adoption (its chunks renamed to its SHA-1 before its files
+/// document is written, under the content's lock) may be under way in a blobs bucket.
+async fn adopting(meta: &crate::storage::meta::MetaStore, bucket: &str, id: &Bson) -> Result<bool> {
+    let (Some(owner), Bson::Binary(b)) = (bucket.strip_suffix("._blobs"), id) else {
+        return Ok(false);
+    };
+    let Ok(sha) = <[u8; 20]>::try_from(b.bytes.as_slice()) else {
+        return Ok(false);
+    };
+    Ok(meta
+        .content_lock_held(owner, &crate::storage::content::hex(&sha))
+        .await?)
 }
 
 /// A BSON value as a comparable string key (ObjectIds and other ids alike).

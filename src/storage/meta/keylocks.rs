@@ -38,6 +38,11 @@ pub struct KeyLock {
     released: bool,
 }
 
+/// The lock id of a content of a content-addressed bucket.
+fn content_lock_id(bucket: &str, sha_hex: &str) -> String {
+    format!("\u{0}content\u{0}{bucket}\u{0}{sha_hex}")
+}
+
 /// The lock id of a key.
 fn key_lock_id(bucket: &str, key: &str) -> String {
     format!("{bucket}\u{0}{key}")
@@ -67,8 +72,21 @@ impl MetaStore {
         bucket: &str,
         sha_hex: &str,
     ) -> mongodb::error::Result<Option<KeyLock>> {
-        self.lock(format!("\u{0}content\u{0}{bucket}\u{0}{sha_hex}"))
-            .await
+        self.lock(content_lock_id(bucket, sha_hex)).await
+    }
+
+    /// Whether a content's lock is held (an adoption may be renaming its chunks: fsck must not
+    /// call them orphans).
+    pub async fn content_lock_held(
+        &self,
+        bucket: &str,
+        sha_hex: &str,
+    ) -> mongodb::error::Result<bool> {
+        Ok(self
+            .keylocks
+            .find_one(doc! {"_id": content_lock_id(bucket, sha_hex)})
+            .await?
+            .is_some())
     }
 
     async fn lock(&self, id: String) -> mongodb::error::Result<Option<KeyLock>> {

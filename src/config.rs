@@ -136,16 +136,12 @@ pub struct Config {
 
     /// Content-addressed buckets (`x-grids3-storage-mode: content`): contents up to this many
     /// bytes are stored inside the object's own document (a GET of one is a single query).
-    #[arg(long, env = "GRIDS3_CONTENT_INLINE_MAX", default_value_t = 16 * 1024)]
+    #[arg(long, env = "GRIDS3_CONTENT_INLINE_MAX", default_value_t = crate::storage::content::DEFAULT_INLINE_MAX)]
     pub content_inline_max: usize,
 
     /// Content-addressed buckets: the content types stored gzipped when that saves space
     /// (comma-separated; `type/*` matches a whole type).
-    #[arg(
-        long,
-        env = "GRIDS3_CONTENT_GZIP_TYPES",
-        default_value = "text/*,application/json,application/xml,application/javascript,image/svg+xml"
-    )]
+    #[arg(long, env = "GRIDS3_CONTENT_GZIP_TYPES", default_value = crate::storage::content::DEFAULT_GZIP_TYPES)]
     pub content_gzip_types: String,
 
     /// Content-addressed buckets: seconds a content nothing references any more is kept

@@ -33,8 +33,15 @@ use futures::TryStreamExt;
 use mongodb::bson::{doc, spec::BinarySubtype, Binary, Bson, DateTime, Document};
 use mongodb::{Collection, Database};
 
-use super::gridfs::{BucketOptions, ByteStream, FileDoc, GridFsBucket, GridFsError, Result};
+use super::gridfs::{ByteStream, FileDoc, GridFsBucket, GridFsError, Result};
 use super::meta::MetaStore;
+
+/// Content types stored gzipped by default.
+pub const DEFAULT_GZIP_TYPES: &str =
+    "text/*,application/json,application/xml,application/javascript,image/svg+xml";
+
+/// Contents up to this size go inside their object's document by default.
+pub const DEFAULT_INLINE_MAX: usize = 16 * 1024;
 
 /// How a content-addressed bucket stores what it is given.
 #[derive(Clone, Debug)]
@@ -418,33 +425,9 @@ impl Contents {
         Ok(all)
     }
 
-    /// The references collection (see [`refs`]).
-    pub fn refs(&self) -> &Collection<Document> {
-        &self.refs
-    }
-
-    /// The content documents collection.
-    pub fn content(&self) -> &Collection<Document> {
-        &self.content
-    }
-
-    /// The GridFS bucket of large contents.
-    pub fn blobs(&self) -> &GridFsBucket {
-        &self.blobs
-    }
-
     /// The database's time (references' dates).
     fn now(&self) -> DateTime {
         self.meta.clock().now()
-    }
-}
-
-/// The blobs bucket's options: standard GridFS, the object store's chunk size.
-pub fn blobs_options(bucket: &str, chunk_size: u32) -> BucketOptions {
-    BucketOptions {
-        bucket_name: blobs_name(bucket),
-        chunk_size,
-        ..Default::default()
     }
 }
 

@@ -23,25 +23,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn bucket(name: &str) -> BucketInfo {
-    BucketInfo {
-        name: name.into(),
-        creation_date: DateTime::now(),
-        owner: "bench".into(),
-        region: "us-east-1".into(),
-        adopted: false,
-        grants: Vec::new(),
-        cors: Vec::new(),
-        acl: Vec::new(),
-        policy: None,
-        public_access_block: None,
-        ownership: None,
-        lifecycle: None,
-        versioning: None,
-        versions_indexed: false,
-        object_lock: None,
-        encryption: None,
-        storage: Default::default(),
-    }
+    BucketInfo::new(name, "bench", "us-east-1", DateTime::now())
 }
 
 fn file(key: &str, at: i64) -> FileDoc {

@@ -117,23 +117,13 @@ impl AppState {
                 continue;
             }
             let info = BucketInfo {
-                name: name.clone(),
-                creation_date: self.store.meta().clock().now(),
-                owner: owner.clone(),
-                region: self.config.region.clone(),
                 adopted: true,
-                grants: Vec::new(),
-                cors: Vec::new(),
-                acl: Vec::new(),
-                policy: None,
-                public_access_block: None,
-                ownership: None,
-                lifecycle: None,
-                versioning: None,
-                versions_indexed: false,
-                object_lock: None,
-                encryption: None,
-                storage: crate::storage::meta::StorageMode::Gridfs,
+                ..BucketInfo::new(
+                    &name,
+                    &owner,
+                    &self.config.region,
+                    self.store.meta().clock().now(),
+                )
             };
             if self.store.meta().create_bucket(&info).await? {
                 tracing::info!(bucket = %name, "adopted an existing GridFS bucket");

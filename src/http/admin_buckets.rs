@@ -64,23 +64,14 @@ async fn create(State(st): State<AppState>, req: Request) -> Result<Response, Ad
         None => st.config.root_access_key.clone().unwrap_or_default(),
     };
     let info = BucketInfo {
-        name: input.name.clone(),
-        creation_date: st.store.meta().clock().now(),
-        owner,
-        region: st.config.region.clone(),
-        adopted: false,
-        grants: Vec::new(),
-        cors: Vec::new(),
-        acl: Vec::new(),
-        policy: None,
-        public_access_block: None,
         ownership: Some(st.config.default_object_ownership.clone()),
-        lifecycle: None,
-        versioning: None,
-        versions_indexed: false,
-        object_lock: None,
-        encryption: None,
         storage,
+        ..BucketInfo::new(
+            &input.name,
+            &owner,
+            &st.config.region,
+            st.store.meta().clock().now(),
+        )
     };
     if !crate::s3::bucket::store_new_bucket(&st, &info).await? {
         return Err(AdminError(error(

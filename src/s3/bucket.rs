@@ -134,34 +134,38 @@ pub async fn create_bucket(st: &AppState, mut req: S3Request) -> S3Result<Respon
     let lock = req
         .header("x-amz-bucket-object-lock-enabled")
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
-    let storage = storage_mode(&req)?;
+    let requested = storage_mode(&req)?;
+    let storage = requested.unwrap_or_default();
     if lock && storage == StorageMode::Content {
         return Err(S3Error::not_implemented().with_message(
             "Object Lock needs versioning, which content-addressed buckets do not have yet.",
         ));
     }
     let info = BucketInfo {
-        name: name.clone(),
-        creation_date: st.store.meta().clock().now(),
-        owner: req.auth.access_key.clone(),
-        region: st.config.region.clone(),
-        adopted: false,
-        grants: Vec::new(),
-        cors: Vec::new(),
         acl: grants::to_stored(acl.as_deref().unwrap_or_default()),
-        policy: None,
-        public_access_block: None,
         ownership: Some(ownership),
-        lifecycle: None,
         versioning: lock.then(|| "Enabled".to_owned()),
         versions_indexed: lock,
         object_lock: lock.then(crate::storage::meta::ObjectLockConfig::default),
-        encryption: None,
         storage,
+        ..BucketInfo::new(
+            &name,
+            &req.auth.access_key,
+            &st.config.region,
+            st.store.meta().clock().now(),
+        )
     };
     if !store_new_bucket(st, &info).await? {
-        let owner = st.store.meta().get_bucket(&name).await?.map(|b| b.owner);
+        let existing = st.store.meta().get_bucket(&name).await?;
+        let owner = existing.as_ref().map(|b| b.owner.clone());
         if owner.as_deref() == Some(req.auth.access_key.as_str()) || req.auth.root {
+            // A storage mode asked for that the existing bucket does not have is never
+            // answered as done.
+            if existing.is_some_and(|b| requested.is_some_and(|m| m != b.storage)) {
+                return Err(S3Error::bucket_already_owned_by_you().with_message(
+                    "The bucket exists with another storage mode; a bucket's mode cannot change.",
+                ));
+            }
             // AWS's legacy us-east-1 behaviour, which awscli and s3cmd meet: creating a bucket
             // one already owns succeeds (and changes nothing). Other regions answer 409.
             if st.config.region == "us-east-1" {
@@ -218,11 +222,11 @@ pub async fn store_new_bucket(st: &AppState, info: &BucketInfo) -> S3Result<bool
 }
 
 /// The storage mode a CreateBucket asks for (`x-grids3-storage-mode: gridfs | content`, a
-/// grids3 header; `gridfs` without it).
-fn storage_mode(req: &S3Request) -> S3Result<StorageMode> {
+/// grids3 header; `None` without it, which creates a `gridfs` bucket).
+fn storage_mode(req: &S3Request) -> S3Result<Option<StorageMode>> {
     match req.header("x-grids3-storage-mode") {
-        None => Ok(StorageMode::Gridfs),
-        Some(v) => StorageMode::parse(v).ok_or_else(|| {
+        None => Ok(None),
+        Some(v) => StorageMode::parse(v).map(Some).ok_or_else(|| {
             S3Error::invalid_argument("x-grids3-storage-mode must be gridfs or content")
         }),
     }

@@ -47,6 +47,11 @@ check(code(lambda: with_header("x-grids3-storage-mode", "nope").create_bucket(Bu
 with_header("x-grids3-storage-mode", "content").create_bucket(Bucket=B)
 meta = db["__metastore"].find_one({"_id": B})
 check(meta.get("storage") == "content", "the bucket's mode is in the metastore")
+check(code(lambda: with_header("x-grids3-storage-mode", "gridfs").create_bucket(Bucket=B)) == "BucketAlreadyOwnedByYou",
+      "re-creating the bucket in another mode is refused, never answered as done")
+check(code(lambda: with_header("x-grids3-storage-mode", "content").create_bucket(Bucket=B)) == "OK",
+      "re-creating it in its own mode is the us-east-1 no-op")
+check(code(lambda: s3.create_bucket(Bucket=B)) == "OK", "and so is a re-create without the header")
 s3.create_bucket(Bucket="plain")
 check("storage" not in db["__metastore"].find_one({"_id": "plain"}), "gridfs is the default mode")
 reader = V7Reader(db, B)
@@ -149,6 +154,27 @@ check(s3.get_object_tagging(Bucket=B, Key="medium")["TagSet"] == [{"Key": "k", "
 for k in keys:
     check(reader.read(k) == get(k), f"the v7files reader reads {k}")
 
+# --- A `cat` content (another v7files writer's concatenation) is served by streaming its bases:
+# a content document, inline bytes, and a slice of a blob. ---
+from bson import Binary
+whole = medium + b"-middle-" + large[10:1010]
+sha_c = hashlib.sha1(whole).digest()
+content.insert_one({"_id": sha_c, "store": "cat", "base": [
+    {"sha": sha_m, "length": len(medium)},
+    {"in": Binary(b"-middle-")},
+    {"sha": sha_l, "off": 10, "length": 1000},
+]})
+cat_id = files.insert_one({"filename": "cat", "length": len(whole), "chunkSize": 261120,
+                           "uploadDate": __import__("datetime").datetime.now(__import__("datetime").timezone.utc),
+                           "metadata": {"etag": md5(whole)}, "sha": sha_c}).inserted_id
+refs.insert_one({"_id": cat_id, "refs": [sha_c], "refHistory": [sha_c]})
+check(get("cat") == whole, "GET of a cat content")
+lo, hi = len(medium) - 5, len(medium) + 20
+check(get("cat", Range=f"bytes={lo}-{hi}") == whole[lo:hi + 1], "a Range across a cat's bases")
+check(get("cat", Range="bytes=-300") == whole[-300:], "a Range inside a cat's blob slice")
+check(reader.read("cat") == whole, "the v7files reader reads the cat content")
+s3.delete_object(Bucket=B, Key="cat")
+
 # --- What content buckets refuse rather than ignore. ---
 check(code(lambda: s3.create_multipart_upload(Bucket=B, Key="mp")) == "NotImplemented", "multipart: 501")
 check(code(lambda: s3.put_bucket_versioning(Bucket=B, VersioningConfiguration={"Status": "Enabled"})) == "NotImplemented",
@@ -174,6 +200,7 @@ check(blob_files.count_documents({"_id": sha_l}) == 0, "the unreferenced blob wa
 check(blob_chunks.count_documents({"files_id": sha_l}) == 0, "with its chunks")
 check(content.count_documents({"_id": sha_m}) == 0, "the unreferenced content document was reclaimed")
 check(content.count_documents({"_id": sha_t}) == 1, "a referenced one stays")
+check(content.count_documents({"_id": sha_c}) == 0, "the cat content, unreferenced, was reclaimed too")
 check(get("doc.txt") == text, "and reads")
 deadline = time.time() + 20
 while time.time() < deadline and refs.count_documents({"purge": {"$exists": True}}):

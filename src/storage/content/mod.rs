@@ -29,11 +29,11 @@ pub mod refs;
 
 use std::io::{Read, Write};
 
-use futures::TryStreamExt;
+use futures::StreamExt;
 use mongodb::bson::{doc, spec::BinarySubtype, Binary, Bson, DateTime, Document};
 use mongodb::{Collection, Database};
 
-use super::gridfs::{ByteStream, FileDoc, GridFsBucket, GridFsError, Result};
+use super::gridfs::{as_i64, ByteStream, FileDoc, GridFsBucket, GridFsError, Result};
 use super::meta::MetaStore;
 
 /// Content types stored gzipped by default.
@@ -212,7 +212,7 @@ impl Contents {
         data: &[u8],
         content_type: Option<&str>,
     ) -> Result<()> {
-        if self.keep(sha).await? {
+        if self.keep(sha, data.len() as u64).await? {
             return Ok(());
         }
         let mut d = doc! {"_id": sha_bson(sha)};
@@ -239,26 +239,30 @@ impl Contents {
         }
     }
 
-    /// Whether the content is stored (documents, then large contents); clears a reclaim's
-    /// mark on it, so that a reclaim that has not deleted it yet never will.
-    pub async fn keep(&self, sha: &[u8; 20]) -> Result<bool> {
+    /// Whether the content (`length` bytes) is stored; clears a reclaim's mark on it, so that a
+    /// reclaim that has not deleted it yet never will. Looks first where a content of that
+    /// size is stored (a document up to one chunk, a blob above), so a hit costs one round
+    /// trip; the other place second, for contents stored under another chunk size.
+    pub async fn keep(&self, sha: &[u8; 20], length: u64) -> Result<bool> {
         let id = sha_bson(sha);
-        if self
-            .content
-            .find_one_and_update(doc! {"_id": id.clone()}, doc! {"$unset": {"gc": ""}})
-            .projection(doc! {"_id": 1})
-            .await?
-            .is_some()
-        {
-            return Ok(true);
+        let unmark = doc! {"$unset": {"gc": ""}};
+        let large = length > u64::from(self.blobs.chunk_size());
+        let places = if large {
+            [self.blobs.files(), &self.content]
+        } else {
+            [&self.content, self.blobs.files()]
+        };
+        for coll in places {
+            if coll
+                .find_one_and_update(doc! {"_id": id.clone()}, unmark.clone())
+                .projection(doc! {"_id": 1})
+                .await?
+                .is_some()
+            {
+                return Ok(true);
+            }
         }
-        Ok(self
-            .blobs
-            .files()
-            .find_one_and_update(doc! {"_id": id}, doc! {"$unset": {"gc": ""}})
-            .projection(doc! {"_id": 1})
-            .await?
-            .is_some())
+        Ok(false)
     }
 
     /// Publishes a large content whose chunks were staged under `staged` in the blobs bucket:
@@ -280,7 +284,7 @@ impl Contents {
         };
         let res = async {
             let chunks = self.blobs.chunks();
-            if self.keep(sha).await? {
+            if self.keep(sha, length).await? {
                 chunks
                     .delete_many(doc! {"files_id": staged.clone()})
                     .await?;
@@ -325,104 +329,100 @@ impl Contents {
         start: u64,
         end: u64,
     ) -> Result<ByteStream> {
-        let sha = match pointer {
-            Pointer::Inline(b) => return Ok(once(slice(b, start, end)?)),
-            Pointer::Sha(s) => s,
-        };
-        if let Some(d) = self.content.find_one(doc! {"_id": sha_bson(sha)}).await? {
-            let bytes = self.materialise(&d, 0).await?;
-            if bytes.len() as u64 != length {
-                return Err(GridFsError::Corrupt(format!(
-                    "content {} holds {} bytes, the object says {length}",
-                    hex(sha),
-                    bytes.len()
-                )));
-            }
-            return Ok(once(slice(&bytes, start, end)?));
+        match pointer {
+            Pointer::Inline(b) => Ok(once(slice(b, start, end)?)),
+            Pointer::Sha(sha) => self.read_sha(sha, Some(length), start, end, 0).await,
         }
-        let Some(f) = self
-            .blobs
-            .files()
-            .find_one(doc! {"_id": sha_bson(sha)})
-            .await?
-        else {
-            return Err(GridFsError::Corrupt(format!(
-                "content {} is missing",
-                hex(sha)
-            )));
-        };
-        let file = FileDoc::from_document(&f)?;
-        self.blobs.download_sealed(&file, None, 0, start, end)
     }
 
-    /// A content document's bytes: `in`, gunzipped `zin`, or the concatenation of `base`.
-    async fn materialise(&self, d: &Document, depth: usize) -> Result<Vec<u8>> {
-        let corrupt = |what: &str| GridFsError::Corrupt(format!("content document: {what}"));
+    /// Bytes `[start, end)` of a stored content, checked against `length` when it is known.
+    /// Documents (`in`, `zin`) are read whole (one chunk at most); a `cat` content streams
+    /// the parts of its bases that the range covers, and a blob only the chunks it covers.
+    async fn read_sha(
+        &self,
+        sha: &[u8; 20],
+        length: Option<u64>,
+        start: u64,
+        end: u64,
+        depth: usize,
+    ) -> Result<ByteStream> {
+        let corrupt = |what: String| GridFsError::Corrupt(format!("content {}: {what}", hex(sha)));
+        let wrong = |have: u64| {
+            length.is_some_and(|l| l != have).then(|| {
+                corrupt(format!(
+                    "holds {have} bytes, the object says {}",
+                    length.unwrap_or_default()
+                ))
+            })
+        };
+        let Some(d) = self.content.find_one(doc! {"_id": sha_bson(sha)}).await? else {
+            let Some(f) = self
+                .blobs
+                .files()
+                .find_one(doc! {"_id": sha_bson(sha)})
+                .await?
+            else {
+                return Err(corrupt("missing".into()));
+            };
+            let file = FileDoc::from_document(&f)?;
+            if let Some(e) = wrong(file.length) {
+                return Err(e);
+            }
+            return self.blobs.download_sealed(&file, None, 0, start, end);
+        };
         match d.get_str("store").ok() {
-            None | Some("raw") => Ok(d
-                .get_binary_generic("in")
-                .map_err(|_| corrupt("no `in`"))?
-                .clone()),
-            Some("gz") => {
-                let z = d
-                    .get_binary_generic("zin")
-                    .map_err(|_| corrupt("no `zin`"))?;
-                let mut out = Vec::new();
-                flate2::read::GzDecoder::new(z.as_slice())
-                    .read_to_end(&mut out)
-                    .map_err(|e| corrupt(&format!("gzip: {e}")))?;
-                Ok(out)
+            None | Some("raw") | Some("gz") => {
+                let bytes = decode(&d).map_err(corrupt)?;
+                if let Some(e) = wrong(bytes.len() as u64) {
+                    return Err(e);
+                }
+                Ok(once(slice(&bytes, start, end)?))
             }
             Some("cat") if depth < 8 => {
-                let mut out = Vec::new();
-                for b in d.get_array("base").map_err(|_| corrupt("no `base`"))? {
+                let mut parts: Vec<ByteStream> = Vec::new();
+                let mut at = 0u64;
+                for b in d
+                    .get_array("base")
+                    .map_err(|_| corrupt("no `base`".into()))?
+                {
                     let Bson::Document(p) = b else {
-                        return Err(corrupt("a `base` entry is not a document"));
+                        return Err(corrupt("a `base` entry is not a document".into()));
                     };
-                    let part = if let Ok(inline) = p.get_binary_generic("in") {
-                        inline.clone()
-                    } else {
-                        let sha: [u8; 20] = p
-                            .get_binary_generic("sha")
-                            .ok()
-                            .and_then(|s| s.as_slice().try_into().ok())
-                            .ok_or_else(|| corrupt("a `base` entry without `sha`"))?;
-                        Box::pin(self.fetch(&sha, depth + 1)).await?
+                    let off = p.get("off").and_then(as_i64).unwrap_or(0).max(0) as u64;
+                    let inline = p.get_binary_generic("in").ok();
+                    let len = match (p.get("length").and_then(as_i64), inline) {
+                        (Some(l), _) => l.max(0) as u64,
+                        (None, Some(b)) => (b.len() as u64).saturating_sub(off),
+                        (None, None) => {
+                            return Err(corrupt("a `base` entry without `length`".into()))
+                        }
                     };
-                    let off = p.get("off").and_then(super::gridfs::as_i64).unwrap_or(0) as usize;
-                    let len = p
-                        .get("length")
-                        .and_then(super::gridfs::as_i64)
-                        .map_or(part.len().saturating_sub(off), |l| l as usize);
-                    out.extend_from_slice(
-                        part.get(off..off + len)
-                            .ok_or_else(|| corrupt("a `base` entry out of range"))?,
-                    );
+                    let (from, to) = (start.max(at), end.min(at + len));
+                    if from < to {
+                        let (a, z) = (off + from - at, off + to - at);
+                        parts.push(match inline {
+                            Some(b) => once(slice(b, a, z)?),
+                            None => {
+                                let base: [u8; 20] = p
+                                    .get_binary_generic("sha")
+                                    .ok()
+                                    .and_then(|s| s.as_slice().try_into().ok())
+                                    .ok_or_else(|| {
+                                        corrupt("a `base` entry without `sha`".into())
+                                    })?;
+                                Box::pin(self.read_sha(&base, None, a, z, depth + 1)).await?
+                            }
+                        });
+                    }
+                    at += len;
                 }
-                Ok(out)
+                if let Some(e) = wrong(at) {
+                    return Err(e);
+                }
+                Ok(Box::pin(futures::stream::iter(parts).flatten()))
             }
-            Some(other) => Err(corrupt(&format!("store {other:?} is not supported"))),
+            Some(other) => Err(corrupt(format!("store {other:?} is not supported"))),
         }
-    }
-
-    /// A whole content's bytes (a `cat` content's bases).
-    async fn fetch(&self, sha: &[u8; 20], depth: usize) -> Result<Vec<u8>> {
-        if let Some(d) = self.content.find_one(doc! {"_id": sha_bson(sha)}).await? {
-            return self.materialise(&d, depth).await;
-        }
-        let f = self
-            .blobs
-            .files()
-            .find_one(doc! {"_id": sha_bson(sha)})
-            .await?
-            .ok_or_else(|| GridFsError::Corrupt(format!("content {} is missing", hex(sha))))?;
-        let file = FileDoc::from_document(&f)?;
-        let mut s = self.blobs.download_sealed(&file, None, 0, 0, file.length)?;
-        let mut all = Vec::new();
-        while let Some(c) = s.try_next().await? {
-            all.extend_from_slice(&c);
-        }
-        Ok(all)
     }
 
     /// The database's time (references' dates).
@@ -439,6 +439,23 @@ fn slice(b: &[u8], start: u64, end: u64) -> Result<bytes::Bytes> {
     b.get(start as usize..end as usize)
         .map(bytes::Bytes::copy_from_slice)
         .ok_or_else(|| GridFsError::Corrupt("range outside the content".into()))
+}
+
+/// A content document's bytes: `in`, or gunzipped `zin`.
+fn decode(d: &Document) -> std::result::Result<Vec<u8>, String> {
+    if d.get_str("store").ok() == Some("gz") {
+        let z = d
+            .get_binary_generic("zin")
+            .map_err(|_| "no `zin`".to_owned())?;
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(z.as_slice())
+            .read_to_end(&mut out)
+            .map_err(|e| format!("gzip: {e}"))?;
+        return Ok(out);
+    }
+    d.get_binary_generic("in")
+        .cloned()
+        .map_err(|_| "no `in`".to_owned())
 }
 
 /// `data` gzipped, or `None` if compression failed.

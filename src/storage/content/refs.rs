@@ -122,6 +122,8 @@ impl Contents {
         }
         let id = sha_bson(sha);
         let mark = doc! {"$set": {"gc": true}};
+        // A content may be stored both ways (written under two chunk sizes): both go.
+        let mut doc_gone = false;
         if self
             .content
             .update_one(doc! {"_id": id.clone()}, mark.clone())
@@ -135,12 +137,12 @@ impl Contents {
                     .await?;
                 return Ok(false);
             }
-            let gone = self
+            doc_gone = self
                 .content
-                .delete_one(doc! {"_id": id, "gc": true})
+                .delete_one(doc! {"_id": id.clone(), "gc": true})
                 .await?
-                .deleted_count;
-            return Ok(gone == 1);
+                .deleted_count
+                == 1;
         }
         let Some(lock) = self.meta.lock_content(&self.bucket, &hex(sha)).await? else {
             return Err(GridFsError::Conflict(
@@ -155,13 +157,13 @@ impl Contents {
                 .matched_count
                 == 0
             {
-                return Ok(false);
+                return Ok(doc_gone);
             }
             if self.referenced(sha, except).await? {
                 files
                     .update_one(doc! {"_id": id}, doc! {"$unset": {"gc": ""}})
                     .await?;
-                return Ok(false);
+                return Ok(doc_gone);
             }
             if files
                 .delete_one(doc! {"_id": id.clone(), "gc": true})
@@ -169,7 +171,7 @@ impl Contents {
                 .deleted_count
                 == 0
             {
-                return Ok(false);
+                return Ok(doc_gone);
             }
             self.blobs
                 .chunks()

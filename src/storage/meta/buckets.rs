@@ -233,6 +233,30 @@ impl CorsRule {
 }
 
 impl BucketInfo {
+    /// A new bucket with every attribute at its default (no grants, ACL, policy, CORS,
+    /// lifecycle, versioning, Object Lock or encryption; GridFS storage).
+    pub fn new(name: &str, owner: &str, region: &str, creation_date: DateTime) -> Self {
+        Self {
+            name: name.to_owned(),
+            creation_date,
+            owner: owner.to_owned(),
+            region: region.to_owned(),
+            adopted: false,
+            grants: Vec::new(),
+            cors: Vec::new(),
+            acl: Vec::new(),
+            policy: None,
+            public_access_block: None,
+            ownership: None,
+            lifecycle: None,
+            versioning: None,
+            versions_indexed: false,
+            object_lock: None,
+            encryption: None,
+            storage: StorageMode::Gridfs,
+        }
+    }
+
     fn to_document(&self) -> Document {
         let mut d = doc! {
             "_id": &self.name,

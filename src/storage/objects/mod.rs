@@ -698,7 +698,7 @@ impl ObjectStore {
             // A copy: reference the content, and make sure it stays (or fail the copy).
             if let Pointer::Sha(sha) = &pointer {
                 contents.reference(&id, sha).await?;
-                if !contents.keep(sha).await? {
+                if !contents.keep(sha, digests.length).await? {
                     return Err(GridFsError::FileNotFound);
                 }
             }

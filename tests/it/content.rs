@@ -221,7 +221,8 @@ fn reclaim_never_races_a_put_of_the_same_bytes() {
 fn an_inline_object_takes_one_round_trip_to_read() {
     support::run(async {
         use std::sync::atomic::Ordering;
-        let (gw, all, lookups) = support::gateway_counting_split("inline", |_| {}).await;
+        let (gw, support::Counters { all, lookups, .. }) =
+            support::gateway_counting_split("inline", |_| {}).await;
         let s3 = gw.sdk();
         create_content_bucket(&s3, "inl").await;
         let count = || all.load(Ordering::SeqCst) - lookups.load(Ordering::SeqCst);

@@ -1143,7 +1143,8 @@ fn delete_objects_takes_a_fixed_number_of_round_trips() {
 fn a_small_get_takes_two_round_trips() {
     support::run(async {
         use std::sync::atomic::Ordering;
-        let (gw, all, lookups) = support::gateway_counting_split("getrt", |_| {}).await;
+        let (gw, support::Counters { all, lookups, .. }) =
+            support::gateway_counting_split("getrt", |_| {}).await;
         // Bucket lookups are counted apart: the bucket cache's refresh falls inside a count or
         // not depending on when its second ran out (more often on a loaded machine).
         let commands = || all.load(Ordering::SeqCst) - lookups.load(Ordering::SeqCst);

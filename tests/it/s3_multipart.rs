@@ -468,24 +468,37 @@ fn stale_uploads_are_swept() {
         s3.create_bucket().bucket("mpb").send().await.unwrap();
         let (id, _) = upload_parts(&s3, "mpb", "old", &[b"some bytes"]).await;
         assert_eq!(gw.chunk_count("mpb").await, 1);
+        // The upload answers NoSuchUpload as soon as the sweep marks it aborting, before its
+        // chunks are deleted (a CI run caught that moment twice), so the chunks are awaited
+        // too, under the same deadline.
         let mut gone = false;
+        let mut chunks = 1;
         for _ in 0..60 {
             tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-            if s3
-                .list_parts()
-                .bucket("mpb")
-                .key("old")
-                .upload_id(&id)
-                .send()
-                .await
-                .is_err()
-            {
-                gone = true;
+            if !gone {
+                match s3
+                    .list_parts()
+                    .bucket("mpb")
+                    .key("old")
+                    .upload_id(&id)
+                    .send()
+                    .await
+                {
+                    Ok(_) => continue,
+                    Err(e) => {
+                        let code = aws_sdk_s3::error::ProvideErrorMetadata::code(&e);
+                        assert_eq!(code, Some("NoSuchUpload"), "{e:?}");
+                        gone = true;
+                    }
+                }
+            }
+            chunks = gw.chunk_count("mpb").await;
+            if chunks == 0 {
                 break;
             }
         }
         assert!(gone, "the sweep aborted the stale upload");
-        assert_eq!(gw.chunk_count("mpb").await, 0);
+        assert_eq!(chunks, 0, "the sweep deleted the upload's chunks");
     });
 }
 

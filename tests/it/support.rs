@@ -371,21 +371,27 @@ pub async fn gateway_counting_with(
     tag: &str,
     tweak: impl FnOnce(&mut grids3::config::Config),
 ) -> (Gateway, std::sync::Arc<std::sync::atomic::AtomicU64>) {
-    let (gw, all, _) = gateway_counting_split(tag, tweak).await;
-    (gw, all)
+    let (gw, counters) = gateway_counting_split(tag, tweak).await;
+    (gw, counters.all)
 }
 
-/// [`gateway_counting_with`] that also counts, apart, the bucket lookups (`find` on
-/// `__metastore`): a cache refresh that a count may or may not catch, depending on when the
-/// bucket cache's second ran out.
+/// Command counters of a [`gateway_counting_split`] gateway.
+pub struct Counters {
+    /// Every command sent to the gateway's database.
+    pub all: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// Cache refreshes: `find` on `__metastore` (the bucket cache) and on `__keyring` (the
+    /// key cache). Both caches last a second from their refresh, so a count catches one or not
+    /// depending on when that second ran out, whatever the request.
+    pub lookups: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// The `__keyring` finds alone, so that a test can check the key cache is used at all.
+    pub keyring: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+/// [`gateway_counting_with`] that also counts cache refreshes apart (see [`Counters`]).
 pub async fn gateway_counting_split(
     tag: &str,
     tweak: impl FnOnce(&mut grids3::config::Config),
-) -> (
-    Gateway,
-    std::sync::Arc<std::sync::atomic::AtomicU64>,
-    std::sync::Arc<std::sync::atomic::AtomicU64>,
-) {
+) -> (Gateway, Counters) {
     use mongodb::event::command::CommandEvent;
     use std::sync::atomic::{AtomicU64, Ordering};
     let name = format!(
@@ -395,17 +401,27 @@ pub async fn gateway_counting_split(
     );
     let count = std::sync::Arc::new(AtomicU64::new(0));
     let lookups = std::sync::Arc::new(AtomicU64::new(0));
+    let keyring = std::sync::Arc::new(AtomicU64::new(0));
     let mut opts = mongodb::options::ClientOptions::parse(&db().uri)
         .await
         .unwrap();
-    let (c, l, db_name) = (count.clone(), lookups.clone(), name.clone());
+    let (c, l, k, db_name) = (
+        count.clone(),
+        lookups.clone(),
+        keyring.clone(),
+        name.clone(),
+    );
     opts.command_event_handler = Some(mongodb::event::EventHandler::callback(
         move |ev: CommandEvent| {
             if let CommandEvent::Started(e) = ev {
                 if e.db == db_name {
                     c.fetch_add(1, Ordering::SeqCst);
-                    if e.command.get_str("find") == Ok("__metastore") {
+                    let find = e.command.get_str("find");
+                    if find == Ok("__metastore") || find == Ok("__keyring") {
                         l.fetch_add(1, Ordering::SeqCst);
+                    }
+                    if find == Ok("__keyring") {
+                        k.fetch_add(1, Ordering::SeqCst);
                     }
                     if std::env::var_os("GRIDS3_TEST_PRINT_COMMANDS").is_some() {
                         eprintln!(
@@ -428,7 +444,14 @@ pub async fn gateway_counting_split(
         tweak(c);
     })
     .await;
-    (gw, count, lookups)
+    (
+        gw,
+        Counters {
+            all: count,
+            lookups,
+            keyring,
+        },
+    )
 }
 
 /// The real `grids3` binary, serving on a free port over the test database `db_name`.

@@ -1,5 +1,7 @@
 //! Bucket attributes in `__metastore`.
 
+use std::collections::HashMap;
+
 use futures::TryStreamExt;
 use mongodb::bson::{doc, Bson, DateTime, Document};
 
@@ -345,51 +347,82 @@ pub const BUCKET_CACHE_TTL: std::time::Duration = std::time::Duration::from_secs
 /// Most bucket lookups cached at once (names come from requests; a full cache is emptied).
 const MAX_CACHED_BUCKETS: usize = 10_000;
 
+/// Bucket lookups cached in this process: the attributes (or `None`) and when they were read,
+/// and a generation that every change moves on.
+#[derive(Debug, Default)]
+pub struct Cache {
+    entries: std::sync::Mutex<HashMap<String, (Option<BucketInfo>, std::time::Instant)>>,
+    generation: std::sync::atomic::AtomicU64,
+}
+
 impl MetaStore {
     /// A bucket's attributes, from this process's cache when they were read less than
     /// [`BUCKET_CACHE_TTL`] ago (absent buckets too). Request handling and authorization use
     /// this; anything that changes a bucket reads it fresh with [`MetaStore::get_bucket`].
     pub async fn bucket_cached(&self, name: &str) -> mongodb::error::Result<Option<BucketInfo>> {
-        if let Some((b, at)) = self.bucket_cache.lock().expect("cache").get(name) {
+        use std::sync::atomic::Ordering;
+        let cache = &self.bucket_cache;
+        if let Some((b, at)) = cache.entries.lock().expect("cache").get(name) {
             if at.elapsed() < BUCKET_CACHE_TTL {
                 return Ok(b.clone());
             }
         }
+        let generation = cache.generation.load(Ordering::SeqCst);
         let b = self.get_bucket(name).await?;
-        let mut cache = self.bucket_cache.lock().expect("cache");
-        if cache.len() >= MAX_CACHED_BUCKETS {
-            cache.clear();
+        let mut entries = cache.entries.lock().expect("cache");
+        // A change made by this process while the lookup was under way may have come after
+        // the read: its value is not kept (it would outlive the change by up to a second).
+        if cache.generation.load(Ordering::SeqCst) == generation {
+            if entries.len() >= MAX_CACHED_BUCKETS {
+                entries.clear();
+            }
+            entries.insert(name.to_owned(), (b.clone(), std::time::Instant::now()));
         }
-        cache.insert(name.to_owned(), (b.clone(), std::time::Instant::now()));
         Ok(b)
     }
 
-    /// Forgets this process's cached lookup of a bucket (after changing it).
+    /// Forgets this process's cached lookup of a bucket. Called before a change and, through
+    /// [`MetaStore::changed`], after it: a lookup between the two may have read the old value.
     pub fn forget_bucket(&self, name: &str) {
-        self.bucket_cache.lock().expect("cache").remove(name);
+        let mut entries = self.bucket_cache.entries.lock().expect("cache");
+        self.bucket_cache
+            .generation
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        entries.remove(name);
+    }
+
+    /// Runs a change of a bucket's document and forgets the bucket's cached lookup before and
+    /// after it, so that this process's next request sees the change.
+    pub async fn changed<T>(&self, name: &str, change: impl std::future::Future<Output = T>) -> T {
+        self.forget_bucket(name);
+        let r = change.await;
+        self.forget_bucket(name);
+        r
     }
 
     /// Records a new bucket; `false` when the name is taken (one atomic insert, so of two
     /// instances creating the same bucket exactly one succeeds).
     pub async fn create_bucket(&self, info: &BucketInfo) -> mongodb::error::Result<bool> {
-        self.forget_bucket(&info.name);
-        match self.buckets.insert_one(info.to_document()).await {
-            Ok(_) => Ok(true),
-            Err(e) if is_duplicate_key(&e) => {
-                // A deleted bucket's tombstone is replaced (one atomic write, so still exactly
-                // one of two creators wins).
-                Ok(self
-                    .buckets
-                    .replace_one(
-                        doc! {"_id": &info.name, "deleted": true},
-                        info.to_document(),
-                    )
-                    .await?
-                    .matched_count
-                    == 1)
+        self.changed(&info.name, async {
+            match self.buckets.insert_one(info.to_document()).await {
+                Ok(_) => Ok(true),
+                Err(e) if is_duplicate_key(&e) => {
+                    // A deleted bucket's tombstone is replaced (one atomic write, so still exactly
+                    // one of two creators wins).
+                    Ok(self
+                        .buckets
+                        .replace_one(
+                            doc! {"_id": &info.name, "deleted": true},
+                            info.to_document(),
+                        )
+                        .await?
+                        .matched_count
+                        == 1)
+                }
+                Err(e) => Err(e),
             }
-            Err(e) => Err(e),
-        }
+        })
+        .await
     }
 
     /// Whether the metastore has any document for `name` (a live bucket, one being deleted,
@@ -410,25 +443,29 @@ impl MetaStore {
     /// Marks a bucket as being deleted: from now on it answers as missing. `false` when it
     /// does not exist (any more).
     pub async fn mark_bucket_deleting(&self, name: &str) -> mongodb::error::Result<bool> {
-        self.forget_bucket(name);
-        Ok(self
-            .buckets
-            .update_one(
-                doc! {"_id": name, "deleted": {"$ne": true}},
-                doc! {"$set": {"deleting": true}},
-            )
-            .await?
-            .matched_count
-            == 1)
+        self.changed(name, async {
+            Ok(self
+                .buckets
+                .update_one(
+                    doc! {"_id": name, "deleted": {"$ne": true}},
+                    doc! {"$set": {"deleting": true}},
+                )
+                .await?
+                .matched_count
+                == 1)
+        })
+        .await
     }
 
     /// Takes a deletion mark back (the bucket turned out not to be empty).
     pub async fn unmark_bucket_deleting(&self, name: &str) -> mongodb::error::Result<()> {
-        self.forget_bucket(name);
-        self.buckets
-            .update_one(doc! {"_id": name}, doc! {"$unset": {"deleting": ""}})
-            .await?;
-        Ok(())
+        self.changed(name, async {
+            self.buckets
+                .update_one(doc! {"_id": name}, doc! {"$unset": {"deleting": ""}})
+                .await?;
+            Ok(())
+        })
+        .await
     }
 
     /// Names of the content-addressed buckets (the janitor reclaims their contents).
@@ -522,16 +559,18 @@ impl MetaStore {
         name: &str,
         tags: Option<&[(String, String)]>,
     ) -> mongodb::error::Result<()> {
-        self.forget_bucket(name);
-        let update = match tags {
-            Some(t) => {
-                let arr: Vec<Document> = t.iter().map(|(k, v)| doc! {"k": k, "v": v}).collect();
-                doc! {"$set": {"tags": arr}}
-            }
-            None => doc! {"$unset": {"tags": ""}},
-        };
-        self.buckets.update_one(doc! {"_id": name}, update).await?;
-        Ok(())
+        self.changed(name, async {
+            let update = match tags {
+                Some(t) => {
+                    let arr: Vec<Document> = t.iter().map(|(k, v)| doc! {"k": k, "v": v}).collect();
+                    doc! {"$set": {"tags": arr}}
+                }
+                None => doc! {"$unset": {"tags": ""}},
+            };
+            self.buckets.update_one(doc! {"_id": name}, update).await?;
+            Ok(())
+        })
+        .await
     }
 
     /// Sets (non-empty) or removes (empty) a bucket's CORS rules.
@@ -540,15 +579,17 @@ impl MetaStore {
         name: &str,
         rules: &[CorsRule],
     ) -> mongodb::error::Result<()> {
-        self.forget_bucket(name);
-        let update = if rules.is_empty() {
-            doc! {"$unset": {"cors": ""}}
-        } else {
-            let arr: Vec<Document> = rules.iter().map(CorsRule::to_document).collect();
-            doc! {"$set": {"cors": arr}}
-        };
-        self.buckets.update_one(doc! {"_id": name}, update).await?;
-        Ok(())
+        self.changed(name, async {
+            let update = if rules.is_empty() {
+                doc! {"$unset": {"cors": ""}}
+            } else {
+                let arr: Vec<Document> = rules.iter().map(CorsRule::to_document).collect();
+                doc! {"$set": {"cors": arr}}
+            };
+            self.buckets.update_one(doc! {"_id": name}, update).await?;
+            Ok(())
+        })
+        .await
     }
 
     /// Sets (`Some`) or removes (`None`) one attribute of a live bucket's document; `false`
@@ -559,17 +600,19 @@ impl MetaStore {
         field: &str,
         value: Option<Bson>,
     ) -> mongodb::error::Result<bool> {
-        self.forget_bucket(name);
-        let update = match value {
-            Some(v) => doc! {"$set": {field: v}},
-            None => doc! {"$unset": {field: ""}},
-        };
-        Ok(self
-            .buckets
-            .update_one(doc! {"_id": name, "deleted": {"$ne": true}}, update)
-            .await?
-            .matched_count
-            == 1)
+        self.changed(name, async {
+            let update = match value {
+                Some(v) => doc! {"$set": {field: v}},
+                None => doc! {"$unset": {field: ""}},
+            };
+            Ok(self
+                .buckets
+                .update_one(doc! {"_id": name, "deleted": {"$ne": true}}, update)
+                .await?
+                .matched_count
+                == 1)
+        })
+        .await
     }
 
     /// Replaces a bucket's ACL grants (PutBucketAcl); `false` when the bucket does not exist.
@@ -696,33 +739,37 @@ impl MetaStore {
         key: &str,
         role: Option<&str>,
     ) -> mongodb::error::Result<bool> {
-        self.forget_bucket(bucket);
-        let field = format!("grants.{key}");
-        let update = match role {
-            Some(r) => doc! {"$set": {field: r}},
-            None => doc! {"$unset": {field: ""}},
-        };
-        Ok(self
-            .buckets
-            .update_one(doc! {"_id": bucket}, update)
-            .await?
-            .matched_count
-            == 1)
+        self.changed(bucket, async {
+            let field = format!("grants.{key}");
+            let update = match role {
+                Some(r) => doc! {"$set": {field: r}},
+                None => doc! {"$unset": {field: ""}},
+            };
+            Ok(self
+                .buckets
+                .update_one(doc! {"_id": bucket}, update)
+                .await?
+                .matched_count
+                == 1)
+        })
+        .await
     }
 
     /// Forgets a bucket, leaving a tombstone: a write that raced the deletion and recreated
     /// the bucket's collections is then dropped by the janitor instead of being adopted as a
     /// new bucket owned by root.
     pub async fn delete_bucket(&self, name: &str) -> mongodb::error::Result<bool> {
-        self.forget_bucket(name);
-        Ok(self
-            .buckets
-            .replace_one(
-                doc! {"_id": name},
-                doc! {"_id": name, "deleted": true, "deletedAt": self.clock.now()},
-            )
-            .await?
-            .matched_count
-            == 1)
+        self.changed(name, async {
+            Ok(self
+                .buckets
+                .replace_one(
+                    doc! {"_id": name},
+                    doc! {"_id": name, "deleted": true, "deletedAt": self.clock.now()},
+                )
+                .await?
+                .matched_count
+                == 1)
+        })
+        .await
     }
 }

@@ -55,10 +55,8 @@ pub struct MetaStore {
     pools: writes::Pools,
 }
 
-/// Bucket lookups cached in this process: the attributes (or `None`) and when they were read.
-type BucketCache = std::sync::Arc<
-    std::sync::Mutex<std::collections::HashMap<String, (Option<BucketInfo>, std::time::Instant)>>,
->;
+/// Bucket lookups cached in this process.
+type BucketCache = std::sync::Arc<buckets::Cache>;
 
 impl MetaStore {
     /// Opens the metastore in `db` with `clock`, measures the clock's offset and creates the

@@ -68,7 +68,6 @@ fn part_number(req: &S3Request) -> S3Result<i32> {
 /// CreateMultipartUpload.
 pub async fn create(st: &AppState, req: S3Request) -> S3Result<Response> {
     let b = require_bucket(st, req.bucket()).await?;
-    super::content::refuse(&b, "multipart uploads")?;
     let mut meta = meta_from_headers(&req.parts.headers);
     meta.tags = super::tagging::from_header(req.header("x-amz-tagging"))?;
     meta.owner = Some(super::ownership::owner_for_write(
@@ -80,6 +79,9 @@ pub async fn create(st: &AppState, req: S3Request) -> S3Result<Response> {
         super::object_lock::for_new_object(st, &b, &req.parts.headers)?;
     // The upload's encryption (and data key) is chosen now; every part is sealed with it.
     let spec = super::sse::write_spec(&req.parts.headers)?;
+    if spec.is_some() {
+        super::content::refuse(&b, "server-side encryption")?;
+    }
     let sealed =
         super::sse::prepare(st, spec, &b, crate::storage::objects::MULTIPART_CHUNK_SIZE).await?;
     meta.sse = sealed.as_ref().map(|s| s.meta.clone());

@@ -175,8 +175,69 @@ check(get("cat", Range="bytes=-300") == whole[-300:], "a Range inside a cat's bl
 check(reader.read("cat") == whole, "the v7files reader reads the cat content")
 s3.delete_object(Bucket=B, Key="cat")
 
+# --- Multipart: every part is a content; completion makes a `cat` content of the parts'
+# contents (no byte moved, whatever the part sizes); a part's replacement and an aborted
+# upload's parts are reclaimed. ---
+MIB = 1024 * 1024
+p1, p2_old, p2, p3 = os.urandom(5 * MIB + 1), os.urandom(5 * MIB), os.urandom(5 * MIB), b"tail!"
+whole_mp = p1 + p2 + p3
+sha_p1, sha_p2_old, sha_p2, sha_p3 = (hashlib.sha1(x).digest() for x in (p1, p2_old, p2, p3))
+sha_mp = hashlib.sha1(whole_mp).digest()
+
+
+def multipart(key, parts, replace_first=None):
+    up = s3.create_multipart_upload(Bucket=B, Key=key)["UploadId"]
+    done = []
+    for i, body in enumerate(parts, start=1):
+        if replace_first and i in replace_first:
+            s3.upload_part(Bucket=B, Key=key, UploadId=up, PartNumber=i, Body=replace_first[i])
+        r = s3.upload_part(Bucket=B, Key=key, UploadId=up, PartNumber=i, Body=body)
+        done.append({"PartNumber": i, "ETag": r["ETag"]})
+    return s3.complete_multipart_upload(Bucket=B, Key=key, UploadId=up, MultipartUpload={"Parts": done})
+
+
+chunks_before_mp = blob_chunks.count_documents({})
+r = multipart("mp", [p1, p2, p3], replace_first={2: p2_old})
+want_etag = '"' + hashlib.md5(b"".join(hashlib.md5(x).digest() for x in (p1, p2, p3))).hexdigest() + '-3"'
+check(r["ETag"] == want_etag, "CompleteMultipartUpload answers the multipart ETag")
+d = files.find_one({"filename": "mp"})
+check(bytes(d["sha"]) == sha_mp and d["length"] == len(whole_mp), "the object points at the whole SHA-1")
+c = content.find_one({"_id": sha_mp})
+check(c is not None and c.get("store") == "cat" and c["length"] == len(whole_mp),
+      "a `cat` content of the whole")
+check([(bytes(b["sha"]), b["length"]) for b in c["base"]] == [(sha_p1, len(p1)), (sha_p2, len(p2)), (sha_p3, len(p3))],
+      "whose base lists the parts' contents in order")
+check(refs.find_one({"_id": sha_mp})["refBase"] == [sha_p1, sha_p2, sha_p3], "its refBase names them")
+for sha, body in ((sha_p1, p1), (sha_p2, p2), (sha_p3, p3)):
+    check(bucket.open_download_stream(sha).read() == body, "PyMongo's GridFSBucket reads each part's blob")
+part_chunks = sum(-(-len(x) // blob_files.find_one({"_id": hashlib.sha1(x).digest()})["chunkSize"])
+                  for x in (p1, p2_old, p2, p3))
+check(blob_chunks.count_documents({}) - chunks_before_mp == part_chunks,
+      "the parts' chunks are all that was stored: completion wrote none")
+check(get("mp") == whole_mp, "GET of a multipart object")
+lo = len(p1) - 3
+check(get("mp", Range=f"bytes={lo}-{lo + 10}") == whole_mp[lo:lo + 11], "a Range across a part boundary")
+check(get("mp", Range="bytes=-7") == whole_mp[-7:], "a suffix Range into the last part")
+check(s3.get_object(Bucket=B, Key="mp", PartNumber=2)["Body"].read() == p2, "GET ?partNumber=2")
+check(reader.read("mp") == whole_mp, "the v7files reader reads the multipart object")
+cat_count = content.count_documents({"store": "cat"})
+multipart("mp2", [p1, p2, p3])
+check(content.count_documents({"store": "cat"}) == cat_count, "the same parts again: no second cat content")
+check(bytes(files.find_one({"filename": "mp2"})["sha"]) == sha_mp, "the second object shares the content")
+s3.put_object(Bucket=B, Key="mp-single", Body=whole_mp)
+check(blob_files.count_documents({"_id": sha_mp}) == 0 and bytes(files.find_one({"filename": "mp-single"})["sha"]) == sha_mp,
+      "a single PUT of the same bytes is de-duplicated against the cat content")
+check(get("mp-single") == whole_mp, "and reads back")
+lonely = os.urandom(5 * MIB + 7)
+up = s3.create_multipart_upload(Bucket=B, Key="aborted")["UploadId"]
+s3.upload_part(Bucket=B, Key="aborted", UploadId=up, PartNumber=1, Body=lonely)
+sha_lonely = hashlib.sha1(lonely).digest()
+check(blob_files.count_documents({"_id": sha_lonely}) == 1, "an uploaded part's content is stored")
+s3.abort_multipart_upload(Bucket=B, Key="aborted", UploadId=up)
+check(code(lambda: s3.create_multipart_upload(Bucket=B, Key="e", ServerSideEncryption="AES256")) == "NotImplemented",
+      "SSE on a multipart upload: 501")
+
 # --- What content buckets refuse rather than ignore. ---
-check(code(lambda: s3.create_multipart_upload(Bucket=B, Key="mp")) == "NotImplemented", "multipart: 501")
 check(code(lambda: s3.put_bucket_versioning(Bucket=B, VersioningConfiguration={"Status": "Enabled"})) == "NotImplemented",
       "versioning: 501")
 check(code(lambda: s3.put_object(Bucket=B, Key="e", Body=b"x", ServerSideEncryption="AES256")) == "NotImplemented",
@@ -185,6 +246,21 @@ check(files.count_documents({"filename": "e"}) == 0, "nothing stored for a refus
 
 # --- Garbage collection: deleting every object that uses a content reclaims it after the
 # grace period (the gateway runs with a short one), and only then. ---
+deadline = time.time() + 30
+while time.time() < deadline and (blob_files.count_documents({"_id": {"$in": [sha_lonely, sha_p2_old]}})):
+    time.sleep(0.5)
+check(blob_files.count_documents({"_id": sha_lonely}) == 0, "an aborted upload's part content was reclaimed")
+check(blob_files.count_documents({"_id": sha_p2_old}) == 0, "and a replaced part's")
+check(get("mp") == whole_mp, "the completed upload's parts stay")
+s3.delete_objects(Bucket=B, Delete={"Objects": [{"Key": k} for k in ("mp", "mp2")]})
+check(get("mp-single") == whole_mp, "deleting two of three objects of a cat content keeps it")
+s3.delete_object(Bucket=B, Key="mp-single")
+deadline = time.time() + 30
+while time.time() < deadline and (content.count_documents({"_id": sha_mp})
+                                  or blob_files.count_documents({"_id": {"$in": [sha_p1, sha_p2, sha_p3]}})):
+    time.sleep(0.5)
+check(content.count_documents({"_id": sha_mp}) == 0, "the unreferenced cat content was reclaimed")
+check(blob_files.count_documents({"_id": {"$in": [sha_p1, sha_p2, sha_p3]}}) == 0, "and then its bases")
 s3.delete_object(Bucket=B, Key="large")
 s3.delete_objects(Bucket=B, Delete={"Objects": [{"Key": f"large-copy-{i}"} for i in range(5)]})
 check(blob_files.count_documents({"_id": sha_l}) == 1, "still referenced by large-copied")

@@ -1,7 +1,7 @@
 //! References to contents (`<bucket>._refs`), as v7files tracks them: one document per owner,
 //! `{_id: owner, refs: [sha...], refHistory: [sha...], purge?: date}`. An owner is an object
-//! (its `_id` in `<bucket>.files`); `refBase` names the contents a `cat` content is made of
-//! (read, not yet written by grids3).
+//! (its `_id` in `<bucket>.files`), a multipart upload's part (its record's `fileId`), or a
+//! `cat` content (`_id` = its SHA-1), whose `refBase` names the contents it is made of.
 //!
 //! The protocol that keeps a reclaim from racing a PUT of the same bytes, with single-document
 //! operations only:
@@ -32,13 +32,57 @@ impl Contents {
         let until = DateTime::from_millis(
             self.now().timestamp_millis() + self.settings.grace.as_millis() as i64,
         );
-        self.refs
+        match self
+            .refs
             .insert_one(doc! {
                 "_id": owner.clone(), "refs": [sha_bson(sha)], "refHistory": [sha_bson(sha)],
                 "purge": until,
             })
+            .await
+        {
+            Ok(_) => Ok(()),
+            // A retried CompleteMultipartUpload references its object again.
+            Err(e) if crate::storage::meta::is_duplicate_key(&e) => {
+                self.refs
+                    .update_one(
+                        doc! {"_id": owner.clone()},
+                        doc! {"$addToSet": {"refs": sha_bson(sha), "refHistory": sha_bson(sha)}},
+                    )
+                    .await?;
+                Ok(())
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Records that the `cat` content `sha` is made of `bases` (its `refBase`, which keeps
+    /// them from being reclaimed while it exists), then stores the content document
+    /// `{_id, store: "cat", length, base: [{sha, length}...]}` unless it is stored already.
+    /// The caller has referenced `sha` first and found it absent ([`Contents::keep`]).
+    pub async fn store_cat(
+        &self,
+        sha: &[u8; 20],
+        length: u64,
+        bases: &[([u8; 20], u64)],
+    ) -> Result<()> {
+        let base_shas: Vec<Bson> = bases.iter().map(|(s, _)| sha_bson(s)).collect();
+        self.refs
+            .update_one(
+                doc! {"_id": sha_bson(sha)},
+                doc! {"$set": {"refBase": base_shas}, "$unset": {"purge": ""}},
+            )
+            .upsert(true)
             .await?;
-        Ok(())
+        let base: Vec<Bson> = bases
+            .iter()
+            .map(|(s, l)| Bson::Document(doc! {"sha": sha_bson(s), "length": *l as i64}))
+            .collect();
+        let d = doc! {"_id": sha_bson(sha), "store": "cat", "length": length as i64, "base": base};
+        match self.content.insert_one(d).await {
+            Ok(_) => Ok(()),
+            Err(e) if crate::storage::meta::is_duplicate_key(&e) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// Ends the references of an object that was deleted or replaced (they go after the
@@ -73,8 +117,19 @@ impl Contents {
                 .projection(doc! {"_id": 1})
                 .await?
                 .is_some();
-            if published {
-                // A PUT's tentative reference whose object was published.
+            // The owner lives on: a PUT's object that was published, a multipart upload's
+            // part (its record names the owner), or a `cat` content (its `refBase` document,
+            // released by a reclaim that then found the content stored again).
+            let alive = published
+                || self.meta.part_uses_file(&owner).await?
+                || (matches!(owner, Bson::Binary(_))
+                    && self
+                        .content
+                        .find_one(doc! {"_id": owner.clone()})
+                        .projection(doc! {"_id": 1})
+                        .await?
+                        .is_some());
+            if alive {
                 self.refs
                     .update_one(doc! {"_id": owner.clone()}, doc! {"$unset": {"purge": ""}})
                     .await?;
@@ -109,7 +164,7 @@ impl Contents {
         }
         Ok(self
             .refs
-            .find_one(doc! {"refBase": id})
+            .find_one(doc! {"refBase": id, "_id": {"$ne": except.clone()}})
             .projection(doc! {"_id": 1})
             .await?
             .is_some())
@@ -137,12 +192,21 @@ impl Contents {
                     .await?;
                 return Ok(false);
             }
-            doc_gone = self
+            let gone = self
                 .content
-                .delete_one(doc! {"_id": id.clone(), "gc": true})
-                .await?
-                .deleted_count
-                == 1;
+                .find_one_and_delete(doc! {"_id": id.clone(), "gc": true})
+                .projection(doc! {"store": 1})
+                .await?;
+            doc_gone = gone.is_some();
+            if gone.is_some_and(|d| d.get_str("store") == Ok("cat")) {
+                // Its bases are released with it (after the grace period, by `collect`).
+                self.refs
+                    .update_one(
+                        doc! {"_id": id.clone()},
+                        doc! {"$set": {"purge": self.now()}},
+                    )
+                    .await?;
+            }
         }
         let Some(lock) = self.meta.lock_content(&self.bucket, &hex(sha)).await? else {
             return Err(GridFsError::Conflict(

@@ -88,6 +88,9 @@ pub struct PartRecord {
     pub last_modified: DateTime,
     /// The part's verified additional checksum (algorithm, base64), if one was sent.
     pub checksum: Option<(String, String)>,
+    /// In a content-addressed bucket: the SHA-1 of the part's content (stored as a content of
+    /// its own, referenced by the part: `file_id` is the reference's owner).
+    pub sha: Option<[u8; 20]>,
 }
 
 fn upload_from(d: &Document) -> Option<UploadRecord> {
@@ -127,6 +130,10 @@ fn part_from(d: &Document) -> Option<PartRecord> {
             (Ok(a), Ok(v)) => Some((a.to_owned(), v.to_owned())),
             _ => None,
         },
+        sha: d
+            .get_binary_generic("sha")
+            .ok()
+            .and_then(|b| b.as_slice().try_into().ok()),
     })
 }
 
@@ -386,17 +393,24 @@ impl MetaStore {
 
     /// Records a part, replacing one with the same number; returns the replaced part.
     pub async fn put_part(&self, p: &PartRecord) -> mongodb::error::Result<Option<PartRecord>> {
+        let mut record = doc! {
+            "_id": part_key(&p.upload_id, p.number), "uploadId": &p.upload_id, "number": p.number,
+            (if p.base < 0 { "stagedIn" } else { "fileId" }): p.file_id, "base": p.base, "size": p.size as i64, "md5": &p.md5_hex, "lastModified": p.last_modified,
+            "checksumAlgorithm": p.checksum.as_ref().map(|c| c.0.clone()),
+            "checksum": p.checksum.as_ref().map(|c| c.1.clone()),
+        };
+        if let Some(sha) = &p.sha {
+            record.insert(
+                "sha",
+                mongodb::bson::Binary {
+                    subtype: mongodb::bson::spec::BinarySubtype::Generic,
+                    bytes: sha.to_vec(),
+                },
+            );
+        }
         let old = self
             .parts
-            .find_one_and_replace(
-                doc! {"_id": part_key(&p.upload_id, p.number)},
-                doc! {
-                    "_id": part_key(&p.upload_id, p.number), "uploadId": &p.upload_id, "number": p.number,
-                    (if p.base < 0 { "stagedIn" } else { "fileId" }): p.file_id, "base": p.base, "size": p.size as i64, "md5": &p.md5_hex, "lastModified": p.last_modified,
-                    "checksumAlgorithm": p.checksum.as_ref().map(|c| c.0.clone()),
-                    "checksum": p.checksum.as_ref().map(|c| c.1.clone()),
-                },
-            )
+            .find_one_and_replace(doc! {"_id": part_key(&p.upload_id, p.number)}, record)
             .upsert(true)
             .await?;
         Ok(old.as_ref().and_then(part_from))

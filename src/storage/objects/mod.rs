@@ -3,6 +3,7 @@
 //! the files document that makes it visible is written last; older revisions are reclaimed after
 //! the new one is published, never under a reader that holds a lease (see `meta::leases`).
 
+mod cat;
 mod list;
 mod meta;
 mod multipart;

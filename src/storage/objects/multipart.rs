@@ -17,6 +17,7 @@ use super::{release, DataKey, ObjectInfo, ObjectMeta, ObjectStore};
 use crate::storage::gridfs::{
     ChunkCodec, FileDoc, GridFsError, Result, Sealing, Upload, UploadOptions,
 };
+use crate::storage::meta::StorageMode;
 use crate::storage::meta::{KeyLock, PartRecord, UploadRecord, PART_SPAN};
 
 /// Chunk size of multipart parts and of the objects they complete: 1 MiB divides the common
@@ -35,11 +36,14 @@ pub struct CompleteStats {
     pub bytes_rewritten: u64,
 }
 
-/// A part being written: its chunk writer, staged at `base`.
+/// A part being written: its chunk writer, staged at `base`. In a content-addressed bucket
+/// the part is staged in the blobs bucket under a registered id of its own (`reg`), and
+/// becomes a content (see `cat`).
 #[derive(Debug)]
 pub struct PartWrite {
-    upload: Upload,
-    base: i64,
+    pub(super) upload: Upload,
+    pub(super) base: i64,
+    pub(super) reg: Option<crate::storage::meta::WriteReg>,
 }
 
 impl std::ops::Deref for PartWrite {
@@ -58,7 +62,11 @@ impl std::ops::DerefMut for PartWrite {
 impl PartWrite {
     /// Deletes the chunks written so far (only this attempt's range).
     pub async fn abort(self) -> Result<()> {
-        self.upload.abort().await
+        let res = self.upload.abort().await;
+        if let Some(reg) = self.reg {
+            reg.done().await;
+        }
+        res
     }
 }
 
@@ -104,6 +112,9 @@ impl ObjectStore {
         let Some(base) = self.meta.next_part_base(&up.id).await? else {
             return Ok(None);
         };
+        if self.storage_mode(&up.bucket).await? == StorageMode::Content {
+            return self.open_content_part(up, codec).await.map(Some);
+        }
         let upload = self
             .gridfs(&up.bucket)
             .open_upload_stream(
@@ -117,11 +128,15 @@ impl ObjectStore {
                 },
             )
             .await?;
-        Ok(Some(PartWrite { upload, base }))
+        Ok(Some(PartWrite {
+            upload,
+            base,
+            reg: None,
+        }))
     }
 
     /// Takes an upload's lock, or fails with a conflict after the wait.
-    async fn lock_upload(&self, up: &UploadRecord) -> Result<KeyLock> {
+    pub(super) async fn lock_upload(&self, up: &UploadRecord) -> Result<KeyLock> {
         self.meta
             .lock_upload(&up.id)
             .await?
@@ -149,6 +164,11 @@ impl ObjectStore {
         // upload record, so a part record written just before the drop never loses its
         // chunks; the explicit failure paths below delete them themselves.
         part.upload.disarm();
+        if let Some(reg) = part.reg.take() {
+            return self
+                .commit_content_part(up, number, part, reg, digests, checksum, etag_of)
+                .await;
+        }
         if digests.length.div_ceil(u64::from(up.chunk_size)) > PART_SPAN as u64 {
             part.abort().await?;
             return Err(GridFsError::Corrupt(
@@ -175,6 +195,7 @@ impl ObjectStore {
             md5_hex: etag_of(&digests.md5),
             last_modified: self.meta.clock().now(),
             checksum,
+            sha: None,
         };
         if !lock.fence().await? {
             return Err(GridFsError::Conflict("the upload's lock expired".into()));
@@ -224,6 +245,7 @@ impl ObjectStore {
         }
         self.meta.mark_upload_aborting(&up.id).await?;
         let parts = self.meta.list_parts(&up.id, 0, 0).await?;
+        self.release_part_contents(&up.bucket, &parts).await?;
         let mut ids = legacy_ids(&parts);
         ids.push(up.file_id);
         fs.chunks()
@@ -248,7 +270,7 @@ impl ObjectStore {
     /// `n`: parts that were rewritten or not listed, or a part written while it completed;
     /// adopted parts have none left), the chunks of legacy parts, and the part records.
     /// Idempotent.
-    async fn finish_completed(&self, up: &UploadRecord) -> Result<()> {
+    pub(super) async fn finish_completed(&self, up: &UploadRecord) -> Result<()> {
         let fs = self.gridfs(&up.bucket);
         fs.chunks()
             .delete_many(doc! {"files_id": up.file_id, "n": {"$lt": 0}})
@@ -257,6 +279,7 @@ impl ObjectStore {
         if parts.is_empty() {
             return Ok(());
         }
+        self.release_part_contents(&up.bucket, &parts).await?;
         let ids = legacy_ids(&parts);
         if !ids.is_empty() {
             fs.chunks()
@@ -374,6 +397,13 @@ impl ObjectStore {
         if !self.meta.mark_upload_completing(&up.id, etag).await? {
             return Ok(None);
         }
+        if self.storage_mode(&up.bucket).await? == StorageMode::Content {
+            meta.etag = Some(etag.to_owned());
+            meta.checksums = checksums;
+            return self
+                .complete_content(&current, parts, meta, (key_lock, upload_lock))
+                .await;
+        }
         let cs = u64::from(up.chunk_size);
         let final_id = up.file_id;
         let mut stats = CompleteStats::default();
@@ -470,10 +500,7 @@ impl ObjectStore {
         }
         meta.etag = Some(etag.to_owned());
         meta.checksums = checksums;
-        meta.parts = parts
-            .iter()
-            .map(|p| (p.size, p.checksum.as_ref().map(|c| c.1.clone())))
-            .collect();
+        meta.parts = part_list(parts);
         let prepared = self
             .prepare_publish(&up.bucket, &up.key, &Bson::ObjectId(final_id))
             .await?;
@@ -594,12 +621,20 @@ impl ObjectStore {
 /// How long a completed upload's record stays, so that a retried Complete gets its answer.
 pub const COMPLETED_RETENTION: std::time::Duration = std::time::Duration::from_secs(3600);
 
+/// What an object's metadata says of its parts (sizes and checksums).
+pub(super) fn part_list(parts: &[PartRecord]) -> Vec<(u64, Option<String>)> {
+    parts
+        .iter()
+        .map(|p| (p.size, p.checksum.as_ref().map(|c| c.1.clone())))
+        .collect()
+}
+
 /// File ids of legacy parts (stored under ids of their own, before parts were staged under
 /// their upload's file id).
 fn legacy_ids(parts: &[PartRecord]) -> Vec<ObjectId> {
     parts
         .iter()
-        .filter(|p| p.base >= 0)
+        .filter(|p| p.base >= 0 && p.sha.is_none())
         .map(|p| p.file_id)
         .collect()
 }

@@ -277,6 +277,20 @@ pub async fn upload_part_copy(st: &AppState, req: S3Request) -> S3Result<Respons
         if end - start > MAX_PART_SIZE {
             return Err(S3Error::entity_too_large());
         }
+        // A whole object of the same content-addressed bucket: the part shares its content.
+        let whole = (start, end) == (0, len);
+        if whole && src_bucket == up.bucket && sse.is_none() && src.meta.sse.is_none() {
+            use crate::storage::objects::PartByReference;
+            match st.store.reference_part(&up, number, &src).await {
+                Ok(PartByReference::Done(rec)) => {
+                    return Ok(copy_part_result(st, &rec, &src, None));
+                }
+                Ok(PartByReference::UploadClosed) => return Err(S3Error::no_such_upload()),
+                Ok(PartByReference::NotApplicable) => {}
+                Err(GridFsError::FileNotFound) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
         let mut stream = match st.store.open_read(&src_bucket, &src, start, end).await {
             Ok(s) => s,
             Err(GridFsError::FileNotFound) => continue,
@@ -306,22 +320,36 @@ pub async fn upload_part_copy(st: &AppState, req: S3Request) -> S3Result<Respons
             })
             .await?
             .ok_or_else(S3Error::no_such_upload)?;
-        let body = xml::CopyPartResult {
-            xmlns: S3_NS,
-            last_modified: iso8601(rec.last_modified),
-            etag: format!("\"{}\"", rec.md5_hex),
-        };
-        let mut r = xml_response(StatusCode::OK, to_xml("CopyPartResult", &body));
-        super::copy::version_headers(&mut r, &src, None);
-        super::sse::response_headers(
-            st,
-            r.headers_mut(),
-            sse.as_ref().map(|(m, _, _)| m),
-            sse.as_ref().and_then(|(_, _, c)| c.as_deref()),
-        );
-        return Ok(r);
+        return Ok(copy_part_result(st, &rec, &src, sse.as_ref()));
     }
     Err(S3Error::no_such_key())
+}
+
+/// UploadPartCopy's answer.
+fn copy_part_result(
+    st: &AppState,
+    rec: &crate::storage::meta::PartRecord,
+    src: &crate::storage::objects::ObjectInfo,
+    sse: Option<&(
+        crate::crypto::SseMeta,
+        crate::storage::objects::DataKey,
+        Option<String>,
+    )>,
+) -> Response {
+    let body = xml::CopyPartResult {
+        xmlns: S3_NS,
+        last_modified: iso8601(rec.last_modified),
+        etag: format!("\"{}\"", rec.md5_hex),
+    };
+    let mut r = xml_response(StatusCode::OK, to_xml("CopyPartResult", &body));
+    super::copy::version_headers(&mut r, src, None);
+    super::sse::response_headers(
+        st,
+        r.headers_mut(),
+        sse.map(|(m, _, _)| m),
+        sse.and_then(|(_, _, c)| c.as_deref()),
+    );
+    r
 }
 
 /// CompleteMultipartUpload.

@@ -228,6 +228,31 @@ s3.put_object(Bucket=B, Key="mp-single", Body=whole_mp)
 check(blob_files.count_documents({"_id": sha_mp}) == 0 and bytes(files.find_one({"filename": "mp-single"})["sha"]) == sha_mp,
       "a single PUT of the same bytes is de-duplicated against the cat content")
 check(get("mp-single") == whole_mp, "and reads back")
+# UploadPartCopy of a whole object and CopyObject of a multipart object share contents.
+chunks_before_copies = blob_chunks.count_documents({})
+up = s3.create_multipart_upload(Bucket=B, Key="pc")["UploadId"]
+done = []
+for i in (1, 2):
+    r = s3.upload_part_copy(Bucket=B, Key="pc", UploadId=up, PartNumber=i, CopySource={"Bucket": B, "Key": "mp"})
+    check(r["CopyPartResult"]["ETag"] == md5(whole_mp),
+          f"UploadPartCopy {i} of a multipart object: the part's ETag is the MD5 of its bytes")
+    done.append({"PartNumber": i, "ETag": r["CopyPartResult"]["ETag"]})
+r = s3.upload_part(Bucket=B, Key="pc", UploadId=up, PartNumber=3, Body=b"end")
+done.append({"PartNumber": 3, "ETag": r["ETag"]})
+s3.complete_multipart_upload(Bucket=B, Key="pc", UploadId=up, MultipartUpload={"Parts": done})
+check(get("pc") == whole_mp + whole_mp + b"end", "a multipart object made of copied parts reads back")
+check(get("pc", Range=f"bytes={len(whole_mp) - 2}-{len(whole_mp) + 2}") == (whole_mp + whole_mp)[len(whole_mp) - 2:len(whole_mp) + 3],
+      "a Range across two copies (a cat of cats)")
+check(reader.read("pc") == whole_mp + whole_mp + b"end", "the v7files reader reads a cat of cats")
+pc = content.find_one({"_id": hashlib.sha1(whole_mp + whole_mp + b"end").digest()})
+check([bytes(b["sha"]) for b in pc["base"]][:2] == [sha_mp, sha_mp], "its cat content names the source's content twice")
+r = s3.copy_object(Bucket=B, Key="mp-copy", CopySource={"Bucket": B, "Key": "mp"})
+check(r["CopyObjectResult"]["ETag"] == md5(whole_mp), "CopyObject of a multipart object: the copy's ETag is its MD5")
+check(bytes(files.find_one({"filename": "mp-copy"})["sha"]) == sha_mp, "and it shares the cat content")
+check(blob_chunks.count_documents({}) - chunks_before_copies == 1,
+      "the copies stored no bytes (one chunk: the 3-byte part)")
+check(get("mp-copy") == whole_mp, "the copy reads back")
+s3.delete_objects(Bucket=B, Delete={"Objects": [{"Key": "pc"}, {"Key": "mp-copy"}]})
 lonely = os.urandom(5 * MIB + 7)
 up = s3.create_multipart_upload(Bucket=B, Key="aborted")["UploadId"]
 s3.upload_part(Bucket=B, Key="aborted", UploadId=up, PartNumber=1, Body=lonely)

@@ -24,7 +24,84 @@ use crate::storage::content::{self, Pointer};
 use crate::storage::gridfs::{Digests, FileDoc, GridFsError, Result, UploadOptions};
 use crate::storage::meta::{KeyLock, PartRecord, UploadRecord, WriteReg};
 
+/// The metadata field in which a content bucket's multipart object keeps the MD5 of its bytes
+/// (lowercase hex; its ETag is the multipart one).
+pub const MD5_FIELD: &str = "md5";
+
+fn hex16(b: &[u8; 16]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// What [`ObjectStore::reference_part`] did.
+#[derive(Debug)]
+pub enum PartByReference {
+    /// The source cannot be shared (not a stored content, or its MD5 is unknown): copy it.
+    NotApplicable,
+    /// The upload is no longer open.
+    UploadClosed,
+    /// The part was recorded, pointing at the source's content.
+    Done(PartRecord),
+}
+
 impl ObjectStore {
+    /// UploadPartCopy of a whole object of the same content-addressed bucket: the part
+    /// references the source's content (no byte read or written). `FileNotFound` when the
+    /// content was reclaimed meanwhile (the source was replaced: the caller looks again).
+    pub async fn reference_part(
+        &self,
+        up: &UploadRecord,
+        number: i32,
+        src: &ObjectInfo,
+    ) -> Result<PartByReference> {
+        let Some(Pointer::Sha(sha)) = src.file.content.as_ref().and_then(Pointer::of) else {
+            return Ok(PartByReference::NotApplicable);
+        };
+        let Some(md5) = super::content_md5(src) else {
+            return Ok(PartByReference::NotApplicable);
+        };
+        let owner = mongodb::bson::oid::ObjectId::new();
+        let contents = self.contents(&up.bucket);
+        contents.reference(&Bson::ObjectId(owner), &sha).await?;
+        if !contents.keep(&sha, src.file.length).await? {
+            contents.release(&Bson::ObjectId(owner)).await?;
+            return Err(GridFsError::FileNotFound);
+        }
+        let lock = self.lock_upload(up).await?;
+        let res = async {
+            let still_open = self
+                .meta
+                .get_upload(&up.bucket, &up.id)
+                .await?
+                .is_some_and(|u| u.is_open());
+            if !still_open {
+                contents.release(&Bson::ObjectId(owner)).await?;
+                return Ok(PartByReference::UploadClosed);
+            }
+            let rec = PartRecord {
+                upload_id: up.id.clone(),
+                number,
+                file_id: owner,
+                base: 0,
+                size: src.file.length,
+                md5_hex: hex16(&md5),
+                last_modified: self.meta.clock().now(),
+                checksum: None,
+                sha: Some(sha),
+            };
+            if !lock.fence().await? {
+                return Err(GridFsError::Conflict("the upload's lock expired".into()));
+            }
+            let replaced = self.meta.put_part(&rec).await?;
+            if let Some(old) = replaced.filter(|o| o.file_id != rec.file_id) {
+                self.release_part_contents(&up.bucket, &[old]).await?;
+            }
+            Ok(PartByReference::Done(rec))
+        }
+        .await;
+        super::release(lock).await;
+        res
+    }
+
     /// Opens a part's writer in a content-addressed bucket: staged in the blobs bucket under
     /// a registered id (reaped by the janitor if this process dies), hashed with SHA-1.
     pub(super) async fn open_content_part(
@@ -160,20 +237,25 @@ impl ObjectStore {
             })
             .collect::<Result<Vec<_>>>()?;
         let total: u64 = bases.iter().map(|(_, l)| l).sum();
-        let whole = match bases.as_slice() {
-            [(sha, _)] => *sha,
+        // The whole object's SHA-1 names its content, and its MD5 lets a later copy by
+        // reference give the copy its single-part ETag without reading the bytes.
+        let (whole, md5) = match (bases.as_slice(), parts) {
+            ([(sha, _)], [p]) if p.md5_hex.len() == 32 => (*sha, p.md5_hex.clone()),
             _ => {
                 // The parts are read once, in order; nothing is written.
-                let mut h = Sha1::new();
+                let (mut h, mut m) = (Sha1::new(), md5::Md5::new());
                 for (sha, len) in &bases {
                     let mut s = contents.read(&Pointer::Sha(*sha), *len, 0, *len).await?;
                     while let Some(b) = s.try_next().await? {
                         h.update(&b);
+                        m.update(&b);
                     }
                 }
-                h.finalize().into()
+                let md5: [u8; 16] = m.finalize().into();
+                (h.finalize().into(), hex16(&md5))
             }
         };
+        meta.other.insert(MD5_FIELD, md5);
         let owner = Bson::ObjectId(up.file_id);
         contents.reference(&owner, &whole).await?;
         if !contents.keep(&whole, total).await? {

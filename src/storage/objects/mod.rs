@@ -10,6 +10,7 @@ mod multipart;
 mod settle;
 mod versioned;
 
+pub use cat::PartByReference;
 pub use list::{prefix_successor, ListEntry, ListPage, ListQuery};
 pub use meta::ObjectMeta;
 pub use multipart::{CompleteStats, PartWrite, MULTIPART_CHUNK_SIZE};
@@ -177,6 +178,12 @@ fn etag_md5(etag: &str) -> Option<[u8; 16]> {
         *b = u8::from_str_radix(h.get(2 * i..2 * i + 2)?, 16).ok()?;
     }
     Some(out)
+}
+
+/// The MD5 of an object's bytes when it is known without reading them: the ETag of a
+/// single-part object, or what a content bucket's multipart completion recorded (`md5`).
+fn content_md5(o: &ObjectInfo) -> Option<[u8; 16]> {
+    etag_md5(o.etag()).or_else(|| etag_md5(o.meta.other.get_str(cat::MD5_FIELD).ok()?))
 }
 
 /// Whether an ETag is one of a header's list (`"a", W/"b"`).
@@ -488,8 +495,7 @@ impl ObjectStore {
         let Some(pointer) = src.file.content.as_ref().and_then(Pointer::of) else {
             return Ok(None);
         };
-        // The ETag of a single-part object is its MD5 (content buckets have no multipart).
-        let Some(md5) = etag_md5(src.etag()) else {
+        let Some(md5) = content_md5(src) else {
             return Ok(None);
         };
         let sha1 = match &pointer {

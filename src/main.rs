@@ -13,8 +13,21 @@ use grids3::AppState;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-#[tokio::main]
-async fn main() -> Result<()> {
+/// Worker threads' stack. Request futures are deep (a versioned write into a content-addressed
+/// bucket under a key lock, with the driver's own frames below it, overflowed tokio's 2 MiB
+/// default in a debug build); 8 MiB of address space per worker costs nothing until touched.
+const WORKER_STACK: usize = 8 << 20;
+
+fn main() -> Result<()> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_stack_size(WORKER_STACK)
+        .build()
+        .context("starting the runtime")?
+        .block_on(run())
+}
+
+async fn run() -> Result<()> {
     let mut config = Config::parse();
     if let Some(grids3::config::Command::Admin { endpoint, action }) = &config.command {
         println!(

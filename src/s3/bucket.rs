@@ -136,11 +136,6 @@ pub async fn create_bucket(st: &AppState, mut req: S3Request) -> S3Result<Respon
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
     let requested = storage_mode(&req)?;
     let storage = requested.unwrap_or_default();
-    if lock && storage == StorageMode::Content {
-        return Err(S3Error::not_implemented().with_message(
-            "Object Lock needs versioning, which content-addressed buckets do not have yet.",
-        ));
-    }
     let info = BucketInfo {
         acl: grants::to_stored(acl.as_deref().unwrap_or_default()),
         ownership: Some(ownership),
@@ -341,9 +336,6 @@ pub async fn put_versioning(st: &AppState, mut req: S3Request) -> S3Result<Respo
                 .with_message("MFA Delete is not supported: grids3 has no MFA devices"))
         }
         Some(_) => return Err(S3Error::malformed_xml()),
-    }
-    if conf.status.is_some() {
-        super::content::refuse(&b, "versioning")?;
     }
     let status = match conf.status.as_deref() {
         Some("Enabled") => Versioning::Enabled,

@@ -14,6 +14,8 @@ pub fn runtime() -> &'static Runtime {
     RT.get_or_init(|| {
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(4)
+            // As the binary's runtime (`WORKER_STACK` in main.rs): request futures are deep.
+            .thread_stack_size(8 << 20)
             .enable_all()
             .build()
             .expect("runtime")

@@ -262,9 +262,57 @@ s3.abort_multipart_upload(Bucket=B, Key="aborted", UploadId=up)
 check(code(lambda: s3.create_multipart_upload(Bucket=B, Key="e", ServerSideEncryption="AES256")) == "NotImplemented",
       "SSE on a multipart upload: 501")
 
+# --- Versioning: every version points at its content; deleting a version releases it. ---
+VB = "cas-ver"
+with_header("x-grids3-storage-mode", "content").create_bucket(Bucket=VB)
+vfiles, vcontent, vblobs = db[f"{VB}.files"], db[f"{VB}._content"], db[f"{VB}._blobs.files"]
+s3.put_object(Bucket=VB, Key="pre", Body=large)
+s3.put_bucket_versioning(Bucket=VB, VersioningConfiguration={"Status": "Enabled"})
+check(s3.get_bucket_versioning(Bucket=VB).get("Status") == "Enabled", "versioning enabled on a content bucket")
+v1 = s3.put_object(Bucket=VB, Key="k", Body=medium)["VersionId"]
+v2 = s3.put_object(Bucket=VB, Key="k", Body=large)["VersionId"]
+check(v1 and v2 and v1 != v2, "each PUT is a new version")
+check(s3.get_object(Bucket=VB, Key="k", VersionId=v1)["Body"].read() == medium, "GET of the older version")
+check(s3.get_object(Bucket=VB, Key="k")["Body"].read() == large, "GET of the current one")
+check(s3.get_object(Bucket=VB, Key="pre", VersionId="null")["Body"].read() == large,
+      "an object from before versioning is the null version")
+check(vblobs.count_documents({"_id": sha_l}) == 1, "two versions of the same bytes share one content")
+dm = s3.delete_object(Bucket=VB, Key="k")
+check(dm.get("DeleteMarker") is True, "DELETE without a version id leaves a delete marker")
+check(code(lambda: s3.get_object(Bucket=VB, Key="k")) == "NoSuchKey", "behind which the key is gone")
+check(s3.get_object(Bucket=VB, Key="k", VersionId=v1)["Body"].read() == medium, "but its versions read")
+vs = s3.list_object_versions(Bucket=VB, Prefix="k")
+check([v["VersionId"] for v in vs["Versions"]] == [v2, v1] and len(vs["DeleteMarkers"]) == 1,
+      "ListObjectVersions")
+s3.delete_object(Bucket=VB, Key="k", VersionId=v1)
+deadline = time.time() + 30
+while time.time() < deadline and vcontent.count_documents({"_id": sha_m}):
+    time.sleep(0.5)
+check(vcontent.count_documents({"_id": sha_m}) == 0, "a version deleted for good releases its content")
+check(vblobs.count_documents({"_id": sha_l}) == 1, "a content other versions use stays")
+up = s3.create_multipart_upload(Bucket=VB, Key="k")["UploadId"]
+r = s3.upload_part(Bucket=VB, Key="k", UploadId=up, PartNumber=1, Body=p1)
+r = s3.complete_multipart_upload(Bucket=VB, Key="k", UploadId=up,
+                                 MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": r["ETag"]}]})
+check(r.get("VersionId") and s3.get_object(Bucket=VB, Key="k")["Body"].read() == p1,
+      "a multipart upload is a new version")
+vreader = V7Reader(db, VB)
+for v in s3.list_object_versions(Bucket=VB)["Versions"]:
+    d = vfiles.find_one({"filename": v["Key"], "metadata.s3VersionId": v["VersionId"]}) \
+        or vfiles.find_one({"filename": v["Key"], "metadata.s3VersionId": {"$exists": False}})
+    check(vreader.read_doc(d) == s3.get_object(Bucket=VB, Key=v["Key"], VersionId=v["VersionId"])["Body"].read(),
+          f"the v7files reader reads version {v['VersionId']} of {v['Key']}")
+LB = "cas-lock"
+with_header("x-grids3-storage-mode", "content").create_bucket(Bucket=LB, ObjectLockEnabledForBucket=True)
+import datetime as _dt
+until = _dt.datetime.now(_dt.timezone.utc) + _dt.timedelta(days=1)
+lv = s3.put_object(Bucket=LB, Key="held", Body=medium, ObjectLockMode="GOVERNANCE",
+                   ObjectLockRetainUntilDate=until, ChecksumAlgorithm="SHA256")["VersionId"]
+check(code(lambda: s3.delete_object(Bucket=LB, Key="held", VersionId=lv)) == "AccessDenied",
+      "Object Lock in a content bucket: a retained version is not deleted")
+s3.delete_object(Bucket=LB, Key="held", VersionId=lv, BypassGovernanceRetention=True)
+
 # --- What content buckets refuse rather than ignore. ---
-check(code(lambda: s3.put_bucket_versioning(Bucket=B, VersioningConfiguration={"Status": "Enabled"})) == "NotImplemented",
-      "versioning: 501")
 check(code(lambda: s3.put_object(Bucket=B, Key="e", Body=b"x", ServerSideEncryption="AES256")) == "NotImplemented",
       "SSE: 501")
 check(files.count_documents({"filename": "e"}) == 0, "nothing stored for a refused write")

@@ -52,6 +52,10 @@ class V7Reader:
         doc = self.object_doc(key)
         if doc is None:
             return None
+        return self.read_doc(doc)
+
+    def read_doc(self, doc):
+        """The bytes of one object document (any revision)."""
         if "in" in doc:
             data = bytes(doc["in"])
         else:

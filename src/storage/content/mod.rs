@@ -16,7 +16,9 @@
 //! - larger contents are GridFS files of `<bucket>._blobs` whose `_id` is the SHA-1, readable
 //!   by any GridFS driver.
 //!
-//! `store: "cat"` contents (concatenations without copying) are read, not yet written.
+//! - `{_id, store: "cat", length, base: [{sha, length, off?} | {in}...]}`: a concatenation of
+//!   other contents without copying them; a multipart upload completes as one (see
+//!   `objects::cat`), and its `refBase` document in `_refs` keeps its bases.
 //!
 //! References (`<bucket>._refs`, see [`refs`]) keep contents alive: one document per object
 //! (`_id` = the object's `_id`) with `refs` (the SHA-1s it uses) and `refHistory`. The janitor

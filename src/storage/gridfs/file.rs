@@ -66,10 +66,15 @@ impl FileDoc {
             Some(Bson::Document(m)) => Some(m.clone()),
             _ => None,
         };
-        let content: Document = ["in", "sha"]
+        let mut content: Document = ["in", "sha"]
             .iter()
             .filter_map(|k| Some((k.to_string(), doc.get(*k)?.clone())))
             .collect();
+        // v7files' `contentType` belongs to a content-addressed object's pointer fields (a
+        // GridFS file of another driver may carry one too: it is left alone there).
+        if let (false, Some(ct)) = (content.is_empty(), doc.get("contentType")) {
+            content.insert("contentType", ct.clone());
+        }
         Ok(Self {
             id,
             length: length as u64,

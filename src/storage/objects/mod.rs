@@ -608,7 +608,9 @@ impl ObjectStore {
         let res = self
             .with_key_locked(bucket, &key, cond, |lock| async {
                 let w = slot.lock().expect("slot").take().expect("published once");
-                let info = self.publish(bucket, w, meta, Some(&lock)).await?;
+                // Boxed: this future is nested in the lock's, and the whole publish state
+                // would otherwise be part of every caller's.
+                let info = Box::pin(self.publish(bucket, w, meta, Some(&lock))).await?;
                 Ok((info, lock))
             })
             .await;

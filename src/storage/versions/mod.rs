@@ -215,13 +215,25 @@ fn put_file_fields(d: &mut Document, f: &FileDoc) {
     if let Some(m) = &f.metadata {
         d.insert("metadata", m.clone());
     }
+    // A content-addressed object's pointer (`in` or `sha`, and `contentType`).
+    if let Some(c) = &f.content {
+        d.extend(c.clone());
+    }
 }
 
 /// The files document a master or data entry repeats.
 pub fn file_of(d: &Document, key: &str) -> Option<FileDoc> {
     let mut f = Document::new();
     f.insert("_id", d.get("fileId")?.clone());
-    for k in ["length", "chunkSize", "uploadDate", "metadata"] {
+    for k in [
+        "length",
+        "chunkSize",
+        "uploadDate",
+        "metadata",
+        "in",
+        "sha",
+        "contentType",
+    ] {
         if let Some(v) = d.get(k) {
             f.insert(k, v.clone());
         }
@@ -269,7 +281,11 @@ mod tests {
             upload_date: DateTime::from_millis(42),
             filename: Some("k".into()),
             metadata: Some(doc! {"etag": "\"x\""}),
-            content: None,
+            // A content-addressed object's pointer travels with its version.
+            content: Some(doc! {"in": Bson::Binary(mongodb::bson::Binary {
+                subtype: mongodb::bson::spec::BinarySubtype::Generic,
+                bytes: b"abc".to_vec(),
+            }), "contentType": "text/plain"}),
         };
         let e = VersionEntry {
             key: "k".into(),

@@ -9,6 +9,30 @@ use crate::config::{AdminAction, Config};
 
 /// Runs one admin action and returns the answer's body.
 pub async fn run(config: &Config, endpoint: &str, action: &AdminAction) -> Result<String> {
+    let answer = request(config, endpoint, action).await?;
+    // A conversion runs in the gateway; the CLI waits for it unless told not to, by asking
+    // for the bucket's attributes until it is no longer converting.
+    if let AdminAction::ConvertBucket {
+        name,
+        no_wait: false,
+        ..
+    } = action
+    {
+        let info = AdminAction::BucketInfo { name: name.clone() };
+        loop {
+            let now = request(config, endpoint, &info).await?;
+            let v: serde_json::Value = serde_json::from_str(&now).context("bucket info")?;
+            if v.get("converting") != Some(&serde_json::Value::Bool(true)) {
+                return Ok(now);
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        }
+    }
+    Ok(answer)
+}
+
+/// Sends one admin request and returns the answer's body.
+async fn request(config: &Config, endpoint: &str, action: &AdminAction) -> Result<String> {
     let (method, path, body) = match action {
         AdminAction::CreateKey { name } => (
             "POST",
@@ -37,6 +61,14 @@ pub async fn run(config: &Config, endpoint: &str, action: &AdminAction) -> Resul
             "POST",
             "/_grids3/admin/buckets".to_owned(),
             serde_json::json!({"name": name, "storage": storage, "owner": owner}).to_string(),
+        ),
+        AdminAction::ConvertBucket { name, to, .. } => (
+            "POST",
+            format!(
+                "/_grids3/admin/buckets/{}/convert",
+                sigv4::uri_encode(name, false)
+            ),
+            serde_json::json!({"to": to}).to_string(),
         ),
         AdminAction::BucketInfo { name } => (
             "GET",

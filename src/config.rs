@@ -227,7 +227,20 @@ pub enum AdminAction {
         #[arg(long)]
         owner: Option<String>,
     },
-    /// Show a bucket's attributes (owner, storage mode, versioning).
+    /// Convert a bucket to another storage mode, online: objects stay readable throughout,
+    /// new ones are stored the new way at once, and an interrupted conversion is resumed by
+    /// the janitor (README "Storage modes").
+    ConvertBucket {
+        /// Bucket name.
+        name: String,
+        /// `content` or `gridfs`.
+        #[arg(long)]
+        to: String,
+        /// Return once the conversion has started instead of when it is done.
+        #[arg(long)]
+        no_wait: bool,
+    },
+    /// Show a bucket's attributes (owner, storage mode, versioning, a conversion under way).
     BucketInfo {
         /// Bucket name.
         name: String,

@@ -1,5 +1,6 @@
 //! The admin API of buckets, root key only: create a bucket in a chosen storage mode (the
-//! S3 way is CreateBucket with `x-grids3-storage-mode`), and show a bucket's attributes.
+//! S3 way is CreateBucket with `x-grids3-storage-mode`), convert a bucket to another mode,
+//! and show a bucket's attributes.
 
 use axum::extract::{Path, Request, State};
 use axum::http::StatusCode;
@@ -18,6 +19,7 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/_grids3/admin/buckets", post(create))
         .route("/_grids3/admin/buckets/{bucket}", get(show))
+        .route("/_grids3/admin/buckets/{bucket}/convert", post(convert))
 }
 
 #[derive(Deserialize, Default)]
@@ -37,6 +39,7 @@ fn describe(b: &BucketInfo) -> serde_json::Value {
         "name": b.name,
         "owner": b.owner,
         "storage": b.storage.as_str(),
+        "converting": b.converting,
         "created": b.creation_date.try_to_rfc3339_string().unwrap_or_default(),
         "versioning": b.versioning,
         "objectLock": b.object_lock.is_some(),
@@ -81,6 +84,79 @@ async fn create(State(st): State<AppState>, req: Request) -> Result<Response, Ad
         )));
     }
     Ok((StatusCode::CREATED, Json(describe(&info))).into_response())
+}
+
+#[derive(Deserialize, Default)]
+struct Convert {
+    /// `gridfs` or `content`.
+    #[serde(default)]
+    to: String,
+}
+
+/// Starts converting a bucket (202, the conversion runs in the background and the bucket's
+/// info shows `converting` until it is done; 200 when the bucket is in that mode already).
+async fn convert(
+    State(st): State<AppState>,
+    Path(bucket): Path<String>,
+    req: Request,
+) -> Result<Response, AdminError> {
+    let input: Convert = optional_json(&root_body(&st, req).await?)?;
+    let to = StorageMode::parse(&input.to).ok_or_else(|| {
+        AdminError(error(
+            StatusCode::BAD_REQUEST,
+            "InvalidArgument",
+            "to must be gridfs or content",
+        ))
+    })?;
+    let meta = st.store.meta();
+    let Some(b) = meta.get_bucket(&bucket).await.map_err(db_error)? else {
+        return Err(AdminError(error(
+            StatusCode::NOT_FOUND,
+            "NoSuchBucket",
+            "The specified bucket does not exist",
+        )));
+    };
+    if b.storage == to && !b.converting {
+        return Ok(Json(describe(&b)).into_response());
+    }
+    if let Some(why) = st
+        .store
+        .conversion_refused(&bucket, to)
+        .await
+        .map_err(|e| AdminError::from(crate::error::S3Error::from(e)))?
+    {
+        return Err(AdminError(error(
+            StatusCode::CONFLICT,
+            "InvalidBucketState",
+            &format!("The bucket cannot be converted to {}: {why}.", to.as_str()),
+        )));
+    }
+    if !meta.start_conversion(&bucket, to).await.map_err(db_error)? {
+        return Err(AdminError(error(
+            StatusCode::NOT_FOUND,
+            "NoSuchBucket",
+            "The specified bucket does not exist",
+        )));
+    }
+    let store = st.store.clone();
+    let name = bucket.clone();
+    tokio::spawn(async move {
+        match store.run_conversion(&name).await {
+            Ok(Some(c)) => {
+                tracing::info!(bucket = %name, objects = c.objects, bytes = c.bytes, "bucket converted")
+            }
+            Ok(None) => {}
+            Err(e) => {
+                tracing::warn!(bucket = %name, error = %e, "bucket conversion stopped; the janitor resumes it")
+            }
+        }
+    });
+    let now = meta
+        .get_bucket(&bucket)
+        .await
+        .map_err(db_error)?
+        .unwrap_or(b);
+    Ok((StatusCode::ACCEPTED, Json(describe(&now))).into_response())
 }
 
 async fn show(

@@ -40,6 +40,15 @@ pub fn spawn(state: &AppState) {
                 Ok(Err(e)) => tracing::warn!(error = %e, "version index build failed"),
                 Err(_) => tracing::warn!("version index build timed out; the next pass goes on"),
             }
+            // Storage-mode conversions whose instance stopped (see `objects::convert`).
+            let run =
+                tokio::time::timeout(Duration::from_secs(600), builds.resume_conversions()).await;
+            match run {
+                Ok(Ok(0)) => {}
+                Ok(Ok(n)) => tracing::info!(buckets = n, "finished bucket conversions"),
+                Ok(Err(e)) => tracing::warn!(error = %e, "bucket conversion failed"),
+                Err(_) => tracing::warn!("bucket conversion timed out; the next pass goes on"),
+            }
         }
     });
     tokio::spawn(async move {

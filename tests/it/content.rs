@@ -257,3 +257,299 @@ fn an_inline_object_takes_one_round_trip_to_read() {
         assert_eq!(put_count, 2, "a PUT of a new inline object");
     });
 }
+
+/// `grids3 admin convert-bucket` both ways on a bucket with small, large, duplicate,
+/// multipart and versioned objects, while a reader GETs every object throughout and a
+/// multipart upload begun before the conversion completes after it. Converted to content:
+/// every object points at a content (duplicates share one), and the GridFS chunks go.
+/// Back to GridFS: PyMongo's GridFSBucket reads every object, and once the grace period has
+/// passed the contents and references are gone.
+#[test]
+fn a_bucket_converts_both_ways_while_it_is_read() {
+    use mongodb::bson::{doc, Document};
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    support::run(async {
+        let gw = gateway_fast_gc(&fresh_name("convert")).await;
+        let s3 = gw.sdk();
+        let b = "conv";
+        s3.create_bucket().bucket(b).send().await.unwrap();
+        let mut objects: Vec<(String, Vec<u8>)> = vec![
+            ("tiny".into(), b"tiny object".to_vec()),
+            ("text.txt".into(), b"some text, ".repeat(9000)),
+            (
+                "large".into(),
+                support::random_bytes(3 * 1024 * 1024 + 5, 1),
+            ),
+        ];
+        objects.push(("large-again".into(), objects[2].1.clone()));
+        for (k, v) in &objects {
+            s3.put_object()
+                .bucket(b)
+                .key(k)
+                .content_type(if k.ends_with(".txt") {
+                    "text/plain"
+                } else {
+                    "application/octet-stream"
+                })
+                .body(ByteStream::from(v.clone()))
+                .send()
+                .await
+                .unwrap();
+        }
+        // A completed multipart object, and an upload left open across the conversion.
+        let mp: Vec<u8> = support::random_bytes(5 * 1024 * 1024 + 3, 2);
+        let complete = |key: &'static str, up: String, etag: String| {
+            let s3 = s3.clone();
+            async move {
+                s3.complete_multipart_upload()
+                    .bucket(b)
+                    .key(key)
+                    .upload_id(up)
+                    .multipart_upload(
+                        aws_sdk_s3::types::CompletedMultipartUpload::builder()
+                            .parts(
+                                aws_sdk_s3::types::CompletedPart::builder()
+                                    .part_number(1)
+                                    .e_tag(etag)
+                                    .build(),
+                            )
+                            .build(),
+                    )
+                    .send()
+                    .await
+                    .unwrap();
+            }
+        };
+        let mut uploads = Vec::new();
+        for key in ["mp", "mp-open"] {
+            let up = s3
+                .create_multipart_upload()
+                .bucket(b)
+                .key(key)
+                .send()
+                .await
+                .unwrap();
+            let id = up.upload_id().unwrap().to_owned();
+            let part = s3
+                .upload_part()
+                .bucket(b)
+                .key(key)
+                .upload_id(&id)
+                .part_number(1)
+                .body(ByteStream::from(mp.clone()))
+                .send()
+                .await
+                .unwrap();
+            uploads.push((key, id, part.e_tag().unwrap().to_owned()));
+        }
+        let (k, id, etag) = uploads.remove(0);
+        complete(k, id, etag).await;
+        objects.push(("mp".into(), mp.clone()));
+        // Two versions of one key.
+        s3.put_bucket_versioning()
+            .bucket(b)
+            .versioning_configuration(
+                aws_sdk_s3::types::VersioningConfiguration::builder()
+                    .status(aws_sdk_s3::types::BucketVersioningStatus::Enabled)
+                    .build(),
+            )
+            .send()
+            .await
+            .unwrap();
+        let mut versions = Vec::new();
+        for body in [b"version one".to_vec(), support::random_bytes(400_000, 3)] {
+            let r = s3
+                .put_object()
+                .bucket(b)
+                .key("v")
+                .body(ByteStream::from(body.clone()))
+                .send()
+                .await
+                .unwrap();
+            versions.push((r.version_id().unwrap().to_owned(), body));
+        }
+        objects.push(("v".into(), versions[1].1.clone()));
+
+        // A reader GETs every object (and the old version) until told to stop.
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let reads = std::sync::Arc::new(AtomicU64::new(0));
+        let reader = {
+            let (s3, objects, stop, reads) =
+                (s3.clone(), objects.clone(), stop.clone(), reads.clone());
+            let old = versions[0].clone();
+            tokio::spawn(async move {
+                while !stop.load(Ordering::SeqCst) {
+                    for (k, v) in &objects {
+                        let got = s3.get_object().bucket(b).key(k).send().await.unwrap();
+                        let got = got.body.collect().await.unwrap().into_bytes();
+                        assert!(
+                            got.as_ref() == v.as_slice(),
+                            "{k} read whole during the conversion"
+                        );
+                        reads.fetch_add(1, Ordering::SeqCst);
+                    }
+                    let got = s3
+                        .get_object()
+                        .bucket(b)
+                        .key("v")
+                        .version_id(&old.0)
+                        .send()
+                        .await
+                        .unwrap();
+                    assert_eq!(
+                        got.body.collect().await.unwrap().into_bytes().as_ref(),
+                        old.1.as_slice()
+                    );
+                }
+            })
+        };
+        let endpoint = gw.endpoint();
+        let cli = move |to: &'static str| {
+            let endpoint = endpoint.clone();
+            tokio::task::spawn_blocking(move || {
+                support::admin_cli(&endpoint, &["convert-bucket", b, "--to", to])
+            })
+        };
+        let files = gw.db.collection::<Document>(&format!("{b}.files"));
+        let chunks = gw.db.collection::<Document>(&format!("{b}.chunks"));
+        let before = reads.load(Ordering::SeqCst);
+        let info = cli("content").await.unwrap();
+        assert_eq!(
+            (info["storage"].as_str(), info["converting"].as_bool()),
+            (Some("content"), Some(false)),
+            "{info}"
+        );
+        let left = files
+            .count_documents(doc! {"in": {"$exists": false}, "sha": {"$exists": false}})
+            .await
+            .unwrap();
+        assert_eq!(left, 0, "every object points at a content");
+        let large = |k: &str| {
+            let files = files.clone();
+            let k = k.to_owned();
+            async move {
+                files
+                    .find_one(doc! {"filename": k})
+                    .await
+                    .unwrap()
+                    .unwrap()
+                    .get_binary_generic("sha")
+                    .unwrap()
+                    .clone()
+            }
+        };
+        assert_eq!(
+            large("large").await,
+            large("large-again").await,
+            "duplicates share one content"
+        );
+        let blobs = gw.db.collection::<Document>(&format!("{b}._blobs.files"));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while chunks.count_documents(doc! {}).await.unwrap() > 0
+            && std::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        }
+        // The open upload's staged chunks stay until it completes.
+        let staged = chunks.count_documents(doc! {}).await.unwrap();
+        assert_eq!(
+            staged, 6,
+            "only the open upload's staged chunks are left in {b}.chunks"
+        );
+        let (k, id, etag) = uploads.remove(0);
+        complete(k, id, etag).await;
+        objects.push(("mp-open".into(), mp.clone()));
+        let got = s3
+            .get_object()
+            .bucket(b)
+            .key("mp-open")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            got.body.collect().await.unwrap().into_bytes().as_ref(),
+            mp.as_slice(),
+            "an upload begun before the conversion completes after it"
+        );
+        assert!(blobs.count_documents(doc! {}).await.unwrap() >= 2);
+
+        let info = cli("gridfs").await.unwrap();
+        assert_eq!(
+            (info["storage"].as_str(), info["converting"].as_bool()),
+            (Some("gridfs"), Some(false)),
+            "{info}"
+        );
+        let pointing = files
+            .count_documents(doc! {"$or": [{"in": {"$exists": true}}, {"sha": {"$exists": true}}]})
+            .await
+            .unwrap();
+        assert_eq!(pointing, 0, "no object points at a content any more");
+        stop.store(true, Ordering::SeqCst);
+        reader.await.unwrap();
+        assert!(
+            reads.load(Ordering::SeqCst) > before,
+            "the reader read during the conversions"
+        );
+        // PyMongo reads every object as a standard GridFS file.
+        let tmp = tempfile::tempdir().unwrap();
+        let keys: Vec<String> = objects.iter().map(|(k, _)| k.clone()).collect();
+        let commands: Vec<serde_json::Value> = keys
+            .iter()
+            .map(|k| serde_json::json!({"op": "get", "name": k, "path": tmp.path().join(k)}))
+            .collect();
+        let db_name = gw.db.name().to_owned();
+        tokio::task::spawn_blocking(move || {
+            crate::gridfs_interop::pymongo_gridfs(&db_name, b, serde_json::Value::Array(commands))
+        })
+        .await
+        .unwrap();
+        for (k, v) in &objects {
+            assert_eq!(
+                &std::fs::read(tmp.path().join(k)).unwrap(),
+                v,
+                "PyMongo reads {k}"
+            );
+        }
+        let old = s3
+            .get_object()
+            .bucket(b)
+            .key("v")
+            .version_id(&versions[0].0)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            old.body.collect().await.unwrap().into_bytes().as_ref(),
+            versions[0].1.as_slice(),
+            "an old version after both conversions"
+        );
+        // After the grace period the janitor reclaims every content and forgets them.
+        let refs = gw.db.collection::<Document>(&format!("{b}._refs"));
+        let meta = gw.db.collection::<Document>("__metastore");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let flag = meta
+                .find_one(doc! {"_id": b})
+                .await
+                .unwrap()
+                .unwrap()
+                .get_bool("contents")
+                .unwrap_or(false);
+            if !flag || std::time::Instant::now() > deadline {
+                assert!(!flag, "the converted bucket's contents were all reclaimed");
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        }
+        assert_eq!(
+            refs.count_documents(doc! {}).await.unwrap(),
+            0,
+            "no reference left"
+        );
+        assert_eq!(
+            blobs.count_documents(doc! {}).await.unwrap(),
+            0,
+            "no blob left"
+        );
+    });
+}

@@ -112,8 +112,10 @@ impl Contents {
             let Some(owner) = d.get("_id").cloned() else {
                 continue;
             };
+            // (An object that no longer points at a content, converted to GridFS, does not
+            // keep its reference.)
             let published = objects
-                .find_one(doc! {"_id": owner.clone()})
+                .find_one(doc! {"_id": owner.clone(), "sha": {"$exists": true}})
                 .projection(doc! {"_id": 1})
                 .await?
                 .is_some();
@@ -146,6 +148,17 @@ impl Contents {
             self.refs.delete_one(doc! {"_id": owner}).await?;
         }
         Ok(reclaimed)
+    }
+
+    /// Whether no reference is left at all (a bucket converted to GridFS is then done with
+    /// its contents).
+    pub async fn unreferenced(&self) -> Result<bool> {
+        Ok(self
+            .refs
+            .find_one(doc! {})
+            .projection(doc! {"_id": 1})
+            .await?
+            .is_none())
     }
 
     /// Whether a reference other than `except`'s names `sha`.

@@ -45,8 +45,15 @@ pub struct BucketInfo {
     pub object_lock: Option<ObjectLockConfig>,
     /// Default encryption of new objects (PutBucketEncryption), if configured.
     pub encryption: Option<BucketEncryption>,
-    /// How objects' contents are stored, chosen at creation (see `storage::content`).
+    /// How objects' contents are stored, chosen at creation (see `storage::content`) and
+    /// changed by a conversion.
     pub storage: StorageMode,
+    /// A conversion to `storage` under way (`grids3 admin convert-bucket`): objects stored the
+    /// other way are being converted (see `objects::convert`).
+    pub converting: bool,
+    /// A bucket converted to GridFS still has contents and references, until the janitor has
+    /// reclaimed them all (`contents: true` in the metastore).
+    pub retired_contents: bool,
 }
 
 /// A bucket's storage mode.
@@ -256,6 +263,8 @@ impl BucketInfo {
             object_lock: None,
             encryption: None,
             storage: StorageMode::Gridfs,
+            converting: false,
+            retired_contents: false,
         }
     }
 
@@ -283,6 +292,12 @@ impl BucketInfo {
         }
         if self.storage != StorageMode::Gridfs {
             d.insert("storage", self.storage.as_str());
+        }
+        if self.converting {
+            d.insert("converting", true);
+        }
+        if self.retired_contents {
+            d.insert("contents", true);
         }
         d
     }
@@ -325,6 +340,8 @@ impl BucketInfo {
                 .ok()
                 .and_then(StorageMode::parse)
                 .unwrap_or_default(),
+            converting: d.get_bool("converting").unwrap_or(false),
+            retired_contents: d.get_bool("contents").unwrap_or(false),
             public_access_block: d
                 .get_document("publicAccessBlock")
                 .ok()
@@ -468,11 +485,12 @@ impl MetaStore {
         .await
     }
 
-    /// Names of the content-addressed buckets (the janitor reclaims their contents).
+    /// Names of the content-addressed buckets, and of buckets converted to GridFS whose
+    /// contents are not all reclaimed yet (the janitor reclaims their contents).
     pub async fn content_buckets(&self) -> mongodb::error::Result<Vec<String>> {
         let docs: Vec<Document> = self
             .buckets
-            .find(doc! {"storage": "content"})
+            .find(doc! {"$or": [{"storage": "content"}, {"contents": true}]})
             .projection(doc! {"_id": 1, "deleted": 1})
             .await?
             .try_collect()
@@ -707,6 +725,77 @@ impl MetaStore {
     ) -> mongodb::error::Result<bool> {
         let value = Bson::Document(config.to_document());
         self.set_attribute(name, "objectLock", Some(value)).await
+    }
+
+    /// Starts converting a live bucket to `to`: from now on new objects are stored that way
+    /// and the bucket is marked until every object is (`false`: no such bucket).
+    pub async fn start_conversion(
+        &self,
+        name: &str,
+        to: StorageMode,
+    ) -> mongodb::error::Result<bool> {
+        let update = match to {
+            StorageMode::Content => doc! {"$set": {"storage": to.as_str(), "converting": true}},
+            StorageMode::Gridfs => {
+                doc! {"$unset": {"storage": ""}, "$set": {"converting": true, "contents": true}}
+            }
+        };
+        self.changed(name, async {
+            Ok(self
+                .buckets
+                .update_one(doc! {"_id": name, "deleted": {"$ne": true}}, update)
+                .await?
+                .matched_count
+                == 1)
+        })
+        .await
+    }
+
+    /// Ends a bucket's conversion to `to` (unless another conversion replaced it meanwhile).
+    pub async fn finish_conversion(
+        &self,
+        name: &str,
+        to: StorageMode,
+    ) -> mongodb::error::Result<()> {
+        let mode = match to {
+            StorageMode::Content => doc! {"storage": to.as_str()},
+            StorageMode::Gridfs => doc! {"storage": {"$exists": false}},
+        };
+        let mut filter = doc! {"_id": name, "converting": true};
+        filter.extend(mode);
+        self.changed(name, async {
+            self.buckets
+                .update_one(filter, doc! {"$unset": {"converting": ""}})
+                .await
+                .map(|_| ())
+        })
+        .await
+    }
+
+    /// Clears the mark of a bucket converted to GridFS whose contents are all gone (unless it
+    /// was converted back meanwhile).
+    pub async fn contents_retired(&self, name: &str) -> mongodb::error::Result<()> {
+        self.changed(name, async {
+            self.buckets
+                .update_one(
+                    doc! {"_id": name, "contents": true, "storage": {"$exists": false}, "converting": {"$ne": true}},
+                    doc! {"$unset": {"contents": ""}},
+                )
+                .await
+                .map(|_| ())
+        })
+        .await
+    }
+
+    /// Buckets whose conversion is under way (the janitor resumes them).
+    pub async fn converting_buckets(&self) -> mongodb::error::Result<Vec<BucketInfo>> {
+        let docs: Vec<Document> = self
+            .buckets
+            .find(doc! {"converting": true, "deleted": {"$ne": true}})
+            .await?
+            .try_collect()
+            .await?;
+        Ok(docs.iter().filter_map(BucketInfo::from_document).collect())
     }
 
     /// Takes (or keeps) the lead of a background task for `ttl`: one atomic write on the

@@ -35,6 +35,9 @@ pub struct PendingReclaim {
     /// The version entry that names the file, when a version is removed (its `_id` in the
     /// bucket's version index): the janitor removes it too.
     pub entry: Option<String>,
+    /// Only the chunks go: the files document lives on, its content stored another way (a
+    /// storage-mode conversion).
+    pub chunks_only: bool,
 }
 
 impl MetaStore {
@@ -110,6 +113,21 @@ impl MetaStore {
             d.insert("entry", e);
         }
         self.reclaim.insert_one(d).await?;
+        Ok(id)
+    }
+
+    /// Records the intent to delete a file's chunks but not its files document (its content
+    /// was converted to another storage mode): the janitor deletes them once no reader holds
+    /// a lease.
+    pub async fn add_chunk_reclaim(
+        &self,
+        bucket: &str,
+        file_id: &Bson,
+    ) -> mongodb::error::Result<ObjectId> {
+        let id = ObjectId::new();
+        self.reclaim
+            .insert_one(doc! {"_id": id, "bucket": bucket, "file_id": file_id.clone(), "since": self.clock.now(), "chunksOnly": true})
+            .await?;
         Ok(id)
     }
 
@@ -189,6 +207,7 @@ impl MetaStore {
                     bucket: d.get_str("bucket").ok()?.to_owned(),
                     file_id: d.remove("file_id")?,
                     entry: d.get_str("entry").ok().map(str::to_owned),
+                    chunks_only: d.get_bool("chunksOnly").unwrap_or(false),
                 })
             })
             .collect())

@@ -39,6 +39,9 @@ pub struct UploadRecord {
     /// Set when an Abort (or the sweep) started deleting the upload; it is finished by
     /// whoever sees it next (the sweep), whatever crashed meanwhile.
     pub aborting: bool,
+    /// Whether its parts are stored as contents (the bucket was content-addressed when the
+    /// upload began; a conversion meanwhile does not change how the upload completes).
+    pub content: bool,
 }
 
 impl UploadRecord {
@@ -107,6 +110,7 @@ fn upload_from(d: &Document) -> Option<UploadRecord> {
         checksum_type: d.get_str("checksumType").ok().map(str::to_owned),
         completed: d.get_document("completed").ok().cloned(),
         aborting: d.get_bool("aborting").unwrap_or(false),
+        content: d.get_bool("content").unwrap_or(false),
     })
 }
 
@@ -150,6 +154,7 @@ impl MetaStore {
                 "owner": &u.owner, "meta": u.meta.clone(), "fileId": u.file_id, "chunkSize": u.chunk_size as i32,
                 "checksumAlgorithm": u.checksum_algorithm.clone(),
                 "checksumType": u.checksum_type.clone(),
+                "content": u.content,
             })
             .await?;
         Ok(())

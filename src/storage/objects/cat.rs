@@ -53,6 +53,9 @@ impl ObjectStore {
         number: i32,
         src: &ObjectInfo,
     ) -> Result<PartByReference> {
+        if !up.content {
+            return Ok(PartByReference::NotApplicable);
+        }
         let Some(Pointer::Sha(sha)) = src.file.content.as_ref().and_then(Pointer::of) else {
             return Ok(PartByReference::NotApplicable);
         };

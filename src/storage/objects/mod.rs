@@ -4,6 +4,7 @@
 //! the new one is published, never under a reader that holds a lease (see `meta::leases`).
 
 mod cat;
+mod convert;
 mod list;
 mod meta;
 mod multipart;
@@ -11,6 +12,7 @@ mod settle;
 mod versioned;
 
 pub use cat::PartByReference;
+pub use convert::Converted;
 pub use list::{prefix_successor, ListEntry, ListPage, ListQuery};
 pub use meta::ObjectMeta;
 pub use multipart::{CompleteStats, PartWrite, MULTIPART_CHUNK_SIZE};
@@ -262,6 +264,17 @@ impl ObjectStore {
             .unwrap_or_default())
     }
 
+    /// Whether objects of the bucket may point at contents: a content-addressed bucket, or one
+    /// converted to GridFS whose contents are not all reclaimed yet (a deleted object's
+    /// reference must be released there too).
+    async fn may_hold_contents(&self, bucket: &str) -> Result<bool> {
+        Ok(self
+            .meta
+            .bucket_cached(bucket)
+            .await?
+            .is_some_and(|b| b.storage == StorageMode::Content || b.retired_contents))
+    }
+
     /// The database.
     pub fn db(&self) -> &Database {
         &self.db
@@ -495,6 +508,11 @@ impl ObjectStore {
         let Some(pointer) = src.file.content.as_ref().and_then(Pointer::of) else {
             return Ok(None);
         };
+        // (A bucket being converted to GridFS still has objects with pointers: copies there
+        // carry their bytes.)
+        if self.storage_mode(bucket).await? != StorageMode::Content {
+            return Ok(None);
+        }
         let Some(md5) = content_md5(src) else {
             return Ok(None);
         };
@@ -863,7 +881,7 @@ impl ObjectStore {
         let fs = self.gridfs(bucket);
         let record = self.meta.add_reclaim_of(bucket, file_id, entry).await?;
         fs.files().delete_one(doc! {"_id": file_id.clone()}).await?;
-        if self.storage_mode(bucket).await? == StorageMode::Content {
+        if self.may_hold_contents(bucket).await? {
             self.contents(bucket).release(file_id).await?;
         }
         if let Some(e) = entry {
@@ -902,7 +920,7 @@ impl ObjectStore {
         fs.files()
             .delete_many(doc! {"_id": {"$in": ids.clone()}})
             .await?;
-        if self.storage_mode(bucket).await? == StorageMode::Content {
+        if self.may_hold_contents(bucket).await? {
             // One update per object (its references' document, keyed by the object's id).
             let contents = self.contents(bucket);
             for id in &ids {
@@ -1040,9 +1058,12 @@ impl ObjectStore {
             }
             // Hide first (a crash may have left the files document), *then* look for leases:
             // a reader that found the document before it was hidden holds a lease by now.
-            fs.files()
-                .delete_one(doc! {"_id": p.file_id.clone()})
-                .await?;
+            // (A conversion's record keeps the document: it points at its content now.)
+            if !p.chunks_only {
+                fs.files()
+                    .delete_one(doc! {"_id": p.file_id.clone()})
+                    .await?;
+            }
             if let Some(e) = &p.entry {
                 self.versions(&p.bucket).remove_id(e).await?;
             }
@@ -1074,10 +1095,16 @@ impl ObjectStore {
             self.meta.remove_write(w.id).await?;
         }
         for b in self.meta.content_buckets().await? {
-            done += self
-                .contents(&b)
-                .collect(self.gridfs(&b).files(), 1000)
-                .await?;
+            let contents = self.contents(&b);
+            done += contents.collect(self.gridfs(&b).files(), 1000).await?;
+            // A bucket converted to GridFS: once no reference is left, neither is a content.
+            let retired = self.meta.get_bucket(&b).await?.is_some_and(|i| {
+                i.retired_contents && !i.converting && i.storage == StorageMode::Gridfs
+            });
+            if retired && contents.unreferenced().await? {
+                contents.drop().await?;
+                self.meta.contents_retired(&b).await?;
+            }
         }
         Ok(done)
     }

@@ -81,6 +81,7 @@ impl ObjectStore {
         checksum: Option<(String, String)>,
     ) -> Result<UploadRecord> {
         self.gridfs(bucket).ensure_indexes().await?;
+        let content = self.storage_mode(bucket).await? == StorageMode::Content;
         let rec = UploadRecord {
             id: uuid::Uuid::new_v4().simple().to_string(),
             bucket: bucket.to_owned(),
@@ -94,6 +95,7 @@ impl ObjectStore {
             checksum_type: checksum.map(|(_, t)| t),
             completed: None,
             aborting: false,
+            content,
         };
         self.meta.create_upload(&rec).await?;
         Ok(rec)
@@ -112,7 +114,7 @@ impl ObjectStore {
         let Some(base) = self.meta.next_part_base(&up.id).await? else {
             return Ok(None);
         };
-        if self.storage_mode(&up.bucket).await? == StorageMode::Content {
+        if up.content {
             return self.open_content_part(up, codec).await.map(Some);
         }
         let upload = self
@@ -397,7 +399,7 @@ impl ObjectStore {
         if !self.meta.mark_upload_completing(&up.id, etag).await? {
             return Ok(None);
         }
-        if self.storage_mode(&up.bucket).await? == StorageMode::Content {
+        if current.content {
             meta.etag = Some(etag.to_owned());
             meta.checksums = checksums;
             return self

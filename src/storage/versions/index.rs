@@ -131,6 +131,32 @@ impl VersionIndex {
         }
     }
 
+    /// Applies `update` to the entries (and the master) of `key` that name the file `file_id`:
+    /// a storage-mode conversion changes where the file's content is. A range of `sk` (indexed)
+    /// and the master by `_id`.
+    pub async fn update_file(
+        &self,
+        key: &str,
+        file_id: &mongodb::bson::Bson,
+        update: Document,
+    ) -> Result<()> {
+        let prefix = versions_prefix(key);
+        let upper = format!("{VERSION}{key}\u{1}");
+        self.coll
+            .update_many(
+                doc! {"sk": {"$gte": prefix, "$lt": upper}, "fileId": file_id.clone()},
+                update.clone(),
+            )
+            .await?;
+        self.coll
+            .update_one(
+                doc! {"_id": master_id(key), "fileId": file_id.clone()},
+                update,
+            )
+            .await?;
+        Ok(())
+    }
+
     /// Removes a version's entry.
     pub async fn remove(&self, key: &str, vid: &str) -> Result<()> {
         self.remove_id(&entry_id(key, vid)).await

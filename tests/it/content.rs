@@ -553,3 +553,51 @@ fn a_bucket_converts_both_ways_while_it_is_read() {
         );
     });
 }
+
+/// A conversion whose instance stopped right after marking the bucket (simulated: the mark is
+/// set through the metastore and nothing runs it) is finished by the janitor.
+#[test]
+fn an_interrupted_conversion_is_finished_by_the_janitor() {
+    use mongodb::bson::{doc, Document};
+    support::run(async {
+        let gw = gateway_fast_gc(&fresh_name("convresume")).await;
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("crb").send().await.unwrap();
+        let big = support::random_bytes(600_000, 9);
+        for (k, v) in [("a", b"small".to_vec()), ("b", big.clone())] {
+            s3.put_object()
+                .bucket("crb")
+                .key(k)
+                .body(ByteStream::from(v))
+                .send()
+                .await
+                .unwrap();
+        }
+        let meta = gw.state.store.meta();
+        assert!(meta
+            .start_conversion("crb", grids3::storage::meta::StorageMode::Content)
+            .await
+            .unwrap());
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while meta.get_bucket("crb").await.unwrap().unwrap().converting {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the janitor finished the conversion"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        }
+        let files = gw.db.collection::<Document>("crb.files");
+        assert_eq!(
+            files
+                .count_documents(doc! {"in": {"$exists": false}, "sha": {"$exists": false}})
+                .await
+                .unwrap(),
+            0
+        );
+        let got = s3.get_object().bucket("crb").key("b").send().await.unwrap();
+        assert_eq!(
+            got.body.collect().await.unwrap().into_bytes().as_ref(),
+            big.as_slice()
+        );
+    });
+}

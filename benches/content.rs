@@ -4,10 +4,12 @@
 //!    documents' data, read back from the database) and PUT throughput, in both modes;
 //! 2. CopyObject of a `BENCH_COPY_MIB` object: bytes stored by the copy, and its time;
 //! 3. a corpus of JSON and text objects: the bytes gzip saved;
-//! 4. GET throughput of the large object, and 4 KiB GETs per second with 32 clients.
+//! 4. GET throughput of the large object, and 4 KiB GETs per second with 32 clients;
+//! 5. CompleteMultipartUpload of `BENCH_MP_MIB` made of 8 MiB + 1 byte parts, in both modes:
+//!    its time, and the chunk bytes it wrote (chunk documents that were not there before).
 //!
 //! Run: `GRIDS3_DEVDB_CACHE=16G cargo bench --bench content` (env `BENCH_PUTS`, default 100;
-//! `BENCH_MIB`, default 64; `BENCH_COPY_MIB`, default 1024).
+//! `BENCH_MIB`, default 64; `BENCH_COPY_MIB`, default 1024; `BENCH_MP_MIB`, default 1024).
 
 use std::time::Instant;
 
@@ -49,6 +51,81 @@ async fn stored(db: &mongodb::Database, bucket: &str) -> u64 {
         }
     }
     total
+}
+
+/// The `_id`s of a bucket's chunk documents (both chunk collections).
+async fn chunk_ids(db: &mongodb::Database, bucket: &str) -> Vec<mongodb::bson::Bson> {
+    let mut ids = Vec::new();
+    for coll in [
+        format!("{bucket}.chunks"),
+        format!("{bucket}._blobs.chunks"),
+    ] {
+        let mut cursor = db
+            .collection::<mongodb::bson::Document>(&coll)
+            .find(doc! {})
+            .projection(doc! {"_id": 1})
+            .await
+            .unwrap();
+        while let Some(d) = cursor.next().await {
+            if let Some(id) = d.unwrap().get("_id") {
+                ids.push(id.clone());
+            }
+        }
+    }
+    ids
+}
+
+/// Chunk documents of a bucket that are not among `before`: how many, and their data bytes.
+async fn new_chunks(
+    db: &mongodb::Database,
+    bucket: &str,
+    before: &[mongodb::bson::Bson],
+) -> (u64, u64) {
+    let before: std::collections::HashSet<String> = before.iter().map(|b| b.to_string()).collect();
+    let (mut n, mut bytes) = (0, 0);
+    for coll in [
+        format!("{bucket}.chunks"),
+        format!("{bucket}._blobs.chunks"),
+    ] {
+        let mut cursor = db
+            .collection::<mongodb::bson::RawDocumentBuf>(&coll)
+            .find(doc! {})
+            .await
+            .unwrap();
+        while let Some(d) = cursor.next().await {
+            let d = d.unwrap();
+            let id = d
+                .get("_id")
+                .ok()
+                .flatten()
+                .and_then(|v| v.to_raw_bson().try_into().ok())
+                .map(|b: mongodb::bson::Bson| b.to_string())
+                .unwrap_or_default();
+            if !before.contains(&id) {
+                n += 1;
+                bytes += d
+                    .get_binary("data")
+                    .map(|b| b.bytes.len() as u64)
+                    .unwrap_or(0);
+            }
+        }
+    }
+    (n, bytes)
+}
+
+/// A signed POST with a query string and a body.
+async fn post_q(
+    http: &reqwest::Client,
+    addr: &str,
+    path: &str,
+    query: &str,
+    body: Vec<u8>,
+) -> reqwest::Response {
+    let mut rb = http.post(format!("http://{addr}{path}?{query}"));
+    for (k, v) in common::signed("POST", addr, path, query) {
+        rb = rb.header(k, v);
+    }
+    rb.body(body).send().await.expect("request")
 }
 
 async fn create(http: &reqwest::Client, addr: &str, bucket: &str, mode: &str) {
@@ -238,6 +315,70 @@ async fn main() -> anyhow::Result<()> {
         println!(
             "{mode}: 4 KiB GETs, 32 clients: {:.0}/s",
             total as f64 / t.elapsed().as_secs_f64()
+        );
+    }
+    // 5. Multipart completion: parts of 8 MiB + 1 byte, so no part is chunk-aligned.
+    let mp_mib = env("BENCH_MP_MIB", 1024);
+    let total = mp_mib * 1024 * 1024;
+    let part = 8 * 1024 * 1024 + 1;
+    let nparts = total.div_ceil(part);
+    for (bucket, mode) in [("mp-cas", "content"), ("mp-fs", "gridfs")] {
+        create(&http, &addr, bucket, mode).await;
+        let path = format!("/{bucket}/big");
+        let r = post_q(&http, &addr, &path, "uploads", Vec::new()).await;
+        let text = r.text().await?;
+        let id = text
+            .split("<UploadId>")
+            .nth(1)
+            .and_then(|s| s.split("</UploadId>").next())
+            .expect("an upload id")
+            .to_owned();
+        let mut xml = String::from("<CompleteMultipartUpload>");
+        for n in 1..=nparts {
+            let len = if n == nparts {
+                total - part * (nparts - 1)
+            } else {
+                part
+            };
+            let r = common::request_q(
+                &http,
+                &addr,
+                "PUT",
+                &path,
+                &format!("partNumber={n}&uploadId={id}"),
+                Some((len, n)),
+            )
+            .await;
+            assert!(r.status().is_success(), "part {n}: {}", r.status());
+            let etag = r.headers()["etag"].to_str()?.to_owned();
+            xml.push_str(&format!(
+                "<Part><PartNumber>{n}</PartNumber><ETag>{etag}</ETag></Part>"
+            ));
+        }
+        xml.push_str("</CompleteMultipartUpload>");
+        let before = chunk_ids(&db, bucket).await;
+        let t = Instant::now();
+        let r = post_q(
+            &http,
+            &addr,
+            &path,
+            &format!("uploadId={id}"),
+            xml.into_bytes(),
+        )
+        .await;
+        let ok = r.status().is_success();
+        let answer = r.text().await?;
+        assert!(ok && answer.contains("<ETag>"), "complete: {answer}");
+        let secs = t.elapsed().as_secs_f64();
+        let (n, bytes) = new_chunks(&db, bucket, &before).await;
+        println!(
+            "{mode}: CompleteMultipartUpload of {mp_mib} MiB in {nparts} parts of 8 MiB + 1 byte: {secs:.2} s; {bytes} bytes written in {n} new chunk documents"
+        );
+        let t = Instant::now();
+        assert_eq!(get_all(&http, &addr, &path).await, total);
+        println!(
+            "{mode}: GET of the multipart object: {:.1} MB/s",
+            total as f64 / 1e6 / t.elapsed().as_secs_f64()
         );
     }
     let _ = child.kill();

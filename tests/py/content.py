@@ -312,6 +312,52 @@ check(code(lambda: s3.delete_object(Bucket=LB, Key="held", VersionId=lv)) == "Ac
       "Object Lock in a content bucket: a retained version is not deleted")
 s3.delete_object(Bucket=LB, Key="held", VersionId=lv, BypassGovernanceRetention=True)
 
+# --- Conversion through the admin API, both ways, on the GridFS bucket "plain". ---
+import json
+
+import requests
+from botocore.auth import S3SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import Credentials
+
+
+def admin(method, path, body=None):
+    data = json.dumps(body).encode() if body is not None else b""
+    req = AWSRequest(method=method, url=endpoint + path, data=data, headers={"content-type": "application/json"})
+    S3SigV4Auth(Credentials(ak, sk), "s3", "us-east-1").add_auth(req)
+    r = requests.request(method, endpoint + path, data=data, headers=dict(req.headers), timeout=60)
+    return r.status_code, r.json()
+
+
+def convert(bucket, to):
+    status, info = admin("POST", f"/_grids3/admin/buckets/{bucket}/convert", {"to": to})
+    check(status in (200, 202), f"convert {bucket} to {to}: {status} {info}")
+    deadline = time.time() + 60
+    while info.get("converting") and time.time() < deadline:
+        time.sleep(0.3)
+        status, info = admin("GET", f"/_grids3/admin/buckets/{bucket}")
+    return info
+
+
+s3.put_object(Bucket="plain", Key="big", Body=large)
+s3.put_object(Bucket="plain", Key="small", Body=b"small plain object")
+info = convert("plain", "content")
+check(info["storage"] == "content" and not info["converting"], f"plain converted to content ({info})")
+pfiles = db["plain.files"]
+check(pfiles.count_documents({"in": {"$exists": False}, "sha": {"$exists": False}}) == 0,
+      "every object of the converted bucket points at a content")
+check(bytes(pfiles.find_one({"filename": "big"})["sha"]) == sha_l, "named by the SHA-1 of its bytes")
+preader = V7Reader(db, "plain")
+for k in ("big", "small", "from-cas"):
+    check(preader.read(k) == s3.get_object(Bucket="plain", Key=k)["Body"].read(),
+          f"the v7files reader and boto3 read {k} alike after the conversion")
+check(admin("POST", "/_grids3/admin/buckets/plain/convert", {"to": "weird"})[0] == 400, "an unknown mode is 400")
+info = convert("plain", "gridfs")
+check(info["storage"] == "gridfs" and not info["converting"], f"and back to gridfs ({info})")
+pbucket = gridfs.GridFSBucket(db, bucket_name="plain")
+check(pbucket.open_download_stream_by_name("big").read() == large, "PyMongo's GridFSBucket reads it again")
+check(s3.get_object(Bucket="plain", Key="small")["Body"].read() == b"small plain object", "and boto3")
+
 # --- What content buckets refuse rather than ignore. ---
 check(code(lambda: s3.put_object(Bucket=B, Key="e", Body=b"x", ServerSideEncryption="AES256")) == "NotImplemented",
       "SSE: 501")

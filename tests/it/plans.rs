@@ -166,6 +166,9 @@ fn every_query_shape_uses_an_index() {
             ("planc._refs", doc! {"_id": id.clone()}, None),
             ("__writes", doc! {"fileIds": id.clone()}, None),
             ("__metastore", doc! {"storage": "content"}, None),
+            ("__metastore", doc! {"contents": true}, None),
+            // Conversions: the buckets being converted.
+            ("__metastore", doc! {"converting": true}, None),
         ];
         let mut bad = Vec::new();
         for (coll, filter, sort) in &shapes {

@@ -114,11 +114,12 @@ impl Contents {
             };
             // (An object that no longer points at a content, converted to GridFS, does not
             // keep its reference.)
+            // (By `_id` alone: SecantusDB's planner scans for an `_id` with another predicate.)
             let published = objects
-                .find_one(doc! {"_id": owner.clone(), "sha": {"$exists": true}})
-                .projection(doc! {"_id": 1})
+                .find_one(doc! {"_id": owner.clone()})
+                .projection(doc! {"sha": 1})
                 .await?
-                .is_some();
+                .is_some_and(|d| d.contains_key("sha"));
             // The owner lives on: a PUT's object that was published, a multipart upload's
             // part (its record names the owner), or a `cat` content (its `refBase` document,
             // released by a reclaim that then found the content stored again).
@@ -175,12 +176,15 @@ impl Contents {
         if owners.iter().any(|o| o.get("_id") != Some(except)) {
             return Ok(true);
         }
-        Ok(self
+        let bases: Vec<Document> = self
             .refs
-            .find_one(doc! {"refBase": id, "_id": {"$ne": except.clone()}})
+            .find(doc! {"refBase": id})
             .projection(doc! {"_id": 1})
+            .limit(2)
             .await?
-            .is_some())
+            .try_collect()
+            .await?;
+        Ok(bases.iter().any(|o| o.get("_id") != Some(except)))
     }
 
     /// Reclaims `sha` if nothing but `except` references it (step 3 above); whether it did.

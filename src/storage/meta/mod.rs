@@ -97,6 +97,9 @@ impl MetaStore {
         index(&m.uploads, "aborting", doc! {"aborting": 1}).await?;
         index(&m.buckets, "deleted", doc! {"deleted": 1, "deletedAt": 1}).await?;
         index(&m.buckets, "storage", doc! {"storage": 1}).await?;
+        // Buckets converted to GridFS with contents left, and conversions under way.
+        index(&m.buckets, "contents", doc! {"contents": 1}).await?;
+        index(&m.buckets, "converting", doc! {"converting": 1}).await?;
         index(&m.keylocks, "expires", doc! {"expires": 1}).await?;
         Ok(m)
     }

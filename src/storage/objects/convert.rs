@@ -225,13 +225,12 @@ impl ObjectStore {
             fields.insert("contentType", ct.clone());
         }
         let set = doc! {"$set": fields};
+        // By `_id` alone (with another predicate SecantusDB scans the collection): only this
+        // conversion's leader gives an object a pointer, and a deleted object matches nothing.
         let updated = self
             .gridfs(bucket)
             .files()
-            .update_one(
-                doc! {"_id": file.id.clone(), "in": {"$exists": false}, "sha": {"$exists": false}},
-                set.clone(),
-            )
+            .update_one(doc! {"_id": file.id.clone()}, set.clone())
             .await?
             .matched_count
             == 1;
@@ -288,10 +287,7 @@ impl ObjectStore {
         let unset = doc! {"$unset": {"in": "", "sha": "", "contentType": ""}};
         let updated = fs
             .files()
-            .update_one(
-                doc! {"_id": file.id.clone(), "$or": [{"in": {"$exists": true}}, {"sha": {"$exists": true}}]},
-                unset.clone(),
-            )
+            .update_one(doc! {"_id": file.id.clone()}, unset.clone())
             .await?
             .matched_count
             == 1;

@@ -140,20 +140,32 @@ impl VersionIndex {
         file_id: &mongodb::bson::Bson,
         update: Document,
     ) -> Result<()> {
+        // The key's entries by their indexed range, then each naming the file by `_id` (one
+        // index per query: SecantusDB scans for a range with another predicate).
         let prefix = versions_prefix(key);
         let upper = format!("{VERSION}{key}\u{1}");
-        self.coll
-            .update_many(
-                doc! {"sk": {"$gte": prefix, "$lt": upper}, "fileId": file_id.clone()},
-                update.clone(),
-            )
+        let mut ids: Vec<Document> = self
+            .coll
+            .find(doc! {"sk": {"$gte": prefix, "$lt": upper}})
+            .projection(doc! {"_id": 1, "fileId": 1})
+            .await?
+            .try_collect()
             .await?;
-        self.coll
-            .update_one(
-                doc! {"_id": master_id(key), "fileId": file_id.clone()},
-                update,
-            )
-            .await?;
+        if let Some(m) = self
+            .coll
+            .find_one(doc! {"_id": master_id(key)})
+            .projection(doc! {"_id": 1, "fileId": 1})
+            .await?
+        {
+            ids.push(m);
+        }
+        for d in ids.iter().filter(|d| d.get("fileId") == Some(file_id)) {
+            if let Some(id) = d.get("_id") {
+                self.coll
+                    .update_one(doc! {"_id": id.clone()}, update.clone())
+                    .await?;
+            }
+        }
         Ok(())
     }
 

@@ -253,6 +253,22 @@ check(blob_chunks.count_documents({}) - chunks_before_copies == 1,
       "the copies stored no bytes (one chunk: the 3-byte part)")
 check(get("mp-copy") == whole_mp, "the copy reads back")
 s3.delete_objects(Bucket=B, Delete={"Objects": [{"Key": "pc"}, {"Key": "mp-copy"}]})
+# Checksums of a multipart object in a content bucket describe its bytes, as in GridFS mode.
+up = s3.create_multipart_upload(Bucket=B, Key="mpsum", ChecksumAlgorithm="CRC32")["UploadId"]
+sums = []
+for i, body in enumerate((p1, p3), start=1):
+    r = s3.upload_part(Bucket=B, Key="mpsum", UploadId=up, PartNumber=i, Body=body, ChecksumAlgorithm="CRC32")
+    sums.append({"PartNumber": i, "ETag": r["ETag"], "ChecksumCRC32": r["ChecksumCRC32"]})
+s3.complete_multipart_upload(Bucket=B, Key="mpsum", UploadId=up, MultipartUpload={"Parts": sums})
+import zlib
+crcs = b"".join(zlib.crc32(x).to_bytes(4, "big") for x in (p1, p3))
+want = base64.b64encode(zlib.crc32(crcs).to_bytes(4, "big")).decode() + "-2"
+h = s3.head_object(Bucket=B, Key="mpsum", ChecksumMode="ENABLED")
+check(h.get("ChecksumCRC32") == want, f"a multipart object's composite CRC32 ({h.get('ChecksumCRC32')} vs {want})")
+attrs = s3.get_object_attributes(Bucket=B, Key="mpsum", ObjectAttributes=["ObjectParts", "ObjectSize"])
+check(attrs["ObjectSize"] == len(p1) + len(p3) and attrs["ObjectParts"]["TotalPartsCount"] == 2,
+      "GetObjectAttributes lists its parts")
+s3.delete_object(Bucket=B, Key="mpsum")
 lonely = os.urandom(5 * MIB + 7)
 up = s3.create_multipart_upload(Bucket=B, Key="aborted")["UploadId"]
 s3.upload_part(Bucket=B, Key="aborted", UploadId=up, PartNumber=1, Body=lonely)

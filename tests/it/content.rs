@@ -456,6 +456,15 @@ fn a_bucket_converts_both_ways_while_it_is_read() {
             staged, 6,
             "only the open upload's staged chunks are left in {b}.chunks"
         );
+        let report = grids3::janitor::fsck::run(&gw.state.store, false)
+            .await
+            .unwrap();
+        assert_eq!(
+            report.problems(),
+            0,
+            "fsck after the conversion to content:\n{}",
+            report.render()
+        );
         let (k, id, etag) = uploads.remove(0);
         complete(k, id, etag).await;
         objects.push(("mp-open".into(), mp.clone()));
@@ -550,6 +559,15 @@ fn a_bucket_converts_both_ways_while_it_is_read() {
             blobs.count_documents(doc! {}).await.unwrap(),
             0,
             "no blob left"
+        );
+        let report = grids3::janitor::fsck::run(&gw.state.store, false)
+            .await
+            .unwrap();
+        assert_eq!(
+            report.problems(),
+            0,
+            "fsck after the conversion back:\n{}",
+            report.render()
         );
     });
 }

@@ -95,6 +95,7 @@ struct Convert {
 
 /// Starts converting a bucket (202, the conversion runs in the background and the bucket's
 /// info shows `converting` until it is done; 200 when the bucket is in that mode already).
+/// Encrypted objects stay GridFS files whatever the mode (never de-duplicated).
 async fn convert(
     State(st): State<AppState>,
     Path(bucket): Path<String>,
@@ -118,18 +119,6 @@ async fn convert(
     };
     if b.storage == to && !b.converting {
         return Ok(Json(describe(&b)).into_response());
-    }
-    if let Some(why) = st
-        .store
-        .conversion_refused(&bucket, to)
-        .await
-        .map_err(|e| AdminError::from(crate::error::S3Error::from(e)))?
-    {
-        return Err(AdminError(error(
-            StatusCode::CONFLICT,
-            "InvalidBucketState",
-            &format!("The bucket cannot be converted to {}: {why}.", to.as_str()),
-        )));
     }
     if !meta.start_conversion(&bucket, to).await.map_err(db_error)? {
         return Err(AdminError(error(

@@ -73,7 +73,6 @@ fn parse(body: &[u8]) -> S3Result<BucketEncryption> {
 /// none: the keyring's default key), and a server-managed default needs the master key.
 pub async fn put_bucket_encryption(st: &AppState, mut req: S3Request) -> S3Result<Response> {
     let b = require_bucket(st, req.bucket()).await?;
-    super::content::refuse(&b, "server-side encryption")?;
     let body = req.body_reader()?.read_to_vec(xml::MAX_XML_BODY).await?;
     let mut config = parse(&body)?;
     if st.keys.masters().current.is_none() {

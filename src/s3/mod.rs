@@ -3,7 +3,6 @@
 pub mod acl;
 pub mod authz;
 pub mod bucket;
-pub mod content;
 pub mod copy;
 pub mod cors;
 pub mod delete;

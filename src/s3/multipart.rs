@@ -79,9 +79,6 @@ pub async fn create(st: &AppState, req: S3Request) -> S3Result<Response> {
         super::object_lock::for_new_object(st, &b, &req.parts.headers)?;
     // The upload's encryption (and data key) is chosen now; every part is sealed with it.
     let spec = super::sse::write_spec(&req.parts.headers)?;
-    if spec.is_some() {
-        super::content::refuse(&b, "server-side encryption")?;
-    }
     let sealed =
         super::sse::prepare(st, spec, &b, crate::storage::objects::MULTIPART_CHUNK_SIZE).await?;
     meta.sse = sealed.as_ref().map(|s| s.meta.clone());

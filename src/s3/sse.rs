@@ -293,9 +293,6 @@ pub async fn open_upload(
     spec: Option<SseSpec>,
 ) -> S3Result<(crate::storage::objects::ObjectWrite, Option<SealedWrite>)> {
     let chunk = st.store.gridfs(&bucket.name).chunk_size();
-    if spec.is_some() {
-        super::content::refuse(bucket, "server-side encryption")?;
-    }
     let sealed = prepare(st, spec, bucket, chunk).await?;
     let up = st
         .store

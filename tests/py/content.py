@@ -275,8 +275,6 @@ s3.upload_part(Bucket=B, Key="aborted", UploadId=up, PartNumber=1, Body=lonely)
 sha_lonely = hashlib.sha1(lonely).digest()
 check(blob_files.count_documents({"_id": sha_lonely}) == 1, "an uploaded part's content is stored")
 s3.abort_multipart_upload(Bucket=B, Key="aborted", UploadId=up)
-check(code(lambda: s3.create_multipart_upload(Bucket=B, Key="e", ServerSideEncryption="AES256")) == "NotImplemented",
-      "SSE on a multipart upload: 501")
 
 # --- Versioning: every version points at its content; deleting a version releases it. ---
 VB = "cas-ver"
@@ -318,6 +316,13 @@ for v in s3.list_object_versions(Bucket=VB)["Versions"]:
         or vfiles.find_one({"filename": v["Key"], "metadata.s3VersionId": {"$exists": False}})
     check(vreader.read_doc(d) == s3.get_object(Bucket=VB, Key=v["Key"], VersionId=v["VersionId"])["Body"].read(),
           f"the v7files reader reads version {v['VersionId']} of {v['Key']}")
+s3.put_bucket_encryption(Bucket=VB, ServerSideEncryptionConfiguration={
+    "Rules": [{"ApplyServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}]})
+s3.put_object(Bucket=VB, Key="by-default", Body=medium)
+check(s3.head_object(Bucket=VB, Key="by-default").get("ServerSideEncryption") == "AES256"
+      and "sha" not in vfiles.find_one({"filename": "by-default"}),
+      "a content bucket's default encryption seals new objects as GridFS files")
+s3.delete_bucket_encryption(Bucket=VB)
 LB = "cas-lock"
 with_header("x-grids3-storage-mode", "content").create_bucket(Bucket=LB, ObjectLockEnabledForBucket=True)
 import datetime as _dt
@@ -374,10 +379,36 @@ pbucket = gridfs.GridFSBucket(db, bucket_name="plain")
 check(pbucket.open_download_stream_by_name("big").read() == large, "PyMongo's GridFSBucket reads it again")
 check(s3.get_object(Bucket="plain", Key="small")["Body"].read() == b"small plain object", "and boto3")
 
-# --- What content buckets refuse rather than ignore. ---
-check(code(lambda: s3.put_object(Bucket=B, Key="e", Body=b"x", ServerSideEncryption="AES256")) == "NotImplemented",
-      "SSE: 501")
-check(files.count_documents({"filename": "e"}) == 0, "nothing stored for a refused write")
+# --- Encryption: encrypted objects are sealed GridFS files inside the content bucket, each under
+# its own data key, so equal encrypted objects are never found equal (nor de-duplicated). ---
+secret = os.urandom(300_000)
+for k in ("enc-1", "enc-2"):
+    r = s3.put_object(Bucket=B, Key=k, Body=secret, ServerSideEncryption="AES256")
+    check(r["ServerSideEncryption"] == "AES256", f"SSE-S3 PUT of {k} in a content bucket")
+enc_ids = []
+for k in ("enc-1", "enc-2"):
+    d = files.find_one({"filename": k})
+    enc_ids.append(d["_id"])
+    check("sha" not in d and "in" not in d, f"{k} is a GridFS file, not a content")
+    r = s3.get_object(Bucket=B, Key=k)
+    check(r["Body"].read() == secret and r["ServerSideEncryption"] == "AES256", f"{k} reads back decrypted")
+    check(get(k, Range="bytes=1000-1099") == secret[1000:1100], f"a Range of {k}")
+c1, c2 = (bytes(db[f"{B}.chunks"].find_one({"files_id": i, "n": 0})["data"]) for i in enc_ids)
+check(c1 != c2 and secret[:64] not in c1, "sealed under different keys: their chunks differ and hide the bytes")
+sha_secret = hashlib.sha1(secret).digest()
+check(blob_files.count_documents({"_id": sha_secret}) == 0 and content.count_documents({"_id": sha_secret}) == 0,
+      "no content is stored for them")
+up = s3.create_multipart_upload(Bucket=B, Key="enc-mp", ServerSideEncryption="AES256")["UploadId"]
+r = s3.upload_part(Bucket=B, Key="enc-mp", UploadId=up, PartNumber=1, Body=p1)
+s3.complete_multipart_upload(Bucket=B, Key="enc-mp", UploadId=up,
+                             MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": r["ETag"]}]})
+check(get("enc-mp") == p1 and "sha" not in files.find_one({"filename": "enc-mp"}),
+      "an encrypted multipart upload completes as a sealed GridFS file")
+r = s3.copy_object(Bucket=B, Key="enc-copy", CopySource={"Bucket": B, "Key": "medium"}, ServerSideEncryption="AES256")
+check(get("enc-copy") == medium and "sha" not in files.find_one({"filename": "enc-copy"}),
+      "a copy asked to be encrypted is sealed, not shared")
+s3.delete_objects(Bucket=B, Delete={"Objects": [{"Key": k} for k in ("enc-1", "enc-2", "enc-mp", "enc-copy")]})
+check(db[f"{B}.chunks"].count_documents({"files_id": {"$in": enc_ids}}) == 0, "deleting them deletes their chunks")
 
 # --- Garbage collection: deleting every object that uses a content reclaims it after the
 # grace period (the gateway runs with a short one), and only then. ---

@@ -26,6 +26,10 @@
 //!
 //! The bucket's `<bucket>.files` documents have no chunks: a GridFS driver lists them but
 //! cannot read them; it reads `<bucket>._blobs` (by SHA-1) instead.
+//!
+//! Encrypted objects are the exception: each is sealed under its own data key and stored as a
+//! GridFS file of `<bucket>.files` / `<bucket>.chunks`, never as a content, because sharing
+//! contents would show which encrypted objects are equal (README "Storage modes").
 
 pub mod refs;
 

@@ -18,8 +18,8 @@
 //! meanwhile makes the update match nothing: what was written for it is undone. A crash
 //! leaves the mark; the janitor resumes the conversion (one instance at a time, by a lead),
 //! and objects already converted no longer match. Multipart uploads complete the way they
-//! began. Encrypted objects cannot be converted to `content` (content buckets do not
-//! encrypt): such a conversion is refused before it starts.
+//! began. Encrypted objects stay GridFS files (a content-addressed bucket stores every
+//! encrypted object that way, never de-duplicated).
 
 use futures::TryStreamExt;
 use mongodb::bson::{doc, Bson, Document};
@@ -45,33 +45,6 @@ pub struct Converted {
 }
 
 impl ObjectStore {
-    /// Whether a bucket may be converted to `to`: `Err` with the reason when not (encrypted
-    /// objects or default encryption cannot go to a content bucket).
-    pub async fn conversion_refused(
-        &self,
-        bucket: &str,
-        to: StorageMode,
-    ) -> Result<Option<String>> {
-        if to != StorageMode::Content {
-            return Ok(None);
-        }
-        let b = self.meta.get_bucket(bucket).await?;
-        if b.as_ref().is_some_and(|b| b.encryption.is_some()) {
-            return Ok(Some(
-                "the bucket has default encryption, which content-addressed buckets do not do"
-                    .into(),
-            ));
-        }
-        let encrypted = self
-            .gridfs(bucket)
-            .files()
-            .find_one(doc! {"metadata.s3Sse": {"$exists": true}})
-            .projection(doc! {"_id": 1})
-            .await?
-            .is_some();
-        Ok(encrypted.then(|| "the bucket holds encrypted objects".into()))
-    }
-
     /// Converts the objects of a bucket marked `converting` that are stored the other way,
     /// then clears the mark. Returns `None` when another instance leads the conversion (or
     /// there is none).
@@ -131,6 +104,11 @@ impl ObjectStore {
             if !self.meta.lead(&lead, CONVERT_LEAD).await? {
                 return Ok(None);
             }
+            // Converted the other way meanwhile: that conversion's run takes over.
+            let still = self.meta.get_bucket(bucket).await?;
+            if !still.is_some_and(|b| b.converting && b.storage == to) {
+                return Ok(None);
+            }
         }
         self.meta.finish_conversion(bucket, to).await?;
         Ok(Some(done))
@@ -153,9 +131,8 @@ impl ObjectStore {
         let key = file.filename.clone().unwrap_or_default();
         let meta = super::ObjectMeta::from_metadata(file.metadata.as_ref());
         if meta.sse.is_some() {
-            return Err(GridFsError::Conflict(format!(
-                "{key}: an encrypted object cannot be stored in a content-addressed bucket"
-            )));
+            // Encrypted objects stay GridFS files in a content-addressed bucket.
+            return Ok(false);
         }
         let blobs = content::blobs_name(bucket);
         let reg = self.meta.register_write(&blobs).await?;

@@ -50,6 +50,9 @@ pub struct ObjectWrite {
     /// A copy within a content-addressed bucket: the content it points at, and the bytes'
     /// digests (the upload then holds nothing).
     reference: Option<(Pointer, super::gridfs::Digests)>,
+    /// Whether it is stored as a content (a content-addressed bucket's write in the clear);
+    /// otherwise as a GridFS file, as every encrypted write is.
+    content: bool,
 }
 
 impl std::ops::Deref for ObjectWrite {
@@ -445,12 +448,10 @@ impl ObjectStore {
         sha256: bool,
         codec: Option<std::sync::Arc<dyn super::gridfs::ChunkCodec>>,
     ) -> Result<ObjectWrite> {
-        if self.storage_mode(bucket).await? == StorageMode::Content {
-            if codec.is_some() {
-                return Err(GridFsError::Conflict(
-                    "content-addressed buckets do not encrypt".into(),
-                ));
-            }
+        // An encrypted object is never de-duplicated, even in a content-addressed bucket: it
+        // is sealed under a data key of its own and stored as a GridFS file there (see
+        // README "Storage modes").
+        if codec.is_none() && self.storage_mode(bucket).await? == StorageMode::Content {
             // Large contents are staged as chunks of the blobs bucket under a registered id,
             // which also becomes the object's `_id`; small ones stay in memory.
             let blobs = content::blobs_name(bucket);
@@ -473,6 +474,7 @@ impl ObjectStore {
                 upload,
                 reg,
                 reference: None,
+                content: true,
             });
         }
         let reg = self.meta.register_write(bucket).await?;
@@ -493,6 +495,7 @@ impl ObjectStore {
             upload,
             reg,
             reference: None,
+            content: false,
         })
     }
 
@@ -530,6 +533,11 @@ impl ObjectStore {
             sha1: Some(sha1),
         };
         let mut write = self.open_upload(bucket, key, false).await?;
+        if !write.content {
+            // Converted to GridFS meanwhile: the caller copies the bytes.
+            write.abort().await?;
+            return Ok(None);
+        }
         write.reference = Some((pointer, digests.clone()));
         Ok(Some((write, digests)))
     }
@@ -684,7 +692,7 @@ impl ObjectStore {
         meta: ObjectMeta,
         lock: Option<&KeyLock>,
     ) -> Result<ObjectInfo> {
-        if self.storage_mode(bucket).await? == StorageMode::Content {
+        if write.content {
             // Boxed: request futures are deep, and this one would add its whole state to them.
             return Box::pin(self.publish_content(bucket, write, meta, lock)).await;
         }

@@ -81,7 +81,9 @@ impl ObjectStore {
         checksum: Option<(String, String)>,
     ) -> Result<UploadRecord> {
         self.gridfs(bucket).ensure_indexes().await?;
-        let content = self.storage_mode(bucket).await? == StorageMode::Content;
+        // Encrypted uploads are GridFS files in every bucket (never de-duplicated).
+        let content =
+            self.storage_mode(bucket).await? == StorageMode::Content && meta.sse.is_none();
         let rec = UploadRecord {
             id: uuid::Uuid::new_v4().simple().to_string(),
             bucket: bucket.to_owned(),

@@ -67,6 +67,12 @@ pub struct Config {
     #[arg(long, env = "GRIDS3_MULTIPART_MAX_AGE", default_value_t = 7 * 24 * 3600)]
     pub multipart_max_age: u64,
 
+    /// Milliseconds a CompleteMultipartUpload may run before its answer turns into AWS's
+    /// keep-alive form: 200 at once, whitespace every few seconds, then the result (or an
+    /// `<Error>` document) in the body.
+    #[arg(long, env = "GRIDS3_COMPLETE_KEEPALIVE_MS", default_value_t = 5000)]
+    pub complete_keepalive_ms: u64,
+
     /// Seconds to wait for an unreachable MongoDB before a request fails with 503 (server
     /// selection and connection timeout).
     #[arg(long, env = "GRIDS3_MONGODB_TIMEOUT", default_value_t = 3)]

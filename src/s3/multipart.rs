@@ -440,27 +440,119 @@ pub async fn complete(st: &AppState, mut req: S3Request) -> S3Result<Response> {
         // condition says now.
         cond = crate::storage::objects::WriteCondition::Always;
     }
-    let (info, stats) = st
-        .store
-        .with_key_locked(&up.bucket, &up.key, &cond, |lock| async {
-            let done = st
+    // The completion runs as a task of its own: a client that gives up (a read timeout) does
+    // not stop it halfway, so its retry finds the upload completed instead of starting over.
+    let work = {
+        let (st, up) = (st.clone(), up.clone());
+        let data_key = sse.map(|(_, k, _)| k);
+        async move {
+            let (info, stats) = st
                 .store
-                .complete_multipart(
-                    &up,
-                    &parts,
-                    &etag,
-                    checksums,
-                    &lock,
-                    sse.as_ref().map(|(_, k, _)| k),
-                )
-                .await?;
-            Ok((done, lock))
-        })
+                .with_key_locked(&up.bucket, &up.key, &cond, |lock| async {
+                    let done = st
+                        .store
+                        .complete_multipart(&up, &parts, &etag, checksums, &lock, data_key.as_ref())
+                        .await?;
+                    Ok((done, lock))
+                })
+                .await?
+                .map_err(super::headers::blocked_error)?
+                .ok_or_else(S3Error::no_such_upload)?;
+            tracing::info!(bucket = %up.bucket, key = %up.key, parts = parts.len(), adopted = stats.parts_adopted, bytes_rewritten = stats.bytes_rewritten, "multipart upload completed");
+            Ok::<_, S3Error>(info)
+        }
+    };
+    let mut task = tokio::spawn(work);
+    let patience = std::time::Duration::from_millis(st.config.complete_keepalive_ms);
+    if let Ok(r) = tokio::time::timeout(patience, &mut task).await {
+        return Ok(complete_result(st, &up, &joined(r)?));
+    }
+    // A versioned bucket's answer names the new version in a header, which the keep-alive form
+    // would have to send before the version exists: that answer waits whole.
+    let versioned = st
+        .store
+        .meta()
+        .bucket_cached(&up.bucket)
         .await?
-        .map_err(super::headers::blocked_error)?
-        .ok_or_else(S3Error::no_such_upload)?;
-    tracing::info!(bucket = %up.bucket, key = %up.key, parts = parts.len(), adopted = stats.parts_adopted, bytes_rewritten = stats.bytes_rewritten, "multipart upload completed");
-    Ok(complete_result(st, &up, &info))
+        .is_some_and(|b| b.versioning.is_some());
+    if versioned {
+        return Ok(complete_result(st, &up, &joined(task.await)?));
+    }
+    Ok(keepalive_response(st, up, task))
+}
+
+type Completion = S3Result<crate::storage::objects::ObjectInfo>;
+
+/// A completion task's outcome (a task that panicked is an internal error).
+fn joined(r: Result<Completion, tokio::task::JoinError>) -> Completion {
+    r.unwrap_or_else(|e| {
+        tracing::error!(error = %e, "a multipart completion task failed");
+        Err(S3Error::internal())
+    })
+}
+
+/// How often the keep-alive form sends a space while the completion runs.
+const KEEPALIVE_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// CompleteMultipartUpload's long form, as AWS answers a completion that takes a while: `200`
+/// and the XML declaration at once, a space every few seconds, then the
+/// `CompleteMultipartUploadResult`, or an `<Error>` document if the completion failed (the AWS
+/// SDKs look for one in a 200 answer to this request).
+fn keepalive_response(
+    st: &AppState,
+    up: UploadRecord,
+    task: tokio::task::JoinHandle<Completion>,
+) -> Response {
+    const DECLARATION: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+    let st2 = st.clone();
+    let resource = format!("/{}/{}", up.bucket, up.key);
+    let meta = crate::storage::objects::ObjectMeta::from_metadata(Some(&up.meta));
+    let state = (Some(task), false);
+    let body = futures::stream::unfold(state, move |(task, started)| {
+        let (st, up, resource) = (st2.clone(), up.clone(), resource.clone());
+        async move {
+            if !started {
+                return Some((
+                    Ok::<_, std::io::Error>(bytes::Bytes::from(DECLARATION)),
+                    (task, true),
+                ));
+            }
+            let mut task = task?;
+            tokio::select! {
+                r = &mut task => {
+                    let doc = match joined(r) {
+                        Ok(info) => body_of(complete_result(&st, &up, &info)).await,
+                        Err(e) => xml::to_xml("Error", &xml::ErrorDoc {
+                            code: e.code,
+                            message: &e.message,
+                            resource: &resource,
+                            request_id: "",
+                        }),
+                    };
+                    let doc = doc.strip_prefix(DECLARATION).unwrap_or(&doc).to_owned();
+                    Some((Ok(bytes::Bytes::from(doc)), (None, true)))
+                }
+                _ = tokio::time::sleep(KEEPALIVE_EVERY) => {
+                    Some((Ok(bytes::Bytes::from_static(b" ")), (Some(task), true)))
+                }
+            }
+        }
+    });
+    let mut r = Response::new(axum::body::Body::from_stream(body));
+    r.headers_mut().insert(
+        axum::http::header::CONTENT_TYPE,
+        HeaderValue::from_static("application/xml"),
+    );
+    super::sse::response_headers(st, r.headers_mut(), meta.sse.as_ref(), None);
+    r
+}
+
+/// A small response's body as text (the completion's result document).
+async fn body_of(r: Response) -> String {
+    let bytes = axum::body::to_bytes(r.into_body(), 1 << 20)
+        .await
+        .unwrap_or_default();
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 /// The CompleteMultipartUploadResult document.

@@ -759,3 +759,97 @@ fn complete_interrupted_midway_is_retryable() {
         assert_eq!(gw.chunk_count("mpb").await, data.len().div_ceil(MIB) as u64);
     });
 }
+
+/// A completion that runs longer than `--complete-keepalive-ms` (0 here, so every one) answers
+/// in AWS's keep-alive form: 200 and the XML declaration at once, then the result, or an
+/// `<Error>` document when the completion fails. The raw body has that shape; the Rust SDK reads
+/// the result, and sees the failure as an error, not as a success.
+#[test]
+fn a_long_completion_answers_in_the_keepalive_form() {
+    support::run(async {
+        let name = format!(
+            "g_keepalive_{}",
+            &uuid::Uuid::new_v4().simple().to_string()[..12]
+        );
+        let gw = support::gateway_with(&name, |c| c.complete_keepalive_ms = 0).await;
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("kalive").send().await.unwrap();
+        let a = random_bytes(5 * MIB + 1, 41);
+        let b = b"tail".to_vec();
+        // Through the SDK: the result is read from the body.
+        let (id, done) = upload_parts(&s3, "kalive", "sdk", &[&a, &b]).await;
+        let r = s3
+            .complete_multipart_upload()
+            .bucket("kalive")
+            .key("sdk")
+            .upload_id(&id)
+            .multipart_upload(
+                CompletedMultipartUpload::builder()
+                    .set_parts(Some(done))
+                    .build(),
+            )
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.e_tag(), Some(multipart_etag(&[&a, &b]).as_str()));
+        let got = s3
+            .get_object()
+            .bucket("kalive")
+            .key("sdk")
+            .send()
+            .await
+            .unwrap();
+        let mut want = a.clone();
+        want.extend_from_slice(&b);
+        assert_eq!(
+            got.body.collect().await.unwrap().into_bytes().as_ref(),
+            want.as_slice()
+        );
+        // Raw: the shape of the answer.
+        let (id, done) = upload_parts(&s3, "kalive", "raw", &[&a, &b]).await;
+        let xml: String = done
+            .iter()
+            .map(|p| {
+                format!(
+                    "<Part><PartNumber>{}</PartNumber><ETag>{}</ETag></Part>",
+                    p.part_number().unwrap(),
+                    p.e_tag().unwrap()
+                )
+            })
+            .collect();
+        let mut raw = support::Raw::new("POST", "");
+        let path = format!("/kalive/raw?uploadId={id}");
+        raw.path_and_query = &path;
+        raw.body = format!("<CompleteMultipartUpload>{xml}</CompleteMultipartUpload>").into_bytes();
+        let resp = raw.send(&gw).await;
+        assert_eq!(resp.status().as_u16(), 200);
+        let text = resp.text().await.unwrap();
+        assert!(
+            text.starts_with(
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<CompleteMultipartUploadResult"
+            ) && text.contains("<ETag>"),
+            "{text}"
+        );
+        // A completion that fails after the 200 (its condition: the key exists now).
+        let (id, done) = upload_parts(&s3, "kalive", "sdk", &[&a, &b]).await;
+        let e = s3
+            .complete_multipart_upload()
+            .bucket("kalive")
+            .key("sdk")
+            .upload_id(&id)
+            .if_none_match("*")
+            .multipart_upload(
+                CompletedMultipartUpload::builder()
+                    .set_parts(Some(done))
+                    .build(),
+            )
+            .send()
+            .await
+            .expect_err("a failure inside a 200 answer is an error to the SDK");
+        assert_eq!(
+            aws_sdk_s3::error::ProvideErrorMetadata::code(&e),
+            Some("PreconditionFailed"),
+            "{e:?}"
+        );
+    });
+}

@@ -1259,3 +1259,51 @@ fn multipart_completion_takes_one_round_trip_per_part() {
         );
     });
 }
+
+/// Upgrading over a database an older grids3 used: an index it made under a name the
+/// metastore now gives other keys (the registrations' `bucket` index was `{bucket, fileId}`)
+/// used to keep the gateway from opening the metastore at all (IndexKeySpecsConflict, retried
+/// forever). It is replaced, and the gateway serves.
+#[test]
+fn an_older_index_under_the_same_name_is_replaced() {
+    use futures::TryStreamExt;
+    support::run(async {
+        let db = support::fresh_db("oldindex").await;
+        let writes = db.collection::<Document>("__writes");
+        writes
+            .create_index(
+                mongodb::IndexModel::builder()
+                    .keys(doc! {"bucket": 1, "fileId": 1})
+                    .options(
+                        mongodb::options::IndexOptions::builder()
+                            .name("bucket".to_owned())
+                            .build(),
+                    )
+                    .build(),
+            )
+            .await
+            .unwrap();
+        let gw = support::gateway_on(db.name()).await;
+        let indexes: Vec<mongodb::IndexModel> = writes
+            .list_indexes()
+            .await
+            .unwrap()
+            .try_collect()
+            .await
+            .unwrap();
+        let bucket = indexes
+            .iter()
+            .find(|i| i.options.as_ref().and_then(|o| o.name.as_deref()) == Some("bucket"))
+            .expect("the bucket index");
+        assert_eq!(bucket.keys, doc! {"bucket": 1}, "replaced by today's keys");
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("upgraded").send().await.unwrap();
+        s3.put_object()
+            .bucket("upgraded")
+            .key("k")
+            .body(ByteStream::from_static(b"after the upgrade"))
+            .send()
+            .await
+            .unwrap();
+    });
+}

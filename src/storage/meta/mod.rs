@@ -66,11 +66,24 @@ impl MetaStore {
         m.clock.calibrate(db).await?;
         let index = |coll: &Collection<Document>, name: &str, keys: Document| {
             let coll = coll.clone();
+            let name = name.to_owned();
             let model = IndexModel::builder()
                 .keys(keys)
-                .options(IndexOptions::builder().name(name.to_owned()).build())
+                .options(IndexOptions::builder().name(name.clone()).build())
                 .build();
-            async move { coll.create_index(model).await }
+            async move {
+                match coll.create_index(model.clone()).await {
+                    // An older grids3 made an index of this name over other fields (the
+                    // registrations' `bucket` index was `{bucket, fileId}`): it is replaced, or
+                    // the upgraded gateway could never open the metastore.
+                    Err(e) if is_index_conflict(&e) => {
+                        tracing::warn!(collection = %coll.name(), index = %name, "replacing an index an older grids3 made with other keys");
+                        coll.drop_index(&name).await?;
+                        coll.create_index(model).await
+                    }
+                    r => r,
+                }
+            }
         };
         index(
             &m.leases,
@@ -211,6 +224,12 @@ pub fn acl_from_docs(d: &Document, field: &str) -> Vec<(String, String)> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// Whether an index creation failed because an index of that name exists with other keys or
+/// options (IndexOptionsConflict 85, IndexKeySpecsConflict 86).
+pub fn is_index_conflict(e: &mongodb::error::Error) -> bool {
+    matches!(&*e.kind, mongodb::error::ErrorKind::Command(c) if c.code == 85 || c.code == 86)
 }
 
 /// Whether an error is a duplicate key (E11000) error.

@@ -222,11 +222,7 @@ async fn grant(
         .await
         .map_err(db_error)?
     {
-        return Err(AdminError(error(
-            StatusCode::NOT_FOUND,
-            "NoSuchBucket",
-            "The specified bucket does not exist",
-        )));
+        return Err(crate::error::S3Error::no_such_bucket().into());
     }
     Ok(StatusCode::NO_CONTENT.into_response())
 }

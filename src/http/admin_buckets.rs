@@ -111,21 +111,13 @@ async fn convert(
     })?;
     let meta = st.store.meta();
     let Some(b) = meta.get_bucket(&bucket).await.map_err(db_error)? else {
-        return Err(AdminError(error(
-            StatusCode::NOT_FOUND,
-            "NoSuchBucket",
-            "The specified bucket does not exist",
-        )));
+        return Err(crate::error::S3Error::no_such_bucket().into());
     };
     if b.storage == to && !b.converting {
         return Ok(Json(describe(&b)).into_response());
     }
     if !meta.start_conversion(&bucket, to).await.map_err(db_error)? {
-        return Err(AdminError(error(
-            StatusCode::NOT_FOUND,
-            "NoSuchBucket",
-            "The specified bucket does not exist",
-        )));
+        return Err(crate::error::S3Error::no_such_bucket().into());
     }
     let store = st.store.clone();
     let name = bucket.clone();
@@ -162,10 +154,6 @@ async fn show(
         .map_err(db_error)?
     {
         Some(b) => Ok(Json(describe(&b)).into_response()),
-        None => Err(AdminError(error(
-            StatusCode::NOT_FOUND,
-            "NoSuchBucket",
-            "The specified bucket does not exist",
-        ))),
+        None => Err(crate::error::S3Error::no_such_bucket().into()),
     }
 }

@@ -278,7 +278,7 @@ pub async fn run(store: &ObjectStore, repair: bool) -> Result<Report> {
         .into_iter()
         .filter(|p| !open_uploads.contains(p.upload_id.as_str()))
         .collect();
-    for b in meta.content_buckets().await? {
+    for (b, _) in meta.content_buckets().await? {
         let c = store
             .contents(&b)
             .check(store.gridfs(&b).files(), repair)

@@ -823,6 +823,12 @@ fn a_long_completion_answers_in_the_keepalive_form() {
         raw.body = format!("<CompleteMultipartUpload>{xml}</CompleteMultipartUpload>").into_bytes();
         let resp = raw.send(&gw).await;
         assert_eq!(resp.status().as_u16(), 200);
+        // Streamed (the answer is sent before its length is known), unlike a whole answer.
+        assert!(
+            resp.headers().get("content-length").is_none(),
+            "{:?}",
+            resp.headers()
+        );
         let text = resp.text().await.unwrap();
         assert!(
             text.starts_with(
@@ -830,7 +836,31 @@ fn a_long_completion_answers_in_the_keepalive_form() {
             ) && text.contains("<ETag>"),
             "{text}"
         );
-        // A completion that fails after the 200 (its condition: the key exists now).
+        // A completion that fails after the 200 (its condition: the key exists now): raw,
+        // the 200 carries the error document.
+        let (id, done) = upload_parts(&s3, "kalive", "raw", &[&a, &b]).await;
+        let xml: String = done
+            .iter()
+            .map(|p| {
+                format!(
+                    "<Part><PartNumber>{}</PartNumber><ETag>{}</ETag></Part>",
+                    p.part_number().unwrap(),
+                    p.e_tag().unwrap()
+                )
+            })
+            .collect();
+        let path = format!("/kalive/raw?uploadId={id}");
+        let mut raw = support::Raw::new("POST", &path);
+        raw.headers.push(("if-none-match".into(), "*".into()));
+        raw.body = format!("<CompleteMultipartUpload>{xml}</CompleteMultipartUpload>").into_bytes();
+        let resp = raw.send(&gw).await;
+        assert_eq!(resp.status().as_u16(), 200);
+        let text = resp.text().await.unwrap();
+        assert!(
+            text.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>PreconditionFailed</Code>"),
+            "{text}"
+        );
+        // The same through the SDK.
         let (id, done) = upload_parts(&s3, "kalive", "sdk", &[&a, &b]).await;
         let e = s3
             .complete_multipart_upload()

@@ -486,15 +486,16 @@ impl MetaStore {
     }
 
     /// Names of the content-addressed buckets, and of buckets converted to GridFS whose
-    /// contents are not all reclaimed yet (the janitor reclaims their contents).
-    pub async fn content_buckets(&self) -> mongodb::error::Result<Vec<String>> {
+    /// contents are not all reclaimed yet (the janitor reclaims their contents). Each with
+    /// whether it is such a retired one (converted to GridFS, no conversion under way).
+    pub async fn content_buckets(&self) -> mongodb::error::Result<Vec<(String, bool)>> {
         // Two queries, one index each (an `$or` is a collection scan on SecantusDB).
-        let mut names: Vec<String> = Vec::new();
+        let mut out: Vec<(String, bool)> = Vec::new();
         for filter in [doc! {"storage": "content"}, doc! {"contents": true}] {
             let docs: Vec<Document> = self
                 .buckets
                 .find(filter)
-                .projection(doc! {"_id": 1, "deleted": 1})
+                .projection(doc! {"_id": 1, "deleted": 1, "storage": 1, "converting": 1})
                 .await?
                 .try_collect()
                 .await?;
@@ -502,14 +503,16 @@ impl MetaStore {
                 .iter()
                 .filter(|d| !d.get_bool("deleted").unwrap_or(false))
             {
-                if let Ok(n) = d.get_str("_id") {
-                    if !names.iter().any(|x| x == n) {
-                        names.push(n.to_owned());
-                    }
+                let Ok(n) = d.get_str("_id") else { continue };
+                if out.iter().any(|(x, _)| x == n) {
+                    continue;
                 }
+                let retired =
+                    !d.contains_key("storage") && !d.get_bool("converting").unwrap_or(false);
+                out.push((n.to_owned(), retired));
             }
         }
-        Ok(names)
+        Ok(out)
     }
 
     /// Names of buckets deleted more than `age` ago (tombstones), for the janitor.
@@ -628,11 +631,16 @@ impl MetaStore {
         field: &str,
         value: Option<Bson>,
     ) -> mongodb::error::Result<bool> {
+        let update = match value {
+            Some(v) => doc! {"$set": {field: v}},
+            None => doc! {"$unset": {field: ""}},
+        };
+        self.update_live(name, update).await
+    }
+
+    /// Applies `update` to a live bucket's document; `false` when the bucket does not exist.
+    async fn update_live(&self, name: &str, update: Document) -> mongodb::error::Result<bool> {
         self.changed(name, async {
-            let update = match value {
-                Some(v) => doc! {"$set": {field: v}},
-                None => doc! {"$unset": {field: ""}},
-            };
             Ok(self
                 .buckets
                 .update_one(doc! {"_id": name, "deleted": {"$ne": true}}, update)
@@ -750,15 +758,7 @@ impl MetaStore {
                 doc! {"$unset": {"storage": ""}, "$set": {"converting": true, "contents": true}}
             }
         };
-        self.changed(name, async {
-            Ok(self
-                .buckets
-                .update_one(doc! {"_id": name, "deleted": {"$ne": true}}, update)
-                .await?
-                .matched_count
-                == 1)
-        })
-        .await
+        self.update_live(name, update).await
     }
 
     /// Ends a bucket's conversion to `to` (unless another conversion replaced it meanwhile).

@@ -28,10 +28,6 @@ use crate::storage::meta::{KeyLock, PartRecord, UploadRecord, WriteReg};
 /// (lowercase hex; its ETag is the multipart one).
 pub const MD5_FIELD: &str = "md5";
 
-fn hex16(b: &[u8; 16]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
 /// What [`ObjectStore::reference_part`] did.
 #[derive(Debug)]
 pub enum PartByReference {
@@ -69,6 +65,32 @@ impl ObjectStore {
             contents.release(&Bson::ObjectId(owner)).await?;
             return Err(GridFsError::FileNotFound);
         }
+        let rec = PartRecord {
+            upload_id: up.id.clone(),
+            number,
+            file_id: owner,
+            base: 0,
+            size: src.file.length,
+            md5_hex: hex::encode(md5),
+            last_modified: self.meta.clock().now(),
+            checksum: None,
+            sha: Some(sha),
+        };
+        Ok(match self.record_content_part(up, rec).await? {
+            Some(rec) => PartByReference::Done(rec),
+            None => PartByReference::UploadClosed,
+        })
+    }
+
+    /// Records a content part under the upload's lock: the upload is read again (still
+    /// open?), the lock fenced, the record written, and the part it replaced released.
+    /// `None`, with the part's own reference released, when the upload is no longer open.
+    async fn record_content_part(
+        &self,
+        up: &UploadRecord,
+        rec: PartRecord,
+    ) -> Result<Option<PartRecord>> {
+        let owner = Bson::ObjectId(rec.file_id);
         let lock = self.lock_upload(up).await?;
         let res = async {
             let still_open = self
@@ -77,20 +99,9 @@ impl ObjectStore {
                 .await?
                 .is_some_and(|u| u.is_open());
             if !still_open {
-                contents.release(&Bson::ObjectId(owner)).await?;
-                return Ok(PartByReference::UploadClosed);
+                self.contents(&up.bucket).release(&owner).await?;
+                return Ok(None);
             }
-            let rec = PartRecord {
-                upload_id: up.id.clone(),
-                number,
-                file_id: owner,
-                base: 0,
-                size: src.file.length,
-                md5_hex: hex16(&md5),
-                last_modified: self.meta.clock().now(),
-                checksum: None,
-                sha: Some(sha),
-            };
             if !lock.fence().await? {
                 return Err(GridFsError::Conflict("the upload's lock expired".into()));
             }
@@ -98,7 +109,7 @@ impl ObjectStore {
             if let Some(old) = replaced.filter(|o| o.file_id != rec.file_id) {
                 self.release_part_contents(&up.bucket, &[old]).await?;
             }
-            Ok(PartByReference::Done(rec))
+            Ok(Some(rec))
         }
         .await;
         super::release(lock).await;
@@ -161,39 +172,18 @@ impl ObjectStore {
         contents
             .adopt_blob(&owner, &sha, digests.length, part.upload.chunk_size())
             .await?;
-        let lock = self.lock_upload(up).await?;
-        let res = async {
-            let still_open = self
-                .meta
-                .get_upload(&up.bucket, &up.id)
-                .await?
-                .is_some_and(|u| u.is_open());
-            if !still_open {
-                contents.release(&owner).await?;
-                return Ok(None);
-            }
-            let rec = PartRecord {
-                upload_id: up.id.clone(),
-                number,
-                file_id: reg.file_id(),
-                base: 0,
-                size: digests.length,
-                md5_hex: etag_of(&digests.md5),
-                last_modified: self.meta.clock().now(),
-                checksum,
-                sha: Some(sha),
-            };
-            if !lock.fence().await? {
-                return Err(GridFsError::Conflict("the upload's lock expired".into()));
-            }
-            let replaced = self.meta.put_part(&rec).await?;
-            if let Some(old) = replaced.filter(|o| o.file_id != rec.file_id) {
-                self.release_part_contents(&up.bucket, &[old]).await?;
-            }
-            Ok(Some(rec))
-        }
-        .await;
-        super::release(lock).await;
+        let rec = PartRecord {
+            upload_id: up.id.clone(),
+            number,
+            file_id: reg.file_id(),
+            base: 0,
+            size: digests.length,
+            md5_hex: etag_of(&digests.md5),
+            last_modified: self.meta.clock().now(),
+            checksum,
+            sha: Some(sha),
+        };
+        let res = self.record_content_part(up, rec).await;
         reg.done().await;
         res
     }
@@ -255,7 +245,7 @@ impl ObjectStore {
                     }
                 }
                 let md5: [u8; 16] = m.finalize().into();
-                (h.finalize().into(), hex16(&md5))
+                (h.finalize().into(), hex::encode(md5))
             }
         };
         meta.other.insert(MD5_FIELD, md5);

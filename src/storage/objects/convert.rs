@@ -168,7 +168,7 @@ impl ObjectStore {
             up.abort().await?;
             reg.done().await;
             // Deleted meanwhile (its chunks went): nothing to convert.
-            if !self.file_doc_exists(bucket, &file.id).await? {
+            if !self.file_exists(bucket, &file.id).await? {
                 return Ok(false);
             }
             return Err(e);
@@ -270,7 +270,7 @@ impl ObjectStore {
             == 1;
         if !updated {
             // Deleted meanwhile: its new chunks go too.
-            if !self.file_doc_exists(bucket, &file.id).await? {
+            if !self.file_exists(bucket, &file.id).await? {
                 fs.chunks()
                     .delete_many(doc! {"files_id": file.id.clone()})
                     .await?;
@@ -284,15 +284,5 @@ impl ObjectStore {
             contents.release(&file.id).await?;
         }
         Ok(true)
-    }
-
-    async fn file_doc_exists(&self, bucket: &str, id: &Bson) -> Result<bool> {
-        Ok(self
-            .gridfs(bucket)
-            .files()
-            .find_one(doc! {"_id": id.clone()})
-            .projection(doc! {"_id": 1})
-            .await?
-            .is_some())
     }
 }

@@ -1102,13 +1102,10 @@ impl ObjectStore {
             done += self.reap_dead_write(&w).await?;
             self.meta.remove_write(w.id).await?;
         }
-        for b in self.meta.content_buckets().await? {
+        for (b, retired) in self.meta.content_buckets().await? {
             let contents = self.contents(&b);
             done += contents.collect(self.gridfs(&b).files(), 1000).await?;
             // A bucket converted to GridFS: once no reference is left, neither is a content.
-            let retired = self.meta.get_bucket(&b).await?.is_some_and(|i| {
-                i.retired_contents && !i.converting && i.storage == StorageMode::Gridfs
-            });
             if retired && contents.unreferenced().await? {
                 contents.drop().await?;
                 self.meta.contents_retired(&b).await?;

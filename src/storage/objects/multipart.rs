@@ -231,7 +231,11 @@ impl ObjectStore {
         let Some(current) = self.meta.get_upload(&up.bucket, &up.id).await? else {
             return Ok(());
         };
-        if current.completed.is_some() || self.file_exists(&up.bucket, up.file_id).await? {
+        if current.completed.is_some()
+            || self
+                .file_exists(&up.bucket, &Bson::ObjectId(up.file_id))
+                .await?
+        {
             // Published (a Complete crashed after its publish): only the leftovers go, and the
             // record becomes the completed tombstone the sweep drops later.
             self.finish_completed(&current).await?;
@@ -260,11 +264,12 @@ impl ObjectStore {
         Ok(())
     }
 
-    async fn file_exists(&self, bucket: &str, id: ObjectId) -> Result<bool> {
+    /// Whether the files document `id` of `bucket` exists.
+    pub(super) async fn file_exists(&self, bucket: &str, id: &Bson) -> Result<bool> {
         Ok(self
             .gridfs(bucket)
             .files()
-            .find_one(doc! {"_id": id})
+            .find_one(doc! {"_id": id.clone()})
             .projection(doc! {"_id": 1})
             .await?
             .is_some())
@@ -374,7 +379,11 @@ impl ObjectStore {
         if current.aborting {
             return Ok(None);
         }
-        if current.completed.is_some() || self.file_exists(&up.bucket, up.file_id).await? {
+        if current.completed.is_some()
+            || self
+                .file_exists(&up.bucket, &Bson::ObjectId(up.file_id))
+                .await?
+        {
             // A retry of a Complete that published already.
             let done_etag = current
                 .completed

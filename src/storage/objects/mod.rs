@@ -185,6 +185,13 @@ fn etag_md5(etag: &str) -> Option<[u8; 16]> {
     Some(out)
 }
 
+/// What a looked-up GridFS object is when it is read (see [`ObjectStore::converted`]).
+enum Now {
+    Gone,
+    Content(Pointer),
+    Same,
+}
+
 /// The MD5 of an object's bytes when it is known without reading them: the ETag of a
 /// single-part object, or what a content bucket's multipart completion recorded (`md5`).
 fn content_md5(o: &ObjectInfo) -> Option<[u8; 16]> {
@@ -265,6 +272,21 @@ impl ObjectStore {
             .await?
             .map(|b| b.storage)
             .unwrap_or_default())
+    }
+
+    /// What a GridFS object a reader looked up is now: gone, converted to a content (a bucket
+    /// conversion), or the same.
+    async fn converted(&self, bucket: &str, info: &ObjectInfo) -> Result<Now> {
+        let d = self
+            .gridfs(bucket)
+            .files()
+            .find_one(doc! {"_id": info.file.id.clone()})
+            .projection(doc! {"in": 1, "sha": 1})
+            .await?;
+        Ok(match d {
+            None => Now::Gone,
+            Some(d) => Pointer::of(&d).map_or(Now::Same, Now::Content),
+        })
     }
 
     /// Whether objects of the bucket may point at contents: a content-addressed bucket, or one
@@ -995,18 +1017,16 @@ impl ObjectStore {
             {
                 Ok(b) => Ok(Box::pin(futures::stream::once(async move { Ok(b) }))),
                 Err(GridFsError::ChunkMissing(n)) => {
-                    // Reclaimed meanwhile (look again), or a file that lost a chunk (corrupt).
-                    let still_there = fs
-                        .files()
-                        .find_one(doc! {"_id": info.file.id.clone()})
-                        .projection(doc! {"_id": 1})
-                        .await?
-                        .is_some();
-                    Err(if still_there {
-                        GridFsError::ChunkMissing(n)
-                    } else {
-                        GridFsError::FileNotFound
-                    })
+                    // Reclaimed meanwhile (look again), converted to a content meanwhile (read
+                    // that), or a file that lost a chunk (corrupt).
+                    match self.converted(bucket, info).await? {
+                        Now::Gone => Err(GridFsError::FileNotFound),
+                        Now::Content(p) => {
+                            Box::pin(self.contents(bucket).read(&p, info.file.length, start, end))
+                                .await
+                        }
+                        Now::Same => Err(GridFsError::ChunkMissing(n)),
+                    }
                 }
                 Err(e) => Err(e),
             };
@@ -1015,15 +1035,20 @@ impl ObjectStore {
             .meta
             .acquire_lease(bucket, &info.file.id, LEASE_TTL)
             .await?;
-        let exists = fs
-            .files()
-            .find_one(doc! {"_id": info.file.id.clone()})
-            .projection(doc! {"_id": 1})
-            .await?
-            .is_some();
-        if !exists {
-            let _ = self.meta.release_lease(&lease).await;
-            return Err(GridFsError::FileNotFound);
+        // Still there, and still GridFS chunks (a conversion to a content deletes the chunks
+        // only after the document points at the content, and only without a lease: a reader
+        // that looked the object up before reads the content).
+        match self.converted(bucket, info).await {
+            Ok(Now::Same) => {}
+            other => {
+                let _ = self.meta.release_lease(&lease).await;
+                return match other? {
+                    Now::Content(p) => {
+                        Box::pin(self.contents(bucket).read(&p, info.file.length, start, end)).await
+                    }
+                    _ => Err(GridFsError::FileNotFound),
+                };
+            }
         }
         let stream = fs.download_sealed(&info.file, sealing.as_ref(), 0, start, end)?;
         let meta = self.meta.clone();

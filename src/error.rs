@@ -81,6 +81,9 @@ errors! {
     precondition_failed => "PreconditionFailed", PRECONDITION_FAILED, "At least one of the pre-conditions you specified did not hold";
     /// Clock skew above 15 minutes.
     request_time_too_skewed => "RequestTimeTooSkewed", FORBIDDEN, "The difference between the request time and the server's time is too large.";
+    /// A key kept changing under a read (every revision found was replaced before it could
+    /// be read): retryable, as AWS's own throttling answer is.
+    slow_down => "SlowDown", SERVICE_UNAVAILABLE, "Please reduce your request rate.";
     /// The database cannot be reached.
     service_unavailable => "ServiceUnavailable", SERVICE_UNAVAILABLE, "The service is unavailable. Please retry.";
     /// The signature does not match.

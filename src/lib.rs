@@ -6,11 +6,13 @@
 
 pub mod admin_cli;
 pub mod auth;
+pub mod background;
 pub mod checksum;
 pub mod config;
 pub mod crypto;
 pub mod devdb;
 pub mod error;
+pub mod failpoint;
 pub mod http;
 pub mod janitor;
 pub mod lifecycle;

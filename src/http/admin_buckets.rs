@@ -121,7 +121,7 @@ async fn convert(
     }
     let store = st.store.clone();
     let name = bucket.clone();
-    tokio::spawn(async move {
+    crate::background::spawn("convert", async move {
         match store.run_conversion(&name).await {
             Ok(Some(c)) => {
                 tracing::info!(bucket = %name, objects = c.objects, bytes = c.bytes, "bucket converted")

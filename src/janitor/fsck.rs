@@ -49,6 +49,11 @@ pub struct Report {
     /// Content-addressed buckets: `(bucket, SHA-1)` of contents nothing references (repaired
     /// by reclaiming them).
     pub unreferenced_contents: Vec<(String, String)>,
+    /// Content-addressed buckets: `(bucket, SHA-1)` of `cat` contents whose `refBase` was
+    /// missing (repaired by writing it back).
+    pub cats_without_bases: Vec<(String, String)>,
+    /// Unreferenced contents `--repair` reclaimed (never one an object or a `cat` names).
+    pub reclaimed_contents: u64,
     /// What `--repair` removed: chunk documents, part records, leases, locks.
     pub repaired: Option<(u64, u64, u64, u64)>,
 }
@@ -62,6 +67,7 @@ impl Report {
             + self.missing_contents.len()
             + self.unreferenced_objects.len()
             + self.unreferenced_contents.len()
+            + self.cats_without_bases.len()
     }
 
     /// A human-readable report.
@@ -110,6 +116,11 @@ impl Report {
         for (b, sha) in &self.unreferenced_contents {
             line(format!("unreferenced content: bucket {b} sha1 {sha}"));
         }
+        for (b, sha) in &self.cats_without_bases {
+            line(format!(
+                "cat content without its refBase: bucket {b} sha1 {sha}"
+            ));
+        }
         line(format!(
             "summary: {} orphan file ids, {} broken files, {} uploads without parts, {} parts without upload, {} stale write registrations, {} expired leases, {} expired locks",
             self.orphan_chunks.len(),
@@ -120,9 +131,19 @@ impl Report {
             self.stale_leases,
             self.stale_locks
         ));
+        line(format!(
+            "content store: {} objects whose content is missing, {} objects without a reference, {} unreferenced contents, {} cat contents without their refBase",
+            self.missing_contents.len(),
+            self.unreferenced_objects.len(),
+            self.unreferenced_contents.len(),
+            self.cats_without_bases.len()
+        ));
         if let Some((c, p, l, k)) = self.repaired {
             line(format!(
-                "repaired: removed {c} chunks, {p} part records, {l} leases, {k} locks"
+                "repaired: removed {c} chunks, {p} part records, {l} leases, {k} locks; wrote back {} references and {} refBase documents; reclaimed {} unreferenced contents",
+                self.unreferenced_objects.len(),
+                self.cats_without_bases.len(),
+                self.reclaimed_contents
             ));
         }
         out
@@ -295,6 +316,10 @@ pub async fn run(store: &ObjectStore, repair: bool) -> Result<Report> {
         report
             .unreferenced_contents
             .extend(c.unreferenced_contents.into_iter().map(|s| (b.clone(), s)));
+        report
+            .cats_without_bases
+            .extend(c.cats_without_bases.into_iter().map(|s| (b.clone(), s)));
+        report.reclaimed_contents += c.reclaimed_contents;
     }
     report.stale_writes = meta.stale_writes().await?;
     report.stale_leases = meta.expired_leases().await?;

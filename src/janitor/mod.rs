@@ -27,7 +27,7 @@ pub fn spawn(state: &AppState) {
     // Version index builds whose instance died are taken over (a lead per bucket elects one
     // instance); a build can take long, so it runs beside the janitor's loop, not in it.
     let builds = state.store.clone();
-    tokio::spawn(async move {
+    crate::background::spawn("builds", async move {
         let mut tick = tokio::time::interval(every * 12);
         tick.tick().await;
         loop {
@@ -51,7 +51,7 @@ pub fn spawn(state: &AppState) {
             }
         }
     });
-    tokio::spawn(async move {
+    crate::background::spawn("janitor", async move {
         let mut tick = tokio::time::interval(every);
         loop {
             tick.tick().await;

@@ -194,7 +194,9 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
         super::sse::write_response_headers(st, r.headers_mut(), sealed.as_ref());
         return Ok(r);
     }
-    Err(S3Error::no_such_key())
+    // Every revision found was replaced before it could be read: the key exists all
+    // along (a 404 would be a lie), so the client is told to retry.
+    Err(S3Error::slow_down())
 }
 
 /// `x-amz-copy-source-version-id` (the source's version, when its bucket is versioned) and

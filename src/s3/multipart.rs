@@ -319,7 +319,9 @@ pub async fn upload_part_copy(st: &AppState, req: S3Request) -> S3Result<Respons
             .ok_or_else(S3Error::no_such_upload)?;
         return Ok(copy_part_result(st, &rec, &src, sse.as_ref()));
     }
-    Err(S3Error::no_such_key())
+    // Every revision found was replaced before it could be read: the key exists all
+    // along (a 404 would be a lie), so the client is told to retry.
+    Err(S3Error::slow_down())
 }
 
 /// UploadPartCopy's answer.

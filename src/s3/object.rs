@@ -4,7 +4,7 @@ use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
 use base64::Engine;
-use futures::TryStreamExt;
+use futures::{StreamExt, TryStreamExt};
 
 use super::headers::{
     blocked_error, evaluate, meta_from_headers, object_headers, parse_range, write_condition,
@@ -258,8 +258,16 @@ pub async fn get_object(st: &AppState, req: S3Request, head: bool) -> S3Result<R
             empty(status)
         } else {
             match st.store.open_read(&bucket, &info, start, end).await {
-                Ok(stream) => {
-                    // A chunk that turns out missing or corrupt mid-stream ends the body with an
+                Ok(mut stream) => {
+                    // The first piece is read before the status line goes out, so an object
+                    // whose data is missing answers an error, not a 200 and a broken body.
+                    let first = match stream.next().await {
+                        Some(Err(GridFsError::FileNotFound)) => continue,
+                        Some(Err(e)) => return Err(e.into()),
+                        first => first,
+                    };
+                    let stream = futures::stream::iter(first).chain(stream);
+                    // A chunk that turns out missing or corrupt later ends the body with an
                     // error, so the client sees a truncated transfer, never silent short data.
                     let body = Body::from_stream(stream.map_err(std::io::Error::other));
                     let mut r = Response::new(body);
@@ -296,7 +304,9 @@ pub async fn get_object(st: &AppState, req: S3Request, head: bool) -> S3Result<R
         }
         return Ok(r);
     }
-    Err(S3Error::no_such_key())
+    // Every revision found was replaced before it could be read: the key exists all
+    // along (a 404 would be a lie), so the client is told to retry.
+    Err(S3Error::slow_down())
 }
 
 /// GetObjectAttributes: the attributes named in `x-amz-object-attributes`.

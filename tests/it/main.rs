@@ -12,6 +12,7 @@ mod gridfs_spec;
 mod plans;
 mod policy;
 mod post_object;
+mod races;
 mod reliability;
 mod s3_conditional;
 mod s3_gridfs;

@@ -379,14 +379,19 @@ pub async fn gateway_counting_with(
 
 /// Command counters of a [`gateway_counting_split`] gateway.
 pub struct Counters {
-    /// Every command sent to the gateway's database.
+    /// Every command the requests sent to the gateway's database (background tasks aside).
     pub all: std::sync::Arc<std::sync::atomic::AtomicU64>,
-    /// Cache refreshes: `find` on `__metastore` (the bucket cache) and on `__keyring` (the
-    /// key cache). Both caches last a second from their refresh, so a count catches one or not
-    /// depending on when that second ran out, whatever the request.
+    /// Amortized commands: cache refreshes (`find` on `__metastore`, the bucket cache, and on
+    /// `__keyring`, the key cache) and new pools of write registrations (`insert` into
+    /// `__writes`). Caches last a second from their refresh and a pool retires after a second
+    /// without writes, so a count catches one or not depending on when that second ran out,
+    /// whatever the request.
     pub lookups: std::sync::Arc<std::sync::atomic::AtomicU64>,
     /// The `__keyring` finds alone, so that a test can check the key cache is used at all.
     pub keyring: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// Commands of background tasks (settling, pool and lock heartbeats, the janitor), which
+    /// `all` leaves out.
+    pub background: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// [`gateway_counting_with`] that also counts cache refreshes apart (see [`Counters`]).
@@ -404,6 +409,8 @@ pub async fn gateway_counting_split(
     let count = std::sync::Arc::new(AtomicU64::new(0));
     let lookups = std::sync::Arc::new(AtomicU64::new(0));
     let keyring = std::sync::Arc::new(AtomicU64::new(0));
+    let background = std::sync::Arc::new(AtomicU64::new(0));
+    let bg = background.clone();
     let mut opts = mongodb::options::ClientOptions::parse(&db().uri)
         .await
         .unwrap();
@@ -416,10 +423,18 @@ pub async fn gateway_counting_split(
     opts.command_event_handler = Some(mongodb::event::EventHandler::callback(
         move |ev: CommandEvent| {
             if let CommandEvent::Started(e) = ev {
-                if e.db == db_name {
+                // Only the requests' own commands: the driver reports a command from the
+                // task that sends it, and background work (janitor, settling, pool and lock
+                // heartbeats) runs in tasks that `grids3::background` names.
+                if e.db == db_name && grids3::background::current().is_some() {
+                    bg.fetch_add(1, Ordering::SeqCst);
+                } else if e.db == db_name {
                     c.fetch_add(1, Ordering::SeqCst);
                     let find = e.command.get_str("find");
-                    if find == Ok("__metastore") || find == Ok("__keyring") {
+                    // A new pool of write registrations (one per 64 writes, or after a
+                    // second without writes: a slow machine's pause between two PUTs).
+                    let pool = e.command.get_str("insert") == Ok("__writes");
+                    if find == Ok("__metastore") || find == Ok("__keyring") || pool {
                         l.fetch_add(1, Ordering::SeqCst);
                     }
                     if find == Ok("__keyring") {
@@ -452,6 +467,7 @@ pub async fn gateway_counting_split(
             all: count,
             lookups,
             keyring,
+            background,
         },
     )
 }

@@ -35,7 +35,7 @@ pub mod refs;
 
 use std::io::{Read, Write};
 
-use futures::StreamExt;
+use futures::{StreamExt, TryStreamExt};
 use mongodb::bson::{doc, spec::BinarySubtype, Binary, Bson, DateTime, Document};
 use mongodb::{Collection, Database};
 
@@ -276,12 +276,20 @@ impl Contents {
     /// bytes are kept), otherwise they become the GridFS file `_id: sha` (their `files_id` is
     /// rewritten in one update; no bytes move). Under the content's lock, which a reclaim of
     /// the same content also takes. Returns whether the bytes were new.
+    ///
+    /// The staged chunks are the write's only while its registration `reg` lives: a write
+    /// that stalled past its lease may have had them reaped by the janitor. So the
+    /// registration is fenced before the chunks change hands, and the adopted chunks are
+    /// counted before the files document makes them a content: a short count answers an
+    /// error and adopts nothing (a content with missing chunks would be handed to every later
+    /// PUT of the same bytes by de-duplication).
     pub async fn adopt_blob(
         &self,
         staged: &Bson,
         sha: &[u8; 20],
         length: u64,
         chunk_size: u32,
+        reg: &crate::storage::meta::WriteReg,
     ) -> Result<bool> {
         let Some(lock) = self.meta.lock_content(&self.bucket, &hex(sha)).await? else {
             return Err(GridFsError::Conflict(
@@ -297,7 +305,14 @@ impl Contents {
                 return Ok(false);
             }
             let id = sha_bson(sha);
-            // Chunks of an adoption that died before its files document.
+            crate::failpoint::hit("content.adopt", &self.bucket).await;
+            if !reg.fence().await? {
+                return Err(GridFsError::Conflict(
+                    "the write registration expired and its chunks were reclaimed".into(),
+                ));
+            }
+            // Chunks of an adoption that died before its files document (no files document
+            // names them, and the content's lock keeps any other adoption out).
             chunks.delete_many(doc! {"files_id": id.clone()}).await?;
             chunks
                 .update_many(
@@ -305,6 +320,14 @@ impl Contents {
                     doc! {"$set": {"files_id": id.clone()}},
                 )
                 .await?;
+            let want = length.div_ceil(u64::from(chunk_size.max(1)));
+            let have = chunks.count_documents(doc! {"files_id": id.clone()}).await?;
+            if have != want {
+                chunks.delete_many(doc! {"files_id": id.clone()}).await?;
+                return Err(GridFsError::Conflict(format!(
+                    "{have} of the {want} staged chunks were left (reclaimed after the write's registration expired)"
+                )));
+            }
             if !lock.fence().await? {
                 return Err(GridFsError::Conflict("the content lock was lost".into()));
             }
@@ -344,7 +367,22 @@ impl Contents {
     /// Bytes `[start, end)` of a stored content, checked against `length` when it is known.
     /// Documents (`in`, `zin`) are read whole (one chunk at most); a `cat` content streams
     /// the parts of its bases that the range covers, and a blob only the chunks it covers.
-    async fn read_sha(
+    ///
+    /// A boxed future of a named type (not an `async fn`): it is recursive, and the lazy
+    /// stream of a `cat` must be `Send`, which the compiler cannot prove of a recursive
+    /// opaque future.
+    fn read_sha<'a>(
+        &'a self,
+        sha: &'a [u8; 20],
+        length: Option<u64>,
+        start: u64,
+        end: u64,
+        depth: usize,
+    ) -> futures::future::BoxFuture<'a, Result<ByteStream>> {
+        Box::pin(self.read_sha_inner(sha, length, start, end, depth))
+    }
+
+    async fn read_sha_inner(
         &self,
         sha: &[u8; 20],
         length: Option<u64>,
@@ -385,7 +423,14 @@ impl Contents {
                 Ok(once(slice(&bytes, start, end)?))
             }
             Some("cat") if depth < 8 => {
-                let mut parts: Vec<ByteStream> = Vec::new();
+                // The pieces the range covers are worked out first (no I/O); each base is
+                // opened only when the stream reaches it, so the first byte of a cat of
+                // 10,000 parts costs one lookup, not two per part.
+                enum Piece {
+                    Bytes(bytes::Bytes),
+                    Base([u8; 20], u64, u64),
+                }
+                let mut pieces: Vec<Piece> = Vec::new();
                 let mut at = 0u64;
                 for b in d
                     .get_array("base")
@@ -406,8 +451,8 @@ impl Contents {
                     let (from, to) = (start.max(at), end.min(at + len));
                     if from < to {
                         let (a, z) = (off + from - at, off + to - at);
-                        parts.push(match inline {
-                            Some(b) => once(slice(b, a, z)?),
+                        pieces.push(match inline {
+                            Some(b) => Piece::Bytes(slice(b, a, z)?),
                             None => {
                                 let base: [u8; 20] = p
                                     .get_binary_generic("sha")
@@ -416,7 +461,7 @@ impl Contents {
                                     .ok_or_else(|| {
                                         corrupt("a `base` entry without `sha`".into())
                                     })?;
-                                Box::pin(self.read_sha(&base, None, a, z, depth + 1)).await?
+                                Piece::Base(base, a, z)
                             }
                         });
                     }
@@ -425,7 +470,22 @@ impl Contents {
                 if let Some(e) = wrong(at) {
                     return Err(e);
                 }
-                Ok(Box::pin(futures::stream::iter(parts).flatten()))
+                let this = self.clone();
+                Ok(Box::pin(
+                    futures::stream::iter(pieces)
+                        .then(move |p| {
+                            let this = this.clone();
+                            async move {
+                                match p {
+                                    Piece::Bytes(b) => Ok(once(b)),
+                                    Piece::Base(sha, a, z) => {
+                                        this.read_sha(&sha, None, a, z, depth + 1).await
+                                    }
+                                }
+                            }
+                        })
+                        .try_flatten(),
+                ))
             }
             Some(other) => Err(corrupt(format!("store {other:?} is not supported"))),
         }

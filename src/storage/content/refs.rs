@@ -29,9 +29,7 @@ use crate::storage::gridfs::{GridFsError, Result};
 impl Contents {
     /// References `sha` from the object `owner` is about to become (step 1 above).
     pub async fn reference(&self, owner: &Bson, sha: &[u8; 20]) -> Result<()> {
-        let until = DateTime::from_millis(
-            self.now().timestamp_millis() + self.settings.grace.as_millis() as i64,
-        );
+        let until = self.grace_end();
         match self
             .refs
             .insert_one(doc! {
@@ -41,12 +39,18 @@ impl Contents {
             .await
         {
             Ok(_) => Ok(()),
-            // A retried CompleteMultipartUpload references its object again.
+            // A retried CompleteMultipartUpload references its object again. Its `purge` is
+            // pushed a grace period ahead too: a date already due would let the janitor take
+            // the content before this write publishes (and a published owner's tentative date
+            // is cleared by the janitor, which finds it alive).
             Err(e) if crate::storage::meta::is_duplicate_key(&e) => {
                 self.refs
                     .update_one(
                         doc! {"_id": owner.clone()},
-                        doc! {"$addToSet": {"refs": sha_bson(sha), "refHistory": sha_bson(sha)}},
+                        doc! {
+                            "$addToSet": {"refs": sha_bson(sha), "refHistory": sha_bson(sha)},
+                            "$max": {"purge": until},
+                        },
                     )
                     .await?;
                 Ok(())
@@ -85,13 +89,15 @@ impl Contents {
         }
     }
 
-    /// Ends the references of an object that was deleted or replaced (they go after the
-    /// grace period).
+    /// Ends the references of an object that was deleted or replaced: they go once the
+    /// grace period has passed (`--content-grace`), so a reader that found the object before
+    /// may stream its content for that long. (Content reads take no lease: a lease per read
+    /// would cost a write per GET, where the grace costs nothing.)
     pub async fn release(&self, owner: &Bson) -> Result<()> {
         self.refs
             .update_one(
                 doc! {"_id": owner.clone()},
-                doc! {"$set": {"purge": self.now()}},
+                doc! {"$set": {"purge": self.grace_end()}},
             )
             .await?;
         Ok(())
@@ -112,6 +118,11 @@ impl Contents {
             let Some(owner) = d.get("_id").cloned() else {
                 continue;
             };
+            // Every write below is compare-and-set on this date: a DELETE (a new date), a
+            // retried reference (a later one) or a `cat` stored again (none) since the read
+            // makes them match nothing, and the next pass looks again.
+            let read = d.get("purge").cloned().unwrap_or(Bson::Null);
+            let as_read = doc! {"_id": owner.clone(), "purge": read};
             // (An object that no longer points at a content, converted to GridFS, does not
             // keep its reference.)
             // (By `_id` alone: SecantusDB's planner scans for an `_id` with another predicate.)
@@ -133,8 +144,9 @@ impl Contents {
                         .await?
                         .is_some());
             if alive {
+                crate::failpoint::hit("refs.collect.alive", &self.bucket).await;
                 self.refs
-                    .update_one(doc! {"_id": owner.clone()}, doc! {"$unset": {"purge": ""}})
+                    .update_one(as_read, doc! {"$unset": {"purge": ""}})
                     .await?;
                 continue;
             }
@@ -146,9 +158,18 @@ impl Contents {
                     reclaimed += 1;
                 }
             }
-            self.refs.delete_one(doc! {"_id": owner}).await?;
+            crate::failpoint::hit("refs.collect.delete", &self.bucket).await;
+            self.refs.delete_one(as_read).await?;
         }
         Ok(reclaimed)
+    }
+
+    /// One grace period from now, in the database's time: when a tentative or released
+    /// reference falls due.
+    fn grace_end(&self) -> DateTime {
+        DateTime::from_millis(
+            self.now().timestamp_millis() + self.settings.grace.as_millis() as i64,
+        )
     }
 
     /// Whether no reference is left at all (a bucket converted to GridFS is then done with
@@ -220,7 +241,7 @@ impl Contents {
                 self.refs
                     .update_one(
                         doc! {"_id": id.clone()},
-                        doc! {"$set": {"purge": self.now()}},
+                        doc! {"$set": {"purge": self.grace_end()}},
                     )
                     .await?;
             }
@@ -291,13 +312,23 @@ pub struct Consistency {
     pub unreferenced_objects: Vec<(Bson, String)>,
     /// Contents no reference names (the janitor would never reclaim them), by SHA-1 hex.
     pub unreferenced_contents: Vec<String>,
+    /// `cat` contents (SHA-1 hex) whose `refBase` document is missing or short (their bases
+    /// could be reclaimed from under them).
+    pub cats_without_bases: Vec<String>,
+    /// Of the unreferenced contents, how many `--repair` reclaimed (none that anything names).
+    pub reclaimed_contents: u64,
 }
 
 impl Contents {
     /// Checks references against objects and contents (for fsck). Contents are read before
     /// references and objects, and every finding is looked at again, so that a PUT or a
-    /// reclaim running meanwhile is not reported. With `repair`, an object's missing reference
-    /// is written back and an unreferenced content is reclaimed (the reclaim's own protocol).
+    /// reclaim running meanwhile is not reported.
+    ///
+    /// With `repair`, in this order: every object's missing reference and every `cat`
+    /// content's missing `refBase` is written back first; only then is a content that nothing
+    /// references reclaimed, and never one that an object or a `cat` names (versions are
+    /// objects of `.files` too), whatever the references say: a repair never removes what
+    /// anything still names.
     pub async fn check(&self, objects: &Collection<Document>, repair: bool) -> Result<Consistency> {
         let mut out = Consistency::default();
         let mut stored: Vec<[u8; 20]> = Vec::new();
@@ -313,15 +344,9 @@ impl Contents {
                 _ => None,
             }));
         }
-        for sha in stored {
-            if self.referenced(&sha, &Bson::Null).await? {
-                continue;
-            }
-            if repair {
-                self.reclaim_unreferenced(&sha, &Bson::Null).await?;
-            }
-            out.unreferenced_contents.push(hex(&sha));
-        }
+        // What objects and `cat` contents name, read after the contents: a content stored
+        // meanwhile is not in `stored`, and one named meanwhile was referenced first.
+        let mut named: std::collections::HashSet<[u8; 20]> = Default::default();
         let pointing: Vec<Document> = objects
             .find(doc! {"sha": {"$exists": true}})
             .projection(doc! {"_id": 1, "sha": 1, "filename": 1})
@@ -335,6 +360,7 @@ impl Contents {
             let Ok(sha) = <[u8; 20]>::try_from(sha.as_slice()) else {
                 continue;
             };
+            named.insert(sha);
             let key = o.get_str("filename").unwrap_or_default().to_owned();
             let still = || async {
                 Ok::<_, GridFsError>(
@@ -352,13 +378,7 @@ impl Contents {
                 .is_some_and(|r| shas(&r, "refs").contains(&sha));
             if !has_ref && still().await? {
                 if repair {
-                    self.refs
-                        .update_one(
-                            doc! {"_id": id.clone()},
-                            doc! {"$set": {"refs": [sha_bson(&sha)]}, "$addToSet": {"refHistory": sha_bson(&sha)}, "$unset": {"purge": ""}},
-                        )
-                        .upsert(true)
-                        .await?;
+                    self.write_back(&id, &sha).await?;
                 }
                 out.unreferenced_objects.push((id.clone(), key.clone()));
             }
@@ -379,6 +399,82 @@ impl Contents {
                 out.missing.push((id, key));
             }
         }
+        let cats: Vec<Document> = self
+            .content
+            .find(doc! {"store": "cat"})
+            .projection(doc! {"_id": 1, "base": 1})
+            .await?
+            .try_collect()
+            .await?;
+        for c in cats {
+            let Some(Bson::Binary(id)) = c.get("_id") else {
+                continue;
+            };
+            let bases: Vec<[u8; 20]> = c
+                .get_array("base")
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|b| match b {
+                            Bson::Document(p) => p
+                                .get_binary_generic("sha")
+                                .ok()
+                                .and_then(|s| <[u8; 20]>::try_from(s.as_slice()).ok()),
+                            _ => None,
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            named.extend(bases.iter().copied());
+            let kept = self
+                .refs
+                .find_one(doc! {"_id": Bson::Binary(id.clone())})
+                .await?
+                .is_some_and(|r| {
+                    let have = shas(&r, "refBase");
+                    bases.iter().all(|b| have.contains(b))
+                });
+            if !kept {
+                if repair {
+                    let all: Vec<Bson> = bases.iter().map(sha_bson).collect();
+                    self.refs
+                        .update_one(
+                            doc! {"_id": Bson::Binary(id.clone())},
+                            doc! {"$addToSet": {"refBase": {"$each": all}}},
+                        )
+                        .upsert(true)
+                        .await?;
+                }
+                out.cats_without_bases.push(hex(
+                    &<[u8; 20]>::try_from(id.bytes.as_slice()).unwrap_or_default()
+                ));
+            }
+        }
+        for sha in stored {
+            if self.referenced(&sha, &Bson::Null).await? {
+                continue;
+            }
+            out.unreferenced_contents.push(hex(&sha));
+            if named.contains(&sha) {
+                // Named by an object or a `cat` whose reference was missing (written back
+                // above with `--repair`): never reclaimed.
+                continue;
+            }
+            if repair && self.reclaim_unreferenced(&sha, &Bson::Null).await? {
+                out.reclaimed_contents += 1;
+            }
+        }
         Ok(out)
+    }
+
+    /// Writes an object's missing reference back (fsck's repair).
+    async fn write_back(&self, owner: &Bson, sha: &[u8; 20]) -> Result<()> {
+        self.refs
+            .update_one(
+                doc! {"_id": owner.clone()},
+                doc! {"$addToSet": {"refs": sha_bson(sha), "refHistory": sha_bson(sha)}, "$unset": {"purge": ""}},
+            )
+            .upsert(true)
+            .await?;
+        Ok(())
     }
 }

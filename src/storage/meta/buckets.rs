@@ -812,28 +812,6 @@ impl MetaStore {
             .collect())
     }
 
-    /// Takes (or keeps) the lead of a background task for `ttl`: one atomic write on the
-    /// task's document in `__infostore`, which succeeds for its holder or once the lead
-    /// expired (in the database's time). `false`: another instance leads.
-    pub async fn lead(&self, task: &str, ttl: std::time::Duration) -> mongodb::error::Result<bool> {
-        let now = self.clock.now();
-        let me = self.process_id.as_ref();
-        let r = self
-            .info
-            .update_one(
-                doc! {"_id": format!("lead:{task}"), "$or": [{"holder": me}, {"expires": {"$lt": now}}]},
-                doc! {"$set": {"holder": me, "expires": self.clock.after(ttl)}},
-            )
-            .upsert(true)
-            .await;
-        match r {
-            Ok(_) => Ok(true),
-            // The document exists with another live holder: the upsert's insert collides.
-            Err(e) if is_duplicate_key(&e) => Ok(false),
-            Err(e) => Err(e),
-        }
-    }
-
     /// Grants `role` on a bucket to an access key (`None` removes the grant); `false` when the
     /// bucket does not exist. Key ids hold no dots or dollars, so they are safe field names.
     pub async fn grant(

@@ -137,7 +137,7 @@ impl MetaStore {
         renewed: Arc<Mutex<Instant>>,
     ) -> tokio::task::JoinHandle<()> {
         let meta = self.clone();
-        tokio::spawn(async move {
+        crate::background::spawn("lock-heartbeat", async move {
             let mut tick = tokio::time::interval(LOCK_TTL / 3);
             tick.tick().await;
             loop {

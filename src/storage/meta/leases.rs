@@ -38,6 +38,10 @@ pub struct PendingReclaim {
     /// Only the chunks go: the files document lives on, its content stored another way (a
     /// storage-mode conversion).
     pub chunks_only: bool,
+    /// For a chunks-only reclaim, the `_id`s of the chunks it removes: only those, never
+    /// chunks written for the file later (a conversion back to GridFS writes new ones).
+    /// `None` in records of older versions.
+    pub chunks: Option<Vec<Bson>>,
 }
 
 impl MetaStore {
@@ -116,19 +120,47 @@ impl MetaStore {
         Ok(id)
     }
 
-    /// Records the intent to delete a file's chunks but not its files document (its content
-    /// was converted to another storage mode): the janitor deletes them once no reader holds
-    /// a lease.
+    /// Records the intent to delete the chunks `chunks` (by `_id`) of a file but not its
+    /// files document (its content was converted to another storage mode): the janitor
+    /// deletes them once no reader holds a lease.
     pub async fn add_chunk_reclaim(
         &self,
         bucket: &str,
         file_id: &Bson,
-    ) -> mongodb::error::Result<ObjectId> {
+        chunks: Vec<Bson>,
+    ) -> mongodb::error::Result<PendingReclaim> {
         let id = ObjectId::new();
         self.reclaim
-            .insert_one(doc! {"_id": id, "bucket": bucket, "file_id": file_id.clone(), "since": self.clock.now(), "chunksOnly": true})
+            .insert_one(doc! {"_id": id, "bucket": bucket, "file_id": file_id.clone(), "since": self.clock.now(), "chunksOnly": true, "chunks": chunks.clone()})
             .await?;
-        Ok(id)
+        Ok(PendingReclaim {
+            id,
+            bucket: bucket.to_owned(),
+            file_id: file_id.clone(),
+            entry: None,
+            chunks_only: true,
+            chunks: Some(chunks),
+        })
+    }
+
+    /// The pending chunks-only reclaims of a file (a conversion back to GridFS waits for
+    /// them before it writes the file's chunks again).
+    pub async fn chunk_reclaims_of(
+        &self,
+        bucket: &str,
+        file_id: &Bson,
+    ) -> mongodb::error::Result<Vec<PendingReclaim>> {
+        let docs: Vec<Document> = self
+            .reclaim
+            .find(doc! {"file_id": file_id.clone()})
+            .await?
+            .try_collect()
+            .await?;
+        Ok(docs
+            .into_iter()
+            .filter_map(pending)
+            .filter(|p| p.chunks_only && p.bucket == bucket)
+            .collect())
     }
 
     /// Records the intent to reclaim many files of one bucket (one insert); the record ids in
@@ -199,18 +231,7 @@ impl MetaStore {
             .await?
             .try_collect()
             .await?;
-        Ok(docs
-            .into_iter()
-            .filter_map(|mut d| {
-                Some(PendingReclaim {
-                    id: d.get_object_id("_id").ok()?,
-                    bucket: d.get_str("bucket").ok()?.to_owned(),
-                    file_id: d.remove("file_id")?,
-                    entry: d.get_str("entry").ok().map(str::to_owned),
-                    chunks_only: d.get_bool("chunksOnly").unwrap_or(false),
-                })
-            })
-            .collect())
+        Ok(docs.into_iter().filter_map(pending).collect())
     }
 
     /// Expired leases (for fsck).
@@ -228,4 +249,16 @@ impl MetaStore {
             .await?
             .deleted_count)
     }
+}
+
+/// A reclaim record as stored.
+fn pending(mut d: Document) -> Option<PendingReclaim> {
+    Some(PendingReclaim {
+        id: d.get_object_id("_id").ok()?,
+        bucket: d.get_str("bucket").ok()?.to_owned(),
+        file_id: d.remove("file_id")?,
+        entry: d.get_str("entry").ok().map(str::to_owned),
+        chunks_only: d.get_bool("chunksOnly").unwrap_or(false),
+        chunks: d.get_array("chunks").ok().cloned(),
+    })
 }

@@ -10,6 +10,7 @@ mod buckets;
 mod clock;
 mod keylocks;
 mod keys;
+mod lead;
 mod leases;
 mod uploads;
 mod writes;
@@ -21,6 +22,7 @@ pub use buckets::{
 pub use clock::DbClock;
 pub use keylocks::{KeyLock, LOCK_TTL};
 pub use keys::{derive_master, KeyError, KeyInfo, KeySecret};
+pub use lead::Lead;
 pub use leases::{Lease, PendingReclaim};
 pub use uploads::{PartRecord, UploadRecord, MAX_PART_SLOTS, PART_SPAN};
 pub use writes::{DeadWrite, WriteReg, POOL_SIZE};
@@ -92,6 +94,7 @@ impl MetaStore {
         )
         .await?;
         index(&m.leases, "expires", doc! {"expires": 1}).await?;
+        index(&m.reclaim, "file", doc! {"file_id": 1}).await?;
         index(&m.writes, "bucket", doc! {"bucket": 1}).await?;
         index(&m.writes, "fileIds", doc! {"fileIds": 1}).await?;
         index(&m.writes, "expires", doc! {"expires": 1}).await?;

@@ -191,7 +191,7 @@ impl MetaStore {
             .expect("pools")
             .insert(bucket.to_owned(), pool.clone());
         let meta = self.clone();
-        tokio::spawn(async move { meta.tend_pool(pool).await });
+        crate::background::spawn("write-pool", async move { meta.tend_pool(pool).await });
         Ok(())
     }
 
@@ -211,6 +211,8 @@ impl MetaStore {
             if pool.renewed.lock().expect("renewed").elapsed() < pool.ttl / 3 {
                 continue;
             }
+            // (A test stops the heartbeat here to let a registration expire under a write.)
+            crate::failpoint::hit("writes.heartbeat", &pool.bucket).await;
             match self.renew_pool(&pool).await {
                 Ok(true) => {}
                 Ok(false) => {
@@ -323,7 +325,7 @@ impl MetaStore {
         }
         q.1 = true;
         let (queue, writes) = (self.finished_writes.0.clone(), self.writes.clone());
-        tokio::spawn(async move {
+        crate::background::spawn("finished-writes", async move {
             loop {
                 tokio::time::sleep(FLUSH_EVERY).await;
                 let batch = {

@@ -170,7 +170,7 @@ impl ObjectStore {
         let contents = self.contents(&up.bucket);
         contents.reference(&owner, &sha).await?;
         contents
-            .adopt_blob(&owner, &sha, digests.length, part.upload.chunk_size())
+            .adopt_blob(&owner, &sha, digests.length, part.upload.chunk_size(), &reg)
             .await?;
         let rec = PartRecord {
             upload_id: up.id.clone(),

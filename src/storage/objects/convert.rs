@@ -16,10 +16,22 @@
 //!
 //! Version entries repeat their file's fields; they are updated with it. An object deleted
 //! meanwhile makes the update match nothing: what was written for it is undone. A crash
-//! leaves the mark; the janitor resumes the conversion (one instance at a time, by a lead),
-//! and objects already converted no longer match. Multipart uploads complete the way they
-//! began. Encrypted objects stay GridFS files (a content-addressed bucket stores every
-//! encrypted object that way, never de-duplicated).
+//! leaves the mark; the janitor resumes the conversion, and objects already converted no
+//! longer match. Multipart uploads complete the way they began. Encrypted objects stay GridFS
+//! files (a content-addressed bucket stores every encrypted object that way, never
+//! de-duplicated).
+//!
+//! Two runs never lose an object to each other:
+//! - one run at a time holds the bucket's conversion lead ([`crate::storage::meta::Lead`],
+//!   a token per run): a second start (the admin API again, or the janitor's resume) joins the
+//!   running one instead of running beside it;
+//! - every publishing update is compare-and-set on what the run read: to content only while
+//!   the document has no pointer, to GridFS only while it has the pointer the run read;
+//! - no step deletes chunks a document may point at: the conversion to GridFS never deletes
+//!   chunks (a crashed or stalled attempt's chunks are the same bytes under the same chunk
+//!   size, so it writes only the chunks that are missing), and the chunks the conversion to
+//!   content leaves behind are reclaimed by their `_id`s, so chunks written for the file
+//!   later are never among them. A conversion back to GridFS waits for that reclaim.
 
 use futures::TryStreamExt;
 use mongodb::bson::{doc, Bson, Document};
@@ -29,7 +41,7 @@ use crate::storage::content::{self, Pointer};
 use crate::storage::gridfs::{FileDoc, GridFsError, Result, UploadOptions};
 use crate::storage::meta::StorageMode;
 
-/// How long a conversion's lead lasts; renewed after every batch.
+/// How long a conversion's lead lasts; renewed before every object.
 const CONVERT_LEAD: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// Objects converted between lead renewals.
@@ -55,11 +67,28 @@ impl ObjectStore {
         if !b.converting {
             return Ok(None);
         }
-        let to = b.storage;
-        let lead = format!("convert\u{0}{bucket}");
-        if !self.meta.lead(&lead, CONVERT_LEAD).await? {
+        let Some(lead) = self
+            .meta
+            .take_lead(&format!("convert\u{0}{bucket}"), CONVERT_LEAD)
+            .await?
+        else {
             return Ok(None);
+        };
+        let run = self.led_conversion(bucket, b.storage, &lead).await;
+        // Given up whatever happened: the janitor's next resume need not wait for it.
+        if let Err(e) = lead.release().await {
+            tracing::warn!(error = %e, "could not give up a conversion lead; it expires on its own");
         }
+        run
+    }
+
+    /// The conversion itself, under its lead.
+    async fn led_conversion(
+        &self,
+        bucket: &str,
+        to: StorageMode,
+        lead: &crate::storage::meta::Lead,
+    ) -> Result<Option<Converted>> {
         match to {
             StorageMode::Content => self.contents(bucket).ensure_indexes().await?,
             StorageMode::Gridfs => self.gridfs(bucket).ensure_indexes().await?,
@@ -72,6 +101,9 @@ impl ObjectStore {
         };
         let mut done = Converted::default();
         let mut after: Option<Bson> = None;
+        // Objects whose old chunks a reader still holds (to GridFS): the mark stays, and the
+        // janitor's next resume converts them.
+        let mut deferred = 0;
         loop {
             let mut filter = old_way.clone();
             if let Some(a) = &after {
@@ -92,16 +124,28 @@ impl ObjectStore {
             after = last.get("_id").cloned();
             for d in &batch {
                 let file = FileDoc::from_document(d)?;
+                crate::failpoint::hit("convert.object", bucket).await;
+                // A run that outlived its lead stops before it writes anything more.
+                if !lead.check().await? {
+                    return Ok(None);
+                }
                 let converted = match to {
                     StorageMode::Content => self.object_to_content(bucket, &file).await?,
-                    StorageMode::Gridfs => self.object_to_gridfs(bucket, &file).await?,
+                    StorageMode::Gridfs => match self.object_to_gridfs(bucket, &file).await? {
+                        ToGridfs::Done => true,
+                        ToGridfs::Skipped => false,
+                        ToGridfs::Later => {
+                            deferred += 1;
+                            false
+                        }
+                    },
                 };
                 if converted {
                     done.objects += 1;
                     done.bytes += file.length;
                 }
             }
-            if !self.meta.lead(&lead, CONVERT_LEAD).await? {
+            if !lead.renew().await? {
                 return Ok(None);
             }
             // Converted the other way meanwhile: that conversion's run takes over.
@@ -109,6 +153,14 @@ impl ObjectStore {
             if !still.is_some_and(|b| b.converting && b.storage == to) {
                 return Ok(None);
             }
+        }
+        if deferred > 0 {
+            tracing::info!(
+                bucket,
+                deferred,
+                "objects wait for readers of their old chunks; the janitor resumes the conversion"
+            );
+            return Ok(None);
         }
         self.meta.finish_conversion(bucket, to).await?;
         Ok(Some(done))
@@ -191,7 +243,7 @@ impl ObjectStore {
                 contents.reference(&file.id, &sha).await?;
                 up.disarm();
                 contents
-                    .adopt_blob(&staged, &sha, digests.length, up.chunk_size())
+                    .adopt_blob(&staged, &sha, digests.length, up.chunk_size(), &reg)
                     .await?;
                 Pointer::Sha(sha)
             }
@@ -202,18 +254,26 @@ impl ObjectStore {
             fields.insert("contentType", ct.clone());
         }
         let set = doc! {"$set": fields};
-        // By `_id` alone (with another predicate SecantusDB scans the collection): only this
-        // conversion's leader gives an object a pointer, and a deleted object matches nothing.
+        crate::failpoint::hit("convert.to_content.publish", bucket).await;
+        // Compare-and-set: only while the document has no pointer (a run that lost its lead
+        // and published first leaves nothing to do), and a deleted object matches nothing.
         let updated = self
             .gridfs(bucket)
             .files()
-            .update_one(doc! {"_id": file.id.clone()}, set.clone())
+            .update_one(
+                doc! {"_id": file.id.clone(), "in": {"$exists": false}, "sha": {"$exists": false}},
+                set.clone(),
+            )
             .await?
             .matched_count
             == 1;
         if !updated {
             if matches!(pointer, Pointer::Sha(_)) {
-                contents.release(&file.id).await?;
+                // Only a reference this run made: another run's publish referenced the same
+                // owner first, and keeps it (the release is a compare-and-set on the pointer).
+                if !self.points_at(bucket, &file.id, &pointer).await? {
+                    contents.release(&file.id).await?;
+                }
             }
             return Ok(false);
         }
@@ -221,61 +281,117 @@ impl ObjectStore {
             .update_file(&key, &file.id, set)
             .await?;
         // The chunks go once no reader streams them (a GET that found the document before
-        // the update holds a lease).
-        let record = self.meta.add_chunk_reclaim(bucket, &file.id).await?;
-        if !self.meta.has_live_lease(bucket, &file.id).await? {
-            self.gridfs(bucket)
-                .chunks()
-                .delete_many(doc! {"files_id": file.id.clone()})
-                .await?;
-            self.meta.remove_reclaim(record).await?;
+        // the update holds a lease). By their `_id`s, read now: chunks written for this file
+        // later (a conversion back to GridFS) are never among them.
+        let ids: Vec<Bson> = self
+            .gridfs(bucket)
+            .chunks()
+            .find(doc! {"files_id": file.id.clone()})
+            .projection(doc! {"_id": 1})
+            .await?
+            .try_collect::<Vec<Document>>()
+            .await?
+            .into_iter()
+            .filter_map(|mut d| d.remove("_id"))
+            .collect();
+        let record = self.meta.add_chunk_reclaim(bucket, &file.id, ids).await?;
+        self.finish_chunk_reclaim(&record).await?;
+        Ok(true)
+    }
+
+    /// Whether the object's document points at `pointer` now.
+    async fn points_at(&self, bucket: &str, id: &Bson, pointer: &Pointer) -> Result<bool> {
+        Ok(self
+            .gridfs(bucket)
+            .files()
+            .find_one(doc! {"_id": id.clone()})
+            .projection(doc! {"in": 1, "sha": 1})
+            .await?
+            .is_some_and(|d| Pointer::of(&d).as_ref() == Some(pointer)))
+    }
+
+    /// Deletes the chunks a chunks-only reclaim names, unless a reader holds a lease on the
+    /// file; whether it did (the record is gone then).
+    pub(super) async fn finish_chunk_reclaim(
+        &self,
+        p: &crate::storage::meta::PendingReclaim,
+    ) -> Result<bool> {
+        if self.meta.has_live_lease(&p.bucket, &p.file_id).await? {
+            return Ok(false);
         }
+        crate::failpoint::hit("reclaim.chunks_only", &p.bucket).await;
+        let chunks = self.gridfs(&p.bucket).chunks().clone();
+        match &p.chunks {
+            Some(ids) => {
+                for batch in ids.chunks(1000) {
+                    chunks
+                        .delete_many(doc! {"_id": {"$in": batch.to_vec()}})
+                        .await?;
+                }
+            }
+            None => {
+                // A record of an older version, without the chunks' ids: by file id, only
+                // while the document still points at a content (or is gone for good).
+                let points = self
+                    .gridfs(&p.bucket)
+                    .files()
+                    .find_one(doc! {"_id": p.file_id.clone()})
+                    .projection(doc! {"in": 1, "sha": 1})
+                    .await?
+                    .is_none_or(|d| Pointer::of(&d).is_some());
+                if points {
+                    chunks
+                        .delete_many(doc! {"files_id": p.file_id.clone()})
+                        .await?;
+                }
+            }
+        }
+        self.meta.remove_reclaim(p.id).await?;
         Ok(true)
     }
 
     /// Writes a content object's bytes as GridFS chunks under its own `_id` and removes its
-    /// pointer; `false` when the object was gone or converted already.
-    async fn object_to_gridfs(&self, bucket: &str, file: &FileDoc) -> Result<bool> {
+    /// pointer.
+    async fn object_to_gridfs(&self, bucket: &str, file: &FileDoc) -> Result<ToGridfs> {
         let Some(pointer) = file.content.as_ref().and_then(Pointer::of) else {
-            return Ok(false);
+            return Ok(ToGridfs::Skipped);
         };
         let key = file.filename.clone().unwrap_or_default();
         let fs = self.gridfs(bucket);
-        // Chunks of an attempt that crashed.
-        fs.chunks()
-            .delete_many(doc! {"files_id": file.id.clone()})
-            .await?;
-        let contents = self.contents(bucket);
-        let mut bytes = contents.read(&pointer, file.length, 0, file.length).await?;
-        let mut up = fs
-            .open_upload_stream(
-                &key,
-                UploadOptions {
-                    id: Some(file.id.clone()),
-                    chunk_size: Some(file.chunk_size.max(1)),
-                    ..Default::default()
-                },
-            )
-            .await?;
-        while let Some(b) = bytes.try_next().await? {
-            up.write(&b).await?;
+        // The file's old chunks (converted to content before) must be gone first: they may
+        // be another chunk size, and their reclaim deletes them by `_id`.
+        for p in self.meta.chunk_reclaims_of(bucket, &file.id).await? {
+            if !self.finish_chunk_reclaim(&p).await? {
+                return Ok(ToGridfs::Later);
+            }
         }
-        up.commit_chunks().await?;
+        let contents = self.contents(bucket);
+        let bytes = contents.read(&pointer, file.length, 0, file.length).await?;
+        crate::failpoint::hit("convert.to_gridfs.write", bucket).await;
+        write_missing_chunks(fs.chunks(), &file.id, file.chunk_size.max(1), bytes).await?;
+        let field = match &pointer {
+            Pointer::Inline(_) => "in",
+            Pointer::Sha(_) => "sha",
+        };
+        let value = pointer.fields().remove(field).unwrap_or(Bson::Null);
         let unset = doc! {"$unset": {"in": "", "sha": "", "contentType": ""}};
+        crate::failpoint::hit("convert.to_gridfs.publish", bucket).await;
+        // Compare-and-set on the pointer this run read.
         let updated = fs
             .files()
-            .update_one(doc! {"_id": file.id.clone()}, unset.clone())
+            .update_one(doc! {"_id": file.id.clone(), field: value}, unset.clone())
             .await?
             .matched_count
             == 1;
         if !updated {
-            // Deleted meanwhile: its new chunks go too.
+            // Deleted meanwhile: its `_id` is never used again, so its new chunks go too.
+            // (Converted by another run: its chunks are these, and stay.)
             if !self.file_exists(bucket, &file.id).await? {
                 fs.chunks()
                     .delete_many(doc! {"files_id": file.id.clone()})
                     .await?;
             }
-            return Ok(false);
+            return Ok(ToGridfs::Skipped);
         }
         self.versions(bucket)
             .update_file(&key, &file.id, unset)
@@ -283,6 +399,94 @@ impl ObjectStore {
         if matches!(pointer, Pointer::Sha(_)) {
             contents.release(&file.id).await?;
         }
-        Ok(true)
+        Ok(ToGridfs::Done)
+    }
+}
+
+/// What converting one object to GridFS did.
+enum ToGridfs {
+    /// Converted.
+    Done,
+    /// Gone, or converted already.
+    Skipped,
+    /// Its old chunks wait for a reader: the next run converts it.
+    Later,
+}
+
+/// Writes the chunks of `bytes` under `files_id` that are not there yet. Chunks that are there
+/// were written by an attempt that crashed or a run that lost its lead, from the same content
+/// under the same chunk size: the same bytes, so they are kept, never deleted and rewritten
+/// (a delete could take chunks another run has just published).
+async fn write_missing_chunks(
+    chunks: &mongodb::Collection<Document>,
+    files_id: &Bson,
+    chunk_size: u32,
+    mut bytes: crate::storage::gridfs::ByteStream,
+) -> Result<()> {
+    use mongodb::bson::{oid::ObjectId, spec::BinarySubtype, Binary};
+    let have: std::collections::HashSet<i64> = chunks
+        .find(doc! {"files_id": files_id.clone()})
+        .projection(doc! {"n": 1, "_id": 0})
+        .await?
+        .try_collect::<Vec<Document>>()
+        .await?
+        .iter()
+        .filter_map(|d| d.get("n").and_then(crate::storage::gridfs::as_i64))
+        .collect();
+    let size = chunk_size as usize;
+    let mut buf: Vec<u8> = Vec::with_capacity(size);
+    let mut batch: Vec<Document> = Vec::new();
+    let mut batch_bytes = 0usize;
+    let mut n: i64 = 0;
+    let flush = |batch: Vec<Document>| async move {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        match chunks.insert_many(batch).ordered(false).await {
+            Ok(_) => Ok(()),
+            // Written meanwhile by a run that lost its lead: the same bytes.
+            Err(e) if only_duplicates(&e) => Ok(()),
+            Err(e) => Err(GridFsError::from(e)),
+        }
+    };
+    loop {
+        let next = bytes.try_next().await?;
+        let done = next.is_none();
+        if let Some(b) = next {
+            buf.extend_from_slice(&b);
+        }
+        while buf.len() >= size || (done && !buf.is_empty()) {
+            let take = buf.len().min(size);
+            let data: Vec<u8> = buf.drain(..take).collect();
+            if !have.contains(&n) {
+                batch_bytes += data.len();
+                batch.push(doc! {
+                    "_id": ObjectId::new(), "files_id": files_id.clone(), "n": n,
+                    "data": Binary { subtype: BinarySubtype::Generic, bytes: data },
+                });
+            }
+            n += 1;
+            if batch_bytes >= 8 * 1024 * 1024 {
+                flush(std::mem::take(&mut batch)).await?;
+                batch_bytes = 0;
+            }
+        }
+        if done {
+            break;
+        }
+    }
+    flush(batch).await
+}
+
+/// Whether a write error is made of duplicate-key errors only.
+fn only_duplicates(e: &mongodb::error::Error) -> bool {
+    match e.kind.as_ref() {
+        mongodb::error::ErrorKind::InsertMany(f) => {
+            f.write_concern_error.is_none()
+                && f.write_errors
+                    .as_ref()
+                    .is_some_and(|w| w.iter().all(|e| e.code == 11000))
+        }
+        _ => crate::storage::meta::is_duplicate_key(e),
     }
 }

@@ -782,7 +782,13 @@ impl ObjectStore {
                 // The staged chunks are the adoption's now: adopted, or deleted as a copy.
                 write.upload.disarm();
                 contents
-                    .adopt_blob(&id, &sha, digests.length, write.upload.chunk_size())
+                    .adopt_blob(
+                        &id,
+                        &sha,
+                        digests.length,
+                        write.upload.chunk_size(),
+                        &write.reg,
+                    )
                     .await?;
                 Pointer::Sha(sha)
             }
@@ -1000,6 +1006,7 @@ impl ObjectStore {
         start: u64,
         end: u64,
     ) -> Result<ByteStream> {
+        crate::failpoint::hit("read.open", bucket).await;
         if let Some(p) = info.file.content.as_ref().and_then(Pointer::of) {
             return Box::pin(self.contents(bucket).read(&p, info.file.length, start, end)).await;
         }
@@ -1053,7 +1060,7 @@ impl ObjectStore {
         let stream = fs.download_sealed(&info.file, sealing.as_ref(), 0, start, end)?;
         let meta = self.meta.clone();
         let renew_lease = lease.clone();
-        let renew = tokio::spawn(async move {
+        let renew = crate::background::spawn("lease-heartbeat", async move {
             let mut tick = tokio::time::interval(LEASE_TTL / 3);
             tick.tick().await;
             loop {
@@ -1082,6 +1089,13 @@ impl ObjectStore {
         self.meta.purge_expired_leases().await?;
         let mut done = 0;
         for p in self.meta.pending_reclaims(1000).await? {
+            // A conversion's record: only the chunks it names go, the document lives on.
+            if p.chunks_only {
+                if self.finish_chunk_reclaim(&p).await? {
+                    done += 1;
+                }
+                continue;
+            }
             let fs = self.gridfs(&p.bucket);
             if self.meta.part_uses_file(&p.file_id).await? {
                 // A part replacement that crashed before it replaced the part record: the
@@ -1091,12 +1105,9 @@ impl ObjectStore {
             }
             // Hide first (a crash may have left the files document), *then* look for leases:
             // a reader that found the document before it was hidden holds a lease by now.
-            // (A conversion's record keeps the document: it points at its content now.)
-            if !p.chunks_only {
-                fs.files()
-                    .delete_one(doc! {"_id": p.file_id.clone()})
-                    .await?;
-            }
+            fs.files()
+                .delete_one(doc! {"_id": p.file_id.clone()})
+                .await?;
             if let Some(e) = &p.entry {
                 self.versions(&p.bucket).remove_id(e).await?;
             }

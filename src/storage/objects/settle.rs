@@ -43,7 +43,7 @@ impl ObjectStore {
         }
         q.1 = true;
         let (queue, store) = (self.settling.0.clone(), self.clone());
-        tokio::spawn(async move {
+        crate::background::spawn("settle", async move {
             loop {
                 tokio::time::sleep(SETTLE_EVERY).await;
                 let batch = {

@@ -223,7 +223,7 @@ impl ObjectStore {
     /// Repairs a key's master in the background, under the key's lock.
     pub(super) fn repair_later(&self, bucket: &str, key: &str) {
         let (store, bucket, key) = (self.clone(), bucket.to_owned(), key.to_owned());
-        tokio::spawn(async move {
+        crate::background::spawn("repair-master", async move {
             if let Err(e) = store.sync_locked(&bucket, &key).await {
                 tracing::warn!(bucket, key, error = %e, "could not repair a master");
             }
@@ -524,7 +524,11 @@ impl ObjectStore {
         self.meta.set_bucket_versioning(bucket, name, false).await?;
         self.meta.forget_bucket(bucket);
         let (store, name) = (self.clone(), bucket.to_owned());
-        let build = tokio::spawn(async move { store.finish_index(&name).await });
+        let build =
+            crate::background::spawn(
+                "version-index",
+                async move { store.finish_index(&name).await },
+            );
         match tokio::time::timeout(INLINE_BUILD, build).await {
             // `false`: another instance leads the build (a PutBucketVersioning there too).
             Ok(joined) => {
@@ -539,21 +543,32 @@ impl ObjectStore {
     /// build (one instance at a time, through a lead in `__infostore`); `false` when another
     /// instance leads it.
     pub async fn finish_index(&self, bucket: &str) -> Result<bool> {
-        if !self
+        let Some(lead) = self
             .meta
-            .lead(&format!("version-index\u{0}{bucket}"), INDEX_LEAD)
+            .take_lead(&format!("version-index\u{0}{bucket}"), INDEX_LEAD)
             .await?
-        {
+        else {
             return Ok(false);
-        }
+        };
         tokio::time::sleep(
             crate::storage::meta::BUCKET_CACHE_TTL + std::time::Duration::from_millis(500),
         )
         .await;
-        self.build_index(bucket, &self.versions(bucket)).await?;
-        self.meta.set_versions_indexed(bucket).await?;
-        self.meta.forget_bucket(bucket);
-        Ok(true)
+        // The build is idempotent (each entry's id is derived from its revision), so a run
+        // that outlived its lead only repeats what the next one writes.
+        let built = async {
+            self.build_index(bucket, &self.versions(bucket)).await?;
+            self.meta.set_versions_indexed(bucket).await?;
+            self.meta.forget_bucket(bucket);
+            Ok::<_, GridFsError>(())
+        }
+        .await;
+        // Given up either way: a failed build is retried by the next janitor pass, not after
+        // the lead's ten minutes.
+        if let Err(e) = lead.release().await {
+            tracing::warn!(error = %e, "could not give up a version index lead; it expires on its own");
+        }
+        built.map(|()| true)
     }
 
     /// Finishes the version index builds that stopped (their instance died), for the janitor.

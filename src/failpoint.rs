@@ -1,0 +1,143 @@
+//! Fail points: named places where a test can stop a task and let it go again, so that a race
+//! between two writers, a reclaim and a reader, or a run and its stalled predecessor is
+//! reproduced step by step instead of by sleeping and hoping.
+//!
+//! Production builds compile [`hit`] to nothing. The `failpoints` feature (which the
+//! integration tests enable through the crate's dev-dependency on itself) keeps a registry:
+//! a test arms a point with [`pause`], waits until a task [`Pause::reached`] it, does what
+//! the race needs, and [`Pause::release`]s the task. A point is armed for one hit unless the
+//! test asks for more, and only for hits whose detail (a bucket, a key) matches, so that
+//! tests running side by side in one process do not stop each other's tasks.
+
+/// Stops here if a test armed `name` for `detail` (nothing in production builds).
+#[cfg(not(feature = "failpoints"))]
+#[inline(always)]
+pub async fn hit(_name: &'static str, _detail: &str) {}
+
+#[cfg(feature = "failpoints")]
+pub use armed::{hit, pause, pause_times, Pause};
+
+#[cfg(feature = "failpoints")]
+mod armed {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    use std::time::Duration;
+
+    use tokio::sync::watch;
+
+    struct Point {
+        detail: Option<String>,
+        /// Hits still to stop.
+        left: Mutex<usize>,
+        /// How many tasks stopped so far.
+        reached: watch::Sender<usize>,
+        released: watch::Sender<bool>,
+    }
+
+    /// Armed points by name.
+    type Registry = Mutex<HashMap<&'static str, Vec<Arc<Point>>>>;
+
+    fn registry() -> &'static Registry {
+        static R: OnceLock<Registry> = OnceLock::new();
+        R.get_or_init(Default::default)
+    }
+
+    /// Stops here while a test holds a [`Pause`] armed for `name` (and `detail`, if it named
+    /// one), until it releases it.
+    pub async fn hit(name: &'static str, detail: &str) {
+        let point = {
+            let r = registry().lock().unwrap_or_else(|e| e.into_inner());
+            r.get(name).and_then(|ps| {
+                ps.iter()
+                    .find(|p| {
+                        p.detail.as_deref().is_none_or(|d| d == detail) && {
+                            let mut left = p.left.lock().unwrap_or_else(|e| e.into_inner());
+                            let take = *left > 0;
+                            if take {
+                                *left -= 1;
+                            }
+                            take
+                        }
+                    })
+                    .cloned()
+            })
+        };
+        let Some(p) = point else { return };
+        tracing::info!(failpoint = name, detail, "stopped at a fail point");
+        let mut released = p.released.subscribe();
+        p.reached.send_modify(|n| *n += 1);
+        let _ = released.wait_for(|r| *r).await;
+    }
+
+    /// A test's hold on a fail point; dropping it disarms the point and releases every task
+    /// stopped there.
+    pub struct Pause {
+        name: &'static str,
+        point: Arc<Point>,
+    }
+
+    /// Arms `name` for the next hit whose detail is `detail` (any detail with `None`).
+    pub fn pause(name: &'static str, detail: Option<&str>) -> Pause {
+        pause_times(name, detail, 1)
+    }
+
+    /// Arms `name` for the next `hits` hits.
+    pub fn pause_times(name: &'static str, detail: Option<&str>, hits: usize) -> Pause {
+        let point = Arc::new(Point {
+            detail: detail.map(str::to_owned),
+            left: Mutex::new(hits),
+            reached: watch::channel(0).0,
+            released: watch::channel(false).0,
+        });
+        registry()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(name)
+            .or_default()
+            .push(point.clone());
+        Pause { name, point }
+    }
+
+    impl Pause {
+        /// Waits until `n` tasks in all stopped here; panics after `within` (a test that
+        /// never gets there fails instead of hanging).
+        pub async fn reached_n(&self, n: usize, within: Duration) {
+            let mut rx = self.point.reached.subscribe();
+            if tokio::time::timeout(within, rx.wait_for(|c| *c >= n))
+                .await
+                .is_err()
+            {
+                panic!(
+                    "fail point {} was not reached {n} times within {within:?}",
+                    self.name
+                );
+            }
+        }
+
+        /// Waits until a task stopped here (at most 60 s).
+        pub async fn reached(&self) {
+            self.reached_n(1, Duration::from_secs(60)).await
+        }
+
+        /// How many tasks stopped here so far.
+        pub fn hits(&self) -> usize {
+            *self.point.reached.borrow()
+        }
+
+        /// Lets every task stopped here go on, and stops no more.
+        pub fn release(&self) {
+            *self.point.left.lock().unwrap_or_else(|e| e.into_inner()) = 0;
+            self.point.released.send_replace(true);
+        }
+    }
+
+    impl Drop for Pause {
+        fn drop(&mut self) {
+            self.release();
+            let mut r = registry().lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(ps) = r.get_mut(self.name) {
+                ps.retain(|p| !Arc::ptr_eq(p, &self.point));
+            }
+        }
+    }
+}

@@ -1,0 +1,587 @@
+//! The races of issue 24 (content store, conversions, reclaims, fsck), each reproduced step by
+//! step with fail points (`grids3::failpoint`) rather than by pausing a process or sleeping.
+//! Every test names its buckets uniquely: a fail point stops only the tasks working on the
+//! bucket it names, so tests running beside it are never stopped.
+
+use std::time::Duration;
+
+use aws_sdk_s3::error::ProvideErrorMetadata;
+use aws_sdk_s3::primitives::ByteStream;
+use grids3::failpoint;
+use grids3::storage::meta::StorageMode;
+use mongodb::bson::{doc, Bson, Document};
+
+use crate::support::{self, random_bytes, Gateway};
+
+fn fresh_name(tag: &str) -> String {
+    format!(
+        "g_{tag}_{}",
+        &uuid::Uuid::new_v4().simple().to_string()[..12]
+    )
+}
+
+/// A gateway whose janitor never runs on its own (each test runs its passes when the race
+/// needs them), with `tweak` applied.
+async fn quiet_gateway(tag: &str, tweak: impl FnOnce(&mut grids3::config::Config)) -> Gateway {
+    support::gateway_with(&fresh_name(tag), |c| {
+        c.janitor_interval = 3600;
+        tweak(c);
+    })
+    .await
+}
+
+async fn put(s3: &aws_sdk_s3::Client, bucket: &str, key: &str, data: &[u8]) {
+    s3.put_object()
+        .bucket(bucket)
+        .key(key)
+        .body(ByteStream::from(data.to_vec()))
+        .send()
+        .await
+        .unwrap();
+}
+
+async fn get(s3: &aws_sdk_s3::Client, bucket: &str, key: &str) -> Result<Vec<u8>, String> {
+    match s3.get_object().bucket(bucket).key(key).send().await {
+        Ok(o) => o
+            .body
+            .collect()
+            .await
+            .map(|b| b.into_bytes().to_vec())
+            .map_err(|e| format!("body: {e}")),
+        Err(e) => Err(format!(
+            "{} {}",
+            e.code().unwrap_or("?"),
+            e.raw_response()
+                .map(|r| r.status().as_u16())
+                .unwrap_or_default()
+        )),
+    }
+}
+
+async fn create_content_bucket(s3: &aws_sdk_s3::Client, name: &str) {
+    s3.create_bucket()
+        .bucket(name)
+        .customize()
+        .mutate_request(|r| {
+            r.headers_mut().insert("x-grids3-storage-mode", "content");
+        })
+        .send()
+        .await
+        .unwrap();
+}
+
+/// Checks every object reads back as written.
+async fn all_read(s3: &aws_sdk_s3::Client, bucket: &str, objects: &[(String, Vec<u8>)]) {
+    for (k, v) in objects {
+        let got = get(s3, bucket, k).await;
+        assert!(
+            got.as_deref() == Ok(v.as_slice()),
+            "{bucket}/{k}: {:?}",
+            got.map(|b| b.len())
+        );
+    }
+}
+
+/// Item 1: a conversion started twice runs once. While one run is stopped inside the bucket,
+/// a second start (the admin API's task, or the janitor's resume) is refused by the lead:
+/// the lead used to be per process, so both ran side by side and one deleted the chunks the
+/// other had just written. Then a run that stalled past its lead (its lead expired and
+/// another run converted everything, and the janitor reclaimed the contents) wakes up and
+/// must change nothing: it used to delete "a crashed attempt's" chunks, which were the
+/// other run's, and the object was left with no chunks and no content.
+#[test]
+fn conversions_run_once_and_a_stalled_run_loses_nothing() {
+    support::run(async {
+        let gw = quiet_gateway("convrace", |c| c.content_grace = 0).await;
+        let s3 = gw.sdk();
+        let store = gw.state.store.clone();
+        let b = "fp-convert-twice";
+        s3.create_bucket().bucket(b).send().await.unwrap();
+        let mut objects = Vec::new();
+        for i in 0..4u64 {
+            let v = random_bytes(600_000 + i as usize, 40 + i);
+            put(&s3, b, &format!("o{i}"), &v).await;
+            objects.push((format!("o{i}"), v));
+        }
+        objects.push(("small".into(), b"small object".to_vec()));
+        put(&s3, b, "small", b"small object").await;
+
+        // To content: the first run stops at its first object.
+        let stop = failpoint::pause("convert.object", Some(b));
+        assert!(store
+            .meta()
+            .start_conversion(b, StorageMode::Content)
+            .await
+            .unwrap());
+        let first = {
+            let store = store.clone();
+            tokio::spawn(async move { store.run_conversion(b).await })
+        };
+        stop.reached().await;
+        assert!(
+            store.run_conversion(b).await.unwrap().is_none(),
+            "a second run of a running conversion must not run"
+        );
+        assert_eq!(store.resume_conversions().await.unwrap(), 0);
+        stop.release();
+        let done = first
+            .await
+            .unwrap()
+            .unwrap()
+            .expect("the first run finished");
+        assert_eq!(done.objects, objects.len() as u64);
+        all_read(&s3, b, &objects).await;
+
+        // Back to GridFS: run A stops at its first object, its lead expires, run B converts
+        // everything and the janitor reclaims the contents; then A wakes up.
+        let stop = failpoint::pause("convert.object", Some(b));
+        assert!(store
+            .meta()
+            .start_conversion(b, StorageMode::Gridfs)
+            .await
+            .unwrap());
+        let stalled = {
+            let store = store.clone();
+            tokio::spawn(async move { store.run_conversion(b).await })
+        };
+        stop.reached().await;
+        drop_lead(&gw, b).await;
+        let other = {
+            // Run B passes the same point: let it through.
+            let store = store.clone();
+            tokio::spawn(async move { store.run_conversion(b).await })
+        };
+        let done = other.await.unwrap().unwrap().expect("run B converted");
+        assert_eq!(done.objects, objects.len() as u64);
+        store.janitor_pass().await.unwrap();
+        store.janitor_pass().await.unwrap();
+        all_read(&s3, b, &objects).await;
+        stop.release();
+        assert!(stalled.await.unwrap().unwrap().is_none());
+        all_read(&s3, b, &objects).await;
+        let report = grids3::janitor::fsck::run(&store, false).await.unwrap();
+        assert_eq!(report.problems(), 0, "{}", report.render());
+    });
+}
+
+/// Makes a conversion's lead look expired (as it would to another instance after the run
+/// stalled for longer than the lead lasts).
+async fn drop_lead(gw: &Gateway, bucket: &str) {
+    let r = gw
+        .db
+        .collection::<Document>("__infostore")
+        .update_one(
+            doc! {"_id": format!("lead:convert\u{0}{bucket}")},
+            doc! {"$set": {"expires": mongodb::bson::DateTime::from_millis(0)}},
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.matched_count, 1, "the lead document");
+}
+
+/// Item 2: gridfs -> content -> gridfs while a GET streams the object. The conversion to
+/// content leaves the old chunks to a reclaim that waits for the reader; the conversion back
+/// used to write the new chunks under the same file id, and the pending reclaim then deleted
+/// them all (`delete_many({files_id})`): 0 chunks, and GET answered 200 with 0 bytes. Now the
+/// reclaim deletes only the chunks it recorded, and the conversion back waits for it.
+#[test]
+fn converting_back_under_a_reader_keeps_the_new_chunks() {
+    support::run(async {
+        let gw = quiet_gateway("convreader", |c| c.content_grace = 0).await;
+        let s3 = gw.sdk();
+        let store = gw.state.store.clone();
+        let b = "fp-convert-reader";
+        s3.create_bucket().bucket(b).send().await.unwrap();
+        let data = random_bytes(3 * 1024 * 1024 + 7, 2);
+        put(&s3, b, "x", &data).await;
+
+        let meta = store.meta();
+        // A reader holds the object's lease (taken when its stream opens, as a GET's).
+        let info = store.head(b, "x").await.unwrap().unwrap();
+        let held = store
+            .open_read(b, &info, 0, data.len() as u64)
+            .await
+            .unwrap();
+        assert!(meta
+            .start_conversion(b, StorageMode::Content)
+            .await
+            .unwrap());
+        assert!(store.run_conversion(b).await.unwrap().is_some());
+        assert!(meta.start_conversion(b, StorageMode::Gridfs).await.unwrap());
+        // The old chunks wait for the reader: the object waits too.
+        assert!(store.run_conversion(b).await.unwrap().is_none());
+        store.janitor_pass().await.unwrap();
+        // The reader reads now (its bytes are the object's, from the old chunks it holds),
+        // and lets go.
+        let got: Vec<bytes::Bytes> = futures::TryStreamExt::try_collect(held).await.unwrap();
+        assert!(got.concat() == data, "the reader's bytes");
+        support::eventually(10, || async {
+            store.run_conversion(b).await.unwrap().is_some()
+        })
+        .await;
+        // Every reclaim there is to run, runs.
+        store.janitor_pass().await.unwrap();
+        store.janitor_pass().await.unwrap();
+        let chunks = gw
+            .db
+            .collection::<Document>(&format!("{b}.chunks"))
+            .count_documents(doc! {})
+            .await
+            .unwrap();
+        let want = (data.len() as u64).div_ceil(u64::from(store.gridfs(b).chunk_size()));
+        assert_eq!(chunks, want, "the object's chunks after both conversions");
+        assert!(get(&s3, b, "x").await.as_deref() == Ok(data.as_slice()));
+        assert!(!meta.get_bucket(b).await.unwrap().unwrap().converting);
+    });
+}
+
+/// Item 3: a content PUT stalls past its write lease (its heartbeat stopped, as when the
+/// process is paused); the janitor reaps its staged chunks; then the PUT goes on. It used to
+/// adopt what was left as the content of the whole SHA-1 (answering 409 itself), and the
+/// client's retry of the same bytes de-duplicated onto that broken blob and got 200, with
+/// every later GET of those bytes failing. Now the adoption fences the registration first
+/// and counts the chunks it adopts: the stalled PUT fails and adopts nothing, and the retry
+/// stores the bytes afresh.
+#[test]
+fn a_stalled_content_put_never_poisons_deduplication() {
+    support::run(async {
+        let gw = quiet_gateway("stalledput", |c| c.write_lease = 2).await;
+        let s3 = gw.sdk();
+        let store = gw.state.store.clone();
+        let b = "fp-stalled-put";
+        create_content_bucket(&s3, b).await;
+        let blobs = grids3::storage::content::blobs_name(b);
+        let data = random_bytes(1024 * 1024 + 3, 3);
+        let heartbeat = failpoint::pause("writes.heartbeat", Some(&blobs));
+        let adopt = failpoint::pause("content.adopt", Some(b));
+        let stalled = {
+            let (s3, data) = (s3.clone(), data.clone());
+            tokio::spawn(async move {
+                s3.put_object()
+                    .bucket(b)
+                    .key("k")
+                    .body(ByteStream::from(data))
+                    .send()
+                    .await
+            })
+        };
+        adopt.reached().await;
+        heartbeat.reached().await;
+        // The registration expires (2 s without a heartbeat), and a janitor pass reaps the
+        // staged chunks of the "dead" write.
+        let writes = gw.db.collection::<Document>("__writes");
+        assert!(
+            support::eventually(10, || async {
+                store.janitor_pass().await.unwrap();
+                writes
+                    .count_documents(doc! {"bucket": &blobs})
+                    .await
+                    .unwrap()
+                    == 0
+            })
+            .await,
+            "the janitor reaped the stalled write's registration"
+        );
+        adopt.release();
+        heartbeat.release();
+        let answer = stalled.await.unwrap();
+        assert!(answer.is_err(), "the stalled PUT was answered {answer:?}");
+        let blob_files = gw
+            .db
+            .collection::<Document>(&format!("{blobs}.files"))
+            .count_documents(doc! {})
+            .await
+            .unwrap();
+        assert_eq!(blob_files, 0, "no blob was adopted from reaped chunks");
+        // The client's retry, and a later object with the same bytes.
+        put(&s3, b, "k", &data).await;
+        put(&s3, b, "k2", &data).await;
+        assert!(get(&s3, b, "k").await.as_deref() == Ok(data.as_slice()));
+        assert!(get(&s3, b, "k2").await.as_deref() == Ok(data.as_slice()));
+    });
+}
+
+/// Item 4: the reference collector found an object alive, and a DELETE of it came before it
+/// cleared the reference's `purge` date. The unconditional clear erased the DELETE's release,
+/// so the content was kept for ever. Now every write of the collector is compare-and-set on
+/// the date it read.
+#[test]
+fn a_delete_during_reference_collection_is_not_lost() {
+    support::run(async {
+        let gw = quiet_gateway("refcas", |c| c.content_grace = 0).await;
+        let s3 = gw.sdk();
+        let store = gw.state.store.clone();
+        let b = "fp-ref-collect";
+        create_content_bucket(&s3, b).await;
+        // Above the inline limit: a content document of its own.
+        let data = random_bytes(40 * 1024, 4);
+        put(&s3, b, "k", &data).await;
+        let content = gw.db.collection::<Document>(&format!("{b}._content"));
+        assert_eq!(content.count_documents(doc! {}).await.unwrap(), 1);
+        // The PUT's tentative date is due at once (no grace): the collector finds the object
+        // alive and stops before it clears the date.
+        let alive = failpoint::pause("refs.collect.alive", Some(b));
+        let pass = {
+            let store = store.clone();
+            tokio::spawn(async move { store.janitor_pass().await })
+        };
+        alive.reached().await;
+        s3.delete_object().bucket(b).key("k").send().await.unwrap();
+        // The DELETE's own reclaim of the object, whichever pass runs it.
+        alive.release();
+        pass.await.unwrap().unwrap();
+        assert!(
+            support::eventually(10, || async {
+                store.janitor_pass().await.unwrap();
+                content.count_documents(doc! {}).await.unwrap() == 0
+            })
+            .await,
+            "the deleted object's content was reclaimed"
+        );
+        let refs = gw.db.collection::<Document>(&format!("{b}._refs"));
+        assert_eq!(refs.count_documents(doc! {}).await.unwrap(), 0);
+    });
+}
+
+/// Item 9: `fsck --repair` on a content bucket whose object lost its `_refs` document used to
+/// reclaim the object's content as unreferenced first and write the reference back after
+/// (GET then answered 500). Now references go back first, and nothing an object names is
+/// reclaimed. Also with a gateway serving, as `--help` promises.
+#[test]
+fn fsck_repair_writes_references_back_before_it_reclaims() {
+    support::run(async {
+        let gw = quiet_gateway("fsckrefs", |c| c.content_grace = 0).await;
+        let s3 = gw.sdk();
+        let store = gw.state.store.clone();
+        let b = "fp-fsck-refs";
+        create_content_bucket(&s3, b).await;
+        let small = random_bytes(40 * 1024, 5);
+        let large = random_bytes(700 * 1024, 6);
+        put(&s3, b, "small", &small).await;
+        put(&s3, b, "large", &large).await;
+        put(&s3, b, "orphan", &random_bytes(50 * 1024, 7)).await;
+        store.janitor_pass().await.unwrap();
+        let refs = gw.db.collection::<Document>(&format!("{b}._refs"));
+        let files = gw.db.collection::<Document>(&format!("{b}.files"));
+        // Damage: two objects lose their references; one content loses its object (a truly
+        // unreferenced content, which repair may reclaim).
+        for k in ["small", "large", "orphan"] {
+            let id = files
+                .find_one(doc! {"filename": k})
+                .await
+                .unwrap()
+                .unwrap()
+                .get("_id")
+                .cloned()
+                .unwrap();
+            refs.delete_one(doc! {"_id": id.clone()}).await.unwrap();
+            if k == "orphan" {
+                files.delete_one(doc! {"_id": id}).await.unwrap();
+            }
+        }
+        let report = grids3::janitor::fsck::run(&store, true).await.unwrap();
+        let text = report.render();
+        assert_eq!(report.unreferenced_objects.len(), 2, "{text}");
+        assert_eq!(report.reclaimed_contents, 1, "{text}");
+        assert!(text.contains("content store:"), "{text}");
+        assert!(get(&s3, b, "small").await.as_deref() == Ok(small.as_slice()));
+        assert!(get(&s3, b, "large").await.as_deref() == Ok(large.as_slice()));
+        // The janitor, after the grace, keeps them too (their references are back).
+        store.janitor_pass().await.unwrap();
+        store.janitor_pass().await.unwrap();
+        assert!(get(&s3, b, "small").await.as_deref() == Ok(small.as_slice()));
+        assert!(get(&s3, b, "large").await.as_deref() == Ok(large.as_slice()));
+        let again = grids3::janitor::fsck::run(&store, false).await.unwrap();
+        assert_eq!(again.problems(), 0, "{}", again.render());
+    });
+}
+
+/// Item 10: a GridFS object whose first chunk is missing answered 200 with its full
+/// Content-Length, then a broken body. The first piece is now read before the status line.
+#[test]
+fn an_object_missing_its_first_chunk_answers_an_error_not_200() {
+    support::run(async {
+        let gw = quiet_gateway("brokenfirst", |_| {}).await;
+        let s3 = gw.sdk();
+        let b = "fp-broken-first";
+        s3.create_bucket().bucket(b).send().await.unwrap();
+        for (k, len) in [("large", 1024 * 1024 + 1), ("small", 1000)] {
+            put(&s3, b, k, &random_bytes(len, 8)).await;
+            let files = gw.db.collection::<Document>(&format!("{b}.files"));
+            let id = files
+                .find_one(doc! {"filename": k})
+                .await
+                .unwrap()
+                .unwrap()
+                .get("_id")
+                .cloned()
+                .unwrap();
+            gw.db
+                .collection::<Document>(&format!("{b}.chunks"))
+                .delete_one(doc! {"files_id": id, "n": 0})
+                .await
+                .unwrap();
+            let got = s3.get_object().bucket(b).key(k).send().await;
+            let status = match &got {
+                Ok(_) => 200,
+                Err(e) => e.raw_response().map(|r| r.status().as_u16()).unwrap_or(0),
+            };
+            assert_eq!(
+                status, 500,
+                "{k}: a GET of an object without its first chunk"
+            );
+        }
+    });
+}
+
+/// Item 11: a GET whose every looked-up revision is replaced before it can be read used to
+/// run out of its three looks and answer 404 NoSuchKey, though the key held an object all
+/// along. It answers a retryable 503 SlowDown now.
+#[test]
+fn a_key_replaced_under_every_look_answers_slow_down_not_404() {
+    support::run(async {
+        let gw = quiet_gateway("slowdown", |_| {}).await;
+        let s3 = gw.sdk();
+        let store = gw.state.store.clone();
+        let b = "fp-slow-down";
+        s3.create_bucket().bucket(b).send().await.unwrap();
+        let size = 700 * 1024;
+        put(&s3, b, "k", &random_bytes(size, 0)).await;
+        let files = gw.db.collection::<Document>(&format!("{b}.files"));
+        let mut stop = failpoint::pause("read.open", Some(b));
+        let reader = {
+            // No retry: the SDK retries SlowDown by itself (as it should), which would hide
+            // the answer this test is about.
+            let s3 = aws_sdk_s3::Client::from_conf(
+                s3.config()
+                    .to_builder()
+                    .retry_config(aws_sdk_s3::config::retry::RetryConfig::disabled())
+                    .build(),
+            );
+            tokio::spawn(async move { get(&s3, b, "k").await })
+        };
+        for round in 1..=3u64 {
+            stop.reached().await;
+            // The revision the GET found is replaced and reclaimed before it reads.
+            put(&s3, b, "k", &random_bytes(size, round)).await;
+            assert!(
+                support::eventually(10, || async {
+                    store.janitor_pass().await.unwrap();
+                    files.count_documents(doc! {"filename": "k"}).await.unwrap() == 1
+                })
+                .await
+            );
+            // The next look stops too; this one goes on.
+            let next = failpoint::pause("read.open", Some(b));
+            stop.release();
+            stop = next;
+        }
+        stop.release();
+        let got = reader.await.unwrap();
+        assert_eq!(got.map(|b| b.len()), Err("SlowDown 503".to_owned()));
+        drop(stop);
+        assert_eq!(get(&s3, b, "k").await.map(|b| b.len()), Ok(size));
+    });
+}
+
+/// Item 12: a `cat` content's read used to open every base (two queries each) before its
+/// first byte: about 20,000 round trips for 10,000 parts. Bases are opened as the stream
+/// reaches them now. Counted on a cat of 200 bases written as another v7files writer would.
+#[test]
+fn a_cat_read_opens_its_bases_as_it_reaches_them() {
+    support::run(async {
+        use sha1::Digest;
+        use std::sync::atomic::Ordering;
+        let (gw, support::Counters { all, .. }) =
+            support::gateway_counting_split("lazycat", |c| c.janitor_interval = 3600).await;
+        let s3 = gw.sdk();
+        let b = "fp-lazy-cat";
+        create_content_bucket(&s3, b).await;
+        let content = gw.db.collection::<Document>(&format!("{b}._content"));
+        let bin = |v: &[u8]| {
+            Bson::Binary(mongodb::bson::Binary {
+                subtype: mongodb::bson::spec::BinarySubtype::Generic,
+                bytes: v.to_vec(),
+            })
+        };
+        let mut whole = Vec::new();
+        let mut base = Vec::new();
+        for i in 0..200u64 {
+            let piece = random_bytes(100, 1000 + i);
+            let sha: [u8; 20] = sha1::Sha1::digest(&piece).into();
+            content
+                .insert_one(doc! {"_id": bin(&sha), "in": bin(&piece)})
+                .await
+                .unwrap();
+            base.push(Bson::Document(doc! {"sha": bin(&sha), "length": 100_i64}));
+            whole.extend(piece);
+        }
+        let sha: [u8; 20] = sha1::Sha1::digest(&whole).into();
+        content
+            .insert_one(
+                doc! {"_id": bin(&sha), "store": "cat", "length": whole.len() as i64, "base": base},
+            )
+            .await
+            .unwrap();
+        let contents = gw.state.store.contents(b);
+        let pointer = grids3::storage::content::Pointer::Sha(sha);
+        let before = all.load(Ordering::SeqCst);
+        let mut stream = contents
+            .read(&pointer, whole.len() as u64, 0, whole.len() as u64)
+            .await
+            .unwrap();
+        let opened = all.load(Ordering::SeqCst) - before;
+        let first = futures::StreamExt::next(&mut stream)
+            .await
+            .unwrap()
+            .unwrap();
+        let to_first = all.load(Ordering::SeqCst) - before;
+        let mut got = first.to_vec();
+        while let Some(p) = futures::StreamExt::next(&mut stream).await {
+            got.extend_from_slice(&p.unwrap());
+        }
+        let total = all.load(Ordering::SeqCst) - before;
+        println!("cat of 200 bases: {opened} commands to open, {to_first} to the first byte, {total} in all");
+        assert!(got == whole, "the cat's bytes");
+        assert_eq!(opened, 1, "opening a cat reads the cat only");
+        assert!(to_first <= 2, "{to_first} commands before the first byte");
+        assert!(total >= 200, "each base read when reached ({total})");
+    });
+}
+
+/// Item 5: `--content-grace` is how long a released content is kept. A deleted object's
+/// content used to be due at once (reclaimed at the next janitor pass, 4 s after the DELETE
+/// at a grace of 600 s), so a reader still streaming it could be cut. It waits out the grace
+/// now, then goes.
+#[test]
+fn a_released_content_waits_out_the_grace() {
+    support::run(async {
+        let gw = quiet_gateway("grace", |c| c.content_grace = 4).await;
+        let s3 = gw.sdk();
+        let store = gw.state.store.clone();
+        let b = "fp-grace";
+        create_content_bucket(&s3, b).await;
+        put(&s3, b, "k", &random_bytes(40 * 1024, 9)).await;
+        let content = gw.db.collection::<Document>(&format!("{b}._content"));
+        s3.delete_object().bucket(b).key("k").send().await.unwrap();
+        let deleted = std::time::Instant::now();
+        store.janitor_pass().await.unwrap();
+        store.janitor_pass().await.unwrap();
+        if deleted.elapsed() < Duration::from_secs(4) {
+            assert_eq!(
+                content.count_documents(doc! {}).await.unwrap(),
+                1,
+                "reclaimed within the grace"
+            );
+        }
+        assert!(
+            support::eventually(20, || async {
+                store.janitor_pass().await.unwrap();
+                content.count_documents(doc! {}).await.unwrap() == 0
+            })
+            .await,
+            "reclaimed after the grace"
+        );
+        assert!(deleted.elapsed() >= Duration::from_secs(4));
+    });
+}

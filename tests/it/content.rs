@@ -621,3 +621,17 @@ fn an_interrupted_conversion_is_finished_by_the_janitor() {
         );
     });
 }
+
+/// Objects written into a content bucket by another v7files writer (PyMongo, from the
+/// StorageFormat description) in the forms grids3 does not write itself: `in` without
+/// `length`, hex `sha`, bare byte-array `cat` pieces, a truncating `length`, no ETag. Each
+/// reads byte for byte through GET and range GETs (`tests/py/seed_forms.py`).
+#[test]
+fn objects_other_v7files_writers_wrote_read_byte_for_byte() {
+    support::run(async {
+        let gw =
+            support::gateway_with(&fresh_name("seedforms"), |c| c.janitor_interval = 3600).await;
+        let db = gw.db.name().to_owned();
+        support::run_py_checks(&gw, "seed_forms.py", "seed", &[&support::db().uri, &db]).await;
+    });
+}

@@ -585,3 +585,185 @@ fn a_released_content_waits_out_the_grace() {
         assert!(deleted.elapsed() >= Duration::from_secs(4));
     });
 }
+
+/// Item 6: a versioned content bucket's PUT "crashes" between its object's document and its
+/// version entry (its registration and key lock expire). The janitor's reaper used to look
+/// the object up in the blobs bucket, where the write is registered, found nothing, and never
+/// recorded the version. It looks in the bucket itself now and records it.
+#[test]
+fn a_versioned_content_write_that_died_before_its_version_is_indexed() {
+    support::run(async {
+        let gw = quiet_gateway("verreap", |c| c.write_lease = 2).await;
+        let s3 = gw.sdk();
+        let store = gw.state.store.clone();
+        let b = "fp-versioned-reap";
+        create_content_bucket(&s3, b).await;
+        s3.put_bucket_versioning()
+            .bucket(b)
+            .versioning_configuration(
+                aws_sdk_s3::types::VersioningConfiguration::builder()
+                    .status(aws_sdk_s3::types::BucketVersioningStatus::Enabled)
+                    .build(),
+            )
+            .send()
+            .await
+            .unwrap();
+        let blobs = grids3::storage::content::blobs_name(b);
+        let data = random_bytes(40 * 1024, 11);
+        let recorded = failpoint::pause("publish.recorded", Some(b));
+        let heartbeat = failpoint::pause("writes.heartbeat", Some(&blobs));
+        let dying = {
+            let (s3, data) = (s3.clone(), data.clone());
+            tokio::spawn(async move { put(&s3, b, "k", &data).await })
+        };
+        recorded.reached().await;
+        heartbeat.reached().await;
+        // The writer is "dead": its key lock goes (as an expired one would be taken over),
+        // and its registration expires; the janitor reaps it.
+        gw.db
+            .collection::<Document>("__keylocks")
+            .delete_many(doc! {})
+            .await
+            .unwrap();
+        let writes = gw.db.collection::<Document>("__writes");
+        assert!(
+            support::eventually(15, || async {
+                store.janitor_pass().await.unwrap();
+                writes
+                    .count_documents(doc! {"bucket": &blobs})
+                    .await
+                    .unwrap()
+                    == 0
+            })
+            .await
+        );
+        let versions = s3.list_object_versions().bucket(b).send().await.unwrap();
+        assert_eq!(
+            versions.versions().len(),
+            1,
+            "the reaper recorded the dead write's version"
+        );
+        assert!(get(&s3, b, "k").await.as_deref() == Ok(data.as_slice()));
+        recorded.release();
+        heartbeat.release();
+        let _ = dying.await;
+        assert!(get(&s3, b, "k").await.as_deref() == Ok(data.as_slice()));
+    });
+}
+
+/// Item 7: a reclaim of a large content stalls after deleting its blob's files document,
+/// past the content's lock; a PUT of the same bytes adopts a new blob meanwhile. The stalled
+/// reclaim used to delete every chunk under the SHA-1, the new blob's too. It deletes the
+/// chunks it read (by `_id`) now.
+#[test]
+fn a_stalled_content_reclaim_spares_a_blob_adopted_again() {
+    support::run(async {
+        let gw = quiet_gateway("reclaimfence", |c| c.content_grace = 0).await;
+        let s3 = gw.sdk();
+        let store = gw.state.store.clone();
+        let b = "fp-reclaim-fence";
+        create_content_bucket(&s3, b).await;
+        let data = random_bytes(1024 * 1024 + 9, 12);
+        put(&s3, b, "k", &data).await;
+        s3.delete_object().bucket(b).key("k").send().await.unwrap();
+        let stop = failpoint::pause("content.reclaim.chunks", Some(b));
+        let released = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let pass = {
+            // Passes until the reclaim runs (the PUT's registration pool keeps its contents
+            // until it retires, a second after the write).
+            let (store, released) = (store.clone(), released.clone());
+            tokio::spawn(async move {
+                while !released.load(std::sync::atomic::Ordering::SeqCst) {
+                    store.janitor_pass().await?;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Ok::<_, grids3::storage::gridfs::GridFsError>(())
+            })
+        };
+        stop.reached().await;
+        // The reclaim's lock is "lost" (it stalled past its expiry), and the same bytes are
+        // stored again.
+        gw.db
+            .collection::<Document>("__keylocks")
+            .delete_many(doc! {})
+            .await
+            .unwrap();
+        put(&s3, b, "k2", &data).await;
+        released.store(true, std::sync::atomic::Ordering::SeqCst);
+        stop.release();
+        pass.await.unwrap().unwrap();
+        assert!(get(&s3, b, "k2").await.as_deref() == Ok(data.as_slice()));
+        let report = grids3::janitor::fsck::run(&store, false).await.unwrap();
+        assert_eq!(report.problems(), 0, "{}", report.render());
+    });
+}
+
+/// Item 8: UploadPartCopy by reference waits for the upload's lock (up to 30 s) after it
+/// referenced the source's content tentatively; meanwhile the source is deleted and the
+/// janitor runs past the grace period. The part's owner was not registered, so the content
+/// was reclaimed and the part named nothing. It is a registered write now.
+#[test]
+fn a_part_copied_by_reference_keeps_its_content_while_it_waits() {
+    support::run(async {
+        let gw = quiet_gateway("partref", |c| c.content_grace = 0).await;
+        let s3 = gw.sdk();
+        let store = gw.state.store.clone();
+        let b = "fp-part-reference";
+        create_content_bucket(&s3, b).await;
+        let data = random_bytes(1024 * 1024 + 5, 13);
+        put(&s3, b, "src", &data).await;
+        let up = s3
+            .create_multipart_upload()
+            .bucket(b)
+            .key("dst")
+            .send()
+            .await
+            .unwrap();
+        let upload_id = up.upload_id().unwrap().to_owned();
+        let stop = failpoint::pause("part.record", Some(b));
+        let copy = {
+            let (s3, upload_id) = (s3.clone(), upload_id.clone());
+            tokio::spawn(async move {
+                s3.upload_part_copy()
+                    .bucket(b)
+                    .key("dst")
+                    .upload_id(upload_id)
+                    .part_number(1)
+                    .copy_source(format!("{b}/src"))
+                    .send()
+                    .await
+            })
+        };
+        stop.reached().await;
+        s3.delete_object()
+            .bucket(b)
+            .key("src")
+            .send()
+            .await
+            .unwrap();
+        store.janitor_pass().await.unwrap();
+        store.janitor_pass().await.unwrap();
+        stop.release();
+        let part = copy.await.unwrap().unwrap();
+        let etag = part.copy_part_result().unwrap().e_tag().unwrap().to_owned();
+        s3.complete_multipart_upload()
+            .bucket(b)
+            .key("dst")
+            .upload_id(upload_id)
+            .multipart_upload(
+                aws_sdk_s3::types::CompletedMultipartUpload::builder()
+                    .parts(
+                        aws_sdk_s3::types::CompletedPart::builder()
+                            .part_number(1)
+                            .e_tag(etag)
+                            .build(),
+                    )
+                    .build(),
+            )
+            .send()
+            .await
+            .unwrap();
+        store.janitor_pass().await.unwrap();
+        assert!(get(&s3, b, "dst").await.as_deref() == Ok(data.as_slice()));
+    });
+}

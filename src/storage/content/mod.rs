@@ -114,13 +114,22 @@ impl Pointer {
         }
     }
 
-    /// The pointer of an object's document, if it has one.
+    /// The pointer of an object's document, if it has one. `sha` is read as grids3 writes it
+    /// (20 bytes binary) or as a 40-digit hex string (another v7files writer's form).
     pub fn of(fields: &Document) -> Option<Self> {
         if let Ok(b) = fields.get_binary_generic("in") {
             return Some(Self::Inline(b.clone()));
         }
-        let sha = fields.get_binary_generic("sha").ok()?;
-        Some(Self::Sha(sha.as_slice().try_into().ok()?))
+        sha_of(fields.get("sha")?).map(Self::Sha)
+    }
+}
+
+/// A SHA-1 stored as 20 bytes of binary or as 40 hex digits.
+pub fn sha_of(v: &Bson) -> Option<[u8; 20]> {
+    match v {
+        Bson::Binary(b) => b.bytes.as_slice().try_into().ok(),
+        Bson::String(s) if s.len() == 40 => hex::decode(s).ok()?.try_into().ok(),
+        _ => None,
     }
 }
 
@@ -323,7 +332,12 @@ impl Contents {
             let want = length.div_ceil(u64::from(chunk_size.max(1)));
             let have = chunks.count_documents(doc! {"files_id": id.clone()}).await?;
             if have != want {
-                chunks.delete_many(doc! {"files_id": id.clone()}).await?;
+                // Deleted while this adoption still holds the lock (one that lost it leaves
+                // them to the next adoption of these bytes, which deletes the chunks of an
+                // adoption that died): never another adoption's.
+                if lock.fence().await? {
+                    chunks.delete_many(doc! {"files_id": id.clone()}).await?;
+                }
                 return Err(GridFsError::Conflict(format!(
                     "{have} of the {want} staged chunks were left (reclaimed after the write's registration expired)"
                 )));
@@ -391,8 +405,10 @@ impl Contents {
         depth: usize,
     ) -> Result<ByteStream> {
         let corrupt = |what: String| GridFsError::Corrupt(format!("content {}: {what}", hex(sha)));
+        // A content longer than its object is read up to the object's length (v7files'
+        // format says the object's `length` truncates); a shorter one is broken.
         let wrong = |have: u64| {
-            length.is_some_and(|l| l != have).then(|| {
+            length.is_some_and(|l| have < l).then(|| {
                 corrupt(format!(
                     "holds {have} bytes, the object says {}",
                     length.unwrap_or_default()
@@ -436,8 +452,11 @@ impl Contents {
                     .get_array("base")
                     .map_err(|_| corrupt("no `base`".into()))?
                 {
-                    let Bson::Document(p) = b else {
-                        return Err(corrupt("a `base` entry is not a document".into()));
+                    let p = match b {
+                        Bson::Document(p) => p.clone(),
+                        // An inline piece written as the bare bytes (another writer's form).
+                        Bson::Binary(bytes) => doc! {"in": bytes.clone()},
+                        _ => return Err(corrupt("a `base` entry is not a document".into())),
                     };
                     let off = p.get("off").and_then(as_i64).unwrap_or(0).max(0) as u64;
                     let inline = p.get_binary_generic("in").ok();
@@ -454,11 +473,8 @@ impl Contents {
                         pieces.push(match inline {
                             Some(b) => Piece::Bytes(slice(b, a, z)?),
                             None => {
-                                let base: [u8; 20] = p
-                                    .get_binary_generic("sha")
-                                    .ok()
-                                    .and_then(|s| s.as_slice().try_into().ok())
-                                    .ok_or_else(|| {
+                                let base: [u8; 20] =
+                                    p.get("sha").and_then(sha_of).ok_or_else(|| {
                                         corrupt("a `base` entry without `sha`".into())
                                     })?;
                                 Piece::Base(base, a, z)

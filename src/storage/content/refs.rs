@@ -267,6 +267,20 @@ impl Contents {
                     .await?;
                 return Ok(doc_gone);
             }
+            // The blob's chunks by `_id`, read while it is marked: should this reclaim stall
+            // past the content's lock, a PUT of the same bytes may adopt a new blob under the
+            // same SHA-1, whose chunks are never among these.
+            let chunk_ids: Vec<Bson> = self
+                .blobs
+                .chunks()
+                .find(doc! {"files_id": id.clone()})
+                .projection(doc! {"_id": 1})
+                .await?
+                .try_collect::<Vec<Document>>()
+                .await?
+                .into_iter()
+                .filter_map(|mut d| d.remove("_id"))
+                .collect();
             if files
                 .delete_one(doc! {"_id": id.clone(), "gc": true})
                 .await?
@@ -275,10 +289,13 @@ impl Contents {
             {
                 return Ok(doc_gone);
             }
-            self.blobs
-                .chunks()
-                .delete_many(doc! {"files_id": id})
-                .await?;
+            crate::failpoint::hit("content.reclaim.chunks", &self.bucket).await;
+            for batch in chunk_ids.chunks(1000) {
+                self.blobs
+                    .chunks()
+                    .delete_many(doc! {"_id": {"$in": batch.to_vec()}})
+                    .await?;
+            }
             Ok(true)
         }
         .await;

@@ -44,15 +44,25 @@ impl FileDoc {
             .get("_id")
             .cloned()
             .ok_or_else(|| GridFsError::Corrupt("files document without _id".into()))?;
+        // A v7files object written by another writer may carry its bytes in `in` without a
+        // `length`, and no `chunkSize` (it has no chunks): the bytes give the length, and the
+        // GridFS default stands in for the chunk size.
+        let inline_len = match doc.get("in") {
+            Some(Bson::Binary(b)) => Some(b.bytes.len() as i64),
+            _ => None,
+        };
+        let pointed = inline_len.is_some() || doc.contains_key("sha");
         let length = doc
             .get("length")
             .and_then(as_i64)
+            .or(inline_len)
             .filter(|l| *l >= 0)
             .ok_or_else(|| GridFsError::Corrupt(format!("bad length in files document {id}")))?;
         let chunk_size = doc
             .get("chunkSize")
             .and_then(as_i64)
             .filter(|c| *c > 0 && *c <= i64::from(i32::MAX))
+            .or(pointed.then_some(i64::from(super::DEFAULT_CHUNK_SIZE)))
             .ok_or_else(|| GridFsError::Corrupt(format!("bad chunkSize in files document {id}")))?;
         let upload_date = match doc.get("uploadDate") {
             Some(Bson::DateTime(d)) => *d,

@@ -58,11 +58,19 @@ impl ObjectStore {
         let Some(md5) = super::content_md5(src) else {
             return Ok(PartByReference::NotApplicable);
         };
-        let owner = mongodb::bson::oid::ObjectId::new();
+        // The part's owner is a registered write until its record is written: the reference
+        // is tentative, and the upload's lock may keep the record waiting for longer than the
+        // grace period, during which the janitor keeps a registered owner's contents.
+        let reg = self
+            .meta
+            .register_write(&content::blobs_name(&up.bucket))
+            .await?;
+        let owner = reg.file_id();
         let contents = self.contents(&up.bucket);
         contents.reference(&Bson::ObjectId(owner), &sha).await?;
         if !contents.keep(&sha, src.file.length).await? {
             contents.release(&Bson::ObjectId(owner)).await?;
+            reg.done().await;
             return Err(GridFsError::FileNotFound);
         }
         let rec = PartRecord {
@@ -76,7 +84,9 @@ impl ObjectStore {
             checksum: None,
             sha: Some(sha),
         };
-        Ok(match self.record_content_part(up, rec).await? {
+        let recorded = self.record_content_part(up, rec, &reg).await;
+        reg.done().await;
+        Ok(match recorded? {
             Some(rec) => PartByReference::Done(rec),
             None => PartByReference::UploadClosed,
         })
@@ -89,8 +99,10 @@ impl ObjectStore {
         &self,
         up: &UploadRecord,
         rec: PartRecord,
+        reg: &WriteReg,
     ) -> Result<Option<PartRecord>> {
         let owner = Bson::ObjectId(rec.file_id);
+        crate::failpoint::hit("part.record", &up.bucket).await;
         let lock = self.lock_upload(up).await?;
         let res = async {
             let still_open = self
@@ -104,6 +116,13 @@ impl ObjectStore {
             }
             if !lock.fence().await? {
                 return Err(GridFsError::Conflict("the upload's lock expired".into()));
+            }
+            // Still registered: the janitor has kept the part's content (a write that
+            // stalled past its lease may have lost it).
+            if !reg.fence().await? {
+                return Err(GridFsError::Conflict(
+                    "the part's write registration expired".into(),
+                ));
             }
             let replaced = self.meta.put_part(&rec).await?;
             if let Some(old) = replaced.filter(|o| o.file_id != rec.file_id) {
@@ -183,7 +202,7 @@ impl ObjectStore {
             checksum,
             sha: Some(sha),
         };
-        let res = self.record_content_part(up, rec).await;
+        let res = self.record_content_part(up, rec, &reg).await;
         reg.done().await;
         res
     }

@@ -373,7 +373,12 @@ impl ObjectStore {
             Pointer::Inline(_) => "in",
             Pointer::Sha(_) => "sha",
         };
-        let value = pointer.fields().remove(field).unwrap_or(Bson::Null);
+        // The pointer as stored (another writer's hex `sha` stays a string there).
+        let value = file
+            .content
+            .as_ref()
+            .and_then(|c| c.get(field).cloned())
+            .unwrap_or(Bson::Null);
         let unset = doc! {"$unset": {"in": "", "sha": "", "contentType": ""}};
         crate::failpoint::hit("convert.to_gridfs.publish", bucket).await;
         // Compare-and-set on the pointer this run read.

@@ -213,7 +213,7 @@ impl ObjectStore {
         }
         let key = d.get_str("filename").unwrap_or_default().to_owned();
         let idx = self.versions(bucket);
-        let e = if d.get_bool("phd").unwrap_or(false) {
+        let e = if crate::storage::versions::index::is_placeholder(&d) {
             // A delete that did not finish: its newest version answers, and a repair follows.
             self.repair_later(bucket, &key);
             idx.latest(&key).await?.filter(|e| !e.is_marker())
@@ -224,14 +224,21 @@ impl ObjectStore {
     }
 
     /// A listed object. A file written by another GridFS client without an MD5 gets its ETag
-    /// computed in the background (at most two at a time), never inside the listing, which
-    /// would read whole objects: until then it is listed with an empty ETag.
+    /// computed once and stored: within the listing when it is small (one read of up to
+    /// [`super::SMALL_READ`] bytes), so a first listing shows it; in the background (at most
+    /// two at a time) when it is larger, because a listing must not read whole large objects:
+    /// until then such an object is listed with an empty ETag.
     async fn object_of(&self, bucket: &str, d: Document) -> Result<ObjectInfo> {
         let mut info = ObjectInfo::from_file(FileDoc::from_document(&d)?);
         if info.meta.etag.is_none() {
             match d.get_str("md5") {
                 Ok(md5) if md5.len() == 32 => {
                     info.meta.etag = Some(format!("\"{}\"", md5.to_ascii_lowercase()));
+                }
+                _ if info.file.length <= super::SMALL_READ => {
+                    if let Err(e) = self.ensure_etag(bucket, &mut info, &d).await {
+                        tracing::warn!(bucket, key = info.key(), error = %e, "could not compute an ETag");
+                    }
                 }
                 _ => self.compute_etag_later(bucket, info.clone(), d),
             }

@@ -359,15 +359,30 @@ impl ObjectStore {
 
     /// Files written by other GridFS clients have no ETag: take the legacy `md5` field when
     /// present, else compute the MD5 once by reading the file, and store it in `metadata`.
-    async fn ensure_etag(&self, bucket: &str, info: &mut ObjectInfo, raw: &Document) -> Result<()> {
+    pub(super) async fn ensure_etag(
+        &self,
+        bucket: &str,
+        info: &mut ObjectInfo,
+        raw: &Document,
+    ) -> Result<()> {
         if info.meta.etag.is_some() {
             return Ok(());
         }
         let hex = match raw.get_str("md5") {
             Ok(md5) if md5.len() == 32 => md5.to_ascii_lowercase(),
             _ => {
-                let fs = self.gridfs(bucket);
-                let mut stream = fs.download_range(&info.file, 0, info.file.length)?;
+                // An object of another v7files writer reads its content; a GridFS file its
+                // chunks.
+                let mut stream = match info.file.content.as_ref().and_then(Pointer::of) {
+                    Some(p) => {
+                        self.contents(bucket)
+                            .read(&p, info.file.length, 0, info.file.length)
+                            .await?
+                    }
+                    None => self
+                        .gridfs(bucket)
+                        .download_range(&info.file, 0, info.file.length)?,
+                };
                 let mut h = Md5::new();
                 while let Some(b) = stream.try_next().await? {
                     h.update(&b);
@@ -830,6 +845,8 @@ impl ObjectStore {
             .files()
             .insert_one(file.to_document())
             .await?;
+        // (Where a test "crashes" a write between its object and its version entry.)
+        crate::failpoint::hit("publish.recorded", bucket).await;
         let info = self.finish_publish(bucket, prepared, file).await?;
         write.reg.done().await;
         Ok(info)
@@ -1157,16 +1174,21 @@ impl ObjectStore {
     /// writes lost chunks.
     async fn reap_dead_write(&self, w: &super::meta::DeadWrite) -> Result<usize> {
         let fs = self.gridfs(&w.bucket);
+        // A content bucket's writes are registered in its blobs bucket (their chunks are
+        // staged there), but the object they publish is a document of the bucket itself.
+        // (No S3 bucket name holds `_`, so the suffix is never a bucket's own.)
+        let objects_bucket = w.bucket.strip_suffix("._blobs").unwrap_or(&w.bucket);
+        let objects = self.gridfs(objects_bucket);
         let mut unpublished = Vec::new();
         for id in &w.file_ids {
-            let published = fs
+            let published = objects
                 .files()
                 .find_one(doc! {"_id": id.clone()})
                 .projection(doc! {"_id": 1})
                 .await?
                 .is_some();
             if published {
-                self.index_file(&w.bucket, id).await?;
+                self.index_file(objects_bucket, id).await?;
             } else {
                 unpublished.push(id.clone());
             }

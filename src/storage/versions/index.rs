@@ -66,7 +66,7 @@ impl VersionIndex {
         let Some(d) = self.coll.find_one(doc! {"_id": master_id(key)}).await? else {
             return Ok(None);
         };
-        if d.get_bool("phd").unwrap_or(false) {
+        if is_placeholder(&d) {
             return Ok(Some(Master::Placeholder));
         }
         Ok(master_entry(&d, key).map(|e| Master::Current(Box::new(e))))
@@ -207,7 +207,7 @@ impl VersionIndex {
         self.coll
             .replace_one(
                 doc! {"_id": master_id(key)},
-                doc! {"_id": master_id(key), "filename": key, "phd": true},
+                doc! {"_id": master_id(key), "filename": key, "isPHD": true},
             )
             .upsert(true)
             .await?;
@@ -299,4 +299,10 @@ pub fn master_entry(d: &Document, key: &str) -> Option<VersionEntry> {
         owner: None,
         file: Some(file),
     })
+}
+
+/// Whether a master document is the placeholder: mongoclient names the field `isPHD`, which
+/// grids3 writes; `phd` is what grids3 wrote before, still read.
+pub fn is_placeholder(d: &Document) -> bool {
+    d.get_bool("isPHD").unwrap_or(false) || d.get_bool("phd").unwrap_or(false)
 }

@@ -12,7 +12,7 @@
 //!   key), holding that version's fields and `filename`. Keys whose latest version is a delete
 //!   marker have no master, so a listing of current objects scans masters only and never walks
 //!   old versions or deleted keys (the v1 grouping);
-//! - a **placeholder master** (`phd: true`, mongoclient's PHD) while the latest version is
+//! - a **placeholder master** (`isPHD: true`, mongoclient's name; `phd` as older grids3 wrote it is read too) while the latest version is
 //!   being deleted: whoever meets it (a read, a listing, the deleting request itself) repairs
 //!   it from the newest entry left.
 //!

@@ -1,0 +1,92 @@
+"""Objects that another v7files writer put into a content-addressed bucket, written here with
+PyMongo from the StorageFormat description (not through grids3), read through S3 with boto3:
+whole and by ranges, byte for byte, with their ETags. The forms grids3 does not write itself
+but must read:
+- an object whose bytes are `in` without a `length` (and without `chunkSize`);
+- `sha` as a 40-digit hex string, on the object and inside a `cat`;
+- an inline `cat` piece given as the bare bytes;
+- an object `length` shorter than its content (the format says the length truncates);
+- no `metadata.etag` on any of them (computed once, then stored);
+and a GridFS file PyMongo wrote into a GridFS bucket, whose first listing shows its ETag.
+
+Usage: python seed_forms.py ENDPOINT ACCESS_KEY SECRET_KEY MONGODB_URI DATABASE
+"""
+import datetime
+import hashlib
+import os
+import sys
+
+import gridfs
+import pymongo
+from bson.binary import Binary
+from s3check import check, client as make_client
+
+endpoint, ak, sk, uri, dbname = sys.argv[1:6]
+s3 = make_client(endpoint, ak, sk)
+db = pymongo.MongoClient(uri)[dbname]
+
+
+def content_bucket(name):
+    c = make_client(endpoint, ak, sk)
+
+    def add(request, **_):
+        request.headers["x-grids3-storage-mode"] = "content"
+
+    c.meta.events.register("before-sign.s3.CreateBucket", add)
+    c.create_bucket(Bucket=name)
+
+
+def md5(b):
+    return '"' + hashlib.md5(b).hexdigest() + '"'
+
+
+def sha1(b):
+    return hashlib.sha1(b).digest()
+
+
+B = "seeded"
+content_bucket(B)
+files, content = db[f"{B}.files"], db[f"{B}._content"]
+now = datetime.datetime.now(datetime.timezone.utc)
+a, b, c = os.urandom(3000), os.urandom(5000), os.urandom(700)
+for piece in (a, b):
+    content.insert_one({"_id": Binary(sha1(piece)), "in": Binary(piece)})
+objects = {}
+
+
+def seed(key, data, **fields):
+    files.insert_one({"filename": key, "uploadDate": now, **fields})
+    objects[key] = data
+
+
+seed("inline-without-length", c, **{"in": Binary(c), "contentType": "application/octet-stream"})
+seed("hex-sha", a, sha=sha1(a).hex(), length=len(a))
+whole = a + c + b
+content.insert_one({
+    "_id": Binary(sha1(whole)), "store": "cat", "length": len(whole),
+    "base": [{"sha": Binary(sha1(a)), "length": len(a)}, Binary(c), {"sha": sha1(b).hex(), "length": len(b)}],
+})
+seed("cat-of-forms", whole, sha=Binary(sha1(whole)), length=len(whole))
+seed("truncating-length", b[:1234], sha=Binary(sha1(b)), length=1234)
+
+for key, data in objects.items():
+    got = s3.get_object(Bucket=B, Key=key)
+    check(got["Body"].read() == data, f"{key}: GET reads it byte for byte")
+    check(got["ETag"] == md5(data), f"{key}: its ETag is the MD5 of its bytes")
+    n = len(data)
+    for first, last in [(0, 0), (1, n // 2), (n // 3, n - 1), (n - 10, n - 1)]:
+        part = s3.get_object(Bucket=B, Key=key, Range=f"bytes={first}-{last}")["Body"].read()
+        check(part == data[first:last + 1], f"{key}: range {first}-{last}")
+    stored = files.find_one({"filename": key}).get("metadata", {}).get("etag")
+    check(stored == md5(data), f"{key}: the ETag was computed once and stored")
+listed = {o["Key"]: o["ETag"] for o in s3.list_objects_v2(Bucket=B)["Contents"]}
+check(listed == {k: md5(v) for k, v in objects.items()}, "the listing shows every seeded object with its ETag")
+
+# A GridFS file PyMongo writes (no MD5: drivers stopped writing it) into a GridFS bucket: its
+# first listing shows its ETag, not "".
+s3.create_bucket(Bucket="pymongo-written")
+data = os.urandom(100_000)
+gridfs.GridFSBucket(db, "pymongo-written").upload_from_stream("g", data)
+listed = s3.list_objects_v2(Bucket="pymongo-written")["Contents"]
+check([(o["Key"], o["ETag"]) for o in listed] == [("g", md5(data))], "a first listing of a PyMongo file shows its ETag")
+print("seed: all checks passed")

@@ -133,7 +133,10 @@ async fn run() -> Result<()> {
         header_read_timeout: std::time::Duration::from_secs(config.header_timeout.max(1)),
         shutdown_deadline: std::time::Duration::from_secs(config.shutdown_deadline),
     };
+    let background = state.clone();
     grids3::server::serve(listener, grids3::app(state), limits, shutdown_signal()).await?;
+    // No janitor pass starts against a database that is about to go (the local one).
+    background.stop_background();
     tracing::info!("stopped");
     drop(local);
     Ok(())

@@ -24,6 +24,8 @@ pub struct AppState {
     pub instance_id: String,
     /// Master keys and the SSE-KMS keyring (server-side encryption).
     pub keys: Arc<crate::crypto::Keys>,
+    /// The janitor's tasks, stopped by [`AppState::stop_background`].
+    background: Arc<std::sync::Mutex<Vec<tokio::task::AbortHandle>>>,
 }
 
 /// Whether a GridFS bucket made by another tool can be served as an S3 bucket: names S3 would
@@ -101,10 +103,21 @@ impl AppState {
             store,
             config: Arc::new(config),
             instance_id,
+            background: Default::default(),
         };
         state.adopt_existing_buckets().await?;
-        crate::janitor::spawn(&state);
+        let handles = crate::janitor::spawn(&state);
+        *state.background.lock().expect("background") = handles;
         Ok(state)
+    }
+
+    /// Stops the janitor's loops (at shutdown; and when a test is done with a gateway, so
+    /// that the idle gateways of a long test run do not keep the database busy). A pass cut
+    /// short is one the next start repeats: every pass is idempotent.
+    pub fn stop_background(&self) {
+        for h in self.background.lock().expect("background").drain(..) {
+            h.abort();
+        }
     }
 
     /// Registers every GridFS bucket in the database that the metastore does not know yet

@@ -54,6 +54,14 @@ pub struct Report {
     pub cats_without_bases: Vec<(String, String)>,
     /// Unreferenced contents `--repair` reclaimed (never one an object or a `cat` names).
     pub reclaimed_contents: u64,
+    /// Content-addressed buckets: `(bucket, owner)` of references whose owner is gone without
+    /// releasing them (their contents would be kept for ever; repaired by releasing them).
+    pub orphan_references: Vec<(String, Bson)>,
+    /// Content-addressed buckets: `(bucket, object id, key)` of objects whose content pointer
+    /// no reader understands, and `(bucket, SHA-1)` of contents in an unknown form.
+    pub unreadable: Vec<(String, Bson, String)>,
+    /// See `unreadable`.
+    pub unreadable_contents: Vec<(String, String)>,
     /// What `--repair` removed: chunk documents, part records, leases, locks.
     pub repaired: Option<(u64, u64, u64, u64)>,
 }
@@ -68,6 +76,9 @@ impl Report {
             + self.unreferenced_objects.len()
             + self.unreferenced_contents.len()
             + self.cats_without_bases.len()
+            + self.orphan_references.len()
+            + self.unreadable.len()
+            + self.unreadable_contents.len()
     }
 
     /// A human-readable report.
@@ -116,6 +127,21 @@ impl Report {
         for (b, sha) in &self.unreferenced_contents {
             line(format!("unreferenced content: bucket {b} sha1 {sha}"));
         }
+        for (b, owner) in &self.orphan_references {
+            line(format!(
+                "reference whose owner is gone: bucket {b} owner {}",
+                key_of(owner)
+            ));
+        }
+        for (b, id, key) in &self.unreadable {
+            line(format!(
+                "unreadable content pointer: bucket {b} object {} ({key})",
+                key_of(id)
+            ));
+        }
+        for (b, sha) in &self.unreadable_contents {
+            line(format!("content in an unknown form: bucket {b} sha1 {sha}"));
+        }
         for (b, sha) in &self.cats_without_bases {
             line(format!(
                 "cat content without its refBase: bucket {b} sha1 {sha}"
@@ -132,17 +158,20 @@ impl Report {
             self.stale_locks
         ));
         line(format!(
-            "content store: {} objects whose content is missing, {} objects without a reference, {} unreferenced contents, {} cat contents without their refBase",
+            "content store: {} objects whose content is missing, {} objects without a reference, {} unreferenced contents, {} cat contents without their refBase, {} references whose owner is gone, {} unreadable forms",
             self.missing_contents.len(),
             self.unreferenced_objects.len(),
             self.unreferenced_contents.len(),
-            self.cats_without_bases.len()
+            self.cats_without_bases.len(),
+            self.orphan_references.len(),
+            self.unreadable.len() + self.unreadable_contents.len()
         ));
         if let Some((c, p, l, k)) = self.repaired {
             line(format!(
-                "repaired: removed {c} chunks, {p} part records, {l} leases, {k} locks; wrote back {} references and {} refBase documents; reclaimed {} unreferenced contents",
+                "repaired: removed {c} chunks, {p} part records, {l} leases, {k} locks; wrote back {} references and {} refBase documents; released {} orphan references; reclaimed {} unreferenced contents",
                 self.unreferenced_objects.len(),
                 self.cats_without_bases.len(),
+                self.orphan_references.len(),
                 self.reclaimed_contents
             ));
         }
@@ -320,6 +349,13 @@ pub async fn run(store: &ObjectStore, repair: bool) -> Result<Report> {
             .cats_without_bases
             .extend(c.cats_without_bases.into_iter().map(|s| (b.clone(), s)));
         report.reclaimed_contents += c.reclaimed_contents;
+        report
+            .orphan_references
+            .extend(c.orphan_references.into_iter().map(|o| (b.clone(), o)));
+        report.unreadable.extend(tag(c.unreadable));
+        report
+            .unreadable_contents
+            .extend(c.unreadable_contents.into_iter().map(|s| (b.clone(), s)));
     }
     report.stale_writes = meta.stale_writes().await?;
     report.stale_leases = meta.expired_leases().await?;

@@ -11,8 +11,9 @@ use std::time::Duration;
 
 use crate::state::AppState;
 
-/// Starts the janitor loop on the current runtime.
-pub fn spawn(state: &AppState) {
+/// Starts the janitor loop on the current runtime; the handles of its tasks (see
+/// [`AppState::stop_background`]).
+pub fn spawn(state: &AppState) -> Vec<tokio::task::AbortHandle> {
     let st = state.clone();
     let store = state.store.clone();
     let every = Duration::from_secs(state.config.janitor_interval.max(1));
@@ -27,7 +28,8 @@ pub fn spawn(state: &AppState) {
     // Version index builds whose instance died are taken over (a lead per bucket elects one
     // instance); a build can take long, so it runs beside the janitor's loop, not in it.
     let builds = state.store.clone();
-    crate::background::spawn("builds", async move {
+    let mut handles = Vec::new();
+    let h = crate::background::spawn("builds", async move {
         let mut tick = tokio::time::interval(every * 12);
         tick.tick().await;
         loop {
@@ -51,7 +53,8 @@ pub fn spawn(state: &AppState) {
             }
         }
     });
-    crate::background::spawn("janitor", async move {
+    handles.push(h.abort_handle());
+    let h = crate::background::spawn("janitor", async move {
         let mut tick = tokio::time::interval(every);
         loop {
             tick.tick().await;
@@ -115,4 +118,6 @@ pub fn spawn(state: &AppState) {
             crate::metrics::background_run("multipart_sweep", outcome, t.elapsed().as_secs_f64());
         }
     });
+    handles.push(h.abort_handle());
+    handles
 }

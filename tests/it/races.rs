@@ -360,9 +360,78 @@ fn fsck_repair_writes_references_back_before_it_reclaims() {
         put(&s3, b, "small", &small).await;
         put(&s3, b, "large", &large).await;
         put(&s3, b, "orphan", &random_bytes(50 * 1024, 7)).await;
+        // A multipart object: a `cat` content, whose `refBase` keeps its parts' contents.
+        let (p1, p2) = (random_bytes(5 * 1024 * 1024, 14), b"tail".to_vec());
+        let up = s3
+            .create_multipart_upload()
+            .bucket(b)
+            .key("multi")
+            .send()
+            .await
+            .unwrap();
+        let id = up.upload_id().unwrap();
+        let mut parts = Vec::new();
+        for (n, p) in [(1, &p1), (2, &p2)] {
+            let r = s3
+                .upload_part()
+                .bucket(b)
+                .key("multi")
+                .upload_id(id)
+                .part_number(n)
+                .body(ByteStream::from(p.clone()))
+                .send()
+                .await
+                .unwrap();
+            parts.push(
+                aws_sdk_s3::types::CompletedPart::builder()
+                    .part_number(n)
+                    .e_tag(r.e_tag().unwrap())
+                    .build(),
+            );
+        }
+        s3.complete_multipart_upload()
+            .bucket(b)
+            .key("multi")
+            .upload_id(id)
+            .multipart_upload(
+                aws_sdk_s3::types::CompletedMultipartUpload::builder()
+                    .set_parts(Some(parts))
+                    .build(),
+            )
+            .send()
+            .await
+            .unwrap();
+        let multi = [p1, p2].concat();
         store.janitor_pass().await.unwrap();
         let refs = gw.db.collection::<Document>(&format!("{b}._refs"));
         let files = gw.db.collection::<Document>(&format!("{b}.files"));
+        // The cat loses its refBase; a reference outlives its owner without a release.
+        let cat = files
+            .find_one(doc! {"filename": "multi"})
+            .await
+            .unwrap()
+            .unwrap()
+            .get("sha")
+            .cloned()
+            .unwrap();
+        assert_eq!(
+            refs.delete_one(doc! {"_id": cat})
+                .await
+                .unwrap()
+                .deleted_count,
+            1
+        );
+        let small_sha = files
+            .find_one(doc! {"filename": "small"})
+            .await
+            .unwrap()
+            .unwrap()
+            .get("sha")
+            .cloned()
+            .unwrap();
+        refs.insert_one(doc! {"_id": mongodb::bson::oid::ObjectId::new(), "refs": [small_sha.clone()], "refHistory": [small_sha]})
+            .await
+            .unwrap();
         // Damage: two objects lose their references; one content loses its object (a truly
         // unreferenced content, which repair may reclaim).
         for k in ["small", "large", "orphan"] {
@@ -379,18 +448,39 @@ fn fsck_repair_writes_references_back_before_it_reclaims() {
                 files.delete_one(doc! {"_id": id}).await.unwrap();
             }
         }
+        // With a gateway serving (this one), as `--help` promises: a reader runs throughout.
+        let reading = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let reader = {
+            let (s3, reading, large) = (s3.clone(), reading.clone(), large.clone());
+            tokio::spawn(async move {
+                let mut reads = 0;
+                while reading.load(std::sync::atomic::Ordering::SeqCst) {
+                    assert!(get(&s3, b, "large").await.as_deref() == Ok(large.as_slice()));
+                    reads += 1;
+                }
+                reads
+            })
+        };
         let report = grids3::janitor::fsck::run(&store, true).await.unwrap();
         let text = report.render();
         assert_eq!(report.unreferenced_objects.len(), 2, "{text}");
+        assert_eq!(report.cats_without_bases.len(), 1, "{text}");
+        assert_eq!(report.orphan_references.len(), 1, "{text}");
         assert_eq!(report.reclaimed_contents, 1, "{text}");
         assert!(text.contains("content store:"), "{text}");
-        assert!(get(&s3, b, "small").await.as_deref() == Ok(small.as_slice()));
-        assert!(get(&s3, b, "large").await.as_deref() == Ok(large.as_slice()));
-        // The janitor, after the grace, keeps them too (their references are back).
+        let check = || async {
+            assert!(get(&s3, b, "small").await.as_deref() == Ok(small.as_slice()));
+            assert!(get(&s3, b, "large").await.as_deref() == Ok(large.as_slice()));
+            assert!(get(&s3, b, "multi").await.as_deref() == Ok(multi.as_slice()));
+        };
+        check().await;
+        // The janitor, after the grace, keeps them too (their references are back), and
+        // takes the released orphan reference.
         store.janitor_pass().await.unwrap();
         store.janitor_pass().await.unwrap();
-        assert!(get(&s3, b, "small").await.as_deref() == Ok(small.as_slice()));
-        assert!(get(&s3, b, "large").await.as_deref() == Ok(large.as_slice()));
+        check().await;
+        reading.store(false, std::sync::atomic::Ordering::SeqCst);
+        assert!(reader.await.unwrap() > 0);
         let again = grids3::janitor::fsck::run(&store, false).await.unwrap();
         assert_eq!(again.problems(), 0, "{}", again.render());
     });

@@ -100,6 +100,19 @@ pub struct Gateway {
     pub state: grids3::AppState,
     /// Its database.
     pub db: mongodb::Database,
+    /// The server task of a gateway this handle started: dropping the handle stops it and
+    /// the gateway's janitor, so that the idle gateways of finished tests do not keep the
+    /// shared database busy for the rest of the run. `None` for a handle onto another's.
+    pub owned: Option<tokio::task::AbortHandle>,
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        if let Some(server) = self.owned.take() {
+            server.abort();
+            self.state.stop_background();
+        }
+    }
 }
 
 impl Gateway {
@@ -190,7 +203,7 @@ pub async fn gateway_with_client(
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let app = grids3::app(state.clone());
-    tokio::spawn(async move {
+    let server = tokio::spawn(async move {
         axum::serve(
             listener,
             app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
@@ -202,6 +215,7 @@ pub async fn gateway_with_client(
         addr,
         state,
         db: client.database(db_name),
+        owned: Some(server.abort_handle()),
     }
 }
 
@@ -521,6 +535,7 @@ impl Process {
             addr: self.addr,
             state: peer.state.clone(),
             db: peer.db.clone(),
+            owned: None,
         }
     }
 

@@ -288,7 +288,8 @@ check(code(lambda: s3.delete_object(Bucket=L, Key="g", VersionId=gov, BypassGove
       "a GOVERNANCE version is deleted with a bypass by the owner")
 s3.put_object_legal_hold(Bucket=L, Key="h", VersionId=hold, LegalHold={"Status": "OFF"})
 check(code(lambda: s3.delete_object(Bucket=L, Key="h", VersionId=hold)) == "OK", "after the legal hold is lifted it can go")
-until = soon(2)
+# Far enough ahead that the PUT reaches the gateway before it on a loaded machine.
+until = soon(5)
 short = s3.put_object(Bucket=L, Key="s", Body=b"s", ObjectLockMode="COMPLIANCE", ObjectLockRetainUntilDate=until)["VersionId"]
 time.sleep(max(0.0, (until - datetime.datetime.now(datetime.timezone.utc)).total_seconds()) + 1)
 check(code(lambda: s3.delete_object(Bucket=L, Key="s", VersionId=short)) == "OK", "an expired COMPLIANCE retention no longer holds")

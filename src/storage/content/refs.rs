@@ -334,6 +334,12 @@ pub struct Consistency {
     pub cats_without_bases: Vec<String>,
     /// Of the unreferenced contents, how many `--repair` reclaimed (none that anything names).
     pub reclaimed_contents: u64,
+    /// References whose owner is gone without releasing them (repaired by releasing them).
+    pub orphan_references: Vec<Bson>,
+    /// Objects (`_id`, key) whose content pointer no reader understands.
+    pub unreadable: Vec<(Bson, String)>,
+    /// Contents (SHA-1 hex) stored in a form no reader understands.
+    pub unreadable_contents: Vec<String>,
 }
 
 impl Contents {
@@ -371,14 +377,15 @@ impl Contents {
             .try_collect()
             .await?;
         for o in pointing {
-            let (Some(id), Ok(sha)) = (o.get("_id").cloned(), o.get_binary_generic("sha")) else {
+            let Some(id) = o.get("_id").cloned() else {
                 continue;
             };
-            let Ok(sha) = <[u8; 20]>::try_from(sha.as_slice()) else {
+            let key = o.get_str("filename").unwrap_or_default().to_owned();
+            let Some(sha) = o.get("sha").and_then(super::sha_of) else {
+                out.unreadable.push((id, key));
                 continue;
             };
             named.insert(sha);
-            let key = o.get_str("filename").unwrap_or_default().to_owned();
             let still = || async {
                 Ok::<_, GridFsError>(
                     objects
@@ -465,6 +472,61 @@ impl Contents {
                     &<[u8; 20]>::try_from(id.bytes.as_slice()).unwrap_or_default()
                 ));
             }
+        }
+        // Contents in a form no reader knows.
+        let odd: Vec<Document> = self
+            .content
+            .find(doc! {"store": {"$nin": ["raw", "gz", "cat"], "$exists": true}})
+            .projection(doc! {"_id": 1})
+            .await?
+            .try_collect()
+            .await?;
+        for d in odd {
+            if let Some(sha) = d.get("_id").and_then(super::sha_of) {
+                out.unreadable_contents.push(hex(&sha));
+            }
+        }
+        // References no owner holds any more and that nothing will release (their owner went
+        // without its release, as when a process died between the two): their contents would
+        // be kept for ever. Repair releases them (the grace period then applies).
+        let held: Vec<Document> = self
+            .refs
+            .find(doc! {"purge": {"$exists": false}})
+            .projection(doc! {"_id": 1})
+            .await?
+            .try_collect()
+            .await?;
+        for r in held {
+            let Some(owner) = r.get("_id").cloned() else {
+                continue;
+            };
+            let points = objects
+                .find_one(doc! {"_id": owner.clone()})
+                .projection(doc! {"in": 1, "sha": 1})
+                .await?
+                .is_some_and(|d| d.contains_key("sha") || d.contains_key("in"));
+            let alive = points
+                || self.meta.part_uses_file(&owner).await?
+                || (matches!(owner, Bson::Binary(_))
+                    && self
+                        .content
+                        .find_one(doc! {"_id": owner.clone()})
+                        .projection(doc! {"_id": 1})
+                        .await?
+                        .is_some())
+                || self.meta.write_in_progress(&owner).await?;
+            if alive {
+                continue;
+            }
+            if repair {
+                self.refs
+                    .update_one(
+                        doc! {"_id": owner.clone(), "purge": {"$exists": false}},
+                        doc! {"$set": {"purge": self.grace_end()}},
+                    )
+                    .await?;
+            }
+            out.orphan_references.push(owner);
         }
         for sha in stored {
             if self.referenced(&sha, &Bson::Null).await? {

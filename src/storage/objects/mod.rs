@@ -1125,6 +1125,11 @@ impl ObjectStore {
             fs.files()
                 .delete_one(doc! {"_id": p.file_id.clone()})
                 .await?;
+            // And its content's reference released (a reclaim that died between the hide and
+            // the release would otherwise keep the content for ever).
+            if self.may_hold_contents(&p.bucket).await? {
+                self.contents(&p.bucket).release(&p.file_id).await?;
+            }
             if let Some(e) = &p.entry {
                 self.versions(&p.bucket).remove_id(e).await?;
             }

@@ -123,34 +123,19 @@ impl Contents {
             // makes them match nothing, and the next pass looks again.
             let read = d.get("purge").cloned().unwrap_or(Bson::Null);
             let as_read = doc! {"_id": owner.clone(), "purge": read};
-            // (An object that no longer points at a content, converted to GridFS, does not
-            // keep its reference.)
-            // (By `_id` alone: SecantusDB's planner scans for an `_id` with another predicate.)
-            let published = objects
-                .find_one(doc! {"_id": owner.clone()})
-                .projection(doc! {"sha": 1})
-                .await?
-                .is_some_and(|d| d.contains_key("sha"));
-            // The owner lives on: a PUT's object that was published, a multipart upload's
-            // part (its record names the owner), or a `cat` content (its `refBase` document,
-            // released by a reclaim that then found the content stored again).
-            let alive = published
-                || self.meta.part_uses_file(&owner).await?
-                || (matches!(owner, Bson::Binary(_))
-                    && self
-                        .content
-                        .find_one(doc! {"_id": owner.clone()})
-                        .projection(doc! {"_id": 1})
-                        .await?
-                        .is_some());
-            if alive {
+            if self.owner_alive(objects, &owner).await? {
                 crate::failpoint::hit("refs.collect.alive", &self.bucket).await;
                 self.refs
                     .update_one(as_read, doc! {"$unset": {"purge": ""}})
                     .await?;
                 continue;
             }
-            if self.meta.write_in_progress(&owner).await? {
+            // A write still under way: a PUT's registration, or an upload whose completion
+            // will publish its object under this id (a completion may take longer than the
+            // grace period; the upload's record outlives it either way).
+            if self.meta.write_in_progress(&owner).await?
+                || self.meta.upload_pending_for(&owner).await?
+            {
                 continue;
             }
             for sha in shas(&d, "refs").into_iter().chain(shas(&d, "refBase")) {
@@ -162,6 +147,28 @@ impl Contents {
             self.refs.delete_one(as_read).await?;
         }
         Ok(reclaimed)
+    }
+
+    /// Whether a reference's owner lives on: a published object that points at a content, a
+    /// multipart upload's part (its record names the owner), or a `cat` content (its
+    /// `refBase` document). An object that no longer points at a content (converted to GridFS)
+    /// does not keep its reference; an inline object never had one.
+    async fn owner_alive(&self, objects: &Collection<Document>, owner: &Bson) -> Result<bool> {
+        // (By `_id` alone: SecantusDB's planner scans for an `_id` with another predicate.)
+        let published = objects
+            .find_one(doc! {"_id": owner.clone()})
+            .projection(doc! {"sha": 1})
+            .await?
+            .is_some_and(|d| d.contains_key("sha"));
+        Ok(published
+            || self.meta.part_uses_file(owner).await?
+            || (matches!(owner, Bson::Binary(_))
+                && self
+                    .content
+                    .find_one(doc! {"_id": owner.clone()})
+                    .projection(doc! {"_id": 1})
+                    .await?
+                    .is_some()))
     }
 
     /// One grace period from now, in the database's time: when a tentative or released
@@ -270,17 +277,9 @@ impl Contents {
             // The blob's chunks by `_id`, read while it is marked: should this reclaim stall
             // past the content's lock, a PUT of the same bytes may adopt a new blob under the
             // same SHA-1, whose chunks are never among these.
-            let chunk_ids: Vec<Bson> = self
-                .blobs
-                .chunks()
-                .find(doc! {"files_id": id.clone()})
-                .projection(doc! {"_id": 1})
-                .await?
-                .try_collect::<Vec<Document>>()
-                .await?
-                .into_iter()
-                .filter_map(|mut d| d.remove("_id"))
-                .collect();
+            let chunk_ids =
+                crate::storage::gridfs::ids_of(self.blobs.chunks(), doc! {"files_id": id.clone()})
+                    .await?;
             if files
                 .delete_one(doc! {"_id": id.clone(), "gc": true})
                 .await?
@@ -500,22 +499,10 @@ impl Contents {
             let Some(owner) = r.get("_id").cloned() else {
                 continue;
             };
-            let points = objects
-                .find_one(doc! {"_id": owner.clone()})
-                .projection(doc! {"in": 1, "sha": 1})
-                .await?
-                .is_some_and(|d| d.contains_key("sha") || d.contains_key("in"));
-            let alive = points
-                || self.meta.part_uses_file(&owner).await?
-                || (matches!(owner, Bson::Binary(_))
-                    && self
-                        .content
-                        .find_one(doc! {"_id": owner.clone()})
-                        .projection(doc! {"_id": 1})
-                        .await?
-                        .is_some())
-                || self.meta.write_in_progress(&owner).await?;
-            if alive {
+            if self.owner_alive(objects, &owner).await?
+                || self.meta.write_in_progress(&owner).await?
+                || self.meta.upload_pending_for(&owner).await?
+            {
                 continue;
             }
             if repair {

@@ -19,6 +19,7 @@ pub use codec::{id_bytes, ChunkBinding, ChunkCodec, Sealing};
 pub use download::ByteStream;
 pub(crate) use file::as_i64;
 pub use file::FileDoc;
+pub use ops::ids_of;
 pub use upload::{Digests, Upload, UploadOptions};
 
 use std::sync::Arc;

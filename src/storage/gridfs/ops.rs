@@ -27,16 +27,7 @@ impl GridFsBucket {
 
     /// Deletes every revision of `filename` and their chunks.
     pub async fn delete_by_name(&self, filename: &str) -> Result<()> {
-        let ids: Vec<Bson> = self
-            .files()
-            .find(doc! {"filename": filename})
-            .projection(doc! {"_id": 1})
-            .await?
-            .try_collect::<Vec<Document>>()
-            .await?
-            .into_iter()
-            .filter_map(|mut d| d.remove("_id"))
-            .collect();
+        let ids = ids_of(self.files(), doc! {"filename": filename}).await?;
         if ids.is_empty() {
             return Err(GridFsError::FileNotFound);
         }
@@ -103,4 +94,22 @@ impl GridFsBucket {
         self.chunks().drop().await?;
         Ok(())
     }
+}
+
+/// The `_id`s of the documents of `coll` that match `filter` (what a compare-and-set delete
+/// removes later: those documents, never others that match the filter by then).
+pub async fn ids_of(
+    coll: &mongodb::Collection<Document>,
+    filter: Document,
+) -> mongodb::error::Result<Vec<Bson>> {
+    Ok(coll
+        .find(filter)
+        .projection(doc! {"_id": 1})
+        .batch_size(10_000)
+        .await?
+        .try_collect::<Vec<Document>>()
+        .await?
+        .into_iter()
+        .filter_map(|mut d| d.remove("_id"))
+        .collect())
 }

@@ -378,6 +378,23 @@ impl MetaStore {
             .is_some())
     }
 
+    /// Whether an upload that is neither completed nor aborting will publish its object
+    /// under `file_id` (its completion may still be under way). Filtered in code: one indexed
+    /// field per query.
+    pub async fn upload_pending_for(
+        &self,
+        file_id: &mongodb::bson::Bson,
+    ) -> mongodb::error::Result<bool> {
+        Ok(self
+            .uploads
+            .find_one(doc! {"fileId": file_id.clone()})
+            .projection(doc! {"completedAt": 1, "aborting": 1})
+            .await?
+            .is_some_and(|d| {
+                !d.contains_key("completedAt") && !d.get_bool("aborting").unwrap_or(false)
+            }))
+    }
+
     /// Every part record (for fsck).
     pub async fn all_parts(&self) -> mongodb::error::Result<Vec<PartRecord>> {
         let docs: Vec<Document> = self.parts.find(doc! {}).await?.try_collect().await?;

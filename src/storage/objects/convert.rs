@@ -283,17 +283,11 @@ impl ObjectStore {
         // The chunks go once no reader streams them (a GET that found the document before
         // the update holds a lease). By their `_id`s, read now: chunks written for this file
         // later (a conversion back to GridFS) are never among them.
-        let ids: Vec<Bson> = self
-            .gridfs(bucket)
-            .chunks()
-            .find(doc! {"files_id": file.id.clone()})
-            .projection(doc! {"_id": 1})
-            .await?
-            .try_collect::<Vec<Document>>()
-            .await?
-            .into_iter()
-            .filter_map(|mut d| d.remove("_id"))
-            .collect();
+        let ids = crate::storage::gridfs::ids_of(
+            self.gridfs(bucket).chunks(),
+            doc! {"files_id": file.id.clone()},
+        )
+        .await?;
         let record = self.meta.add_chunk_reclaim(bucket, &file.id, ids).await?;
         self.finish_chunk_reclaim(&record).await?;
         Ok(true)

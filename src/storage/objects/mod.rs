@@ -955,17 +955,8 @@ impl ObjectStore {
     /// chunks, drop their records; leased ones are left to the janitor.
     pub async fn delete_keys(&self, bucket: &str, keys: &[String]) -> Result<()> {
         let fs = self.gridfs(bucket);
-        let ids: Vec<Bson> = fs
-            .files()
-            .find(doc! {"filename": {"$in": keys.to_vec()}})
-            .projection(doc! {"_id": 1})
-            .batch_size(10_000)
-            .await?
-            .try_collect::<Vec<Document>>()
-            .await?
-            .into_iter()
-            .filter_map(|mut d| d.remove("_id"))
-            .collect();
+        let ids =
+            super::gridfs::ids_of(fs.files(), doc! {"filename": {"$in": keys.to_vec()}}).await?;
         if ids.is_empty() {
             return Ok(());
         }

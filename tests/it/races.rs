@@ -801,7 +801,15 @@ fn a_part_copied_by_reference_keeps_its_content_while_it_waits() {
         let b = "fp-part-reference";
         create_content_bucket(&s3, b).await;
         let data = random_bytes(1024 * 1024 + 5, 13);
-        put(&s3, b, "src", &data).await;
+        // The source comes through another instance: its pool of write registrations is not
+        // the one the waiting part takes its id from (a pool in use keeps all its ids'
+        // references, which would hide the race).
+        let other = support::gateway_with(gw.db.name(), |c| {
+            c.janitor_interval = 3600;
+            c.content_grace = 0;
+        })
+        .await;
+        put(&other.sdk(), b, "src", &data).await;
         let up = s3
             .create_multipart_upload()
             .bucket(b)
@@ -825,13 +833,37 @@ fn a_part_copied_by_reference_keeps_its_content_while_it_waits() {
             })
         };
         stop.reached().await;
+        let src_id = gw
+            .db
+            .collection::<Document>(&format!("{b}.files"))
+            .find_one(doc! {"filename": "src"})
+            .await
+            .unwrap()
+            .unwrap()
+            .get("_id")
+            .cloned()
+            .unwrap();
         s3.delete_object()
             .bucket(b)
             .key("src")
             .send()
             .await
             .unwrap();
-        store.janitor_pass().await.unwrap();
+        // Janitor passes until the source's own reference is collected (its PUT's pool of
+        // registrations keeps it for a second or so): by then only the waiting part holds
+        // the content.
+        let refs = gw.db.collection::<Document>(&format!("{b}._refs"));
+        assert!(
+            support::eventually(20, || async {
+                store.janitor_pass().await.unwrap();
+                refs.count_documents(doc! {"_id": src_id.clone()})
+                    .await
+                    .unwrap()
+                    == 0
+            })
+            .await,
+            "the source's reference was collected"
+        );
         store.janitor_pass().await.unwrap();
         stop.release();
         let part = copy.await.unwrap().unwrap();

@@ -365,19 +365,6 @@ impl MetaStore {
             .is_some())
     }
 
-    /// Whether an upload record will publish its object under `file_id`.
-    pub async fn upload_uses_file(
-        &self,
-        file_id: &mongodb::bson::Bson,
-    ) -> mongodb::error::Result<bool> {
-        Ok(self
-            .uploads
-            .find_one(doc! {"fileId": file_id.clone()})
-            .projection(doc! {"_id": 1})
-            .await?
-            .is_some())
-    }
-
     /// Whether an upload that is neither completed nor aborting will publish its object
     /// under `file_id` (its completion may still be under way). Filtered in code: one indexed
     /// field per query.

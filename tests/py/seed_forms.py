@@ -14,6 +14,7 @@ Usage: python seed_forms.py ENDPOINT ACCESS_KEY SECRET_KEY MONGODB_URI DATABASE
 import datetime
 import hashlib
 import os
+import re
 import sys
 
 import gridfs
@@ -89,4 +90,16 @@ data = os.urandom(100_000)
 gridfs.GridFSBucket(db, "pymongo-written").upload_from_stream("g", data)
 listed = s3.list_objects_v2(Bucket="pymongo-written")["Contents"]
 check([(o["Key"], o["ETag"]) for o in listed] == [("g", md5(data))], "a first listing of a PyMongo file shows its ETag")
+# A large one (3 MiB, past the 1 MiB a listing or HEAD reads to compute an MD5) gets an opaque
+# ETag of the multipart form on its first listing, never "", and the same one from HEAD and GET.
+big = os.urandom(3 * 1024 * 1024)
+gridfs.GridFSBucket(db, "pymongo-written").upload_from_stream("big", big)
+listed = {o["Key"]: o["ETag"] for o in s3.list_objects_v2(Bucket="pymongo-written")["Contents"]}
+chunks = -(-len(big) // (255 * 1024))
+check(re.fullmatch(r'"[0-9a-f]{32}-%d"' % chunks, listed["big"]) is not None, f"a large PyMongo file's first listing shows an opaque ETag: {listed['big']}")
+check(s3.head_object(Bucket="pymongo-written", Key="big")["ETag"] == listed["big"], "HEAD shows the listed ETag")
+got = s3.get_object(Bucket="pymongo-written", Key="big")
+check(got["ETag"] == listed["big"] and got["Body"].read() == big, "GET shows it too, with the bytes")
+stored = db["pymongo-written.files"].find_one({"filename": "big"})["metadata"]["etag"]
+check(stored == listed["big"], "the opaque ETag was stored once")
 print("seed: all checks passed")

@@ -224,43 +224,14 @@ impl ObjectStore {
     }
 
     /// A listed object. A file written by another GridFS client without an MD5 gets its ETag
-    /// computed once and stored: within the listing when it is small (one read of up to
-    /// [`super::SMALL_READ`] bytes), so a first listing shows it; in the background (at most
-    /// two at a time) when it is larger, because a listing must not read whole large objects:
-    /// until then such an object is listed with an empty ETag.
+    /// on its first listing, computed once and stored (see `ensure_etag`: a read of at most
+    /// [`super::SMALL_READ`] bytes, or no read at all for a larger file).
     async fn object_of(&self, bucket: &str, d: Document) -> Result<ObjectInfo> {
         let mut info = ObjectInfo::from_file(FileDoc::from_document(&d)?);
-        if info.meta.etag.is_none() {
-            match d.get_str("md5") {
-                Ok(md5) if md5.len() == 32 => {
-                    info.meta.etag = Some(format!("\"{}\"", md5.to_ascii_lowercase()));
-                }
-                _ if info.file.length <= super::SMALL_READ => {
-                    if let Err(e) = self.ensure_etag(bucket, &mut info, &d).await {
-                        tracing::warn!(bucket, key = info.key(), error = %e, "could not compute an ETag");
-                    }
-                }
-                _ => self.compute_etag_later(bucket, info.clone(), d),
-            }
+        if let Err(e) = self.ensure_etag(bucket, &mut info, &d).await {
+            tracing::warn!(bucket, key = info.key(), error = %e, "could not compute an ETag");
         }
         Ok(info)
-    }
-
-    fn compute_etag_later(&self, bucket: &str, mut info: ObjectInfo, raw: Document) {
-        static SLOTS: std::sync::OnceLock<std::sync::Arc<tokio::sync::Semaphore>> =
-            std::sync::OnceLock::new();
-        let slots = SLOTS
-            .get_or_init(|| std::sync::Arc::new(tokio::sync::Semaphore::new(2)))
-            .clone();
-        let (store, bucket) = (self.clone(), bucket.to_owned());
-        tokio::spawn(async move {
-            let Ok(_slot) = slots.acquire_owned().await else {
-                return;
-            };
-            if let Err(e) = store.ensure_etag(&bucket, &mut info, &raw).await {
-                tracing::warn!(bucket, key = info.key(), error = %e, "could not compute an ETag");
-            }
-        });
     }
 }
 

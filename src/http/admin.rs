@@ -311,7 +311,7 @@ async fn access(State(st): State<AppState>, req: Request) -> Result<Response, Ad
                 Err(_) => (false, "left to the object's ACL, which does not allow it (or there is no such key: 403)"),
             }
         }
-        Access::Denied => (false, ex.rule),
+        Access::Denied | Access::MethodNotAllowed => (false, ex.rule),
         Access::Granted | Access::GrantedUnlisted => (true, ex.rule),
     };
     let pab = ex.public_access_block;

@@ -82,6 +82,9 @@ pub enum AclNeed {
 pub fn needs(op: &Op) -> Option<(Role, Option<AclNeed>)> {
     use AclNeed::{Bucket, Object};
     use Op::*;
+    if let Some(row) = super::owner_only::lookup(op) {
+        return Some((Role::Owner, row.acl.map(Bucket)));
+    }
     Some(match op {
         // PostObject authorizes itself as a PutObject once its form is verified.
         ListBuckets | CreateBucket | NotImplemented(_) | Preflight | PostObject => return None,
@@ -105,10 +108,11 @@ pub fn needs(op: &Op) -> Option<(Role, Option<AclNeed>)> {
         | AbortMultipartUpload
         | ListParts => (Role::Write, Some(Bucket(Perm::Write))),
         PutObjectTagging | DeleteObjectTagging => (Role::Write, None),
-        GetBucketAcl => (Role::Owner, Some(Bucket(Perm::ReadAcp))),
-        PutBucketAcl => (Role::Owner, Some(Bucket(Perm::WriteAcp))),
         PutObjectAcl => (Role::Owner, Some(Object(Perm::WriteAcp))),
-        DeleteBucket
+        // Owner-only: decided by `owner_only::OWNER_ONLY` above.
+        GetBucketAcl
+        | PutBucketAcl
+        | DeleteBucket
         | PutBucketTagging
         | DeleteBucketTagging
         | GetBucketCors
@@ -161,6 +165,9 @@ pub enum Access {
     GrantedUnlisted,
     /// Refused.
     Denied,
+    /// Refused with `405 MethodNotAllowed`: a bucket policy operation that the policy allows
+    /// to a key that does not own the bucket (AWS's answer to another account).
+    MethodNotAllowed,
 }
 
 /// What the decision looks at, besides the operation's needs.
@@ -229,6 +236,43 @@ pub fn decide_why(
     );
     if i.policy == Verdict::Deny && !(i.owner && policy_op) {
         return (Access::Denied, "an explicit Deny in the bucket policy");
+    }
+    if let Some(row) = super::owner_only::lookup(op) {
+        if i.role.is_some_and(|r| r >= Role::Owner) {
+            return (
+                Access::Granted,
+                if i.owner {
+                    "the key owns the bucket"
+                } else {
+                    "the admin API made the key an owner of the bucket"
+                },
+            );
+        }
+        if row
+            .acl
+            .is_some_and(|p| grants::allows(i.bucket_acl, i.who, p))
+        {
+            return (Access::Granted, "the bucket's ACL (an ACP permission)");
+        }
+        return match i.who {
+            Principal::Anonymous => (
+                Access::Denied,
+                "owner-only: never an unsigned request, whatever the policy says",
+            ),
+            Principal::Key(_)
+                if i.policy == Verdict::Allow
+                    && row.others == super::owner_only::Refusal::MethodNotAllowed =>
+            {
+                (
+                    Access::MethodNotAllowed,
+                    "owner-only: the policy allows it, but the key does not own the bucket (405)",
+                )
+            }
+            Principal::Key(_) => (
+                Access::Denied,
+                "owner-only: a bucket policy grants it to no other key",
+            ),
+        };
     }
     if i.role.is_some_and(|r| r >= needed) {
         return (
@@ -764,8 +808,10 @@ pub async fn authorize(
         let (ex, per_key) = decide_on(st, op, auth, t, need).await?;
         (ex.access, per_key)
     };
-    if access == Access::Denied {
-        return Err(S3Error::access_denied());
+    match access {
+        Access::Denied => return Err(S3Error::access_denied()),
+        Access::MethodNotAllowed => return Err(S3Error::method_not_allowed()),
+        _ => {}
     }
     let mut source = Access::Granted;
     if let (Op::CopyObject | Op::UploadPartCopy, Some(src)) = (op, copy_source) {

@@ -14,6 +14,7 @@ pub mod multipart;
 pub mod object;
 pub mod object_lock;
 pub mod op;
+pub mod owner_only;
 pub mod ownership;
 pub mod policy;
 pub mod post;

@@ -677,3 +677,124 @@ fn acls_with_s3cmd_boto3_and_curl() {
         support::run_py_checks(&gw, "acl.py", "acl", &[&ak2, &sk2]).await;
     });
 }
+
+/// Issue 25 item 1: a bucket policy allowing `s3:*` to everyone let unsigned requests replace
+/// the policy, change ownership and delete the bucket. Every owner-only operation (the table
+/// the decision reads, `s3::owner_only::OWNER_ONLY`) is now refused to an unsigned request
+/// (403) and to another key (405 for the policy operations, as AWS answers another account;
+/// 403 for the rest), while the same policy still lets both read objects.
+#[test]
+fn owner_only_operations_ignore_a_public_policy() {
+    support::run(async {
+        let gw = support::gateway("owneronly").await;
+        let (ak, sk) = new_key(&gw, "stranger").await;
+        let root = gw.sdk();
+        let b = "owner-only";
+        root.create_bucket().bucket(b).send().await.unwrap();
+        root.put_object()
+            .bucket(b)
+            .key("k")
+            .body(ByteStream::from_static(b"public"))
+            .send()
+            .await
+            .unwrap();
+        let policy = serde_json::json!({
+            "Version": "2012-10-17",
+            "Statement": [{"Effect": "Allow", "Principal": "*", "Action": "s3:*",
+                "Resource": [format!("arn:aws:s3:::{b}"), format!("arn:aws:s3:::{b}/*")]}]
+        })
+        .to_string();
+        root.put_bucket_policy()
+            .bucket(b)
+            .policy(&policy)
+            .send()
+            .await
+            .unwrap();
+        // The policy is in force: both may read the object through it.
+        let http = reqwest::Client::new();
+        let url = |q: &str| {
+            if q.is_empty() {
+                format!("{}/{b}", gw.endpoint())
+            } else {
+                format!("{}/{b}?{q}", gw.endpoint())
+            }
+        };
+        let got = http
+            .get(format!("{}/{b}/k", gw.endpoint()))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            got.status(),
+            200,
+            "an unsigned GET through the public policy"
+        );
+        let other = gw.sdk_as(&ak, &sk);
+        assert!(other.get_object().bucket(b).key("k").send().await.is_ok());
+        let deny_all = serde_json::json!({"Version": "2012-10-17", "Statement": [{"Effect": "Deny",
+            "Principal": "*", "Action": "s3:*", "Resource": format!("arn:aws:s3:::{b}/*")}]})
+        .to_string();
+        let mut rows = 0;
+        for row in grids3::s3::owner_only::OWNER_ONLY {
+            let what = format!("{} ?{}", row.method, row.query);
+            let body = if row.query == "policy" {
+                deny_all.clone()
+            } else {
+                String::new()
+            };
+            let anon = http
+                .request(row.method.parse().unwrap(), url(row.query))
+                .body(body.clone())
+                .send()
+                .await
+                .unwrap();
+            let status = anon.status().as_u16();
+            let text = anon.text().await.unwrap();
+            assert_eq!(
+                (status, support::error_code(&text).as_str()),
+                (403, "AccessDenied"),
+                "unsigned {what}: {text}"
+            );
+            let path = if row.query.is_empty() {
+                format!("/{b}")
+            } else {
+                format!("/{b}?{}", row.query)
+            };
+            let mut signed = Raw::new(row.method, &path);
+            signed.access_key = &ak;
+            signed.secret = &sk;
+            signed.body = body.into_bytes();
+            let resp = signed.send(&gw).await;
+            let status = resp.status().as_u16();
+            let text = resp.text().await.unwrap();
+            let want = match row.others {
+                grids3::s3::owner_only::Refusal::MethodNotAllowed => (405, "MethodNotAllowed"),
+                grids3::s3::owner_only::Refusal::AccessDenied => (403, "AccessDenied"),
+            };
+            assert_eq!(
+                (status, support::error_code(&text).as_str()),
+                want,
+                "another key's {what}: {text}"
+            );
+            rows += 1;
+        }
+        assert!(rows >= 30, "{rows} owner-only operations");
+        // Nothing changed: the bucket, its policy and its ownership are the owner's.
+        let kept = root.get_bucket_policy().bucket(b).send().await.unwrap();
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(kept.policy().unwrap()).unwrap(),
+            serde_json::from_str::<serde_json::Value>(&policy).unwrap()
+        );
+        assert!(root.head_bucket().bucket(b).send().await.is_ok());
+        // A key the admin API made an owner of the bucket may run them.
+        let (status, v) = admin(
+            &gw,
+            "PUT",
+            &format!("/_grids3/admin/buckets/{b}/grants"),
+            serde_json::json!({"accessKeyId": ak, "role": "owner"}),
+        )
+        .await;
+        assert!(status < 300, "{status} {v}");
+        assert!(other.get_bucket_policy().bucket(b).send().await.is_ok());
+    });
+}

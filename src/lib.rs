@@ -21,6 +21,7 @@ pub mod s3;
 pub mod server;
 pub mod state;
 pub mod storage;
+pub mod subresource;
 pub mod xml;
 
 #[cfg(test)]

@@ -452,6 +452,11 @@ async fn authenticate_v2(
     in_query: bool,
 ) -> S3Result<Auth> {
     let get = |k: &str| query.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+    if let Some(sub) = crate::subresource::sigv2_unsignable(query) {
+        return Err(S3Error::access_denied().with_message(format!(
+            "Signature Version 2 does not sign the sub-resource `{sub}`: sign the request with AWS4-HMAC-SHA256 (SigV4)"
+        )));
+    }
     let (access_key, signature, date) = if in_query {
         let (Some(ak), Some(sig), Some(expires)) =
             (get("AWSAccessKeyId"), get("Signature"), get("Expires"))
@@ -465,6 +470,13 @@ async fn authenticate_v2(
         })?;
         if now.timestamp() > at {
             return Err(S3Error::access_denied().with_message("Request has expired"));
+        }
+        // SigV2 signs no signing time, so a URL's life is bounded by its Expires alone: at
+        // most a week ahead, as SigV4 bounds X-Amz-Expires.
+        if at - now.timestamp() > MAX_PRESIGNED_EXPIRES {
+            return Err(S3Error::access_denied().with_message(
+                "Expires must be less than a week (in seconds) that is 604800 from now",
+            ));
         }
         (ak.to_owned(), sig.to_owned(), expires.to_owned())
     } else {

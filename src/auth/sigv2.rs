@@ -16,38 +16,8 @@ use base64::Engine;
 use hmac::{Hmac, Mac};
 use sha1::Sha1;
 
-/// Query parameters that are part of the canonicalized resource (the sub-resources and the
-/// response header overrides), as AWS lists them.
-const SIGNED_SUBRESOURCES: &[&str] = &[
-    "acl",
-    "cors",
-    "delete",
-    "lifecycle",
-    "location",
-    "logging",
-    "notification",
-    "partNumber",
-    "policy",
-    "requestPayment",
-    "response-cache-control",
-    "response-content-disposition",
-    "response-content-encoding",
-    "response-content-language",
-    "response-content-type",
-    "response-expires",
-    "restore",
-    "tagging",
-    "torrent",
-    "uploadId",
-    "uploads",
-    "versionId",
-    "versioning",
-    "versions",
-    "website",
-];
-
 /// `CanonicalizedResource`: `/bucket` (for virtual-hosted requests) and the path as sent,
-/// then the signed sub-resources, sorted, with decoded values.
+/// then the signed sub-resources (`crate::subresource`), sorted, with decoded values.
 pub fn canonical_resource(
     virtual_bucket: Option<&str>,
     raw_path: &str,
@@ -61,7 +31,7 @@ pub fn canonical_resource(
     out.push_str(if raw_path.is_empty() { "/" } else { raw_path });
     let mut subs: Vec<&(String, String)> = query
         .iter()
-        .filter(|(k, _)| SIGNED_SUBRESOURCES.contains(&k.as_str()))
+        .filter(|(k, _)| crate::subresource::sigv2_signs(k))
         .collect();
     subs.sort_by(|a, b| a.0.cmp(&b.0));
     for (i, (k, v)) in subs.iter().enumerate() {

@@ -221,47 +221,6 @@ impl Op {
     }
 }
 
-/// Query words that select a sub-resource; any not handled below is `NotImplemented`.
-const SUBRESOURCES: &[&str] = &[
-    "accelerate",
-    "acl",
-    "analytics",
-    "attributes",
-    "cors",
-    "delete",
-    "encryption",
-    "intelligent-tiering",
-    "inventory",
-    "legal-hold",
-    "lifecycle",
-    "location",
-    "logging",
-    "metrics",
-    "notification",
-    "object-lock",
-    "ownershipControls",
-    "partNumber",
-    "policy",
-    "policyStatus",
-    "publicAccessBlock",
-    "replication",
-    "requestPayment",
-    "restore",
-    "retention",
-    "select",
-    "tagging",
-    "torrent",
-    "uploadId",
-    "uploads",
-    "versionId",
-    "versioning",
-    "versions",
-    "website",
-    "session",
-    "metadataConfiguration",
-    "renameObject",
-];
-
 /// Parses the operation.
 pub fn parse(
     method: &Method,
@@ -274,7 +233,7 @@ pub fn parse(
     let sub: Vec<&str> = query
         .iter()
         .map(|(k, _)| k.as_str())
-        .filter(|k| SUBRESOURCES.contains(k))
+        .filter(|k| crate::subresource::is_subresource(k))
         .collect();
     let ni = |what: &str| Op::NotImplemented(format!("{method} {what}"));
     match (bucket, key) {

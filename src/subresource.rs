@@ -74,7 +74,7 @@ pub fn sigv2_signs(name: &str) -> bool {
 }
 
 /// The first sub-resource of a query that SigV2 cannot sign, if any.
-pub fn sigv2_unsignable<'a>(query: &'a [(String, String)]) -> Option<&'a str> {
+pub fn sigv2_unsignable(query: &[(String, String)]) -> Option<&str> {
     query
         .iter()
         .map(|(k, _)| k.as_str())

@@ -41,8 +41,9 @@ pub struct Config {
     #[arg(long, env = "GRIDS3_ROOT_SECRET_KEY", hide_env_values = true)]
     pub root_secret_key: Option<String>,
 
-    /// Master key that seals access-key secrets at rest (AES-256-GCM). Unset: secrets are
-    /// stored in the clear in `__accesskeys`.
+    /// Master key that seals access-key secrets at rest (AES-256-GCM): 32 random bytes as 64
+    /// hex digits or base64, or a passphrase (stretched with argon2id and the deployment's
+    /// salt). Unset: secrets are stored in the clear in `__accesskeys`.
     #[arg(long, env = "GRIDS3_MASTER_KEY", hide_env_values = true)]
     pub master_key: Option<String>,
     /// Former master keys, comma-separated, still accepted for opening what they sealed while

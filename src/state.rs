@@ -48,9 +48,23 @@ pub async fn open_store(config: &Config, client: mongodb::Client) -> anyhow::Res
     let clock = DbClock::new(config.test_clock_skew_ms);
     let meta = MetaStore::open(&db, clock)
         .await
-        .context("opening the metastore")?
-        .with_master_key(config.master_key.as_deref())
-        .with_previous_master_keys(config.previous_master_keys.as_deref())
+        .context("opening the metastore")?;
+    let masters = match (&config.master_key, &config.previous_master_keys) {
+        (None, None) => Default::default(),
+        _ => {
+            let salt = meta
+                .deployment_salt()
+                .await
+                .context("reading the deployment's salt")?;
+            crate::crypto::keys::MasterKeys::new(
+                config.master_key.as_deref(),
+                config.previous_master_keys.as_deref(),
+                &salt,
+            )
+        }
+    };
+    let meta = meta
+        .with_masters(masters)
         .with_write_ttl(Duration::from_secs(config.write_lease.max(3)));
     let content = crate::storage::content::ContentSettings {
         inline_max: config.content_inline_max,
@@ -84,10 +98,7 @@ impl AppState {
         {
             tracing::info!(access_key = %old, deleted = config.delete_old_root_keys, "a former root key lost root");
         }
-        let masters = crate::crypto::keys::MasterKeys::new(
-            config.master_key.as_deref(),
-            config.previous_master_keys.as_deref(),
-        );
+        let masters = meta.masters().clone();
         let keys = Arc::new(crate::crypto::Keys::new(
             store.db(),
             masters,

@@ -425,7 +425,7 @@ pub async fn authenticate(
     let key = sigv4::signing_key(&stored.secret, &p.date, &p.region, &p.service);
     let expected = sigv4::sign(&key, &sigv4::string_to_sign(&p.amz_date, &scope, &cr));
     if !sigv4::signatures_equal(&expected, &p.signature.to_ascii_lowercase()) {
-        tracing::debug!(canonical_request = %cr, "signature mismatch");
+        tracing::debug!(canonical_request = %redact(&cr), "signature mismatch");
         return Err(S3Error::signature_does_not_match());
     }
     Ok(Auth {
@@ -531,7 +531,7 @@ async fn authenticate_v2(
         let sts = sigv2::string_to_sign(parts.method.as_str(), &parts.headers, &date, &resource);
         let ok = sigv4::signatures_equal(&sigv2::sign(&stored.secret, &sts), &signature);
         if !ok {
-            tracing::debug!(string_to_sign = %sts, "SigV2 signature mismatch");
+            tracing::debug!(string_to_sign = %redact(&sts), "SigV2 signature mismatch");
         }
         ok
     });
@@ -547,4 +547,25 @@ async fn authenticate_v2(
         auth.payload = Payload::Sha256(h.to_ascii_lowercase());
     }
     Ok(auth)
+}
+
+/// Headers whose values are secrets: the SSE-C keys. They are signed like any header, but
+/// never written to a log (their MD5s, which identify a key without revealing it, are).
+pub const SECRET_HEADERS: &[&str] = &[
+    "x-amz-server-side-encryption-customer-key",
+    "x-amz-copy-source-server-side-encryption-customer-key",
+];
+
+/// A canonical request or string to sign (`name:value` lines) with the values of
+/// [`SECRET_HEADERS`] replaced, for the debug log of a signature mismatch.
+pub fn redact(text: &str) -> String {
+    text.split('\n')
+        .map(|line| match line.split_once(':') {
+            Some((name, _)) if SECRET_HEADERS.iter().any(|h| name.eq_ignore_ascii_case(h)) => {
+                format!("{name}:<redacted>")
+            }
+            _ => line.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }

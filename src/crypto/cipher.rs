@@ -99,7 +99,7 @@ pub fn codec(data_key: &[u8; 32]) -> std::sync::Arc<dyn ChunkCodec> {
 pub fn wrap(kek: &[u8; 32], secret: &[u8], aad: &[u8]) -> Vec<u8> {
     let mut nonce = [0u8; 12];
     rand::thread_rng().fill_bytes(&mut nonce);
-    let mut buf = secret.to_vec();
+    let mut buf = zeroize::Zeroizing::new(secret.to_vec());
     let tag = Aes256Gcm::new_from_slice(kek)
         .expect("32-byte key")
         .encrypt_in_place_detached(Nonce::from_slice(&nonce), aad, &mut buf)
@@ -112,13 +112,13 @@ pub fn wrap(kek: &[u8; 32], secret: &[u8], aad: &[u8]) -> Vec<u8> {
 
 /// Opens what [`wrap`] sealed; `None` when it does not open (another key, another `aad`, or
 /// tampered with).
-pub fn unwrap(kek: &[u8; 32], blob: &[u8], aad: &[u8]) -> Option<Vec<u8>> {
+pub fn unwrap(kek: &[u8; 32], blob: &[u8], aad: &[u8]) -> Option<zeroize::Zeroizing<Vec<u8>>> {
     if blob.len() < 12 + TAG_LEN {
         return None;
     }
     let (nonce, rest) = blob.split_at(12);
     let (ct, tag) = rest.split_at(rest.len() - TAG_LEN);
-    let mut buf = ct.to_vec();
+    let mut buf = zeroize::Zeroizing::new(ct.to_vec());
     Aes256Gcm::new_from_slice(kek)
         .expect("32-byte key")
         .decrypt_in_place_detached(
@@ -132,9 +132,9 @@ pub fn unwrap(kek: &[u8; 32], blob: &[u8], aad: &[u8]) -> Option<Vec<u8>> {
 }
 
 /// 32 random bytes from the OS-seeded generator.
-pub fn random_key() -> [u8; 32] {
-    let mut k = [0u8; 32];
-    rand::rngs::OsRng.fill_bytes(&mut k);
+pub fn random_key() -> crate::crypto::keys::Key {
+    let mut k = zeroize::Zeroizing::new([0u8; 32]);
+    rand::rngs::OsRng.fill_bytes(&mut *k);
     k
 }
 
@@ -185,7 +185,10 @@ mod tests {
     #[test]
     fn wrapped_keys_open_with_their_kek_and_aad_only() {
         let blob = wrap(&[1u8; 32], &[9u8; 32], b"ctx");
-        assert_eq!(unwrap(&[1u8; 32], &blob, b"ctx"), Some(vec![9u8; 32]));
+        assert_eq!(
+            unwrap(&[1u8; 32], &blob, b"ctx"),
+            Some(zeroize::Zeroizing::new(vec![9u8; 32]))
+        );
         assert_eq!(unwrap(&[2u8; 32], &blob, b"ctx"), None);
         assert_eq!(unwrap(&[1u8; 32], &blob, b"other"), None);
     }

@@ -163,7 +163,7 @@ impl Keyring {
             "description": description,
             "enabled": true,
             "created": now,
-            "sealed": binary(wrap(&master.kek("keyring"), &material, &aad(id))),
+            "sealed": binary(wrap(&master.kek("keyring"), &material[..], &aad(id))),
             "master": master.id(),
         };
         if let Some(a) = alias {
@@ -277,7 +277,11 @@ impl Keyring {
 
     /// A usable key's material: `KmsNotFound` for an unknown id, `KmsDisabled` for a disabled
     /// key.
-    pub async fn material(&self, masters: &MasterKeys, id: &str) -> Result<[u8; 32], SseError> {
+    pub async fn material(
+        &self,
+        masters: &MasterKeys,
+        id: &str,
+    ) -> Result<crate::crypto::keys::Key, SseError> {
         let e = self
             .entry(id)
             .await?
@@ -289,7 +293,9 @@ impl Keyring {
             .by_id(&e.master)
             .ok_or_else(|| SseError::UnknownMaster(e.master.clone()))?;
         let m = unwrap(&master.kek("keyring"), &e.sealed, &aad(id)).ok_or(SseError::Unopenable)?;
-        m.try_into().map_err(|_| SseError::Unopenable)
+        <[u8; 32]>::try_from(m.as_slice())
+            .map(zeroize::Zeroizing::new)
+            .map_err(|_| SseError::Unopenable)
     }
 
     /// Re-seals every entry sealed under a former master key under the current one; returns

@@ -78,8 +78,8 @@ pub enum SseSpec {
     },
     /// SSE-C with the customer's key.
     Customer {
-        /// The 256-bit key.
-        key: [u8; 32],
+        /// The 256-bit key (zeroed when dropped).
+        key: keys::Key,
         /// Its MD5 as the client sent it (base64), echoed back.
         key_md5: String,
     },
@@ -293,7 +293,7 @@ impl Keys {
         default_kms: Option<&str>,
         chunk: u32,
         now: DateTime,
-    ) -> Result<(SseMeta, [u8; 32]), SseError> {
+    ) -> Result<(SseMeta, keys::Key), SseError> {
         let mut meta = SseMeta {
             chunk,
             ..Default::default()
@@ -302,9 +302,9 @@ impl Keys {
             SseSpec::Customer { key, .. } => {
                 let salt = random_key();
                 meta.mode = MODE_C.into();
-                meta.verifier = Some(customer_verifier(key, &salt).to_vec());
+                meta.verifier = Some(customer_verifier(key, &salt[..]).to_vec());
                 meta.salt = Some(salt.to_vec());
-                let dk = customer_data_key(key, &salt);
+                let dk = customer_data_key(key, &salt[..]);
                 Ok((meta, dk))
             }
             SseSpec::S3 { bucket_key } => {
@@ -314,7 +314,7 @@ impl Keys {
                 meta.bucket_key = *bucket_key;
                 meta.wrapped = Some(wrap(
                     &master.kek("sse-s3"),
-                    &dk,
+                    &dk[..],
                     &wrap_aad(MODE_S3, None, None),
                 ));
                 meta.master = Some(master.id().to_owned());
@@ -338,7 +338,7 @@ impl Keys {
                 meta.bucket_key = *bucket_key;
                 meta.wrapped = Some(wrap(
                     &kek,
-                    &dk,
+                    &dk[..],
                     &wrap_aad(MODE_KMS, Some(&id), context.as_deref()),
                 ));
                 meta.kms_key = Some(id);
@@ -354,13 +354,13 @@ impl Keys {
         &self,
         meta: &SseMeta,
         customer: Option<&[u8; 32]>,
-    ) -> Result<[u8; 32], SseError> {
+    ) -> Result<keys::Key, SseError> {
         let opened = match meta.mode.as_str() {
             MODE_C => {
                 let key = customer.ok_or(SseError::MissingCustomerKey)?;
                 let salt = meta.salt.as_deref().ok_or(SseError::Unopenable)?;
                 let ver = meta.verifier.as_deref().ok_or(SseError::Unopenable)?;
-                if !keys::same(&customer_verifier(key, salt), ver) {
+                if !keys::same(&*customer_verifier(key, salt), ver) {
                     return Err(SseError::WrongCustomerKey);
                 }
                 return Ok(customer_data_key(key, salt));
@@ -389,7 +389,8 @@ impl Keys {
             _ => None,
         };
         opened
-            .and_then(|k| k.try_into().ok())
+            .and_then(|k| <[u8; 32]>::try_from(k.as_slice()).ok())
+            .map(zeroize::Zeroizing::new)
             .ok_or(SseError::Unopenable)
     }
 
@@ -425,7 +426,11 @@ impl Keys {
                 };
                 let old = sse.master.clone().unwrap_or_default();
                 let dk = self.data_key(&sse, None).await?;
-                let wrapped = wrap(&current.kek("sse-s3"), &dk, &wrap_aad(MODE_S3, None, None));
+                let wrapped = wrap(
+                    &current.kek("sse-s3"),
+                    &dk[..],
+                    &wrap_aad(MODE_S3, None, None),
+                );
                 let r = c
                     .update_one(
                         doc! {"_id": d.get("_id").cloned().unwrap_or(Bson::Null), &mk: &old},

@@ -464,7 +464,9 @@ pub fn facts(
                     | "x-amz-object-lock-mode"
                     | "x-amz-object-lock-legal-hold"
             );
-        if s3_key {
+        // The SSE-C key itself is never a condition value (AWS offers only its MD5,
+        // `s3:x-amz-server-side-encryption-customer-key-MD5`, which the prefix above keeps).
+        if s3_key && !crate::auth::SECRET_HEADERS.contains(&n) {
             if let Ok(val) = value.to_str() {
                 put(&format!("s3:{n}"), val.to_owned());
             }
@@ -842,6 +844,27 @@ pub async fn authorize(
 mod tests {
     use super::*;
     use crate::s3::acl::grants::{canned, Grantee};
+
+    #[test]
+    fn an_sse_c_key_is_no_condition_value() {
+        let mut h = axum::http::HeaderMap::new();
+        h.insert(
+            "x-amz-server-side-encryption-customer-key",
+            "c2VjcmV0".parse().unwrap(),
+        );
+        h.insert(
+            "x-amz-server-side-encryption-customer-key-md5",
+            "bWQ1".parse().unwrap(),
+        );
+        let auth = Auth::anonymous();
+        let v = facts(&h, &[], &auth, None, chrono::Utc::now());
+        assert!(!v.contains_key("s3:x-amz-server-side-encryption-customer-key"));
+        assert!(!v.values().flatten().any(|x| x.contains("c2VjcmV0")));
+        assert_eq!(
+            v.get("s3:x-amz-server-side-encryption-customer-key-md5"),
+            Some(&vec!["bWQ1".to_owned()])
+        );
+    }
 
     const ME: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 

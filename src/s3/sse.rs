@@ -72,7 +72,7 @@ fn header<'a>(h: &'a HeaderMap, name: &str) -> Option<&'a str> {
 
 /// An SSE-C key from the headers under `prefix` (`CUSTOMER` or `COPY_SOURCE_CUSTOMER`), checked
 /// as AWS checks it: the algorithm is AES256, the key 256 bits, and its MD5 the one sent.
-pub fn customer_key(h: &HeaderMap, prefix: &str) -> S3Result<Option<([u8; 32], String)>> {
+pub fn customer_key(h: &HeaderMap, prefix: &str) -> S3Result<Option<(keys::Key, String)>> {
     let alg = header(h, &format!("{prefix}algorithm"));
     let key = header(h, &format!("{prefix}key"));
     let md5 = header(h, &format!("{prefix}key-md5"));
@@ -104,15 +104,18 @@ pub fn customer_key(h: &HeaderMap, prefix: &str) -> S3Result<Option<([u8; 32], S
         )));
     };
     let b64 = base64::engine::general_purpose::STANDARD;
-    let key: [u8; 32] = b64
+    // The decoded bytes and the key are zeroed when dropped.
+    let key: keys::Key = b64
         .decode(key.trim())
         .ok()
-        .and_then(|k| k.try_into().ok())
+        .map(zeroize::Zeroizing::new)
+        .and_then(|k| <[u8; 32]>::try_from(k.as_slice()).ok())
+        .map(zeroize::Zeroizing::new)
         .ok_or_else(|| {
             S3Error::invalid_argument("The secret key was invalid for the specified algorithm.")
         })?;
     let sent = b64.decode(md5.trim()).unwrap_or_default();
-    if !keys::same(&Md5::digest(key), &sent) {
+    if !keys::same(&Md5::digest(&key[..]), &sent) {
         return Err(S3Error::invalid_argument(
             "The calculated MD5 hash of the key did not match the hash that was provided.",
         ));
@@ -348,7 +351,7 @@ pub async fn open_object(
     }
     let key = st
         .keys
-        .data_key(sse, customer.as_ref().map(|(k, _)| k))
+        .data_key(sse, customer.as_ref().map(|(k, _)| &**k))
         .await
         .map_err(|e| sse_error(st, e))?;
     info.data_key = Some(DataKey(key));
@@ -386,7 +389,7 @@ pub async fn upload_key(
     }
     let key = st
         .keys
-        .data_key(&sse, customer.as_ref().map(|(k, _)| k))
+        .data_key(&sse, customer.as_ref().map(|(k, _)| &**k))
         .await
         .map_err(|e| match e {
             // UploadPart of an SSE-C upload without (or with another) key.
@@ -491,7 +494,7 @@ mod tests {
         let k: Vec<(&str, &str)> = kh.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
         assert!(matches!(
             write_spec(&headers(&k)).unwrap(),
-            Some(SseSpec::Customer { key, .. }) if key == [5u8; 32]
+            Some(SseSpec::Customer { key, .. }) if *key == [5u8; 32]
         ));
         let mut with_sse = k.clone();
         with_sse.push((SSE, "AES256"));

@@ -19,6 +19,7 @@ mod s3_gridfs;
 mod s3_multipart;
 mod s3_raw;
 mod s3_sdk;
+mod security;
 mod sharding;
 mod sigv2;
 mod smoke;

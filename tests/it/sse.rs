@@ -622,3 +622,94 @@ fn encryption_adds_no_round_trip() {
         }
     });
 }
+
+/// Issue 25 item 3: a master passphrase was a bare SHA-256, and its stored id (an HMAC under
+/// it) let anyone who reads the database test guesses offline. A passphrase is now stretched
+/// with argon2id and the deployment's salt (32 random bytes in hex or base64 are used as
+/// they are). A deployment sealed under the old derivation keeps working on upgrade (each
+/// secret's old derivation is a former key) and `rotate-master-key` moves it over.
+#[test]
+fn a_legacy_master_key_keeps_working_and_rotates_to_argon2id() {
+    support::run(async {
+        use sha2::Digest;
+        let db = fresh_name("legacymk");
+        let pass = "an old passphrase";
+        // The old derivation of `pass`, given as a raw key: what a deployment before argon2id
+        // sealed with.
+        let legacy_hex = hex::encode(sha2::Sha256::digest(pass.as_bytes()));
+        let data = support::random_bytes(300_000, 9);
+        let old = gateway_with_master(&db, &legacy_hex, None).await;
+        let legacy_id = old
+            .state
+            .keys
+            .masters()
+            .current
+            .as_ref()
+            .unwrap()
+            .id()
+            .to_owned();
+        assert_eq!(
+            legacy_id,
+            grids3::crypto::keys::Master::legacy(pass).id(),
+            "a 64-hex-digit master key is used as it is"
+        );
+        let s3 = old.sdk();
+        s3.create_bucket().bucket("bkt").send().await.unwrap();
+        s3.put_object()
+            .bucket("bkt")
+            .key("s3")
+            .server_side_encryption(ServerSideEncryption::Aes256)
+            .body(ByteStream::from(data.clone()))
+            .send()
+            .await
+            .unwrap();
+        let (ak, sk) = crate::authz::new_key(&old, "sealed").await;
+        drop(old);
+
+        // Upgraded, configured with the passphrase: everything still opens.
+        let new = gateway_with_master(&db, pass, None).await;
+        let new_id = new
+            .state
+            .keys
+            .masters()
+            .current
+            .as_ref()
+            .unwrap()
+            .id()
+            .to_owned();
+        assert_ne!(new_id, legacy_id, "the passphrase is stretched, not hashed");
+        assert_eq!(read(&new.sdk(), "s3").await.unwrap(), data);
+        assert!(new.sdk_as(&ak, &sk).list_buckets().send().await.is_ok());
+        let (status, report) = admin(
+            &new,
+            "POST",
+            "/_grids3/admin/rotate-master-key",
+            serde_json::Value::Null,
+        )
+        .await;
+        assert_eq!(status, 200, "{report}");
+        assert!(report["dataKeys"].as_u64().unwrap() >= 1, "{report}");
+        assert!(report["accessKeys"].as_u64().unwrap() >= 1, "{report}");
+        let files = new.db.collection::<mongodb::bson::Document>("bkt.files");
+        let f = files
+            .find_one(mongodb::bson::doc! {"filename": "s3"})
+            .await
+            .unwrap()
+            .unwrap();
+        let stored = format!("{f:?}");
+        assert!(
+            stored.contains(&new_id) && !stored.contains(&legacy_id),
+            "the object names the new key's id only: {stored}"
+        );
+        drop(new);
+
+        // The old derivation alone opens nothing any more; the passphrase does.
+        let stale = gateway_with_master(&db, &legacy_hex, None).await;
+        assert_eq!(read(&stale.sdk(), "s3").await, Err(500));
+        assert!(stale.sdk_as(&ak, &sk).list_buckets().send().await.is_err());
+        drop(stale);
+        let again = gateway_with_master(&db, pass, None).await;
+        assert_eq!(read(&again.sdk(), "s3").await.unwrap(), data);
+        assert!(again.sdk_as(&ak, &sk).list_buckets().send().await.is_ok());
+    });
+}

@@ -497,6 +497,15 @@ pub struct Process {
 impl Process {
     /// Starts the binary with extra environment variables and waits until it is ready.
     pub async fn start(db_name: &str, env: &[(&str, &str)]) -> Process {
+        Self::start_logging(db_name, env, None).await
+    }
+
+    /// [`Process::start`], with its stdout and stderr (the log) written to `log`.
+    pub async fn start_logging(
+        db_name: &str,
+        env: &[(&str, &str)],
+        log: Option<&std::path::Path>,
+    ) -> Process {
         let port = grids3::devdb::free_port().unwrap();
         let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_grids3"));
@@ -511,6 +520,10 @@ impl Process {
             .stderr(std::process::Stdio::null());
         for (k, v) in env {
             cmd.env(k, v);
+        }
+        if let Some(log) = log {
+            let f = std::fs::File::create(log).unwrap();
+            cmd.stdout(f.try_clone().unwrap()).stderr(f);
         }
         // Owned by `Process` at once, so that it is killed and waited for on every path.
         let p = Process {

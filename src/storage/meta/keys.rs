@@ -1,5 +1,6 @@
 //! Access keys in `__accesskeys`, shared by every gateway instance. With a master key
-//! configured, secrets are sealed with AES-256-GCM (key: SHA-256 of the master key, a fresh
+//! configured, secrets are sealed with AES-256-GCM (key: the master key, see
+//! `crypto::keys::Master::from_secret`; a fresh
 //! 96-bit nonce per secret) and stored as `v1:<base64(nonce || ciphertext)>`; without one they
 //! are stored as given, readable by anyone who can read the database.
 
@@ -9,7 +10,6 @@ use base64::Engine;
 use futures::TryStreamExt;
 use mongodb::bson::{doc, DateTime, Document};
 use rand::RngCore;
-use sha2::{Digest, Sha256};
 
 use super::MetaStore;
 
@@ -30,7 +30,7 @@ pub struct KeyInfo {
 #[derive(Clone)]
 pub struct KeySecret {
     /// The secret access key.
-    pub secret: String,
+    pub secret: zeroize::Zeroizing<String>,
     /// Root or not.
     pub root: bool,
 }
@@ -58,14 +58,9 @@ fn cipher(master: &[u8; 32]) -> Aes256Gcm {
     Aes256Gcm::new_from_slice(master).expect("32-byte key")
 }
 
-/// Derives the AES-256 key from the configured master key.
-pub fn derive_master(master: &str) -> [u8; 32] {
-    Sha256::digest(master.as_bytes()).into()
-}
-
 impl MetaStore {
     fn seal(&self, secret: &str) -> String {
-        let Some(master) = &self.master else {
+        let Some(master) = self.masters.current.as_ref().map(|m| m.raw()) else {
             return secret.to_owned();
         };
         let mut nonce = [0u8; 12];
@@ -98,10 +93,11 @@ impl MetaStore {
             return Err(KeyError::Sealed);
         }
         let candidates = self
-            .master
+            .masters
+            .current
             .iter()
-            .map(|m| (m, false))
-            .chain(self.previous_masters.iter().map(|m| (m, true)));
+            .map(|m| (m.raw(), false))
+            .chain(self.masters.previous.iter().map(|m| (m.raw(), true)));
         for (master, former) in candidates {
             if let Ok(pt) = cipher(master).decrypt(Nonce::from_slice(&blob[..12]), &blob[12..]) {
                 return String::from_utf8(pt)
@@ -115,7 +111,7 @@ impl MetaStore {
     /// Re-seals under the current master key every access-key secret that only a former one
     /// opens (a master-key rotation); returns how many.
     pub async fn reseal_access_keys(&self) -> Result<u64, KeyError> {
-        if self.master.is_none() {
+        if self.masters.current.is_none() {
             return Ok(0);
         }
         let docs: Vec<Document> = self.keys.find(doc! {}).await?.try_collect().await?;
@@ -257,7 +253,7 @@ impl MetaStore {
         };
         let stored = d.get_str("secret").unwrap_or_default();
         Ok(Some(KeySecret {
-            secret: self.unseal(stored)?,
+            secret: zeroize::Zeroizing::new(self.unseal(stored)?),
             root: d.get_bool("root").unwrap_or(false),
         }))
     }
@@ -276,13 +272,14 @@ mod tests {
             .unwrap();
         let db = client.database("x");
         let mut m = MetaStore::unopened(&db, crate::storage::meta::DbClock::new(0));
-        m.master = Some(derive_master("master one"));
+        let keys = |k: &str| crate::crypto::keys::MasterKeys::new(Some(k), None, b"salt-salt");
+        m.masters = keys("master one");
         let sealed = m.seal("s3cr3t");
         assert!(sealed.starts_with("v1:") && !sealed.contains("s3cr3t"));
         assert_eq!(m.unseal(&sealed).unwrap(), "s3cr3t");
-        m.master = Some(derive_master("another"));
+        m.masters = keys("another");
         assert!(m.unseal(&sealed).is_err());
-        m.master = None;
+        m.masters = Default::default();
         assert!(m.unseal(&sealed).is_err());
         assert_eq!(m.unseal("plain").unwrap(), "plain");
     }

@@ -21,7 +21,7 @@ pub use buckets::{
 };
 pub use clock::DbClock;
 pub use keylocks::{KeyLock, LOCK_TTL};
-pub use keys::{derive_master, KeyError, KeyInfo, KeySecret};
+pub use keys::{KeyError, KeyInfo, KeySecret};
 pub use lead::Lead;
 pub use leases::{Lease, PendingReclaim};
 pub use uploads::{PartRecord, UploadRecord, MAX_PART_SLOTS, PART_SPAN};
@@ -44,8 +44,7 @@ pub struct MetaStore {
     parts: Collection<Document>,
     keylocks: Collection<Document>,
     writes: Collection<Document>,
-    master: Option<[u8; 32]>,
-    previous_masters: Vec<[u8; 32]>,
+    masters: crate::crypto::keys::MasterKeys,
     clock: DbClock,
     /// This process's identity (write registrations name it; diagnostics only).
     process_id: std::sync::Arc<str>,
@@ -131,23 +130,47 @@ impl MetaStore {
         &self.clock
     }
 
-    /// Also opens secrets sealed under these former master keys (comma-separated), until a
-    /// rotation re-seals them (see `reseal_access_keys`).
-    pub fn with_previous_master_keys(mut self, previous: Option<&str>) -> Self {
-        self.previous_masters = previous
-            .unwrap_or_default()
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(derive_master)
-            .collect();
+    /// Seals access-key secrets with the current master key from now on, and opens them
+    /// with any of these keys (see `keys`).
+    pub fn with_masters(mut self, masters: crate::crypto::keys::MasterKeys) -> Self {
+        self.masters = masters;
         self
     }
 
-    /// Seals access-key secrets with this master key from now on (see `keys`).
-    pub fn with_master_key(mut self, master: Option<&str>) -> Self {
-        self.master = master.filter(|m| !m.is_empty()).map(derive_master);
-        self
+    /// The master keys (current and former).
+    pub fn masters(&self) -> &crate::crypto::keys::MasterKeys {
+        &self.masters
+    }
+
+    /// The deployment's random salt for stretching a master passphrase, made by the first
+    /// instance to start and read by every other one (so all derive the same key).
+    pub async fn deployment_salt(&self) -> mongodb::error::Result<Vec<u8>> {
+        let mut fresh = [0u8; 16];
+        rand::RngCore::fill_bytes(&mut rand::rngs::OsRng, &mut fresh);
+        let salt = mongodb::bson::Binary {
+            subtype: mongodb::bson::spec::BinarySubtype::Generic,
+            bytes: fresh.to_vec(),
+        };
+        if let Err(e) = self
+            .info
+            .update_one(
+                doc! {"_id": "master-key-salt"},
+                doc! {"$setOnInsert": {"salt": salt}},
+            )
+            .upsert(true)
+            .await
+        {
+            // A concurrent first start may lose the upsert; the winner's salt is there.
+            if !is_duplicate_key(&e) {
+                return Err(e);
+            }
+        }
+        let d = self
+            .info
+            .find_one(doc! {"_id": "master-key-salt"})
+            .await?
+            .unwrap_or_default();
+        Ok(d.get_binary_generic("salt").cloned().unwrap_or_default())
     }
 
     fn unopened(db: &Database, clock: DbClock) -> Self {
@@ -162,8 +185,7 @@ impl MetaStore {
             parts: db.collection("__parts"),
             keylocks: db.collection("__keylocks"),
             writes: db.collection("__writes"),
-            master: None,
-            previous_masters: Vec::new(),
+            masters: Default::default(),
             clock,
             process_id: uuid::Uuid::new_v4().simple().to_string().into(),
             write_ttl: std::time::Duration::from_secs(30),

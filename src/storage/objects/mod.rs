@@ -98,9 +98,9 @@ pub struct ObjectInfo {
     pub data_key: Option<DataKey>,
 }
 
-/// An object's data key, kept out of `Debug` output.
+/// An object's data key, kept out of `Debug` output and zeroed when dropped.
 #[derive(Clone)]
-pub struct DataKey(pub [u8; 32]);
+pub struct DataKey(pub crate::crypto::keys::Key);
 
 impl DataKey {
     /// The chunk codec that seals and opens the object's chunks with this key.

@@ -51,6 +51,11 @@ pub struct Config {
     #[arg(long, env = "GRIDS3_PREVIOUS_MASTER_KEYS", hide_env_values = true)]
     pub previous_master_keys: Option<String>,
 
+    /// A bearer token `/_grids3/metrics` requires (`Authorization: Bearer <token>`). Unset:
+    /// metrics are open to anyone who can reach the port (put them behind a network rule).
+    #[arg(long, env = "GRIDS3_METRICS_TOKEN", hide_env_values = true)]
+    pub metrics_token: Option<String>,
+
     /// Log as JSON lines instead of human-readable text.
     #[arg(long, env = "GRIDS3_LOG_JSON", default_value_t = false)]
     pub log_json: bool,

@@ -342,6 +342,12 @@ pub async fn authenticate(
             p.service
         )));
     }
+    // SigV4 requires `host` among the signed headers: unsigned, a request signed for one
+    // endpoint could be sent to another that shares the key.
+    if !p.signed_headers.split(';').any(|h| h == "host") {
+        return Err(S3Error::access_denied()
+            .with_message("The host header must be signed (SignedHeaders must include host)"));
+    }
     let when = parse_amz_date(&p.amz_date).ok_or_else(|| {
         S3Error::access_denied()
             .with_message("AWS authentication requires a valid Date or x-amz-date header")

@@ -184,12 +184,18 @@ pub fn client_headers(
     region: &str,
 ) -> Vec<(String, String)> {
     let amz_date = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
+    // A signed nonce makes two equal requests in one second two signatures: the admin API
+    // refuses a signature it has seen (a replay).
     let headers = vec![
         ("host".to_owned(), host.to_owned()),
         ("x-amz-content-sha256".to_owned(), payload_hash.to_owned()),
         ("x-amz-date".to_owned(), amz_date.clone()),
+        (
+            "x-grids3-nonce".to_owned(),
+            uuid::Uuid::new_v4().simple().to_string(),
+        ),
     ];
-    let signed = "host;x-amz-content-sha256;x-amz-date";
+    let signed = "host;x-amz-content-sha256;x-amz-date;x-grids3-nonce";
     let cr = canonical_request(
         method,
         &canonical_uri(path),

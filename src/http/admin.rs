@@ -87,6 +87,21 @@ pub(crate) async fn root_body(st: &AppState, req: Request) -> Result<Vec<u8>, Ad
             )))
         }
     }
+    // A signature is good for 15 minutes either side of its date: one seen before is a
+    // replay (a captured request, resent), refused on every instance.
+    let first = st
+        .store
+        .meta()
+        .first_use_of_signature(&auth.signing.seed_signature)
+        .await
+        .map_err(db_error)?;
+    if !first {
+        return Err(AdminError(error(
+            StatusCode::FORBIDDEN,
+            "AccessDenied",
+            "this signed admin request was already used: sign each request anew",
+        )));
+    }
     Ok(bytes.to_vec())
 }
 

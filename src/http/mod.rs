@@ -30,16 +30,33 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/_grids3/health", get(|| async { "ok" }))
         .route("/_grids3/ready", get(ready))
-        .route(
-            "/_grids3/metrics",
-            get(|| async { crate::metrics::handle().render() }),
-        )
+        .route("/_grids3/metrics", get(metrics))
         .merge(admin::routes())
         .fallback(entry)
         .with_state(state)
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(|_| {
             error_response(&S3Error::internal(), "", &new_request_id(), false)
         }))
+}
+
+/// The Prometheus metrics; with `--metrics-token`, only for a request bearing it.
+async fn metrics(State(st): State<AppState>, headers: axum::http::HeaderMap) -> Response {
+    if let Some(token) = st.config.metrics_token.as_deref().filter(|t| !t.is_empty()) {
+        let sent = headers
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .unwrap_or_default();
+        if !crate::crypto::keys::same(sent.trim().as_bytes(), token.as_bytes()) {
+            return (
+                axum::http::StatusCode::UNAUTHORIZED,
+                [("www-authenticate", "Bearer realm=\"grids3 metrics\"")],
+                "a bearer token is required\n",
+            )
+                .into_response();
+        }
+    }
+    crate::metrics::handle().render().into_response()
 }
 
 async fn ready(State(st): State<AppState>) -> Response {

@@ -116,6 +116,9 @@ pub fn spawn(state: &AppState) -> Vec<tokio::task::AbortHandle> {
                 }
             };
             crate::metrics::background_run("multipart_sweep", outcome, t.elapsed().as_secs_f64());
+            if let Err(e) = store.meta().sweep_seen_signatures().await {
+                tracing::warn!(error = %e, "sweeping seen admin signatures failed");
+            }
         }
     });
     handles.push(h.abort_handle());

@@ -106,3 +106,141 @@ fn logs_never_hold_an_sse_c_key() {
         println!("log: {} bytes at trace level, no key", text.len());
     });
 }
+
+/// Item 4: a captured admin `POST /keys` replayed within its 15 minutes minted a key for the
+/// replayer. The same signed request is now refused the second time, on this instance and on
+/// another one (the seen signatures are shared in the database); a request signed anew works.
+#[test]
+fn a_replayed_admin_request_is_refused_on_every_instance() {
+    support::run(async {
+        let a = support::gateway("replay").await;
+        let b = support::gateway_on(a.db.name()).await;
+        let mut r = Raw::new("POST", "/_grids3/admin/keys");
+        r.body = br#"{"name":"minted"}"#.to_vec();
+        let headers = r.signed_headers(&a);
+        let send = |gw: &support::Gateway| {
+            let mut rb = reqwest::Client::new()
+                .post(format!("{}/_grids3/admin/keys", gw.endpoint()))
+                .body(r.body.clone());
+            for (k, v) in &headers {
+                if k != "host" {
+                    rb = rb.header(k, v);
+                }
+            }
+            // The captured request, resent as it was (its Host names the first instance).
+            rb.header("host", a.addr.to_string()).send()
+        };
+        assert_eq!(send(&a).await.unwrap().status(), 201, "the original");
+        for (which, gw) in [("the same instance", &a), ("another instance", &b)] {
+            let resp = send(gw).await.unwrap();
+            let status = resp.status().as_u16();
+            let text = resp.text().await.unwrap();
+            assert_eq!(status, 403, "a replay to {which}: {text}");
+            assert!(text.contains("already used"), "{text}");
+        }
+        let (status, listed) =
+            crate::authz::admin(&a, "GET", "/_grids3/admin/keys", serde_json::Value::Null).await;
+        assert_eq!(status, 200);
+        let minted = listed["keys"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|k| k["name"] == "minted")
+            .count();
+        assert_eq!(minted, 1, "one key minted, not one per replay: {listed}");
+    });
+}
+
+/// Item 4: SigV4 must sign `host`. A request whose SignedHeaders leave it out is refused,
+/// one that signs it works.
+#[test]
+fn sigv4_without_a_signed_host_is_refused() {
+    support::run(async {
+        use grids3::auth::sigv4;
+        let gw = support::gateway("hostsigned").await;
+        gw.sdk()
+            .create_bucket()
+            .bucket("hosts")
+            .send()
+            .await
+            .unwrap();
+        let amz_date = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
+        let hash = sigv4::sha256_hex(b"");
+        let sign = |names: &[&str]| {
+            let mut headers = vec![
+                ("host".to_owned(), gw.addr.to_string()),
+                ("x-amz-content-sha256".to_owned(), hash.clone()),
+                ("x-amz-date".to_owned(), amz_date.clone()),
+            ];
+            headers.retain(|(k, _)| names.contains(&k.as_str()));
+            let signed = names.join(";");
+            let cr = sigv4::canonical_request("GET", "/hosts", "", &headers, &signed, &hash);
+            let scope = format!("{}/us-east-1/s3/aws4_request", &amz_date[..8]);
+            let key = sigv4::signing_key(support::SK, &amz_date[..8], "us-east-1", "s3");
+            let sig = sigv4::sign(&key, &sigv4::string_to_sign(&amz_date, &scope, &cr));
+            format!(
+                "AWS4-HMAC-SHA256 Credential={}/{scope}, SignedHeaders={signed}, Signature={sig}",
+                support::AK
+            )
+        };
+        let send = |auth: String| {
+            reqwest::Client::new()
+                .get(format!("{}/hosts", gw.endpoint()))
+                .header("x-amz-date", &amz_date)
+                .header("x-amz-content-sha256", &hash)
+                .header("authorization", auth)
+                .send()
+        };
+        let r = send(sign(&["x-amz-content-sha256", "x-amz-date"]))
+            .await
+            .unwrap();
+        let status = r.status().as_u16();
+        let text = r.text().await.unwrap();
+        assert_eq!(
+            (status, support::error_code(&text).as_str()),
+            (403, "AccessDenied"),
+            "{text}"
+        );
+        assert!(text.contains("host"), "{text}");
+        let r = send(sign(&["host", "x-amz-content-sha256", "x-amz-date"]))
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
+    });
+}
+
+/// Item 4: `/_grids3/metrics` had no authentication. With `--metrics-token` it answers 401
+/// without the bearer token (or with a wrong one) and the metrics with it; without the flag
+/// it stays open, as before.
+#[test]
+fn metrics_take_a_bearer_token_when_one_is_set() {
+    support::run(async {
+        let gw = support::gateway_with(
+            &format!("g_mt_{}", &uuid::Uuid::new_v4().simple().to_string()[..10]),
+            |c| c.metrics_token = Some("s3cr3t-metrics-token".into()),
+        )
+        .await;
+        let url = format!("{}/_grids3/metrics", gw.endpoint());
+        let http = reqwest::Client::new();
+        let r = http.get(&url).send().await.unwrap();
+        assert_eq!(r.status(), 401);
+        assert!(r.headers().get("www-authenticate").is_some());
+        let r = http.get(&url).bearer_auth("wrong").send().await.unwrap();
+        assert_eq!(r.status(), 401);
+        let r = http
+            .get(&url)
+            .bearer_auth("s3cr3t-metrics-token")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        assert!(r.text().await.unwrap().contains("grids3_"));
+        let open = support::gateway("metricsopen").await;
+        let r = http
+            .get(format!("{}/_grids3/metrics", open.endpoint()))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+    });
+}

@@ -12,6 +12,7 @@ mod keylocks;
 mod keys;
 mod lead;
 mod leases;
+mod replay;
 mod uploads;
 mod writes;
 
@@ -44,6 +45,7 @@ pub struct MetaStore {
     parts: Collection<Document>,
     keylocks: Collection<Document>,
     writes: Collection<Document>,
+    replay: Collection<Document>,
     masters: crate::crypto::keys::MasterKeys,
     clock: DbClock,
     /// This process's identity (write registrations name it; diagnostics only).
@@ -116,6 +118,7 @@ impl MetaStore {
         index(&m.buckets, "contents", doc! {"contents": 1}).await?;
         index(&m.buckets, "converting", doc! {"converting": 1}).await?;
         index(&m.keylocks, "expires", doc! {"expires": 1}).await?;
+        m.replay_index().await?;
         Ok(m)
     }
 
@@ -185,6 +188,7 @@ impl MetaStore {
             parts: db.collection("__parts"),
             keylocks: db.collection("__keylocks"),
             writes: db.collection("__writes"),
+            replay: db.collection("__adminreplay"),
             masters: Default::default(),
             clock,
             process_id: uuid::Uuid::new_v4().simple().to_string().into(),

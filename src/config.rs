@@ -137,9 +137,19 @@ pub struct Config {
     #[arg(long, env = "GRIDS3_MAX_CONNECTIONS", default_value_t = 1024)]
     pub max_connections: usize,
 
+    /// CompleteMultipartUpload tasks that run at once (each may read and hash every part);
+    /// more wait, and answer 503 SlowDown after 30 s without a slot.
+    #[arg(long, env = "GRIDS3_MAX_COMPLETIONS", default_value_t = 8)]
+    pub max_completions: usize,
+
+    /// Connections one client address may hold; past it, that address's connection idle the
+    /// longest is closed (and a new one refused if all of them have a request in progress).
+    #[arg(long, env = "GRIDS3_MAX_CONNECTIONS_PER_CLIENT", default_value_t = 256)]
+    pub max_connections_per_client: usize,
+
     /// Seconds a client has to send a request's headers; also how long an idle keep-alive
     /// connection stays open.
-    #[arg(long, env = "GRIDS3_HEADER_TIMEOUT", default_value_t = 30)]
+    #[arg(long, env = "GRIDS3_HEADER_TIMEOUT", default_value_t = 10)]
     pub header_timeout: u64,
 
     /// Seconds that graceful shutdown waits for in-flight requests before it stops anyway.

@@ -130,6 +130,7 @@ async fn run() -> Result<()> {
     grids3::storage::gridfs::budget::configure(config.body_budget_mib.max(1) * 1024 * 1024);
     let limits = grids3::server::Limits {
         max_connections: config.max_connections,
+        max_connections_per_client: config.max_connections_per_client,
         header_read_timeout: std::time::Duration::from_secs(config.header_timeout.max(1)),
         shutdown_deadline: std::time::Duration::from_secs(config.shutdown_deadline),
     };

@@ -41,6 +41,32 @@ pub fn in_flight(delta: f64) {
     metrics::gauge!("grids3_requests_in_flight").increment(delta);
 }
 
+/// A request body cut for sending under the minimum rate.
+pub fn slow_body_cut() {
+    metrics::counter!("grids3_slow_bodies_cut_total").increment(1);
+}
+
+/// A connection closed to make room (`idle`: it sent no request head for the longest;
+/// `per_client`: its address held more than its share).
+pub fn connection_shed(reason: &'static str) {
+    metrics::counter!("grids3_connections_shed_total", "reason" => reason).increment(1);
+}
+
+/// A connection closed at once because its address's connections were all busy.
+pub fn connection_refused(reason: &'static str) {
+    metrics::counter!("grids3_connections_refused_total", "reason" => reason).increment(1);
+}
+
+/// CompleteMultipartUpload tasks running (+1 / -1).
+pub fn completions_running(delta: f64) {
+    metrics::gauge!("grids3_completions_running").increment(delta);
+}
+
+/// A CompleteMultipartUpload answered 503 for want of a completion slot.
+pub fn completion_refused() {
+    metrics::counter!("grids3_completions_refused_total").increment(1);
+}
+
 /// Open client connections (+1 / -1).
 pub fn connections(delta: f64) {
     metrics::gauge!("grids3_connections_open").increment(delta);

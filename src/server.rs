@@ -2,26 +2,166 @@
 //! hyper, with a header-read timeout (which also closes idle keep-alive connections, since
 //! hyper starts it whenever it waits for a request head) and graceful shutdown that waits for
 //! in-flight requests up to a deadline.
+//!
+//! Slow or hostile clients must not starve the others. Before, 1,200 connections that never
+//! finished their headers held all 1,024 slots for the header timeout, and a normal GET waited
+//! 36 s. Now, when the slots are full (or one address holds its share), the connection that
+//! has waited longest without a request in progress is closed to make room; connections with
+//! a request in progress are never shed. Only when every slot is busy does a new connection
+//! wait in the backlog.
 
+use std::collections::HashMap;
 use std::future::Future;
-use std::sync::Arc;
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto::Builder;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::sync::{Notify, Semaphore};
+use tokio::time::Instant;
 
 /// Connection-level limits (see `config.rs`).
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
-    /// Connections served at once; further ones wait in the listen backlog.
+    /// Connections served at once.
     pub max_connections: usize,
+    /// Connections one client address may hold; past it, its idlest one is shed.
+    pub max_connections_per_client: usize,
     /// Time a client has to send a request's head (and the longest idle keep-alive).
     pub header_read_timeout: Duration,
     /// How long shutdown waits for in-flight requests.
     pub shutdown_deadline: Duration,
+}
+
+/// How long a connection must have gone without a request before it may be shed: a new
+/// connection gets this long to send its request head however fast others arrive (without it,
+/// clients reconnecting at once shed each other, and anyone else, faster than a loaded server
+/// reads a head).
+const SHED_AFTER: Duration = Duration::from_secs(1);
+
+/// One served connection, as the shedding sees it.
+struct Conn {
+    ip: IpAddr,
+    /// Requests in progress (until their response body ends).
+    busy: AtomicUsize,
+    /// Since when it has had no request in progress.
+    idle_since: Mutex<Instant>,
+    /// Closes it.
+    shed: Notify,
+}
+
+/// The connections being served.
+#[derive(Default)]
+struct Registry {
+    conns: Mutex<HashMap<u64, Arc<Conn>>>,
+    /// Connections per client address (what the per-client cap counts, without a scan).
+    per_ip: Mutex<HashMap<IpAddr, usize>>,
+    next: AtomicU64,
+}
+
+impl Registry {
+    fn add(&self, ip: IpAddr) -> (u64, Arc<Conn>) {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let c = Arc::new(Conn {
+            ip,
+            busy: AtomicUsize::new(0),
+            idle_since: Mutex::new(Instant::now()),
+            shed: Notify::new(),
+        });
+        self.conns.lock().expect("registry").insert(id, c.clone());
+        *self.per_ip.lock().expect("per ip").entry(ip).or_default() += 1;
+        (id, c)
+    }
+
+    /// Forgets a connection that ended (shed ones were taken out of `conns` already).
+    fn remove(&self, id: u64, ip: IpAddr) {
+        self.conns.lock().expect("registry").remove(&id);
+        let mut per_ip = self.per_ip.lock().expect("per ip");
+        if let Some(n) = per_ip.get_mut(&ip) {
+            *n -= 1;
+            if *n == 0 {
+                per_ip.remove(&ip);
+            }
+        }
+    }
+
+    fn count(&self, ip: IpAddr) -> usize {
+        self.per_ip
+            .lock()
+            .expect("per ip")
+            .get(&ip)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Closes the connection (of `ip`, if given) idle the longest, if one has been idle for
+    /// at least [`SHED_AFTER`]; `false` if none has.
+    fn shed_idlest(&self, ip: Option<IpAddr>) -> bool {
+        let mut conns = self.conns.lock().expect("registry");
+        let now = Instant::now();
+        let idlest = conns
+            .iter()
+            .filter(|(_, c)| c.busy.load(Ordering::SeqCst) == 0 && ip.is_none_or(|ip| c.ip == ip))
+            .map(|(id, c)| (*id, *c.idle_since.lock().expect("idle")))
+            .filter(|(_, since)| now.duration_since(*since) >= SHED_AFTER)
+            .min_by_key(|(_, since)| *since)
+            .map(|(id, _)| id);
+        match idlest.and_then(|id| conns.remove(&id)) {
+            Some(c) => {
+                // `notify_one` stores the wake-up if the task is not waiting yet.
+                c.shed.notify_one();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// Marks a connection busy for as long as it lives (the request and its response body).
+struct Busy(Arc<Conn>);
+
+impl Busy {
+    fn new(c: Arc<Conn>) -> Self {
+        c.busy.fetch_add(1, Ordering::SeqCst);
+        Self(c)
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        *self.0.idle_since.lock().expect("idle") = Instant::now();
+        self.0.busy.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A response body that keeps its connection marked busy until it ends.
+struct BusyBody {
+    inner: axum::body::Body,
+    _busy: Busy,
+}
+
+impl http_body::Body for BusyBody {
+    type Data = bytes::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
 }
 
 /// Serves `app` on `listener` until `shutdown` resolves, then drains.
@@ -32,6 +172,7 @@ pub async fn serve(
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
     let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let registry = Arc::new(Registry::default());
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut builder = Builder::new(TokioExecutor::new());
     builder
@@ -44,10 +185,6 @@ pub async fn serve(
         .keep_alive_interval(Some(limits.header_read_timeout));
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
-        let permit = tokio::select! {
-            p = slots.clone().acquire_owned() => p.expect("never closed"),
-            _ = &mut shutdown => break,
-        };
         let (stream, peer) = tokio::select! {
             r = listener.accept() => match r {
                 Ok(s) => s,
@@ -60,21 +197,76 @@ pub async fn serve(
             },
             _ = &mut shutdown => break,
         };
+        let ip = peer.ip();
+        if registry.count(ip) >= limits.max_connections_per_client.max(1) {
+            if registry.shed_idlest(Some(ip)) {
+                crate::metrics::connection_shed("per_client");
+            } else {
+                // Every connection of this address has a request in progress: it gets no more.
+                crate::metrics::connection_refused("per_client");
+                drop(stream);
+                continue;
+            }
+        }
+        let permit = match slots.clone().try_acquire_owned() {
+            Ok(p) => p,
+            Err(_) => {
+                // Full: shed the idlest connection (its slot frees as its task ends), or wait
+                // for a request to finish, looking again as connections age.
+                let mut permit = None;
+                while permit.is_none() {
+                    if registry.shed_idlest(None) {
+                        crate::metrics::connection_shed("idle");
+                    }
+                    tokio::select! {
+                        p = slots.clone().acquire_owned() => permit = Some(p.expect("never closed")),
+                        _ = tokio::time::sleep(Duration::from_millis(50)) => {}
+                        _ = &mut shutdown => break,
+                    }
+                }
+                match permit {
+                    Some(p) => p,
+                    None => break,
+                }
+            }
+        };
         let _ = stream.set_nodelay(true);
+        let (id, conn_state) = registry.add(ip);
         // The peer's address, for the bucket policies' `aws:SourceIp`.
-        let app = tower::Layer::layer(
+        let inner = tower::Layer::layer(
             &axum::Extension(axum::extract::ConnectInfo(peer)),
             app.clone(),
         );
-        let service = TowerToHyperService::new(app);
+        let marked = conn_state.clone();
+        let svc = tower::service_fn(move |req: axum::http::Request<hyper::body::Incoming>| {
+            let busy = Busy::new(marked.clone());
+            let inner = inner.clone();
+            async move {
+                let resp = tower::ServiceExt::oneshot(inner, req).await?;
+                Ok::<_, std::convert::Infallible>(resp.map(|b| {
+                    axum::body::Body::new(BusyBody {
+                        inner: b,
+                        _busy: busy,
+                    })
+                }))
+            }
+        });
+        let service = TowerToHyperService::new(svc);
         let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
         let conn = graceful.watch(conn.into_owned());
         crate::metrics::connections(1.0);
+        let registry = registry.clone();
         tokio::spawn(async move {
             let _permit = permit;
-            if let Err(e) = conn.await {
-                tracing::debug!(error = %e, "connection ended with an error");
+            tokio::pin!(conn);
+            tokio::select! {
+                r = &mut conn => if let Err(e) = r {
+                    tracing::debug!(error = %e, "connection ended with an error");
+                },
+                // Shed to make room: dropping the connection closes it.
+                _ = conn_state.shed.notified() => {}
             }
+            registry.remove(id, ip);
             crate::metrics::connections(-1.0);
         });
     }

@@ -24,6 +24,10 @@ pub struct AppState {
     pub instance_id: String,
     /// Master keys and the SSE-KMS keyring (server-side encryption).
     pub keys: Arc<crate::crypto::Keys>,
+    /// Slots for CompleteMultipartUpload tasks, which outlive their connections (a client
+    /// that gives up does not stop one halfway) and may each hash GiBs: at most
+    /// `--max-completions` run at once.
+    pub completions: Arc<tokio::sync::Semaphore>,
     /// The janitor's tasks, stopped by [`AppState::stop_background`].
     background: Arc<std::sync::Mutex<Vec<tokio::task::AbortHandle>>>,
 }
@@ -108,7 +112,9 @@ impl AppState {
             .ensure_indexes()
             .await
             .context("creating the keyring's indexes")?;
+        let completions = Arc::new(tokio::sync::Semaphore::new(config.max_completions.max(1)));
         let state = Self {
+            completions,
             keys,
             creds: Credentials::new(meta),
             store,

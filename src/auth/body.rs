@@ -20,6 +20,44 @@ const MAX_LINE: usize = 4096;
 /// How long a request body may go without a byte before the request fails (RequestTimeout).
 pub const BODY_IDLE: std::time::Duration = std::time::Duration::from_secs(60);
 
+/// The slowest body accepted: at least this many bytes in every window of
+/// [`MIN_RATE_WINDOW`] (1 KiB/s on average). A client dripping a byte every 20 s, which the
+/// idle timeout alone never cuts, holds its connection and its upload slot for ever; it is
+/// cut with RequestTimeout at the end of its first slow window.
+pub const MIN_RATE_BYTES_PER_WINDOW: u64 = 30 * 1024;
+/// See [`MIN_RATE_BYTES_PER_WINDOW`].
+pub const MIN_RATE_WINDOW: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The minimum-rate window of one body.
+#[derive(Debug)]
+struct RateWindow {
+    ends: tokio::time::Instant,
+    bytes: u64,
+}
+
+impl RateWindow {
+    fn new() -> Self {
+        Self {
+            ends: tokio::time::Instant::now() + MIN_RATE_WINDOW,
+            bytes: 0,
+        }
+    }
+
+    /// Closes the windows that have ended: `false` if one fell short.
+    fn settle(&mut self) -> bool {
+        let now = tokio::time::Instant::now();
+        while now >= self.ends {
+            if self.bytes < MIN_RATE_BYTES_PER_WINDOW {
+                crate::metrics::slow_body_cut();
+                return false;
+            }
+            self.bytes = 0;
+            self.ends += MIN_RATE_WINDOW;
+        }
+        true
+    }
+}
+
 #[derive(Debug)]
 enum State {
     /// Plain body.
@@ -53,6 +91,7 @@ pub struct BodyReader {
     received: u64,
     checksum: Option<(Algorithm, Hasher, Option<String>)>,
     verified_checksum: Option<(Algorithm, String)>,
+    rate: Option<RateWindow>,
 }
 
 impl BodyReader {
@@ -95,6 +134,7 @@ impl BodyReader {
         }
         Ok(Self {
             stream: body.into_data_stream(),
+            rate: None,
             buf: BytesMut::new(),
             eof: false,
             state: if chunked {
@@ -130,10 +170,7 @@ impl BodyReader {
         if self.eof {
             return Ok(false);
         }
-        let next = tokio::time::timeout(BODY_IDLE, self.stream.next())
-            .await
-            .map_err(|_| S3Error::request_timeout())?;
-        match next {
+        match self.next_raw().await? {
             Some(Ok(b)) => {
                 self.buf.extend_from_slice(&b);
                 Ok(true)
@@ -143,6 +180,31 @@ impl BodyReader {
             None => {
                 self.eof = true;
                 Ok(false)
+            }
+        }
+    }
+
+    /// The next piece of the body as sent, within the idle timeout and the minimum rate.
+    async fn next_raw(&mut self) -> S3Result<Option<Result<Bytes, axum::Error>>> {
+        let rate = self.rate.get_or_insert_with(RateWindow::new);
+        let idle = tokio::time::Instant::now() + BODY_IDLE;
+        loop {
+            if !rate.settle() {
+                return Err(S3Error::request_timeout());
+            }
+            tokio::select! {
+                next = self.stream.next() => {
+                    if let Some(Ok(b)) = &next {
+                        rate.bytes += b.len() as u64;
+                    }
+                    return Ok(next);
+                }
+                // The window's end: settle it (cut, or go on waiting in the next one).
+                _ = tokio::time::sleep_until(rate.ends.min(idle)) => {
+                    if tokio::time::Instant::now() >= idle {
+                        return Err(S3Error::request_timeout());
+                    }
+                }
             }
         }
     }
@@ -250,10 +312,7 @@ impl BodyReader {
                         return Ok(None);
                     }
                     // A client that stops sending mid-body is cut off, as AWS does.
-                    let next = tokio::time::timeout(BODY_IDLE, self.stream.next())
-                        .await
-                        .map_err(|_| S3Error::request_timeout())?;
-                    match next {
+                    match self.next_raw().await? {
                         Some(Ok(b)) => {
                             self.data(&b);
                             self.state = State::Raw;

@@ -442,12 +442,26 @@ pub async fn complete(st: &AppState, mut req: S3Request) -> S3Result<Response> {
         // condition says now.
         cond = crate::storage::objects::WriteCondition::Always;
     }
+    // A slot among the `--max-completions` that may run at once; the task holds it to its end.
+    let slot =
+        match tokio::time::timeout(COMPLETION_SLOT_WAIT, st.completions.clone().acquire_owned())
+            .await
+        {
+            Ok(Ok(p)) => p,
+            _ => {
+                crate::metrics::completion_refused();
+                return Err(S3Error::slow_down());
+            }
+        };
     // The completion runs as a task of its own: a client that gives up (a read timeout) does
     // not stop it halfway, so its retry finds the upload completed instead of starting over.
     let work = {
         let (st, up) = (st.clone(), up.clone());
         let data_key = sse.map(|(_, k, _)| k);
         async move {
+            let _slot = slot;
+            crate::metrics::completions_running(1.0);
+            let _running = scopeguard_running();
             let (info, stats) = st
                 .store
                 .with_key_locked(&up.bucket, &up.key, &cond, |lock| async {
@@ -481,6 +495,20 @@ pub async fn complete(st: &AppState, mut req: S3Request) -> S3Result<Response> {
         return Ok(complete_result(st, &up, &joined(task.await)?));
     }
     Ok(keepalive_response(st, up, task))
+}
+
+/// How long a CompleteMultipartUpload waits for a completion slot before 503 SlowDown.
+const COMPLETION_SLOT_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Counts a running completion down when it ends, however it ends.
+fn scopeguard_running() -> impl Drop {
+    struct Running;
+    impl Drop for Running {
+        fn drop(&mut self) {
+            crate::metrics::completions_running(-1.0);
+        }
+    }
+    Running
 }
 
 type Completion = S3Result<crate::storage::objects::ObjectInfo>;

@@ -22,6 +22,8 @@ mod s3_sdk;
 mod security;
 mod sharding;
 mod sigv2;
+#[path = "../../benches/slowload/mod.rs"]
+mod slowload;
 mod smoke;
 mod soak;
 mod sse;

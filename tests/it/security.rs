@@ -244,3 +244,85 @@ fn metrics_take_a_bearer_token_when_one_is_set() {
         assert_eq!(r.status(), 200);
     });
 }
+
+/// Item 5, bounded (the full load is `cargo bench --bench slow_clients`, in BENCHMARKS.md):
+/// the real binary with 64 connection slots (32 per client address), and from another address
+/// 300 connections that never finish their head (reconnecting when closed), a body dripping a
+/// byte every 20 s and 8 slow readers. Before, the slow heads held every slot for the 30 s
+/// header timeout, so a normal client's GET waited as long, and the drip was never cut. Now
+/// one address holds at most its share (its idlest connection shed, or the new one refused),
+/// and the drip is cut at the end of its first 30 s window.
+#[test]
+fn slow_clients_do_not_starve_a_normal_one() {
+    support::run(async {
+        let db = support::fresh_db("slowcl").await;
+        let p = support::Process::start(
+            db.name(),
+            &[
+                ("GRIDS3_MAX_CONNECTIONS", "64"),
+                ("GRIDS3_MAX_CONNECTIONS_PER_CLIENT", "32"),
+            ],
+        )
+        .await;
+        let peer = support::gateway_on(db.name()).await;
+        let s3 = p.as_gateway(&peer).sdk();
+        s3.create_bucket().bucket("slow").send().await.unwrap();
+        for (k, len) in [("small", 4096), ("big", 8 << 20)] {
+            s3.put_object()
+                .bucket("slow")
+                .key(k)
+                .body(aws_sdk_s3::primitives::ByteStream::from(
+                    support::random_bytes(len, 3),
+                ))
+                .send()
+                .await
+                .unwrap();
+        }
+        let addr = p.addr.to_string();
+        let host = addr.clone();
+        let sign: crate::slowload::Signer = std::sync::Arc::new(move |m: &str, path: &str| {
+            grids3::auth::sigv4::client_headers(
+                m,
+                &host,
+                path,
+                "",
+                "UNSIGNED-PAYLOAD",
+                support::AK,
+                support::SK,
+                "us-east-1",
+            )
+        });
+        let load = crate::slowload::Load {
+            slow_headers: 300,
+            attacker: [127, 0, 0, 2].into(),
+            readers_from: [127, 0, 0, 3].into(),
+            drips_from: [127, 0, 0, 4].into(),
+            reconnect_delay: std::time::Duration::from_millis(200),
+            drips: 1,
+            readers: 8,
+            reader_rate: 256 * 1024,
+            normal_gets: 10,
+            warmup: std::time::Duration::from_secs(5),
+            small: "/slow/small".into(),
+            big: "/slow/big".into(),
+        };
+        let f = crate::slowload::run(&addr, &load, sign).await;
+        println!("{f:?}");
+        assert!(f.slow_connects >= 300, "{f:?}");
+        let within = f
+            .gets
+            .iter()
+            .filter(|g| g.is_some_and(|d| d <= std::time::Duration::from_secs(2)))
+            .count();
+        assert!(
+            f.gets.iter().all(Option::is_some),
+            "every normal GET answered: {f:?}"
+        );
+        assert!(within >= 9, "{within} of 10 normal GETs within 2 s: {f:?}");
+        assert!(
+            f.drips_cut_after[0].is_some_and(|d| d <= std::time::Duration::from_secs(60)),
+            "the drip body cut within 60 s: {f:?}"
+        );
+        assert!(f.reader_bytes > 0);
+    });
+}

@@ -928,7 +928,8 @@ fn slow_clients_are_cut_off_and_connections_are_capped() {
             slow.push(s);
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
-        // A third client waits for a slot, which the header timeout frees.
+        // A third client waits for a slot: the slow connection idle the longest is shed for
+        // it once it has been idle for 1 s (before, the 2 s header timeout freed one).
         let t = Instant::now();
         let r = reqwest::get(format!("http://{}/_grids3/health", p.addr))
             .await
@@ -936,7 +937,7 @@ fn slow_clients_are_cut_off_and_connections_are_capped() {
         assert!(r.status().is_success());
         let waited = t.elapsed();
         assert!(
-            waited >= Duration::from_millis(1500) && waited < Duration::from_secs(10),
+            waited >= Duration::from_millis(500) && waited < Duration::from_secs(5),
             "waited {waited:?}"
         );
         // The slow clients were disconnected.

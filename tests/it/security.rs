@@ -326,3 +326,81 @@ fn slow_clients_do_not_starve_a_normal_one() {
         assert!(f.reader_bytes > 0);
     });
 }
+
+/// Item 7: CompleteMultipartUpload tasks outlive their connections, and nothing bounded how
+/// many ran (each may hash GiBs). With `--max-completions 1`, a second completion, of another
+/// key, waits while the first is held at a fail point, and both finish once it goes on.
+#[test]
+fn completions_run_within_their_bound() {
+    support::run(async {
+        use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
+        let gw = support::gateway_with(
+            &format!(
+                "g_compl_{}",
+                &uuid::Uuid::new_v4().simple().to_string()[..10]
+            ),
+            |c| c.max_completions = 1,
+        )
+        .await;
+        let s3 = gw.sdk();
+        let b = "completions";
+        s3.create_bucket().bucket(b).send().await.unwrap();
+        let mut uploads = Vec::new();
+        for key in ["one", "two"] {
+            let id = s3
+                .create_multipart_upload()
+                .bucket(b)
+                .key(key)
+                .send()
+                .await
+                .unwrap()
+                .upload_id()
+                .unwrap()
+                .to_owned();
+            let etag = s3
+                .upload_part()
+                .bucket(b)
+                .key(key)
+                .upload_id(&id)
+                .part_number(1)
+                .body(aws_sdk_s3::primitives::ByteStream::from_static(b"part"))
+                .send()
+                .await
+                .unwrap()
+                .e_tag()
+                .unwrap()
+                .to_owned();
+            uploads.push((key, id, etag));
+        }
+        let pause = grids3::failpoint::pause_times("complete.start", Some(b), 2);
+        let complete = |(key, id, etag): (&'static str, String, String)| {
+            let s3 = s3.clone();
+            tokio::spawn(async move {
+                s3.complete_multipart_upload()
+                    .bucket(b)
+                    .key(key)
+                    .upload_id(id)
+                    .multipart_upload(
+                        CompletedMultipartUpload::builder()
+                            .parts(CompletedPart::builder().part_number(1).e_tag(etag).build())
+                            .build(),
+                    )
+                    .send()
+                    .await
+            })
+        };
+        let first = complete(uploads[0].clone());
+        pause.reached().await;
+        let second = complete(uploads[1].clone());
+        // The second waits for the one slot: it does not reach the completion.
+        tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+        assert_eq!(pause.hits(), 1, "only one completion runs at a time");
+        assert!(!second.is_finished());
+        pause.release();
+        assert!(first.await.unwrap().is_ok());
+        assert!(second.await.unwrap().is_ok());
+        for key in ["one", "two"] {
+            assert!(s3.head_object().bucket(b).key(key).send().await.is_ok());
+        }
+    });
+}

@@ -351,6 +351,8 @@ impl ObjectStore {
         key_lock: &KeyLock,
         data_key: Option<&DataKey>,
     ) -> Result<Option<(ObjectInfo, CompleteStats)>> {
+        // (Where a test holds a completion to see how many run at once.)
+        crate::failpoint::hit("complete.start", &up.bucket).await;
         let lock = self.lock_upload(up).await?;
         let res = self
             .complete_locked(up, parts, etag, checksums, (key_lock, &lock), data_key)

@@ -86,8 +86,7 @@ async fn run() -> Result<()> {
     let client = grids3::metrics::mongodb_client_with_timeout(&uri, timeout)
         .await
         .context("connecting to MongoDB")?;
-    let listener = tokio::net::TcpListener::bind(config.listen)
-        .await
+    let listener = grids3::server::bind(config.listen)
         .with_context(|| format!("binding {}", config.listen))?;
     let addr = listener.local_addr()?;
     // MongoDB may start after grids3 (compose, a reboot): wait for it, saying why.

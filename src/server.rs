@@ -164,6 +164,21 @@ impl http_body::Body for BusyBody {
     }
 }
 
+/// A listening socket with a backlog of 4,096 (tokio's `bind` takes 1,024): connections that
+/// arrive while the accept loop is busy refusing a flood from one address wait in it instead
+/// of being dropped, which would cost a normal client a SYN retransmit (1 s, then 2 s, 4 s).
+/// The kernel caps it at `net.core.somaxconn`.
+pub fn bind(addr: std::net::SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(4096)
+}
+
 /// Serves `app` on `listener` until `shutdown` resolves, then drains.
 pub async fn serve(
     listener: TcpListener,

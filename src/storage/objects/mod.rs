@@ -5,6 +5,7 @@
 
 mod cat;
 mod convert;
+mod etag;
 mod list;
 mod meta;
 mod multipart;
@@ -25,7 +26,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
-use md5::{Digest, Md5};
 use mongodb::bson::{doc, oid::ObjectId, Bson, DateTime, Document};
 use mongodb::Database;
 
@@ -355,56 +355,6 @@ impl ObjectStore {
         let mut info = ObjectInfo::from_file(FileDoc::from_document(&d)?);
         self.ensure_etag(bucket, &mut info, &d).await?;
         Ok(Some(info))
-    }
-
-    /// Files written by other GridFS clients have no ETag: take the legacy `md5` field when
-    /// present; else the MD5 of the bytes for a file of up to [`SMALL_READ`] bytes (one read),
-    /// and for a larger one an opaque ETag of the multipart form (see [`opaque_etag`]), so no
-    /// HEAD or listing reads a whole large file first. Either is stored in `metadata` once,
-    /// and the same for a file whichever request computes it.
-    pub(super) async fn ensure_etag(
-        &self,
-        bucket: &str,
-        info: &mut ObjectInfo,
-        raw: &Document,
-    ) -> Result<()> {
-        if info.meta.etag.is_some() {
-            return Ok(());
-        }
-        let etag = match raw.get_str("md5") {
-            Ok(md5) if md5.len() == 32 => format!("\"{}\"", md5.to_ascii_lowercase()),
-            _ if info.file.length > SMALL_READ => opaque_etag(&info.file),
-            _ => {
-                // An object of another v7files writer reads its content; a GridFS file its
-                // chunks.
-                let mut stream = match info.file.content.as_ref().and_then(Pointer::of) {
-                    Some(p) => {
-                        self.contents(bucket)
-                            .read(&p, info.file.length, 0, info.file.length)
-                            .await?
-                    }
-                    None => self
-                        .gridfs(bucket)
-                        .download_range(&info.file, 0, info.file.length)?,
-                };
-                let mut h = Md5::new();
-                while let Some(b) = stream.try_next().await? {
-                    h.update(&b);
-                }
-                format!("\"{}\"", hex::encode(h.finalize()))
-            }
-        };
-        let update = if info.file.metadata.is_some() {
-            doc! {"$set": {"metadata.etag": &etag}}
-        } else {
-            doc! {"$set": {"metadata": {"etag": &etag}}}
-        };
-        self.gridfs(bucket)
-            .files()
-            .update_one(doc! {"_id": info.file.id.clone()}, update)
-            .await?;
-        info.meta.etag = Some(etag);
-        Ok(())
     }
 
     /// Writes back the attributes of a revision the caller looked up and changed (retention,
@@ -1363,21 +1313,4 @@ impl ObjectStore {
         }
         Ok(out)
     }
-}
-
-/// The ETag of a file another GridFS client wrote without an MD5 and larger than
-/// [`SMALL_READ`]: computing its MD5 means reading it whole, which a HEAD or a listing must
-/// not do. Like the ETag AWS gives a multipart object, it is not the MD5 of the bytes, and it
-/// says so by its `-N` suffix (N = the file's chunk count), which clients such as rclone and
-/// the AWS CLI read as "not an MD5" and do not check the body against. It is derived from
-/// what identifies this revision (`_id`, length, upload date), so every instance computes the
-/// same one.
-pub(crate) fn opaque_etag(file: &crate::storage::gridfs::FileDoc) -> String {
-    let mut h = Md5::new();
-    h.update(b"grids3-etag\0");
-    h.update(file.id.to_string().as_bytes());
-    h.update(file.length.to_be_bytes());
-    h.update(file.upload_date.timestamp_millis().to_be_bytes());
-    let chunks = file.length.div_ceil(u64::from(file.chunk_size.max(1)));
-    format!("\"{}-{chunks}\"", hex::encode(h.finalize()))
 }

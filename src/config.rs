@@ -56,6 +56,26 @@ pub struct Config {
     #[arg(long, env = "GRIDS3_METRICS_TOKEN", hide_env_values = true)]
     pub metrics_token: Option<String>,
 
+    /// PEM certificate chain to serve HTTPS with (with --tls-key). The listen address then
+    /// speaks TLS only, HTTP/2 or HTTP/1.1 by ALPN. The files are read again when they change
+    /// and on SIGHUP, so a renewed certificate needs no restart.
+    #[arg(long, env = "GRIDS3_TLS_CERT", requires = "tls_key")]
+    pub tls_cert: Option<std::path::PathBuf>,
+
+    /// PEM private key (PKCS#8, PKCS#1 or SEC1) of --tls-cert.
+    #[arg(long, env = "GRIDS3_TLS_KEY", requires = "tls_cert")]
+    pub tls_key: Option<std::path::PathBuf>,
+
+    /// Seconds between looks at the TLS files for a change.
+    #[arg(long, env = "GRIDS3_TLS_RELOAD_INTERVAL", default_value_t = 10)]
+    pub tls_reload_interval: u64,
+
+    /// Accept SSE-C (customer-provided keys) over plain HTTP. AWS refuses it, and so does
+    /// grids3 by default, since the key would cross the network in clear; set this only when
+    /// TLS ends at a proxy in front of grids3.
+    #[arg(long, env = "GRIDS3_ALLOW_INSECURE_SSE_C", default_value_t = false)]
+    pub allow_insecure_sse_c: bool,
+
     /// Log as JSON lines instead of human-readable text.
     #[arg(long, env = "GRIDS3_LOG_JSON", default_value_t = false)]
     pub log_json: bool,

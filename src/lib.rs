@@ -22,6 +22,7 @@ pub mod server;
 pub mod state;
 pub mod storage;
 pub mod subresource;
+pub mod tls;
 pub mod xml;
 
 #[cfg(test)]

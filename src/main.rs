@@ -89,6 +89,12 @@ async fn run() -> Result<()> {
     let listener = grids3::server::bind(config.listen)
         .with_context(|| format!("binding {}", config.listen))?;
     let addr = listener.local_addr()?;
+    // Loaded before anything is served: a pair that does not load stops the start.
+    let tls = match (&config.tls_cert, &config.tls_key) {
+        (Some(cert), Some(key)) => Some(grids3::tls::Tls::new(cert, key)?),
+        _ => None,
+    };
+    let scheme = if tls.is_some() { "https" } else { "http" };
     // MongoDB may start after grids3 (compose, a reboot): wait for it, saying why.
     let mut pause = std::time::Duration::from_millis(500);
     let state = loop {
@@ -107,7 +113,7 @@ async fn run() -> Result<()> {
     };
 
     println!(
-        "grids3 serving S3 on http://{addr} (region {})",
+        "grids3 serving S3 on {scheme}://{addr} (region {})",
         config.region
     );
     if let Some(db) = &local {
@@ -124,7 +130,7 @@ async fn run() -> Result<()> {
                 "(as set in GRIDS3_ROOT_SECRET_KEY)"
             }
         );
-        println!("try: aws --endpoint-url http://{addr} s3 mb s3://demo");
+        println!("try: aws --endpoint-url {scheme}://{addr} s3 mb s3://demo");
     }
     grids3::storage::gridfs::budget::configure(config.body_budget_mib.max(1) * 1024 * 1024);
     let limits = grids3::server::Limits {
@@ -134,7 +140,12 @@ async fn run() -> Result<()> {
         shutdown_deadline: std::time::Duration::from_secs(config.shutdown_deadline),
     };
     let background = state.clone();
-    grids3::server::serve(listener, grids3::app(state), limits, shutdown_signal()).await?;
+    if let Some(tls) = &tls {
+        tls.spawn_reloader(std::time::Duration::from_secs(
+            config.tls_reload_interval.max(1),
+        ));
+    }
+    grids3::server::serve(listener, grids3::app(state), limits, tls, shutdown_signal()).await?;
     // No janitor pass starts against a database that is about to go (the local one).
     background.stop_background();
     tracing::info!("stopped");

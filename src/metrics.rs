@@ -67,6 +67,17 @@ pub fn completion_refused() {
     metrics::counter!("grids3_completions_refused_total").increment(1);
 }
 
+/// A TLS certificate reload (`ok`, or `error` when the files did not load and the previous
+/// certificate stays in service).
+pub fn tls_reload(result: &'static str) {
+    metrics::counter!("grids3_tls_reloads_total", "result" => result).increment(1);
+}
+
+/// A TLS handshake that failed or did not finish within the header timeout.
+pub fn tls_handshake_failed() {
+    metrics::counter!("grids3_tls_handshakes_failed_total").increment(1);
+}
+
 /// Open client connections (+1 / -1).
 pub fn connections(delta: f64) {
     metrics::gauge!("grids3_connections_open").increment(delta);

@@ -23,6 +23,7 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::{Notify, Semaphore};
 use tokio::time::Instant;
+use tokio_util::either::Either;
 
 /// Connection-level limits (see `config.rs`).
 #[derive(Clone, Copy, Debug)]
@@ -179,11 +180,14 @@ pub fn bind(addr: std::net::SocketAddr) -> std::io::Result<TcpListener> {
     socket.listen(4096)
 }
 
-/// Serves `app` on `listener` until `shutdown` resolves, then drains.
+/// Serves `app` on `listener` until `shutdown` resolves, then drains. With `tls`, every
+/// connection speaks TLS (the handshake must finish within the header timeout, and a connection
+/// in its handshake is idle for the shedding).
 pub async fn serve(
     listener: TcpListener,
     app: axum::Router,
     limits: Limits,
+    tls: Option<Arc<crate::tls::Tls>>,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
     let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
@@ -198,6 +202,8 @@ pub async fn serve(
         .http2()
         .timer(TokioTimer::new())
         .keep_alive_interval(Some(limits.header_read_timeout));
+    let builder = Arc::new(builder);
+    let transport = crate::tls::Transport { tls: tls.is_some() };
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         let (stream, peer) = tokio::select! {
@@ -247,10 +253,11 @@ pub async fn serve(
         };
         let _ = stream.set_nodelay(true);
         let (id, conn_state) = registry.add(ip);
-        // The peer's address, for the bucket policies' `aws:SourceIp`.
+        // The peer's address, for the bucket policies' `aws:SourceIp`, and whether TLS
+        // carried the request, for SSE-C.
         let inner = tower::Layer::layer(
             &axum::Extension(axum::extract::ConnectInfo(peer)),
-            app.clone(),
+            tower::Layer::layer(&axum::Extension(transport), app.clone()),
         );
         let marked = conn_state.clone();
         let svc = tower::service_fn(move |req: axum::http::Request<hyper::body::Incoming>| {
@@ -267,17 +274,44 @@ pub async fn serve(
             }
         });
         let service = TowerToHyperService::new(svc);
-        let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
-        let conn = graceful.watch(conn.into_owned());
+        let watcher = graceful.watcher();
+        let builder = builder.clone();
+        let tls = tls.clone();
+        let handshake_deadline = limits.header_read_timeout;
         crate::metrics::connections(1.0);
         let registry = registry.clone();
         tokio::spawn(async move {
             let _permit = permit;
-            tokio::pin!(conn);
-            tokio::select! {
-                r = &mut conn => if let Err(e) = r {
+            let work = async move {
+                let io = match tls {
+                    None => Either::Left(stream),
+                    Some(tls) => {
+                        match tokio::time::timeout(
+                            handshake_deadline,
+                            tls.acceptor().accept(stream),
+                        )
+                        .await
+                        {
+                            Ok(Ok(s)) => Either::Right(s),
+                            Ok(Err(e)) => {
+                                crate::metrics::tls_handshake_failed();
+                                tracing::debug!(error = %e, "TLS handshake failed");
+                                return;
+                            }
+                            Err(_) => {
+                                crate::metrics::tls_handshake_failed();
+                                return;
+                            }
+                        }
+                    }
+                };
+                let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), service);
+                if let Err(e) = watcher.watch(conn.into_owned()).await {
                     tracing::debug!(error = %e, "connection ended with an error");
-                },
+                }
+            };
+            tokio::select! {
+                _ = work => {}
                 // Shed to make room: dropping the connection closes it.
                 _ = conn_state.shed.notified() => {}
             }

@@ -172,6 +172,11 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
             let bucket = target.bucket.clone().unwrap_or_default();
             return s3::post::post_object(&st, &bucket, &parts, body, source_ip).await;
         }
+        s3::sse::require_secure_transport(
+            &st,
+            crate::tls::Transport::of(&parts.extensions),
+            &parts.headers,
+        )?;
         let v2 = (!st.config.disable_sigv2).then_some(crate::auth::SigV2Request {
             virtual_bucket: target.bucket.as_deref().filter(|_| target.virtual_hosted),
             bucket_only: target.bucket.is_some() && target.key.is_none(),

@@ -361,6 +361,7 @@ pub async fn post_object(
             }
         }
     }
+    super::sse::require_secure_transport(st, crate::tls::Transport::of(&parts.extensions), &h)?;
     let acl = super::acl::request_acl(st, &h, true).await?;
     let b = require_bucket(st, bucket).await?;
     super::ownership::check_acl(super::ownership::acls_disabled(&b), acl.as_deref())?;

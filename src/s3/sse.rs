@@ -70,6 +70,30 @@ fn header<'a>(h: &'a HeaderMap, name: &str) -> Option<&'a str> {
     h.get(name).map(|v| v.to_str().unwrap_or("\u{0}"))
 }
 
+/// SSE-C over plain HTTP is refused, as AWS refuses it: the key has crossed the network in
+/// clear, and a client that sees it work will keep doing it. `--allow-insecure-sse-c` lets it
+/// through when TLS ends at a proxy in front of grids3. Any header of either prefix counts
+/// (an MD5 alone too, as at AWS), so the answer does not depend on which one came first.
+pub fn require_secure_transport(
+    st: &AppState,
+    transport: crate::tls::Transport,
+    h: &HeaderMap,
+) -> S3Result<()> {
+    if transport.tls || st.config.allow_insecure_sse_c {
+        return Ok(());
+    }
+    let names_a_key = h.keys().any(|n| {
+        let n = n.as_str();
+        n.starts_with(CUSTOMER) || n.starts_with(COPY_SOURCE_CUSTOMER)
+    });
+    if names_a_key {
+        return Err(S3Error::invalid_request(
+            "Requests specifying Server Side Encryption with Customer provided keys must be made over a secure connection.",
+        ));
+    }
+    Ok(())
+}
+
 /// An SSE-C key from the headers under `prefix` (`CUSTOMER` or `COPY_SOURCE_CUSTOMER`), checked
 /// as AWS checks it: the algorithm is AES256, the key 256 bits, and its MD5 the one sent.
 pub fn customer_key(h: &HeaderMap, prefix: &str) -> S3Result<Option<(keys::Key, String)>> {

@@ -28,4 +28,5 @@ mod smoke;
 mod soak;
 mod sse;
 mod support;
+mod tls;
 mod versioning;

@@ -195,6 +195,9 @@ pub async fn gateway_with_client(
 ) -> Gateway {
     let mut config = grids3::config::Config::for_tests(AK, SK);
     config.janitor_interval = 1;
+    // These gateways serve plain HTTP, and the SSE-C tests send keys over it; `tls.rs` tests
+    // the refusal without the flag, and SSE-C over HTTPS.
+    config.allow_insecure_sse_c = true;
     tweak(&mut config);
     config.database = db_name.to_owned();
     let state = grids3::AppState::init(config, client.clone())
@@ -506,6 +509,37 @@ impl Process {
         env: &[(&str, &str)],
         log: Option<&std::path::Path>,
     ) -> Process {
+        let (mut cmd, addr) = Self::command(db_name, env);
+        if let Some(log) = log {
+            let f = std::fs::File::create(log).unwrap();
+            cmd.stdout(f.try_clone().unwrap()).stderr(f);
+        }
+        // Owned by `Process` at once, so that it is killed and waited for on every path.
+        let p = Process {
+            child: cmd.spawn().expect("grids3 binary"),
+            addr,
+        };
+        p.wait_ready(&reqwest::Client::new(), "http").await;
+        p
+    }
+
+    /// [`Process::start`] of a gateway serving HTTPS (GRIDS3_TLS_CERT / GRIDS3_TLS_KEY in
+    /// `env`), waiting for it with a client that trusts only `ca_pem`.
+    pub async fn start_https(db_name: &str, env: &[(&str, &str)], ca_pem: &str) -> Process {
+        let (mut cmd, addr) = Self::command(db_name, env);
+        let p = Process {
+            child: cmd.spawn().expect("grids3 binary"),
+            addr,
+        };
+        p.wait_ready(&https_client(ca_pem), "https").await;
+        p
+    }
+
+    /// The binary's command line on a free port, over the shared database.
+    fn command(
+        db_name: &str,
+        env: &[(&str, &str)],
+    ) -> (std::process::Command, std::net::SocketAddr) {
         let port = grids3::devdb::free_port().unwrap();
         let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_grids3"));
@@ -521,20 +555,15 @@ impl Process {
         for (k, v) in env {
             cmd.env(k, v);
         }
-        if let Some(log) = log {
-            let f = std::fs::File::create(log).unwrap();
-            cmd.stdout(f.try_clone().unwrap()).stderr(f);
-        }
-        // Owned by `Process` at once, so that it is killed and waited for on every path.
-        let p = Process {
-            child: cmd.spawn().expect("grids3 binary"),
-            addr,
-        };
-        let url = format!("http://{addr}/_grids3/ready");
+        (cmd, addr)
+    }
+
+    async fn wait_ready(&self, client: &reqwest::Client, scheme: &str) {
+        let url = format!("{scheme}://{}/_grids3/ready", self.addr);
         for _ in 0..300 {
-            if let Ok(r) = reqwest::get(&url).await {
+            if let Ok(r) = client.get(&url).send().await {
                 if r.status().is_success() {
-                    return p;
+                    return;
                 }
             }
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
@@ -724,4 +753,13 @@ pub fn admin_cli(endpoint: &str, args: &[&str]) -> serde_json::Value {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// An HTTPS client that trusts only `ca_pem` (no system roots).
+pub fn https_client(ca_pem: &str) -> reqwest::Client {
+    reqwest::Client::builder()
+        .tls_built_in_root_certs(false)
+        .add_root_certificate(reqwest::Certificate::from_pem(ca_pem.as_bytes()).unwrap())
+        .build()
+        .unwrap()
 }

@@ -1,14 +1,69 @@
 //! `grids3 admin ...`: calls a running gateway's admin API, signed with SigV4 as the root key,
-//! over a minimal HTTP/1.1 client (one request per connection; the admin API is tiny).
+//! over a minimal HTTP/1.1 client (one request per connection; the admin API is tiny), on
+//! plain TCP or TLS.
+
+use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, ServerName};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::auth::sigv4;
 use crate::config::{AdminAction, Config};
 
+/// Where the admin API is: `host:port`, and how to reach it.
+pub struct Target {
+    host: String,
+    tls: Option<tokio_rustls::TlsConnector>,
+}
+
+impl Target {
+    /// From an `http://` or `https://` URL; `ca_bundle` replaces the system's roots for https.
+    pub fn parse(endpoint: &str, ca_bundle: Option<&std::path::Path>) -> Result<Target> {
+        let (https, rest) = if let Some(r) = endpoint.strip_prefix("https://") {
+            (true, r)
+        } else if let Some(r) = endpoint.strip_prefix("http://") {
+            (false, r)
+        } else {
+            bail!("the endpoint must be http://host:port or https://host:port");
+        };
+        let host = rest.trim_end_matches('/').to_owned();
+        if !https {
+            return Ok(Target { host, tls: None });
+        }
+        let mut roots = rustls::RootCertStore::empty();
+        match ca_bundle {
+            Some(path) => {
+                for c in CertificateDer::pem_file_iter(path)
+                    .with_context(|| format!("reading {}", path.display()))?
+                {
+                    roots
+                        .add(c.with_context(|| format!("a certificate in {}", path.display()))?)?;
+                }
+            }
+            None => {
+                for c in rustls_native_certs::load_native_certs().certs {
+                    // A system certificate rustls cannot use is skipped, as browsers do.
+                    let _ = roots.add(c);
+                }
+            }
+        }
+        let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+        Ok(Target {
+            host,
+            tls: Some(tokio_rustls::TlsConnector::from(Arc::new(config))),
+        })
+    }
+}
+
 /// Runs one admin action and returns the answer's body.
-pub async fn run(config: &Config, endpoint: &str, action: &AdminAction) -> Result<String> {
+pub async fn run(config: &Config, endpoint: &Target, action: &AdminAction) -> Result<String> {
     let answer = request(config, endpoint, action).await?;
     // A conversion runs in the gateway; the CLI waits for it unless told not to, by asking
     // for the bucket's attributes until it is no longer converting.
@@ -32,7 +87,7 @@ pub async fn run(config: &Config, endpoint: &str, action: &AdminAction) -> Resul
 }
 
 /// Sends one admin request and returns the answer's body.
-async fn request(config: &Config, endpoint: &str, action: &AdminAction) -> Result<String> {
+async fn request(config: &Config, endpoint: &Target, action: &AdminAction) -> Result<String> {
     let (method, path, body) = match action {
         AdminAction::CreateKey { name } => (
             "POST",
@@ -114,10 +169,7 @@ async fn request(config: &Config, endpoint: &str, action: &AdminAction) -> Resul
     let (Some(ak), Some(sk)) = (&config.root_access_key, &config.root_secret_key) else {
         bail!("set GRIDS3_ROOT_ACCESS_KEY and GRIDS3_ROOT_SECRET_KEY");
     };
-    let host = endpoint
-        .strip_prefix("http://")
-        .context("the endpoint must be http://host:port")?
-        .trim_end_matches('/');
+    let host = endpoint.host.as_str();
     let hash = sigv4::sha256_hex(body.as_bytes());
     let mut request = format!("{method} {path} HTTP/1.1\r\nhost: {host}\r\n");
     for (k, v) in sigv4::client_headers(method, host, &path, "", &hash, ak, sk, &config.region) {
@@ -127,12 +179,22 @@ async fn request(config: &Config, endpoint: &str, action: &AdminAction) -> Resul
         "content-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
         body.len()
     ));
-    let mut stream = tokio::net::TcpStream::connect(host)
+    let stream = tokio::net::TcpStream::connect(host)
         .await
         .with_context(|| format!("connecting to {host}"))?;
-    stream.write_all(request.as_bytes()).await?;
-    let mut response = Vec::new();
-    stream.read_to_end(&mut response).await?;
+    let response = match &endpoint.tls {
+        None => exchange(stream, request.as_bytes()).await?,
+        Some(tls) => {
+            let name = host.rsplit_once(':').map_or(host, |(h, _)| h);
+            let name = ServerName::try_from(name.trim_matches(['[', ']']).to_owned())
+                .with_context(|| format!("{name} is not a host name"))?;
+            let stream = tls
+                .connect(name, stream)
+                .await
+                .with_context(|| format!("TLS with {host}"))?;
+            exchange(stream, request.as_bytes()).await?
+        }
+    };
     let text = String::from_utf8_lossy(&response);
     let (head, body) = text
         .split_once("\r\n\r\n")
@@ -150,4 +212,21 @@ async fn request(config: &Config, endpoint: &str, action: &AdminAction) -> Resul
     } else {
         body.to_owned()
     })
+}
+
+/// Sends a request and reads the answer until the server closes the connection.
+async fn exchange(
+    mut stream: impl AsyncRead + AsyncWrite + Unpin,
+    request: &[u8],
+) -> Result<Vec<u8>> {
+    stream.write_all(request).await?;
+    let mut response = Vec::new();
+    match stream.read_to_end(&mut response).await {
+        Ok(_) => {}
+        // A TLS peer that closed its socket without close_notify: it has sent all it will
+        // (the request asked for `connection: close`).
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof && !response.is_empty() => {}
+        Err(e) => return Err(e.into()),
+    }
+    Ok(response)
 }

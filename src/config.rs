@@ -223,9 +223,13 @@ pub enum Command {
     /// Call a running gateway's admin API as the root key (GRIDS3_ROOT_ACCESS_KEY /
     /// GRIDS3_ROOT_SECRET_KEY); prints the JSON answer.
     Admin {
-        /// The gateway's URL (http only).
+        /// The gateway's URL, `http://` or `https://`.
         #[arg(long, env = "GRIDS3_ENDPOINT", default_value = "http://127.0.0.1:9000")]
         endpoint: String,
+        /// PEM certificates to trust for an https endpoint instead of the system's (a
+        /// self-signed certificate, a private CA).
+        #[arg(long, env = "GRIDS3_CA_BUNDLE")]
+        ca_bundle: Option<std::path::PathBuf>,
         /// What to do.
         #[command(subcommand)]
         action: AdminAction,

@@ -29,10 +29,16 @@ fn main() -> Result<()> {
 
 async fn run() -> Result<()> {
     let mut config = Config::parse();
-    if let Some(grids3::config::Command::Admin { endpoint, action }) = &config.command {
+    if let Some(grids3::config::Command::Admin {
+        endpoint,
+        ca_bundle,
+        action,
+    }) = &config.command
+    {
+        let target = grids3::admin_cli::Target::parse(endpoint, ca_bundle.as_deref())?;
         println!(
             "{}",
-            grids3::admin_cli::run(&config, endpoint, action).await?
+            grids3::admin_cli::run(&config, &target, action).await?
         );
         return Ok(());
     }

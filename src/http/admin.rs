@@ -306,6 +306,8 @@ async fn access(State(st): State<AppState>, req: Request) -> Result<Response, Ad
         &[],
         &auth,
         None,
+        // The explanation assumes TLS; a policy on `aws:SecureTransport` is then named as such.
+        crate::tls::Transport { tls: true },
         st.store.meta().clock().now().to_chrono(),
     );
     let target = authz::Target {

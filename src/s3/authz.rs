@@ -425,6 +425,7 @@ pub fn facts(
     query: &[(String, String)],
     auth: &Auth,
     source_ip: Option<std::net::IpAddr>,
+    transport: crate::tls::Transport,
     now: chrono::DateTime<chrono::Utc>,
 ) -> HashMap<String, Vec<String>> {
     let mut v: HashMap<String, Vec<String>> = HashMap::new();
@@ -432,8 +433,9 @@ pub fn facts(
     if let Some(ip) = source_ip {
         put("aws:sourceip", ip.to_string());
     }
-    // grids3 serves plain HTTP; TLS, where there is any, ends in front of it.
-    put("aws:securetransport", "false".into());
+    // True only for TLS that grids3 itself ended: behind a TLS proxy it cannot tell, and a
+    // policy denying `aws:SecureTransport: false` then denies (the safe way to be wrong).
+    put("aws:securetransport", transport.tls.to_string());
     put(
         "aws:currenttime",
         now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
@@ -857,7 +859,14 @@ mod tests {
             "bWQ1".parse().unwrap(),
         );
         let auth = Auth::anonymous();
-        let v = facts(&h, &[], &auth, None, chrono::Utc::now());
+        let v = facts(
+            &h,
+            &[],
+            &auth,
+            None,
+            crate::tls::Transport::default(),
+            chrono::Utc::now(),
+        );
         assert!(!v.contains_key("s3:x-amz-server-side-encryption-customer-key"));
         assert!(!v.values().flatten().any(|x| x.contains("c2VjcmV0")));
         assert_eq!(

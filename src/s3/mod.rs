@@ -106,6 +106,7 @@ pub async fn dispatch(st: &AppState, op: Op, mut req: S3Request) -> S3Result<Res
         &req.query,
         &req.auth,
         req.source_ip,
+        crate::tls::Transport::of(&req.parts.extensions),
         st.store.meta().clock().now().to_chrono(),
     );
     for (k, v) in req.tagging.iter().flatten() {

@@ -315,6 +315,7 @@ pub async fn post_object(
         &[],
         &auth,
         source_ip,
+        crate::tls::Transport::of(&parts.extensions),
         st.store.meta().clock().now().to_chrono(),
     );
     let target = authz::Target {

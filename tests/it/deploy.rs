@@ -59,6 +59,7 @@ fn compose_files_validate_and_use_only_known_variables() {
         .arg(root.join("docker-compose.yml"))
         .arg(root.join("docker-compose.two-instances.yml"))
         .arg(root.join("docker-compose.sharded.yml"))
+        .arg(root.join("docker-compose.tls.yml"))
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -68,6 +69,7 @@ fn compose_files_validate_and_use_only_known_variables() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.contains("compose: all checks passed"));
+    assert!(stdout.contains("health checked over https"), "{stdout}");
 }
 
 #[test]

@@ -53,4 +53,16 @@ for f in files:
             if str(env.get("GRIDS3_SHARD_BUCKETS")).lower() != "true" or "mongos" not in env.get("MONGODB_URI", ""):
                 sys.exit(f"{f}: {name} must shard its buckets and connect to mongos")
         print(f"ok: {f}: config server, {len(shards)} shards, mongos, init job, grids3 sharding its buckets")
+    if "tls" in os.path.basename(f):
+        for name, s in services:
+            env = s.get("environment", {})
+            cert, key = env.get("GRIDS3_TLS_CERT", ""), env.get("GRIDS3_TLS_KEY", "")
+            mounts = [v.split(":")[1] for v in s.get("volumes", []) if isinstance(v, str)]
+            if not cert or not key or not all(any(p.startswith(m + "/") for m in mounts) for p in (cert, key)):
+                sys.exit(f"{f}: {name} must name a certificate and key inside a mounted directory")
+            if "https://" not in " ".join(s.get("healthcheck", {}).get("test", [])):
+                sys.exit(f"{f}: {name}'s health check must ask over https")
+            if "GRIDS3_ALLOW_INSECURE_SSE_C" in env:
+                sys.exit(f"{f}: {name} serves TLS itself and must not allow SSE-C over http")
+        print(f"ok: {f}: certificate and key mounted, health checked over https")
 print("compose: all checks passed")

@@ -153,6 +153,11 @@ pub struct Config {
     #[arg(long, env = "GRIDS3_BODY_BUDGET_MIB", default_value_t = 16)]
     pub body_budget_mib: usize,
 
+    /// MiB of chunks that all downloads together may hold read ahead of their clients; a
+    /// download that finds it used up reads one chunk at a time (slower, never refused).
+    #[arg(long, env = "GRIDS3_DOWNLOAD_BUDGET_MIB", default_value_t = 16)]
+    pub download_budget_mib: usize,
+
     /// Connections served at once; more wait in the listen backlog until one closes.
     #[arg(long, env = "GRIDS3_MAX_CONNECTIONS", default_value_t = 1024)]
     pub max_connections: usize,

@@ -139,6 +139,9 @@ async fn run() -> Result<()> {
         println!("try: aws --endpoint-url {scheme}://{addr} s3 mb s3://demo");
     }
     grids3::storage::gridfs::budget::configure(config.body_budget_mib.max(1) * 1024 * 1024);
+    grids3::storage::gridfs::budget::configure_downloads(
+        config.download_budget_mib.max(1) * 1024 * 1024,
+    );
     let limits = grids3::server::Limits {
         max_connections: config.max_connections,
         max_connections_per_client: config.max_connections_per_client,

@@ -78,6 +78,17 @@ pub fn tls_handshake_failed() {
     metrics::counter!("grids3_tls_handshakes_failed_total").increment(1);
 }
 
+/// Bytes of chunks downloads hold read ahead under the download budget (+ / -).
+pub fn download_buffered(delta: f64) {
+    metrics::gauge!("grids3_download_buffered_bytes").increment(delta);
+}
+
+/// A download that wanted to read ahead and found the download budget exhausted (it then
+/// reads one chunk at a time).
+pub fn download_budget_exhausted() {
+    metrics::counter!("grids3_download_budget_exhausted_total").increment(1);
+}
+
 /// Open client connections (+1 / -1).
 pub fn connections(delta: f64) {
     metrics::gauge!("grids3_connections_open").increment(delta);

@@ -165,6 +165,36 @@ impl http_body::Body for BusyBody {
     }
 }
 
+/// hyper's HTTP/1 buffer limit, down from its 400 KiB. It bounds what hyper queues for writing
+/// before it stops taking response body frames: at 400 KiB a slow reader's connection held two
+/// 255 KiB chunks there, at 128 KiB one (64 slow readers: 16 MiB less). It also caps a request
+/// head, far above the 8 KiB AWS accepts.
+const HTTP1_MAX_BUF: usize = 128 * 1024;
+
+/// How long a refused connection is held, unread, before it is closed.
+const REFUSE_DELAY: Duration = Duration::from_secs(1);
+
+/// Refused connections held at once at most (past it they are closed at once).
+const MAX_HELD: usize = 2048;
+
+/// Closes a refused connection after [`REFUSE_DELAY`]. Closed at once, a refused client
+/// reconnects at once: one address at its cap spun through accept-and-close about 5,800 times a
+/// second, and the accept loop spent itself on it while other clients' connections waited in
+/// the backlog. Held, each of its connecting tasks waits a second per attempt. Held sockets
+/// cost a task and a file descriptor each, hence the bound.
+fn refuse_later(stream: tokio::net::TcpStream, held: &Arc<AtomicUsize>) {
+    if held.fetch_add(1, Ordering::SeqCst) >= MAX_HELD {
+        held.fetch_sub(1, Ordering::SeqCst);
+        return;
+    }
+    let held = held.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(REFUSE_DELAY).await;
+        drop(stream);
+        held.fetch_sub(1, Ordering::SeqCst);
+    });
+}
+
 /// A listening socket with a backlog of 4,096 (tokio's `bind` takes 1,024): connections that
 /// arrive while the accept loop is busy refusing a flood from one address wait in it instead
 /// of being dropped, which would cost a normal client a SYN retransmit (1 s, then 2 s, 4 s).
@@ -197,13 +227,15 @@ pub async fn serve(
     builder
         .http1()
         .timer(TokioTimer::new())
-        .header_read_timeout(limits.header_read_timeout);
+        .header_read_timeout(limits.header_read_timeout)
+        .max_buf_size(HTTP1_MAX_BUF);
     builder
         .http2()
         .timer(TokioTimer::new())
         .keep_alive_interval(Some(limits.header_read_timeout));
     let builder = Arc::new(builder);
     let transport = crate::tls::Transport { tls: tls.is_some() };
+    let held = Arc::new(AtomicUsize::new(0));
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         let (stream, peer) = tokio::select! {
@@ -225,7 +257,7 @@ pub async fn serve(
             } else {
                 // Every connection of this address has a request in progress: it gets no more.
                 crate::metrics::connection_refused("per_client");
-                drop(stream);
+                refuse_later(stream, &held);
                 continue;
             }
         }

@@ -404,3 +404,111 @@ fn completions_run_within_their_bound() {
         }
     });
 }
+
+/// Item 6: a download holds at most its own next chunk outside the process-wide download
+/// budget (`--download-budget-mib`); its read-ahead takes shares of the budget, and a download
+/// that finds it used up reads one chunk at a time instead of waiting. With a 1 MiB budget, 12
+/// clients that stop reading a 16 MiB object use it up; a normal GET of the whole object still
+/// completes, the stalled ones complete when they read again, and every share comes back.
+#[test]
+fn downloads_share_a_bounded_read_ahead_budget() {
+    support::run(async {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let db = support::fresh_db("dlbudget").await;
+        let p = support::Process::start(db.name(), &[("GRIDS3_DOWNLOAD_BUDGET_MIB", "1")]).await;
+        let peer = support::gateway_on(db.name()).await;
+        let s3 = p.as_gateway(&peer).sdk();
+        s3.create_bucket().bucket("dlb").send().await.unwrap();
+        let data = support::random_bytes(16 << 20, 6);
+        s3.put_object()
+            .bucket("dlb")
+            .key("big")
+            .body(aws_sdk_s3::primitives::ByteStream::from(data.clone()))
+            .send()
+            .await
+            .unwrap();
+        let addr = p.addr.to_string();
+        let metric = |name: &'static str| {
+            let url = format!("http://{addr}/_grids3/metrics");
+            async move {
+                let text = reqwest::get(&url).await.unwrap().text().await.unwrap();
+                text.lines()
+                    .find(|l| l.split(' ').next() == Some(name))
+                    .and_then(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+                    .unwrap_or(0.0)
+            }
+        };
+        // Clients that read the status line and stop, with a small receive window.
+        let mut stalled = Vec::new();
+        for _ in 0..12 {
+            let sock = tokio::net::TcpSocket::new_v4().unwrap();
+            sock.set_recv_buffer_size(4096).unwrap();
+            let mut c = sock.connect(p.addr).await.unwrap();
+            let mut req = format!("GET /dlb/big HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\n");
+            for (k, v) in grids3::auth::sigv4::client_headers(
+                "GET",
+                &addr,
+                "/dlb/big",
+                "",
+                "UNSIGNED-PAYLOAD",
+                support::AK,
+                support::SK,
+                "us-east-1",
+            ) {
+                req.push_str(&format!("{k}: {v}\r\n"));
+            }
+            req.push_str("\r\n");
+            c.write_all(req.as_bytes()).await.unwrap();
+            let mut first = vec![0u8; 12];
+            c.read_exact(&mut first).await.unwrap();
+            assert_eq!(&first, b"HTTP/1.1 200");
+            stalled.push((c, first));
+        }
+        assert!(
+            support::eventually(20, || async {
+                metric("grids3_download_budget_exhausted_total").await > 0.0
+            })
+            .await,
+            "12 stalled downloads never used up a 1 MiB budget"
+        );
+        let held = metric("grids3_download_buffered_bytes").await;
+        assert!(
+            held <= 1048576.0,
+            "{held} bytes read ahead, over the budget"
+        );
+        // A normal download is not held up by the stalled ones.
+        let got = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+            s3.get_object()
+                .bucket("dlb")
+                .key("big")
+                .send()
+                .await
+                .unwrap()
+                .body
+                .collect()
+                .await
+                .unwrap()
+                .into_bytes()
+        })
+        .await
+        .expect("a normal GET completes while the budget is used up");
+        assert!(got[..] == data[..], "the normal GET's bytes");
+        // The stalled ones read again, to the end, and get every byte.
+        for (mut c, mut whole) in stalled {
+            c.read_to_end(&mut whole).await.unwrap();
+            let at = whole
+                .windows(4)
+                .position(|w| w == b"\r\n\r\n")
+                .expect("a response head")
+                + 4;
+            assert!(whole[at..] == data[..], "a stalled download's bytes");
+        }
+        assert!(
+            support::eventually(10, || async {
+                metric("grids3_download_buffered_bytes").await == 0.0
+            })
+            .await,
+            "shares of the budget did not come back"
+        );
+    });
+}

@@ -6,7 +6,9 @@ use std::pin::Pin;
 use bytes::Bytes;
 use futures::{Stream, TryStreamExt};
 use mongodb::bson::{doc, Bson, RawBsonRef, RawDocumentBuf};
-use tokio::sync::mpsc;
+use std::sync::Arc;
+
+use tokio::sync::{mpsc, Semaphore};
 
 use super::codec::{id_bytes, open_chunk, Sealing};
 use super::file::{chunk_count, expected_chunk_len};
@@ -15,9 +17,16 @@ use super::{FileDoc, GridFsBucket, GridFsError, Result};
 /// A file's bytes, yielded as chunks arrive from the server.
 pub type ByteStream = Pin<Box<dyn Stream<Item = Result<Bytes>> + Send>>;
 
-/// Chunks read ahead of the consumer. Reading ahead overlaps the server's next batch with the
-/// socket write of the current one; the bound keeps memory per download small.
-const READ_AHEAD: usize = 8;
+/// Bytes a download fetches per round trip at most (its read-ahead window). Reading ahead
+/// overlaps the server's next window with the socket write of the current one.
+const WINDOW_BYTES: u64 = 2 * 1024 * 1024;
+
+/// What lets a fetched chunk be held until the client takes it: the download's own one-chunk
+/// allowance, or a share of the process-wide download budget (`budget.rs`).
+struct Hold {
+    _own: Option<tokio::sync::OwnedSemaphorePermit>,
+    _share: Option<super::budget::DownloadShare>,
+}
 
 impl GridFsBucket {
     /// The files document with this id.
@@ -108,35 +117,71 @@ impl GridFsBucket {
         let cs = u64::from(geo.chunk_size);
         let first = base + (start / cs) as i64;
         let last_excl = base + chunk_count(end, geo.chunk_size);
-        // Bounded in bytes, not documents: about 2 MiB per cursor batch and 1 MiB read ahead,
-        // whatever the chunk size (memory per stream stays near 3 MiB).
-        let per_batch = (2 * 1024 * 1024 / cs).clamp(1, 1000) as u32;
-        let (tx, rx) = mpsc::channel(((1024 * 1024 / cs) as usize).clamp(1, READ_AHEAD));
+        // Chunks fetched per round trip at most: about 2 MiB whatever the chunk size.
+        let window = (WINDOW_BYTES / cs).clamp(1, 1000) as usize;
+        let (tx, rx) = mpsc::channel::<Result<(Bytes, Hold)>>(window);
         let chunks = self.chunks().clone_with_type::<RawDocumentBuf>();
         let id = file.id.clone();
         let sealing = sealing.cloned();
         tokio::spawn(async move {
             let result = async {
-                let mut cursor = chunks
-                    .find(doc! {"files_id": id, "n": {"$gte": first, "$lt": last_excl}})
-                    .sort(doc! {"n": 1})
-                    .batch_size(per_batch)
-                    .await?;
-                let mut expected = first;
-                // A server that stops answering ends the stream with an error instead of
-                // leaving it hanging (the driver has no socket timeout).
-                while let Some(raw) = tokio::time::timeout(super::OP_TIMEOUT, cursor.try_next())
-                    .await
-                    .map_err(|_| GridFsError::Timeout("reading chunks"))??
-                {
-                    let bytes = piece(raw, expected, base, &geo, sealing.as_ref(), start, end)?;
-                    if tx.send(Ok(bytes)).await.is_err() {
-                        return Ok(()); // the reader went away; dropping the cursor kills it
+                // The chunk a download is about to send is always its own to fetch (one at a
+                // time, outside the budget), so no download ever waits for another; the rest
+                // of a window is read ahead only as far as the download budget allows.
+                let own = Arc::new(Semaphore::new(1));
+                let mut next = first;
+                while next < last_excl {
+                    let mine = own.clone().acquire_owned().await.expect("never closed");
+                    let want = usize::try_from(last_excl - next).map_or(window, |r| r.min(window));
+                    let mut holds = vec![Hold {
+                        _own: Some(mine),
+                        _share: None,
+                    }];
+                    while holds.len() < want {
+                        match super::budget::try_download_share(cs as usize) {
+                            Some(share) => holds.push(Hold {
+                                _own: None,
+                                _share: Some(share),
+                            }),
+                            None => {
+                                crate::metrics::download_budget_exhausted();
+                                break;
+                            }
+                        }
                     }
-                    expected += 1;
-                }
-                if expected < last_excl {
-                    return Err(GridFsError::ChunkMissing(expected));
+                    let k = holds.len() as i64;
+                    // A server that stops answering ends the stream with an error instead of
+                    // leaving it hanging (the driver has no socket timeout). `limit`: the
+                    // server answers the window in one batch and closes the cursor.
+                    let mut cursor = tokio::time::timeout(
+                        super::OP_TIMEOUT,
+                        chunks
+                            .find(
+                                doc! {"files_id": id.clone(), "n": {"$gte": next, "$lt": next + k}},
+                            )
+                            .sort(doc! {"n": 1})
+                            .limit(k)
+                            .batch_size(k as u32),
+                    )
+                    .await
+                    .map_err(|_| GridFsError::Timeout("reading chunks"))??;
+                    let mut holds = holds.into_iter();
+                    while let Some(raw) = tokio::time::timeout(super::OP_TIMEOUT, cursor.try_next())
+                        .await
+                        .map_err(|_| GridFsError::Timeout("reading chunks"))??
+                    {
+                        let bytes = piece(raw, next, base, &geo, sealing.as_ref(), start, end)?;
+                        let Some(hold) = holds.next() else {
+                            return Err(GridFsError::Corrupt(format!("chunk {next} twice")));
+                        };
+                        if tx.send(Ok((bytes, hold))).await.is_err() {
+                            return Ok(()); // the reader went away
+                        }
+                        next += 1;
+                    }
+                    if holds.len() > 0 {
+                        return Err(GridFsError::ChunkMissing(next));
+                    }
                 }
                 Ok(())
             }
@@ -145,8 +190,11 @@ impl GridFsBucket {
                 let _ = tx.send(Err(e)).await;
             }
         });
+        // A chunk's hold is let go as the response body takes the chunk.
         Ok(Box::pin(futures::stream::unfold(rx, |mut rx| async move {
-            rx.recv().await.map(|item| (item, rx))
+            rx.recv()
+                .await
+                .map(|item| (item.map(|(bytes, _hold)| bytes), rx))
         })))
     }
 

@@ -5,8 +5,9 @@
 
 use std::sync::Mutex;
 
-/// Bytes of capacity kept at most (about the default body budget, twice).
-const MAX_POOLED: usize = 32 * 1024 * 1024;
+/// Bytes of capacity kept at most: the default body budget, which bounds the chunk buffers in
+/// use at once. Twice that kept 16 MiB more resident after every upload.
+const MAX_POOLED: usize = super::budget::DEFAULT_BUDGET;
 
 static POOL: Mutex<(Vec<Vec<u8>>, usize)> = Mutex::new((Vec::new(), 0));
 

@@ -3,6 +3,44 @@
 use std::net::SocketAddr;
 
 use clap::{Parser, Subcommand};
+use zeroize::Zeroizing;
+
+/// A secret from a flag or the environment (the root secret, master keys, the metrics token):
+/// zeroed when dropped, and never printed by `Debug`.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Secret(Zeroizing<String>);
+
+impl std::ops::Deref for Secret {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for Secret {
+    fn from(s: &str) -> Self {
+        Secret(Zeroizing::new(s.to_owned()))
+    }
+}
+
+impl From<String> for Secret {
+    fn from(s: String) -> Self {
+        Secret(Zeroizing::new(s))
+    }
+}
+
+impl std::str::FromStr for Secret {
+    type Err = std::convert::Infallible;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(s.into())
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("[secret]")
+    }
+}
 
 /// grids3: an S3-compatible HTTP object-storage gateway over MongoDB GridFS.
 #[derive(Parser, Clone)]
@@ -39,22 +77,22 @@ pub struct Config {
 
     /// Root secret key.
     #[arg(long, env = "GRIDS3_ROOT_SECRET_KEY", hide_env_values = true)]
-    pub root_secret_key: Option<String>,
+    pub root_secret_key: Option<Secret>,
 
     /// Master key that seals access-key secrets at rest (AES-256-GCM): 32 random bytes as 64
     /// hex digits or base64, or a passphrase (stretched with argon2id and the deployment's
     /// salt). Unset: secrets are stored in the clear in `__accesskeys`.
     #[arg(long, env = "GRIDS3_MASTER_KEY", hide_env_values = true)]
-    pub master_key: Option<String>,
+    pub master_key: Option<Secret>,
     /// Former master keys, comma-separated, still accepted for opening what they sealed while
     /// `grids3 admin rotate-master-key` re-seals it under GRIDS3_MASTER_KEY.
     #[arg(long, env = "GRIDS3_PREVIOUS_MASTER_KEYS", hide_env_values = true)]
-    pub previous_master_keys: Option<String>,
+    pub previous_master_keys: Option<Secret>,
 
     /// A bearer token `/_grids3/metrics` requires (`Authorization: Bearer <token>`). Unset:
     /// metrics are open to anyone who can reach the port (put them behind a network rule).
     #[arg(long, env = "GRIDS3_METRICS_TOKEN", hide_env_values = true)]
-    pub metrics_token: Option<String>,
+    pub metrics_token: Option<Secret>,
 
     /// PEM certificate chain to serve HTTPS with (with --tls-key). The listen address then
     /// speaks TLS only, HTTP/2 or HTTP/1.1 by ALPN. The files are read again when they change
@@ -359,7 +397,7 @@ impl Config {
         let mut c = Config::parse_from(["grids3"]);
         c.mongodb_uri = None;
         c.root_access_key = Some(access_key.to_owned());
-        c.root_secret_key = Some(secret_key.to_owned());
+        c.root_secret_key = Some(secret_key.into());
         c
     }
 }

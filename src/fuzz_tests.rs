@@ -47,7 +47,7 @@ fn auth(payload: Payload) -> Auth {
         root: true,
         payload,
         signing: SigningContext {
-            key: [7; 32],
+            key: [7; 32].into(),
             amz_date: "20261122T000000Z".into(),
             scope: "20261122/us-east-1/s3/aws4_request".into(),
             seed_signature: "0".repeat(64),

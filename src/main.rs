@@ -77,7 +77,7 @@ async fn run() -> Result<()> {
             .get_or_insert_with(|| DEV_ACCESS_KEY.to_owned());
         config
             .root_secret_key
-            .get_or_insert_with(|| DEV_SECRET_KEY.to_owned());
+            .get_or_insert_with(|| DEV_SECRET_KEY.into());
         Some(db)
     } else {
         None

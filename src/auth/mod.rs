@@ -39,8 +39,8 @@ pub enum Payload {
 /// What chunk and trailer signatures need.
 #[derive(Clone)]
 pub struct SigningContext {
-    /// The derived signing key.
-    pub key: [u8; 32],
+    /// The derived signing key (zeroed when dropped).
+    pub key: zeroize::Zeroizing<[u8; 32]>,
     /// `X-Amz-Date`.
     pub amz_date: String,
     /// Credential scope.
@@ -58,7 +58,7 @@ impl Auth {
             root,
             payload: Payload::Unsigned,
             signing: SigningContext {
-                key: [0; 32],
+                key: [0; 32].into(),
                 amz_date: String::new(),
                 scope: String::new(),
                 seed_signature: String::new(),

@@ -119,12 +119,20 @@ fn hmac(key: &[u8], msg: &[u8]) -> [u8; 32] {
     m.finalize().into_bytes().into()
 }
 
-/// The signing key for `date` (YYYYMMDD), region and service.
-pub fn signing_key(secret: &str, date: &str, region: &str, service: &str) -> [u8; 32] {
-    let k = hmac(format!("AWS4{secret}").as_bytes(), date.as_bytes());
-    let k = hmac(&k, region.as_bytes());
-    let k = hmac(&k, service.as_bytes());
-    hmac(&k, b"aws4_request")
+/// The signing key for `date` (YYYYMMDD), region and service; it and every step towards it
+/// are zeroed when dropped (each is as good as the secret for a day).
+pub fn signing_key(
+    secret: &str,
+    date: &str,
+    region: &str,
+    service: &str,
+) -> zeroize::Zeroizing<[u8; 32]> {
+    use zeroize::Zeroizing;
+    let seed = Zeroizing::new(format!("AWS4{secret}"));
+    let k = Zeroizing::new(hmac(seed.as_bytes(), date.as_bytes()));
+    let k = Zeroizing::new(hmac(&*k, region.as_bytes()));
+    let k = Zeroizing::new(hmac(&*k, service.as_bytes()));
+    Zeroizing::new(hmac(&*k, b"aws4_request"))
 }
 
 /// Hex HMAC-SHA256 signature of a string to sign.

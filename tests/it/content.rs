@@ -12,7 +12,7 @@ async fn gateway_fast_gc(db: &str) -> support::Gateway {
         c.content_grace = 1;
         c.janitor_interval = 1;
         // Encrypted objects in content buckets (SSE-S3 needs a master key).
-        c.master_key = Some("content test master key".to_owned());
+        c.master_key = Some("content test master key".into());
     })
     .await
 }

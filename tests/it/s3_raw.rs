@@ -351,7 +351,7 @@ fn signed_streaming_put(
     let amz = find("x-amz-date");
     let scope = format!("{}/us-east-1/s3/aws4_request", &amz[..8]);
     let key = sigv4::signing_key(support::SK, &amz[..8], "us-east-1", "s3");
-    (headers, (key, amz, scope, seed))
+    (headers, (*key, amz, scope, seed))
 }
 
 /// Sends the request line, signed headers and `sent` bytes of a `declared`-byte body by hand.

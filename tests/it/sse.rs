@@ -17,8 +17,8 @@ const MASTER: &str = "grids3 test master key";
 async fn gateway_with_master(db: &str, master: &str, previous: Option<&str>) -> support::Gateway {
     let (m, p) = (master.to_owned(), previous.map(str::to_owned));
     support::gateway_with(db, move |c| {
-        c.master_key = Some(m);
-        c.previous_master_keys = p;
+        c.master_key = Some(m.into());
+        c.previous_master_keys = p.map(Into::into);
     })
     .await
 }
@@ -530,7 +530,7 @@ fn encryption_adds_no_round_trip() {
     use std::sync::atomic::Ordering;
     support::run(async {
         let (gw, counters) = support::gateway_counting_split("ssert", |c| {
-            c.master_key = Some(MASTER.to_owned());
+            c.master_key = Some(MASTER.into());
         })
         .await;
         let (all_commands, lookups) = (&counters.all, &counters.lookups);

@@ -67,6 +67,18 @@ pub async fn open_store(config: &Config, client: mongodb::Client) -> anyhow::Res
             )
         }
     };
+    // Data sealed under a master key this gateway was not given answers 503 naming the key
+    // (`s3::sse::sse_error`); say so at start-up rather than at the first GET.
+    let missing = meta
+        .master_keys_missing(masters.current.as_ref().map(|m| m.id()), &masters.ids())
+        .await
+        .context("reading the deployment's master keys")?;
+    if !missing.is_empty() {
+        tracing::warn!(
+            missing = missing.join(","),
+            "this deployment has data sealed under master keys this gateway was not given: SSE-S3 and SSE-KMS objects under them answer 503 until GRIDS3_MASTER_KEY or GRIDS3_PREVIOUS_MASTER_KEYS holds them"
+        );
+    }
     let meta = meta
         .with_masters(masters)
         .with_write_ttl(Duration::from_secs(config.write_lease.max(3)));

@@ -141,6 +141,15 @@ impl MasterKeys {
         }
     }
 
+    /// The ids of every key given, current and former.
+    pub fn ids(&self) -> Vec<String> {
+        self.current
+            .iter()
+            .chain(&self.previous)
+            .map(|m| m.id().to_owned())
+            .collect()
+    }
+
     /// The master key with this id, current or former.
     pub fn by_id(&self, id: &str) -> Option<&Master> {
         self.current

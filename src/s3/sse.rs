@@ -58,6 +58,11 @@ pub fn sse_error(st: &AppState, e: SseError) -> S3Error {
         SseError::WrongCustomerKey => S3Error::invalid_argument(
             "The provided encryption key does not match the key the object was encrypted with.",
         ),
+        // AWS has no such state; 503 because the object is intact and readable again once the
+        // gateway is started with the key, and the message says which key, never a 500.
+        SseError::UnknownMaster(id) => S3Error::service_unavailable().with_message(format!(
+            "The object's key is sealed under master key {id}, which this gateway was not started with: set GRIDS3_MASTER_KEY (or GRIDS3_PREVIOUS_MASTER_KEYS) to it."
+        )),
         SseError::Mongo(m) => m.into(),
         other => {
             tracing::error!(error = %other, "an object's key does not open");

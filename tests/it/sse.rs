@@ -405,10 +405,10 @@ fn master_key_rotation_reseals_without_rewriting_data() {
             "an access key's secret re-sealed under the new master key still authenticates"
         );
 
-        // The old master key alone no longer opens anything.
+        // The old master key alone no longer opens anything: 503, naming the key it needs.
         let stale = gateway_with_master(&db, "old master", None).await;
-        assert_eq!(read(&stale.sdk(), "s3").await, Err(500));
-        assert_eq!(read(&stale.sdk(), "kms").await, Err(500));
+        assert_eq!(read(&stale.sdk(), "s3").await, Err(503));
+        assert_eq!(read(&stale.sdk(), "kms").await, Err(503));
     });
 }
 
@@ -705,11 +705,79 @@ fn a_legacy_master_key_keeps_working_and_rotates_to_argon2id() {
 
         // The old derivation alone opens nothing any more; the passphrase does.
         let stale = gateway_with_master(&db, &legacy_hex, None).await;
-        assert_eq!(read(&stale.sdk(), "s3").await, Err(500));
+        assert_eq!(read(&stale.sdk(), "s3").await, Err(503));
         assert!(stale.sdk_as(&ak, &sk).list_buckets().send().await.is_err());
         drop(stale);
         let again = gateway_with_master(&db, pass, None).await;
         assert_eq!(read(&again.sdk(), "s3").await.unwrap(), data);
         assert!(again.sdk_as(&ak, &sk).list_buckets().send().await.is_ok());
+    });
+}
+
+/// Issue 26, item 8: a gateway restarted without the master key its SSE-S3 objects were sealed
+/// under warned of nothing and answered every GET 500. It now warns at start-up, naming the
+/// key's id, and a GET answers 503 ServiceUnavailable naming it too; given the key again, the
+/// object reads.
+#[test]
+fn a_gateway_without_the_master_key_warns_and_answers_503_naming_it() {
+    support::run(async {
+        let name = fresh_name("nomk");
+        let sealed = gateway_with_master(&name, MASTER, None).await;
+        let id = sealed
+            .state
+            .store
+            .meta()
+            .masters()
+            .current
+            .as_ref()
+            .unwrap()
+            .id()
+            .to_owned();
+        let s3 = sealed.sdk();
+        s3.create_bucket().bucket("nomk").send().await.unwrap();
+        s3.put_object()
+            .bucket("nomk")
+            .key("k")
+            .server_side_encryption(ServerSideEncryption::Aes256)
+            .body(ByteStream::from_static(b"sealed"))
+            .send()
+            .await
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("grids3.log");
+        let p = support::Process::start_logging(&name, &[], Some(&log)).await;
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert!(
+            text.contains("sealed under master keys") && text.contains(&id),
+            "no start-up warning naming {id}:\n{text}"
+        );
+        let e = p
+            .as_gateway(&sealed)
+            .sdk()
+            .get_object()
+            .bucket("nomk")
+            .key("k")
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(e.raw_response().unwrap().status().as_u16(), 503);
+        let e = e.into_service_error();
+        assert_eq!(
+            aws_sdk_s3::error::ProvideErrorMetadata::code(&e),
+            Some("ServiceUnavailable")
+        );
+        let message = aws_sdk_s3::error::ProvideErrorMetadata::message(&e).unwrap_or_default();
+        assert!(message.contains(&id), "{message}");
+        let got = s3
+            .get_object()
+            .bucket("nomk")
+            .key("k")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            &got.body.collect().await.unwrap().into_bytes()[..],
+            b"sealed"
+        );
     });
 }

@@ -176,6 +176,36 @@ impl MetaStore {
         Ok(d.get_binary_generic("salt").cloned().unwrap_or_default())
     }
 
+    /// Records `current` (the master key this gateway seals with) among the deployment's
+    /// master keys (`__infostore`, `_id: master-keys`), and returns the recorded ones that
+    /// `given` (its current and former keys) does not hold: what this gateway cannot open.
+    pub async fn master_keys_missing(
+        &self,
+        current: Option<&str>,
+        given: &[String],
+    ) -> mongodb::error::Result<Vec<String>> {
+        if let Some(id) = current {
+            self.info
+                .update_one(doc! {"_id": "master-keys"}, doc! {"$addToSet": {"ids": id}})
+                .upsert(true)
+                .await?;
+        }
+        let d = self
+            .info
+            .find_one(doc! {"_id": "master-keys"})
+            .await?
+            .unwrap_or_default();
+        Ok(d.get_array("ids")
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str())
+                    .filter(|id| !given.iter().any(|g| g == id))
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
     fn unopened(db: &Database, clock: DbClock) -> Self {
         Self {
             db: db.clone(),

@@ -245,6 +245,22 @@ impl Keyring {
         }
     }
 
+    /// [`Keyring::resolve`], except that `alias/aws/s3` (AWS's managed default key, which
+    /// s3cmd and others name explicitly) is created on first use, as AWS creates it.
+    pub async fn resolve_or_create_default(
+        &self,
+        masters: &MasterKeys,
+        name: &str,
+        now: DateTime,
+    ) -> Result<String, SseError> {
+        match parse_key_name(name) {
+            Err(alias) if alias == DEFAULT_ALIAS && masters.current.is_some() => {
+                self.default_key(masters, now).await
+            }
+            _ => self.resolve(name).await,
+        }
+    }
+
     /// The default key's id, created on first use (two instances racing create one key: its id
     /// is fixed, the loser's insert fails as a duplicate and it reads the winner's).
     pub async fn default_key(

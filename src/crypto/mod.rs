@@ -279,8 +279,11 @@ impl Keys {
 
     /// Checks that a key named in a request or a bucket configuration exists and is enabled;
     /// returns its id.
-    pub async fn usable_kms_key(&self, name: &str) -> Result<String, SseError> {
-        let id = self.keyring.resolve(name).await?;
+    pub async fn usable_kms_key(&self, name: &str, now: DateTime) -> Result<String, SseError> {
+        let id = self
+            .keyring
+            .resolve_or_create_default(&self.masters, name, now)
+            .await?;
         self.keyring.material(&self.masters, &id).await?;
         Ok(id)
     }
@@ -329,7 +332,11 @@ impl Keys {
                     return Err(SseError::NoMasterKey);
                 }
                 let id = match key.as_deref().or(default_kms) {
-                    Some(name) => self.keyring.resolve(name).await?,
+                    Some(name) => {
+                        self.keyring
+                            .resolve_or_create_default(&self.masters, name, now)
+                            .await?
+                    }
                     None => self.keyring.default_key(&self.masters, now).await?,
                 };
                 let kek = self.keyring.material(&self.masters, &id).await?;

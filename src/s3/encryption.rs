@@ -86,7 +86,7 @@ pub async fn put_bucket_encryption(st: &AppState, mut req: S3Request) -> S3Resul
         // keyring's aliases are not meant to move).
         config.kms_key = Some(
             st.keys
-                .usable_kms_key(k)
+                .usable_kms_key(k, st.store.meta().clock().now())
                 .await
                 .map_err(|e| super::sse::sse_error(st, e))?,
         );

@@ -781,3 +781,73 @@ fn a_gateway_without_the_master_key_warns_and_answers_503_naming_it() {
         );
     });
 }
+
+/// Issue 26, item 10: naming `alias/aws/s3` (as s3cmd does) before any KMS key exists got
+/// `KMS.NotFoundException`; AWS creates that managed key on first use, and so does grids3,
+/// for an object and for a bucket default alike.
+#[test]
+fn the_aws_s3_alias_is_created_on_first_use() {
+    support::run(async {
+        let gw = gateway_with_master(&fresh_name("awss3"), MASTER, None).await;
+        let s3 = gw.sdk();
+        for b in ["firstobj", "firstdefault"] {
+            s3.create_bucket().bucket(b).send().await.unwrap();
+        }
+        let put = s3
+            .put_object()
+            .bucket("firstobj")
+            .key("k")
+            .server_side_encryption(ServerSideEncryption::AwsKms)
+            .ssekms_key_id("alias/aws/s3")
+            .body(ByteStream::from_static(b"managed"))
+            .send()
+            .await
+            .expect("alias/aws/s3 before any key exists");
+        let key_id = put.ssekms_key_id().unwrap_or_default().to_owned();
+        let got = s3
+            .get_object()
+            .bucket("firstobj")
+            .key("k")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(got.ssekms_key_id(), Some(key_id.as_str()));
+        assert_eq!(
+            &got.body.collect().await.unwrap().into_bytes()[..],
+            b"managed"
+        );
+        // The bucket default names the same key; one key, not two.
+        use aws_sdk_s3::types::{
+            ServerSideEncryptionByDefault, ServerSideEncryptionConfiguration,
+            ServerSideEncryptionRule,
+        };
+        s3.put_bucket_encryption()
+            .bucket("firstdefault")
+            .server_side_encryption_configuration(
+                ServerSideEncryptionConfiguration::builder()
+                    .rules(
+                        ServerSideEncryptionRule::builder()
+                            .apply_server_side_encryption_by_default(
+                                ServerSideEncryptionByDefault::builder()
+                                    .sse_algorithm(ServerSideEncryption::AwsKms)
+                                    .kms_master_key_id("alias/aws/s3")
+                                    .build()
+                                    .unwrap(),
+                            )
+                            .build(),
+                    )
+                    .build()
+                    .unwrap(),
+            )
+            .send()
+            .await
+            .unwrap();
+        let keys = gw
+            .db
+            .collection::<Document>("__keyring")
+            .count_documents(doc! {})
+            .await
+            .unwrap();
+        assert_eq!(keys, 1, "one managed key");
+    });
+}

@@ -167,7 +167,10 @@ async fn request(config: &Config, endpoint: &Target, action: &AdminAction) -> Re
         ),
     };
     let (Some(ak), Some(sk)) = (&config.root_access_key, &config.root_secret_key) else {
-        bail!("set GRIDS3_ROOT_ACCESS_KEY and GRIDS3_ROOT_SECRET_KEY");
+        bail!(
+            "no root key: set GRIDS3_ROOT_ACCESS_KEY and GRIDS3_ROOT_SECRET_KEY, or start a gateway with --local-db, which writes them to {}",
+            crate::local::path().display()
+        );
     };
     let host = endpoint.host.as_str();
     let hash = sigv4::sha256_hex(body.as_bytes());

@@ -79,9 +79,11 @@ pub struct Config {
     #[arg(long, env = "GRIDS3_ROOT_SECRET_KEY", hide_env_values = true)]
     pub root_secret_key: Option<Secret>,
 
-    /// Master key that seals access-key secrets at rest (AES-256-GCM): 32 random bytes as 64
-    /// hex digits or base64, or a passphrase (stretched with argon2id and the deployment's
-    /// salt). Unset: secrets are stored in the clear in `__accesskeys`.
+    /// Master key that seals access-key secrets, SSE-S3 data keys and the SSE-KMS keyring at
+    /// rest (AES-256-GCM): 32 random bytes as 64 hex digits or base64, or a passphrase
+    /// (stretched with argon2id and the deployment's salt). Unset: SSE-S3 and SSE-KMS are
+    /// refused (501 NotImplemented) and secrets are stored in the clear in `__accesskeys`.
+    /// `--local-db` generates one and keeps it in data/local.env.
     #[arg(long, env = "GRIDS3_MASTER_KEY", hide_env_values = true)]
     pub master_key: Option<Secret>,
     /// Former master keys, comma-separated, still accepted for opening what they sealed while
@@ -264,11 +266,13 @@ pub enum Command {
         repair: bool,
     },
     /// Call a running gateway's admin API as the root key (GRIDS3_ROOT_ACCESS_KEY /
-    /// GRIDS3_ROOT_SECRET_KEY); prints the JSON answer.
+    /// GRIDS3_ROOT_SECRET_KEY, else those `--local-db` wrote to `data/local.env`); prints the
+    /// JSON answer.
     Admin {
-        /// The gateway's URL, `http://` or `https://`.
-        #[arg(long, env = "GRIDS3_ENDPOINT", default_value = "http://127.0.0.1:9000")]
-        endpoint: String,
+        /// The gateway's URL, `http://` or `https://`. Unset: the one in `data/local.env`
+        /// (written by `--local-db`), else http://127.0.0.1:9000.
+        #[arg(long, env = "GRIDS3_ENDPOINT")]
+        endpoint: Option<String>,
         /// PEM certificates to trust for an https endpoint instead of the system's (a
         /// self-signed certificate, a private CA).
         #[arg(long, env = "GRIDS3_CA_BUNDLE")]

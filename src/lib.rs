@@ -16,6 +16,7 @@ pub mod failpoint;
 pub mod http;
 pub mod janitor;
 pub mod lifecycle;
+pub mod local;
 pub mod metrics;
 pub mod s3;
 pub mod server;

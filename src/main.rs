@@ -33,12 +33,13 @@ async fn run() -> Result<()> {
         endpoint,
         ca_bundle,
         action,
-    }) = &config.command
+    }) = config.command.clone()
     {
-        let target = grids3::admin_cli::Target::parse(endpoint, ca_bundle.as_deref())?;
+        let endpoint = grids3::local::fill_admin(&mut config, endpoint.as_deref());
+        let target = grids3::admin_cli::Target::parse(&endpoint, ca_bundle.as_deref())?;
         println!(
             "{}",
-            grids3::admin_cli::run(&config, &target, action).await?
+            grids3::admin_cli::run(&config, &target, &action).await?
         );
         return Ok(());
     }
@@ -78,6 +79,8 @@ async fn run() -> Result<()> {
         config
             .root_secret_key
             .get_or_insert_with(|| DEV_SECRET_KEY.into());
+        // SSE-S3 and SSE-KMS work from the first start (the key is kept in data/local.env).
+        config.master_key = Some(grids3::local::master_key(&config));
         Some(db)
     } else {
         None
@@ -136,7 +139,32 @@ async fn run() -> Result<()> {
                 "(as set in GRIDS3_ROOT_SECRET_KEY)"
             }
         );
-        println!("try: aws --endpoint-url {scheme}://{addr} s3 mb s3://demo");
+        let file = grids3::local::write(&config, &format!("{scheme}://{addr}"))?;
+        println!(
+            "master key: kept in {} (SSE-S3 and SSE-KMS work); so are the credentials, for `grids3 admin` and `set -a; . {}; set +a`",
+            file.display(),
+            file.display()
+        );
+        // Commands that work as printed: the project's awscli (in .venv) by its full path,
+        // and this very binary for the admin CLI.
+        let venv_aws = grids3::devdb::project_dir().join(".venv/bin/aws");
+        let aws = if venv_aws.exists() {
+            venv_aws.display().to_string()
+        } else {
+            "aws".to_owned()
+        };
+        let key = config.root_access_key.as_deref().unwrap_or_default();
+        let shown = if secret == DEV_SECRET_KEY {
+            secret
+        } else {
+            "$GRIDS3_ROOT_SECRET_KEY"
+        };
+        println!(
+            "try: AWS_ACCESS_KEY_ID={key} AWS_SECRET_ACCESS_KEY={shown} {aws} --endpoint-url {scheme}://{addr} s3 mb s3://demo"
+        );
+        if let Ok(me) = std::env::current_exe() {
+            println!("admin: {} admin list-keys", me.display());
+        }
     }
     grids3::storage::gridfs::budget::configure(config.body_budget_mib.max(1) * 1024 * 1024);
     grids3::storage::gridfs::budget::configure_downloads(

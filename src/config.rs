@@ -313,7 +313,7 @@ pub enum AdminAction {
         /// Bucket name.
         name: String,
         /// `gridfs` (standard GridFS, the default) or `content` (content-addressed, in the
-        /// v7files format: see README "Storage modes").
+        /// v7files format: see docs/storage-modes.md, "Storage modes").
         #[arg(long)]
         storage: Option<String>,
         /// The owner's access key id (the root key when absent).
@@ -322,7 +322,7 @@ pub enum AdminAction {
     },
     /// Convert a bucket to another storage mode, online: objects stay readable throughout,
     /// new ones are stored the new way at once, and an interrupted conversion is resumed by
-    /// the janitor (README "Storage modes").
+    /// the janitor (docs/storage-modes.md, "Storage modes").
     ConvertBucket {
         /// Bucket name.
         name: String,

@@ -44,7 +44,7 @@ pub fn master_key(config: &Config) -> Secret {
 }
 
 /// Writes the file for a gateway serving at `endpoint` with `config`'s keys.
-pub fn write(config: &Config, endpoint: &str) -> Result<PathBuf> {
+pub fn write(config: &Config, endpoint: &str, mongodb_uri: &str) -> Result<PathBuf> {
     let p = path();
     let get = |s: &Option<Secret>| s.as_deref().unwrap_or_default().to_owned();
     let ak = config.root_access_key.clone().unwrap_or_default();
@@ -60,10 +60,14 @@ pub fn write(config: &Config, endpoint: &str) -> Result<PathBuf> {
          AWS_ACCESS_KEY_ID={ak}\n\
          AWS_SECRET_ACCESS_KEY={sk}\n\
          AWS_DEFAULT_REGION={}\n\
-         AWS_ENDPOINT_URL={endpoint}\n",
+         AWS_ENDPOINT_URL={endpoint}\n\
+         # The database this start used (not MONGODB_URI: a later --local-db would take it).\n\
+         LOCAL_MONGODB_URI={mongodb_uri}\n\
+         LOCAL_DATABASE={}\n",
         p.display(),
         get(&config.master_key),
         config.region,
+        config.database,
     ));
     if let Some(dir) = p.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;

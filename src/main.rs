@@ -128,7 +128,7 @@ async fn run() -> Result<()> {
     if let Some(db) = &local {
         println!("database: {} at {}", db.kind, db.uri);
         // The secret is shown only when it is the built-in development one (documented in
-        // the README); a secret that came from the environment is never printed.
+        // the README's "The two commands"); a secret that came from the environment is never printed.
         let secret = config.root_secret_key.as_deref().unwrap_or_default();
         println!(
             "credentials: AWS_ACCESS_KEY_ID={} AWS_SECRET_ACCESS_KEY={}",
@@ -139,7 +139,7 @@ async fn run() -> Result<()> {
                 "(as set in GRIDS3_ROOT_SECRET_KEY)"
             }
         );
-        let file = grids3::local::write(&config, &format!("{scheme}://{addr}"))?;
+        let file = grids3::local::write(&config, &format!("{scheme}://{addr}"), &db.uri)?;
         println!(
             "master key: kept in {} (SSE-S3 and SSE-KMS work); so are the credentials, for `grids3 admin` and `set -a; . {}; set +a`",
             file.display(),

@@ -225,7 +225,7 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
         };
         // Everything else answers within the request timeout: a database that accepts
         // connections but stops answering (the driver has no socket timeout) gets a 503, not a
-        // hung request. Dropping the handler midway is as safe as a crash (see README).
+        // hung request. Dropping the handler midway is as safe as a crash (docs/failure-model.md).
         if op.moves_data() {
             s3::dispatch(&st, op, req).await
         } else {

@@ -29,7 +29,7 @@
 //!
 //! Encrypted objects are the exception: each is sealed under its own data key and stored as a
 //! GridFS file of `<bucket>.files` / `<bucket>.chunks`, never as a content, because sharing
-//! contents would show which encrypted objects are equal (README "Storage modes").
+//! contents would show which encrypted objects are equal (docs/storage-modes.md, "Storage modes").
 
 pub mod refs;
 

@@ -440,7 +440,7 @@ impl ObjectStore {
     ) -> Result<ObjectWrite> {
         // An encrypted object is never de-duplicated, even in a content-addressed bucket: it
         // is sealed under a data key of its own and stored as a GridFS file there (see
-        // README "Storage modes").
+        // docs/storage-modes.md, "Storage modes").
         if codec.is_none() && self.storage_mode(bucket).await? == StorageMode::Content {
             // Large contents are staged as chunks of the blobs bucket under a registered id,
             // which also becomes the object's `_id`; small ones stay in memory.

@@ -14,6 +14,7 @@ mod plans;
 mod policy;
 mod post_object;
 mod races;
+mod readme;
 mod reliability;
 mod s3_conditional;
 mod s3_gridfs;

@@ -9,7 +9,7 @@ use crate::support;
 
 /// `grids3 --local-db` in a project directory of its own (over the suite's database, which
 /// `MONGODB_URI` names), on a free port; its stdout goes to `out`.
-fn local_gateway(
+pub fn local_gateway(
     project: &std::path::Path,
     db: &str,
     out: &std::path::Path,
@@ -34,7 +34,7 @@ fn local_gateway(
     (support::Process { child, addr }, format!("http://{addr}"))
 }
 
-async fn ready(endpoint: &str) {
+pub async fn ready(endpoint: &str) {
     let url = format!("{endpoint}/_grids3/ready");
     assert!(
         support::eventually(60, || async {

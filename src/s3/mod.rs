@@ -3,6 +3,7 @@
 pub mod acl;
 pub mod authz;
 pub mod bucket;
+pub mod compat;
 pub mod copy;
 pub mod cors;
 pub mod delete;

@@ -159,6 +159,40 @@ fn every_readme_and_docs_example_runs_as_written() {
             "the example at {} failed:\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
             last.map_or("(before the first)".to_owned(), |n| all[n].at.clone())
         );
+        // The commands the gateway printed at start-up work as printed (item 9: they named an
+        // `aws` that is not on PATH, and no admin binary).
+        let printed = std::fs::read_to_string(&out).unwrap();
+        for prefix in ["try: ", "admin: "] {
+            let line = printed
+                .lines()
+                .find_map(|l| l.strip_prefix(prefix))
+                .unwrap_or_else(|| panic!("no {prefix:?} line at start-up:\n{printed}"))
+                .to_owned();
+            let dir = project.path().to_owned();
+            let ran = tokio::task::spawn_blocking(move || {
+                std::process::Command::new("bash")
+                    .arg("-c")
+                    .arg(&line)
+                    .current_dir(&dir)
+                    .env_remove("AWS_ACCESS_KEY_ID")
+                    .env_remove("AWS_SECRET_ACCESS_KEY")
+                    .env_remove("GRIDS3_ENDPOINT")
+                    .env_remove("GRIDS3_ROOT_ACCESS_KEY")
+                    .env_remove("GRIDS3_ROOT_SECRET_KEY")
+                    .env("AWS_CONFIG_FILE", "/dev/null")
+                    .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
+                    .env("GRIDS3_PROJECT_DIR", &dir)
+                    .output()
+                    .unwrap()
+            })
+            .await
+            .unwrap();
+            assert!(
+                ran.status.success(),
+                "the printed {prefix:?} command failed: {}",
+                String::from_utf8_lossy(&ran.stderr)
+            );
+        }
         // What each block printed, between its marker and the next.
         for (n, b) in all.iter().enumerate() {
             let from = stdout.find(&format!("@@ block {n} @@")).unwrap();

@@ -200,9 +200,21 @@ pub async fn gateway_with_client(
     config.allow_insecure_sse_c = true;
     tweak(&mut config);
     config.database = db_name.to_owned();
-    let state = grids3::AppState::init(config, client.clone())
-        .await
-        .expect("gateway state");
+    // As the binary does (main.rs, "waiting for MongoDB"): a start-up that meets a transient
+    // database error (under the suite's load, the driver's server monitor timing out) tries
+    // again instead of failing the test.
+    let mut tries = 0;
+    let state = loop {
+        match grids3::AppState::init(config.clone(), client.clone()).await {
+            Ok(s) => break s,
+            Err(e) if tries < 5 => {
+                tries += 1;
+                eprintln!("gateway start-up failed ({e:#}); trying again");
+                tokio::time::sleep(std::time::Duration::from_millis(500 * tries)).await;
+            }
+            Err(e) => panic!("gateway state: {e:?}"),
+        }
+    };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let app = grids3::app(state.clone());

@@ -203,9 +203,14 @@ pub struct Config {
     pub max_connections: usize,
 
     /// CompleteMultipartUpload tasks that run at once (each may read and hash every part);
-    /// more wait, and answer 503 SlowDown after 30 s without a slot.
+    /// more wait, and answer 503 SlowDown after --completion-wait seconds without a slot.
     #[arg(long, env = "GRIDS3_MAX_COMPLETIONS", default_value_t = 8)]
     pub max_completions: usize,
+
+    /// Seconds a CompleteMultipartUpload waits for one of the --max-completions slots before it
+    /// answers 503 SlowDown (the SDKs retry it).
+    #[arg(long, env = "GRIDS3_COMPLETION_WAIT", default_value_t = 30)]
+    pub completion_wait: u64,
 
     /// Connections one client address may hold; past it, that address's connection idle the
     /// longest is closed (and a new one refused if all of them have a request in progress).

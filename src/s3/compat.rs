@@ -55,7 +55,7 @@ pub fn describe(op: &Op) -> (Support, &'static str) {
         Op::CreateMultipartUpload => (Yes, "checksum algorithm and type, SSE, tagging, ACLs"),
         Op::UploadPart => (Yes, "the part is stored where the object will read it: completion copies nothing"),
         Op::UploadPartCopy => (Yes, "`x-amz-copy-source-range`"),
-        Op::CompleteMultipartUpload => (Partly, "conditional writes, composite and full-object checksums; at most `--max-completions` run at once, more wait and answer `503 SlowDown` after 30 s"),
+        Op::CompleteMultipartUpload => (Partly, "conditional writes, composite and full-object checksums; at most `--max-completions` run at once, more wait and answer `503 SlowDown` after `--completion-wait` (30 s)"),
         Op::AbortMultipartUpload => (Yes, ""),
         Op::ListParts => (Yes, ""),
         Op::ListMultipartUploads => (Yes, ""),

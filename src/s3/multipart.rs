@@ -443,16 +443,18 @@ pub async fn complete(st: &AppState, mut req: S3Request) -> S3Result<Response> {
         cond = crate::storage::objects::WriteCondition::Always;
     }
     // A slot among the `--max-completions` that may run at once; the task holds it to its end.
-    let slot =
-        match tokio::time::timeout(COMPLETION_SLOT_WAIT, st.completions.clone().acquire_owned())
-            .await
-        {
-            Ok(Ok(p)) => p,
-            _ => {
-                crate::metrics::completion_refused();
-                return Err(S3Error::slow_down());
-            }
-        };
+    let slot = match tokio::time::timeout(
+        std::time::Duration::from_secs(st.config.completion_wait),
+        st.completions.clone().acquire_owned(),
+    )
+    .await
+    {
+        Ok(Ok(p)) => p,
+        _ => {
+            crate::metrics::completion_refused();
+            return Err(S3Error::slow_down());
+        }
+    };
     // The completion runs as a task of its own: a client that gives up (a read timeout) does
     // not stop it halfway, so its retry finds the upload completed instead of starting over.
     let work = {
@@ -496,9 +498,6 @@ pub async fn complete(st: &AppState, mut req: S3Request) -> S3Result<Response> {
     }
     Ok(keepalive_response(st, up, task))
 }
-
-/// How long a CompleteMultipartUpload waits for a completion slot before 503 SlowDown.
-const COMPLETION_SLOT_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Counts a running completion down when it ends, however it ends.
 fn scopeguard_running() -> impl Drop {

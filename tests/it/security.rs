@@ -405,6 +405,95 @@ fn completions_run_within_their_bound() {
     });
 }
 
+/// Item 7, the other side of the bound: a completion that finds no slot within
+/// `--completion-wait` answers 503 SlowDown (the SDK retries it, and gives up the same way), and
+/// its upload is left whole, so it completes once the slot is free.
+#[test]
+fn a_completion_without_a_slot_answers_slow_down() {
+    support::run(async {
+        use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
+        let gw = support::gateway_with(
+            &format!(
+                "g_slow_{}",
+                &uuid::Uuid::new_v4().simple().to_string()[..10]
+            ),
+            |c| {
+                c.max_completions = 1;
+                c.completion_wait = 1;
+            },
+        )
+        .await;
+        let s3 = gw.sdk();
+        let b = "slowdown";
+        s3.create_bucket().bucket(b).send().await.unwrap();
+        let mut uploads = Vec::new();
+        for key in ["held", "waiting"] {
+            let id = s3
+                .create_multipart_upload()
+                .bucket(b)
+                .key(key)
+                .send()
+                .await
+                .unwrap()
+                .upload_id()
+                .unwrap()
+                .to_owned();
+            let etag = s3
+                .upload_part()
+                .bucket(b)
+                .key(key)
+                .upload_id(&id)
+                .part_number(1)
+                .body(aws_sdk_s3::primitives::ByteStream::from_static(b"part"))
+                .send()
+                .await
+                .unwrap()
+                .e_tag()
+                .unwrap()
+                .to_owned();
+            uploads.push((key, id, etag));
+        }
+        let complete = |(key, id, etag): (&'static str, String, String)| {
+            let s3 = s3.clone();
+            async move {
+                s3.complete_multipart_upload()
+                    .bucket(b)
+                    .key(key)
+                    .upload_id(id)
+                    .multipart_upload(
+                        CompletedMultipartUpload::builder()
+                            .parts(CompletedPart::builder().part_number(1).e_tag(etag).build())
+                            .build(),
+                    )
+                    .send()
+                    .await
+            }
+        };
+        let pause = grids3::failpoint::pause("complete.start", Some(b));
+        let first = tokio::spawn(complete(uploads[0].clone()));
+        pause.reached().await;
+        let e = complete(uploads[1].clone()).await.unwrap_err();
+        assert_eq!(e.raw_response().map(|r| r.status().as_u16()), Some(503));
+        assert_eq!(
+            aws_sdk_s3::error::ProvideErrorMetadata::code(&e.into_service_error()),
+            Some("SlowDown")
+        );
+        pause.release();
+        assert!(first.await.unwrap().is_ok());
+        // The refused upload is intact: completing it again works.
+        complete(uploads[1].clone())
+            .await
+            .expect("the upload refused with SlowDown completes later");
+        assert!(s3
+            .head_object()
+            .bucket(b)
+            .key("waiting")
+            .send()
+            .await
+            .is_ok());
+    });
+}
+
 /// Item 6: a download holds at most its own next chunk outside the process-wide download
 /// budget (`--download-budget-mib`); its read-ahead takes shares of the budget, and a download
 /// that finds it used up reads one chunk at a time instead of waiting. With a 1 MiB budget, 12

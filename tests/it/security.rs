@@ -327,13 +327,76 @@ fn slow_clients_do_not_starve_a_normal_one() {
     });
 }
 
+/// A multipart upload of one small part: its key, upload id and the part's ETag.
+type Upload = (&'static str, String, String);
+
+/// Starts an upload of one 4-byte part for each key.
+async fn one_part_uploads<const N: usize>(
+    s3: &aws_sdk_s3::Client,
+    b: &str,
+    keys: [&'static str; N],
+) -> Vec<Upload> {
+    let mut uploads = Vec::new();
+    for key in keys {
+        let id = s3
+            .create_multipart_upload()
+            .bucket(b)
+            .key(key)
+            .send()
+            .await
+            .unwrap()
+            .upload_id()
+            .unwrap()
+            .to_owned();
+        let etag = s3
+            .upload_part()
+            .bucket(b)
+            .key(key)
+            .upload_id(&id)
+            .part_number(1)
+            .body(aws_sdk_s3::primitives::ByteStream::from_static(b"part"))
+            .send()
+            .await
+            .unwrap()
+            .e_tag()
+            .unwrap()
+            .to_owned();
+        uploads.push((key, id, etag));
+    }
+    uploads
+}
+
+/// Completes an upload of [`one_part_uploads`].
+async fn complete_one(
+    s3: aws_sdk_s3::Client,
+    b: &'static str,
+    (key, id, etag): Upload,
+) -> Result<
+    aws_sdk_s3::operation::complete_multipart_upload::CompleteMultipartUploadOutput,
+    aws_sdk_s3::error::SdkError<
+        aws_sdk_s3::operation::complete_multipart_upload::CompleteMultipartUploadError,
+    >,
+> {
+    use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
+    s3.complete_multipart_upload()
+        .bucket(b)
+        .key(key)
+        .upload_id(id)
+        .multipart_upload(
+            CompletedMultipartUpload::builder()
+                .parts(CompletedPart::builder().part_number(1).e_tag(etag).build())
+                .build(),
+        )
+        .send()
+        .await
+}
+
 /// Item 7: CompleteMultipartUpload tasks outlive their connections, and nothing bounded how
 /// many ran (each may hash GiBs). With `--max-completions 1`, a second completion, of another
 /// key, waits while the first is held at a fail point, and both finish once it goes on.
 #[test]
 fn completions_run_within_their_bound() {
     support::run(async {
-        use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
         let gw = support::gateway_with(
             &format!(
                 "g_compl_{}",
@@ -345,50 +408,9 @@ fn completions_run_within_their_bound() {
         let s3 = gw.sdk();
         let b = "completions";
         s3.create_bucket().bucket(b).send().await.unwrap();
-        let mut uploads = Vec::new();
-        for key in ["one", "two"] {
-            let id = s3
-                .create_multipart_upload()
-                .bucket(b)
-                .key(key)
-                .send()
-                .await
-                .unwrap()
-                .upload_id()
-                .unwrap()
-                .to_owned();
-            let etag = s3
-                .upload_part()
-                .bucket(b)
-                .key(key)
-                .upload_id(&id)
-                .part_number(1)
-                .body(aws_sdk_s3::primitives::ByteStream::from_static(b"part"))
-                .send()
-                .await
-                .unwrap()
-                .e_tag()
-                .unwrap()
-                .to_owned();
-            uploads.push((key, id, etag));
-        }
+        let uploads = one_part_uploads(&s3, b, ["one", "two"]).await;
         let pause = grids3::failpoint::pause_times("complete.start", Some(b), 2);
-        let complete = |(key, id, etag): (&'static str, String, String)| {
-            let s3 = s3.clone();
-            tokio::spawn(async move {
-                s3.complete_multipart_upload()
-                    .bucket(b)
-                    .key(key)
-                    .upload_id(id)
-                    .multipart_upload(
-                        CompletedMultipartUpload::builder()
-                            .parts(CompletedPart::builder().part_number(1).e_tag(etag).build())
-                            .build(),
-                    )
-                    .send()
-                    .await
-            })
-        };
+        let complete = |u: Upload| tokio::spawn(complete_one(s3.clone(), b, u));
         let first = complete(uploads[0].clone());
         pause.reached().await;
         let second = complete(uploads[1].clone());
@@ -411,7 +433,6 @@ fn completions_run_within_their_bound() {
 #[test]
 fn a_completion_without_a_slot_answers_slow_down() {
     support::run(async {
-        use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
         let gw = support::gateway_with(
             &format!(
                 "g_slow_{}",
@@ -426,49 +447,8 @@ fn a_completion_without_a_slot_answers_slow_down() {
         let s3 = gw.sdk();
         let b = "slowdown";
         s3.create_bucket().bucket(b).send().await.unwrap();
-        let mut uploads = Vec::new();
-        for key in ["held", "waiting"] {
-            let id = s3
-                .create_multipart_upload()
-                .bucket(b)
-                .key(key)
-                .send()
-                .await
-                .unwrap()
-                .upload_id()
-                .unwrap()
-                .to_owned();
-            let etag = s3
-                .upload_part()
-                .bucket(b)
-                .key(key)
-                .upload_id(&id)
-                .part_number(1)
-                .body(aws_sdk_s3::primitives::ByteStream::from_static(b"part"))
-                .send()
-                .await
-                .unwrap()
-                .e_tag()
-                .unwrap()
-                .to_owned();
-            uploads.push((key, id, etag));
-        }
-        let complete = |(key, id, etag): (&'static str, String, String)| {
-            let s3 = s3.clone();
-            async move {
-                s3.complete_multipart_upload()
-                    .bucket(b)
-                    .key(key)
-                    .upload_id(id)
-                    .multipart_upload(
-                        CompletedMultipartUpload::builder()
-                            .parts(CompletedPart::builder().part_number(1).e_tag(etag).build())
-                            .build(),
-                    )
-                    .send()
-                    .await
-            }
-        };
+        let uploads = one_part_uploads(&s3, b, ["held", "waiting"]).await;
+        let complete = |u: Upload| complete_one(s3.clone(), b, u);
         let pause = grids3::failpoint::pause("complete.start", Some(b));
         let first = tokio::spawn(complete(uploads[0].clone()));
         pause.reached().await;

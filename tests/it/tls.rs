@@ -65,24 +65,41 @@ fn customer(key: &[u8; 32]) -> (String, String) {
     (b64.encode(key), b64.encode(Md5::digest(key)))
 }
 
+/// A gateway serving HTTPS with a fresh pair written to `dir` (`cert.pem`, `key.pem`), its
+/// files looked at every `reload_secs`; the pair's paths and its certificate (PEM).
+async fn start_https(
+    dir: &std::path::Path,
+    tag: &str,
+    reload_secs: &str,
+) -> (
+    support::Process,
+    std::path::PathBuf,
+    std::path::PathBuf,
+    String,
+) {
+    let (cp, kp) = (dir.join("cert.pem"), dir.join("key.pem"));
+    let (cert, key) = pair();
+    std::fs::write(&cp, &cert).unwrap();
+    std::fs::write(&kp, &key).unwrap();
+    let db = support::fresh_db(tag).await;
+    let p = support::Process::start_https(
+        db.name(),
+        &[
+            ("GRIDS3_TLS_CERT", cp.to_str().unwrap()),
+            ("GRIDS3_TLS_KEY", kp.to_str().unwrap()),
+            ("GRIDS3_TLS_RELOAD_INTERVAL", reload_secs),
+        ],
+        &cert,
+    )
+    .await;
+    (p, cp, kp, cert)
+}
+
 #[test]
 fn https_serves_the_sdk_awscli_and_curl() {
     support::run(async {
         let dir = tempfile::tempdir().unwrap();
-        let (cert, key) = pair();
-        let (cp, kp) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
-        std::fs::write(&cp, &cert).unwrap();
-        std::fs::write(&kp, &key).unwrap();
-        let db = support::fresh_db("tls").await;
-        let p = support::Process::start_https(
-            db.name(),
-            &[
-                ("GRIDS3_TLS_CERT", cp.to_str().unwrap()),
-                ("GRIDS3_TLS_KEY", kp.to_str().unwrap()),
-            ],
-            &cert,
-        )
-        .await;
+        let (p, cp, _, cert) = start_https(dir.path(), "tls", "10").await;
         let endpoint = format!("https://{}", p.addr);
 
         // The AWS SDK for Rust, with SSE-C (which needs TLS without the flag).
@@ -237,21 +254,7 @@ fn https_serves_the_sdk_awscli_and_curl() {
 fn a_renewed_certificate_is_served_without_a_restart() {
     support::run(async {
         let dir = tempfile::tempdir().unwrap();
-        let (cp, kp) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
-        let (a_cert, a_key) = pair();
-        std::fs::write(&cp, &a_cert).unwrap();
-        std::fs::write(&kp, &a_key).unwrap();
-        let db = support::fresh_db("tlsswap").await;
-        let p = support::Process::start_https(
-            db.name(),
-            &[
-                ("GRIDS3_TLS_CERT", cp.to_str().unwrap()),
-                ("GRIDS3_TLS_KEY", kp.to_str().unwrap()),
-                ("GRIDS3_TLS_RELOAD_INTERVAL", "1"),
-            ],
-            &a_cert,
-        )
-        .await;
+        let (p, cp, kp, a_cert) = start_https(dir.path(), "tlsswap", "1").await;
         let (b_cert, b_key) = pair();
         assert!(!served_with(p.addr, &b_cert).await);
         // The key first, as a renewal tool may: the pair is then inconsistent for a moment,
@@ -271,22 +274,8 @@ fn a_renewed_certificate_is_served_without_a_restart() {
 fn sighup_reloads_the_certificate_and_a_broken_one_is_never_served() {
     support::run(async {
         let dir = tempfile::tempdir().unwrap();
-        let (cp, kp) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
-        let (a_cert, a_key) = pair();
-        std::fs::write(&cp, &a_cert).unwrap();
-        std::fs::write(&kp, &a_key).unwrap();
-        let db = support::fresh_db("tlshup").await;
         // Files are looked at hourly: only the signal reloads here.
-        let p = support::Process::start_https(
-            db.name(),
-            &[
-                ("GRIDS3_TLS_CERT", cp.to_str().unwrap()),
-                ("GRIDS3_TLS_KEY", kp.to_str().unwrap()),
-                ("GRIDS3_TLS_RELOAD_INTERVAL", "3600"),
-            ],
-            &a_cert,
-        )
-        .await;
+        let (p, cp, kp, a_cert) = start_https(dir.path(), "tlshup", "3600").await;
         let hup = || {
             let s = std::process::Command::new("kill")
                 .args(["-HUP", &p.child.id().to_string()])

@@ -122,7 +122,7 @@ async fn instance(
     c.database = db.to_owned();
     c.janitor_interval = 1;
     c.content_grace = 2;
-    let state = grids3::AppState::init(c, client.clone()).await?;
+    let state = grids3::start(c, client.clone()).await?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
     let app = grids3::app(state.clone());

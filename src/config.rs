@@ -165,12 +165,12 @@ pub struct Config {
     /// `all`, or a comma-separated list of `BlockPublicAcls`, `IgnorePublicAcls`,
     /// `BlockPublicPolicy`, `RestrictPublicBuckets`. Unset: nothing is blocked (AWS blocks all
     /// four on new buckets; `all` matches it).
-    #[arg(long, env = "GRIDS3_BLOCK_PUBLIC_ACCESS", value_parser = crate::s3::public_access::parse_flags)]
-    pub block_public_access: Option<crate::storage::meta::PublicAccessBlock>,
+    #[arg(long, env = "GRIDS3_BLOCK_PUBLIC_ACCESS", value_parser = crate::model::public_access::parse_flags)]
+    pub block_public_access: Option<crate::model::PublicAccessBlock>,
 
     /// Object ownership of new buckets without `x-amz-object-ownership`: `BucketOwnerEnforced`
     /// (ACLs disabled, AWS's default), `BucketOwnerPreferred` or `ObjectWriter`.
-    #[arg(long, env = "GRIDS3_DEFAULT_OBJECT_OWNERSHIP", default_value = "BucketOwnerEnforced", value_parser = crate::s3::ownership::parse)]
+    #[arg(long, env = "GRIDS3_DEFAULT_OBJECT_OWNERSHIP", default_value = "BucketOwnerEnforced", value_parser = crate::model::ownership::parse)]
     pub default_object_ownership: String,
 
     /// Seconds in a lifecycle "day" (tests shorten it to observe expiry in a bounded time).

@@ -9,7 +9,8 @@ use proptest::prelude::*;
 
 use crate::auth::{Auth, Payload, SigningContext};
 use crate::error::S3Error;
-use crate::s3::headers::{evaluate, parse_range, write_condition, RangeSpec};
+use crate::s3::request::headers::{parse_range, write_condition, RangeSpec};
+use crate::s3::rules::preconditions::evaluate;
 
 fn config() -> ProptestConfig {
     ProptestConfig {

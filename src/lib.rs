@@ -10,6 +10,7 @@ pub mod background;
 pub mod checksum;
 pub mod config;
 pub mod crypto;
+pub mod dberror;
 pub mod devdb;
 pub mod error;
 pub mod failpoint;
@@ -18,6 +19,7 @@ pub mod janitor;
 pub mod lifecycle;
 pub mod local;
 pub mod metrics;
+pub mod model;
 pub mod s3;
 pub mod server;
 pub mod state;
@@ -31,7 +33,16 @@ mod fuzz_tests;
 
 pub use state::AppState;
 
-/// The application: the router over a state built by [`AppState::init`].
+/// Connects the state ([`AppState::connect`]) and starts the janitor's loops on it: what a
+/// gateway process (or a test's in-process gateway) runs before serving.
+pub async fn start(config: config::Config, client: mongodb::Client) -> anyhow::Result<AppState> {
+    let state = AppState::connect(config, client).await?;
+    let handles = janitor::spawn(&state);
+    state.keep_background(handles);
+    Ok(state)
+}
+
+/// The application: the router over a state built by [`start`].
 pub fn app(state: AppState) -> axum::Router {
     http::router(state)
 }

@@ -5,7 +5,6 @@ use anyhow::{bail, Context, Result};
 use clap::Parser;
 use grids3::config::{Config, DEV_ACCESS_KEY, DEV_SECRET_KEY};
 use grids3::devdb::{project_dir, LocalDb, Storage};
-use grids3::AppState;
 
 /// mimalloc instead of glibc's malloc: under many concurrent streams glibc keeps freed memory
 /// in per-thread arenas, so the gateway's RSS stayed near its peak long after the load
@@ -107,7 +106,7 @@ async fn run() -> Result<()> {
     // MongoDB may start after grids3 (compose, a reboot): wait for it, saying why.
     let mut pause = std::time::Duration::from_millis(500);
     let state = loop {
-        match AppState::init(config.clone(), client.clone()).await {
+        match grids3::start(config.clone(), client.clone()).await {
             Ok(s) => break s,
             Err(e) => {
                 tracing::warn!(

@@ -97,9 +97,10 @@ pub async fn open_store(config: &Config, client: mongodb::Client) -> anyhow::Res
 }
 
 impl AppState {
-    /// Connects the stores, records the root key, adopts existing GridFS buckets and starts
-    /// the janitor.
-    pub async fn init(config: Config, client: mongodb::Client) -> anyhow::Result<Self> {
+    /// Connects the stores, records the root key and adopts existing GridFS buckets. The
+    /// janitor is started above this layer ([`crate::start`]), so the state knows nothing of
+    /// the jobs that use it.
+    pub async fn connect(config: Config, client: mongodb::Client) -> anyhow::Result<Self> {
         let store = open_store(&config, client).await?;
         let meta = store.meta().clone();
         let instance_id = meta.instance_id().await?;
@@ -135,9 +136,12 @@ impl AppState {
             background: Default::default(),
         };
         state.adopt_existing_buckets().await?;
-        let handles = crate::janitor::spawn(&state);
-        *state.background.lock().expect("background") = handles;
         Ok(state)
+    }
+
+    /// Keeps the janitor's task handles, for [`AppState::stop_background`].
+    pub fn keep_background(&self, handles: Vec<tokio::task::AbortHandle>) {
+        self.background.lock().expect("background").extend(handles);
     }
 
     /// Stops the janitor's loops (at shutdown; and when a test is done with a gateway, so

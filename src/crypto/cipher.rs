@@ -4,14 +4,36 @@ use aes_gcm::aead::{AeadInPlace, KeyInit};
 use aes_gcm::{Aes256Gcm, Nonce, Tag};
 use rand::RngCore;
 
-use crate::storage::gridfs::{ChunkBinding, ChunkCodec, GridFsError};
+/// Where a chunk sits: what its seal binds, so that a chunk moved to another file or
+/// position, replayed from another segment, or cut off at the end does not open. (The GridFS
+/// engine's `ChunkBinding`, which storage's adapter, `storage::objects::sealed`, passes on.)
+#[derive(Clone, Copy, Debug)]
+pub struct ChunkAt<'a> {
+    /// The file's id, as bytes.
+    pub file_id: &'a [u8],
+    /// The segment: the `n` its first chunk was written at.
+    pub segment: i64,
+    /// The chunk's index within its segment.
+    pub index: i64,
+    /// Whether it is the segment's last chunk.
+    pub last: bool,
+}
+
+/// Why a chunk did not seal or open.
+#[derive(Debug, PartialEq, Eq)]
+pub enum CipherError {
+    /// Too large for one AES-GCM message.
+    TooLarge,
+    /// It does not open where it is said to be (tampered with, moved, or another key).
+    Unauthentic,
+}
 
 /// The authentication tag every sealed chunk carries.
 pub const TAG_LEN: usize = 16;
 
 /// Seals each GridFS chunk on its own with the object's data key. The nonce is the chunk's
 /// segment and index (unique per data key: segments are distinct staging ranges, see
-/// `ChunkBinding`), and the associated data binds the file id, the segment, the index and
+/// `ChunkAt`), and the associated data binds the file id, the segment, the index and
 /// whether the chunk is its segment's last, so a chunk swapped, replayed from another
 /// position or object, or a segment cut short, fails to open.
 pub struct ChunkCipher {
@@ -37,8 +59,8 @@ impl ChunkCipher {
         }
     }
 
-    fn nonce_and_aad(at: &ChunkBinding<'_>) -> Result<([u8; 12], Vec<u8>), GridFsError> {
-        let index = u32::try_from(at.index).map_err(|_| GridFsError::Unauthentic(at.index))?;
+    fn nonce_and_aad(at: &ChunkAt<'_>) -> Result<([u8; 12], Vec<u8>), CipherError> {
+        let index = u32::try_from(at.index).map_err(|_| CipherError::Unauthentic)?;
         let mut nonce = [0u8; 12];
         nonce[..8].copy_from_slice(&at.segment.to_be_bytes());
         nonce[8..].copy_from_slice(&index.to_be_bytes());
@@ -53,12 +75,9 @@ impl ChunkCipher {
     }
 }
 
-impl ChunkCodec for ChunkCipher {
-    fn overhead(&self) -> usize {
-        TAG_LEN
-    }
-
-    fn seal(&self, at: &ChunkBinding<'_>, data: &mut [u8]) -> Result<Vec<u8>, GridFsError> {
+impl ChunkCipher {
+    /// Seals `data` (a chunk's plain text) in place and returns its tag ([`TAG_LEN`] bytes).
+    pub fn seal(&self, at: &ChunkAt<'_>, data: &mut [u8]) -> Result<Vec<u8>, CipherError> {
         use ring::aead::{Aad, Nonce};
         let (nonce, aad) = Self::nonce_and_aad(at)?;
         let tag = self
@@ -68,14 +87,16 @@ impl ChunkCodec for ChunkCipher {
                 Aad::from(&aad[..]),
                 data,
             )
-            .map_err(|_| GridFsError::Corrupt("chunk too large to seal".into()))?;
+            .map_err(|_| CipherError::TooLarge)?;
         Ok(tag.as_ref().to_vec())
     }
 
-    fn open(&self, at: &ChunkBinding<'_>, data: &mut [u8]) -> Result<(), GridFsError> {
+    /// Opens `data` (plain text then tag) in place: its first `len - TAG_LEN` bytes are then
+    /// the plain text.
+    pub fn open(&self, at: &ChunkAt<'_>, data: &mut [u8]) -> Result<(), CipherError> {
         use ring::aead::{Aad, Nonce};
         if data.len() < TAG_LEN {
-            return Err(GridFsError::Unauthentic(at.index));
+            return Err(CipherError::Unauthentic);
         }
         let (nonce, aad) = Self::nonce_and_aad(at)?;
         self.key
@@ -85,13 +106,8 @@ impl ChunkCodec for ChunkCipher {
                 data,
             )
             .map(|_| ())
-            .map_err(|_| GridFsError::Unauthentic(at.index))
+            .map_err(|_| CipherError::Unauthentic)
     }
-}
-
-/// The chunk codec of a data key.
-pub fn codec(data_key: &[u8; 32]) -> std::sync::Arc<dyn ChunkCodec> {
-    std::sync::Arc::new(ChunkCipher::new(data_key))
 }
 
 /// Seals a small secret (a data key, a keyring key) under `kek`: `nonce || ciphertext || tag`
@@ -142,8 +158,8 @@ pub fn random_key() -> crate::crypto::keys::Key {
 mod tests {
     use super::*;
 
-    fn at(file: &[u8], segment: i64, index: i64, last: bool) -> ChunkBinding<'_> {
-        ChunkBinding {
+    fn at(file: &[u8], segment: i64, index: i64, last: bool) -> ChunkAt<'_> {
+        ChunkAt {
             file_id: file,
             segment,
             index,
@@ -168,7 +184,7 @@ mod tests {
             let mut d = data.clone();
             assert!(matches!(
                 c.open(&wrong, &mut d),
-                Err(GridFsError::Unauthentic(_))
+                Err(CipherError::Unauthentic)
             ));
         }
         let mut flipped = data.clone();

@@ -173,9 +173,7 @@ impl Keyring {
             Ok(_) => {}
             // The alias index refused it: another instance took the alias meanwhile.
             Err(e)
-                if crate::storage::meta::is_duplicate_key(&e)
-                    && alias.is_some()
-                    && id != DEFAULT_ID =>
+                if crate::dberror::is_duplicate_key(&e) && alias.is_some() && id != DEFAULT_ID =>
             {
                 return Err(SseError::AliasExists(alias.unwrap_or_default().to_owned()))
             }
@@ -283,7 +281,7 @@ impl Keyring {
             .await
         {
             Ok(_) => {}
-            Err(SseError::Mongo(e)) if crate::storage::meta::is_duplicate_key(&e) => {}
+            Err(SseError::Mongo(e)) if crate::dberror::is_duplicate_key(&e) => {}
             Err(SseError::AliasExists(_)) => {}
             Err(e) => return Err(e),
         }

@@ -21,7 +21,6 @@ use futures::TryStreamExt;
 use mongodb::bson::{doc, spec::BinarySubtype, Binary, Bson, DateTime, Document};
 use mongodb::Database;
 
-use crate::storage::gridfs::Sealing;
 use cipher::{random_key, unwrap, wrap};
 use keyring::{Keyring, KmsKeyInfo};
 use keys::{customer_data_key, customer_verifier, MasterKeys};
@@ -210,16 +209,6 @@ impl SseMeta {
     /// Whether the object is SSE-C.
     pub fn is_customer(&self) -> bool {
         self.mode == MODE_C
-    }
-
-    /// How to read the object's chunks with its data key.
-    pub fn sealing(&self, data_key: &[u8; 32]) -> Sealing {
-        let codec = cipher::codec(data_key);
-        if self.segments.is_empty() {
-            Sealing::single(codec, self.size, self.chunk, 0)
-        } else {
-            Sealing::segmented(codec, self.size, self.chunk, &self.segments)
-        }
     }
 }
 

@@ -4,8 +4,6 @@
 
 pub mod addressing;
 pub mod admin;
-pub mod admin_buckets;
-pub mod admin_kms;
 
 use std::time::Instant;
 
@@ -18,7 +16,9 @@ use axum::Router;
 
 use crate::auth::{authenticate, sigv4};
 use crate::error::S3Error;
-use crate::s3::{self, op, S3Request};
+use crate::s3;
+use crate::s3::op;
+use crate::s3::request::S3Request;
 use crate::state::AppState;
 use crate::xml;
 
@@ -185,7 +185,7 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
             // The key's lookup (cached for 10 s) reaches the database: bounded like the rest,
             // or a database that stops answering would hang every request whose key is not
             // in the cache (seen as a hung test under load, where the cache had expired).
-            s3::within_request_timeout(
+            s3::lookup::within_request_timeout(
                 &st,
                 authenticate(&parts, &query, &st.creds, &st.config.region, v2),
             )
@@ -217,8 +217,8 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
             key: target.key,
             auth,
             body,
-            access: s3::authz::Access::Denied,
-            source_access: s3::authz::Access::Granted,
+            access: s3::request::access::Access::Denied,
+            source_access: s3::request::access::Access::Granted,
             per_key: None,
             source_ip,
             tagging: None,
@@ -229,7 +229,7 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
         if op.moves_data() {
             s3::dispatch(&st, op, req).await
         } else {
-            s3::within_request_timeout(&st, s3::dispatch(&st, op, req)).await?
+            s3::lookup::within_request_timeout(&st, s3::dispatch(&st, op, req)).await?
         }
     }
     .await;

@@ -5,9 +5,13 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
 use base64::Engine;
 
-use super::acl::grants;
-use super::{empty, owner_of, require_bucket, xml_response, S3Request};
 use crate::error::{S3Error, S3Result};
+use crate::s3::lookup::require_bucket;
+use crate::s3::request::grants;
+use crate::s3::request::S3Request;
+use crate::s3::respond::empty;
+use crate::s3::respond::owner_of;
+use crate::s3::respond::xml_response;
 use crate::state::AppState;
 use crate::storage::meta::{BucketInfo, StorageMode};
 use crate::storage::versions::Versioning;
@@ -71,7 +75,7 @@ pub async fn list_buckets(st: &AppState, req: S3Request) -> S3Result<Response> {
         .list_buckets()
         .await?
         .into_iter()
-        .filter(|b| super::authz::role_on(&req.auth, b).is_some())
+        .filter(|b| crate::s3::rules::authz::role_on(&req.auth, b).is_some())
         .filter(|b| b.name.starts_with(&prefix))
         .filter(|b| region.as_ref().is_none_or(|r| *r == b.region))
         .filter(|b| after.as_ref().is_none_or(|a| b.name > *a))
@@ -95,7 +99,7 @@ pub async fn list_buckets(st: &AppState, req: S3Request) -> S3Result<Response> {
                 .into_iter()
                 .map(|b| xml::BucketEntry {
                     name: b.name,
-                    creation_date: super::headers::iso8601(b.creation_date),
+                    creation_date: crate::s3::request::headers::iso8601(b.creation_date),
                     region: b.region,
                 })
                 .collect(),
@@ -128,7 +132,8 @@ pub async fn create_bucket(st: &AppState, mut req: S3Request) -> S3Result<Respon
     let acl = grants::from_headers(&req.parts.headers, false)
         .ok()
         .flatten();
-    let ownership = super::ownership::for_new_bucket(st, &req.parts.headers, acl.as_deref())?;
+    let ownership =
+        crate::s3::rules::ownership::for_new_bucket(st, &req.parts.headers, acl.as_deref())?;
     // Object Lock needs versioning: a bucket created with it starts versioned, with an empty
     // (so complete) version index.
     let lock = req

@@ -1,70 +1,24 @@
 //! CopyObject: a server-side copy (GridFS files cannot share chunks, so the data is streamed
 //! from the source's chunks into a new file and published like a PUT).
 
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::Response;
 use futures::TryStreamExt;
 
-use super::headers::{evaluate, meta_from_headers, Precondition};
-use super::object::MAX_PUT_SIZE;
-use super::{require_bucket, xml_response, S3Request};
-use crate::auth::sigv4::decode;
 use crate::error::{S3Error, S3Result};
+use crate::s3::lookup::require_bucket;
+use crate::s3::request::copy_source_version;
+use crate::s3::request::headers::meta_from_headers;
+use crate::s3::request::parse_copy_source;
+use crate::s3::request::S3Request;
+use crate::s3::request::MAX_PUT_SIZE;
+use crate::s3::respond::version_headers;
+use crate::s3::respond::xml_response;
+use crate::s3::rules::preconditions::check_copy_source;
 use crate::state::AppState;
 use crate::storage::gridfs::GridFsError;
-use crate::storage::objects::{ObjectInfo, WriteCondition};
+use crate::storage::objects::WriteCondition;
 use crate::xml::{self, to_xml, S3_NS};
-
-/// Parses `x-amz-copy-source`: `[/]bucket/key[?versionId=...]`, key URL-encoded.
-pub fn parse_copy_source(v: &str) -> S3Result<(String, String)> {
-    let (path, query) = match v.split_once('?') {
-        Some((p, q)) => (p, Some(q)),
-        None => (v, None),
-    };
-    if query.is_some() {
-        copy_source_version(v)?;
-    }
-    let path = decode(path.strip_prefix('/').unwrap_or(path));
-    match path.split_once('/') {
-        Some((b, k)) if !b.is_empty() && !k.is_empty() => Ok((b.to_owned(), k.to_owned())),
-        _ => Err(S3Error::invalid_argument(
-            "Copy Source must mention the source bucket and key: sourcebucket/sourcekey",
-        )),
-    }
-}
-
-/// The version `x-amz-copy-source` names (`?versionId=`), if any: `null` or an id grids3 could
-/// have made, else `InvalidArgument`.
-pub fn copy_source_version(v: &str) -> S3Result<Option<String>> {
-    let Some((_, q)) = v.split_once('?') else {
-        return Ok(None);
-    };
-    match q.strip_prefix("versionId=") {
-        Some(id) if id == "null" || crate::storage::versions::is_valid_vid(id) => {
-            Ok(Some(id.to_owned()))
-        }
-        _ => Err(S3Error::invalid_argument("Invalid version id specified")),
-    }
-}
-
-/// The `x-amz-copy-source-if-*` conditions (CopyObject, UploadPartCopy). Every failed one is
-/// 412: a copy has no 304.
-pub fn check_copy_source(h: &HeaderMap, src: &ObjectInfo) -> S3Result<()> {
-    let get = |n: &str| h.get(n).and_then(|v| v.to_str().ok());
-    let pre = evaluate(
-        get("x-amz-copy-source-if-match"),
-        get("x-amz-copy-source-if-unmodified-since"),
-        get("x-amz-copy-source-if-none-match"),
-        get("x-amz-copy-source-if-modified-since"),
-        src.etag(),
-        src.file.upload_date,
-    );
-    if pre == Precondition::Proceed {
-        Ok(())
-    } else {
-        Err(S3Error::precondition_failed())
-    }
-}
 
 /// CopyObject.
 pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
@@ -93,7 +47,7 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
         ));
     }
     for _ in 0..3 {
-        let mut src = super::acl::require_copy_source(
+        let mut src = crate::s3::lookup::require_copy_source(
             st,
             &req.auth,
             req.source_access,
@@ -160,33 +114,35 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
         // The ACL is never copied: the new object's comes from this request (private by
         // default), as in S3.
         meta.acl = None;
-        meta.grants = super::acl::object_grants_from_headers(&req.parts.headers);
+        meta.grants = crate::s3::request::grants::object_grants_from_headers(&req.parts.headers);
         // The copy is a new object: its owner is this request's writer, never the source's.
-        meta.owner = Some(super::ownership::owner_for_write(
+        meta.owner = Some(crate::s3::rules::ownership::owner_for_write(
             &dest,
             &req.auth,
             &req.parts.headers,
         ));
         // Tags follow their own directive (COPY by default), as in S3.
         meta.tags = match req.header("x-amz-tagging-directive") {
-            Some("REPLACE") => super::tagging::from_header(req.header("x-amz-tagging"))?,
+            Some("REPLACE") => {
+                crate::s3::request::tagging::from_header(req.header("x-amz-tagging"))?
+            }
             _ => src.meta.tags.clone(),
         };
         super::sse::set_content(&mut meta, sealed.as_ref(), &digests);
         // Object Lock settings are never copied: the copy's come from this request or the
         // destination bucket's default, as in S3.
         (meta.retention, meta.legal_hold) =
-            super::object_lock::for_new_object(st, &dest, &req.parts.headers)?;
-        let info = super::within_request_timeout(
+            crate::s3::rules::lock::for_new_object(st, &dest, &req.parts.headers)?;
+        let info = crate::s3::lookup::within_request_timeout(
             st,
             st.store
                 .publish_if(&bucket, up, meta, &WriteCondition::Always),
         )
         .await??
-        .map_err(super::headers::blocked_error)?;
+        .map_err(crate::s3::respond::blocked_error)?;
         let body = xml::CopyObjectResult {
             xmlns: S3_NS,
-            last_modified: super::headers::iso8601(info.file.upload_date),
+            last_modified: crate::s3::request::headers::iso8601(info.file.upload_date),
             etag: info.etag().to_owned(),
         };
         let mut r = xml_response(StatusCode::OK, to_xml("CopyObjectResult", &body));
@@ -197,26 +153,6 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
     // Every revision found was replaced before it could be read: the key exists all
     // along (a 404 would be a lie), so the client is told to retry.
     Err(S3Error::slow_down())
-}
-
-/// `x-amz-copy-source-version-id` (the source's version, when its bucket is versioned) and
-/// `x-amz-version-id` (the new object's).
-pub fn version_headers(r: &mut Response, src: &ObjectInfo, new: Option<&ObjectInfo>) {
-    use axum::http::HeaderValue;
-    let h = r.headers_mut();
-    if let Some(v) = src
-        .version_id
-        .as_deref()
-        .and_then(|v| HeaderValue::from_str(v).ok())
-    {
-        h.insert("x-amz-copy-source-version-id", v);
-    }
-    if let Some(v) = new
-        .and_then(|n| n.version_id.as_deref())
-        .and_then(|v| HeaderValue::from_str(v).ok())
-    {
-        h.insert("x-amz-version-id", v);
-    }
 }
 
 #[cfg(test)]

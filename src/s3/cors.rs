@@ -13,8 +13,11 @@
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::Response;
 
-use super::{empty, require_bucket, xml_response, S3Request};
 use crate::error::{S3Error, S3Result};
+use crate::s3::lookup::require_bucket;
+use crate::s3::request::S3Request;
+use crate::s3::respond::empty;
+use crate::s3::respond::xml_response;
 use crate::state::AppState;
 use crate::storage::meta::CorsRule;
 use crate::xml::{self, CorsConfiguration, CorsRuleXml};

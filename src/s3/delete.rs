@@ -5,8 +5,10 @@ use axum::response::Response;
 use base64::Engine;
 use md5::{Digest, Md5};
 
-use super::{require_bucket, xml_response, S3Request};
 use crate::error::{S3Error, S3Result};
+use crate::s3::lookup::require_bucket;
+use crate::s3::request::S3Request;
+use crate::s3::respond::xml_response;
 use crate::state::AppState;
 use crate::storage::objects::DeleteCondition;
 use crate::xml::{self, to_xml, S3_NS};
@@ -32,7 +34,7 @@ pub async fn delete_objects(st: &AppState, mut req: S3Request) -> S3Result<Respo
     };
     let b = require_bucket(st, &bucket).await?;
     let versioned = b.versioning.is_some();
-    let bypass_governance = super::object_lock::bypass(&req, &b);
+    let bypass_governance = crate::s3::rules::lock::bypass(&req, &b);
     let (bad, good): (Vec<_>, Vec<_>) = request.objects.into_iter().partition(|o| {
         o.version_id.as_deref().is_some_and(|v| {
             v != "null" && (!versioned || !crate::storage::versions::is_valid_vid(v))
@@ -67,7 +69,7 @@ pub async fn delete_objects(st: &AppState, mut req: S3Request) -> S3Result<Respo
             let cond = DeleteCondition {
                 if_match: o.etag.clone(),
                 last_modified: match o.last_modified_time.as_deref() {
-                    Some(t) => match super::headers::parse_iso8601(t) {
+                    Some(t) => match crate::s3::request::headers::parse_iso8601(t) {
                         Some(t) => Some(t),
                         None => {
                             result.errors.push(xml::DeleteError {
@@ -101,7 +103,7 @@ pub async fn delete_objects(st: &AppState, mut req: S3Request) -> S3Result<Respo
                     }
                 }
                 Ok(Err(blocked)) => {
-                    let e = super::headers::blocked_error(blocked);
+                    let e = crate::s3::respond::blocked_error(blocked);
                     result.errors.push(xml::DeleteError {
                         key: o.key,
                         code: e.code.into(),

@@ -5,9 +5,12 @@
 use axum::http::StatusCode;
 use axum::response::Response;
 
-use super::{empty, require_bucket, xml_response, S3Request};
 use crate::crypto::{MODE_KMS, MODE_S3};
 use crate::error::{S3Error, S3Result};
+use crate::s3::lookup::require_bucket;
+use crate::s3::request::S3Request;
+use crate::s3::respond::empty;
+use crate::s3::respond::xml_response;
 use crate::state::AppState;
 use crate::storage::meta::BucketEncryption;
 use crate::xml;

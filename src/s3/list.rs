@@ -5,9 +5,12 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use base64::Engine;
 
-use super::{owner_of, require_bucket, xml_response, S3Request};
 use crate::auth::sigv4::uri_encode;
 use crate::error::{S3Error, S3Result};
+use crate::s3::lookup::require_bucket;
+use crate::s3::request::S3Request;
+use crate::s3::respond::owner_of;
+use crate::s3::respond::xml_response;
 use crate::state::AppState;
 use crate::storage::meta::BucketInfo;
 use crate::storage::objects::{
@@ -79,13 +82,16 @@ fn enc(url: bool, s: &str) -> String {
 
 /// The owner element of an object in a listing.
 fn owner_el(b: &BucketInfo, o: &ObjectInfo) -> xml::Owner {
-    owner_of(super::ownership::object_owner(b, o.meta.owner.as_deref()))
+    owner_of(crate::s3::rules::ownership::object_owner(
+        b,
+        o.meta.owner.as_deref(),
+    ))
 }
 
 fn contents(o: &ObjectInfo, url: bool, owner: Option<xml::Owner>) -> xml::Contents {
     xml::Contents {
         key: enc(url, o.key()),
-        last_modified: super::headers::iso8601(o.file.upload_date),
+        last_modified: crate::s3::request::headers::iso8601(o.file.upload_date),
         etag: o.etag().to_owned(),
         size: o.size(),
         owner,
@@ -226,7 +232,7 @@ pub async fn list_object_versions(st: &AppState, req: S3Request) -> S3Result<Res
                 key: enc(c.url, o.key()),
                 version_id: "null".to_owned(),
                 is_latest: true,
-                last_modified: super::headers::iso8601(o.file.upload_date),
+                last_modified: crate::s3::request::headers::iso8601(o.file.upload_date),
                 etag: o.etag().to_owned(),
                 size: o.size(),
                 owner: owner_el(&bucket, o),
@@ -281,7 +287,7 @@ async fn list_versions_indexed(
     for item in &page.items {
         match item {
             VersionItem::Version(e, latest) => {
-                let last_modified = super::headers::iso8601(e.at);
+                let last_modified = crate::s3::request::headers::iso8601(e.at);
                 match &e.file {
                     Some(f) => {
                         let meta = ObjectMeta::from_metadata(f.metadata.as_ref());
@@ -292,7 +298,7 @@ async fn list_versions_indexed(
                             last_modified,
                             etag: meta.etag.clone().unwrap_or_else(|| "\"\"".to_owned()),
                             size: meta.sse.as_ref().map_or(f.length, |s| s.size),
-                            owner: owner_of(super::ownership::object_owner(
+                            owner: owner_of(crate::s3::rules::ownership::object_owner(
                                 &bucket,
                                 meta.owner.as_deref(),
                             )),

@@ -3,23 +3,28 @@
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
-use base64::Engine;
 use futures::{StreamExt, TryStreamExt};
 
-use super::headers::{
-    blocked_error, evaluate, meta_from_headers, object_headers, parse_range, write_condition,
-    Precondition, RangeSpec,
-};
-use super::{empty, require_bucket, S3Request};
 use crate::auth::body::BodyReader;
 use crate::error::{S3Error, S3Result};
+use crate::s3::lookup::find_version;
+use crate::s3::lookup::require_bucket;
+use crate::s3::lookup::{find_for, unversioned_id};
+use crate::s3::request::content_md5;
+use crate::s3::request::headers::meta_from_headers;
+use crate::s3::request::headers::parse_range;
+use crate::s3::request::headers::write_condition;
+use crate::s3::request::headers::RangeSpec;
+use crate::s3::request::version_param;
+use crate::s3::request::S3Request;
+use crate::s3::request::MAX_PUT_SIZE;
+use crate::s3::respond::blocked_error;
+use crate::s3::respond::empty;
+use crate::s3::respond::object_headers;
+use crate::s3::rules::preconditions::evaluate;
+use crate::s3::rules::preconditions::Precondition;
 use crate::state::AppState;
 use crate::storage::gridfs::{Digests, GridFsError, Upload};
-use crate::storage::objects::{Lookup, ObjectInfo};
-use crate::storage::versions;
-
-/// Largest single PUT, as in S3.
-pub const MAX_PUT_SIZE: u64 = 5 * 1024 * 1024 * 1024;
 
 /// Streams the body into the upload. On any error the caller aborts the upload.
 async fn pump(up: &mut Upload, reader: &mut BodyReader) -> S3Result<Digests> {
@@ -30,20 +35,6 @@ async fn pump(up: &mut Upload, reader: &mut BodyReader) -> S3Result<Digests> {
         up.write(&b).await?;
     }
     Ok(up.flush().await?)
-}
-
-/// Content-MD5 decoded, or `InvalidDigest`.
-pub(crate) fn content_md5(req: &S3Request) -> S3Result<Option<[u8; 16]>> {
-    let Some(v) = req.header("content-md5") else {
-        return Ok(None);
-    };
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(v.trim())
-        .map_err(|_| S3Error::invalid_digest())?;
-    bytes
-        .try_into()
-        .map(Some)
-        .map_err(|_| S3Error::invalid_digest())
 }
 
 /// PutObject: body streamed from the socket through the verifiers into GridFS; published only
@@ -58,14 +49,14 @@ pub async fn put_object(st: &AppState, mut req: S3Request) -> S3Result<Response>
         return Err(S3Error::entity_too_large());
     }
     let mut meta = meta_from_headers(&req.parts.headers);
-    meta.tags = super::tagging::from_header(req.header("x-amz-tagging"))?;
-    meta.owner = Some(super::ownership::owner_for_write(
+    meta.tags = crate::s3::request::tagging::from_header(req.header("x-amz-tagging"))?;
+    meta.owner = Some(crate::s3::rules::ownership::owner_for_write(
         &b,
         &req.auth,
         &req.parts.headers,
     ));
     (meta.retention, meta.legal_hold) =
-        super::object_lock::for_new_object(st, &b, &req.parts.headers)?;
+        crate::s3::rules::lock::for_new_object(st, &b, &req.parts.headers)?;
     let spec = super::sse::write_spec(&req.parts.headers)?;
     let (mut up, sealed) = super::sse::open_upload(st, &b, req.key(), spec).await?;
     let digests = match pump(&mut up, &mut reader).await {
@@ -85,9 +76,12 @@ pub async fn put_object(st: &AppState, mut req: S3Request) -> S3Result<Response>
     if let Some((alg, v)) = reader.checksum() {
         meta.checksums = vec![(alg.name().to_owned(), v.clone())];
     }
-    let info = super::within_request_timeout(st, st.store.publish_if(&bucket, up, meta, &cond))
-        .await??
-        .map_err(blocked_error)?;
+    let info = crate::s3::lookup::within_request_timeout(
+        st,
+        st.store.publish_if(&bucket, up, meta, &cond),
+    )
+    .await??
+    .map_err(blocked_error)?;
     let mut r = empty(StatusCode::OK);
     if let Ok(v) = HeaderValue::from_str(info.etag()) {
         r.headers_mut().insert("etag", v);
@@ -99,7 +93,7 @@ pub async fn put_object(st: &AppState, mut req: S3Request) -> S3Result<Response>
     {
         r.headers_mut().insert("x-amz-version-id", v);
     }
-    super::lifecycle::expiration_header(st, &b, &info, r.headers_mut());
+    crate::s3::respond::expiration_header(st, &b, &info, r.headers_mut());
     super::sse::write_response_headers(st, r.headers_mut(), sealed.as_ref());
     for (alg, v) in &info.meta.checksums {
         if let (Ok(n), Ok(v)) = (
@@ -110,84 +104,6 @@ pub async fn put_object(st: &AppState, mut req: S3Request) -> S3Result<Response>
         }
     }
     Ok(r)
-}
-
-/// The current object, or `NoSuchKey`.
-pub async fn require_object(st: &AppState, bucket: &str, key: &str) -> S3Result<ObjectInfo> {
-    st.store
-        .head(bucket, key)
-        .await?
-        .ok_or_else(S3Error::no_such_key)
-}
-
-/// `?versionId=`: `null` or an id grids3 could have made, else `InvalidArgument` as AWS
-/// answers a malformed id.
-pub fn version_param(req: &S3Request) -> S3Result<Option<String>> {
-    match req.q("versionId") {
-        None => Ok(None),
-        Some(v) if v == "null" || versions::is_valid_vid(v) => Ok(Some(v.to_owned())),
-        Some(_) => Err(S3Error::invalid_argument("Invalid version id specified")),
-    }
-}
-
-/// The object a request addresses: the current one (`None` when there is none) or the
-/// version named (`NoSuchVersion` when there is none). A delete marker is answered as S3
-/// does: the current one with 404 and `x-amz-delete-marker: true`, a named one with 405.
-pub async fn find_version(
-    st: &AppState,
-    bucket: &str,
-    key: &str,
-    version: Option<&str>,
-) -> S3Result<Option<ObjectInfo>> {
-    if version.is_some_and(|v| v != "null") {
-        unversioned_id(st, bucket).await?;
-    }
-    match st.store.lookup(bucket, key, version).await? {
-        Lookup::Object(o) => Ok(Some(*o)),
-        Lookup::DeleteMarker { version_id, at } => {
-            let e = match version {
-                Some(_) => S3Error::method_not_allowed()
-                    .with_header("allow", "DELETE")
-                    .with_header("last-modified", super::headers::http_date(at)),
-                None => S3Error::no_such_key(),
-            };
-            Err(e
-                .with_header("x-amz-delete-marker", "true")
-                .with_header("x-amz-version-id", version_id))
-        }
-        Lookup::Missing => match version {
-            Some(_) => Err(S3Error::no_such_version()),
-            None => Ok(None),
-        },
-    }
-}
-
-/// A bucket that never had versioning has no version but `null`: any other id is
-/// `InvalidArgument`, as AWS answers it (and a DELETE of it must not delete the object).
-async fn unversioned_id(st: &AppState, bucket: &str) -> S3Result<()> {
-    if st.store.versioning(bucket).await?.0 == versions::Versioning::Off {
-        return Err(S3Error::invalid_argument("Invalid version id specified"));
-    }
-    Ok(())
-}
-
-/// [`find_version`] for a request whose access may depend on the object's ACL: a delete
-/// marker is told only to whoever may list the bucket (anyone else gets what a missing
-/// object gets).
-pub(crate) async fn find_for(
-    st: &AppState,
-    (bucket, key): (&str, &str),
-    auth: &crate::auth::Auth,
-    access: crate::s3::authz::Access,
-    version: Option<&str>,
-) -> S3Result<ObjectInfo> {
-    let found = match find_version(st, bucket, key, version).await {
-        Err(e) if !matches!(access, crate::s3::authz::Access::Granted) && !e.headers.is_empty() => {
-            None
-        }
-        other => other?,
-    };
-    super::acl::require_object_access(auth, access, found)
 }
 
 /// GetObject and HeadObject.
@@ -243,7 +159,7 @@ pub async fn get_object(st: &AppState, req: S3Request, head: bool) -> S3Result<R
         let sizes: Vec<u64> = info.meta.parts.iter().map(|(size, _)| *size).collect();
         let (status, start, end) = match req.q("partNumber") {
             Some(n) => {
-                let (a, b) = super::headers::part_range(n, &sizes, len)?;
+                let (a, b) = crate::s3::request::headers::part_range(n, &sizes, len)?;
                 (StatusCode::PARTIAL_CONTENT, a, b)
             }
             None => match parse_range(req.header("range"), len)? {
@@ -285,7 +201,7 @@ pub async fn get_object(st: &AppState, req: S3Request, head: bool) -> S3Result<R
             &req.query,
             checksum_mode && status == StatusCode::OK,
         );
-        super::lifecycle::expiration_header(st, &b, &info, h);
+        crate::s3::respond::expiration_header(st, &b, &info, h);
         super::sse::response_headers(st, h, info.meta.sse.as_ref(), customer_md5.as_deref());
         h.insert("content-length", HeaderValue::from(end - start));
         if !info.meta.tags.is_empty() {
@@ -397,8 +313,13 @@ pub async fn get_object_attributes(st: &AppState, req: S3Request) -> S3Result<Re
         storage_class: has("StorageClass").then_some("STANDARD"),
         object_size: has("ObjectSize").then_some(o.size()),
     };
-    let mut r = super::xml_response(StatusCode::OK, to_xml("GetObjectAttributesOutput", &body));
-    if let Ok(v) = HeaderValue::from_str(&super::headers::http_date(o.file.upload_date)) {
+    let mut r = crate::s3::respond::xml_response(
+        StatusCode::OK,
+        to_xml("GetObjectAttributesOutput", &body),
+    );
+    if let Ok(v) =
+        HeaderValue::from_str(&crate::s3::request::headers::http_date(o.file.upload_date))
+    {
         r.headers_mut().insert("last-modified", v);
     }
     if let Some(v) = o
@@ -421,9 +342,9 @@ pub async fn delete_object(st: &AppState, req: S3Request) -> S3Result<Response> 
     if version.as_deref().is_some_and(|v| v != "null") {
         unversioned_id(st, &bucket).await?;
     }
-    let mut cond = super::headers::delete_condition(&req.parts.headers)?;
-    cond.bypass_governance = super::object_lock::bypass(&req, &b);
-    let out = super::within_request_timeout(
+    let mut cond = crate::s3::request::headers::delete_condition(&req.parts.headers)?;
+    cond.bypass_governance = crate::s3::rules::lock::bypass(&req, &b);
+    let out = crate::s3::lookup::within_request_timeout(
         st,
         st.store.delete_object(
             &bucket,

@@ -11,19 +11,23 @@
 //! by a key with the owner role on the bucket (its owner, root, or an admin grant): grids3 has
 //! no IAM, so that role stands for `s3:BypassGovernanceRetention`.
 
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::Response;
-use mongodb::bson::DateTime;
 use serde::Deserialize;
 
-use super::{empty, require_bucket, xml_response, S3Request};
 use crate::error::{S3Error, S3Result};
+use crate::s3::lookup::require_bucket;
+use crate::s3::request::S3Request;
+use crate::s3::respond::empty;
+use crate::s3::respond::xml_response;
+use crate::s3::rules::lock::bypass;
+use crate::s3::rules::lock::invalid_state;
+use crate::s3::rules::lock::lock_missing;
+use crate::s3::rules::lock::MODES;
 use crate::state::AppState;
 use crate::storage::meta::{BucketInfo, ObjectLockConfig};
 use crate::storage::objects::ObjectInfo;
 use crate::xml::{self, S3_NS};
-
-const MODES: [&str; 2] = ["GOVERNANCE", "COMPLIANCE"];
 
 #[derive(Deserialize, Debug, Default)]
 struct ConfigXml {
@@ -61,19 +65,6 @@ struct RetentionXml {
 struct LegalHoldXml {
     #[serde(rename = "Status", default)]
     status: Option<String>,
-}
-
-fn lock_missing() -> S3Error {
-    S3Error::invalid_request("Bucket is missing Object Lock Configuration")
-}
-
-fn invalid_state(msg: &str) -> S3Error {
-    S3Error {
-        code: "InvalidBucketState",
-        status: StatusCode::CONFLICT,
-        message: msg.to_owned(),
-        headers: Vec::new(),
-    }
 }
 
 /// Parses an ObjectLockConfiguration body.
@@ -152,85 +143,6 @@ pub async fn get_config(st: &AppState, req: S3Request) -> S3Result<Response> {
     ))
 }
 
-/// The retention and legal hold a new object gets: the lock headers, else the bucket's
-/// default retention. Lock headers on a bucket without Object Lock are `InvalidRequest`.
-pub fn for_new_object(
-    st: &AppState,
-    b: &BucketInfo,
-    h: &HeaderMap,
-) -> S3Result<(Option<(String, DateTime)>, bool)> {
-    let get = |n: &str| h.get(n).and_then(|v| v.to_str().ok()).map(str::trim);
-    let (mode, until, hold) = (
-        get("x-amz-object-lock-mode"),
-        get("x-amz-object-lock-retain-until-date"),
-        get("x-amz-object-lock-legal-hold"),
-    );
-    let asked = mode.is_some() || until.is_some() || hold.is_some();
-    let Some(config) = &b.object_lock else {
-        return if asked {
-            Err(lock_missing())
-        } else {
-            Ok((None, false))
-        };
-    };
-    let legal_hold = match hold {
-        None | Some("OFF") => false,
-        Some("ON") => true,
-        Some(_) => {
-            return Err(S3Error::invalid_argument(
-                "Legal Hold must be either of 'ON' or 'OFF'",
-            ))
-        }
-    };
-    let now = st.store.meta().clock().now();
-    let retention = match (mode, until) {
-        (Some(m), Some(u)) => {
-            if !MODES.contains(&m) {
-                return Err(S3Error::invalid_argument("Unknown wormMode directive."));
-            }
-            let u = super::headers::parse_iso8601(u).ok_or_else(|| {
-                S3Error::invalid_argument(
-                    "The retain until date must be provided in ISO 8601 format",
-                )
-            })?;
-            if u <= now {
-                return Err(S3Error::invalid_argument(
-                    "The retain until date must be in the future!",
-                ));
-            }
-            Some((m.to_owned(), u))
-        }
-        (None, None) => default_retention(config, now),
-        _ => return Err(S3Error::invalid_argument(
-            "x-amz-object-lock-retain-until-date and x-amz-object-lock-mode must both be supplied",
-        )),
-    };
-    Ok((retention, legal_hold))
-}
-
-fn default_retention(c: &ObjectLockConfig, now: DateTime) -> Option<(String, DateTime)> {
-    let mode = c.mode.clone()?;
-    let days = match (c.days, c.years) {
-        (Some(d), _) => i64::from(d),
-        (_, Some(y)) => i64::from(y) * 365,
-        _ => return None,
-    };
-    Some((
-        mode,
-        DateTime::from_millis(now.timestamp_millis() + days * 86_400_000),
-    ))
-}
-
-/// Whether `x-amz-bypass-governance-retention: true` is sent by a key that may use it.
-pub fn bypass(req: &S3Request, b: &BucketInfo) -> bool {
-    req.header("x-amz-bypass-governance-retention")
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
-        && matches!(
-            super::authz::role_on(&req.auth, b),
-            Some(super::authz::Role::Owner)
-        )
-}
-
 async fn addressed(
     st: &AppState,
     b: &BucketInfo,
@@ -240,7 +152,7 @@ async fn addressed(
     if b.object_lock.is_none() {
         return Err(lock_missing());
     }
-    super::object::find_version(st, bucket, key, version.as_deref())
+    crate::s3::lookup::find_version(st, bucket, key, version.as_deref())
         .await?
         .ok_or_else(S3Error::no_such_key)
 }
@@ -248,7 +160,7 @@ async fn addressed(
 /// GetObjectRetention.
 pub async fn get_retention(st: &AppState, req: S3Request) -> S3Result<Response> {
     let b = require_bucket(st, req.bucket()).await?;
-    let version = super::object::version_param(&req)?;
+    let version = crate::s3::request::version_param(&req)?;
     let o = addressed(st, &b, (req.bucket(), req.key()), version).await?;
     let Some((mode, until)) = &o.meta.retention else {
         return Err(S3Error {
@@ -262,7 +174,7 @@ pub async fn get_retention(st: &AppState, req: S3Request) -> S3Result<Response> 
         StatusCode::OK,
         format!(
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Retention xmlns=\"{S3_NS}\"><Mode>{mode}</Mode><RetainUntilDate>{}</RetainUntilDate></Retention>",
-            super::headers::iso8601(*until)
+            crate::s3::request::headers::iso8601(*until)
         ),
     ))
 }
@@ -271,13 +183,14 @@ pub async fn get_retention(st: &AppState, req: S3Request) -> S3Result<Response> 
 /// or turned into COMPLIANCE, shortened or removed only with a bypass.
 pub async fn put_retention(st: &AppState, mut req: S3Request) -> S3Result<Response> {
     let b = require_bucket(st, req.bucket()).await?;
-    let version = super::object::version_param(&req)?;
+    let version = crate::s3::request::version_param(&req)?;
     let bypass = bypass(&req, &b);
     let body = req.body_reader()?.read_to_vec(xml::MAX_XML_BODY).await?;
     let r: RetentionXml = xml::from_xml(&body)?;
     let new = match (r.mode.as_deref(), r.until.as_deref()) {
         (Some(m), Some(u)) if MODES.contains(&m) => {
-            let u = super::headers::parse_iso8601(u).ok_or_else(S3Error::malformed_xml)?;
+            let u =
+                crate::s3::request::headers::parse_iso8601(u).ok_or_else(S3Error::malformed_xml)?;
             Some((m.to_owned(), u))
         }
         (None, None) => None,
@@ -312,7 +225,7 @@ pub async fn put_retention(st: &AppState, mut req: S3Request) -> S3Result<Respon
 /// GetObjectLegalHold.
 pub async fn get_legal_hold(st: &AppState, req: S3Request) -> S3Result<Response> {
     let b = require_bucket(st, req.bucket()).await?;
-    let version = super::object::version_param(&req)?;
+    let version = crate::s3::request::version_param(&req)?;
     let o = addressed(st, &b, (req.bucket(), req.key()), version).await?;
     let status = if o.meta.legal_hold { "ON" } else { "OFF" };
     Ok(xml_response(
@@ -326,7 +239,7 @@ pub async fn get_legal_hold(st: &AppState, req: S3Request) -> S3Result<Response>
 /// PutObjectLegalHold.
 pub async fn put_legal_hold(st: &AppState, mut req: S3Request) -> S3Result<Response> {
     let b = require_bucket(st, req.bucket()).await?;
-    let version = super::object::version_param(&req)?;
+    let version = crate::s3::request::version_param(&req)?;
     let body = req.body_reader()?.read_to_vec(xml::MAX_XML_BODY).await?;
     let h: LegalHoldXml = xml::from_xml(&body)?;
     let on = match h.status.as_deref() {
@@ -344,6 +257,7 @@ pub async fn put_legal_hold(st: &AppState, mut req: S3Request) -> S3Result<Respo
 mod tests {
     use super::*;
     use crate::storage::objects::ObjectMeta;
+    use mongodb::bson::DateTime;
 
     #[test]
     fn configurations_and_removal_rules() {

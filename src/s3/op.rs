@@ -290,8 +290,8 @@ pub fn parse(
             (Method::GET, ["lifecycle"]) => Op::GetBucketLifecycleConfiguration,
             (Method::PUT, ["lifecycle"]) => Op::PutBucketLifecycleConfiguration,
             (Method::DELETE, ["lifecycle"]) => Op::DeleteBucketLifecycleConfiguration,
-            (Method::GET, [sub]) if crate::s3::unconfigured::action(sub).is_some() => {
-                let known = crate::s3::unconfigured::SUBRESOURCES
+            (Method::GET, [sub]) if crate::s3::op::subresource_action(sub).is_some() => {
+                let known = SUBRESOURCES
                     .iter()
                     .find(|(s, _)| s == sub)
                     .map(|(s, _)| *s)
@@ -357,6 +357,31 @@ pub fn parse(
             op
         }
     }
+}
+
+/// The sub-resources answered here, with the policy action that reads each.
+pub const SUBRESOURCES: &[(&str, &str)] = &[
+    ("website", "s3:GetBucketWebsite"),
+    ("replication", "s3:GetReplicationConfiguration"),
+    ("logging", "s3:GetBucketLogging"),
+    ("notification", "s3:GetBucketNotification"),
+    ("accelerate", "s3:GetAccelerateConfiguration"),
+    ("requestPayment", "s3:GetBucketRequestPayment"),
+    ("analytics", "s3:GetAnalyticsConfiguration"),
+    ("metrics", "s3:GetMetricsConfiguration"),
+    ("inventory", "s3:GetInventoryConfiguration"),
+    (
+        "intelligent-tiering",
+        "s3:GetIntelligentTieringConfiguration",
+    ),
+];
+
+/// The policy action of a sub-resource's GET.
+pub fn subresource_action(sub: &str) -> Option<&'static str> {
+    SUBRESOURCES
+        .iter()
+        .find(|(s, _)| *s == sub)
+        .map(|(_, a)| *a)
 }
 
 #[cfg(test)]

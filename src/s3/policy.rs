@@ -8,9 +8,12 @@ use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
 
-use super::{empty, require_bucket, xml_response, S3Request};
 use crate::auth::policy;
 use crate::error::{S3Error, S3Result};
+use crate::s3::lookup::require_bucket;
+use crate::s3::request::S3Request;
+use crate::s3::respond::empty;
+use crate::s3::respond::xml_response;
 use crate::state::AppState;
 use crate::xml;
 
@@ -29,7 +32,8 @@ pub async fn put_bucket_policy(st: &AppState, mut req: S3Request) -> S3Result<Re
         .map(|k| k.id)
         .collect();
     let parsed = policy::parse(&text, &b.name, &|k| keys.contains(k))?;
-    if parsed.is_public() && super::public_access::effective(st, &b).block_public_policy {
+    if parsed.is_public() && crate::s3::rules::public_access::effective(st, &b).block_public_policy
+    {
         return Err(S3Error::access_denied().with_message(
             "Access Denied: Block Public Access (BlockPublicPolicy) refuses public policies on this bucket",
         ));

@@ -20,12 +20,16 @@ use axum::response::Response;
 use base64::Engine;
 use chrono::{DateTime, Utc};
 
-use super::headers::{blocked_error, meta_from_headers};
-use super::object::MAX_PUT_SIZE;
+use super::authz;
 use super::op::Op;
-use super::{authz, empty, require_bucket, xml_response};
 use crate::auth::{sigv2, sigv4, Auth};
 use crate::error::{S3Error, S3Result};
+use crate::s3::lookup::require_bucket;
+use crate::s3::request::headers::meta_from_headers;
+use crate::s3::request::MAX_PUT_SIZE;
+use crate::s3::respond::blocked_error;
+use crate::s3::respond::empty;
+use crate::s3::respond::xml_response;
 use crate::state::AppState;
 use crate::storage::objects::WriteCondition;
 use crate::xml;
@@ -363,12 +367,18 @@ pub async fn post_object(
         }
     }
     super::sse::require_secure_transport(st, crate::tls::Transport::of(&parts.extensions), &h)?;
-    let acl = super::acl::request_acl(st, &h, true).await?;
+    let acl = crate::s3::lookup::request_acl(st, &h, true).await?;
     let b = require_bucket(st, bucket).await?;
-    super::ownership::check_acl(super::ownership::acls_disabled(&b), acl.as_deref())?;
-    super::public_access::check_acl(super::public_access::effective(st, &b), acl.as_deref())?;
+    crate::s3::rules::ownership::check_acl(
+        crate::s3::rules::ownership::acls_disabled(&b),
+        acl.as_deref(),
+    )?;
+    crate::s3::rules::public_access::check_acl(
+        crate::s3::rules::public_access::effective(st, &b),
+        acl.as_deref(),
+    )?;
     let mut meta = meta_from_headers(&h);
-    meta.owner = Some(super::ownership::owner_for_write(&b, &auth, &h));
+    meta.owner = Some(crate::s3::rules::ownership::owner_for_write(&b, &auth, &h));
     let (min, max) = policy.and_then(|p| p.length).unwrap_or((0, MAX_PUT_SIZE));
     let spec = super::sse::write_spec(&h)?;
     let (mut up, sealed) = super::sse::open_upload(st, &b, &key, spec).await?;
@@ -392,7 +402,7 @@ pub async fn post_object(
     }
     let digests = up.flush().await?;
     super::sse::set_content(&mut meta, sealed.as_ref(), &digests);
-    let info = super::within_request_timeout(
+    let info = crate::s3::lookup::within_request_timeout(
         st,
         st.store
             .publish_if(bucket, up, meta, &WriteCondition::Always),

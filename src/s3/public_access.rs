@@ -13,57 +13,14 @@
 use axum::http::StatusCode;
 use axum::response::Response;
 
-use super::acl::grants::{Grant, Grantee};
-use super::{empty, require_bucket, xml_response, S3Request};
 use crate::error::{S3Error, S3Result};
+use crate::s3::lookup::require_bucket;
+use crate::s3::request::S3Request;
+use crate::s3::respond::empty;
+use crate::s3::respond::xml_response;
 use crate::state::AppState;
-use crate::storage::meta::{BucketInfo, PublicAccessBlock};
+use crate::storage::meta::PublicAccessBlock;
 use crate::xml;
-
-/// Parses the server-wide setting: `all`, `none`, or a comma-separated list of the flags.
-pub fn parse_flags(s: &str) -> Result<PublicAccessBlock, String> {
-    let mut p = PublicAccessBlock::default();
-    for f in s.split(',').map(str::trim).filter(|f| !f.is_empty()) {
-        match f.to_ascii_lowercase().as_str() {
-            "all" => {
-                p = PublicAccessBlock {
-                    block_public_acls: true,
-                    ignore_public_acls: true,
-                    block_public_policy: true,
-                    restrict_public_buckets: true,
-                }
-            }
-            "none" => {}
-            "blockpublicacls" => p.block_public_acls = true,
-            "ignorepublicacls" => p.ignore_public_acls = true,
-            "blockpublicpolicy" => p.block_public_policy = true,
-            "restrictpublicbuckets" => p.restrict_public_buckets = true,
-            other => return Err(format!("unknown Block Public Access setting: {other}")),
-        }
-    }
-    Ok(p)
-}
-
-/// The configuration in force for a bucket: its own, else the server's.
-pub fn effective(st: &AppState, b: &BucketInfo) -> PublicAccessBlock {
-    b.public_access_block
-        .or(st.config.block_public_access)
-        .unwrap_or_default()
-}
-
-/// Whether a grant makes what it is on public (AWS counts AuthenticatedUsers as public too).
-pub fn is_public(g: &Grant) -> bool {
-    matches!(g.grantee, Grantee::AllUsers | Grantee::AuthenticatedUsers)
-}
-
-/// Refuses a public ACL where `BlockPublicAcls` is on.
-pub fn check_acl(pab: PublicAccessBlock, acl: Option<&[Grant]>) -> S3Result<()> {
-    if pab.block_public_acls && acl.is_some_and(|a| a.iter().any(is_public)) {
-        return Err(S3Error::access_denied()
-            .with_message("Access Denied: Block Public Access (BlockPublicAcls) refuses public ACLs on this bucket"));
-    }
-    Ok(())
-}
 
 /// `<PublicAccessBlockConfiguration>`.
 #[derive(serde::Deserialize, Debug, Default)]
@@ -133,33 +90,4 @@ pub async fn delete(st: &AppState, req: S3Request) -> S3Result<Response> {
         .set_public_access_block(&b.name, None)
         .await?;
     Ok(empty(StatusCode::NO_CONTENT))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::s3::acl::grants::{canned, Perm};
-
-    #[test]
-    fn flags_and_public_acls() {
-        let all = parse_flags("all").unwrap();
-        assert!(all.block_public_acls && all.restrict_public_buckets);
-        let some = parse_flags("BlockPublicPolicy, ignorePublicAcls").unwrap();
-        assert!(some.block_public_policy && some.ignore_public_acls && !some.block_public_acls);
-        assert!(parse_flags("everything").is_err());
-        let public = canned("public-read", true).unwrap();
-        let auth = canned("authenticated-read", true).unwrap();
-        let user = vec![Grant::new(Grantee::User("a".repeat(64)), Perm::Read)];
-        assert_eq!(
-            check_acl(all, Some(&public)).unwrap_err().code,
-            "AccessDenied"
-        );
-        assert_eq!(
-            check_acl(all, Some(&auth)).unwrap_err().code,
-            "AccessDenied"
-        );
-        assert!(check_acl(all, Some(&user)).is_ok());
-        assert!(check_acl(all, None).is_ok());
-        assert!(check_acl(some, Some(&public)).is_ok());
-    }
 }

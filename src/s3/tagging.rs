@@ -4,86 +4,17 @@
 use axum::http::StatusCode;
 use axum::response::Response;
 
-use super::{empty, require_bucket, xml_response, S3Request};
-use crate::auth::sigv4::parse_query;
 use crate::error::{S3Error, S3Result};
+use crate::s3::lookup::require_bucket;
+use crate::s3::request::tagging::read_object_tagging;
+use crate::s3::request::tagging::read_tagging;
+use crate::s3::request::tagging::MAX_BUCKET_TAGS;
+use crate::s3::request::S3Request;
+use crate::s3::respond::empty;
+use crate::s3::respond::xml_response;
 use crate::state::AppState;
 use crate::storage::objects::ObjectInfo;
 use crate::xml::{self, to_xml, S3_NS};
-
-/// At most 10 tags on an object, 50 on a bucket.
-const MAX_OBJECT_TAGS: usize = 10;
-const MAX_BUCKET_TAGS: usize = 50;
-
-/// S3's tag rules: keys 1..=128 characters, values up to 256, keys unique, not `aws:`.
-pub fn validate(tags: &[(String, String)], max: usize) -> S3Result<()> {
-    if tags.len() > max {
-        return Err(S3Error::invalid_tag(format!(
-            "Object tags cannot be greater than {max}"
-        )));
-    }
-    for (i, (k, v)) in tags.iter().enumerate() {
-        if k.is_empty() || k.chars().count() > 128 {
-            return Err(S3Error::invalid_tag(
-                "The TagKey you have provided is invalid",
-            ));
-        }
-        if v.chars().count() > 256 {
-            return Err(S3Error::invalid_tag(
-                "The TagValue you have provided is invalid",
-            ));
-        }
-        // S3's tag alphabet: letters, digits, spaces and `+ - = . _ : / @` (so no control
-        // characters, which also keeps NULs out of the stored documents).
-        let allowed = |c: char| c.is_alphanumeric() || c == ' ' || "+-=._:/@".contains(c);
-        if !k.chars().all(allowed) {
-            return Err(S3Error::invalid_tag(
-                "The TagKey you have provided is invalid",
-            ));
-        }
-        if !v.chars().all(allowed) {
-            return Err(S3Error::invalid_tag(
-                "The TagValue you have provided is invalid",
-            ));
-        }
-        if k.starts_with("aws:") {
-            return Err(S3Error::invalid_tag(
-                "Your TagKey cannot be prefixed with aws:",
-            ));
-        }
-        if tags[..i].iter().any(|(other, _)| other == k) {
-            return Err(S3Error::invalid_tag(
-                "Cannot provide multiple Tags with the same key",
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// Tags from an `x-amz-tagging` header (URL query encoded), validated.
-pub fn from_header(value: Option<&str>) -> S3Result<Vec<(String, String)>> {
-    let tags = parse_query(value);
-    validate(&tags, MAX_OBJECT_TAGS)?;
-    Ok(tags)
-}
-
-async fn read_tagging(req: &mut S3Request, max: usize) -> S3Result<Vec<(String, String)>> {
-    let body = req.body_reader()?.read_to_vec(xml::MAX_XML_BODY).await?;
-    let t: xml::Tagging = xml::from_xml(&body)?;
-    let tags: Vec<(String, String)> = t
-        .tag_set
-        .tags
-        .into_iter()
-        .map(|t| (t.key, t.value))
-        .collect();
-    validate(&tags, max)?;
-    Ok(tags)
-}
-
-/// PutObjectTagging's tag set (read before the authorization, see `S3Request::tagging`).
-pub async fn read_object_tagging(req: &mut S3Request) -> S3Result<Vec<(String, String)>> {
-    read_tagging(req, MAX_OBJECT_TAGS).await
-}
 
 fn tagging_xml(tags: &[(String, String)]) -> Response {
     let body = xml::Tagging {
@@ -107,7 +38,7 @@ pub async fn get_object_tagging(st: &AppState, req: S3Request) -> S3Result<Respo
     let o = addressed(
         st,
         (req.bucket(), req.key()),
-        super::object::version_param(&req)?,
+        crate::s3::request::version_param(&req)?,
     )
     .await?;
     let mut r = tagging_xml(&o.meta.tags);
@@ -121,7 +52,7 @@ async fn addressed(
     (bucket, key): (&str, &str),
     version: Option<String>,
 ) -> S3Result<ObjectInfo> {
-    super::object::find_version(st, bucket, key, version.as_deref())
+    crate::s3::lookup::find_version(st, bucket, key, version.as_deref())
         .await?
         .ok_or_else(S3Error::no_such_key)
 }
@@ -147,7 +78,7 @@ pub async fn put_object_tagging(st: &AppState, mut req: S3Request) -> S3Result<R
     let o = addressed(
         st,
         (req.bucket(), req.key()),
-        super::object::version_param(&req)?,
+        crate::s3::request::version_param(&req)?,
     )
     .await?;
     st.store.set_object_tags(&bucket, o.clone(), &tags).await?;
@@ -162,7 +93,7 @@ pub async fn delete_object_tagging(st: &AppState, req: S3Request) -> S3Result<Re
     let o = addressed(
         st,
         (req.bucket(), req.key()),
-        super::object::version_param(&req)?,
+        crate::s3::request::version_param(&req)?,
     )
     .await?;
     st.store
@@ -202,27 +133,4 @@ pub async fn delete_bucket_tagging(st: &AppState, req: S3Request) -> S3Result<Re
     require_bucket(st, req.bucket()).await?;
     st.store.meta().set_bucket_tags(req.bucket(), None).await?;
     Ok(empty(StatusCode::NO_CONTENT))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn limits() {
-        let t = |n: usize| {
-            (0..n)
-                .map(|i| (format!("k{i}"), "v".to_owned()))
-                .collect::<Vec<_>>()
-        };
-        assert!(validate(&t(10), 10).is_ok());
-        assert!(validate(&t(11), 10).is_err());
-        assert!(validate(&[("k".repeat(129), String::new())], 10).is_err());
-        assert!(validate(&[("k".into(), "v".repeat(257))], 10).is_err());
-        assert!(validate(&[("a".into(), "1".into()), ("a".into(), "2".into())], 10).is_err());
-        assert_eq!(
-            from_header(Some("a=1&b=two%20words")).unwrap()[1].1,
-            "two words"
-        );
-    }
 }

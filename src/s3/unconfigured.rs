@@ -8,35 +8,12 @@
 use axum::http::StatusCode;
 use axum::response::Response;
 
-use super::{require_bucket, xml_response, S3Request};
 use crate::error::{S3Error, S3Result};
+use crate::s3::lookup::require_bucket;
+use crate::s3::request::S3Request;
+use crate::s3::respond::xml_response;
 use crate::state::AppState;
 use crate::xml;
-
-/// The sub-resources answered here, with the policy action that reads each.
-pub const SUBRESOURCES: &[(&str, &str)] = &[
-    ("website", "s3:GetBucketWebsite"),
-    ("replication", "s3:GetReplicationConfiguration"),
-    ("logging", "s3:GetBucketLogging"),
-    ("notification", "s3:GetBucketNotification"),
-    ("accelerate", "s3:GetAccelerateConfiguration"),
-    ("requestPayment", "s3:GetBucketRequestPayment"),
-    ("analytics", "s3:GetAnalyticsConfiguration"),
-    ("metrics", "s3:GetMetricsConfiguration"),
-    ("inventory", "s3:GetInventoryConfiguration"),
-    (
-        "intelligent-tiering",
-        "s3:GetIntelligentTieringConfiguration",
-    ),
-];
-
-/// The policy action of a sub-resource's GET.
-pub fn action(sub: &str) -> Option<&'static str> {
-    SUBRESOURCES
-        .iter()
-        .find(|(s, _)| *s == sub)
-        .map(|(_, a)| *a)
-}
 
 fn not_found(code: &'static str, message: &str) -> S3Error {
     S3Error {

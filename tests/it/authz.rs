@@ -685,7 +685,7 @@ fn acls_with_s3cmd_boto3_and_curl() {
 
 /// Issue 25 item 1: a bucket policy allowing `s3:*` to everyone let unsigned requests replace
 /// the policy, change ownership and delete the bucket. Every owner-only operation (the table
-/// the decision reads, `s3::owner_only::OWNER_ONLY`) is now refused to an unsigned request
+/// the decision reads, `s3::rules::owner_only::OWNER_ONLY`) is now refused to an unsigned request
 /// (403) and to another key (405 for the policy operations, as AWS answers another account;
 /// 403 for the rest), while the same policy still lets both read objects.
 #[test]
@@ -740,7 +740,7 @@ fn owner_only_operations_ignore_a_public_policy() {
             "Principal": "*", "Action": "s3:*", "Resource": format!("arn:aws:s3:::{b}/*")}]})
         .to_string();
         let mut rows = 0;
-        for row in grids3::s3::owner_only::OWNER_ONLY {
+        for row in grids3::s3::rules::owner_only::OWNER_ONLY {
             let what = format!("{} ?{}", row.method, row.query);
             let body = if row.query == "policy" {
                 deny_all.clone()
@@ -773,8 +773,10 @@ fn owner_only_operations_ignore_a_public_policy() {
             let status = resp.status().as_u16();
             let text = resp.text().await.unwrap();
             let want = match row.others {
-                grids3::s3::owner_only::Refusal::MethodNotAllowed => (405, "MethodNotAllowed"),
-                grids3::s3::owner_only::Refusal::AccessDenied => (403, "AccessDenied"),
+                grids3::s3::rules::owner_only::Refusal::MethodNotAllowed => {
+                    (405, "MethodNotAllowed")
+                }
+                grids3::s3::rules::owner_only::Refusal::AccessDenied => (403, "AccessDenied"),
             };
             assert_eq!(
                 (status, support::error_code(&text).as_str()),

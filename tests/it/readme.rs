@@ -193,6 +193,38 @@ fn every_readme_and_docs_example_runs_as_written() {
                 String::from_utf8_lossy(&ran.stderr)
             );
         }
+        // The tour's browser step, in a real Chromium: the form the tour wrote, with a file
+        // put into its file input as a picker would (headless Chromium has no picker), and
+        // submitted; the object must then be there under the picked file's name.
+        if let Some(chromium) = support::chromium() {
+            let form = std::fs::read_to_string(project.path().join("upload.html"))
+                .expect("the tour writes upload.html");
+            let input = r#"<input type="file" name="file">"#;
+            assert!(
+                form.contains(input),
+                "no file input in upload.html:\n{form}"
+            );
+            let page = project.path().join("picked.html");
+            let pick = "<script>const t = new DataTransfer(); \
+                t.items.add(new File(['picked in a browser'], 'hello.txt')); \
+                const i = document.querySelector('input[type=file]'); i.files = t.files; \
+                i.form.submit();</script>\n";
+            std::fs::write(&page, format!("{form}{pick}")).unwrap();
+            let dom = support::chromium_dom(&chromium, &format!("file://{}", page.display())).await;
+            assert!(
+                dom.contains("uploads/hello.txt"),
+                "the browser did not show the PostResponse for uploads/hello.txt: {dom}"
+            );
+            let got = std::process::Command::new("curl")
+                .args(["-s", "--aws-sigv4", "aws:amz:us-east-1:s3", "--user"])
+                .arg("grids3dev:grids3devsecret")
+                .arg(format!("{endpoint}/demo/uploads/hello.txt"))
+                .output()
+                .unwrap();
+            assert_eq!(String::from_utf8_lossy(&got.stdout), "picked in a browser");
+        } else {
+            println!("SKIPPED the tour's browser step: chromium cannot be installed here");
+        }
         // What each block printed, between its marker and the next.
         for (n, b) in all.iter().enumerate() {
             let from = stdout.find(&format!("@@ block {n} @@")).unwrap();

@@ -205,7 +205,7 @@ pub async fn gateway_with_client(
     // again instead of failing the test.
     let mut tries = 0;
     let state = loop {
-        match grids3::AppState::init(config.clone(), client.clone()).await {
+        match grids3::start(config.clone(), client.clone()).await {
             Ok(s) => break s,
             Err(e) if tries < 5 => {
                 tries += 1;

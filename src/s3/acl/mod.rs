@@ -14,149 +14,26 @@
 //! - `aws-exec-read`, `log-delivery-write` and the LogDelivery group name services grids3 does
 //!   not have: 501, never accepted and ignored.
 
-pub mod grants;
-
 use std::collections::HashMap;
 
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::Response;
 
-use self::grants::{Grant, Grantee, Perm};
-use super::authz::Access;
-use super::{owner_of, require_bucket, xml_response, S3Request};
-use crate::auth::Auth;
 use crate::error::{S3Error, S3Result};
+use crate::s3::lookup::check_users;
+use crate::s3::lookup::known_users;
+use crate::s3::lookup::request_acl;
+use crate::s3::lookup::require_bucket;
+use crate::s3::request::grants::Grantee;
+use crate::s3::request::grants::Perm;
+use crate::s3::request::grants::{self, Grant};
+use crate::s3::request::S3Request;
+use crate::s3::respond::owner_of;
+use crate::s3::respond::xml_response;
+use crate::s3::rules::acl::object_grants;
 use crate::state::AppState;
 use crate::storage::meta::BucketInfo;
-use crate::storage::objects::{ObjectInfo, ObjectMeta};
 use crate::xml;
-
-/// Canonical user id -> access key id, for every key (to check grantees and to name them).
-async fn known_users(st: &AppState) -> S3Result<HashMap<String, String>> {
-    let keys = st.store.meta().list_access_keys().await?;
-    Ok(keys
-        .into_iter()
-        .map(|k| (owner_of(&k.id).id, k.id))
-        .collect())
-}
-
-/// Refuses grants to canonical ids that name no key, as AWS refuses unknown ids.
-async fn check_users(st: &AppState, grants: &[Grant]) -> S3Result<()> {
-    if !grants.iter().any(|g| matches!(g.grantee, Grantee::User(_))) {
-        return Ok(());
-    }
-    let known = known_users(st).await?;
-    for g in grants {
-        if let Grantee::User(id) = &g.grantee {
-            if !known.contains_key(id) {
-                return Err(S3Error::invalid_argument("Invalid id"));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The ACL a request that creates a bucket or an object asks for (`None`: none), checked:
-/// refused as AWS refuses it, or with 501 where grids3 does not have what it asks for.
-pub async fn request_acl(
-    st: &AppState,
-    h: &HeaderMap,
-    object: bool,
-) -> S3Result<Option<Vec<Grant>>> {
-    let acl = grants::from_headers(h, object)?;
-    if let Some(g) = &acl {
-        check_users(st, g).await?;
-    }
-    Ok(acl)
-}
-
-/// The stored grants of a new object from its request's headers (checked beforehand by
-/// [`request_acl`]; private when there are none).
-pub fn object_grants_from_headers(h: &HeaderMap) -> Vec<(String, String)> {
-    grants::from_headers(h, true)
-        .ok()
-        .flatten()
-        .map(|g| grants::to_stored(&g))
-        .unwrap_or_default()
-}
-
-/// An object's grants: the legacy canned `acl` field and the stored grants.
-pub fn object_grants(meta: &ObjectMeta) -> Vec<Grant> {
-    let mut out = meta
-        .acl
-        .as_deref()
-        .and_then(|a| grants::canned(a, true).ok())
-        .unwrap_or_default();
-    out.extend(grants::from_stored(&meta.grants));
-    out
-}
-
-/// The addressed object, when the authorization (`access`) and, where it left the decision
-/// to the object, the object's ACL allow the request. A missing key is `NoSuchKey` to whoever
-/// may list the bucket and `AccessDenied` to everyone else, who learns nothing (as in AWS).
-pub fn require_object_access(
-    auth: &Auth,
-    access: Access,
-    found: Option<ObjectInfo>,
-) -> S3Result<ObjectInfo> {
-    match (access, found) {
-        (Access::Granted, Some(o)) => Ok(o),
-        (Access::Granted, None) => Err(S3Error::no_such_key()),
-        (Access::GrantedUnlisted, Some(o)) => Ok(o),
-        (
-            Access::IfObjectAcl {
-                perm,
-                ignore_public,
-                acls_disabled,
-                ..
-            },
-            Some(o),
-        ) => {
-            let id = owner_of(&auth.access_key).id;
-            let who = super::authz::principal(auth, &id);
-            let mut acl = object_grants(&o.meta);
-            if ignore_public {
-                acl.retain(|g| !super::public_access::is_public(g));
-            }
-            if acls_disabled {
-                acl.clear();
-            }
-            // The object's owner (a key that wrote it into another's bucket with ACLs
-            // enabled) has FULL_CONTROL of it.
-            let owns = !acls_disabled
-                && !auth.is_anonymous()
-                && o.meta.owner.as_deref() == Some(auth.access_key.as_str());
-            if owns || grants::allows(&acl, who, perm) {
-                Ok(o)
-            } else {
-                Err(S3Error::access_denied())
-            }
-        }
-        (Access::IfObjectAcl { may_list: true, .. }, None) => Err(S3Error::no_such_key()),
-        _ => Err(S3Error::access_denied()),
-    }
-}
-
-/// A copy's source object, when the request may read it (see [`require_object_access`]).
-pub async fn require_copy_source(
-    st: &AppState,
-    auth: &Auth,
-    access: Access,
-    bucket: &str,
-    key: &str,
-    version: Option<&str>,
-) -> S3Result<ObjectInfo> {
-    let found = match super::object::find_version(st, bucket, key, version).await {
-        Err(e) if e.code == "MethodNotAllowed" => {
-            return Err(S3Error::invalid_request(
-                "The source of a copy request may not specifically refer to a delete marker by version id.",
-            ))
-        }
-        Err(e) if !matches!(access, Access::Granted) && !e.headers.is_empty() => None,
-        other => other?,
-    };
-    require_object_access(auth, access, found)
-}
 
 fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
@@ -247,7 +124,7 @@ async fn names_for(st: &AppState, acl: &[Grant]) -> S3Result<HashMap<String, Str
 pub async fn get_bucket_acl(st: &AppState, req: S3Request) -> S3Result<Response> {
     let b = require_bucket(st, req.bucket()).await?;
     let mut acl = grants::from_stored(&b.acl);
-    if super::ownership::acls_disabled(&b) {
+    if crate::s3::rules::ownership::acls_disabled(&b) {
         acl.clear();
     }
     let names = names_for(st, &acl).await?;
@@ -260,8 +137,8 @@ pub async fn get_bucket_acl(st: &AppState, req: S3Request) -> S3Result<Response>
 /// GetObjectAcl.
 pub async fn get_object_acl(st: &AppState, req: S3Request) -> S3Result<Response> {
     let b = require_bucket(st, req.bucket()).await?;
-    let version = super::object::version_param(&req)?;
-    let o = super::object::find_for(
+    let version = crate::s3::request::version_param(&req)?;
+    let o = crate::s3::lookup::find_for(
         st,
         (req.bucket(), req.key()),
         &req.auth,
@@ -270,11 +147,11 @@ pub async fn get_object_acl(st: &AppState, req: S3Request) -> S3Result<Response>
     )
     .await?;
     let mut acl = object_grants(&o.meta);
-    if super::ownership::acls_disabled(&b) {
+    if crate::s3::rules::ownership::acls_disabled(&b) {
         acl.clear();
     }
     let names = names_for(st, &acl).await?;
-    let owner = super::ownership::object_owner(&b, o.meta.owner.as_deref());
+    let owner = crate::s3::rules::ownership::object_owner(&b, o.meta.owner.as_deref());
     let mut admin = admin_grants(&b, true);
     if owner != b.owner {
         // The bucket's owner has FULL_CONTROL of every object in its bucket in grids3.
@@ -291,9 +168,9 @@ pub async fn get_object_acl(st: &AppState, req: S3Request) -> S3Result<Response>
 pub async fn put_acl(st: &AppState, mut req: S3Request, object: bool) -> S3Result<Response> {
     let b = require_bucket(st, req.bucket()).await?;
     let target = if object {
-        let version = super::object::version_param(&req)?;
+        let version = crate::s3::request::version_param(&req)?;
         Some(
-            super::object::find_for(
+            crate::s3::lookup::find_for(
                 st,
                 (req.bucket(), req.key()),
                 &req.auth,
@@ -323,8 +200,14 @@ pub async fn put_acl(st: &AppState, mut req: S3Request, object: bool) -> S3Resul
             acl
         }
     };
-    super::ownership::check_acl(super::ownership::acls_disabled(&b), Some(&acl))?;
-    super::public_access::check_acl(super::public_access::effective(st, &b), Some(&acl))?;
+    crate::s3::rules::ownership::check_acl(
+        crate::s3::rules::ownership::acls_disabled(&b),
+        Some(&acl),
+    )?;
+    crate::s3::rules::public_access::check_acl(
+        crate::s3::rules::public_access::effective(st, &b),
+        Some(&acl),
+    )?;
     let stored = grants::to_stored(&acl);
     if let Some(o) = target {
         st.store.set_object_acl(req.bucket(), o, stored).await?;
@@ -336,7 +219,7 @@ pub async fn put_acl(st: &AppState, mut req: S3Request, object: bool) -> S3Resul
     {
         return Err(S3Error::no_such_bucket());
     }
-    Ok(super::empty(StatusCode::OK))
+    Ok(crate::s3::respond::empty(StatusCode::OK))
 }
 
 /// The grants of an AccessControlPolicy document, less the owner's FULL_CONTROL (always

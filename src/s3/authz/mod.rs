@@ -23,316 +23,36 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::acl::grants::{self, Grant, Perm, Principal};
 use crate::auth::policy::{self, Policy, Verdict, Who};
 use crate::auth::Auth;
 use crate::error::{S3Error, S3Result};
 use crate::s3::op::Op;
+use crate::s3::request::access::Access;
+use crate::s3::request::access::PerKey;
+use crate::s3::request::grants;
+use crate::s3::request::grants::Perm;
+use crate::s3::rules::authz::decide;
+use crate::s3::rules::authz::decide_why;
+use crate::s3::rules::authz::needs;
+use crate::s3::rules::authz::principal;
+use crate::s3::rules::authz::role_on;
+use crate::s3::rules::authz::AclNeed;
+use crate::s3::rules::authz::Inputs;
+use crate::s3::rules::authz::Role;
 use crate::state::AppState;
 use crate::storage::meta::BucketInfo;
 
-mod actions;
 mod facts;
-pub use actions::{action, op_for_action};
-use actions::{resource, versioned_action};
+pub use crate::s3::actions::{action, op_for_action};
+use crate::s3::actions::{resource, versioned_action};
 pub use facts::{add_request_tag, facts};
-
-/// What a key may do on a bucket through the admin API's grants.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Role {
-    /// Read objects and listings.
-    Read,
-    /// Also write and delete objects.
-    Write,
-    /// Also delete the bucket and change its settings.
-    Owner,
-}
-
-impl Role {
-    /// From the stored name.
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "read" => Some(Role::Read),
-            "write" => Some(Role::Write),
-            "owner" => Some(Role::Owner),
-            _ => None,
-        }
-    }
-}
-
-/// The role a request's key has on a bucket through ownership or the admin API, if any.
-pub fn role_on(auth: &Auth, b: &BucketInfo) -> Option<Role> {
-    if auth.root || (!auth.is_anonymous() && b.owner == auth.access_key) {
-        return Some(Role::Owner);
-    }
-    if auth.is_anonymous() {
-        return None;
-    }
-    b.grants
-        .iter()
-        .find(|(k, _)| *k == auth.access_key)
-        .and_then(|(_, r)| Role::parse(r))
-}
-
-/// Where an ACL may allow an operation that the role does not.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AclNeed {
-    /// A permission in the bucket's ACL.
-    Bucket(Perm),
-    /// A permission in the ACL of the object the request addresses.
-    Object(Perm),
-}
-
-/// What an operation needs: the role (`None`: not a bucket operation) and the ACL permission
-/// that can stand in for it (`None`: only the owner and admin grants).
-pub fn needs(op: &Op) -> Option<(Role, Option<AclNeed>)> {
-    use AclNeed::{Bucket, Object};
-    use Op::*;
-    if let Some(row) = super::owner_only::lookup(op) {
-        return Some((Role::Owner, row.acl.map(Bucket)));
-    }
-    Some(match op {
-        // PostObject authorizes itself as a PutObject once its form is verified.
-        ListBuckets | CreateBucket | NotImplemented(_) | Preflight | PostObject => return None,
-        HeadBucket | ListObjectVersions | ListObjectsV2 | ListObjects | ListMultipartUploads => {
-            (Role::Read, Some(Bucket(Perm::Read)))
-        }
-        GetObject | HeadObject => (Role::Read, Some(Object(Perm::Read))),
-        GetObjectAcl => (Role::Read, Some(Object(Perm::ReadAcp))),
-        GetBucketLocation | GetBucketVersioning | GetObjectAttributes | GetObjectTagging
-        | GetBucketTagging => (Role::Read, None),
-        // ListParts belongs to the multipart upload the writer started: a WRITE grantee that
-        // may upload parts may list them (AWS gives them to the upload's initiator).
-        PutObject
-        | CopyObject
-        | DeleteObject
-        | DeleteObjects
-        | CreateMultipartUpload
-        | UploadPart
-        | UploadPartCopy
-        | CompleteMultipartUpload
-        | AbortMultipartUpload
-        | ListParts => (Role::Write, Some(Bucket(Perm::Write))),
-        PutObjectTagging | DeleteObjectTagging => (Role::Write, None),
-        PutObjectAcl => (Role::Owner, Some(Object(Perm::WriteAcp))),
-        // Owner-only: decided by `owner_only::OWNER_ONLY` above.
-        GetBucketAcl
-        | PutBucketAcl
-        | DeleteBucket
-        | PutBucketTagging
-        | DeleteBucketTagging
-        | GetBucketCors
-        | PutBucketCors
-        | DeleteBucketCors
-        | GetBucketPolicy
-        | PutBucketPolicy
-        | DeleteBucketPolicy
-        | GetBucketPolicyStatus
-        | GetPublicAccessBlock
-        | PutPublicAccessBlock
-        | DeletePublicAccessBlock
-        | GetBucketOwnershipControls
-        | PutBucketOwnershipControls
-        | DeleteBucketOwnershipControls
-        | GetUnconfigured(_)
-        | GetBucketEncryption
-        | PutBucketEncryption
-        | DeleteBucketEncryption
-        | GetBucketLifecycleConfiguration
-        | PutBucketLifecycleConfiguration
-        | DeleteBucketLifecycleConfiguration
-        | PutBucketVersioning
-        | GetObjectLockConfiguration
-        | PutObjectLockConfiguration => (Role::Owner, None),
-        GetObjectRetention | GetObjectLegalHold => (Role::Read, None),
-        PutObjectRetention | PutObjectLegalHold => (Role::Write, None),
-    })
-}
-
-/// What the authorization allows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Access {
-    /// The operation may run.
-    Granted,
-    /// An operation on one object that only the object's ACL can allow (the handler checks
-    /// `perm` there); `may_list` says whether a missing key may be reported as such.
-    IfObjectAcl {
-        /// The permission the object's ACL must give.
-        perm: Perm,
-        /// Whether the principal may list the bucket (then a missing key is 404, else 403).
-        may_list: bool,
-        /// Block Public Access's IgnorePublicAcls: the object's public grants grant nothing.
-        ignore_public: bool,
-        /// Object ownership BucketOwnerEnforced: the object's grants grant nothing.
-        acls_disabled: bool,
-    },
-    /// Granted, but the principal may not list the bucket: a missing key is 403, not 404
-    /// (a policy that allows `s3:GetObject` without `s3:ListBucket`).
-    GrantedUnlisted,
-    /// Refused.
-    Denied,
-    /// Refused with `405 MethodNotAllowed`: a bucket policy operation that the policy allows
-    /// to a key that does not own the bucket (AWS's answer to another account).
-    MethodNotAllowed,
-}
-
-/// What the decision looks at, besides the operation's needs.
-#[derive(Clone, Copy, Debug)]
-pub struct Inputs<'a> {
-    /// The root key.
-    pub root: bool,
-    /// The ACL principal.
-    pub who: Principal<'a>,
-    /// Whether the key owns the bucket.
-    pub owner: bool,
-    /// Its role through ownership or the admin API.
-    pub role: Option<Role>,
-    /// The bucket's ACL grants.
-    pub bucket_acl: &'a [Grant],
-    /// The bucket policy's verdict on the operation.
-    pub policy: Verdict,
-    /// The bucket policy's verdict on listing the bucket (for 404 against 403).
-    pub policy_list: Verdict,
-}
-
-impl Inputs<'_> {
-    /// Inputs for a principal and nothing else (no bucket).
-    fn bare(root: bool, who: Principal<'_>) -> Inputs<'_> {
-        Inputs {
-            root,
-            who,
-            owner: false,
-            role: None,
-            bucket_acl: &[],
-            policy: Verdict::Silent,
-            policy_list: Verdict::Silent,
-        }
-    }
-}
-
-/// The decision, as a pure function of the operation's needs and the [`Inputs`] (see the
-/// module documentation for the order).
-pub fn decide(op: &Op, need: Option<(Role, Option<AclNeed>)>, i: &Inputs<'_>) -> Access {
-    decide_why(op, need, i).0
-}
-
-/// [`decide`], with the rule that decided (for the debug log and the admin API's
-/// "why was this denied?").
-pub fn decide_why(
-    op: &Op,
-    need: Option<(Role, Option<AclNeed>)>,
-    i: &Inputs<'_>,
-) -> (Access, &'static str) {
-    if i.root {
-        return (Access::Granted, "the root key may do everything");
-    }
-    let Some((needed, acl_need)) = need else {
-        // ListBuckets and CreateBucket: any key, never an unsigned request (AWS refuses both).
-        return match i.who {
-            Principal::Anonymous => (
-                Access::Denied,
-                "unsigned requests may not list or create buckets",
-            ),
-            Principal::Key(_) => (Access::Granted, "any key may list and create buckets"),
-        };
-    };
-    let policy_op = matches!(
-        op,
-        Op::GetBucketPolicy | Op::PutBucketPolicy | Op::DeleteBucketPolicy
-    );
-    if i.policy == Verdict::Deny && !(i.owner && policy_op) {
-        return (Access::Denied, "an explicit Deny in the bucket policy");
-    }
-    if let Some(row) = super::owner_only::lookup(op) {
-        if i.role.is_some_and(|r| r >= Role::Owner) {
-            return (
-                Access::Granted,
-                if i.owner {
-                    "the key owns the bucket"
-                } else {
-                    "the admin API made the key an owner of the bucket"
-                },
-            );
-        }
-        if row
-            .acl
-            .is_some_and(|p| grants::allows(i.bucket_acl, i.who, p))
-        {
-            return (Access::Granted, "the bucket's ACL (an ACP permission)");
-        }
-        return match i.who {
-            Principal::Anonymous => (
-                Access::Denied,
-                "owner-only: never an unsigned request, whatever the policy says",
-            ),
-            Principal::Key(_)
-                if i.policy == Verdict::Allow
-                    && row.others == super::owner_only::Refusal::MethodNotAllowed =>
-            {
-                (
-                    Access::MethodNotAllowed,
-                    "owner-only: the policy allows it, but the key does not own the bucket (405)",
-                )
-            }
-            Principal::Key(_) => (
-                Access::Denied,
-                "owner-only: a bucket policy grants it to no other key",
-            ),
-        };
-    }
-    if i.role.is_some_and(|r| r >= needed) {
-        return (
-            Access::Granted,
-            if i.owner {
-                "the key owns the bucket"
-            } else {
-                "the admin API's grant (role) allows it"
-            },
-        );
-    }
-    let may_list = i.role.is_some()
-        || i.policy_list == Verdict::Allow
-        || (i.policy_list != Verdict::Deny && grants::allows(i.bucket_acl, i.who, Perm::Read));
-    match acl_need {
-        Some(AclNeed::Object(_)) if i.policy == Verdict::Allow && !may_list => (
-            Access::GrantedUnlisted,
-            "an Allow in the bucket policy (a missing key is 403: no s3:ListBucket)",
-        ),
-        _ if i.policy == Verdict::Allow => (Access::Granted, "an Allow in the bucket policy"),
-        Some(AclNeed::Bucket(p)) if grants::allows(i.bucket_acl, i.who, p) => {
-            (Access::Granted, "the bucket's ACL")
-        }
-        Some(AclNeed::Object(perm)) => (
-            Access::IfObjectAcl {
-                perm,
-                may_list,
-                ignore_public: false,
-                acls_disabled: false,
-            },
-            "left to the object's ACL",
-        ),
-        _ => (
-            Access::Denied,
-            "nothing allows it (no role, no policy Allow, no ACL grant)",
-        ),
-    }
-}
 
 /// The canonical user id of a request's key (empty for an unsigned request).
 fn canonical(auth: &Auth) -> String {
     if auth.is_anonymous() {
         String::new()
     } else {
-        super::owner_of(&auth.access_key).id
-    }
-}
-
-/// The ACL principal of a request.
-pub fn principal<'a>(auth: &Auth, canonical_id: &'a str) -> Principal<'a> {
-    if auth.is_anonymous() {
-        Principal::Anonymous
-    } else {
-        Principal::Key(canonical_id)
+        crate::s3::respond::owner_of(&auth.access_key).id
     }
 }
 
@@ -394,29 +114,6 @@ fn who(auth: &Auth) -> Who {
     }
 }
 
-/// The per-key decision of a DeleteObjects on a bucket with a policy.
-#[derive(Clone, Debug)]
-pub struct PerKey {
-    policy: Arc<Policy>,
-    cx: policy::Context,
-    bucket: String,
-    /// Whether the role or the ACL allows deleting without the policy.
-    base: bool,
-}
-
-impl PerKey {
-    /// Whether the request may delete `key`.
-    pub fn allows(&self, key: &str) -> bool {
-        let mut cx = self.cx.clone();
-        cx.resource = resource(&self.bucket, Some(key));
-        match self.policy.evaluate(&cx) {
-            Verdict::Deny => false,
-            Verdict::Allow => true,
-            Verdict::Silent => self.base,
-        }
-    }
-}
-
 /// What the request addresses and the facts its conditions see.
 pub struct Target<'a> {
     /// The bucket.
@@ -455,12 +152,12 @@ async fn decide_on(
         return Ok((ex, None));
     };
     let id = canonical(auth);
-    let pab = super::public_access::effective(st, &b);
+    let pab = crate::s3::rules::public_access::effective(st, &b);
     let mut acl = grants::from_stored(&b.acl);
     if pab.ignore_public_acls {
-        acl.retain(|g| !super::public_access::is_public(g));
+        acl.retain(|g| !crate::s3::rules::public_access::is_public(g));
     }
-    let acls_disabled = super::ownership::acls_disabled(&b);
+    let acls_disabled = crate::s3::rules::ownership::acls_disabled(&b);
     if acls_disabled {
         acl.clear();
     }
@@ -612,7 +309,7 @@ pub async fn authorize(
     }
     let mut source = Access::Granted;
     if let (Op::CopyObject | Op::UploadPartCopy, Some(src)) = (op, copy_source) {
-        if let Ok((src_bucket, src_key)) = super::copy::parse_copy_source(&src) {
+        if let Ok((src_bucket, src_key)) = crate::s3::request::parse_copy_source(&src) {
             let read = Some((Role::Read, Some(AclNeed::Object(Perm::Read))));
             let source_target = Target {
                 bucket: &src_bucket,

@@ -1,5 +1,6 @@
 use super::*;
-use crate::s3::acl::grants::{canned, Grantee};
+use crate::s3::request::grants::canned;
+use crate::s3::request::grants::{Grant, Grantee, Principal};
 
 #[test]
 fn an_sse_c_key_is_no_condition_value() {

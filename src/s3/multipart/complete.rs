@@ -10,7 +10,9 @@ use md5::{Digest, Md5};
 use super::{find_upload, MIN_PART_SIZE};
 use crate::checksum::Algorithm;
 use crate::error::{S3Error, S3Result};
-use crate::s3::{require_bucket, xml_response, S3Request};
+use crate::s3::lookup::require_bucket;
+use crate::s3::request::S3Request;
+use crate::s3::respond::xml_response;
 use crate::state::AppState;
 use crate::storage::meta::UploadRecord;
 use crate::xml::{self, to_xml, S3_NS};
@@ -19,7 +21,7 @@ use crate::xml::{self, to_xml, S3_NS};
 pub async fn complete(st: &AppState, mut req: S3Request) -> S3Result<Response> {
     require_bucket(st, req.bucket()).await?;
     let up = find_upload(st, req.bucket(), req.key(), req.q("uploadId")).await?;
-    let mut cond = crate::s3::headers::write_condition(&req.parts.headers)?;
+    let mut cond = crate::s3::request::headers::write_condition(&req.parts.headers)?;
     let body = req.body_reader()?.read_to_vec(xml::MAX_XML_BODY).await?;
     let request: xml::CompleteMultipartUpload = xml::from_xml(&body)?;
     if request.parts.is_empty() {
@@ -138,7 +140,7 @@ pub async fn complete(st: &AppState, mut req: S3Request) -> S3Result<Response> {
                     Ok((done, lock))
                 })
                 .await?
-                .map_err(crate::s3::headers::blocked_error)?
+                .map_err(crate::s3::respond::blocked_error)?
                 .ok_or_else(S3Error::no_such_upload)?;
             tracing::info!(bucket = %up.bucket, key = %up.key, parts = parts.len(), adopted = stats.parts_adopted, bytes_rewritten = stats.bytes_rewritten, "multipart upload completed");
             Ok::<_, S3Error>(info)

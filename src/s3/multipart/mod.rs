@@ -5,11 +5,16 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
 use futures::TryStreamExt;
 
-use super::copy::parse_copy_source;
-use super::headers::{iso8601, meta_from_headers};
-use super::{empty, owner_of, require_bucket, xml_response, S3Request};
 use crate::checksum::Algorithm;
 use crate::error::{S3Error, S3Result};
+use crate::s3::lookup::require_bucket;
+use crate::s3::request::headers::iso8601;
+use crate::s3::request::headers::meta_from_headers;
+use crate::s3::request::parse_copy_source;
+use crate::s3::request::S3Request;
+use crate::s3::respond::empty;
+use crate::s3::respond::owner_of;
+use crate::s3::respond::xml_response;
 use crate::state::AppState;
 use crate::storage::gridfs::GridFsError;
 use crate::storage::meta::UploadRecord;
@@ -71,14 +76,14 @@ fn part_number(req: &S3Request) -> S3Result<i32> {
 pub async fn create(st: &AppState, req: S3Request) -> S3Result<Response> {
     let b = require_bucket(st, req.bucket()).await?;
     let mut meta = meta_from_headers(&req.parts.headers);
-    meta.tags = super::tagging::from_header(req.header("x-amz-tagging"))?;
-    meta.owner = Some(super::ownership::owner_for_write(
+    meta.tags = crate::s3::request::tagging::from_header(req.header("x-amz-tagging"))?;
+    meta.owner = Some(crate::s3::rules::ownership::owner_for_write(
         &b,
         &req.auth,
         &req.parts.headers,
     ));
     (meta.retention, meta.legal_hold) =
-        super::object_lock::for_new_object(st, &b, &req.parts.headers)?;
+        crate::s3::rules::lock::for_new_object(st, &b, &req.parts.headers)?;
     // The upload's encryption (and data key) is chosen now; every part is sealed with it.
     let spec = super::sse::write_spec(&req.parts.headers)?;
     let sealed =
@@ -164,7 +169,7 @@ pub async fn upload_part(st: &AppState, mut req: S3Request) -> S3Result<Response
     let up = require_upload(st, req.bucket(), req.key(), req.q("uploadId")).await?;
     super::sse::refuse_write_headers(&req.parts.headers)?;
     let sse = super::sse::upload_key(st, &up, &req.parts.headers, true).await?;
-    let md5 = super::object::content_md5(&req)?;
+    let md5 = crate::s3::request::content_md5(&req)?;
     let mut reader = req.body_reader()?;
     if reader.declared_len().is_some_and(|l| l > MAX_PART_SIZE) {
         return Err(S3Error::entity_too_large());
@@ -230,12 +235,13 @@ pub async fn upload_part_copy(st: &AppState, req: S3Request) -> S3Result<Respons
     let up = require_upload(st, req.bucket(), req.key(), req.q("uploadId")).await?;
     let (src_bucket, src_key) =
         parse_copy_source(req.header("x-amz-copy-source").unwrap_or_default())?;
-    let src_version =
-        super::copy::copy_source_version(req.header("x-amz-copy-source").unwrap_or_default())?;
+    let src_version = crate::s3::request::copy_source_version(
+        req.header("x-amz-copy-source").unwrap_or_default(),
+    )?;
     require_bucket(st, &src_bucket).await?;
     let sse = super::sse::upload_key(st, &up, &req.parts.headers, true).await?;
     for _ in 0..3 {
-        let mut src = super::acl::require_copy_source(
+        let mut src = crate::s3::lookup::require_copy_source(
             st,
             &req.auth,
             req.source_access,
@@ -251,7 +257,7 @@ pub async fn upload_part_copy(st: &AppState, req: S3Request) -> S3Result<Respons
             super::sse::COPY_SOURCE_CUSTOMER,
         )
         .await?;
-        super::copy::check_copy_source(&req.parts.headers, &src)?;
+        crate::s3::rules::preconditions::check_copy_source(&req.parts.headers, &src)?;
         let len = src.size();
         let (start, end) = match req.header("x-amz-copy-source-range") {
             None => (0, len),
@@ -343,7 +349,7 @@ fn copy_part_result(
         etag: format!("\"{}\"", rec.md5_hex),
     };
     let mut r = xml_response(StatusCode::OK, to_xml("CopyPartResult", &body));
-    super::copy::version_headers(&mut r, src, None);
+    crate::s3::respond::version_headers(&mut r, src, None);
     super::sse::response_headers(
         st,
         r.headers_mut(),

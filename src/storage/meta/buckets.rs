@@ -6,6 +6,7 @@ use futures::TryStreamExt;
 use mongodb::bson::{doc, Bson, DateTime, Document};
 
 use super::{is_duplicate_key, MetaStore};
+pub use crate::model::PublicAccessBlock;
 
 /// A bucket's attributes.
 #[derive(Clone, Debug, PartialEq)]
@@ -154,19 +155,7 @@ impl ObjectLockConfig {
     }
 }
 
-/// A Block Public Access configuration (see `s3::public_access`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PublicAccessBlock {
-    /// Refuse requests that set public ACLs.
-    pub block_public_acls: bool,
-    /// Ignore public ACL grants.
-    pub ignore_public_acls: bool,
-    /// Refuse public bucket policies.
-    pub block_public_policy: bool,
-    /// A public policy allows only signed requests.
-    pub restrict_public_buckets: bool,
-}
-
+// Its stored form; the type itself is a shared value (`crate::model`).
 impl PublicAccessBlock {
     fn to_document(self) -> Document {
         doc! {

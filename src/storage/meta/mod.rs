@@ -28,6 +28,7 @@ pub use leases::{Lease, PendingReclaim};
 pub use uploads::{PartRecord, UploadRecord, MAX_PART_SLOTS, PART_SPAN};
 pub use writes::{DeadWrite, WriteReg, POOL_SIZE};
 
+pub use crate::dberror::is_duplicate_key;
 use mongodb::bson::{doc, Document};
 use mongodb::options::IndexOptions;
 use mongodb::{Collection, Database, IndexModel};
@@ -289,18 +290,4 @@ pub fn acl_from_docs(d: &Document, field: &str) -> Vec<(String, String)> {
 /// options (IndexOptionsConflict 85, IndexKeySpecsConflict 86).
 pub fn is_index_conflict(e: &mongodb::error::Error) -> bool {
     matches!(&*e.kind, mongodb::error::ErrorKind::Command(c) if c.code == 85 || c.code == 86)
-}
-
-/// Whether an error is a duplicate key (E11000) error.
-pub fn is_duplicate_key(e: &mongodb::error::Error) -> bool {
-    use mongodb::error::{ErrorKind, WriteFailure};
-    match &*e.kind {
-        ErrorKind::Write(WriteFailure::WriteError(we)) => we.code == 11000,
-        ErrorKind::Command(c) => c.code == 11000,
-        ErrorKind::InsertMany(im) => im
-            .write_errors
-            .as_ref()
-            .is_some_and(|es| es.iter().any(|we| we.code == 11000)),
-        _ => e.to_string().contains("E11000"),
-    }
 }

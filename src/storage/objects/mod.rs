@@ -6,15 +6,18 @@
 mod cat;
 mod convert;
 mod etag;
+mod keyorder;
 mod list;
 mod meta;
 mod multipart;
+pub mod sealed;
 mod settle;
 mod versioned;
 
 pub use cat::PartByReference;
 pub use convert::Converted;
-pub use list::{prefix_successor, ListEntry, ListPage, ListQuery};
+pub use keyorder::prefix_successor;
+pub use list::{ListEntry, ListPage, ListQuery};
 pub use meta::ObjectMeta;
 pub use multipart::{CompleteStats, PartWrite, MULTIPART_CHUNK_SIZE};
 pub use versioned::{
@@ -105,7 +108,7 @@ pub struct DataKey(pub crate::crypto::keys::Key);
 impl DataKey {
     /// The chunk codec that seals and opens the object's chunks with this key.
     pub fn codec(&self) -> std::sync::Arc<dyn super::gridfs::ChunkCodec> {
-        crate::crypto::cipher::codec(&self.0)
+        sealed::codec(&self.0)
     }
 }
 
@@ -140,7 +143,7 @@ impl ObjectInfo {
     pub fn sealing(&self) -> Result<Option<super::gridfs::Sealing>> {
         match (&self.meta.sse, &self.data_key) {
             (None, _) => Ok(None),
-            (Some(m), Some(k)) => Ok(Some(m.sealing(&k.0))),
+            (Some(m), Some(k)) => Ok(Some(sealed::sealing(m, &k.0))),
             (Some(_), None) => Err(GridFsError::Corrupt(
                 "an encrypted object read without its data key".into(),
             )),

@@ -646,7 +646,7 @@ impl ObjectStore {
     pub async fn list_versions(&self, bucket: &str, q: &VersionListQuery) -> Result<VersionPage> {
         let idx = self.versions(bucket);
         let delimiter = q.delimiter.as_deref().filter(|d| !d.is_empty());
-        let upper = super::list::prefix_successor(&q.prefix).map(|s| format!("{VERSION}{s}"));
+        let upper = super::keyorder::prefix_successor(&q.prefix).map(|s| format!("{VERSION}{s}"));
         let mut from = (format!("{VERSION}{}", q.prefix), true);
         // The key the page continues (its first entry there is not the latest).
         let mut continuing: Option<String> = None;
@@ -669,7 +669,7 @@ impl ObjectStore {
                     // After a common prefix, past everything under it.
                     if let Some(d) = delimiter {
                         if km.ends_with(d) {
-                            if let Some(s) = super::list::prefix_successor(km) {
+                            if let Some(s) = super::keyorder::prefix_successor(km) {
                                 from = (format!("{VERSION}{s}"), true);
                             }
                         }
@@ -688,10 +688,10 @@ impl ObjectStore {
             for e in batch {
                 from = (entry_id(&e.key, &e.vid), false);
                 if let Some(cp) =
-                    delimiter.and_then(|d| super::list::common_prefix(&e.key, &q.prefix, d))
+                    delimiter.and_then(|d| super::keyorder::common_prefix(&e.key, &q.prefix, d))
                 {
                     items.push(VersionItem::Prefix(cp.clone()));
-                    match super::list::prefix_successor(&cp) {
+                    match super::keyorder::prefix_successor(&cp) {
                         Some(s) => from = (format!("{VERSION}{s}"), true),
                         None => break 'seek,
                     }

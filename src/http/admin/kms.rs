@@ -9,7 +9,7 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::admin::{error, optional_json, root_body, AdminError};
+use super::common::{error, optional_json, root_body, AdminError};
 use crate::crypto::keyring::KmsKeyInfo;
 use crate::crypto::SseError;
 use crate::state::AppState;
@@ -44,7 +44,7 @@ fn describe(st: &AppState, k: &KmsKeyInfo) -> serde_json::Value {
         "alias": k.alias.as_ref().map(|a| format!("alias/{a}")),
         "description": k.description,
         "enabled": k.enabled,
-        "created": crate::s3::headers::iso8601(k.created),
+        "created": crate::s3::request::headers::iso8601(k.created),
     })
 }
 
@@ -147,7 +147,7 @@ async fn rotate(State(st): State<AppState>, req: Request) -> Result<Response, Ad
         .meta()
         .reseal_access_keys()
         .await
-        .map_err(super::admin::db_error)?;
+        .map_err(super::common::db_error)?;
     Ok(Json(json!({
         "masterKeyId": st.keys.masters().current.as_ref().map(|m| m.id().to_owned()),
         "keyringEntries": report.keyring_entries,

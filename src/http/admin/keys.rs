@@ -1,8 +1,6 @@
-//! The admin JSON API under `/_grids3/admin/`, for the root key only (SigV4, like S3
-//! requests): create, list and delete access keys, grant keys access to buckets, and explain
-//! the authorization's decision for a key ("why was this denied?").
+//! Access keys: create, list and delete them, grant keys access to buckets, and explain the
+//! authorization's decision for a key ("why was this denied?").
 
-use axum::body::Body;
 use axum::extract::{Path, Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -11,130 +9,17 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::auth::{authenticate, sigv4, Payload};
+use super::common::{db_error, error, optional_json, root_body, AdminError};
 use crate::error::S3Error;
 use crate::state::AppState;
 
-/// The admin routes.
+/// The key routes.
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/_grids3/admin/keys", get(list_keys).post(create_key))
         .route("/_grids3/admin/keys/{id}", delete(delete_key))
         .route("/_grids3/admin/buckets/{bucket}/grants", put(grant))
         .route("/_grids3/admin/access", post(access))
-        .merge(super::admin_kms::routes())
-        .merge(super::admin_buckets::routes())
-}
-
-pub(crate) fn error(status: StatusCode, code: &str, message: &str) -> Response {
-    (status, Json(json!({"error": code, "message": message}))).into_response()
-}
-
-impl From<S3Error> for AdminError {
-    fn from(e: S3Error) -> Self {
-        AdminError(error(e.status, e.code, &e.message))
-    }
-}
-
-/// An error answered as JSON.
-pub struct AdminError(pub(crate) Response);
-
-impl IntoResponse for AdminError {
-    fn into_response(self) -> Response {
-        self.0
-    }
-}
-
-/// Authenticates the request as the root key and returns its (verified) body.
-pub(crate) async fn root_body(st: &AppState, req: Request) -> Result<Vec<u8>, AdminError> {
-    let (parts, body) = req.into_parts();
-    let query = sigv4::parse_query(parts.uri.query());
-    // SigV4 only: the admin API requires signed payloads, which SigV2 cannot give.
-    let auth = authenticate(&parts, &query, &st.creds, &st.config.region, None).await?;
-    if !auth.root {
-        return Err(AdminError(error(
-            StatusCode::FORBIDDEN,
-            "AccessDenied",
-            "the admin API is for the root key",
-        )));
-    }
-    let bytes = axum::body::to_bytes(Body::new(body), 64 * 1024)
-        .await
-        .map_err(|_| {
-            AdminError(error(
-                StatusCode::BAD_REQUEST,
-                "InvalidRequest",
-                "body too large or incomplete",
-            ))
-        })?;
-    // Admin calls change who may do what, so their bodies must be signed: an unsigned payload
-    // (and so any presigned URL) could be replayed with another body by whoever holds it.
-    match &auth.payload {
-        Payload::Unsigned => {
-            return Err(AdminError(error(
-                StatusCode::FORBIDDEN,
-                "AccessDenied",
-                "the admin API requires a signed payload (x-amz-content-sha256 with the body's SHA-256); unsigned payloads and presigned URLs are refused",
-            )))
-        }
-        Payload::Sha256(h) if *h == sigv4::sha256_hex(&bytes) => {}
-        Payload::Sha256(_) => return Err(S3Error::content_sha256_mismatch().into()),
-        _ => {
-            return Err(AdminError(error(
-                StatusCode::BAD_REQUEST,
-                "InvalidRequest",
-                "streaming payloads are not accepted here",
-            )))
-        }
-    }
-    // A signature is good for 15 minutes either side of its date: one seen before is a
-    // replay (a captured request, resent), refused on every instance. Only for calls that
-    // change something: a read replayed learns what the original learned, and refusing equal
-    // reads within one second (the date's resolution) would break any script that polls.
-    let changes =
-        parts.method != axum::http::Method::GET && parts.method != axum::http::Method::HEAD;
-    let first = !changes
-        || st
-            .store
-            .meta()
-            .first_use_of_signature(&auth.signing.seed_signature)
-            .await
-            .map_err(db_error)?;
-    if !first {
-        return Err(AdminError(error(
-            StatusCode::FORBIDDEN,
-            "AccessDenied",
-            "this signed admin request was already used: sign each request anew",
-        )));
-    }
-    Ok(bytes.to_vec())
-}
-
-/// A JSON body whose fields are all optional: an empty body is the default.
-// The error is an axum `Response`, made once per failed request, like `root_body`'s.
-#[allow(clippy::result_large_err)]
-pub(crate) fn optional_json<T: Default + serde::de::DeserializeOwned>(
-    body: &[u8],
-) -> Result<T, AdminError> {
-    if body.is_empty() {
-        return Ok(T::default());
-    }
-    serde_json::from_slice(body).map_err(|e| {
-        AdminError(error(
-            StatusCode::BAD_REQUEST,
-            "MalformedJSON",
-            &e.to_string(),
-        ))
-    })
-}
-
-pub(crate) fn db_error(e: impl std::fmt::Display) -> AdminError {
-    tracing::error!(error = %e, "admin API database error");
-    AdminError(error(
-        StatusCode::INTERNAL_SERVER_ERROR,
-        "InternalError",
-        "internal error",
-    ))
 }
 
 #[derive(Deserialize, Default)]
@@ -163,7 +48,7 @@ async fn list_keys(State(st): State<AppState>, req: Request) -> Result<Response,
     let keys = st.store.meta().list_access_keys().await.map_err(db_error)?;
     let keys: Vec<_> = keys
         .into_iter()
-        .map(|k| json!({"accessKeyId": k.id, "name": k.name, "root": k.root, "created": crate::s3::headers::iso8601(k.created)}))
+        .map(|k| json!({"accessKeyId": k.id, "name": k.name, "root": k.root, "created": crate::s3::request::headers::iso8601(k.created)}))
         .collect();
     Ok(Json(json!({"keys": keys})).into_response())
 }
@@ -214,7 +99,7 @@ async fn grant(
     })?;
     let role = match g.role.as_str() {
         "none" => None,
-        r if crate::s3::authz::Role::parse(r).is_some() => Some(r),
+        r if crate::s3::rules::authz::Role::parse(r).is_some() => Some(r),
         _ => {
             return Err(AdminError(error(
                 StatusCode::BAD_REQUEST,
@@ -264,7 +149,8 @@ struct AccessQuery {
 /// request's own conditions (source address, headers) are not known here: policy conditions
 /// on them see an empty request.
 async fn access(State(st): State<AppState>, req: Request) -> Result<Response, AdminError> {
-    use crate::s3::authz::{self, Access};
+    use crate::s3::authz;
+    use crate::s3::request::access::Access;
     let body = root_body(&st, req).await?;
     let q: AccessQuery = serde_json::from_slice(&body).map_err(|e| {
         AdminError(error(
@@ -327,7 +213,7 @@ async fn access(State(st): State<AppState>, req: Request) -> Result<Response, Ad
                     .map_err(|e| AdminError::from(S3Error::from(e)))?,
                 None => None,
             };
-            match crate::s3::acl::require_object_access(&auth, ex.access, found) {
+            match crate::s3::rules::acl::require_object_access(&auth, ex.access, found) {
                 Ok(_) => (true, "the object's ACL allows it"),
                 Err(e) if e.code == "NoSuchKey" => (false, "left to the object's ACL, and there is no such key (404)"),
                 Err(_) => (false, "left to the object's ACL, which does not allow it (or there is no such key: 403)"),

@@ -51,7 +51,7 @@ pub fn action(op: &Op) -> Option<&'static str> {
         GetPublicAccessBlock => "s3:GetBucketPublicAccessBlock",
         PutPublicAccessBlock | DeletePublicAccessBlock => "s3:PutBucketPublicAccessBlock",
         GetBucketOwnershipControls => "s3:GetBucketOwnershipControls",
-        GetUnconfigured(sub) => crate::s3::unconfigured::action(sub)?,
+        GetUnconfigured(sub) => crate::s3::op::subresource_action(sub)?,
         GetBucketEncryption => "s3:GetEncryptionConfiguration",
         PutBucketEncryption | DeleteBucketEncryption => "s3:PutEncryptionConfiguration",
         GetBucketLifecycleConfiguration => "s3:GetLifecycleConfiguration",
@@ -66,7 +66,7 @@ pub fn action(op: &Op) -> Option<&'static str> {
 }
 
 /// The action AWS names when the request addresses a version (`?versionId=`).
-pub(super) fn versioned_action(act: &'static str, version: bool) -> &'static str {
+pub(crate) fn versioned_action(act: &'static str, version: bool) -> &'static str {
     match (act, version) {
         ("s3:GetObject", true) => "s3:GetObjectVersion",
         ("s3:DeleteObject", true) => "s3:DeleteObjectVersion",
@@ -81,7 +81,7 @@ pub(super) fn versioned_action(act: &'static str, version: bool) -> &'static str
 }
 
 /// The resource ARN of a request.
-pub(super) fn resource(bucket: &str, key: Option<&str>) -> String {
+pub(crate) fn resource(bucket: &str, key: Option<&str>) -> String {
     match key {
         Some(k) => format!("arn:aws:s3:::{bucket}/{k}"),
         None => format!("arn:aws:s3:::{bucket}"),

@@ -4,7 +4,7 @@
 //! `s3:PutBucketPolicy` or `s3:DeleteBucket` grants them to nobody. AWS keeps them to the
 //! bucket owner's account the same way.
 //!
-//! [`OWNER_ONLY`] is the one table of them. [`super::authz::decide`] reads it, and an
+//! [`OWNER_ONLY`] is the one table of them. [`crate::s3::rules::authz::decide`] reads it, and an
 //! integration test sends every row's request, unsigned and signed by another key, against a
 //! bucket whose policy allows `s3:*` to everyone.
 //!
@@ -16,8 +16,8 @@
 //! - The bucket ACL operations stay open to the ACL's own ACP grants (`READ_ACP`, `WRITE_ACP`),
 //!   which is what those permissions mean in AWS; a policy still grants them to no one.
 
-use super::acl::grants::Perm;
-use super::op::Op;
+use crate::s3::op::Op;
+use crate::s3::request::grants::Perm;
 
 /// What a key other than the owner gets when a policy would allow it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -153,10 +153,10 @@ mod tests {
                 vec![(r.query.to_owned(), String::new())]
             };
             let method: Method = r.method.parse().unwrap();
-            let op = super::super::op::parse(&method, Some("b"), None, &query, &HeaderMap::new());
+            let op = crate::s3::op::parse(&method, Some("b"), None, &query, &HeaderMap::new());
             assert_eq!(op, r.op, "{} ?{}", r.method, r.query);
         }
-        for (sub, _) in super::super::unconfigured::SUBRESOURCES {
+        for (sub, _) in crate::s3::op::SUBRESOURCES {
             assert!(lookup(&Op::GetUnconfigured(sub)).is_some(), "{sub}");
         }
     }

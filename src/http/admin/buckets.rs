@@ -10,7 +10,7 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::admin::{db_error, error, optional_json, root_body, AdminError};
+use super::common::{db_error, error, optional_json, root_body, AdminError};
 use crate::state::AppState;
 use crate::storage::meta::{BucketInfo, StorageMode};
 

@@ -285,6 +285,16 @@ pub fn user(id: &str) -> S3Result<Grantee> {
     }
 }
 
+/// The stored grants of a new object from its request's headers (checked beforehand by
+/// [`crate::s3::lookup::request_acl`]; private when there are none).
+pub fn object_grants_from_headers(h: &HeaderMap) -> Vec<(String, String)> {
+    from_headers(h, true)
+        .ok()
+        .flatten()
+        .map(|g| to_stored(&g))
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

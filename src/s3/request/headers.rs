@@ -3,19 +3,18 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use axum::http::{HeaderMap, HeaderName, HeaderValue};
-use base64::Engine;
+use axum::http::HeaderMap;
 use mongodb::bson::DateTime;
 
 use crate::error::{S3Error, S3Result};
-use crate::storage::objects::{Blocked, DeleteCondition, ObjectInfo, ObjectMeta, WriteCondition};
+use crate::storage::objects::{DeleteCondition, ObjectMeta, WriteCondition};
 
 /// ISO 8601 with milliseconds, as S3 XML uses.
 pub fn iso8601(d: DateTime) -> String {
     d.to_chrono().format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
 }
 
-fn system_time(d: DateTime) -> SystemTime {
+pub(crate) fn system_time(d: DateTime) -> SystemTime {
     UNIX_EPOCH + Duration::from_millis(d.timestamp_millis().max(0) as u64)
 }
 
@@ -25,7 +24,7 @@ pub fn http_date(d: DateTime) -> String {
 }
 
 /// Seconds since the epoch (HTTP dates have second precision).
-fn secs(d: DateTime) -> i64 {
+pub(crate) fn secs(d: DateTime) -> i64 {
     d.timestamp_millis().div_euclid(1000)
 }
 
@@ -122,67 +121,6 @@ pub fn parse_range(header: Option<&str>, length: u64) -> S3Result<RangeSpec> {
     }
 }
 
-/// The result of evaluating conditional headers.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Precondition {
-    /// Serve the request.
-    Proceed,
-    /// 304 Not Modified.
-    NotModified,
-    /// 412 Precondition Failed.
-    Failed,
-}
-
-fn etag_matches(list: &str, etag: &str) -> bool {
-    let bare = |s: &str| {
-        s.trim()
-            .trim_start_matches("W/")
-            .trim_matches('"')
-            .to_owned()
-    };
-    let want = bare(etag);
-    list.split(',').any(|t| t.trim() == "*" || bare(t) == want)
-}
-
-/// RFC 9110 section 13.2.2 precedence: If-Match, else If-Unmodified-Since; then If-None-Match,
-/// else If-Modified-Since (the latter two give 304 on GET/HEAD).
-pub fn evaluate(
-    if_match: Option<&str>,
-    if_unmodified_since: Option<&str>,
-    if_none_match: Option<&str>,
-    if_modified_since: Option<&str>,
-    etag: &str,
-    last_modified: DateTime,
-) -> Precondition {
-    let date = |s: &str| {
-        httpdate::parse_http_date(s).ok().map(|t| {
-            t.duration_since(UNIX_EPOCH)
-                .map(|d| d.as_secs() as i64)
-                .unwrap_or(0)
-        })
-    };
-    let lm = secs(last_modified);
-    if let Some(m) = if_match {
-        if !etag_matches(m, etag) {
-            return Precondition::Failed;
-        }
-    } else if let Some(t) = if_unmodified_since.and_then(date) {
-        if lm > t {
-            return Precondition::Failed;
-        }
-    }
-    if let Some(m) = if_none_match {
-        if etag_matches(m, etag) {
-            return Precondition::NotModified;
-        }
-    } else if let Some(t) = if_modified_since.and_then(date) {
-        if lm <= t {
-            return Precondition::NotModified;
-        }
-    }
-    Precondition::Proceed
-}
-
 /// The write condition of PutObject / CompleteMultipartUpload (`If-None-Match: *`,
 /// `If-Match: <etag>`). S3 supports no other If-None-Match value on writes.
 pub fn write_condition(h: &HeaderMap) -> S3Result<WriteCondition> {
@@ -234,19 +172,6 @@ pub fn delete_condition(h: &HeaderMap) -> S3Result<DeleteCondition> {
     })
 }
 
-/// The S3 error for a write that was not published.
-pub fn blocked_error(b: Blocked) -> S3Error {
-    match b {
-        Blocked::PreconditionFailed => S3Error::precondition_failed(),
-        Blocked::NoSuchKey => S3Error::no_such_key(),
-        Blocked::Busy => S3Error::service_unavailable()
-            .with_message("Another write of this key is in progress; please retry."),
-        Blocked::Locked => S3Error::access_denied()
-            .with_message("Access Denied because object protected by object lock."),
-        Blocked::Conflict => S3Error::conditional_request_conflict(),
-    }
-}
-
 /// Object attributes from PutObject/CopyObject(REPLACE) request headers.
 pub fn meta_from_headers(h: &HeaderMap) -> ObjectMeta {
     let s = |n: &str| h.get(n).and_then(|v| v.to_str().ok()).map(str::to_owned);
@@ -261,7 +186,7 @@ pub fn meta_from_headers(h: &HeaderMap) -> ObjectMeta {
     ObjectMeta {
         // Validated before the handler runs (`acl::request_acl`).
         acl: None,
-        grants: super::acl::object_grants_from_headers(h),
+        grants: super::grants::object_grants_from_headers(h),
         content_type: s("content-type"),
         cache_control: s("cache-control"),
         content_disposition: s("content-disposition"),
@@ -280,89 +205,6 @@ pub fn meta_from_headers(h: &HeaderMap) -> ObjectMeta {
         expires: s("expires"),
         user,
         ..Default::default()
-    }
-}
-
-fn put(h: &mut HeaderMap, name: &str, value: &str) {
-    if let (Ok(n), Ok(v)) = (
-        HeaderName::from_bytes(name.as_bytes()),
-        HeaderValue::from_str(value),
-    ) {
-        h.insert(n, v);
-    }
-}
-
-/// The object's headers on GET/HEAD, with the `response-*` query overrides applied.
-pub fn object_headers(
-    h: &mut HeaderMap,
-    o: &ObjectInfo,
-    query: &[(String, String)],
-    checksum_mode: bool,
-) {
-    let q = |n: &str| query.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str());
-    put(h, "etag", o.etag());
-    put(h, "last-modified", &http_date(o.file.upload_date));
-    if let Some(v) = &o.version_id {
-        put(h, "x-amz-version-id", v);
-    }
-    if let Some((mode, until)) = &o.meta.retention {
-        put(h, "x-amz-object-lock-mode", mode);
-        put(h, "x-amz-object-lock-retain-until-date", &iso8601(*until));
-    }
-    if o.meta.legal_hold {
-        put(h, "x-amz-object-lock-legal-hold", "ON");
-    }
-    put(h, "accept-ranges", "bytes");
-    let m = &o.meta;
-    let ct = q("response-content-type")
-        .or(m.content_type.as_deref())
-        .unwrap_or("binary/octet-stream");
-    put(h, "content-type", ct);
-    for (header, over, val) in [
-        ("cache-control", "response-cache-control", &m.cache_control),
-        (
-            "content-disposition",
-            "response-content-disposition",
-            &m.content_disposition,
-        ),
-        (
-            "content-encoding",
-            "response-content-encoding",
-            &m.content_encoding,
-        ),
-        (
-            "content-language",
-            "response-content-language",
-            &m.content_language,
-        ),
-        ("expires", "response-expires", &m.expires),
-    ] {
-        if let Some(v) = q(over).or(val.as_deref()) {
-            put(h, header, v);
-        }
-    }
-    for (k, v) in &m.user {
-        if v.is_ascii() {
-            put(h, &format!("x-amz-meta-{k}"), v);
-        } else {
-            // As S3 returns non-ASCII metadata: an RFC 2047 encoded-word of its UTF-8.
-            let b64 = base64::engine::general_purpose::STANDARD.encode(v.as_bytes());
-            put(h, &format!("x-amz-meta-{k}"), &format!("=?UTF-8?B?{b64}?="));
-        }
-    }
-    if checksum_mode {
-        for (alg, v) in &m.checksums {
-            put(h, &format!("x-amz-checksum-{alg}"), v);
-            put(
-                h,
-                "x-amz-checksum-type",
-                if v.contains('-') {
-                    "COMPOSITE"
-                } else {
-                    "FULL_OBJECT"
-                },
-            );
-        }
     }
 }
 
@@ -421,33 +263,5 @@ mod tests {
             parse_range(Some("bytes=9-1"), 100).unwrap(),
             RangeSpec::Full
         );
-    }
-
-    #[test]
-    fn conditional_precedence() {
-        let lm = DateTime::from_millis(1_700_000_000_500);
-        let before = "Tue, 14 Nov 2023 22:00:00 GMT"; // earlier than lm
-        let after = "Wed, 15 Nov 2023 00:00:00 GMT";
-        let e = "\"abc\"";
-        use Precondition::*;
-        assert_eq!(evaluate(Some("\"abc\""), None, None, None, e, lm), Proceed);
-        assert_eq!(evaluate(Some("\"x\""), None, None, None, e, lm), Failed);
-        // If-Match true wins over a failing If-Unmodified-Since.
-        assert_eq!(
-            evaluate(Some("*"), Some(before), None, None, e, lm),
-            Proceed
-        );
-        assert_eq!(evaluate(None, Some(before), None, None, e, lm), Failed);
-        assert_eq!(
-            evaluate(None, None, Some("\"abc\""), None, e, lm),
-            NotModified
-        );
-        // If-None-Match false wins over a true If-Modified-Since... and takes precedence.
-        assert_eq!(
-            evaluate(None, None, Some("\"zz\""), Some(after), e, lm),
-            Proceed
-        );
-        assert_eq!(evaluate(None, None, None, Some(after), e, lm), NotModified);
-        assert_eq!(evaluate(None, None, None, Some(before), e, lm), Proceed);
     }
 }

@@ -1,0 +1,15 @@
+//! Reading MongoDB's errors: a leaf that storage and the keyring (`crypto`) both use.
+
+/// Whether an error is a duplicate key (E11000) error.
+pub fn is_duplicate_key(e: &mongodb::error::Error) -> bool {
+    use mongodb::error::{ErrorKind, WriteFailure};
+    match &*e.kind {
+        ErrorKind::Write(WriteFailure::WriteError(we)) => we.code == 11000,
+        ErrorKind::Command(c) => c.code == 11000,
+        ErrorKind::InsertMany(im) => im
+            .write_errors
+            .as_ref()
+            .is_some_and(|es| es.iter().any(|we| we.code == 11000)),
+        _ => e.to_string().contains("E11000"),
+    }
+}

@@ -1,0 +1,19 @@
+//! The admin JSON API under `/_grids3/admin/`, for the root key only (SigV4, like S3
+//! requests): access keys and grants, buckets (storage modes, conversions) and KMS keys.
+
+pub mod buckets;
+pub mod common;
+pub mod keys;
+pub mod kms;
+
+use axum::Router;
+
+use crate::state::AppState;
+
+/// The admin routes.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .merge(keys::routes())
+        .merge(kms::routes())
+        .merge(buckets::routes())
+}

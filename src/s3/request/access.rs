@@ -1,0 +1,58 @@
+//! What the authorization allowed, carried with the request to its handler: the verdict
+//! (`s3::rules::authz` decides it) and, for a DeleteObjects, the decision per key.
+
+use std::sync::Arc;
+
+use crate::auth::policy::{self, Policy, Verdict};
+use crate::s3::actions::resource;
+use crate::s3::request::grants::Perm;
+
+/// What the authorization allows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// The operation may run.
+    Granted,
+    /// An operation on one object that only the object's ACL can allow (the handler checks
+    /// `perm` there); `may_list` says whether a missing key may be reported as such.
+    IfObjectAcl {
+        /// The permission the object's ACL must give.
+        perm: Perm,
+        /// Whether the principal may list the bucket (then a missing key is 404, else 403).
+        may_list: bool,
+        /// Block Public Access's IgnorePublicAcls: the object's public grants grant nothing.
+        ignore_public: bool,
+        /// Object ownership BucketOwnerEnforced: the object's grants grant nothing.
+        acls_disabled: bool,
+    },
+    /// Granted, but the principal may not list the bucket: a missing key is 403, not 404
+    /// (a policy that allows `s3:GetObject` without `s3:ListBucket`).
+    GrantedUnlisted,
+    /// Refused.
+    Denied,
+    /// Refused with `405 MethodNotAllowed`: a bucket policy operation that the policy allows
+    /// to a key that does not own the bucket (AWS's answer to another account).
+    MethodNotAllowed,
+}
+
+/// The per-key decision of a DeleteObjects on a bucket with a policy.
+#[derive(Clone, Debug)]
+pub struct PerKey {
+    pub(crate) policy: Arc<Policy>,
+    pub(crate) cx: policy::Context,
+    pub(crate) bucket: String,
+    /// Whether the role or the ACL allows deleting without the policy.
+    pub(crate) base: bool,
+}
+
+impl PerKey {
+    /// Whether the request may delete `key`.
+    pub fn allows(&self, key: &str) -> bool {
+        let mut cx = self.cx.clone();
+        cx.resource = resource(&self.bucket, Some(key));
+        match self.policy.evaluate(&cx) {
+            Verdict::Deny => false,
+            Verdict::Allow => true,
+            Verdict::Silent => self.base,
+        }
+    }
+}

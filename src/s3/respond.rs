@@ -1,0 +1,180 @@
+//! The shapes of answers: XML and empty responses, the owner element, the headers an object's
+//! GET and HEAD carry, and the errors of blocked writes.
+
+use axum::body::Body;
+use axum::http::{HeaderMap, HeaderName, HeaderValue};
+use axum::response::Response;
+use base64::Engine;
+
+use crate::error::S3Error;
+use crate::s3::request::headers::{http_date, iso8601};
+use crate::state::AppState;
+use crate::storage::meta::BucketInfo;
+use crate::storage::objects::{Blocked, ObjectInfo};
+use crate::xml::Owner;
+
+/// An XML response.
+pub fn xml_response(status: axum::http::StatusCode, body: String) -> Response {
+    let mut r = Response::new(Body::from(body));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        axum::http::header::CONTENT_TYPE,
+        HeaderValue::from_static("application/xml"),
+    );
+    r
+}
+
+/// An empty response with a status.
+pub fn empty(status: axum::http::StatusCode) -> Response {
+    let mut r = Response::new(Body::empty());
+    *r.status_mut() = status;
+    r
+}
+
+/// The owner element for an access key (ID: hex SHA-256 of the key id, 64 hex digits like a
+/// canonical user id).
+pub fn owner_of(access_key: &str) -> Owner {
+    Owner {
+        id: crate::auth::sigv4::sha256_hex(access_key.as_bytes()),
+        display_name: access_key.to_owned(),
+    }
+}
+
+/// `x-amz-copy-source-version-id` (the source's version, when its bucket is versioned) and
+/// `x-amz-version-id` (the new object's).
+pub fn version_headers(r: &mut Response, src: &ObjectInfo, new: Option<&ObjectInfo>) {
+    use axum::http::HeaderValue;
+    let h = r.headers_mut();
+    if let Some(v) = src
+        .version_id
+        .as_deref()
+        .and_then(|v| HeaderValue::from_str(v).ok())
+    {
+        h.insert("x-amz-copy-source-version-id", v);
+    }
+    if let Some(v) = new
+        .and_then(|n| n.version_id.as_deref())
+        .and_then(|v| HeaderValue::from_str(v).ok())
+    {
+        h.insert("x-amz-version-id", v);
+    }
+}
+
+/// The object's headers on GET/HEAD, with the `response-*` query overrides applied.
+pub fn object_headers(
+    h: &mut HeaderMap,
+    o: &ObjectInfo,
+    query: &[(String, String)],
+    checksum_mode: bool,
+) {
+    let q = |n: &str| query.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str());
+    put(h, "etag", o.etag());
+    put(h, "last-modified", &http_date(o.file.upload_date));
+    if let Some(v) = &o.version_id {
+        put(h, "x-amz-version-id", v);
+    }
+    if let Some((mode, until)) = &o.meta.retention {
+        put(h, "x-amz-object-lock-mode", mode);
+        put(h, "x-amz-object-lock-retain-until-date", &iso8601(*until));
+    }
+    if o.meta.legal_hold {
+        put(h, "x-amz-object-lock-legal-hold", "ON");
+    }
+    put(h, "accept-ranges", "bytes");
+    let m = &o.meta;
+    let ct = q("response-content-type")
+        .or(m.content_type.as_deref())
+        .unwrap_or("binary/octet-stream");
+    put(h, "content-type", ct);
+    for (header, over, val) in [
+        ("cache-control", "response-cache-control", &m.cache_control),
+        (
+            "content-disposition",
+            "response-content-disposition",
+            &m.content_disposition,
+        ),
+        (
+            "content-encoding",
+            "response-content-encoding",
+            &m.content_encoding,
+        ),
+        (
+            "content-language",
+            "response-content-language",
+            &m.content_language,
+        ),
+        ("expires", "response-expires", &m.expires),
+    ] {
+        if let Some(v) = q(over).or(val.as_deref()) {
+            put(h, header, v);
+        }
+    }
+    for (k, v) in &m.user {
+        if v.is_ascii() {
+            put(h, &format!("x-amz-meta-{k}"), v);
+        } else {
+            // As S3 returns non-ASCII metadata: an RFC 2047 encoded-word of its UTF-8.
+            let b64 = base64::engine::general_purpose::STANDARD.encode(v.as_bytes());
+            put(h, &format!("x-amz-meta-{k}"), &format!("=?UTF-8?B?{b64}?="));
+        }
+    }
+    if checksum_mode {
+        for (alg, v) in &m.checksums {
+            put(h, &format!("x-amz-checksum-{alg}"), v);
+            put(
+                h,
+                "x-amz-checksum-type",
+                if v.contains('-') {
+                    "COMPOSITE"
+                } else {
+                    "FULL_OBJECT"
+                },
+            );
+        }
+    }
+}
+
+fn put(h: &mut HeaderMap, name: &str, value: &str) {
+    if let (Ok(n), Ok(v)) = (
+        HeaderName::from_bytes(name.as_bytes()),
+        HeaderValue::from_str(value),
+    ) {
+        h.insert(n, v);
+    }
+}
+
+/// The S3 error for a write that was not published.
+pub fn blocked_error(b: Blocked) -> S3Error {
+    match b {
+        Blocked::PreconditionFailed => S3Error::precondition_failed(),
+        Blocked::NoSuchKey => S3Error::no_such_key(),
+        Blocked::Busy => S3Error::service_unavailable()
+            .with_message("Another write of this key is in progress; please retry."),
+        Blocked::Locked => S3Error::access_denied()
+            .with_message("Access Denied because object protected by object lock."),
+        Blocked::Conflict => S3Error::conditional_request_conflict(),
+    }
+}
+
+/// Sets `x-amz-expiration` on a response about `o` when a rule of the bucket will expire it,
+/// in S3's format (`expiry-date="<RFC 1123>", rule-id="<id>"`).
+pub fn expiration_header(st: &AppState, b: &BucketInfo, o: &ObjectInfo, h: &mut HeaderMap) {
+    let Some(text) = &b.lifecycle else { return };
+    let Ok(rules) = crate::lifecycle::parse(text.as_bytes()) else {
+        return;
+    };
+    let written = o.file.upload_date.to_chrono();
+    let day = st.config.lifecycle_day_secs;
+    if let Some((at, id)) =
+        crate::lifecycle::object_expiry(&rules, o.key(), o.size(), &o.meta.tags, written, day)
+    {
+        let v = format!(
+            "expiry-date=\"{}\", rule-id=\"{}\"",
+            at.format("%a, %d %b %Y %H:%M:%S GMT"),
+            id.replace('"', "")
+        );
+        if let Ok(v) = HeaderValue::from_str(&v) {
+            h.insert("x-amz-expiration", v);
+        }
+    }
+}

@@ -9,6 +9,7 @@ mod deploy;
 mod fidelity;
 mod gridfs_interop;
 mod gridfs_spec;
+mod layering;
 mod newcomer;
 mod plans;
 mod policy;

@@ -1,0 +1,130 @@
+//! The storage side of the janitor pass: writes whose writer died, and what they left.
+
+use super::*;
+
+impl ObjectStore {
+    /// One janitor pass: re-measures the clock, purges expired leases, finishes reclaims whose
+    /// readers are gone, and reaps the chunks of writes whose writers died. Returns how many
+    /// files it reclaimed or reaped.
+    pub async fn janitor_pass(&self) -> Result<usize> {
+        self.meta.clock().calibrate(&self.db).await?;
+        self.meta.purge_expired_leases().await?;
+        let mut done = 0;
+        for p in self.meta.pending_reclaims(1000).await? {
+            // A conversion's record: only the chunks it names go, the document lives on.
+            if p.chunks_only {
+                if self.finish_chunk_reclaim(&p).await? {
+                    done += 1;
+                }
+                continue;
+            }
+            let fs = self.gridfs(&p.bucket);
+            if self.meta.part_uses_file(&p.file_id).await? {
+                // A part replacement that crashed before it replaced the part record: the
+                // part still needs its chunks.
+                self.meta.remove_reclaim(p.id).await?;
+                continue;
+            }
+            // Hide first (a crash may have left the files document), *then* look for leases:
+            // a reader that found the document before it was hidden holds a lease by now.
+            fs.files()
+                .delete_one(doc! {"_id": p.file_id.clone()})
+                .await?;
+            // And its content's reference released (a reclaim that died between the hide and
+            // the release would otherwise keep the content for ever).
+            if self.may_hold_contents(&p.bucket).await? {
+                self.contents(&p.bucket).release(&p.file_id).await?;
+            }
+            if let Some(e) = &p.entry {
+                self.versions(&p.bucket).remove_id(e).await?;
+            }
+            if !self.meta.has_live_lease(&p.bucket, &p.file_id).await? {
+                fs.chunks()
+                    .delete_many(doc! {"files_id": p.file_id.clone()})
+                    .await?;
+                self.meta.remove_reclaim(p.id).await?;
+                done += 1;
+            }
+        }
+        // A write that raced a DeleteBucket may have recreated the bucket's collections:
+        // the tombstone says they belong to nobody.
+        // Only tombstones a minute old (racing writes have landed by then), checked again
+        // right before the drop (a CreateBucket replaces the tombstone).
+        let deleted = self.meta.deleted_buckets(Duration::from_secs(60)).await?;
+        if !deleted.is_empty() {
+            let existing = self.gridfs_bucket_names().await?;
+            for name in deleted.iter().filter(|d| existing.contains(d)) {
+                if !self.meta.is_tombstone(name).await? {
+                    continue;
+                }
+                tracing::warn!(bucket = %name, "dropping collections recreated after the bucket was deleted");
+                self.drop_bucket(name).await?;
+            }
+        }
+        for w in self.meta.claim_dead_writes(1000).await? {
+            done += self.reap_dead_write(&w).await?;
+            self.meta.remove_write(w.id).await?;
+        }
+        for (b, retired) in self.meta.content_buckets().await? {
+            let contents = self.contents(&b);
+            done += contents.collect(self.gridfs(&b).files(), 1000).await?;
+            // A bucket converted to GridFS: once no reference is left, neither is a content.
+            if retired && contents.unreferenced().await? {
+                contents.drop().await?;
+                self.meta.contents_retired(&b).await?;
+            }
+        }
+        Ok(done)
+    }
+
+    /// Reaps the file ids of a registration whose writer died: each published one is indexed
+    /// (a writer that died between its publish and its version's record), each unpublished
+    /// one loses its chunks. Point queries per id (some servers answer `$in` on `_id`, or `$in`
+    /// beside another field, with a collection scan); a dead pool is rare. Returns how many
+    /// writes lost chunks.
+    pub(super) async fn reap_dead_write(
+        &self,
+        w: &crate::storage::meta::DeadWrite,
+    ) -> Result<usize> {
+        let fs = self.gridfs(&w.bucket);
+        // A content bucket's writes are registered in its blobs bucket (their chunks are
+        // staged there), but the object they publish is a document of the bucket itself.
+        // (No S3 bucket name holds `_`, so the suffix is never a bucket's own.)
+        let objects_bucket = w.bucket.strip_suffix("._blobs").unwrap_or(&w.bucket);
+        let objects = self.gridfs(objects_bucket);
+        let mut unpublished = Vec::new();
+        for id in &w.file_ids {
+            let published = objects
+                .files()
+                .find_one(doc! {"_id": id.clone()})
+                .projection(doc! {"_id": 1})
+                .await?
+                .is_some();
+            if published {
+                self.index_file(objects_bucket, id).await?;
+            } else {
+                unpublished.push(id.clone());
+            }
+        }
+        if unpublished.is_empty() {
+            return Ok(0);
+        }
+        let mut done = 0;
+        for id in unpublished {
+            if self.meta.part_uses_file(&id).await? {
+                continue;
+            }
+            // Most of a pool's ids were never used: those deletes match nothing.
+            let n = fs
+                .chunks()
+                .delete_many(doc! {"files_id": id.clone()})
+                .await?
+                .deleted_count;
+            if n > 0 {
+                tracing::info!(bucket = %w.bucket, file_id = %id, chunks = n, "reaped the chunks of a dead write");
+                done += 1;
+            }
+        }
+        Ok(done)
+    }
+}

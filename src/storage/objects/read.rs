@@ -1,0 +1,90 @@
+//! Reads: opening an object for a ranged, chunk-by-chunk download under a reader lease.
+
+use super::*;
+
+impl ObjectStore {
+    /// Streams bytes `[start, end)` of an object under a reader lease, renewed while the
+    /// stream lives and released when it is dropped. `FileNotFound` when the revision was
+    /// replaced or deleted before the lease was taken (the caller looks the key up again).
+    pub async fn open_read(
+        &self,
+        bucket: &str,
+        info: &ObjectInfo,
+        start: u64,
+        end: u64,
+    ) -> Result<ByteStream> {
+        crate::failpoint::hit("read.open", bucket).await;
+        if let Some(p) = info.file.content.as_ref().and_then(Pointer::of) {
+            return Box::pin(self.contents(bucket).read(&p, info.file.length, start, end)).await;
+        }
+        let fs = self.gridfs(bucket);
+        let sealing = info.sealing()?;
+        if start == end {
+            return fs.download_sealed(&info.file, sealing.as_ref(), 0, start, end);
+        }
+        if end - start <= SMALL_READ {
+            // One round trip reads it all: no reader lease is needed, because a reclaim that
+            // overlaps the read shows as a missing chunk, and the caller looks the key up again.
+            return match fs
+                .read_sealed(&info.file, sealing.as_ref(), start, end)
+                .await
+            {
+                Ok(b) => Ok(Box::pin(futures::stream::once(async move { Ok(b) }))),
+                Err(GridFsError::ChunkMissing(n)) => {
+                    // Reclaimed meanwhile (look again), converted to a content meanwhile (read
+                    // that), or a file that lost a chunk (corrupt).
+                    match self.converted(bucket, info).await? {
+                        Now::Gone => Err(GridFsError::FileNotFound),
+                        Now::Content(p) => {
+                            Box::pin(self.contents(bucket).read(&p, info.file.length, start, end))
+                                .await
+                        }
+                        Now::Same => Err(GridFsError::ChunkMissing(n)),
+                    }
+                }
+                Err(e) => Err(e),
+            };
+        }
+        let lease = self
+            .meta
+            .acquire_lease(bucket, &info.file.id, LEASE_TTL)
+            .await?;
+        // Still there, and still GridFS chunks (a conversion to a content deletes the chunks
+        // only after the document points at the content, and only without a lease: a reader
+        // that looked the object up before reads the content).
+        match self.converted(bucket, info).await {
+            Ok(Now::Same) => {}
+            other => {
+                let _ = self.meta.release_lease(&lease).await;
+                return match other? {
+                    Now::Content(p) => {
+                        Box::pin(self.contents(bucket).read(&p, info.file.length, start, end)).await
+                    }
+                    _ => Err(GridFsError::FileNotFound),
+                };
+            }
+        }
+        let stream = fs.download_sealed(&info.file, sealing.as_ref(), 0, start, end)?;
+        let meta = self.meta.clone();
+        let renew_lease = lease.clone();
+        let renew = crate::background::spawn("lease-heartbeat", async move {
+            let mut tick = tokio::time::interval(LEASE_TTL / 3);
+            tick.tick().await;
+            loop {
+                tick.tick().await;
+                if let Err(e) = meta.renew_lease(&renew_lease, LEASE_TTL).await {
+                    tracing::warn!(error = %e, "could not renew a reader lease");
+                }
+            }
+        });
+        let guard = LeaseGuard {
+            meta: self.meta.clone(),
+            lease,
+            renew,
+        };
+        Ok(Box::pin(stream.map(move |item| {
+            let _held = &guard;
+            item
+        })))
+    }
+}

@@ -458,8 +458,8 @@ fn the_source_keeps_its_layers() {
             .any(|(x, ts)| name(x) == a && ts.iter().any(|t| name(t) == b))
     };
     assert!(
-        has("s3::object", "storage::objects"),
-        "s3::object -> storage::objects not read"
+        has("s3::object", "storage::gridfs"),
+        "s3::object -> storage::gridfs not read"
     );
     assert!(
         has("s3::dispatch", "s3::object"),

@@ -20,6 +20,7 @@ pub mod lifecycle;
 pub mod local;
 pub mod metrics;
 pub mod model;
+pub mod percent;
 pub mod s3;
 pub mod server;
 pub mod state;

@@ -2,30 +2,14 @@
 //! key, chunk and trailer signatures.
 
 use hmac::{Hmac, Mac};
-use percent_encoding::{percent_decode_str, utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+use percent_encoding::percent_decode_str;
 use sha2::{Digest, Sha256};
+
+// Re-exported where signatures have always named them.
+pub use crate::percent::{decode, parse_query, uri_encode};
 
 /// SHA-256 of the empty string, hex.
 pub const EMPTY_SHA256: &str = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
-
-/// Everything but the unreserved characters `A-Z a-z 0-9 - . _ ~` is encoded.
-const STRICT: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'.')
-    .remove(b'_')
-    .remove(b'~');
-/// The same, keeping `/` (S3 path encoding).
-const PATH: &AsciiSet = &STRICT.remove(b'/');
-
-/// SigV4 URI encoding; `/` is kept when `keep_slash`.
-pub fn uri_encode(s: &str, keep_slash: bool) -> String {
-    utf8_percent_encode(s, if keep_slash { PATH } else { STRICT }).to_string()
-}
-
-/// Percent-decodes (no `+` to space: S3 clients encode spaces as `%20`).
-pub fn decode(s: &str) -> String {
-    percent_decode_str(s).decode_utf8_lossy().into_owned()
-}
 
 /// The canonical URI of a raw request path: decoded and encoded again once, as S3 expects
 /// (S3 does not double-encode), so clients that leave safe characters unencoded still match.
@@ -43,18 +27,6 @@ pub fn canonical_uri(raw_path: &str) -> String {
         out.push('/');
     }
     out
-}
-
-/// Query pairs from a raw query string, decoded.
-pub fn parse_query(raw: Option<&str>) -> Vec<(String, String)> {
-    raw.unwrap_or("")
-        .split('&')
-        .filter(|p| !p.is_empty())
-        .map(|p| match p.split_once('=') {
-            Some((k, v)) => (decode(k), decode(v)),
-            None => (decode(p), String::new()),
-        })
-        .collect()
 }
 
 /// The canonical query string, leaving out `X-Amz-Signature` (presigned URLs).

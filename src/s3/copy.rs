@@ -33,7 +33,7 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
         Some("REPLACE") => true,
         Some(_) => return Err(S3Error::invalid_argument("Unknown metadata directive.")),
     };
-    let spec = super::sse::write_spec(&req.parts.headers)?;
+    let spec = crate::s3::request::sse::write_spec(&req.parts.headers)?;
     // Copying an older version onto its own key (a restore) is a change; the current
     // object onto itself without new metadata is not (new encryption is a change).
     if src_bucket == bucket
@@ -60,7 +60,7 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
             st,
             &mut src,
             &req.parts.headers,
-            super::sse::COPY_SOURCE_CUSTOMER,
+            crate::s3::request::sse::COPY_SOURCE_CUSTOMER,
         )
         .await?;
         check_copy_source(&req.parts.headers, &src)?;
@@ -119,7 +119,7 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
         meta.owner = Some(crate::s3::rules::ownership::owner_for_write(
             &dest,
             &req.auth,
-            &req.parts.headers,
+            req.header("x-amz-acl"),
         ));
         // Tags follow their own directive (COPY by default), as in S3.
         meta.tags = match req.header("x-amz-tagging-directive") {
@@ -128,11 +128,14 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
             }
             _ => src.meta.tags.clone(),
         };
-        super::sse::set_content(&mut meta, sealed.as_ref(), &digests);
+        crate::s3::write::set_content(&mut meta, sealed.as_ref(), &digests);
         // Object Lock settings are never copied: the copy's come from this request or the
         // destination bucket's default, as in S3.
-        (meta.retention, meta.legal_hold) =
-            crate::s3::rules::lock::for_new_object(st, &dest, &req.parts.headers)?;
+        (meta.retention, meta.legal_hold) = crate::s3::rules::lock::for_new_object(
+            &dest,
+            &crate::s3::request::write::LockHeaders::parse(&req.parts.headers),
+            st.store.meta().clock().now(),
+        )?;
         let info = crate::s3::lookup::within_request_timeout(
             st,
             st.store
@@ -147,7 +150,7 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
         };
         let mut r = xml_response(StatusCode::OK, to_xml("CopyObjectResult", &body));
         version_headers(&mut r, &src, Some(&info));
-        super::sse::write_response_headers(st, r.headers_mut(), sealed.as_ref());
+        crate::s3::respond::write_response_headers(st, r.headers_mut(), sealed.as_ref());
         return Ok(r);
     }
     // Every revision found was replaced before it could be read: the key exists all

@@ -9,7 +9,7 @@ use crate::s3::request::S3Request;
 use crate::s3::respond::owner_of;
 use crate::s3::{
     acl, authz, bucket, copy, cors, delete, encryption, lifecycle, list, multipart, object,
-    object_lock, ownership, policy, public_access, sse, tagging, unconfigured,
+    object_lock, ownership, policy, public_access, tagging, unconfigured,
 };
 use crate::state::AppState;
 
@@ -173,7 +173,7 @@ fn sse_header_allowed(op: &Op, h: &str) -> bool {
         op,
         Op::PutObject | Op::CopyObject | Op::CreateMultipartUpload
     );
-    if h.starts_with(sse::CUSTOMER) {
+    if h.starts_with(crate::s3::request::sse::CUSTOMER) {
         writes
             || matches!(
                 op,

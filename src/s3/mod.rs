@@ -9,8 +9,8 @@
 //!   [`unconfigured`], [`post`]): parse, decide, store, respond. A handler imports no other
 //!   handler.
 //! - Shared steps with I/O: [`authz`] (gathers the facts and the bucket's settings, then calls
-//!   the pure decision), [`lookup`] (buckets, objects, versions, grantees) and [`sse`] (keys
-//!   and sealing).
+//!   the pure decision), [`lookup`] (buckets, objects, versions, grantees), [`sse`] (keys
+//!   and sealing) and [`write`] (store and publish a new object's body).
 //! - [`request`]: the parse layer. Headers, query words and bodies become typed values once,
 //!   with AWS's errors; [`respond`]: the shapes of answers.
 //! - [`rules`]: pure decisions (authorization, preconditions, Object Lock, ownership, Block
@@ -29,6 +29,7 @@ pub mod rules;
 pub mod authz;
 pub mod lookup;
 pub mod sse;
+pub mod write;
 
 pub mod acl;
 pub mod bucket;

@@ -5,105 +5,43 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
 use futures::{StreamExt, TryStreamExt};
 
-use crate::auth::body::BodyReader;
 use crate::error::{S3Error, S3Result};
 use crate::s3::lookup::find_version;
 use crate::s3::lookup::require_bucket;
 use crate::s3::lookup::{find_for, unversioned_id};
-use crate::s3::request::content_md5;
-use crate::s3::request::headers::meta_from_headers;
 use crate::s3::request::headers::parse_range;
-use crate::s3::request::headers::write_condition;
 use crate::s3::request::headers::RangeSpec;
 use crate::s3::request::version_param;
+use crate::s3::request::write::WriteSpec;
 use crate::s3::request::S3Request;
 use crate::s3::request::MAX_PUT_SIZE;
 use crate::s3::respond::blocked_error;
 use crate::s3::respond::empty;
 use crate::s3::respond::object_headers;
+use crate::s3::respond::written;
+use crate::s3::rules::lock::for_new_object;
+use crate::s3::rules::ownership::owner_for_write;
 use crate::s3::rules::preconditions::evaluate;
 use crate::s3::rules::preconditions::Precondition;
+use crate::s3::write::store;
 use crate::state::AppState;
-use crate::storage::gridfs::{Digests, GridFsError, Upload};
+use crate::storage::gridfs::GridFsError;
 
-/// Streams the body into the upload. On any error the caller aborts the upload.
-async fn pump(up: &mut Upload, reader: &mut BodyReader) -> S3Result<Digests> {
-    while let Some(b) = reader.next().await? {
-        if up.length() + b.len() as u64 > MAX_PUT_SIZE {
-            return Err(S3Error::entity_too_large());
-        }
-        up.write(&b).await?;
-    }
-    Ok(up.flush().await?)
-}
-
-/// PutObject: body streamed from the socket through the verifiers into GridFS; published only
-/// when everything verified, otherwise every chunk written is removed.
+/// PutObject: parse, decide, store, respond. The body streams from the socket through the
+/// verifiers into GridFS and is published only when everything verified; otherwise every chunk
+/// written is removed.
 pub async fn put_object(st: &AppState, mut req: S3Request) -> S3Result<Response> {
-    let bucket = req.bucket().to_owned();
-    let b = require_bucket(st, &bucket).await?;
-    let md5 = content_md5(&req)?;
-    let cond = write_condition(&req.parts.headers)?;
-    let mut reader = req.body_reader()?;
+    let b = require_bucket(st, req.bucket()).await?;
+    let mut spec = WriteSpec::parse(&req.parts.headers)?;
+    let reader = req.body_reader()?;
     if reader.declared_len().is_some_and(|l| l > MAX_PUT_SIZE) {
         return Err(S3Error::entity_too_large());
     }
-    let mut meta = meta_from_headers(&req.parts.headers);
-    meta.tags = crate::s3::request::tagging::from_header(req.header("x-amz-tagging"))?;
-    meta.owner = Some(crate::s3::rules::ownership::owner_for_write(
-        &b,
-        &req.auth,
-        &req.parts.headers,
-    ));
-    (meta.retention, meta.legal_hold) =
-        crate::s3::rules::lock::for_new_object(st, &b, &req.parts.headers)?;
-    let spec = super::sse::write_spec(&req.parts.headers)?;
-    let (mut up, sealed) = super::sse::open_upload(st, &b, req.key(), spec).await?;
-    let digests = match pump(&mut up, &mut reader).await {
-        Ok(d) => d,
-        Err(e) => {
-            if let Err(abort) = up.abort().await {
-                tracing::warn!(error = %abort, "could not abort a failed upload");
-            }
-            return Err(e);
-        }
-    };
-    if md5.is_some_and(|m| m != digests.md5) {
-        up.abort().await?;
-        return Err(S3Error::bad_digest());
-    }
-    super::sse::set_content(&mut meta, sealed.as_ref(), &digests);
-    if let Some((alg, v)) = reader.checksum() {
-        meta.checksums = vec![(alg.name().to_owned(), v.clone())];
-    }
-    let info = crate::s3::lookup::within_request_timeout(
-        st,
-        st.store.publish_if(&bucket, up, meta, &cond),
-    )
-    .await??
-    .map_err(blocked_error)?;
-    let mut r = empty(StatusCode::OK);
-    if let Ok(v) = HeaderValue::from_str(info.etag()) {
-        r.headers_mut().insert("etag", v);
-    }
-    if let Some(v) = info
-        .version_id
-        .as_deref()
-        .and_then(|v| HeaderValue::from_str(v).ok())
-    {
-        r.headers_mut().insert("x-amz-version-id", v);
-    }
-    crate::s3::respond::expiration_header(st, &b, &info, r.headers_mut());
-    super::sse::write_response_headers(st, r.headers_mut(), sealed.as_ref());
-    for (alg, v) in &info.meta.checksums {
-        if let (Ok(n), Ok(v)) = (
-            axum::http::HeaderName::from_bytes(format!("x-amz-checksum-{alg}").as_bytes()),
-            HeaderValue::from_str(v),
-        ) {
-            r.headers_mut().insert(n, v);
-        }
-    }
-    Ok(r)
+    spec.meta.owner = Some(owner_for_write(&b, &req.auth, spec.canned_acl.as_deref()));
+    (spec.meta.retention, spec.meta.legal_hold) =
+        for_new_object(&b, &spec.lock, st.store.meta().clock().now())?;
+    let (info, sealed) = store(st, &b, req.key(), spec, reader).await?;
+    Ok(written(st, &b, &info, sealed.as_ref()))
 }
 
 /// GetObject and HeadObject.
@@ -116,7 +54,7 @@ pub async fn get_object(st: &AppState, req: S3Request, head: bool) -> S3Result<R
     let bucket = req.bucket().to_owned();
     let b = require_bucket(st, &bucket).await?;
     let version = version_param(&req)?;
-    super::sse::refuse_write_headers(&req.parts.headers)?;
+    crate::s3::request::sse::refuse_write_headers(&req.parts.headers)?;
     // A revision replaced between the lookup and the lease is looked up again.
     for _ in 0..3 {
         let mut info = find_for(
@@ -129,9 +67,13 @@ pub async fn get_object(st: &AppState, req: S3Request, head: bool) -> S3Result<R
         .await?;
         // The key is checked before anything about the object is told (HEAD too: an SSE-C
         // object without its key is 400, as on AWS).
-        let customer_md5 =
-            super::sse::open_object(st, &mut info, &req.parts.headers, super::sse::CUSTOMER)
-                .await?;
+        let customer_md5 = super::sse::open_object(
+            st,
+            &mut info,
+            &req.parts.headers,
+            crate::s3::request::sse::CUSTOMER,
+        )
+        .await?;
         let pre = evaluate(
             req.header("if-match"),
             req.header("if-unmodified-since"),
@@ -202,7 +144,12 @@ pub async fn get_object(st: &AppState, req: S3Request, head: bool) -> S3Result<R
             checksum_mode && status == StatusCode::OK,
         );
         crate::s3::respond::expiration_header(st, &b, &info, h);
-        super::sse::response_headers(st, h, info.meta.sse.as_ref(), customer_md5.as_deref());
+        crate::s3::respond::response_headers(
+            st,
+            h,
+            info.meta.sse.as_ref(),
+            customer_md5.as_deref(),
+        );
         h.insert("content-length", HeaderValue::from(end - start));
         if !info.meta.tags.is_empty() {
             h.insert(
@@ -233,7 +180,13 @@ pub async fn get_object_attributes(st: &AppState, req: S3Request) -> S3Result<Re
     let mut o = find_version(st, req.bucket(), req.key(), version.as_deref())
         .await?
         .ok_or_else(S3Error::no_such_key)?;
-    super::sse::open_object(st, &mut o, &req.parts.headers, super::sse::CUSTOMER).await?;
+    super::sse::open_object(
+        st,
+        &mut o,
+        &req.parts.headers,
+        crate::s3::request::sse::CUSTOMER,
+    )
+    .await?;
     // The SDKs send the list as repeated headers, curl users as one comma-separated header.
     let wanted: Vec<String> = req
         .parts

@@ -378,9 +378,13 @@ pub async fn post_object(
         acl.as_deref(),
     )?;
     let mut meta = meta_from_headers(&h);
-    meta.owner = Some(crate::s3::rules::ownership::owner_for_write(&b, &auth, &h));
+    meta.owner = Some(crate::s3::rules::ownership::owner_for_write(
+        &b,
+        &auth,
+        h.get("x-amz-acl").and_then(|v| v.to_str().ok()),
+    ));
     let (min, max) = policy.and_then(|p| p.length).unwrap_or((0, MAX_PUT_SIZE));
-    let spec = super::sse::write_spec(&h)?;
+    let spec = crate::s3::request::sse::write_spec(&h)?;
     let (mut up, sealed) = super::sse::open_upload(st, &b, &key, spec).await?;
     let streamed: S3Result<()> = async {
         while let Some(c) = idle(file.chunk()).await?.map_err(malformed)? {
@@ -401,7 +405,7 @@ pub async fn post_object(
         return Err(S3Error::entity_too_small());
     }
     let digests = up.flush().await?;
-    super::sse::set_content(&mut meta, sealed.as_ref(), &digests);
+    crate::s3::write::set_content(&mut meta, sealed.as_ref(), &digests);
     let info = crate::s3::lookup::within_request_timeout(
         st,
         st.store

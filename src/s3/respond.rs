@@ -6,10 +6,13 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use axum::response::Response;
 use base64::Engine;
 
+use crate::crypto::{SseMeta, MODE_C};
 use crate::error::S3Error;
 use crate::s3::request::headers::{http_date, iso8601};
+use crate::s3::request::sse::CONTEXT;
 use crate::state::AppState;
 use crate::storage::meta::BucketInfo;
+use crate::storage::objects::sealed::SealedWrite;
 use crate::storage::objects::{Blocked, ObjectInfo};
 use crate::xml::Owner;
 
@@ -177,4 +180,84 @@ pub fn expiration_header(st: &AppState, b: &BucketInfo, o: &ObjectInfo, h: &mut 
             h.insert("x-amz-expiration", v);
         }
     }
+}
+
+/// The response headers that describe an object's encryption.
+pub fn response_headers(
+    st: &AppState,
+    h: &mut HeaderMap,
+    sse: Option<&SseMeta>,
+    customer_md5: Option<&str>,
+) {
+    let Some(sse) = sse else { return };
+    let mut put = |n: &'static str, v: &str| {
+        if let Ok(v) = HeaderValue::from_str(v) {
+            h.insert(HeaderName::from_static(n), v);
+        }
+    };
+    match sse.mode.as_str() {
+        MODE_C => {
+            put("x-amz-server-side-encryption-customer-algorithm", "AES256");
+            if let Some(m) = customer_md5 {
+                put("x-amz-server-side-encryption-customer-key-md5", m);
+            }
+        }
+        mode => {
+            put("x-amz-server-side-encryption", mode);
+            if let Some(k) = &sse.kms_key {
+                put(
+                    "x-amz-server-side-encryption-aws-kms-key-id",
+                    &st.keys.kms_arn(k),
+                );
+            }
+            if sse.bucket_key {
+                put("x-amz-server-side-encryption-bucket-key-enabled", "true");
+            }
+        }
+    }
+}
+
+/// [`response_headers`] of a write, plus the encryption context it was given (PutObject,
+/// CopyObject and CreateMultipartUpload answer it).
+pub fn write_response_headers(st: &AppState, h: &mut HeaderMap, sealed: Option<&SealedWrite>) {
+    let Some(s) = sealed else { return };
+    response_headers(st, h, Some(&s.meta), s.customer_md5.as_deref());
+    if let Some(ctx) = &s.meta.context {
+        let v = base64::engine::general_purpose::STANDARD.encode(ctx);
+        if let Ok(v) = HeaderValue::from_str(&v) {
+            h.insert(CONTEXT, v);
+        }
+    }
+}
+
+/// The answer to a write that published `info`: its ETag, version id, lifecycle expiration,
+/// encryption and checksum headers (PutObject).
+pub fn written(
+    st: &AppState,
+    b: &BucketInfo,
+    info: &ObjectInfo,
+    sealed: Option<&SealedWrite>,
+) -> Response {
+    let mut r = empty(axum::http::StatusCode::OK);
+    if let Ok(v) = HeaderValue::from_str(info.etag()) {
+        r.headers_mut().insert("etag", v);
+    }
+    if let Some(v) = info
+        .version_id
+        .as_deref()
+        .and_then(|v| HeaderValue::from_str(v).ok())
+    {
+        r.headers_mut().insert("x-amz-version-id", v);
+    }
+    expiration_header(st, b, info, r.headers_mut());
+    write_response_headers(st, r.headers_mut(), sealed);
+    for (alg, v) in &info.meta.checksums {
+        if let (Ok(n), Ok(v)) = (
+            HeaderName::from_bytes(format!("x-amz-checksum-{alg}").as_bytes()),
+            HeaderValue::from_str(v),
+        ) {
+            r.headers_mut().insert(n, v);
+        }
+    }
+    r
 }

@@ -46,6 +46,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("s3::authz", 50),
     ("s3::lookup", 50),
     ("s3::sse", 50),
+    ("s3::write", 50),
     // Pure decisions, then the shapes of answers, then the parse layer.
     ("s3::rules", 45),
     ("s3::respond", 42),
@@ -67,6 +68,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("crypto", 10),
     // Leaves: shared value types and small utilities that import nothing above them.
     ("model", 5),
+    ("percent", 5),
     ("dberror", 5),
     ("checksum", 5),
     ("metrics", 5),

@@ -238,7 +238,7 @@ fn keepalive_response(
         axum::http::header::CONTENT_TYPE,
         HeaderValue::from_static("application/xml"),
     );
-    crate::s3::sse::response_headers(st, r.headers_mut(), meta.sse.as_ref(), None);
+    crate::s3::respond::response_headers(st, r.headers_mut(), meta.sse.as_ref(), None);
     r
 }
 
@@ -295,7 +295,7 @@ fn complete_result(
     {
         r.headers_mut().insert("x-amz-version-id", v);
     }
-    crate::s3::sse::response_headers(st, r.headers_mut(), info.meta.sse.as_ref(), None);
+    crate::s3::respond::response_headers(st, r.headers_mut(), info.meta.sse.as_ref(), None);
     r
 }
 

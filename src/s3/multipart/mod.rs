@@ -80,12 +80,15 @@ pub async fn create(st: &AppState, req: S3Request) -> S3Result<Response> {
     meta.owner = Some(crate::s3::rules::ownership::owner_for_write(
         &b,
         &req.auth,
-        &req.parts.headers,
+        req.header("x-amz-acl"),
     ));
-    (meta.retention, meta.legal_hold) =
-        crate::s3::rules::lock::for_new_object(st, &b, &req.parts.headers)?;
+    (meta.retention, meta.legal_hold) = crate::s3::rules::lock::for_new_object(
+        &b,
+        &crate::s3::request::write::LockHeaders::parse(&req.parts.headers),
+        st.store.meta().clock().now(),
+    )?;
     // The upload's encryption (and data key) is chosen now; every part is sealed with it.
-    let spec = super::sse::write_spec(&req.parts.headers)?;
+    let spec = crate::s3::request::sse::write_spec(&req.parts.headers)?;
     let sealed =
         super::sse::prepare(st, spec, &b, crate::storage::objects::MULTIPART_CHUNK_SIZE).await?;
     meta.sse = sealed.as_ref().map(|s| s.meta.clone());
@@ -148,7 +151,7 @@ pub async fn create(st: &AppState, req: S3Request) -> S3Result<Response> {
         StatusCode::OK,
         to_xml("InitiateMultipartUploadResult", &body),
     );
-    super::sse::write_response_headers(st, r.headers_mut(), sealed.as_ref());
+    crate::s3::respond::write_response_headers(st, r.headers_mut(), sealed.as_ref());
     if let (Some(a), Some(t)) = (&up.checksum_algorithm, &up.checksum_type) {
         for (h, v) in [
             ("x-amz-checksum-algorithm", a.to_ascii_uppercase()),
@@ -167,7 +170,7 @@ pub async fn upload_part(st: &AppState, mut req: S3Request) -> S3Result<Response
     require_bucket(st, req.bucket()).await?;
     let number = part_number(&req)?;
     let up = require_upload(st, req.bucket(), req.key(), req.q("uploadId")).await?;
-    super::sse::refuse_write_headers(&req.parts.headers)?;
+    crate::s3::request::sse::refuse_write_headers(&req.parts.headers)?;
     let sse = super::sse::upload_key(st, &up, &req.parts.headers, true).await?;
     let md5 = crate::s3::request::content_md5(&req)?;
     let mut reader = req.body_reader()?;
@@ -210,7 +213,7 @@ pub async fn upload_part(st: &AppState, mut req: S3Request) -> S3Result<Response
         .await?
         .ok_or_else(S3Error::no_such_upload)?;
     let mut r = empty(StatusCode::OK);
-    super::sse::response_headers(
+    crate::s3::respond::response_headers(
         st,
         r.headers_mut(),
         sse.as_ref().map(|(m, _, _)| m),
@@ -254,7 +257,7 @@ pub async fn upload_part_copy(st: &AppState, req: S3Request) -> S3Result<Respons
             st,
             &mut src,
             &req.parts.headers,
-            super::sse::COPY_SOURCE_CUSTOMER,
+            crate::s3::request::sse::COPY_SOURCE_CUSTOMER,
         )
         .await?;
         crate::s3::rules::preconditions::check_copy_source(&req.parts.headers, &src)?;
@@ -350,7 +353,7 @@ fn copy_part_result(
     };
     let mut r = xml_response(StatusCode::OK, to_xml("CopyPartResult", &body));
     crate::s3::respond::version_headers(&mut r, src, None);
-    super::sse::response_headers(
+    crate::s3::respond::response_headers(
         st,
         r.headers_mut(),
         sse.map(|(m, _, _)| m),

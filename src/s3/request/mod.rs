@@ -4,7 +4,9 @@
 pub mod access;
 pub mod grants;
 pub mod headers;
+pub mod sse;
 pub mod tagging;
+pub mod write;
 
 use axum::body::Body;
 use axum::http::request::Parts;
@@ -88,7 +90,12 @@ pub fn version_param(req: &S3Request) -> S3Result<Option<String>> {
 
 /// Content-MD5 decoded, or `InvalidDigest`.
 pub(crate) fn content_md5(req: &S3Request) -> S3Result<Option<[u8; 16]>> {
-    let Some(v) = req.header("content-md5") else {
+    content_md5_of(&req.parts.headers)
+}
+
+/// Content-MD5 of a header map, decoded, or `InvalidDigest`.
+pub(crate) fn content_md5_of(h: &axum::http::HeaderMap) -> S3Result<Option<[u8; 16]>> {
+    let Some(v) = h.get("content-md5").and_then(|v| v.to_str().ok()) else {
         return Ok(None);
     };
     let bytes = base64::engine::general_purpose::STANDARD

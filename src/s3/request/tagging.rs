@@ -1,8 +1,8 @@
 //! Tag sets: the `x-amz-tagging` header and the Tagging document, validated as AWS validates
 //! them.
 
-use crate::auth::sigv4::parse_query;
 use crate::error::{S3Error, S3Result};
+use crate::percent::parse_query;
 use crate::s3::request::S3Request;
 use crate::xml;
 

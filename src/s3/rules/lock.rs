@@ -1,12 +1,12 @@
 //! Object Lock decisions: the retention and legal hold a new object gets, and who may bypass
 //! GOVERNANCE retention.
 
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use mongodb::bson::DateTime;
 
 use crate::error::{S3Error, S3Result};
+use crate::s3::request::write::LockHeaders;
 use crate::s3::request::S3Request;
-use crate::state::AppState;
 use crate::storage::meta::{BucketInfo, ObjectLockConfig};
 
 /// The retention modes.
@@ -26,17 +26,17 @@ pub(crate) fn invalid_state(msg: &str) -> S3Error {
 }
 
 /// The retention and legal hold a new object gets: the lock headers, else the bucket's
-/// default retention. Lock headers on a bucket without Object Lock are `InvalidRequest`.
+/// default retention, as of `now` (the database's clock). Lock headers on a bucket without
+/// Object Lock are `InvalidRequest`, before anything else about them is checked (AWS's order).
 pub fn for_new_object(
-    st: &AppState,
     b: &BucketInfo,
-    h: &HeaderMap,
+    lock: &LockHeaders,
+    now: DateTime,
 ) -> S3Result<(Option<(String, DateTime)>, bool)> {
-    let get = |n: &str| h.get(n).and_then(|v| v.to_str().ok()).map(str::trim);
     let (mode, until, hold) = (
-        get("x-amz-object-lock-mode"),
-        get("x-amz-object-lock-retain-until-date"),
-        get("x-amz-object-lock-legal-hold"),
+        lock.mode.as_deref(),
+        lock.until.as_deref(),
+        lock.hold.as_deref(),
     );
     let asked = mode.is_some() || until.is_some() || hold.is_some();
     let Some(config) = &b.object_lock else {
@@ -55,7 +55,6 @@ pub fn for_new_object(
             ))
         }
     };
-    let now = st.store.meta().clock().now();
     let retention = match (mode, until) {
         (Some(m), Some(u)) => {
             if !MODES.contains(&m) {

@@ -41,10 +41,8 @@ pub fn for_new_bucket(st: &AppState, h: &HeaderMap, acl: Option<&[Grant]>) -> S3
 /// under `BucketOwnerPreferred` when the writer gives it `bucket-owner-full-control`; the
 /// writer otherwise. Unsigned writes belong to the bucket's owner (AWS's anonymous owner is no
 /// key anyone could act as).
-pub fn owner_for_write(b: &BucketInfo, writer: &Auth, h: &HeaderMap) -> String {
-    let full_control = h
-        .get("x-amz-acl")
-        .is_some_and(|v| v.as_bytes() == b"bucket-owner-full-control");
+pub fn owner_for_write(b: &BucketInfo, writer: &Auth, canned_acl: Option<&str>) -> String {
+    let full_control = canned_acl == Some("bucket-owner-full-control");
     let to_bucket_owner = match b.ownership.as_deref() {
         Some("BucketOwnerEnforced") => true,
         Some("BucketOwnerPreferred") => full_control,

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crate::crypto::cipher::{ChunkAt, ChunkCipher, CipherError, TAG_LEN};
 use crate::crypto::SseMeta;
 use crate::storage::gridfs::{ChunkBinding, ChunkCodec, GridFsError, Result, Sealing};
+use crate::storage::objects::DataKey;
 
 /// A data key's chunk cipher, as a chunk codec.
 #[derive(Debug)]
@@ -54,5 +55,31 @@ pub fn sealing(m: &SseMeta, data_key: &[u8; 32]) -> Sealing {
         Sealing::single(codec, m.size, m.chunk, 0)
     } else {
         Sealing::segmented(codec, m.size, m.chunk, &m.segments)
+    }
+}
+
+/// A new object's encryption, ready to seal its chunks.
+#[derive(Clone, Debug)]
+pub struct SealedWrite {
+    /// What the object keeps (its `size` is filled in at publish).
+    pub meta: SseMeta,
+    /// Its data key.
+    pub key: DataKey,
+    /// SSE-C: the key's MD5 as the client sent it (echoed back).
+    pub customer_md5: Option<String>,
+}
+
+impl SealedWrite {
+    /// The chunk sealer.
+    pub fn codec(&self) -> Arc<dyn ChunkCodec> {
+        self.key.codec()
+    }
+
+    /// The metadata the published object keeps, with its plain-text length.
+    pub fn published(&self, size: u64) -> SseMeta {
+        SseMeta {
+            size,
+            ..self.meta.clone()
+        }
     }
 }

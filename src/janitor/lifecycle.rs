@@ -35,9 +35,7 @@ pub async fn pass(st: &AppState, lead_for: Duration) -> anyhow::Result<Outcome> 
     let out = led_pass(st).await;
     // Given up at the end (a shortened test day runs the next pass a second later); a pass
     // that failed gives it up too, and the next tick tries again.
-    if let Err(e) = lead.release().await {
-        tracing::warn!(error = %e, "could not give up the lifecycle lead; it expires on its own");
-    }
+    lead.release_or_warn().await;
     out
 }
 

@@ -298,9 +298,7 @@ impl Contents {
             Ok(true)
         }
         .await;
-        if let Err(e) = lock.release().await {
-            tracing::warn!(error = %e, "could not release a content lock; it expires on its own");
-        }
+        lock.release_or_warn().await;
         res
     }
 }

@@ -208,7 +208,17 @@ impl KeyLock {
             .await
     }
 
-    /// Releases the lock (only if it is still this holder's).
+    /// Releases the lock after the work it guarded, whatever that work's outcome: a release
+    /// that fails is logged, not returned, since the lock expires on its own. The one routine
+    /// of "lock, run, release, warn" (object keys and contents alike).
+    pub async fn release_or_warn(self) {
+        let id = self.id.clone();
+        if let Err(e) = self.release().await {
+            tracing::warn!(error = %e, lock = %id, "could not release a lock; it expires on its own");
+        }
+    }
+
+    /// Releases the lock (only if it is still this holder's: compare-and-set on its token).
     pub async fn release(mut self) -> mongodb::error::Result<()> {
         self.released = true;
         self.renew.abort();

@@ -53,6 +53,15 @@ impl Lead {
         self.renew().await
     }
 
+    /// Gives the lead up at the end of a run, whatever its outcome: a release that fails is
+    /// logged, not returned, since the lead expires on its own. The one routine of "lead, run,
+    /// give up, warn" for every job that takes a lead.
+    pub async fn release_or_warn(&self) {
+        if let Err(e) = self.release().await {
+            tracing::warn!(error = %e, lead = %self.id, "could not give up a lead; it expires on its own");
+        }
+    }
+
     /// Gives the lead up, so that the next run need not wait for it to expire.
     pub async fn release(&self) -> mongodb::error::Result<()> {
         self.info

@@ -131,7 +131,7 @@ impl ObjectStore {
             Ok(Some(rec))
         }
         .await;
-        super::release(lock).await;
+        lock.release_or_warn().await;
         res
     }
 

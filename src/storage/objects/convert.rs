@@ -76,9 +76,7 @@ impl ObjectStore {
         };
         let run = self.led_conversion(bucket, b.storage, &lead).await;
         // Given up whatever happened: the janitor's next resume need not wait for it.
-        if let Err(e) = lead.release().await {
-            tracing::warn!(error = %e, "could not give up a conversion lead; it expires on its own");
-        }
+        lead.release_or_warn().await;
         run
     }
 
@@ -230,29 +228,19 @@ impl ObjectStore {
             .sha1
             .ok_or_else(|| GridFsError::Corrupt("a conversion without its SHA-1".into()))?;
         let contents = self.contents(bucket);
-        let pointer = match up.take_small() {
-            Some(small) if small.len() <= contents.settings().inline_max => Pointer::Inline(small),
-            Some(small) => {
-                contents.reference(&file.id, &sha).await?;
-                contents
-                    .store_small(&sha, &small, meta.content_type.as_deref())
-                    .await?;
-                Pointer::Sha(sha)
-            }
-            None => {
-                contents.reference(&file.id, &sha).await?;
-                up.disarm();
-                contents
-                    .adopt_blob(&staged, &sha, digests.length, up.chunk_size(), &reg)
-                    .await?;
-                Pointer::Sha(sha)
-            }
-        };
+        let pointer = super::publish::place_content(
+            &contents,
+            &file.id,
+            &staged,
+            &mut up,
+            sha,
+            digests.length,
+            meta.content_type.as_deref(),
+            &reg,
+        )
+        .await?;
         reg.done().await;
-        let mut fields = pointer.fields();
-        if let Some(ct) = &meta.content_type {
-            fields.insert("contentType", ct.clone());
-        }
+        let fields = super::publish::pointer_fields(&pointer, meta.content_type.as_deref());
         let set = doc! {"$set": fields};
         crate::failpoint::hit("convert.to_content.publish", bucket).await;
         // Compare-and-set: only while the document has no pointer (a run that lost its lead

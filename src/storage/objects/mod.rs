@@ -86,12 +86,6 @@ impl ObjectWrite {
     }
 }
 
-async fn release(lock: KeyLock) {
-    if let Err(e) = lock.release().await {
-        tracing::warn!(error = %e, "could not release a lock; it expires on its own");
-    }
-}
-
 /// An object: its files document and its S3 attributes.
 #[derive(Clone, Debug)]
 pub struct ObjectInfo {

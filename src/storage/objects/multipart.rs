@@ -13,7 +13,7 @@ use mongodb::bson::{doc, oid::ObjectId, Bson, DateTime};
 
 use std::sync::Arc;
 
-use super::{release, DataKey, ObjectInfo, ObjectMeta, ObjectStore};
+use super::{DataKey, ObjectInfo, ObjectMeta, ObjectStore};
 use crate::storage::gridfs::{
     ChunkCodec, FileDoc, GridFsError, Result, Sealing, Upload, UploadOptions,
 };
@@ -187,7 +187,7 @@ impl ObjectStore {
             .is_some_and(|u| u.is_open());
         if !still_open {
             part.abort().await?;
-            release(lock).await;
+            lock.release_or_warn().await;
             return Ok(None);
         }
         let rec = PartRecord {
@@ -211,7 +211,7 @@ impl ObjectStore {
                 .delete_many(old.chunk_filter())
                 .await?;
         }
-        release(lock).await;
+        lock.release_or_warn().await;
         Ok(Some(rec))
     }
 
@@ -222,7 +222,7 @@ impl ObjectStore {
     pub async fn abort_multipart(&self, up: &UploadRecord) -> Result<()> {
         let lock = self.lock_upload(up).await?;
         let res = self.abort_locked(up).await;
-        release(lock).await;
+        lock.release_or_warn().await;
         res
     }
 
@@ -357,7 +357,7 @@ impl ObjectStore {
         let res = self
             .complete_locked(up, parts, etag, checksums, (key_lock, &lock), data_key)
             .await;
-        release(lock).await;
+        lock.release_or_warn().await;
         res
     }
 
@@ -622,7 +622,7 @@ impl ObjectStore {
                     Ok::<_, GridFsError>(())
                 }
                 .await;
-                release(lock).await;
+                lock.release_or_warn().await;
                 res?;
             } else {
                 self.abort_multipart(&up).await?;

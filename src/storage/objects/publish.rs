@@ -157,11 +157,11 @@ impl ObjectStore {
             return Ok(Err(Blocked::Busy));
         };
         if let Some(b) = self.blocked_by(bucket, key, cond).await? {
-            release(lock).await;
+            lock.release_or_warn().await;
             return Ok(Err(b));
         }
         let (out, lock) = f(lock).await?;
-        release(lock).await;
+        lock.release_or_warn().await;
         Ok(Ok(out))
     }
 
@@ -179,7 +179,7 @@ impl ObjectStore {
             ));
         };
         let res = f.await;
-        release(lock).await;
+        lock.release_or_warn().await;
         res
     }
 
@@ -317,31 +317,17 @@ impl ObjectStore {
         let sha = digests
             .sha1
             .ok_or_else(|| GridFsError::Corrupt("a content upload without its SHA-1".into()))?;
-        let pointer = match write.upload.take_small() {
-            Some(bytes) if bytes.len() <= contents.settings().inline_max => Pointer::Inline(bytes),
-            Some(bytes) => {
-                contents.reference(&id, &sha).await?;
-                contents
-                    .store_small(&sha, &bytes, meta.content_type.as_deref())
-                    .await?;
-                Pointer::Sha(sha)
-            }
-            None => {
-                contents.reference(&id, &sha).await?;
-                // The staged chunks are the adoption's now: adopted, or deleted as a copy.
-                write.upload.disarm();
-                contents
-                    .adopt_blob(
-                        &id,
-                        &sha,
-                        digests.length,
-                        write.upload.chunk_size(),
-                        &write.reg,
-                    )
-                    .await?;
-                Pointer::Sha(sha)
-            }
-        };
+        let pointer = place_content(
+            &contents,
+            &id,
+            &id,
+            &mut write.upload,
+            sha,
+            digests.length,
+            meta.content_type.as_deref(),
+            &write.reg,
+        )
+        .await?;
         self.publish_pointer(bucket, write, meta, lock, pointer, digests.length)
             .await
     }
@@ -362,10 +348,7 @@ impl ObjectStore {
         let prepared = self.prepare_publish(bucket, &key, &id).await?;
         meta.version_id = prepared.vid.clone();
         self.fence(lock, Some(&write.reg)).await?;
-        let mut fields = pointer.fields();
-        if let Some(ct) = &meta.content_type {
-            fields.insert("contentType", ct.clone());
-        }
+        let fields = pointer_fields(&pointer, meta.content_type.as_deref());
         let file = FileDoc {
             id,
             length,
@@ -403,4 +386,49 @@ impl ObjectStore {
         }
         Ok(())
     }
+}
+
+/// Where a content-addressed object's bytes go, by size: inside its own document (at most
+/// `inline_max` bytes), a content document of their own (a small upload), or the chunks the
+/// upload staged, adopted as the content's blob. `owner` references the content first, so no
+/// reclaim takes it between storing and publishing. The one routine of new writes and
+/// conversions.
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn place_content(
+    contents: &Contents,
+    owner: &Bson,
+    staged: &Bson,
+    up: &mut Upload,
+    sha: [u8; 20],
+    length: u64,
+    content_type: Option<&str>,
+    reg: &WriteReg,
+) -> Result<Pointer> {
+    Ok(match up.take_small() {
+        Some(bytes) if bytes.len() <= contents.settings().inline_max => Pointer::Inline(bytes),
+        Some(bytes) => {
+            contents.reference(owner, &sha).await?;
+            contents.store_small(&sha, &bytes, content_type).await?;
+            Pointer::Sha(sha)
+        }
+        None => {
+            contents.reference(owner, &sha).await?;
+            // The staged chunks are the adoption's now: adopted, or deleted as a copy.
+            up.disarm();
+            contents
+                .adopt_blob(staged, &sha, length, up.chunk_size(), reg)
+                .await?;
+            Pointer::Sha(sha)
+        }
+    })
+}
+
+/// The fields of a content-addressed object's document that say where its bytes are, with its
+/// content type (v7files keeps it beside the pointer).
+pub(super) fn pointer_fields(pointer: &Pointer, content_type: Option<&str>) -> Document {
+    let mut fields = pointer.fields();
+    if let Some(ct) = content_type {
+        fields.insert("contentType", ct);
+    }
+    fields
 }

@@ -367,7 +367,7 @@ impl ObjectStore {
         let res = self
             .delete_locked(bucket, key, version, cond, owner, mode, &lock)
             .await;
-        super::release(lock).await;
+        lock.release_or_warn().await;
         res
     }
 
@@ -532,9 +532,7 @@ impl ObjectStore {
         .await;
         // Given up either way: a failed build is retried by the next janitor pass, not after
         // the lead's ten minutes.
-        if let Err(e) = lead.release().await {
-            tracing::warn!(error = %e, "could not give up a version index lead; it expires on its own");
-        }
+        lead.release_or_warn().await;
         built.map(|()| true)
     }
 

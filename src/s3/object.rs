@@ -9,8 +9,7 @@ use crate::error::{S3Error, S3Result};
 use crate::s3::lookup::find_version;
 use crate::s3::lookup::require_bucket;
 use crate::s3::lookup::{find_for, unversioned_id};
-use crate::s3::request::headers::parse_range;
-use crate::s3::request::headers::RangeSpec;
+use crate::s3::request::read::ReadSpec;
 use crate::s3::request::version_param;
 use crate::s3::request::write::WriteSpec;
 use crate::s3::request::S3Request;
@@ -46,15 +45,10 @@ pub async fn put_object(st: &AppState, mut req: S3Request) -> S3Result<Response>
 
 /// GetObject and HeadObject.
 pub async fn get_object(st: &AppState, req: S3Request, head: bool) -> S3Result<Response> {
-    if req.q("partNumber").is_some() && req.header("range").is_some() {
-        return Err(S3Error::invalid_request(
-            "Cannot specify both Range header and partNumber query parameter",
-        ));
-    }
+    ReadSpec::refuse_range_with_part(&req)?;
     let bucket = req.bucket().to_owned();
     let b = require_bucket(st, &bucket).await?;
-    let version = version_param(&req)?;
-    crate::s3::request::sse::refuse_write_headers(&req.parts.headers)?;
+    let spec = ReadSpec::parse(&req)?;
     // A revision replaced between the lookup and the lease is looked up again.
     for _ in 0..3 {
         let mut info = find_for(
@@ -62,7 +56,7 @@ pub async fn get_object(st: &AppState, req: S3Request, head: bool) -> S3Result<R
             (&bucket, req.key()),
             &req.auth,
             req.access,
-            version.as_deref(),
+            spec.version.as_deref(),
         )
         .await?;
         // The key is checked before anything about the object is told (HEAD too: an SSE-C
@@ -75,10 +69,10 @@ pub async fn get_object(st: &AppState, req: S3Request, head: bool) -> S3Result<R
         )
         .await?;
         let pre = evaluate(
-            req.header("if-match"),
-            req.header("if-unmodified-since"),
-            req.header("if-none-match"),
-            req.header("if-modified-since"),
+            spec.if_match.as_deref(),
+            spec.if_unmodified_since.as_deref(),
+            spec.if_none_match.as_deref(),
+            spec.if_modified_since.as_deref(),
             info.etag(),
             info.file.upload_date,
         );
@@ -99,19 +93,7 @@ pub async fn get_object(st: &AppState, req: S3Request, head: bool) -> S3Result<R
         }
         let len = info.size();
         let sizes: Vec<u64> = info.meta.parts.iter().map(|(size, _)| *size).collect();
-        let (status, start, end) = match req.q("partNumber") {
-            Some(n) => {
-                let (a, b) = crate::s3::request::headers::part_range(n, &sizes, len)?;
-                (StatusCode::PARTIAL_CONTENT, a, b)
-            }
-            None => match parse_range(req.header("range"), len)? {
-                RangeSpec::Full => (StatusCode::OK, 0, len),
-                RangeSpec::Part(a, b) => (StatusCode::PARTIAL_CONTENT, a, b),
-            },
-        };
-        let checksum_mode = req
-            .header("x-amz-checksum-mode")
-            .is_some_and(|v| v.eq_ignore_ascii_case("enabled"));
+        let (status, start, end) = spec.range(&sizes, len)?;
         let mut r = if head {
             empty(status)
         } else {
@@ -141,7 +123,7 @@ pub async fn get_object(st: &AppState, req: S3Request, head: bool) -> S3Result<R
             h,
             &info,
             &req.query,
-            checksum_mode && status == StatusCode::OK,
+            spec.checksum_mode && status == StatusCode::OK,
         );
         crate::s3::respond::expiration_header(st, &b, &info, h);
         crate::s3::respond::response_headers(
@@ -162,7 +144,7 @@ pub async fn get_object(st: &AppState, req: S3Request, head: bool) -> S3Result<R
                 h.insert("content-range", v);
             }
         }
-        if req.q("partNumber").is_some() && !sizes.is_empty() {
+        if spec.part_number.is_some() && !sizes.is_empty() {
             h.insert("x-amz-mp-parts-count", HeaderValue::from(sizes.len()));
         }
         return Ok(r);

@@ -4,6 +4,7 @@
 pub mod access;
 pub mod grants;
 pub mod headers;
+pub mod read;
 pub mod sse;
 pub mod tagging;
 pub mod write;

@@ -81,3 +81,55 @@ impl WriteSpec {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::{HeaderName, HeaderValue};
+
+    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(
+                HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                HeaderValue::from_str(v).unwrap(),
+            );
+        }
+        h
+    }
+
+    #[test]
+    fn a_write_is_parsed_once_with_aws_errors() {
+        let ok = WriteSpec::parse(&headers(&[
+            ("content-md5", "1B2M2Y8AsgTpgAmY7PhCfg=="),
+            ("content-type", "text/plain"),
+            ("x-amz-meta-a", "1"),
+            ("x-amz-tagging", "k=v&x"),
+            ("x-amz-acl", "bucket-owner-full-control"),
+            ("x-amz-object-lock-mode", " GOVERNANCE "),
+            ("x-amz-server-side-encryption", "AES256"),
+        ]))
+        .unwrap();
+        assert!(ok.md5.is_some());
+        assert_eq!(ok.meta.content_type.as_deref(), Some("text/plain"));
+        assert_eq!(ok.meta.tags.len(), 2);
+        assert_eq!(ok.canned_acl.as_deref(), Some("bucket-owner-full-control"));
+        assert_eq!(ok.lock.mode.as_deref(), Some("GOVERNANCE"));
+        assert!(ok.lock.until.is_none() && ok.lock.hold.is_none());
+        assert!(matches!(ok.sse, Some(SseSpec::S3 { .. })));
+        let code = |pairs: &[(&str, &str)]| WriteSpec::parse(&headers(pairs)).unwrap_err().code;
+        assert_eq!(code(&[("content-md5", "nope")]), "InvalidDigest");
+        assert_eq!(
+            code(&[("x-amz-server-side-encryption", "AES512")]),
+            "InvalidArgument"
+        );
+        // The first wrong header answers: Content-MD5 before encryption.
+        assert_eq!(
+            code(&[
+                ("content-md5", "nope"),
+                ("x-amz-server-side-encryption", "AES512")
+            ]),
+            "InvalidDigest"
+        );
+    }
+}

@@ -890,3 +890,90 @@ fn a_part_copied_by_reference_keeps_its_content_while_it_waits() {
         assert!(get(&s3, b, "dst").await.as_deref() == Ok(data.as_slice()));
     });
 }
+
+/// A CompleteMultipartUpload retried after the first one published the object and deleted
+/// the part records, but before it marked the upload completed (a crash there, or a client
+/// that gave up waiting): the retry answers the published object. It answered `400
+/// InvalidPart` (the part records it checked were gone), so a client that retried a Complete
+/// cut off at the wrong moment was told its upload failed although the object was there.
+#[test]
+fn a_complete_retried_between_its_publish_and_its_mark_answers_the_object() {
+    support::run(async {
+        let gw = quiet_gateway("completemark", |_| {}).await;
+        let s3 = gw.sdk();
+        let b = "completemark";
+        s3.create_bucket().bucket(b).send().await.unwrap();
+        let up = s3
+            .create_multipart_upload()
+            .bucket(b)
+            .key("k")
+            .send()
+            .await
+            .unwrap();
+        let id = up.upload_id().unwrap().to_owned();
+        let (one, two) = (random_bytes(5 * 1024 * 1024, 1), random_bytes(1000, 2));
+        let mut parts = Vec::new();
+        for (n, data) in [(1, &one), (2, &two)] {
+            let p = s3
+                .upload_part()
+                .bucket(b)
+                .key("k")
+                .upload_id(&id)
+                .part_number(n)
+                .body(ByteStream::from(data.clone()))
+                .send()
+                .await
+                .unwrap();
+            parts.push(
+                aws_sdk_s3::types::CompletedPart::builder()
+                    .part_number(n)
+                    .e_tag(p.e_tag().unwrap())
+                    .build(),
+            );
+        }
+        let body = aws_sdk_s3::types::CompletedMultipartUpload::builder()
+            .set_parts(Some(parts))
+            .build();
+        let complete = |s3: aws_sdk_s3::Client| {
+            let (id, body) = (id.clone(), body.clone());
+            async move {
+                s3.complete_multipart_upload()
+                    .bucket(b)
+                    .key("k")
+                    .upload_id(id)
+                    .multipart_upload(body)
+                    .send()
+                    .await
+            }
+        };
+        let stop = failpoint::pause("complete.mark", Some(b));
+        let first = tokio::spawn(complete(s3.clone()));
+        stop.reached().await;
+        // Published, part records deleted, not yet marked completed.
+        let records = gw
+            .db
+            .collection::<Document>("__parts")
+            .count_documents(doc! {"uploadId": &id})
+            .await
+            .unwrap();
+        assert_eq!(
+            records, 0,
+            "the completion deleted the part records before its mark"
+        );
+        let retry = complete(s3.clone()).await;
+        let retried = match retry {
+            Ok(r) => r,
+            Err(e) => panic!(
+                "the retried Complete failed: {:?} {:?}",
+                e.code(),
+                e.message()
+            ),
+        };
+        stop.release();
+        let first = first.await.unwrap().unwrap();
+        assert_eq!(retried.e_tag(), first.e_tag());
+        let got = get(&s3, b, "k").await.unwrap();
+        assert_eq!(got.len(), one.len() + two.len());
+        assert!(got[..one.len()] == one[..] && got[one.len()..] == two[..]);
+    });
+}

@@ -21,7 +21,7 @@ use crate::xml::{self, to_xml, S3_NS};
 pub async fn complete(st: &AppState, mut req: S3Request) -> S3Result<Response> {
     require_bucket(st, req.bucket()).await?;
     let up = find_upload(st, req.bucket(), req.key(), req.q("uploadId")).await?;
-    let mut cond = crate::s3::request::headers::write_condition(&req.parts.headers)?;
+    let cond = crate::s3::request::headers::write_condition(&req.parts.headers)?;
     let body = req.body_reader()?.read_to_vec(xml::MAX_XML_BODY).await?;
     let request: xml::CompleteMultipartUpload = xml::from_xml(&body)?;
     if request.parts.is_empty() {
@@ -34,10 +34,17 @@ pub async fn complete(st: &AppState, mut req: S3Request) -> S3Result<Response> {
     {
         return Err(S3Error::invalid_part_order());
     }
-    if up.completed.is_some() {
-        // Completed already: the same request gets the same answer (the part records are gone;
-        // the ETag the parts make is compared with the one published). Its condition held
-        // when it was first evaluated.
+    // A Complete that published already (and may have deleted the part records since) is
+    // answered from what it published, before any part is looked for: completed, or published
+    // and not yet marked (a completion still finishing, or one that crashed there; the sweep
+    // or the running task marks it).
+    let published = match up.completed {
+        Some(_) => None,
+        None => st.store.completed_object(&up).await?,
+    };
+    if up.completed.is_some() || published.is_some() {
+        // The same request gets the same answer: the ETag its parts make is compared with the
+        // one the first Complete started with. Its condition held when first evaluated.
         let mut h = Md5::new();
         for p in &request.parts {
             let md5 = hex::decode(p.etag.trim().trim_matches('"'))
@@ -45,15 +52,21 @@ pub async fn complete(st: &AppState, mut req: S3Request) -> S3Result<Response> {
             h.update(md5);
         }
         let etag = format!("\"{}-{}\"", hex::encode(h.finalize()), request.parts.len());
-        let done = up.completed.as_ref().and_then(|c| c.get_str("etag").ok());
+        let done = match &up.completed {
+            Some(c) => c.get_str("etag").ok(),
+            None => up.completing.as_deref(),
+        };
         if done != Some(etag.as_str()) {
             return Err(S3Error::no_such_upload());
         }
-        let info = st
-            .store
-            .completed_object(&up)
-            .await?
-            .ok_or_else(S3Error::no_such_upload)?;
+        let info = match published {
+            Some(info) => info,
+            None => st
+                .store
+                .completed_object(&up)
+                .await?
+                .ok_or_else(S3Error::no_such_upload)?,
+        };
         return Ok(complete_result(st, &up, &info));
     }
     let stored = st.store.meta().list_parts(&up.id, 0, 0).await?;
@@ -102,12 +115,8 @@ pub async fn complete(st: &AppState, mut req: S3Request) -> S3Result<Response> {
         }
     }
     // The condition is checked under the key's lock before any chunk moves; a failed one leaves
-    // the upload as it was (the client may retry or abort it), as in S3.
-    if st.store.completed_object(&up).await?.is_some() {
-        // A Complete that crashed after publishing: its retry finishes it, whatever the
-        // condition says now.
-        cond = crate::storage::objects::WriteCondition::Always;
-    }
+    // the upload as it was (the client may retry or abort it), as in S3. (A retry of a Complete
+    // that published already was answered above, whatever the condition says now.)
     // A slot among the `--max-completions` that may run at once; the task holds it to its end.
     let slot = match tokio::time::timeout(
         std::time::Duration::from_secs(st.config.completion_wait),

@@ -36,6 +36,10 @@ pub struct UploadRecord {
     /// Set once Complete published the object: `{etag, parts: [part ETags]}`. The record stays
     /// a while as a tombstone, so that a retried Complete gets the same answer.
     pub completed: Option<Document>,
+    /// The ETag of the part list a Complete started with (set before any chunk moves; another
+    /// list is refused from then on). A retry compares its list with it while `completed` is
+    /// not set yet.
+    pub completing: Option<String>,
     /// Set when an Abort (or the sweep) started deleting the upload; it is finished by
     /// whoever sees it next (the sweep), whatever crashed meanwhile.
     pub aborting: bool,
@@ -109,6 +113,7 @@ fn upload_from(d: &Document) -> Option<UploadRecord> {
         checksum_algorithm: d.get_str("checksumAlgorithm").ok().map(str::to_owned),
         checksum_type: d.get_str("checksumType").ok().map(str::to_owned),
         completed: d.get_document("completed").ok().cloned(),
+        completing: d.get_str("completing").ok().map(str::to_owned),
         aborting: d.get_bool("aborting").unwrap_or(false),
         content: d.get_bool("content").unwrap_or(false),
     })

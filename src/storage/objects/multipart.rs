@@ -96,6 +96,7 @@ impl ObjectStore {
             checksum_algorithm: checksum.as_ref().map(|(a, _)| a.clone()),
             checksum_type: checksum.map(|(_, t)| t),
             completed: None,
+            completing: None,
             aborting: false,
             content,
         };
@@ -555,6 +556,9 @@ impl ObjectStore {
         // which find the published object by its id).
         let info = self.finish_publish(&up.bucket, prepared, file).await?;
         self.finish_completed(&current).await?;
+        // (Where a test holds a completion that published, and deleted its part records, but
+        // has not marked the upload completed yet.)
+        crate::failpoint::hit("complete.mark", &up.bucket).await;
         self.meta
             .mark_upload_completed(&up.id, doc! {"etag": etag})
             .await?;

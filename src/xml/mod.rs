@@ -33,10 +33,51 @@ pub fn to_xml<T: Serialize>(root: &str, value: &T) -> String {
     out
 }
 
-/// Parses a request body; anything that does not fit the shape is `MalformedXML`.
+/// Parses a request body; anything that does not fit the shape is `MalformedXML`. Text content
+/// is kept exactly as sent (see [`preserve_text`]): a key is a byte string, and `" "` or
+/// `"_ "` must not become `""` or `"_"`.
 pub fn from_xml<T: for<'de> Deserialize<'de>>(body: &[u8]) -> S3Result<T> {
     let text = std::str::from_utf8(body).map_err(|_| S3Error::malformed_xml())?;
-    quick_xml::de::from_str(text).map_err(|_| S3Error::malformed_xml())
+    let kept = preserve_text(text).ok_or_else(S3Error::malformed_xml)?;
+    quick_xml::de::from_str(&kept).map_err(|_| S3Error::malformed_xml())
+}
+
+/// The document with the text of every leaf element (`<Key> a </Key>`) turned into CDATA,
+/// which quick-xml's deserializer never trims (it trims text at the edges of elements, so
+/// that indentation between elements disappears). Text between elements (indentation) is
+/// left as it is. `None` when the document is not well-formed XML.
+fn preserve_text(text: &str) -> Option<String> {
+    use quick_xml::events::{BytesCData, Event};
+    let mut reader = quick_xml::Reader::from_str(text);
+    let mut writer = quick_xml::Writer::new(Vec::with_capacity(text.len() + 64));
+    // A text event right after a start tag, held until we know whether the element ends next.
+    let mut held: Option<quick_xml::events::BytesText<'_>> = None;
+    let mut after_start = false;
+    loop {
+        let event = reader.read_event().ok()?;
+        if let Some(t) = held.take() {
+            if matches!(event, Event::End(_)) {
+                let content = t.unescape().ok()?;
+                for c in BytesCData::escaped(&content) {
+                    writer.write_event(Event::CData(c)).ok()?;
+                }
+            } else {
+                writer.write_event(Event::Text(t)).ok()?;
+            }
+        }
+        match event {
+            Event::Eof => break,
+            Event::Text(t) if after_start => {
+                held = Some(t);
+                after_start = false;
+                continue;
+            }
+            Event::Start(_) => after_start = true,
+            _ => after_start = false,
+        }
+        writer.write_event(event).ok()?;
+    }
+    String::from_utf8(writer.into_inner()).ok()
 }
 
 /// `<Error>`: the error document.

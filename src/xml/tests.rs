@@ -128,3 +128,26 @@ fn delete_request_parses() {
     assert_eq!(d.objects[1].version_id.as_deref(), Some("null"));
     assert!(from_xml::<Delete>(b"<Delete><Object>").is_err());
 }
+
+#[test]
+fn text_content_is_never_trimmed() {
+    let d: Delete = from_xml(
+        b"<Delete>\n  <Object><Key> </Key></Object>\n  <Object><Key>_ </Key></Object>\n  <Object>\n    <Key>  a &amp; b\n</Key>\n    <VersionId>v1</VersionId>\n  </Object>\n  <Object><Key>x]]&gt;y</Key></Object>\n  <Quiet>true</Quiet>\n</Delete>",
+    )
+    .unwrap();
+    let keys: Vec<&str> = d.objects.iter().map(|o| o.key.as_str()).collect();
+    assert_eq!(keys, [" ", "_ ", "  a & b\n", "x]]>y"]);
+    assert_eq!(d.objects[2].version_id.as_deref(), Some("v1"));
+    assert!(d.quiet);
+    let t: Tagging =
+        from_xml(b"<Tagging><TagSet><Tag><Key>k </Key><Value> v</Value></Tag></TagSet></Tagging>")
+            .unwrap();
+    assert_eq!(
+        (
+            t.tag_set.tags[0].key.as_str(),
+            t.tag_set.tags[0].value.as_str()
+        ),
+        ("k ", " v")
+    );
+    assert!(from_xml::<Delete>(b"<Delete><Object><Key>a</Object></Delete>").is_err());
+}

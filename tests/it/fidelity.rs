@@ -24,3 +24,61 @@ fn lifecycle_rules_expire_objects_and_abort_uploads() {
         support::run_py_checks(&gw, "lifecycle.py", "lifecycle", &[]).await;
     });
 }
+
+/// Issue 28 item 1: DeleteObjects takes each `<Key>` exactly as sent. It trimmed them: `" "`
+/// and `"_ "` were reported deleted and stayed, and the request for `"_ "` deleted `"_"`.
+#[test]
+fn delete_objects_takes_keys_exactly_as_sent() {
+    use aws_sdk_s3::primitives::ByteStream;
+    use aws_sdk_s3::types::{Delete, ObjectIdentifier};
+    support::run(async {
+        let gw = support::gateway("deletekeys").await;
+        let s3 = gw.sdk();
+        s3.create_bucket()
+            .bucket("deletekeys")
+            .send()
+            .await
+            .unwrap();
+        // (The SDK for Rust refuses a key of spaces alone; `" "` is covered by the XML unit test.)
+        for k in ["_ ", "_", " lead", "trail\t", "a  "] {
+            s3.put_object()
+                .bucket("deletekeys")
+                .key(k)
+                .body(ByteStream::from_static(b"x"))
+                .send()
+                .await
+                .unwrap();
+        }
+        let gone = ["_ ", "trail\t", "a  "];
+        let delete = Delete::builder()
+            .set_objects(Some(
+                gone.iter()
+                    .map(|k| ObjectIdentifier::builder().key(*k).build().unwrap())
+                    .collect(),
+            ))
+            .build()
+            .unwrap();
+        let out = s3
+            .delete_objects()
+            .bucket("deletekeys")
+            .delete(delete)
+            .send()
+            .await
+            .unwrap();
+        let mut reported: Vec<&str> = out.deleted().iter().filter_map(|d| d.key()).collect();
+        reported.sort();
+        let mut want = gone.to_vec();
+        want.sort();
+        assert_eq!(reported, want, "the Deleted keys, as sent");
+        assert!(out.errors().is_empty());
+        let listed = s3
+            .list_objects_v2()
+            .bucket("deletekeys")
+            .send()
+            .await
+            .unwrap();
+        let mut left: Vec<&str> = listed.contents().iter().filter_map(|o| o.key()).collect();
+        left.sort();
+        assert_eq!(left, [" lead", "_"], "what was not named is still there");
+    });
+}

@@ -96,6 +96,8 @@ errors! {
     no_such_upload => "NoSuchUpload", NOT_FOUND, "The specified multipart upload does not exist. The upload ID might be invalid, or the multipart upload might have been aborted or completed.";
     /// A part named in Complete is unknown or its ETag differs.
     invalid_part => "InvalidPart", BAD_REQUEST, "One or more of the specified parts could not be found. The part might not have been uploaded, or the specified entity tag might not have matched the part's entity tag.";
+    /// PutObjectLockConfiguration with a default retention of zero or fewer days or years.
+    invalid_retention_period => "InvalidRetentionPeriod", BAD_REQUEST, "The retention period must be a positive integer";
     /// Parts not in ascending order.
     invalid_part_order => "InvalidPartOrder", BAD_REQUEST, "The list of parts was not in ascending order. The parts list must be specified in order by part number.";
     /// A non-last part under 5 MiB.

@@ -169,6 +169,51 @@ fn size(v: &Option<String>) -> S3Result<Option<u64>> {
         .transpose()
 }
 
+/// The configuration as it is stored: the document as given, with an `<ID>` added to every
+/// rule that has none (AWS generates one, and GetBucketLifecycleConfiguration shows it).
+/// `None` when the document is not well-formed XML.
+pub fn with_rule_ids(body: &str) -> Option<String> {
+    use quick_xml::events::{BytesEnd, BytesStart, BytesText, Event};
+    let mut reader = quick_xml::Reader::from_str(body);
+    let mut writer = quick_xml::Writer::new(Vec::with_capacity(body.len() + 128));
+    // Depth of each open element, and whether the open `<Rule>` (at depth 2) has an `<ID>`.
+    let mut depth = 0usize;
+    let mut rule_has_id = false;
+    loop {
+        let event = reader.read_event().ok()?;
+        match &event {
+            Event::Eof => break,
+            Event::Start(e) => {
+                depth += 1;
+                if depth == 2 && e.local_name().as_ref() == b"Rule" {
+                    rule_has_id = false;
+                }
+                if depth == 3 && e.local_name().as_ref() == b"ID" {
+                    rule_has_id = true;
+                }
+            }
+            Event::Empty(e) if depth == 2 && e.local_name().as_ref() == b"ID" => {
+                rule_has_id = true;
+            }
+            Event::End(e) => {
+                if depth == 2 && e.local_name().as_ref() == b"Rule" && !rule_has_id {
+                    // A random id, as AWS gives (a rule-<n> could collide with one given).
+                    let id = uuid::Uuid::new_v4().simple().to_string();
+                    writer
+                        .write_event(Event::Start(BytesStart::new("ID")))
+                        .ok()?;
+                    writer.write_event(Event::Text(BytesText::new(&id))).ok()?;
+                    writer.write_event(Event::End(BytesEnd::new("ID"))).ok()?;
+                }
+                depth = depth.saturating_sub(1);
+            }
+            _ => {}
+        }
+        writer.write_event(event).ok()?;
+    }
+    String::from_utf8(writer.into_inner()).ok()
+}
+
 /// Parses and validates a LifecycleConfiguration document.
 pub fn parse(body: &[u8]) -> S3Result<Vec<Rule>> {
     let c: ConfigXml = crate::xml::from_xml(body)?;
@@ -349,6 +394,20 @@ pub fn object_expiry<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rules_without_an_id_get_one_and_keep_it() {
+        let body = "<LifecycleConfiguration><Rule><Status>Enabled</Status><Filter><Prefix>a/</Prefix></Filter><Expiration><Days>1</Days></Expiration></Rule><Rule><ID>mine</ID><Status>Enabled</Status><Filter><Prefix>b/</Prefix></Filter><Expiration><Days>2</Days></Expiration></Rule></LifecycleConfiguration>";
+        let stored = with_rule_ids(body).unwrap();
+        let rules = parse(stored.as_bytes()).unwrap();
+        assert_eq!(rules.len(), 2);
+        assert_eq!(rules[0].id.len(), 32, "a generated id: {}", rules[0].id);
+        assert_eq!(rules[1].id, "mine");
+        assert_eq!(stored.matches("<ID>").count(), 2);
+        // Stored once, the ids stay: a second pass adds none.
+        assert_eq!(with_rule_ids(&stored).unwrap(), stored);
+        assert!(with_rule_ids("<LifecycleConfiguration><Rule></Other>").is_none());
+    }
 
     fn doc(rules: &str) -> Vec<u8> {
         format!("<LifecycleConfiguration>{rules}</LifecycleConfiguration>").into_bytes()

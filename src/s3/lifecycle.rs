@@ -13,12 +13,15 @@ use crate::s3::respond::xml_response;
 use crate::state::AppState;
 use crate::xml;
 
-/// PutBucketLifecycleConfiguration: validated, then stored as given.
+/// PutBucketLifecycleConfiguration: validated, then stored as given (with generated rule ids).
 pub async fn put(st: &AppState, mut req: S3Request) -> S3Result<Response> {
     let b = require_bucket(st, req.bucket()).await?;
     let body = req.body_reader()?.read_to_vec(xml::MAX_XML_BODY).await?;
     crate::lifecycle::parse(&body)?;
-    let text = String::from_utf8(body).map_err(|_| S3Error::malformed_xml())?;
+    let text = std::str::from_utf8(&body).map_err(|_| S3Error::malformed_xml())?;
+    // Stored with an id for every rule that came without one, so that Get shows it and the
+    // janitor's rules keep the same ids.
+    let text = crate::lifecycle::with_rule_ids(text).ok_or_else(S3Error::malformed_xml)?;
     st.store
         .meta()
         .set_bucket_lifecycle(&b.name, Some(&text))
@@ -26,7 +29,7 @@ pub async fn put(st: &AppState, mut req: S3Request) -> S3Result<Response> {
     Ok(empty(StatusCode::OK))
 }
 
-/// GetBucketLifecycleConfiguration: the document as it was put.
+/// GetBucketLifecycleConfiguration: the document as it was put, with the generated rule ids.
 pub async fn get(st: &AppState, req: S3Request) -> S3Result<Response> {
     let b = require_bucket(st, req.bucket()).await?;
     let text = b.lifecycle.ok_or_else(|| S3Error {

@@ -81,8 +81,9 @@ pub fn parse_config(body: &[u8]) -> S3Result<ObjectLockConfig> {
         return Err(S3Error::malformed_xml());
     }
     let positive = |n: i64, what: &str| -> S3Result<u32> {
+        // AWS's code for a period of zero or less (not InvalidArgument).
         u32::try_from(n).ok().filter(|n| *n > 0).ok_or_else(|| {
-            S3Error::invalid_argument(format!(
+            S3Error::invalid_retention_period().with_message(format!(
                 "Default retention period must be a positive integer value for {what}"
             ))
         })
@@ -268,7 +269,14 @@ mod tests {
         );
         assert!(parse_config(b"<ObjectLockConfiguration><ObjectLockEnabled>Enabled</ObjectLockEnabled><Rule><DefaultRetention><Mode>GOVERNANCE</Mode><Days>3</Days><Years>1</Years></DefaultRetention></Rule></ObjectLockConfiguration>").is_err());
         assert!(parse_config(b"<ObjectLockConfiguration><ObjectLockEnabled>Enabled</ObjectLockEnabled><Rule><DefaultRetention><Mode>FOREVER</Mode><Days>3</Days></DefaultRetention></Rule></ObjectLockConfiguration>").is_err());
-        assert!(parse_config(b"<ObjectLockConfiguration><ObjectLockEnabled>Enabled</ObjectLockEnabled><Rule><DefaultRetention><Mode>COMPLIANCE</Mode><Days>0</Days></DefaultRetention></Rule></ObjectLockConfiguration>").is_err());
+        for period in ["<Days>0</Days>", "<Days>-1</Days>", "<Years>0</Years>"] {
+            let body = format!("<ObjectLockConfiguration><ObjectLockEnabled>Enabled</ObjectLockEnabled><Rule><DefaultRetention><Mode>COMPLIANCE</Mode>{period}</DefaultRetention></Rule></ObjectLockConfiguration>");
+            assert_eq!(
+                parse_config(body.as_bytes()).unwrap_err().code,
+                "InvalidRetentionPeriod",
+                "{period}"
+            );
+        }
         let now = DateTime::from_millis(1_000_000);
         let later = DateTime::from_millis(2_000_000);
         let mut m = ObjectMeta::default();

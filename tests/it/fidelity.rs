@@ -82,3 +82,91 @@ fn delete_objects_takes_keys_exactly_as_sent() {
         assert_eq!(left, [" lead", "_"], "what was not named is still there");
     });
 }
+
+/// Issue 28 item 9, three of its behaviours through the SDK: `aws-chunked` leaves
+/// Content-Encoding with the client's separators; a lifecycle rule without an ID gets one that
+/// Get shows; a default retention of 0 days is `InvalidRetentionPeriod`.
+#[test]
+fn encoding_lifecycle_ids_and_retention_periods_as_aws() {
+    use aws_sdk_s3::error::ProvideErrorMetadata;
+    use aws_sdk_s3::primitives::ByteStream;
+    use aws_sdk_s3::types::{
+        BucketLifecycleConfiguration, DefaultRetention, ExpirationStatus, LifecycleExpiration,
+        LifecycleRule, LifecycleRuleFilter, ObjectLockConfiguration, ObjectLockEnabled,
+        ObjectLockRetentionMode, ObjectLockRule,
+    };
+    support::run(async {
+        let gw = support::gateway("fidelity9").await;
+        let s3 = gw.sdk();
+        s3.create_bucket()
+            .bucket("fidelity9")
+            .object_lock_enabled_for_bucket(true)
+            .send()
+            .await
+            .unwrap();
+        s3.put_object()
+            .bucket("fidelity9")
+            .key("enc")
+            .content_encoding("aws-chunked, deflate, gzip")
+            .body(ByteStream::from_static(b"x"))
+            .send()
+            .await
+            .unwrap();
+        let head = s3
+            .head_object()
+            .bucket("fidelity9")
+            .key("enc")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(head.content_encoding(), Some("deflate, gzip"));
+
+        let rule = LifecycleRule::builder()
+            .status(ExpirationStatus::Enabled)
+            .filter(LifecycleRuleFilter::builder().prefix("logs/").build())
+            .expiration(LifecycleExpiration::builder().days(3).build())
+            .build()
+            .unwrap();
+        s3.put_bucket_lifecycle_configuration()
+            .bucket("fidelity9")
+            .lifecycle_configuration(
+                BucketLifecycleConfiguration::builder()
+                    .rules(rule)
+                    .build()
+                    .unwrap(),
+            )
+            .send()
+            .await
+            .unwrap();
+        let got = s3
+            .get_bucket_lifecycle_configuration()
+            .bucket("fidelity9")
+            .send()
+            .await
+            .unwrap();
+        let id = got.rules()[0].id().unwrap_or_default();
+        assert!(!id.is_empty(), "the rule got an id");
+
+        let zero = ObjectLockConfiguration::builder()
+            .object_lock_enabled(ObjectLockEnabled::Enabled)
+            .rule(
+                ObjectLockRule::builder()
+                    .default_retention(
+                        DefaultRetention::builder()
+                            .mode(ObjectLockRetentionMode::Governance)
+                            .days(0)
+                            .build(),
+                    )
+                    .build(),
+            )
+            .build();
+        let err = s3
+            .put_object_lock_configuration()
+            .bucket("fidelity9")
+            .object_lock_configuration(zero)
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), Some("InvalidRetentionPeriod"));
+    });
+}

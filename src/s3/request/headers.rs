@@ -9,6 +9,18 @@ use mongodb::bson::DateTime;
 use crate::error::{S3Error, S3Result};
 use crate::storage::objects::{DeleteCondition, ObjectMeta, WriteCondition};
 
+/// A Content-Encoding without its `aws-chunked` token, which is transport framing, not the
+/// object's encoding. The other codings keep the client's own separators (`aws-chunked,
+/// deflate, gzip` is stored as `deflate, gzip`, as AWS stores it).
+pub fn without_aws_chunked(e: &str) -> String {
+    e.split(',')
+        .filter(|p| !p.trim().eq_ignore_ascii_case("aws-chunked"))
+        .collect::<Vec<_>>()
+        .join(",")
+        .trim_start()
+        .to_owned()
+}
+
 /// ISO 8601 with milliseconds, as S3 XML uses.
 pub fn iso8601(d: DateTime) -> String {
     d.to_chrono().format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
@@ -191,15 +203,7 @@ pub fn meta_from_headers(h: &HeaderMap) -> ObjectMeta {
         cache_control: s("cache-control"),
         content_disposition: s("content-disposition"),
         content_encoding: s("content-encoding")
-            .filter(|e| e != "aws-chunked")
-            .map(|e| {
-                // aws-chunked is transport framing, not the object's encoding.
-                e.split(',')
-                    .map(str::trim)
-                    .filter(|p| *p != "aws-chunked")
-                    .collect::<Vec<_>>()
-                    .join(",")
-            })
+            .map(|e| without_aws_chunked(&e))
             .filter(|e| !e.is_empty()),
         content_language: s("content-language"),
         expires: s("expires"),
@@ -211,6 +215,20 @@ pub fn meta_from_headers(h: &HeaderMap) -> ObjectMeta {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn aws_chunked_is_dropped_from_content_encoding() {
+        for (sent, kept) in [
+            ("aws-chunked", ""),
+            ("aws-chunked, deflate, gzip", "deflate, gzip"),
+            ("aws-chunked,gzip", "gzip"),
+            ("gzip, aws-chunked", "gzip"),
+            ("deflate,  gzip", "deflate,  gzip"),
+            ("AWS-CHUNKED, br", "br"),
+        ] {
+            assert_eq!(without_aws_chunked(sent), kept, "{sent}");
+        }
+    }
 
     #[test]
     fn part_numbers() {

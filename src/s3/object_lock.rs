@@ -180,8 +180,9 @@ pub async fn get_retention(st: &AppState, req: S3Request) -> S3Result<Response> 
     ))
 }
 
-/// PutObjectRetention: COMPLIANCE may only be extended; GOVERNANCE may be shortened, removed
-/// or turned into COMPLIANCE, shortened or removed only with a bypass.
+/// PutObjectRetention: a retention in force may be extended in its mode; GOVERNANCE may be
+/// shortened, removed or turned into COMPLIANCE only with a bypass; COMPLIANCE never
+/// (`rules::lock::retention_change_allowed`).
 pub async fn put_retention(st: &AppState, mut req: S3Request) -> S3Result<Response> {
     let b = require_bucket(st, req.bucket()).await?;
     let version = crate::s3::request::version_param(&req)?;
@@ -206,17 +207,14 @@ pub async fn put_retention(st: &AppState, mut req: S3Request) -> S3Result<Respon
             ));
         }
     }
-    if let Some((mode, until)) = &o.meta.retention {
-        if *until > now {
-            let shorter = match &new {
-                None => true,
-                Some((m, u)) => u < until || (mode == "COMPLIANCE" && m != "COMPLIANCE"),
-            };
-            if shorter && !(mode == "GOVERNANCE" && bypass) {
-                return Err(S3Error::access_denied()
-                    .with_message("Access Denied because object protected by object lock."));
-            }
-        }
+    if !crate::s3::rules::lock::retention_change_allowed(
+        o.meta.retention.as_ref(),
+        new.as_ref(),
+        now,
+        bypass,
+    ) {
+        return Err(S3Error::access_denied()
+            .with_message("Access Denied because object protected by object lock."));
     }
     o.meta.retention = new;
     st.store.set_object_meta(req.bucket(), o).await?;

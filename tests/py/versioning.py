@@ -282,6 +282,14 @@ check((c, st) == ("AccessDenied", 403), f"COMPLIANCE cannot be weakened ({c} {st
 c, st, _ = err(lambda: s3.put_object_retention(Bucket=L, Key="g", VersionId=gov,
                                                Retention={"Mode": "GOVERNANCE", "RetainUntilDate": soon()}))
 check((c, st) == ("AccessDenied", 403), f"GOVERNANCE cannot be shortened without a bypass ({c} {st})")
+g2 = s3.put_object(Bucket=L, Key="g2", Body=b"g2", ObjectLockMode="GOVERNANCE", ObjectLockRetainUntilDate=far)["VersionId"]
+c, st, _ = err(lambda: s3.put_object_retention(Bucket=L, Key="g2", VersionId=g2,
+                                               Retention={"Mode": "COMPLIANCE", "RetainUntilDate": far}))
+check((c, st) == ("AccessDenied", 403), f"GOVERNANCE becomes COMPLIANCE only with a bypass ({c} {st})")
+s3.put_object_retention(Bucket=L, Key="g2", VersionId=g2, Retention={"Mode": "COMPLIANCE", "RetainUntilDate": far},
+                        BypassGovernanceRetention=True)
+r = s3.get_object_retention(Bucket=L, Key="g2", VersionId=g2)["Retention"]
+check(r["Mode"] == "COMPLIANCE", f"with a bypass by the owner it does ({r})")
 s3.put_object_retention(Bucket=L, Key="g", VersionId=gov, Retention={"Mode": "GOVERNANCE", "RetainUntilDate": soon()},
                         BypassGovernanceRetention=True)
 check(code(lambda: s3.delete_object(Bucket=L, Key="g", VersionId=gov, BypassGovernanceRetention=True)) == "OK",

@@ -93,6 +93,27 @@ fn default_retention(c: &ObjectLockConfig, now: DateTime) -> Option<(String, Dat
     ))
 }
 
+/// Whether PutObjectRetention may replace the `current` retention with `new` at `now`. A
+/// retention in force may be extended in its own mode; shortening it, removing it or changing
+/// its mode needs GOVERNANCE and a bypass (COMPLIANCE, never). That includes turning
+/// GOVERNANCE into COMPLIANCE: AWS refuses it without a bypass, since it can lock the object
+/// for good.
+pub fn retention_change_allowed(
+    current: Option<&(String, DateTime)>,
+    new: Option<&(String, DateTime)>,
+    now: DateTime,
+    bypass: bool,
+) -> bool {
+    let Some((mode, until)) = current.filter(|(_, until)| *until > now) else {
+        return true;
+    };
+    let weaker_or_other = match new {
+        None => true,
+        Some((m, u)) => u < until || m != mode,
+    };
+    !weaker_or_other || (mode == "GOVERNANCE" && bypass)
+}
+
 /// Whether `x-amz-bypass-governance-retention: true` is sent by a key that may use it.
 pub fn bypass(req: &S3Request, b: &BucketInfo) -> bool {
     req.header("x-amz-bypass-governance-retention")
@@ -101,4 +122,45 @@ pub fn bypass(req: &S3Request, b: &BucketInfo) -> bool {
             super::authz::role_on(&req.auth, b),
             Some(super::authz::Role::Owner)
         )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retention_changes_as_aws() {
+        let (now, soon, later) = (
+            DateTime::from_millis(1_000),
+            DateTime::from_millis(2_000),
+            DateTime::from_millis(3_000),
+        );
+        let r = |m: &str, u: DateTime| Some((m.to_owned(), u));
+        let (g, c) = ("GOVERNANCE", "COMPLIANCE");
+        // (current, new, bypass, allowed)
+        let table = [
+            (None, r(c, soon), false, true),
+            (r(g, later), r(g, later), false, true),
+            (r(g, soon), r(g, later), false, true),
+            (r(g, later), r(g, soon), false, false),
+            (r(g, later), r(g, soon), true, true),
+            (r(g, later), None, false, false),
+            (r(g, later), None, true, true),
+            (r(g, soon), r(c, later), false, false),
+            (r(g, soon), r(c, later), true, true),
+            (r(c, soon), r(c, later), false, true),
+            (r(c, later), r(c, soon), true, false),
+            (r(c, later), r(g, later), true, false),
+            (r(c, later), None, true, false),
+            // A retention that has expired holds nothing.
+            (r(c, DateTime::from_millis(500)), None, false, true),
+        ];
+        for (i, (current, new, bypass, allowed)) in table.iter().enumerate() {
+            assert_eq!(
+                retention_change_allowed(current.as_ref(), new.as_ref(), now, *bypass),
+                *allowed,
+                "case {i}"
+            );
+        }
+    }
 }

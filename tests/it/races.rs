@@ -977,3 +977,79 @@ fn a_complete_retried_between_its_publish_and_its_mark_answers_the_object() {
         assert!(got[..one.len()] == one[..] && got[one.len()..] == two[..]);
     });
 }
+
+/// PutBucketVersioning while another run leads the version index build (the janitor's resume,
+/// or the same request on another instance): it answered at once, before the index was
+/// complete, and a ListObjectVersions right after listed every key as one `null` version
+/// (seen once in `sse::sse_as_boto3_and_pymongo_see_it` under load). It now waits for that
+/// build as for its own.
+#[test]
+fn put_bucket_versioning_waits_for_a_build_another_run_leads() {
+    use aws_sdk_s3::types::{BucketVersioningStatus, VersioningConfiguration};
+    support::run(async {
+        let gw = quiet_gateway("versionwait", |_| {}).await;
+        let s3 = gw.sdk();
+        let store = gw.state.store.clone();
+        let b = "versionwait";
+        s3.create_bucket().bucket(b).send().await.unwrap();
+        put(&s3, b, "k", b"before").await;
+        // Another run takes the build's lead and is held there.
+        let led = failpoint::pause("index.led", Some(b));
+        let other = {
+            let store = store.clone();
+            tokio::spawn(async move { store.finish_index(b).await })
+        };
+        led.reached().await;
+        let waits = failpoint::pause("versioning.wait", Some(b));
+        let enable = {
+            let s3 = s3.clone();
+            tokio::spawn(async move {
+                s3.put_bucket_versioning()
+                    .bucket(b)
+                    .versioning_configuration(
+                        VersioningConfiguration::builder()
+                            .status(BucketVersioningStatus::Enabled)
+                            .build(),
+                    )
+                    .send()
+                    .await
+            })
+        };
+        // The request found the build led elsewhere, and waits for it.
+        waits.reached().await;
+        waits.release();
+        assert!(
+            !enable.is_finished(),
+            "PutBucketVersioning answered before the index was built"
+        );
+        led.release();
+        assert!(
+            other.await.unwrap().unwrap(),
+            "the other run built the index"
+        );
+        enable.await.unwrap().unwrap();
+        // Right after the answer, the listing sees the index: the key's `null` version and a
+        // new one.
+        let v = s3
+            .put_object()
+            .bucket(b)
+            .key("k")
+            .body(ByteStream::from_static(b"after"))
+            .send()
+            .await
+            .unwrap()
+            .version_id()
+            .unwrap()
+            .to_owned();
+        let listed = s3.list_object_versions().bucket(b).send().await.unwrap();
+        let mut ids: Vec<&str> = listed
+            .versions()
+            .iter()
+            .filter_map(|x| x.version_id())
+            .collect();
+        ids.sort();
+        let mut want = vec!["null", v.as_str()];
+        want.sort();
+        assert_eq!(ids, want);
+    });
+}

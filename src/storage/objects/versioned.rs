@@ -496,11 +496,29 @@ impl ObjectStore {
                 "version-index",
                 async move { store.finish_index(&name).await },
             );
-        match tokio::time::timeout(INLINE_BUILD, build).await {
-            // `false`: another instance leads the build (a PutBucketVersioning there too).
-            Ok(joined) => {
-                joined.map_err(|e| GridFsError::Conflict(format!("index build: {e}")))??;
+        let waited = async {
+            let led = build
+                .await
+                .map_err(|e| GridFsError::Conflict(format!("index build: {e}")))??;
+            if !led {
+                // Another run leads the build (the janitor's resume, or a PutBucketVersioning
+                // on another instance): wait for it as for our own, so that this answer comes
+                // once listings see every version (they list `null` versions until then).
+                crate::failpoint::hit("versioning.wait", bucket).await;
+                while !self
+                    .meta
+                    .get_bucket(bucket)
+                    .await?
+                    .is_some_and(|b| b.versions_indexed)
+                {
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                }
+                self.meta.forget_bucket(bucket);
             }
+            Ok::<_, GridFsError>(())
+        };
+        match tokio::time::timeout(INLINE_BUILD, waited).await {
+            Ok(done) => done?,
             Err(_) => tracing::info!(bucket, "the version index build goes on in the background"),
         }
         Ok(())
@@ -517,6 +535,8 @@ impl ObjectStore {
         else {
             return Ok(false);
         };
+        // (Where a test holds a build that leads, to race a PutBucketVersioning against it.)
+        crate::failpoint::hit("index.led", bucket).await;
         tokio::time::sleep(
             crate::storage::meta::BUCKET_CACHE_TTL + std::time::Duration::from_millis(500),
         )

@@ -43,6 +43,7 @@ pub async fn delete_objects(st: &AppState, mut req: S3Request) -> S3Result<Respo
     for o in bad {
         result.errors.push(xml::DeleteError {
             key: o.key,
+            version_id: o.version_id,
             code: "NoSuchVersion".into(),
             message: "The specified version does not exist.".into(),
         });
@@ -55,6 +56,7 @@ pub async fn delete_objects(st: &AppState, mut req: S3Request) -> S3Result<Respo
     for o in denied {
         result.errors.push(xml::DeleteError {
             key: o.key,
+            version_id: o.version_id,
             code: "AccessDenied".into(),
             message: "Access Denied".into(),
         });
@@ -74,6 +76,7 @@ pub async fn delete_objects(st: &AppState, mut req: S3Request) -> S3Result<Respo
                         None => {
                             result.errors.push(xml::DeleteError {
                                 key: o.key,
+                                version_id: o.version_id,
                                 code: "InvalidArgument".into(),
                                 message: "Invalid LastModifiedTime".into(),
                             });
@@ -106,6 +109,7 @@ pub async fn delete_objects(st: &AppState, mut req: S3Request) -> S3Result<Respo
                     let e = crate::s3::respond::blocked_error(blocked);
                     result.errors.push(xml::DeleteError {
                         key: o.key,
+                        version_id: o.version_id,
                         code: e.code.into(),
                         message: e.message.clone(),
                     });
@@ -114,6 +118,7 @@ pub async fn delete_objects(st: &AppState, mut req: S3Request) -> S3Result<Respo
                     let e = S3Error::from(e);
                     result.errors.push(xml::DeleteError {
                         key: o.key,
+                        version_id: o.version_id,
                         code: e.code.into(),
                         message: e.message.clone(),
                     });
@@ -146,6 +151,7 @@ pub async fn delete_objects(st: &AppState, mut req: S3Request) -> S3Result<Respo
             for o in good {
                 result.errors.push(xml::DeleteError {
                     key: o.key,
+                    version_id: o.version_id,
                     code: e.code.into(),
                     message: e.message.clone(),
                 });

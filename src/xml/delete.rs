@@ -73,6 +73,10 @@ pub struct DeleteError {
     /// Key.
     #[serde(rename = "Key")]
     pub key: String,
+    /// The version the request named, if any (AWS reports it with the error, so a client
+    /// knows which version of a key was refused).
+    #[serde(rename = "VersionId", skip_serializing_if = "Option::is_none")]
+    pub version_id: Option<String>,
     /// Error code.
     #[serde(rename = "Code")]
     pub code: String,

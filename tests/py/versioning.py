@@ -272,7 +272,8 @@ for key, vid, what in [("g", gov, "GOVERNANCE"), ("c", comp, "COMPLIANCE"), ("h"
     c, st, _ = err(lambda: s3.delete_object(Bucket=L, Key=key, VersionId=vid))
     check((c, st) == ("AccessDenied", 403), f"DeleteObject of a version under {what}: 403 ({c} {st})")
 r = s3.delete_objects(Bucket=L, Delete={"Objects": [{"Key": "g", "VersionId": gov}]})
-check([e["Code"] for e in r.get("Errors", [])] == ["AccessDenied"], "DeleteObjects of a locked version: AccessDenied")
+check([(e["Code"], e.get("Key"), e.get("VersionId")) for e in r.get("Errors", [])] == [("AccessDenied", "g", gov)],
+      f"DeleteObjects of a locked version: AccessDenied, with its key and version id ({r.get('Errors')})")
 d = s3.delete_object(Bucket=L, Key="g")
 check(d.get("DeleteMarker") is True, "a delete marker may be written over a locked version")
 check(s3.get_object(Bucket=L, Key="g", VersionId=gov)["Body"].read() == b"gov", "the locked version stays")

@@ -14,7 +14,6 @@ use crate::s3::request::S3Request;
 use crate::s3::request::MAX_PUT_SIZE;
 use crate::s3::respond::version_headers;
 use crate::s3::respond::xml_response;
-use crate::s3::rules::preconditions::check_copy_source;
 use crate::state::AppState;
 use crate::storage::gridfs::GridFsError;
 use crate::storage::objects::WriteCondition;
@@ -47,23 +46,14 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
         ));
     }
     for _ in 0..3 {
-        let mut src = crate::s3::lookup::require_copy_source(
+        let src = crate::s3::lookup::open_copy_source(
             st,
-            &req.auth,
-            req.source_access,
+            (&req.auth, req.source_access, &req.parts.headers),
             &src_bucket,
             &src_key,
             src_version.as_deref(),
         )
         .await?;
-        super::sse::open_object(
-            st,
-            &mut src,
-            &req.parts.headers,
-            crate::s3::request::sse::COPY_SOURCE_CUSTOMER,
-        )
-        .await?;
-        check_copy_source(&req.parts.headers, &src)?;
         if src.size() > MAX_PUT_SIZE {
             return Err(S3Error::invalid_request("The specified copy source is larger than the maximum allowable size for a copy source: 5368709120"));
         }

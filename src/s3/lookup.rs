@@ -171,3 +171,27 @@ pub(crate) async fn unversioned_id(st: &AppState, bucket: &str) -> S3Result<()> 
     }
     Ok(())
 }
+
+/// A copy's source, ready to read: found and readable by the request (see
+/// [`require_copy_source`]), its data key opened with the copy-source SSE-C headers where it is
+/// SSE-C, and the `x-amz-copy-source-if-*` conditions checked (CopyObject and UploadPartCopy).
+// (Takes the request's parts, not the request: its body is not `Sync`, and this future is held
+// across awaits by handlers that must be `Send`.)
+pub async fn open_copy_source(
+    st: &AppState,
+    (auth, access, headers): (&Auth, Access, &HeaderMap),
+    bucket: &str,
+    key: &str,
+    version: Option<&str>,
+) -> S3Result<ObjectInfo> {
+    let mut src = require_copy_source(st, auth, access, bucket, key, version).await?;
+    crate::s3::sse::open_object(
+        st,
+        &mut src,
+        headers,
+        crate::s3::request::sse::COPY_SOURCE_CUSTOMER,
+    )
+    .await?;
+    crate::s3::rules::preconditions::check_copy_source(headers, &src)?;
+    Ok(src)
+}

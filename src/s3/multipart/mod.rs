@@ -244,23 +244,14 @@ pub async fn upload_part_copy(st: &AppState, req: S3Request) -> S3Result<Respons
     require_bucket(st, &src_bucket).await?;
     let sse = super::sse::upload_key(st, &up, &req.parts.headers, true).await?;
     for _ in 0..3 {
-        let mut src = crate::s3::lookup::require_copy_source(
+        let src = crate::s3::lookup::open_copy_source(
             st,
-            &req.auth,
-            req.source_access,
+            (&req.auth, req.source_access, &req.parts.headers),
             &src_bucket,
             &src_key,
             src_version.as_deref(),
         )
         .await?;
-        super::sse::open_object(
-            st,
-            &mut src,
-            &req.parts.headers,
-            crate::s3::request::sse::COPY_SOURCE_CUSTOMER,
-        )
-        .await?;
-        crate::s3::rules::preconditions::check_copy_source(&req.parts.headers, &src)?;
         let len = src.size();
         let (start, end) = match req.header("x-amz-copy-source-range") {
             None => (0, len),

@@ -130,10 +130,15 @@ async fn request(config: &Config, endpoint: &Target, action: &AdminAction) -> Re
             format!("/_grids3/admin/buckets/{}", sigv4::uri_encode(name, false)),
             String::new(),
         ),
-        AdminAction::CreateKmsKey { alias, description } => (
+        AdminAction::CreateKmsKey {
+            id,
+            alias,
+            description,
+        } => (
             "POST",
             "/_grids3/admin/kms/keys".to_owned(),
-            serde_json::json!({"alias": alias, "description": description}).to_string(),
+            serde_json::json!({"id": id, "alias": alias, "description": description})
+                .to_string(),
         ),
         AdminAction::ListKmsKeys => ("GET", "/_grids3/admin/kms/keys".to_owned(), String::new()),
         AdminAction::DisableKmsKey { id } | AdminAction::EnableKmsKey { id } => (

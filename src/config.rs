@@ -345,6 +345,10 @@ pub enum AdminAction {
     },
     /// Create an SSE-KMS key in the local keyring.
     CreateKmsKey {
+        /// The key's id, chosen by the operator (letters, digits, `_` and `-`, up to 64
+        /// characters, as KES names keys); clients then name it as it is. A UUID if omitted.
+        #[arg(long)]
+        id: Option<String>,
         /// An alias (used as `alias/<name>`).
         #[arg(long)]
         alias: Option<String>,

@@ -105,6 +105,21 @@ pub fn parse_key_name(name: &str) -> Result<String, String> {
     }
 }
 
+/// Whether an operator-chosen key id is valid: KES's rule, letters, digits, `_` and `-`, 1 to
+/// 64 characters. (So it can never look like an ARN or an alias.)
+pub fn valid_key_id(id: &str) -> bool {
+    (1..=64).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-'))
+}
+
+/// Whether a key id is a UUID, as the ids grids3 generates are (responses name those keys by
+/// ARN; operator-named keys by their name).
+pub fn is_generated_id(id: &str) -> bool {
+    uuid::Uuid::try_parse(id).is_ok_and(|u| u.hyphenated().to_string() == id)
+}
+
 impl Keyring {
     /// The keyring of `db`.
     pub fn new(db: &Database) -> Self {
@@ -131,16 +146,34 @@ impl Keyring {
         Ok(())
     }
 
-    /// Creates a key (fresh random material sealed under the current master key).
+    /// Creates a key (fresh random material sealed under the current master key), with the
+    /// operator's id (checked by [`valid_key_id`] before) or a generated UUID.
     pub async fn create(
         &self,
         masters: &MasterKeys,
+        id: Option<&str>,
         alias: Option<&str>,
         description: &str,
         now: DateTime,
     ) -> Result<KmsKeyInfo, SseError> {
-        let id = uuid::Uuid::new_v4().to_string();
-        self.insert(masters, &id, alias, description, now).await
+        match id {
+            Some(id) => match self.insert(masters, id, alias, description, now).await {
+                // `_id` is unique: a second key of one name is refused, whichever instance
+                // created the first.
+                Err(SseError::Mongo(e)) if crate::dberror::is_duplicate_key(&e) => {
+                    if self.entry(id).await?.is_some() {
+                        Err(SseError::KeyExists(id.to_owned()))
+                    } else {
+                        Err(SseError::AliasExists(alias.unwrap_or_default().to_owned()))
+                    }
+                }
+                r => r,
+            },
+            None => {
+                let id = uuid::Uuid::new_v4().to_string();
+                self.insert(masters, &id, alias, description, now).await
+            }
+        }
     }
 
     async fn insert(
@@ -171,9 +204,13 @@ impl Keyring {
         }
         match self.coll.insert_one(d).await {
             Ok(_) => {}
-            // The alias index refused it: another instance took the alias meanwhile.
+            // The alias index refused it: another instance took the alias meanwhile. (A
+            // duplicate `_id` of a named key is told apart by `create`.)
             Err(e)
-                if crate::dberror::is_duplicate_key(&e) && alias.is_some() && id != DEFAULT_ID =>
+                if crate::dberror::is_duplicate_key(&e)
+                    && alias.is_some()
+                    && is_generated_id(id)
+                    && id != DEFAULT_ID =>
             {
                 return Err(SseError::AliasExists(alias.unwrap_or_default().to_owned()))
             }
@@ -361,5 +398,20 @@ mod tests {
             parse_key_name("arn:aws:kms:us-east-1:000000000000:alias/app"),
             Err("app".into())
         );
+        assert_eq!(parse_key_name("testkey-1"), Ok("testkey-1".into()));
+    }
+
+    #[test]
+    fn operator_key_ids() {
+        for ok in ["testkey-1", "a", "A_b-9", &"k".repeat(64)] {
+            assert!(valid_key_id(ok), "{ok}");
+        }
+        for bad in ["", "a/b", "alias/x", "a b", "é", "a.b", &"k".repeat(65)] {
+            assert!(!valid_key_id(bad), "{bad}");
+        }
+        assert!(is_generated_id(DEFAULT_ID));
+        assert!(is_generated_id(&uuid::Uuid::new_v4().to_string()));
+        assert!(!is_generated_id("testkey-1"));
+        assert!(!is_generated_id("0000000000004000800000000000a3053"));
     }
 }

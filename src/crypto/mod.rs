@@ -40,6 +40,9 @@ pub enum SseError {
     /// An alias given to a second key.
     #[error("alias {0} is taken")]
     AliasExists(String),
+    /// A key id given to a second key.
+    #[error("a KMS key named {0} exists")]
+    KeyExists(String),
     /// An SSE-C object read without its key.
     #[error("the object is encrypted with a customer-provided key")]
     MissingCustomerKey,
@@ -249,20 +252,32 @@ impl Keys {
         &self.keyring
     }
 
-    /// The ARN S3 shows for a keyring key (grids3 has no accounts: all zeros).
+    /// The ARN of a keyring key (grids3 has no accounts: all zeros).
     pub fn kms_arn(&self, id: &str) -> String {
         format!("arn:aws:kms:{}:000000000000:key/{id}", self.region)
     }
 
-    /// Creates a keyring key.
+    /// How responses name a keyring key: a generated key (a UUID, as AWS's key ids are) by its
+    /// ARN, as AWS does; a key whose id the operator chose by that id as it is, as MinIO (KES)
+    /// and Ceph answer, so that a client that sent `testkey-1` reads back `testkey-1`.
+    pub fn kms_key_ref(&self, id: &str) -> String {
+        if keyring::is_generated_id(id) {
+            self.kms_arn(id)
+        } else {
+            id.to_owned()
+        }
+    }
+
+    /// Creates a keyring key, with the operator's id or a generated one.
     pub async fn create_kms_key(
         &self,
+        id: Option<&str>,
         alias: Option<&str>,
         description: &str,
         now: DateTime,
     ) -> Result<KmsKeyInfo, SseError> {
         self.keyring
-            .create(&self.masters, alias, description, now)
+            .create(&self.masters, id, alias, description, now)
             .await
     }
 

@@ -176,7 +176,7 @@ pub const HEADERS: &[(&str, Support, &str)] = &[
     ("If-Match, If-None-Match, If-Modified-Since, If-Unmodified-Since", Support::Yes, "RFC 9110's precedence on reads; `If-None-Match: *` and `If-Match` on writes"),
     ("x-amz-copy-source, x-amz-copy-source-if-*, x-amz-copy-source-range, x-amz-metadata-directive", Support::Yes, ""),
     ("x-amz-meta-*", Support::Yes, "stored in the files document's `metadata`"),
-    ("x-amz-server-side-encryption*, -customer-*, -aws-kms-key-id, -context", Support::Partly, "SSE-C needs TLS (`400 InvalidRequest` over HTTP unless `--allow-insecure-sse-c`); DSSE-KMS `501 NotImplemented`; bucket keys accepted and echoed (every object has its own data key)"),
+    ("x-amz-server-side-encryption*, -customer-*, -aws-kms-key-id, -context", Support::Partly, "SSE-C needs TLS (`400 InvalidRequest` over HTTP unless `--allow-insecure-sse-c`); KMS keys by id, ARN, `alias/` or an operator-chosen name (`create-kms-key --id`); DSSE-KMS `501 NotImplemented`; bucket keys accepted and echoed (every object has its own data key)"),
     ("x-amz-acl, x-amz-grant-*", Support::Partly, "as PutObjectAcl; refused where ACLs are disabled (`400 AccessControlListNotSupported`)"),
     ("x-amz-tagging, x-amz-tagging-directive", Support::Yes, ""),
     ("x-amz-object-lock-mode, -retain-until-date, -legal-hold, x-amz-bypass-governance-retention", Support::Yes, ""),

@@ -117,7 +117,12 @@ pub async fn get_bucket_encryption(st: &AppState, req: S3Request) -> S3Result<Re
     let key = e
         .kms_key
         .as_deref()
-        .map(|k| format!("<KMSMasterKeyID>{}</KMSMasterKeyID>", st.keys.kms_arn(k)))
+        .map(|k| {
+            format!(
+                "<KMSMasterKeyID>{}</KMSMasterKeyID>",
+                st.keys.kms_key_ref(k)
+            )
+        })
         .unwrap_or_default();
     Ok(xml_response(
         StatusCode::OK,

@@ -207,7 +207,7 @@ pub fn response_headers(
             if let Some(k) = &sse.kms_key {
                 put(
                     "x-amz-server-side-encryption-aws-kms-key-id",
-                    &st.keys.kms_arn(k),
+                    &st.keys.kms_key_ref(k),
                 );
             }
             if sse.bucket_key {

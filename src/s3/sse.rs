@@ -26,7 +26,7 @@ pub fn sse_error(st: &AppState, e: SseError) -> S3Error {
         SseError::KmsDisabled(id) => error(
             "KMS.DisabledException",
             StatusCode::BAD_REQUEST,
-            format!("{} is disabled.", st.keys.kms_arn(&id)),
+            format!("{} is disabled.", st.keys.kms_key_ref(&id)),
         ),
         SseError::AliasExists(a) => S3Error::invalid_argument(format!("alias {a} is taken")),
         SseError::MissingCustomerKey => S3Error::invalid_request(

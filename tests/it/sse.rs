@@ -525,6 +525,154 @@ fn admin_cli_manages_the_keyring() {
     });
 }
 
+/// Issue 28 item 2: keys named by the operator (`create-kms-key --id`), found by that bare
+/// name as MinIO/KES and Ceph clients send it, and named back as given.
+#[test]
+fn operator_named_kms_keys_work_by_their_name() {
+    support::run(async {
+        let gw = gateway_with_master(&fresh_name("kmsnamed"), MASTER, None).await;
+        let endpoint = gw.endpoint();
+        let cli = move |args: &[&str]| support::admin_cli(&endpoint, args);
+        let (one, two) = tokio::task::spawn_blocking(move || {
+            (
+                cli(&["create-kms-key", "--id", "testkey-1"]),
+                cli(&["create-kms-key", "--id", "testkey-2", "--alias", "second"]),
+            )
+        })
+        .await
+        .unwrap();
+        assert_eq!(one["keyId"], "testkey-1");
+        assert_eq!(two["keyId"], "testkey-2");
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("bkt").send().await.unwrap();
+        let put = s3
+            .put_object()
+            .bucket("bkt")
+            .key("a")
+            .server_side_encryption(ServerSideEncryption::AwsKms)
+            .ssekms_key_id("testkey-1")
+            .body(ByteStream::from_static(b"named key"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(put.ssekms_key_id(), Some("testkey-1"), "named as given");
+        let head = s3
+            .head_object()
+            .bucket("bkt")
+            .key("a")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(head.ssekms_key_id(), Some("testkey-1"));
+        assert_eq!(read(&s3, "a").await.unwrap(), b"named key");
+        // CopyObject to the other named key, given by its alias.
+        let copy = s3
+            .copy_object()
+            .bucket("bkt")
+            .key("b")
+            .copy_source("bkt/a")
+            .server_side_encryption(ServerSideEncryption::AwsKms)
+            .ssekms_key_id("alias/second")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(copy.ssekms_key_id(), Some("testkey-2"));
+        let head = s3
+            .head_object()
+            .bucket("bkt")
+            .key("b")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(head.ssekms_key_id(), Some("testkey-2"));
+        assert_eq!(read(&s3, "b").await.unwrap(), b"named key");
+        // A multipart upload under the first key, named by its ARN.
+        let arn = "arn:aws:kms:us-east-1:000000000000:key/testkey-1";
+        let up = s3
+            .create_multipart_upload()
+            .bucket("bkt")
+            .key("m")
+            .server_side_encryption(ServerSideEncryption::AwsKms)
+            .ssekms_key_id(arn)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(up.ssekms_key_id(), Some("testkey-1"));
+        let id = up.upload_id().unwrap();
+        let part1 = support::random_bytes(5 << 20, 1);
+        let part2 = b"tail".to_vec();
+        let mut parts = Vec::new();
+        for (n, body) in [(1, part1.clone()), (2, part2.clone())] {
+            let p = s3
+                .upload_part()
+                .bucket("bkt")
+                .key("m")
+                .upload_id(id)
+                .part_number(n)
+                .body(ByteStream::from(body))
+                .send()
+                .await
+                .unwrap();
+            parts.push(
+                aws_sdk_s3::types::CompletedPart::builder()
+                    .part_number(n)
+                    .e_tag(p.e_tag().unwrap())
+                    .build(),
+            );
+        }
+        let done = s3
+            .complete_multipart_upload()
+            .bucket("bkt")
+            .key("m")
+            .upload_id(id)
+            .multipart_upload(
+                aws_sdk_s3::types::CompletedMultipartUpload::builder()
+                    .set_parts(Some(parts))
+                    .build(),
+            )
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(done.ssekms_key_id(), Some("testkey-1"));
+        let mut whole = part1;
+        whole.extend_from_slice(&part2);
+        assert_eq!(read(&s3, "m").await.unwrap(), whole);
+        // The data is sealed under the named key: disabled, it is unreadable.
+        let endpoint = gw.endpoint();
+        let (dup, invalid) = tokio::task::spawn_blocking(move || {
+            support::admin_cli(&endpoint, &["disable-kms-key", "testkey-1"]);
+            (
+                support::admin_cli_failure(&endpoint, &["create-kms-key", "--id", "testkey-1"]),
+                support::admin_cli_failure(&endpoint, &["create-kms-key", "--id", "bad/name"]),
+            )
+        })
+        .await
+        .unwrap();
+        assert!(dup.contains("AlreadyExistsException"), "{dup}");
+        assert!(invalid.contains("InvalidKeyId"), "{invalid}");
+        assert!(
+            read(&s3, "a").await.is_err(),
+            "a disabled named key opens nothing"
+        );
+        assert_eq!(read(&s3, "b").await.unwrap(), b"named key");
+        // A name that no key has is KMS.NotFoundException.
+        let e = s3
+            .put_object()
+            .bucket("bkt")
+            .key("c")
+            .server_side_encryption(ServerSideEncryption::AwsKms)
+            .ssekms_key_id("testkey-3")
+            .body(ByteStream::from_static(b"x"))
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(
+            e.into_service_error().meta().code(),
+            Some("KMS.NotFoundException")
+        );
+    });
+}
+
 #[test]
 fn encryption_adds_no_round_trip() {
     use std::sync::atomic::Ordering;

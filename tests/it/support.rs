@@ -767,6 +767,24 @@ pub fn admin_cli(endpoint: &str, args: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// Runs `grids3 admin ARGS`, which must fail; returns what it printed (stdout, then stderr).
+pub fn admin_cli_failure(endpoint: &str, args: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_grids3"))
+        .arg("admin")
+        .args(args)
+        .env("GRIDS3_ENDPOINT", endpoint)
+        .env("GRIDS3_ROOT_ACCESS_KEY", AK)
+        .env("GRIDS3_ROOT_SECRET_KEY", SK)
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "grids3 admin {args:?} succeeded");
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
 /// An HTTPS client that trusts only `ca_pem` (no system roots).
 pub fn https_client(ca_pem: &str) -> reqwest::Client {
     reqwest::Client::builder()

@@ -24,6 +24,13 @@ pub fn routes() -> Router<AppState> {
 }
 
 fn sse_error(st: &AppState, e: SseError) -> AdminError {
+    if let SseError::KeyExists(id) = &e {
+        return AdminError(error(
+            StatusCode::CONFLICT,
+            "AlreadyExistsException",
+            &format!("a KMS key named {id} exists"),
+        ));
+    }
     if matches!(e, SseError::NoMasterKey) {
         // S3 requests answer 501 (the server cannot do it); here the operator asked for
         // something this gateway's configuration does not allow.
@@ -51,6 +58,8 @@ fn describe(st: &AppState, k: &KmsKeyInfo) -> serde_json::Value {
 #[derive(Deserialize, Default)]
 struct Create {
     #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
     alias: Option<String>,
     #[serde(default)]
     description: String,
@@ -75,10 +84,18 @@ async fn create(State(st): State<AppState>, req: Request) -> Result<Response, Ad
             "an alias is letters, digits, '/', '_' and '-', and does not start with aws/",
         )));
     }
+    let id = input.id.as_deref().filter(|i| !i.is_empty());
+    if id.is_some_and(|i| !crate::crypto::keyring::valid_key_id(i)) {
+        return Err(AdminError(error(
+            StatusCode::BAD_REQUEST,
+            "InvalidKeyId",
+            "a key id is 1 to 64 letters, digits, '_' and '-'",
+        )));
+    }
     let now = st.store.meta().clock().now();
     let k = st
         .keys
-        .create_kms_key(alias, &input.description, now)
+        .create_kms_key(id, alias, &input.description, now)
         .await
         .map_err(|e| sse_error(&st, e))?;
     Ok((StatusCode::CREATED, Json(describe(&st, &k))).into_response())

@@ -55,6 +55,8 @@ errors! {
     bucket_not_empty => "BucketNotEmpty", CONFLICT, "The bucket you tried to delete is not empty";
     /// Content-MD5 or a checksum did not match the body.
     bad_digest => "BadDigest", BAD_REQUEST, "The Content-MD5 or checksum value that you specified did not match what the server received.";
+    /// A storage class grids3 refuses (an archive class, `EXPRESS_ONEZONE`, or unknown).
+    invalid_storage_class => "InvalidStorageClass", BAD_REQUEST, "The storage class you specified is not valid";
     /// The body ended before Content-Length bytes.
     incomplete_body => "IncompleteBody", BAD_REQUEST, "You did not provide the number of bytes specified by the Content-Length HTTP header.";
     /// Unexpected server-side failure (details are logged, never sent).

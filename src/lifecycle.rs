@@ -112,6 +112,10 @@ struct ExpirationXml {
 struct NoncurrentXml {
     #[serde(rename = "NoncurrentDays", default)]
     days: Option<String>,
+    /// Read so that it can be refused: a rule that keeps the newest N noncurrent versions
+    /// must not be stored as one that expires them all.
+    #[serde(rename = "NewerNoncurrentVersions", default)]
+    newer: Option<String>,
 }
 
 #[derive(Deserialize, Debug, Default)]
@@ -137,9 +141,26 @@ struct RuleXml {
     #[serde(rename = "AbortIncompleteMultipartUpload", default)]
     abort: Option<AbortXml>,
     #[serde(rename = "Transition", default)]
-    transition: Vec<serde::de::IgnoredAny>,
+    transition: Vec<TransitionXml>,
     #[serde(rename = "NoncurrentVersionTransition", default)]
-    noncurrent_transition: Vec<serde::de::IgnoredAny>,
+    noncurrent_transition: Vec<TransitionXml>,
+}
+
+/// A `Transition` or `NoncurrentVersionTransition`: read whole (an unknown element inside is
+/// MalformedXML, as anywhere) and then refused, since there is nothing to transition to.
+#[derive(Deserialize, Debug, Default)]
+#[allow(dead_code)]
+struct TransitionXml {
+    #[serde(rename = "Days", default)]
+    days: Option<String>,
+    #[serde(rename = "Date", default)]
+    date: Option<String>,
+    #[serde(rename = "NoncurrentDays", default)]
+    noncurrent_days: Option<String>,
+    #[serde(rename = "NewerNoncurrentVersions", default)]
+    newer: Option<String>,
+    #[serde(rename = "StorageClass", default)]
+    storage_class: Option<String>,
 }
 
 fn bad(msg: &str) -> S3Error {
@@ -319,6 +340,11 @@ pub fn parse(body: &[u8]) -> S3Result<Vec<Rule>> {
             },
         };
         let noncurrent_days = match &r.noncurrent {
+            Some(n) if n.newer.is_some() => {
+                return Err(S3Error::not_implemented().with_message(
+                    "NewerNoncurrentVersions is not supported by grids3: nothing was stored",
+                ))
+            }
             Some(n) => positive(&n.days, "NoncurrentDays")?,
             None => None,
         };

@@ -3,5 +3,6 @@
 
 pub mod ownership;
 pub mod public_access;
+pub mod storage_class;
 
 pub use public_access::PublicAccessBlock;

@@ -33,11 +33,16 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
         Some(_) => return Err(S3Error::invalid_argument("Unknown metadata directive.")),
     };
     let spec = crate::s3::request::sse::write_spec(&req.parts.headers)?;
+    // The copy's class is the request's, STANDARD if it names none: AWS does not carry the
+    // source's class over.
+    let storage_class = crate::s3::request::headers::storage_class_of(&req.parts.headers)?;
     // Copying an older version onto its own key (a restore) is a change; the current
-    // object onto itself without new metadata is not (new encryption is a change).
+    // object onto itself without new metadata is not (new encryption, or naming a storage
+    // class, is a change).
     if src_bucket == bucket
         && src_key == req.key()
         && !replace
+        && req.header("x-amz-storage-class").is_none()
         && src_version.is_none()
         && spec.is_none()
     {
@@ -101,6 +106,7 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
         } else {
             src.meta.clone()
         };
+        meta.storage_class = storage_class.clone();
         // The ACL is never copied: the new object's comes from this request (private by
         // default), as in S3.
         meta.acl = None;

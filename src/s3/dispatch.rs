@@ -59,6 +59,11 @@ pub async fn dispatch(st: &AppState, op: Op, mut req: S3Request) -> S3Result<Res
             "{h} is not allowed on this request"
         )));
     }
+    if let Some(e) =
+        crate::s3::rules::unsupported::refusal(&op, req.parts.headers.keys().map(|h| h.as_str()))
+    {
+        return Err(e);
+    }
     // Lock headers are honoured where S3 takes them (PutObject, CopyObject,
     // CreateMultipartUpload); anywhere else they are refused rather than ignored.
     if !matches!(

@@ -95,7 +95,7 @@ fn contents(o: &ObjectInfo, url: bool, owner: Option<xml::Owner>) -> xml::Conten
         etag: o.etag().to_owned(),
         size: o.size(),
         owner,
-        storage_class: "STANDARD",
+        storage_class: crate::model::storage_class::reported(o.meta.storage_class.as_deref()),
     }
 }
 
@@ -236,7 +236,9 @@ pub async fn list_object_versions(st: &AppState, req: S3Request) -> S3Result<Res
                 etag: o.etag().to_owned(),
                 size: o.size(),
                 owner: owner_el(&bucket, o),
-                storage_class: "STANDARD",
+                storage_class: crate::model::storage_class::reported(
+                    o.meta.storage_class.as_deref(),
+                ),
             })),
             ListEntry::Prefix(p) => prefixes.push(xml::CommonPrefix {
                 prefix: enc(c.url, p),
@@ -302,7 +304,9 @@ async fn list_versions_indexed(
                                 &bucket,
                                 meta.owner.as_deref(),
                             )),
-                            storage_class: "STANDARD",
+                            storage_class: crate::model::storage_class::reported(
+                                meta.storage_class.as_deref(),
+                            ),
                         }))
                     }
                     None => versions.push(xml::VersionItem::DeleteMarker(xml::DeleteMarkerEntry {

@@ -245,7 +245,8 @@ pub async fn get_object_attributes(st: &AppState, req: S3Request) -> S3Result<Re
         etag: has("ETag").then(|| o.etag().trim_matches('"').to_owned()),
         checksum,
         object_parts,
-        storage_class: has("StorageClass").then_some("STANDARD"),
+        storage_class: has("StorageClass")
+            .then(|| crate::model::storage_class::reported(o.meta.storage_class.as_deref())),
         object_size: has("ObjectSize").then_some(o.size()),
     };
     let mut r = crate::s3::respond::xml_response(

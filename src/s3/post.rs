@@ -354,6 +354,7 @@ pub async fn post_object(
                 | "content-encoding"
                 | "expires"
                 | "x-amz-acl"
+                | "x-amz-storage-class"
         ) || k.starts_with("x-amz-meta-")
             || k.starts_with("x-amz-grant-")
             || k.starts_with("x-amz-server-side-encryption");
@@ -378,6 +379,7 @@ pub async fn post_object(
         acl.as_deref(),
     )?;
     let mut meta = meta_from_headers(&h);
+    meta.storage_class = crate::s3::request::headers::storage_class_of(&h)?;
     meta.owner = Some(crate::s3::rules::ownership::owner_for_write(
         &b,
         &auth,

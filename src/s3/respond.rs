@@ -85,6 +85,15 @@ pub fn object_headers(
     }
     put(h, "accept-ranges", "bytes");
     let m = &o.meta;
+    // AWS sends the class for every class but STANDARD.
+    if let Some(c) = m
+        .storage_class
+        .as_deref()
+        .map(|c| crate::model::storage_class::reported(Some(c)))
+        .filter(|c| *c != crate::model::storage_class::STANDARD)
+    {
+        put(h, "x-amz-storage-class", c);
+    }
     let ct = q("response-content-type")
         .or(m.content_type.as_deref())
         .unwrap_or("binary/octet-stream");

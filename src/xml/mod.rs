@@ -36,10 +36,30 @@ pub fn to_xml<T: Serialize>(root: &str, value: &T) -> String {
 /// Parses a request body; anything that does not fit the shape is `MalformedXML`. Text content
 /// is kept exactly as sent (see [`preserve_text`]): a key is a byte string, and `" "` or
 /// `"_ "` must not become `""` or `"_"`.
+///
+/// Every element must be one the body's type knows: an unknown element (`<MaxAgeSecondz>`,
+/// MinIO's `<ExcludedPrefixes>` in a versioning configuration) is `MalformedXML`, as AWS
+/// answers, never silently dropped, since the client would believe it was applied.
+/// Attributes (`xmlns`, `xsi:type`) are not elements and are let through.
 pub fn from_xml<T: for<'de> Deserialize<'de>>(body: &[u8]) -> S3Result<T> {
     let text = std::str::from_utf8(body).map_err(|_| S3Error::malformed_xml())?;
     let kept = preserve_text(text).ok_or_else(S3Error::malformed_xml)?;
-    quick_xml::de::from_str(&kept).map_err(|_| S3Error::malformed_xml())
+    let mut de = quick_xml::de::Deserializer::from_str(&kept);
+    let mut unknown: Option<String> = None;
+    let value = serde_ignored::deserialize(&mut de, |path| {
+        let name = path.to_string();
+        let last = name.rsplit('.').next().unwrap_or_default();
+        if !last.starts_with('@') && unknown.is_none() {
+            unknown = Some(name);
+        }
+    })
+    .map_err(|_| S3Error::malformed_xml())?;
+    match unknown {
+        Some(name) => Err(S3Error::malformed_xml().with_message(format!(
+            "The XML you provided was not well-formed or did not validate against our published schema: unknown element {name}"
+        ))),
+        None => Ok(value),
+    }
 }
 
 /// The document with the text of every leaf element (`<Key> a </Key>`) turned into CDATA,

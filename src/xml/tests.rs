@@ -151,3 +151,38 @@ fn text_content_is_never_trimmed() {
     );
     assert!(from_xml::<Delete>(b"<Delete><Object><Key>a</Object></Delete>").is_err());
 }
+
+#[test]
+fn unknown_elements_are_malformed_xml() {
+    // Attributes (namespaces) pass; every element must be known, at any depth.
+    let ok: Tagging = from_xml(
+        b"<Tagging xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><TagSet><Tag><Key>k</Key><Value>v</Value></Tag></TagSet></Tagging>",
+    )
+    .unwrap();
+    assert_eq!(ok.tag_set.tags.len(), 1);
+    assert_eq!(
+        from_xml::<Tagging>(
+            b"<Tagging><TagSet><Tag><Key>k</Key><Value>v</Value><Extra/></Tag></TagSet></Tagging>"
+        )
+        .unwrap_err()
+        .code,
+        "MalformedXML"
+    );
+    assert!(from_xml::<Tagging>(
+        b"<Tagging><TagSet><Tag><Key>k</Key><Value>v</Value></Tag></TagSet><Other>1</Other></Tagging>"
+    )
+    .is_err());
+    assert!(from_xml::<Delete>(
+        b"<Delete><Object><Key>a</Key><Version>1</Version></Object></Delete>"
+    )
+    .is_err());
+    assert!(from_xml::<CompleteMultipartUpload>(
+        b"<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>x</ETag><Size>3</Size></Part></CompleteMultipartUpload>"
+    )
+    .is_err());
+    let c: CompleteMultipartUpload = from_xml(
+        b"<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Part><ETag>x</ETag><PartNumber>1</PartNumber><ChecksumCRC32>AAAAAA==</ChecksumCRC32></Part></CompleteMultipartUpload>",
+    )
+    .unwrap();
+    assert_eq!(c.parts.len(), 1);
+}

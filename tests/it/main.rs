@@ -9,6 +9,7 @@ mod deploy;
 mod fidelity;
 mod gridfs_interop;
 mod gridfs_spec;
+mod honoured;
 mod layering;
 mod newcomer;
 mod plans;

@@ -260,6 +260,10 @@ fn from_document(doc: &AclDoc, b: &BucketInfo, object: bool) -> S3Result<Vec<Gra
 /// `<AccessControlPolicy>` as PutBucketAcl / PutObjectAcl send it (the parts grids3 reads).
 #[derive(serde::Deserialize, Debug)]
 struct AclDoc {
+    /// The owner the client read with GetAcl and sends back: an ACL cannot change the owner,
+    /// so it is read and not used (as AWS does).
+    #[serde(rename = "Owner", default)]
+    _owner: Option<OwnerXml>,
     #[serde(rename = "AccessControlList", default)]
     list: AclList,
 }
@@ -286,4 +290,15 @@ struct GranteeXml {
     uri: Option<String>,
     #[serde(rename = "EmailAddress", default)]
     email: Option<String>,
+    /// Shown by GetAcl and sent back; a display name grants nothing.
+    #[serde(rename = "DisplayName", default)]
+    _display_name: Option<String>,
+}
+
+#[derive(serde::Deserialize, Debug)]
+struct OwnerXml {
+    #[serde(rename = "ID", default)]
+    _id: Option<String>,
+    #[serde(rename = "DisplayName", default)]
+    _display_name: Option<String>,
 }

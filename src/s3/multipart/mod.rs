@@ -77,6 +77,7 @@ pub async fn create(st: &AppState, req: S3Request) -> S3Result<Response> {
     let b = require_bucket(st, req.bucket()).await?;
     let mut meta = meta_from_headers(&req.parts.headers);
     meta.tags = crate::s3::request::tagging::from_header(req.header("x-amz-tagging"))?;
+    meta.storage_class = crate::s3::request::headers::storage_class_of(&req.parts.headers)?;
     meta.owner = Some(crate::s3::rules::ownership::owner_for_write(
         &b,
         &req.auth,
@@ -426,7 +427,9 @@ pub async fn list_parts(st: &AppState, req: S3Request) -> S3Result<Response> {
             .collect(),
         initiator: owner.clone(),
         owner,
-        storage_class: "STANDARD",
+        storage_class: crate::model::storage_class::reported(
+            up.meta.get_str("s3StorageClass").ok(),
+        ),
         checksum_algorithm: up
             .checksum_algorithm
             .as_ref()
@@ -504,7 +507,9 @@ pub async fn list_uploads(st: &AppState, req: S3Request) -> S3Result<Response> {
                     upload_id: u.id,
                     initiator: owner.clone(),
                     owner,
-                    storage_class: "STANDARD",
+                    storage_class: crate::model::storage_class::reported(
+                        u.meta.get_str("s3StorageClass").ok(),
+                    ),
                     initiated: iso8601(u.initiated),
                     checksum_algorithm: u
                         .checksum_algorithm

@@ -184,6 +184,20 @@ pub fn delete_condition(h: &HeaderMap) -> S3Result<DeleteCondition> {
     })
 }
 
+/// `x-amz-storage-class`: `None` for none or STANDARD (stored as no class), the class for one
+/// grids3 keeps, `400 InvalidStorageClass` for one it refuses (see `model::storage_class`).
+pub fn storage_class_of(h: &HeaderMap) -> S3Result<Option<String>> {
+    use crate::model::storage_class::{parse, Class};
+    let Some(v) = h.get("x-amz-storage-class") else {
+        return Ok(None);
+    };
+    match v.to_str().map(|v| parse(v.trim())) {
+        Ok(Ok(Class::Standard)) => Ok(None),
+        Ok(Ok(Class::Kept(k))) => Ok(Some(k.to_owned())),
+        _ => Err(S3Error::invalid_storage_class()),
+    }
+}
+
 /// Object attributes from PutObject/CopyObject(REPLACE) request headers.
 pub fn meta_from_headers(h: &HeaderMap) -> ObjectMeta {
     let s = |n: &str| h.get(n).and_then(|v| v.to_str().ok()).map(str::to_owned);

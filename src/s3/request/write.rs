@@ -6,7 +6,7 @@ use axum::http::HeaderMap;
 
 use crate::crypto::SseSpec;
 use crate::error::S3Result;
-use crate::s3::request::headers::{meta_from_headers, write_condition};
+use crate::s3::request::headers::{meta_from_headers, storage_class_of, write_condition};
 use crate::s3::request::{content_md5_of, sse, tagging};
 use crate::storage::objects::{ObjectMeta, WriteCondition};
 
@@ -71,6 +71,7 @@ impl WriteSpec {
         let condition = write_condition(h)?;
         let mut meta = meta_from_headers(h);
         meta.tags = tagging::from_header(h.get("x-amz-tagging").and_then(|v| v.to_str().ok()))?;
+        meta.storage_class = storage_class_of(h)?;
         Ok(Self {
             md5,
             condition,

@@ -8,3 +8,4 @@ pub mod owner_only;
 pub mod ownership;
 pub mod preconditions;
 pub mod public_access;
+pub mod unsupported;

@@ -47,6 +47,9 @@ pub struct ObjectMeta {
     /// Server-side encryption (`s3Sse`): how the chunks are sealed and how the data key is
     /// kept. `None` for an object stored in the clear.
     pub sse: Option<crate::crypto::SseMeta>,
+    /// The storage class the writer named (`s3StorageClass`; `None` is STANDARD). A label
+    /// only: every class is stored alike (see `model::storage_class`).
+    pub storage_class: Option<String>,
     /// Fields of a foreign `metadata` document that are not grids3's, kept as they were.
     pub other: Document,
 }
@@ -70,6 +73,7 @@ const FIELDS: &[&str] = &[
     "s3Retention",
     "s3LegalHold",
     "s3Sse",
+    "s3StorageClass",
 ];
 
 impl ObjectMeta {
@@ -102,6 +106,7 @@ impl ObjectMeta {
             // Not `owner`: files written by other GridFS clients often carry their own.
             owner: s("s3Owner"),
             version_id: s("s3VersionId"),
+            storage_class: s("s3StorageClass"),
             retention: m.get_document("s3Retention").ok().and_then(|r| {
                 Some((
                     r.get_str("mode").ok()?.to_owned(),
@@ -151,6 +156,7 @@ impl ObjectMeta {
         put("acl", &self.acl);
         put("s3Owner", &self.owner);
         put("s3VersionId", &self.version_id);
+        put("s3StorageClass", &self.storage_class);
         if let Some((mode, until)) = &self.retention {
             d.insert("s3Retention", doc! {"mode": mode, "until": *until});
         }

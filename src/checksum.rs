@@ -41,6 +41,24 @@ impl Algorithm {
         }
     }
 
+    /// The digest's length in bytes.
+    pub fn digest_len(self) -> usize {
+        match self {
+            Self::Crc32 | Self::Crc32c => 4,
+            Self::Crc64Nvme => 8,
+            Self::Sha1 => 20,
+            Self::Sha256 => 32,
+        }
+    }
+
+    /// Whether a value is the base64 of a digest of this algorithm's length: anything else is
+    /// not a checksum at all (AWS: `InvalidRequest`, not `BadDigest`).
+    pub fn well_formed(self, value: &str) -> bool {
+        base64::engine::general_purpose::STANDARD
+            .decode(value.trim())
+            .is_ok_and(|d| d.len() == self.digest_len())
+    }
+
     /// From a name in any case (`CRC32`, `crc32c`, ...).
     pub fn from_name(s: &str) -> Option<Self> {
         Self::ALL

@@ -136,10 +136,10 @@ proptest! {
     ]) {
         let b = body.as_bytes();
         for e in [
-            crate::xml::from_xml::<crate::xml::CompleteMultipartUpload>(b).err(),
-            crate::xml::from_xml::<crate::xml::Delete>(b).err(),
-            crate::xml::from_xml::<crate::xml::Tagging>(b).err(),
-            crate::xml::from_xml::<crate::xml::CreateBucketConfiguration>(b).err(),
+            crate::xml::from_xml::<crate::xml::CompleteMultipartUpload>("CompleteMultipartUpload", b).err(),
+            crate::xml::from_xml::<crate::xml::Delete>("Delete", b).err(),
+            crate::xml::from_xml::<crate::xml::Tagging>("Tagging", b).err(),
+            crate::xml::from_xml::<crate::xml::CreateBucketConfiguration>("CreateBucketConfiguration", b).err(),
         ]
         .into_iter()
         .flatten()

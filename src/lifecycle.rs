@@ -237,7 +237,7 @@ pub fn with_rule_ids(body: &str) -> Option<String> {
 
 /// Parses and validates a LifecycleConfiguration document.
 pub fn parse(body: &[u8]) -> S3Result<Vec<Rule>> {
-    let c: ConfigXml = crate::xml::from_xml(body)?;
+    let c: ConfigXml = crate::xml::from_xml("LifecycleConfiguration", body)?;
     if c.rules.is_empty() {
         return Err(S3Error::malformed_xml());
     }

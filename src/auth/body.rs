@@ -111,17 +111,40 @@ impl BodyReader {
         let mut checksum = None;
         for alg in Algorithm::ALL {
             if let Some(v) = h(&alg.header()) {
+                if !alg.well_formed(v) {
+                    return Err(S3Error::invalid_request(format!(
+                        "Value for {} header is invalid.",
+                        alg.header()
+                    )));
+                }
                 checksum = Some((alg, alg.hasher(), Some(v.trim().to_owned())));
             }
         }
+        let from_trailer = h("x-amz-trailer").and_then(|t| {
+            t.trim()
+                .strip_prefix("x-amz-checksum-")
+                .and_then(Algorithm::from_name)
+        });
+        // `x-amz-sdk-checksum-algorithm` names the algorithm of the checksum that comes in a
+        // header or the trailer; as AWS does, it must be a known one, agree with that
+        // checksum, and not come alone (grids3 used to compute a checksum nobody sent).
+        if let Some(named) = h("x-amz-sdk-checksum-algorithm") {
+            let invalid = || {
+                S3Error::invalid_request(
+                    "Value for x-amz-sdk-checksum-algorithm header is invalid.",
+                )
+            };
+            let alg = Algorithm::from_name(named.trim()).ok_or_else(invalid)?;
+            match checksum.as_ref().map(|c| c.0).or(from_trailer) {
+                Some(sent) if sent != alg => return Err(invalid()),
+                Some(_) => {}
+                None => return Err(S3Error::invalid_request(
+                    "x-amz-sdk-checksum-algorithm specified, but no corresponding x-amz-checksum-* or x-amz-trailer headers were found.",
+                )),
+            }
+        }
         if checksum.is_none() {
-            let from_trailer = h("x-amz-trailer").and_then(|t| {
-                t.trim()
-                    .strip_prefix("x-amz-checksum-")
-                    .and_then(Algorithm::from_name)
-            });
-            let from_sdk = h("x-amz-sdk-checksum-algorithm").and_then(Algorithm::from_name);
-            if let Some(alg) = from_trailer.or(from_sdk) {
+            if let Some(alg) = from_trailer {
                 checksum = Some((alg, alg.hasher(), None));
             }
         }

@@ -119,7 +119,8 @@ pub async fn create_bucket(st: &AppState, mut req: S3Request) -> S3Result<Respon
     }
     let body = req.body_reader()?.read_to_vec(xml::MAX_XML_BODY).await?;
     if !body.iter().all(u8::is_ascii_whitespace) {
-        let conf: xml::CreateBucketConfiguration = xml::from_xml(&body)?;
+        let conf: xml::CreateBucketConfiguration =
+            xml::from_xml("CreateBucketConfiguration", &body)?;
         if let Some(lc) = conf.location_constraint.filter(|l| !l.is_empty()) {
             if lc != st.config.region {
                 return Err(S3Error::illegal_location_constraint(format!(
@@ -333,7 +334,7 @@ pub async fn put_versioning(st: &AppState, mut req: S3Request) -> S3Result<Respo
     let bucket = req.bucket().to_owned();
     let b = require_bucket(st, &bucket).await?;
     let body = req.body_reader()?.read_to_vec(xml::MAX_XML_BODY).await?;
-    let conf: xml::VersioningConfigurationIn = xml::from_xml(&body)?;
+    let conf: xml::VersioningConfigurationIn = xml::from_xml("VersioningConfiguration", &body)?;
     match conf.mfa_delete.as_deref() {
         None | Some("Disabled") => {}
         Some("Enabled") => {

@@ -55,7 +55,7 @@ pub fn describe(op: &Op) -> (Support, &'static str) {
         Op::CreateMultipartUpload => (Yes, "checksum algorithm and type, SSE, tagging, ACLs"),
         Op::UploadPart => (Yes, "the part is stored where the object will read it: completion copies nothing"),
         Op::UploadPartCopy => (Yes, "`x-amz-copy-source-range`"),
-        Op::CompleteMultipartUpload => (Partly, "conditional writes, composite and full-object checksums; at most `--max-completions` run at once, more wait and answer `503 SlowDown` after `--completion-wait` (30 s)"),
+        Op::CompleteMultipartUpload => (Partly, "conditional writes, composite and full-object checksums (a whole-object `x-amz-checksum-*` header is checked against the parts': `400 BadDigest` when it differs); at most `--max-completions` run at once, more wait and answer `503 SlowDown` after `--completion-wait` (30 s)"),
         Op::AbortMultipartUpload => (Yes, ""),
         Op::ListParts => (Yes, ""),
         Op::ListMultipartUploads => (Yes, ""),
@@ -91,7 +91,7 @@ pub fn describe(op: &Op) -> (Support, &'static str) {
         Op::GetBucketLifecycleConfiguration => (Yes, ""),
         Op::PutBucketLifecycleConfiguration => (Partly, "expiration, noncurrent-version expiration, abort of incomplete uploads, delete markers; transitions to other storage classes refused with `400 InvalidArgument`, `NewerNoncurrentVersions` with `501 NotImplemented`"),
         Op::DeleteBucketLifecycleConfiguration => (Yes, ""),
-        Op::PostObject => (Yes, "SigV4 and SigV2 policies, `success_action_*`, `${filename}`, content-length-range"),
+        Op::PostObject => (Yes, "SigV4 and SigV2 policies, `success_action_*`, `${filename}` (conditions see the substituted key), content-length-range, `tagging`, `x-amz-checksum-*` (verified and stored), `x-amz-storage-class`; Object Lock and website-redirect fields `501 NotImplemented`"),
         Op::NotImplemented(_) => (Refused, "every other operation and sub-resource: `501 NotImplemented` naming it, never accepted and ignored"),
     }
 }

@@ -32,6 +32,11 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
         Some("REPLACE") => true,
         Some(_) => return Err(S3Error::invalid_argument("Unknown metadata directive.")),
     };
+    let tags_replaced = match req.header("x-amz-tagging-directive") {
+        None | Some("COPY") => false,
+        Some("REPLACE") => true,
+        Some(_) => return Err(S3Error::invalid_argument("Unknown tagging directive.")),
+    };
     let spec = crate::s3::request::sse::write_spec(&req.parts.headers)?;
     // The copy's class is the request's, STANDARD if it names none: AWS does not carry the
     // source's class over.
@@ -118,11 +123,10 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
             req.header("x-amz-acl"),
         ));
         // Tags follow their own directive (COPY by default), as in S3.
-        meta.tags = match req.header("x-amz-tagging-directive") {
-            Some("REPLACE") => {
-                crate::s3::request::tagging::from_header(req.header("x-amz-tagging"))?
-            }
-            _ => src.meta.tags.clone(),
+        meta.tags = if tags_replaced {
+            crate::s3::request::tagging::from_header(req.header("x-amz-tagging"))?
+        } else {
+            src.meta.tags.clone()
         };
         crate::s3::write::set_content(&mut meta, sealed.as_ref(), &digests);
         // Object Lock settings are never copied: the copy's come from this request or the

@@ -101,7 +101,7 @@ pub async fn put_bucket_cors(st: &AppState, mut req: S3Request) -> S3Result<Resp
     let bucket = req.bucket().to_owned();
     require_bucket(st, &bucket).await?;
     let body = req.body_reader()?.read_to_vec(xml::MAX_XML_BODY).await?;
-    let rules = validate(xml::from_xml(&body)?)?;
+    let rules = validate(xml::from_xml("CORSConfiguration", &body)?)?;
     st.store.meta().set_bucket_cors(&bucket, &rules).await?;
     Ok(empty(StatusCode::OK))
 }

@@ -23,7 +23,7 @@ pub async fn delete_objects(st: &AppState, mut req: S3Request) -> S3Result<Respo
             return Err(S3Error::bad_digest());
         }
     }
-    let request: xml::Delete = xml::from_xml(&body)?;
+    let request: xml::Delete = xml::from_xml("Delete", &body)?;
     if request.objects.is_empty() || request.objects.len() > 1000 {
         return Err(S3Error::malformed_xml());
     }

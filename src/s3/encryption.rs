@@ -40,7 +40,7 @@ struct ByDefault {
 /// Parses a ServerSideEncryptionConfiguration as AWS validates it: one rule, AES256 or
 /// aws:kms (a key id only with aws:kms), BucketKeyEnabled true or false.
 fn parse(body: &[u8]) -> S3Result<BucketEncryption> {
-    let c: Configuration = xml::from_xml(body)?;
+    let c: Configuration = xml::from_xml("ServerSideEncryptionConfiguration", body)?;
     let [rule] = c.rules.as_slice() else {
         return Err(S3Error::malformed_xml());
     };

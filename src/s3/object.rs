@@ -157,6 +157,44 @@ pub async fn get_object(st: &AppState, req: S3Request, head: bool) -> S3Result<R
 /// GetObjectAttributes: the attributes named in `x-amz-object-attributes`.
 pub async fn get_object_attributes(st: &AppState, req: S3Request) -> S3Result<Response> {
     use crate::xml::{self, to_xml, S3_NS};
+    // The request's attributes and paging, checked before anything is read: an unknown
+    // attribute or a paging header that is not a number is refused, never ignored.
+    const ATTRIBUTES: &[&str] = &[
+        "ETag",
+        "Checksum",
+        "ObjectParts",
+        "StorageClass",
+        "ObjectSize",
+    ];
+    // The SDKs send the list as repeated headers, curl users as one comma-separated header.
+    let wanted: Vec<String> = req
+        .parts
+        .headers
+        .get_all("x-amz-object-attributes")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
+        .collect();
+    if wanted.is_empty() || wanted.iter().any(|w| !ATTRIBUTES.contains(&w.as_str())) {
+        return Err(S3Error::invalid_argument(
+            "Invalid attribute name specified.",
+        ));
+    }
+    let number = |name: &str, default: usize| -> S3Result<usize> {
+        match req.parts.headers.get(name).map(|v| v.to_str()) {
+            None => Ok(default),
+            Some(v) => v.ok().and_then(|v| v.trim().parse().ok()).ok_or_else(|| {
+                S3Error::invalid_argument(format!("Invalid {name} value: it must be an integer"))
+            }),
+        }
+    };
+    let (marker, max) = (
+        number("x-amz-part-number-marker", 0)?,
+        number("x-amz-max-parts", 1000)?.min(1000),
+    );
+    let has = |a: &str| wanted.iter().any(|w| w == a);
     require_bucket(st, req.bucket()).await?;
     let version = version_param(&req)?;
     let mut o = find_version(st, req.bucket(), req.key(), version.as_deref())
@@ -169,32 +207,6 @@ pub async fn get_object_attributes(st: &AppState, req: S3Request) -> S3Result<Re
         crate::s3::request::sse::CUSTOMER,
     )
     .await?;
-    // The SDKs send the list as repeated headers, curl users as one comma-separated header.
-    let wanted: Vec<String> = req
-        .parts
-        .headers
-        .get_all("x-amz-object-attributes")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(|s| s.trim().to_owned())
-        .filter(|s| !s.is_empty())
-        .collect();
-    if wanted.is_empty() {
-        return Err(S3Error::invalid_argument(
-            "Invalid attribute name specified.",
-        ));
-    }
-    let has = |a: &str| wanted.iter().any(|w| w == a);
-    let marker: usize = req
-        .header("x-amz-part-number-marker")
-        .and_then(|m| m.parse().ok())
-        .unwrap_or(0);
-    let max: usize = req
-        .header("x-amz-max-parts")
-        .and_then(|m| m.parse().ok())
-        .unwrap_or(1000)
-        .min(1000);
     let alg_of = |c: &str| {
         o.meta
             .checksums

@@ -69,7 +69,7 @@ struct LegalHoldXml {
 
 /// Parses an ObjectLockConfiguration body.
 pub fn parse_config(body: &[u8]) -> S3Result<ObjectLockConfig> {
-    let c: ConfigXml = xml::from_xml(body)?;
+    let c: ConfigXml = xml::from_xml("ObjectLockConfiguration", body)?;
     if c.enabled.as_deref() != Some("Enabled") {
         return Err(S3Error::malformed_xml());
     }
@@ -188,7 +188,7 @@ pub async fn put_retention(st: &AppState, mut req: S3Request) -> S3Result<Respon
     let version = crate::s3::request::version_param(&req)?;
     let bypass = bypass(&req, &b);
     let body = req.body_reader()?.read_to_vec(xml::MAX_XML_BODY).await?;
-    let r: RetentionXml = xml::from_xml(&body)?;
+    let r: RetentionXml = xml::from_xml("Retention", &body)?;
     let new = match (r.mode.as_deref(), r.until.as_deref()) {
         (Some(m), Some(u)) if MODES.contains(&m) => {
             let u =
@@ -240,7 +240,7 @@ pub async fn put_legal_hold(st: &AppState, mut req: S3Request) -> S3Result<Respo
     let b = require_bucket(st, req.bucket()).await?;
     let version = crate::s3::request::version_param(&req)?;
     let body = req.body_reader()?.read_to_vec(xml::MAX_XML_BODY).await?;
-    let h: LegalHoldXml = xml::from_xml(&body)?;
+    let h: LegalHoldXml = xml::from_xml("LegalHold", &body)?;
     let on = match h.status.as_deref() {
         Some("ON") => true,
         Some("OFF") => false,

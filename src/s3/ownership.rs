@@ -38,7 +38,7 @@ struct Rule {
 pub async fn put(st: &AppState, mut req: S3Request) -> S3Result<Response> {
     let b = require_bucket(st, req.bucket()).await?;
     let body = req.body_reader()?.read_to_vec(xml::MAX_XML_BODY).await?;
-    let c: Controls = xml::from_xml(&body)?;
+    let c: Controls = xml::from_xml("OwnershipControls", &body)?;
     let [rule] = c.rules.as_slice() else {
         return Err(S3Error::malformed_xml());
     };

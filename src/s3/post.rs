@@ -72,8 +72,11 @@ fn parse_policy(b64: &str) -> S3Result<Policy> {
         .and_then(|e| DateTime::parse_from_rfc3339(e).ok())
         .ok_or_else(|| bad("Invalid Policy: Policy missing expiration."))?
         .with_timezone(&Utc);
+    // An empty list, or an empty condition, is malformed (AWS: 400), not a policy that no
+    // field can satisfy.
     let conds = v["conditions"]
         .as_array()
+        .filter(|c| !c.is_empty())
         .ok_or_else(|| bad("Invalid Policy: Policy missing conditions."))?;
     let mut p = Policy {
         expiration,
@@ -89,6 +92,9 @@ fn parse_policy(b64: &str) -> S3Result<Policy> {
     };
     for c in conds {
         match c {
+            serde_json::Value::Object(m) if m.is_empty() => {
+                return Err(bad("Invalid Policy: Invalid Condition."))
+            }
             serde_json::Value::Object(m) => {
                 for (k, val) in m {
                     p.matches
@@ -130,6 +136,44 @@ fn exempt(field: &str) -> bool {
         field,
         "policy" | "x-amz-signature" | "signature" | "awsaccesskeyid" | "file"
     ) || field.starts_with("x-ignore-")
+}
+
+/// The `x-amz-checksum-<alg>` field of a form, checked as the header is: one at most, of a
+/// known algorithm, a well-formed value (and `x-amz-checksum-algorithm`, if given, naming it).
+fn form_checksum(
+    fields: &BTreeMap<String, String>,
+) -> S3Result<Option<(crate::checksum::Algorithm, String)>> {
+    use crate::checksum::Algorithm;
+    let mut found = None;
+    for (k, v) in fields {
+        let Some(name) = k.strip_prefix("x-amz-checksum-") else {
+            continue;
+        };
+        if name == "algorithm" {
+            continue;
+        }
+        let alg = Algorithm::from_name(name)
+            .ok_or_else(|| S3Error::invalid_request(format!("{k} is not a checksum field")))?;
+        if found.is_some() {
+            return Err(S3Error::invalid_request(
+                "Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.",
+            ));
+        }
+        if !alg.well_formed(v) {
+            return Err(S3Error::invalid_request(format!(
+                "Value for {k} header is invalid."
+            )));
+        }
+        found = Some((alg, v.trim().to_owned()));
+    }
+    if let Some(named) = fields.get("x-amz-checksum-algorithm") {
+        if found.as_ref().map(|(a, _)| *a) != Algorithm::from_name(named) {
+            return Err(S3Error::invalid_request(
+                "Value for x-amz-checksum-algorithm is invalid: it must name the form's x-amz-checksum- field.",
+            ));
+        }
+    }
+    Ok(found)
 }
 
 /// Checks every field against the policy's conditions, AWS's way.
@@ -178,6 +222,11 @@ async fn verify(st: &AppState, fields: &BTreeMap<String, String>) -> S3Result<Au
         if get("x-amz-algorithm") != Some("AWS4-HMAC-SHA256") {
             return Err(bad("Unsupported x-amz-algorithm"));
         }
+        // The form's date as SigV4 writes it (`20260101T000000Z`); anything else is 400.
+        let date = get("x-amz-date").unwrap_or_default();
+        if chrono::NaiveDateTime::parse_from_str(date, "%Y%m%dT%H%M%SZ").is_err() {
+            return Err(bad(format!("Invalid x-amz-date: {date:?}")));
+        }
         let cred = get("x-amz-credential").ok_or_else(|| bad("Missing x-amz-credential"))?;
         let parts: Vec<&str> = cred.split('/').collect();
         if parts.len() != 5 || parts[4] != "aws4_request" || parts[3] != "s3" {
@@ -211,8 +260,19 @@ async fn verify(st: &AppState, fields: &BTreeMap<String, String>) -> S3Result<Au
         let ok = sigv4::signatures_equal(&sigv2::sign(&secret.secret, policy), sig);
         (ak.to_owned(), secret, ok)
     } else {
-        // A policy without a signature (or a signature without its key) proves nothing.
-        return Err(S3Error::access_denied());
+        // A policy without a signature (or a signature without its key) proves nothing; AWS
+        // answers it as a malformed form (400), naming the field that is missing.
+        let missing =
+            if fields.contains_key("x-amz-credential") || fields.contains_key("x-amz-algorithm") {
+                "x-amz-signature"
+            } else if fields.contains_key("awsaccesskeyid") {
+                "Signature"
+            } else {
+                "AWSAccessKeyId"
+            };
+        return Err(bad(format!(
+            "Bucket POST must contain a field named '{missing}'.  If it is specified, please check the order of the fields."
+        )));
     };
     if !ok {
         return Err(S3Error::signature_does_not_match());
@@ -272,9 +332,7 @@ pub async fn post_object(
     // Form fields that would change what is stored but that this handler does not apply
     // are refused, never accepted and ignored.
     if let Some(f) = fields.keys().find(|k| {
-        *k == "tagging"
-            || k.starts_with("x-amz-checksum-")
-            || *k == "x-amz-website-redirect-location"
+        *k == "x-amz-website-redirect-location"
             || *k == "x-amz-object-lock-mode"
             || *k == "x-amz-object-lock-retain-until-date"
             || *k == "x-amz-object-lock-legal-hold"
@@ -299,8 +357,11 @@ pub async fn post_object(
             return Err(S3Error::access_denied()
                 .with_message("Invalid according to Policy: Policy expired."));
         }
+        // Conditions on the key hold for the key as stored, `${filename}` replaced (AWS
+        // checks `["starts-with", "$key", "foo"]` against `foo.txt` for `${filename}`).
         let mut checked = fields.clone();
         checked.insert("bucket".into(), bucket.to_owned());
+        checked.insert("key".into(), key.clone());
         check_conditions(&policy, &checked)?;
         Some(policy)
     };
@@ -380,6 +441,12 @@ pub async fn post_object(
     )?;
     let mut meta = meta_from_headers(&h);
     meta.storage_class = crate::s3::request::headers::storage_class_of(&h)?;
+    // The `tagging` field is the XML tag set that PutObjectTagging takes.
+    if let Some(t) = fields.get("tagging") {
+        meta.tags = crate::s3::request::tagging::from_xml_body(t.as_bytes())?;
+    }
+    let checksum = form_checksum(&fields)?;
+    let mut hasher = checksum.as_ref().map(|(alg, _)| alg.hasher());
     meta.owner = Some(crate::s3::rules::ownership::owner_for_write(
         &b,
         &auth,
@@ -393,11 +460,30 @@ pub async fn post_object(
             if up.length() + c.len() as u64 > max.min(MAX_PUT_SIZE) {
                 return Err(S3Error::entity_too_large());
             }
+            if let Some(h) = hasher.as_mut() {
+                h.update(&c);
+            }
             up.write(&c).await?;
         }
         Ok(())
     }
     .await;
+    // The file's checksum, when the form names one: BadDigest on a mismatch, stored and
+    // returned as a PUT's.
+    let streamed = streamed.and_then(|()| match (&checksum, hasher) {
+        (Some((alg, want)), Some(h)) => {
+            let got = h.finish_base64();
+            if &got != want {
+                return Err(S3Error::bad_digest().with_message(format!(
+                    "The {} you specified did not match the calculated checksum.",
+                    alg.header()
+                )));
+            }
+            meta.checksums = vec![(alg.name().to_owned(), got)];
+            Ok(())
+        }
+        _ => Ok(()),
+    });
     if let Err(e) = streamed {
         let _ = up.abort().await;
         return Err(e);

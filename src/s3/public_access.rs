@@ -48,7 +48,7 @@ fn flag(v: &Option<String>) -> S3Result<bool> {
 pub async fn put(st: &AppState, mut req: S3Request) -> S3Result<Response> {
     let b = require_bucket(st, req.bucket()).await?;
     let body = req.body_reader()?.read_to_vec(xml::MAX_XML_BODY).await?;
-    let c: Configuration = xml::from_xml(&body)?;
+    let c: Configuration = xml::from_xml("PublicAccessBlockConfiguration", &body)?;
     let pab = PublicAccessBlock {
         block_public_acls: flag(&c.block_public_acls)?,
         ignore_public_acls: flag(&c.ignore_public_acls)?,

@@ -41,9 +41,15 @@ pub fn to_xml<T: Serialize>(root: &str, value: &T) -> String {
 /// MinIO's `<ExcludedPrefixes>` in a versioning configuration) is `MalformedXML`, as AWS
 /// answers, never silently dropped, since the client would believe it was applied.
 /// Attributes (`xmlns`, `xsi:type`) are not elements and are let through.
-pub fn from_xml<T: for<'de> Deserialize<'de>>(body: &[u8]) -> S3Result<T> {
+///
+/// The root element must be `root` (any namespace prefix): `<Bogus/>` sent as a tagging body
+/// was read as an empty tag set and removed every tag.
+pub fn from_xml<T: for<'de> Deserialize<'de>>(root: &str, body: &[u8]) -> S3Result<T> {
     let text = std::str::from_utf8(body).map_err(|_| S3Error::malformed_xml())?;
-    let kept = preserve_text(text).ok_or_else(S3Error::malformed_xml)?;
+    let (kept, found) = preserve_text(text).ok_or_else(S3Error::malformed_xml)?;
+    if found != root {
+        return Err(S3Error::malformed_xml());
+    }
     let mut de = quick_xml::de::Deserializer::from_str(&kept);
     let mut unknown: Option<String> = None;
     let value = serde_ignored::deserialize(&mut de, |path| {
@@ -65,14 +71,16 @@ pub fn from_xml<T: for<'de> Deserialize<'de>>(body: &[u8]) -> S3Result<T> {
 /// The document with the text of every leaf element (`<Key> a </Key>`) turned into CDATA,
 /// which quick-xml's deserializer never trims (it trims text at the edges of elements, so
 /// that indentation between elements disappears). Text between elements (indentation) is
-/// left as it is. `None` when the document is not well-formed XML.
-fn preserve_text(text: &str) -> Option<String> {
+/// left as it is. Also returns the root element's local name. `None` when the document is
+/// not well-formed XML.
+fn preserve_text(text: &str) -> Option<(String, String)> {
     use quick_xml::events::{BytesCData, Event};
     let mut reader = quick_xml::Reader::from_str(text);
     let mut writer = quick_xml::Writer::new(Vec::with_capacity(text.len() + 64));
     // A text event right after a start tag, held until we know whether the element ends next.
     let mut held: Option<quick_xml::events::BytesText<'_>> = None;
     let mut after_start = false;
+    let mut root: Option<String> = None;
     loop {
         let event = reader.read_event().ok()?;
         if let Some(t) = held.take() {
@@ -92,12 +100,16 @@ fn preserve_text(text: &str) -> Option<String> {
                 after_start = false;
                 continue;
             }
+            Event::Start(ref e) | Event::Empty(ref e) if root.is_none() => {
+                root = Some(String::from_utf8_lossy(e.local_name().as_ref()).into_owned());
+                after_start = matches!(event, Event::Start(_));
+            }
             Event::Start(_) => after_start = true,
             _ => after_start = false,
         }
         writer.write_event(event).ok()?;
     }
-    String::from_utf8(writer.into_inner()).ok()
+    Some((String::from_utf8(writer.into_inner()).ok()?, root?))
 }
 
 /// `<Error>`: the error document.

@@ -120,18 +120,20 @@ fn location_constraint_golden() {
 #[test]
 fn delete_request_parses() {
     let d: Delete = from_xml(
+        "Delete",
         b"<Delete xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Quiet>true</Quiet><Object><Key>a</Key></Object><Object><Key>b/c</Key><VersionId>null</VersionId></Object></Delete>",
     )
     .unwrap();
     assert!(d.quiet);
     assert_eq!(d.objects.len(), 2);
     assert_eq!(d.objects[1].version_id.as_deref(), Some("null"));
-    assert!(from_xml::<Delete>(b"<Delete><Object>").is_err());
+    assert!(from_xml::<Delete>("Delete", b"<Delete><Object>").is_err());
 }
 
 #[test]
 fn text_content_is_never_trimmed() {
     let d: Delete = from_xml(
+        "Delete",
         b"<Delete>\n  <Object><Key> </Key></Object>\n  <Object><Key>_ </Key></Object>\n  <Object>\n    <Key>  a &amp; b\n</Key>\n    <VersionId>v1</VersionId>\n  </Object>\n  <Object><Key>x]]&gt;y</Key></Object>\n  <Quiet>true</Quiet>\n</Delete>",
     )
     .unwrap();
@@ -139,9 +141,11 @@ fn text_content_is_never_trimmed() {
     assert_eq!(keys, [" ", "_ ", "  a & b\n", "x]]>y"]);
     assert_eq!(d.objects[2].version_id.as_deref(), Some("v1"));
     assert!(d.quiet);
-    let t: Tagging =
-        from_xml(b"<Tagging><TagSet><Tag><Key>k </Key><Value> v</Value></Tag></TagSet></Tagging>")
-            .unwrap();
+    let t: Tagging = from_xml(
+        "Tagging",
+        b"<Tagging><TagSet><Tag><Key>k </Key><Value> v</Value></Tag></TagSet></Tagging>",
+    )
+    .unwrap();
     assert_eq!(
         (
             t.tag_set.tags[0].key.as_str(),
@@ -149,40 +153,62 @@ fn text_content_is_never_trimmed() {
         ),
         ("k ", " v")
     );
-    assert!(from_xml::<Delete>(b"<Delete><Object><Key>a</Object></Delete>").is_err());
+    assert!(from_xml::<Delete>("Delete", b"<Delete><Object><Key>a</Object></Delete>").is_err());
 }
 
 #[test]
 fn unknown_elements_are_malformed_xml() {
     // Attributes (namespaces) pass; every element must be known, at any depth.
     let ok: Tagging = from_xml(
+        "Tagging",
         b"<Tagging xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><TagSet><Tag><Key>k</Key><Value>v</Value></Tag></TagSet></Tagging>",
     )
     .unwrap();
     assert_eq!(ok.tag_set.tags.len(), 1);
     assert_eq!(
         from_xml::<Tagging>(
+            "Tagging",
             b"<Tagging><TagSet><Tag><Key>k</Key><Value>v</Value><Extra/></Tag></TagSet></Tagging>"
         )
         .unwrap_err()
         .code,
         "MalformedXML"
     );
-    assert!(from_xml::<Tagging>(
+    assert!(from_xml::<Tagging>("Tagging", 
         b"<Tagging><TagSet><Tag><Key>k</Key><Value>v</Value></Tag></TagSet><Other>1</Other></Tagging>"
     )
     .is_err());
     assert!(from_xml::<Delete>(
+        "Delete",
         b"<Delete><Object><Key>a</Key><Version>1</Version></Object></Delete>"
     )
     .is_err());
-    assert!(from_xml::<CompleteMultipartUpload>(
+    assert!(from_xml::<CompleteMultipartUpload>("CompleteMultipartUpload", 
         b"<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>x</ETag><Size>3</Size></Part></CompleteMultipartUpload>"
     )
     .is_err());
     let c: CompleteMultipartUpload = from_xml(
+        "CompleteMultipartUpload",
         b"<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Part><ETag>x</ETag><PartNumber>1</PartNumber><ChecksumCRC32>AAAAAA==</ChecksumCRC32></Part></CompleteMultipartUpload>",
     )
     .unwrap();
     assert_eq!(c.parts.len(), 1);
+}
+
+#[test]
+fn the_root_element_must_be_the_bodys() {
+    assert_eq!(
+        from_xml::<Tagging>("Tagging", b"<Bogus/>")
+            .unwrap_err()
+            .code,
+        "MalformedXML"
+    );
+    assert!(from_xml::<Tagging>("Tagging", b"<TagSet><Tag><Key>k</Key></Tag></TagSet>").is_err());
+    let t: Tagging = from_xml(
+        "Tagging",
+        b"<?xml version=\"1.0\"?>\n<s3:Tagging xmlns:s3=\"http://s3.amazonaws.com/doc/2006-03-01/\"><TagSet/></s3:Tagging>",
+    )
+    .unwrap();
+    assert!(t.tag_set.tags.is_empty());
+    let _: Tagging = from_xml("Tagging", b"<Tagging/>").unwrap();
 }

@@ -170,3 +170,164 @@ fn encoding_lifecycle_ids_and_retention_periods_as_aws() {
         assert_eq!(err.code(), Some("InvalidRetentionPeriod"));
     });
 }
+
+/// Issue 28 item 6: CompleteMultipartUpload takes the whole-object checksum that the SDKs'
+/// upload helpers send (it was read as the XML body's checksum: BadDigest): the COMPOSITE
+/// form, with or without its `-N`, and the FULL_OBJECT CRC; a wrong one is BadDigest.
+#[test]
+fn complete_takes_whole_object_checksums() {
+    use aws_sdk_s3::error::ProvideErrorMetadata;
+    use aws_sdk_s3::primitives::ByteStream;
+    use aws_sdk_s3::types::{
+        ChecksumAlgorithm, ChecksumType, CompletedMultipartUpload, CompletedPart,
+    };
+    use base64::Engine;
+    use sha2::Digest;
+    support::run(async {
+        let b64 = base64::engine::general_purpose::STANDARD;
+        let gw = support::gateway("wholesum").await;
+        let s3 = gw.sdk();
+        let b = "wholesum";
+        s3.create_bucket().bucket(b).send().await.unwrap();
+        let p1 = support::random_bytes(5 << 20, 61);
+        let p2 = support::random_bytes(1234, 62);
+        let whole: Vec<u8> = [p1.clone(), p2.clone()].concat();
+        for (key, alg, kind) in [
+            (
+                "crc32-composite",
+                ChecksumAlgorithm::Crc32,
+                ChecksumType::Composite,
+            ),
+            (
+                "sha256-composite",
+                ChecksumAlgorithm::Sha256,
+                ChecksumType::Composite,
+            ),
+            (
+                "crc32-full",
+                ChecksumAlgorithm::Crc32,
+                ChecksumType::FullObject,
+            ),
+        ] {
+            let up = s3
+                .create_multipart_upload()
+                .bucket(b)
+                .key(key)
+                .checksum_algorithm(alg.clone())
+                .checksum_type(kind.clone())
+                .send()
+                .await
+                .unwrap();
+            let id = up.upload_id().unwrap();
+            let mut parts = Vec::new();
+            let mut sums = Vec::new();
+            for (n, body) in [(1, &p1), (2, &p2)] {
+                let r = s3
+                    .upload_part()
+                    .bucket(b)
+                    .key(key)
+                    .upload_id(id)
+                    .part_number(n)
+                    .checksum_algorithm(alg.clone())
+                    .body(ByteStream::from(body.clone()))
+                    .send()
+                    .await
+                    .unwrap();
+                let sum = match alg {
+                    ChecksumAlgorithm::Sha256 => r.checksum_sha256().unwrap().to_owned(),
+                    _ => r.checksum_crc32().unwrap().to_owned(),
+                };
+                sums.push(b64.decode(&sum).unwrap());
+                let part = CompletedPart::builder()
+                    .part_number(n)
+                    .e_tag(r.e_tag().unwrap());
+                parts.push(match alg {
+                    ChecksumAlgorithm::Sha256 => part.checksum_sha256(sum).build(),
+                    _ => part.checksum_crc32(sum).build(),
+                });
+            }
+            let joined = sums.concat();
+            let (right, wrong) = match (&alg, &kind) {
+                (ChecksumAlgorithm::Sha256, _) => (
+                    format!("{}-2", b64.encode(sha2::Sha256::digest(&joined))),
+                    format!("{}-2", b64.encode(sha2::Sha256::digest(b"other"))),
+                ),
+                (_, ChecksumType::Composite) => (
+                    format!("{}-2", b64.encode(crc32fast::hash(&joined).to_be_bytes())),
+                    format!("{}-2", b64.encode(crc32fast::hash(b"other").to_be_bytes())),
+                ),
+                _ => (
+                    b64.encode(crc32fast::hash(&whole).to_be_bytes()),
+                    b64.encode(crc32fast::hash(b"other").to_be_bytes()),
+                ),
+            };
+            let complete = |value: String| {
+                let c = s3
+                    .complete_multipart_upload()
+                    .bucket(b)
+                    .key(key)
+                    .upload_id(id)
+                    .multipart_upload(
+                        CompletedMultipartUpload::builder()
+                            .set_parts(Some(parts.clone()))
+                            .build(),
+                    );
+                match alg {
+                    ChecksumAlgorithm::Sha256 => c.checksum_sha256(value),
+                    _ => c.checksum_crc32(value),
+                }
+                .send()
+            };
+            let e = complete(wrong).await.unwrap_err();
+            assert_eq!(e.code(), Some("BadDigest"), "{key}: a wrong checksum");
+            let done = complete(right.clone()).await.unwrap();
+            let got = match alg {
+                ChecksumAlgorithm::Sha256 => done.checksum_sha256(),
+                _ => done.checksum_crc32(),
+            };
+            assert_eq!(got, Some(right.as_str()), "{key}");
+        }
+        // The composite value without its `-N`, as some helpers send it, is taken too.
+        let up = s3
+            .create_multipart_upload()
+            .bucket(b)
+            .key("bare")
+            .checksum_algorithm(ChecksumAlgorithm::Crc32)
+            .send()
+            .await
+            .unwrap();
+        let id = up.upload_id().unwrap();
+        let r = s3
+            .upload_part()
+            .bucket(b)
+            .key("bare")
+            .upload_id(id)
+            .part_number(1)
+            .checksum_algorithm(ChecksumAlgorithm::Crc32)
+            .body(ByteStream::from(p2.clone()))
+            .send()
+            .await
+            .unwrap();
+        let sum = r.checksum_crc32().unwrap().to_owned();
+        let bare = b64.encode(crc32fast::hash(&b64.decode(&sum).unwrap()).to_be_bytes());
+        s3.complete_multipart_upload()
+            .bucket(b)
+            .key("bare")
+            .upload_id(id)
+            .checksum_crc32(bare)
+            .multipart_upload(
+                CompletedMultipartUpload::builder()
+                    .parts(
+                        CompletedPart::builder()
+                            .part_number(1)
+                            .e_tag(r.e_tag().unwrap())
+                            .checksum_crc32(sum)
+                            .build(),
+                    )
+                    .build(),
+            )
+            .send()
+            .await
+            .unwrap();
+    });
+}

@@ -358,3 +358,558 @@ fn unimplemented_headers_are_refused_and_change_nothing() {
         assert!(s3.head_object().bucket(b).key("r").send().await.is_err());
     });
 }
+
+/// What a walk case expects: a status and error code (`""` for none), and optionally a text
+/// the body must hold or lack, or a header the response must carry.
+struct Case {
+    covers: &'static str,
+    method: &'static str,
+    path: String,
+    headers: Vec<(&'static str, String)>,
+    body: Vec<u8>,
+    status: u16,
+    code: &'static str,
+    body_has: Option<&'static str>,
+    body_lacks: Option<&'static str>,
+    header_is: Option<(&'static str, &'static str)>,
+}
+
+fn case(covers: &'static str, method: &'static str, path: &str) -> Case {
+    Case {
+        covers,
+        method,
+        path: path.to_owned(),
+        headers: vec![],
+        body: vec![],
+        status: 200,
+        code: "",
+        body_has: None,
+        body_lacks: None,
+        header_is: None,
+    }
+}
+
+impl Case {
+    fn h(mut self, k: &'static str, v: &str) -> Self {
+        self.headers.push((k, v.to_owned()));
+        self
+    }
+    fn body(mut self, b: &[u8]) -> Self {
+        self.body = b.to_vec();
+        self
+    }
+    fn refused(mut self, status: u16, code: &'static str) -> Self {
+        self.status = status;
+        self.code = code;
+        self
+    }
+    fn has(mut self, s: &'static str) -> Self {
+        self.body_has = Some(s);
+        self
+    }
+    fn lacks(mut self, s: &'static str) -> Self {
+        self.body_lacks = Some(s);
+        self
+    }
+    fn header(mut self, k: &'static str, v: &'static str) -> Self {
+        self.header_is = Some((k, v));
+        self
+    }
+}
+
+/// Headers the walk leaves to other tests, and where they are checked: the signing headers,
+/// and headers that only responses carry.
+const ELSEWHERE: &[(&str, &str)] = &[
+    ("x-amz-algorithm", "presigned SigV4: security, s3_raw"),
+    ("x-amz-credential", "presigned SigV4: security, s3_raw"),
+    ("x-amz-signature", "presigned SigV4: security, s3_raw"),
+    ("x-amz-date", "every signed request; sigv4 unit tests"),
+    (
+        "x-amz-content-sha256",
+        "s3_raw (mismatches are XAmzContentSHA256Mismatch)",
+    ),
+    (
+        "x-amz-decoded-content-length",
+        "aws-chunked uploads: s3_raw",
+    ),
+    ("x-amz-trailer", "aws-chunked trailers: s3_raw"),
+    ("x-amz-trailer-signature", "aws-chunked trailers: s3_raw"),
+    (
+        "x-amz-bypass-governance-retention",
+        "versioning.py (GOVERNANCE deletes and changes)",
+    ),
+    (
+        "x-amz-copy-source-server-side-encryption",
+        "sse (copies between encryption modes)",
+    ),
+    (
+        "x-amz-copy-source-server-side-encryption-customer-",
+        "sse (SSE-C copies)",
+    ),
+    (
+        "x-amz-copy-source-server-side-encryption-customer-key",
+        "sse (SSE-C copies)",
+    ),
+    ("x-amz-server-side-encryption-customer-", "sse (SSE-C)"),
+    (
+        "x-amz-server-side-encryption-customer-algorithm",
+        "sse (SSE-C)",
+    ),
+    ("x-amz-server-side-encryption-customer-key", "sse (SSE-C)"),
+    (
+        "x-amz-server-side-encryption-customer-key-md5",
+        "sse (SSE-C)",
+    ),
+    ("x-amz-request-id", "a response header"),
+    ("x-amz-id-2", "a response header"),
+    ("x-amz-version-id", "a response header"),
+    ("x-amz-delete-marker", "a response header"),
+    ("x-amz-expiration", "a response header"),
+    ("x-amz-mp-parts-count", "a response header"),
+    ("x-amz-tagging-count", "a response header"),
+    ("x-amz-bucket-region", "a response header"),
+    ("x-amz-copy-source-version-id", "a response header"),
+    (
+        "id",
+        "GetBucket{Analytics,Metrics,Inventory,IntelligentTiering}Configuration: contract",
+    ),
+];
+
+/// The `x-amz-*` headers and query parameters the source reads: string literals
+/// `"x-amz-..."` and `.q("...")` calls, and the sub-resource words.
+fn names_in_source() -> (Vec<String>, Vec<String>) {
+    fn walk(dir: &std::path::Path, out: &mut Vec<String>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(std::fs::read_to_string(&p).unwrap());
+            }
+        }
+    }
+    let mut texts = Vec::new();
+    walk(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut texts,
+    );
+    let mut headers = std::collections::BTreeSet::new();
+    let mut params = std::collections::BTreeSet::new();
+    for t in &texts {
+        for (i, _) in t.match_indices("\"x-amz-") {
+            let name: String = t[i + 1..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .collect();
+            // `"x-amz-"` alone is SigV2's test for the headers it signs, not a header.
+            if name != "x-amz-" {
+                headers.insert(name);
+            }
+        }
+        for (i, _) in t.match_indices(".q(\"") {
+            let name: String = t[i + 4..].chars().take_while(|c| *c != '"').collect();
+            params.insert(name);
+        }
+    }
+    for (word, _) in grids3::subresource::ALL {
+        params.insert(word.to_string());
+    }
+    (headers.into_iter().collect(), params.into_iter().collect())
+}
+
+fn covered(name: &str, by: &[&str]) -> bool {
+    by.iter()
+        .any(|c| *c == name || (c.ends_with('-') && name.starts_with(c)))
+}
+
+#[test]
+fn every_header_and_query_parameter_is_honoured_or_refused() {
+    support::run(async {
+        let gw = support::gateway("walk").await;
+        let s3 = gw.sdk();
+        let b = "walk";
+        s3.create_bucket().bucket(b).send().await.unwrap();
+        for k in ["k", "a/1", "a/2", "b"] {
+            s3.put_object()
+                .bucket(b)
+                .key(k)
+                .body(ByteStream::from_static(b"abc"))
+                .send()
+                .await
+                .unwrap();
+        }
+        let up = s3
+            .create_multipart_upload()
+            .bucket(b)
+            .key("mp")
+            .send()
+            .await
+            .unwrap();
+        let up = up.upload_id().unwrap().to_owned();
+        s3.upload_part()
+            .bucket(b)
+            .key("mp")
+            .upload_id(&up)
+            .part_number(1)
+            .body(ByteStream::from_static(b"part"))
+            .send()
+            .await
+            .unwrap();
+        let old = "Sat, 01 Jan 2000 00:00:00 GMT";
+        let future = "Fri, 01 Jan 2100 00:00:00 GMT";
+        let kb = format!("/{b}/k");
+        let cases = vec![
+            // Headers of writes.
+            case("x-amz-acl", "PUT", "/walk/n")
+                .h("x-amz-acl", "bogus")
+                .body(b"x")
+                .refused(400, "InvalidArgument"),
+            case("x-amz-grant-read", "PUT", "/walk/n")
+                .h("x-amz-grant-read", "nobody")
+                .body(b"x")
+                .refused(400, "InvalidArgument"),
+            case("x-amz-grant-", "PUT", "/walk/n")
+                .h("x-amz-grant-write-acp", "id=")
+                .body(b"x")
+                .refused(400, "InvalidArgument"),
+            case("x-amz-checksum-crc32", "PUT", "/walk/n")
+                .h("x-amz-checksum-crc32", "AAAAAA==")
+                .body(b"x")
+                .refused(400, "BadDigest"),
+            case("x-amz-checksum-", "PUT", "/walk/n")
+                .h("x-amz-checksum-sha256", "AAAA")
+                .body(b"x")
+                .refused(400, "InvalidRequest"),
+            case("x-amz-checksum-algorithm", "POST", "/walk/n?uploads")
+                .h("x-amz-checksum-algorithm", "MD4")
+                .refused(400, "InvalidRequest"),
+            case("x-amz-sdk-checksum-algorithm", "PUT", "/walk/n")
+                .h("x-amz-sdk-checksum-algorithm", "CRC32")
+                .body(b"x")
+                .refused(400, "InvalidRequest"),
+            case("x-amz-sdk-checksum-algorithm", "PUT", "/walk/n")
+                .h("x-amz-sdk-checksum-algorithm", "CRC32C")
+                .h("x-amz-checksum-crc32", "jNwWgw==")
+                .body(b"x")
+                .refused(400, "InvalidRequest"),
+            case("x-amz-sdk-checksum-algorithm", "PUT", "/walk/sum")
+                .h("x-amz-sdk-checksum-algorithm", "CRC32")
+                .h("x-amz-checksum-crc32", "jNwWgw==")
+                .body(b"x"),
+            case("x-amz-checksum-type", "POST", "/walk/n?uploads")
+                .h("x-amz-checksum-algorithm", "CRC32")
+                .h("x-amz-checksum-type", "PARTIAL")
+                .refused(400, "InvalidRequest"),
+            case("x-amz-meta-", "PUT", "/walk/meta")
+                .h("x-amz-meta-colour", "red")
+                .body(b"x"),
+            case("x-amz-meta-", "HEAD", "/walk/meta").header("x-amz-meta-colour", "red"),
+            case("x-amz-storage-class", "PUT", "/walk/n")
+                .h("x-amz-storage-class", "BOGUS")
+                .body(b"x")
+                .refused(400, "InvalidStorageClass"),
+            case("x-amz-tagging", "PUT", "/walk/n")
+                .h("x-amz-tagging", "a=1&a=2")
+                .body(b"x")
+                .refused(400, "InvalidTag"),
+            case("x-amz-object-lock-", "PUT", "/walk/n")
+                .h("x-amz-object-lock-legal-hold", "ON")
+                .body(b"x")
+                .refused(400, "InvalidRequest"),
+            case("x-amz-object-lock-mode", "PUT", "/walk/n")
+                .h("x-amz-object-lock-mode", "GOVERNANCE")
+                .h(
+                    "x-amz-object-lock-retain-until-date",
+                    "2100-01-01T00:00:00Z",
+                )
+                .body(b"x")
+                .refused(400, "InvalidRequest"),
+            case("x-amz-object-lock-retain-until-date", "PUT", "/walk/n")
+                .h(
+                    "x-amz-object-lock-retain-until-date",
+                    "2100-01-01T00:00:00Z",
+                )
+                .body(b"x")
+                .refused(400, "InvalidRequest"),
+            case("x-amz-object-lock-legal-hold", "PUT", "/walk/n")
+                .h("x-amz-object-lock-legal-hold", "MAYBE")
+                .body(b"x")
+                .refused(400, "InvalidRequest"),
+            case("x-amz-server-side-encryption", "PUT", "/walk/n")
+                .h("x-amz-server-side-encryption", "ROT13")
+                .body(b"x")
+                .refused(400, "InvalidArgument"),
+            case(
+                "x-amz-server-side-encryption-aws-kms-key-id",
+                "PUT",
+                "/walk/n",
+            )
+            .h("x-amz-server-side-encryption-aws-kms-key-id", "k")
+            .body(b"x")
+            .refused(400, "InvalidArgument"),
+            case(
+                "x-amz-server-side-encryption-bucket-key-enabled",
+                "PUT",
+                "/walk/n",
+            )
+            .h("x-amz-server-side-encryption-bucket-key-enabled", "true")
+            .body(b"x")
+            .refused(400, "InvalidArgument"),
+            case("x-amz-server-side-encryption-context", "PUT", "/walk/n")
+                .h("x-amz-server-side-encryption-context", "e30=")
+                .body(b"x")
+                .refused(400, "InvalidArgument"),
+            case("x-amz-write-offset-bytes", "PUT", "/walk/k")
+                .h("x-amz-write-offset-bytes", "3")
+                .body(b"de")
+                .refused(501, "NotImplemented"),
+            case("x-amz-website-redirect-location", "PUT", "/walk/n")
+                .h("x-amz-website-redirect-location", "/x")
+                .body(b"x")
+                .refused(501, "NotImplemented"),
+            // Accepted, as AWS accepts them on a bucket without Requester Pays or MFA Delete.
+            case("x-amz-request-payer", "GET", &kb)
+                .h("x-amz-request-payer", "requester")
+                .has("abc"),
+            case("x-amz-mfa", "GET", &kb)
+                .h("x-amz-mfa", "123456 000000")
+                .has("abc"),
+            // Conditions.
+            case("x-amz-if-match-last-modified-time", "DELETE", &kb)
+                .h("x-amz-if-match-last-modified-time", old)
+                .refused(412, "PreconditionFailed"),
+            case("x-amz-if-match-size", "DELETE", &kb)
+                .h("x-amz-if-match-size", "999")
+                .refused(412, "PreconditionFailed"),
+            case("x-amz-expected-bucket-owner", "GET", &kb)
+                .h("x-amz-expected-bucket-owner", "someone-else")
+                .refused(403, "AccessDenied"),
+            // Copies.
+            case("x-amz-copy-source", "PUT", "/walk/c")
+                .h("x-amz-copy-source", "walk/none")
+                .refused(404, "NoSuchKey"),
+            case("x-amz-copy-source-if-match", "PUT", "/walk/c")
+                .h("x-amz-copy-source", "walk/k")
+                .h("x-amz-copy-source-if-match", "\"nope\"")
+                .refused(412, "PreconditionFailed"),
+            case("x-amz-copy-source-if-none-match", "PUT", "/walk/c")
+                .h("x-amz-copy-source", "walk/k")
+                .h("x-amz-copy-source-if-none-match", "*")
+                .refused(412, "PreconditionFailed"),
+            case("x-amz-copy-source-if-modified-since", "PUT", "/walk/c")
+                .h("x-amz-copy-source", "walk/k")
+                .h("x-amz-copy-source-if-modified-since", future)
+                .refused(412, "PreconditionFailed"),
+            case("x-amz-copy-source-if-unmodified-since", "PUT", "/walk/c")
+                .h("x-amz-copy-source", "walk/k")
+                .h("x-amz-copy-source-if-unmodified-since", old)
+                .refused(412, "PreconditionFailed"),
+            case(
+                "x-amz-copy-source-range",
+                "PUT",
+                &format!("/walk/mp?partNumber=2&uploadId={up}"),
+            )
+            .h("x-amz-copy-source", "walk/k")
+            .h("x-amz-copy-source-range", "bytes=9-1")
+            .refused(416, "InvalidRange"),
+            case("x-amz-metadata-directive", "PUT", "/walk/c")
+                .h("x-amz-copy-source", "walk/k")
+                .h("x-amz-metadata-directive", "MERGE")
+                .refused(400, "InvalidArgument"),
+            case("x-amz-tagging-directive", "PUT", "/walk/c")
+                .h("x-amz-copy-source", "walk/k")
+                .h("x-amz-tagging-directive", "MERGE")
+                .refused(400, "InvalidArgument"),
+            case("x-amz-source-expected-bucket-owner", "PUT", "/walk/c")
+                .h("x-amz-copy-source", "walk/k")
+                .h("x-amz-source-expected-bucket-owner", "someone-else")
+                .refused(403, "AccessDenied"),
+            // Reads.
+            case("x-amz-checksum-mode", "HEAD", "/walk/sum")
+                .h("x-amz-checksum-mode", "ENABLED")
+                .header("x-amz-checksum-crc32", "jNwWgw=="),
+            case("x-amz-checksum-mode", "HEAD", "/walk/sum").header("x-amz-checksum-crc32", ""),
+            case("x-amz-object-attributes", "GET", "/walk/k?attributes")
+                .h("x-amz-object-attributes", "Colour")
+                .refused(400, "InvalidArgument"),
+            case("x-amz-max-parts", "GET", "/walk/k?attributes")
+                .h("x-amz-object-attributes", "ObjectParts")
+                .h("x-amz-max-parts", "many")
+                .refused(400, "InvalidArgument"),
+            case("x-amz-part-number-marker", "GET", "/walk/k?attributes")
+                .h("x-amz-object-attributes", "ObjectParts")
+                .h("x-amz-part-number-marker", "x")
+                .refused(400, "InvalidArgument"),
+            // Buckets.
+            case("x-amz-object-ownership", "PUT", "/walk2")
+                .h("x-amz-object-ownership", "Mine")
+                .refused(400, "InvalidArgument"),
+            case("x-amz-bucket-object-lock-enabled", "PUT", "/walk3")
+                .h("x-amz-bucket-object-lock-enabled", "true"),
+            case(
+                "x-amz-bucket-object-lock-enabled",
+                "GET",
+                "/walk3?object-lock",
+            )
+            .has("<ObjectLockEnabled>Enabled</ObjectLockEnabled>"),
+            // Query parameters of listings: free-form ones are checked by their effect.
+            case("prefix", "GET", "/walk?list-type=2&prefix=a/")
+                .has("<Key>a/1</Key>")
+                .lacks("<Key>b</Key>"),
+            case("delimiter", "GET", "/walk?list-type=2&delimiter=/")
+                .has("<Prefix>a/</Prefix>")
+                .lacks("<Key>a/1</Key>"),
+            case("start-after", "GET", "/walk?list-type=2&start-after=a/2")
+                .has("<Key>b</Key>")
+                .lacks("<Key>a/1</Key>"),
+            case("marker", "GET", "/walk?marker=a/2")
+                .has("<Key>b</Key>")
+                .lacks("<Key>a/1</Key>"),
+            case("max-keys", "GET", "/walk?list-type=2&max-keys=x").refused(400, "InvalidArgument"),
+            case(
+                "continuation-token",
+                "GET",
+                "/walk?list-type=2&continuation-token=bogus",
+            )
+            .refused(400, "InvalidArgument"),
+            case(
+                "encoding-type",
+                "GET",
+                "/walk?list-type=2&encoding-type=base64",
+            )
+            .refused(400, "InvalidArgument"),
+            case("fetch-owner", "GET", "/walk?list-type=2&fetch-owner=true").has("<Owner>"),
+            case("key-marker", "GET", "/walk?versions&key-marker=a/2")
+                .has("<Key>b</Key>")
+                .lacks("<Key>a/1</Key>"),
+            case(
+                "version-id-marker",
+                "GET",
+                "/walk?versions&version-id-marker=null",
+            )
+            .refused(400, "InvalidArgument"),
+            case("max-buckets", "GET", "/?max-buckets=0").refused(400, "InvalidArgument"),
+            case("bucket-region", "GET", "/?bucket-region=eu-west-9").lacks("<Name>walk</Name>"),
+            case("max-uploads", "GET", "/walk?uploads&max-uploads=x")
+                .refused(400, "InvalidArgument"),
+            case(
+                "upload-id-marker",
+                "GET",
+                "/walk?uploads&key-marker=mp&upload-id-marker=zzzz",
+            )
+            .lacks("<Key>mp</Key>"),
+            case(
+                "max-parts",
+                "GET",
+                &format!("/walk/mp?uploadId={up}&max-parts=x"),
+            )
+            .refused(400, "InvalidArgument"),
+            case(
+                "part-number-marker",
+                "GET",
+                &format!("/walk/mp?uploadId={up}&part-number-marker=1"),
+            )
+            .lacks("<PartNumber>1</PartNumber>"),
+            case("uploadId", "GET", "/walk/mp?uploadId=bogus").refused(404, "NoSuchUpload"),
+            case("partNumber", "GET", "/walk/k?partNumber=x").refused(400, "InvalidArgument"),
+            case("versionId", "GET", "/walk/k?versionId=bogus").refused(400, "InvalidArgument"),
+        ];
+        let mut failures = Vec::new();
+        for c in &cases {
+            let mut r = Raw::new(c.method, &c.path);
+            r.headers = c
+                .headers
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect();
+            r.body = c.body.clone();
+            let resp = r.send(&gw).await;
+            let status = resp.status().as_u16();
+            let header = c.header_is.map(|(k, _)| {
+                resp.headers()
+                    .get(k)
+                    .map(|v| v.to_str().unwrap_or("").to_owned())
+            });
+            let text = resp.text().await.unwrap_or_default();
+            let code = support::error_code(&text);
+            let mut wrong = status != c.status || code != c.code;
+            wrong |= c.body_has.is_some_and(|s| !text.contains(s));
+            wrong |= c.body_lacks.is_some_and(|s| text.contains(s));
+            // A wanted value of "" means the header must be absent.
+            if let (Some((_, want)), Some(got)) = (c.header_is, &header) {
+                wrong |= got.as_deref() != Some(want).filter(|w| !w.is_empty());
+            }
+            if wrong {
+                failures.push(format!(
+                    "{} ({} {} {:?}): got {status} {code:?} {header:?}, want {} {:?}",
+                    c.covers, c.method, c.path, c.headers, c.status, c.code
+                ));
+            }
+        }
+        // Every sub-resource word: a PUT (POST for the words S3 POSTs) with a body that is
+        // no configuration at all is refused with an S3 error, never taken (a word the
+        // router did not know would have made this a PutObject) and never a 500.
+        const OBJECT_WORDS: &[&str] = &[
+            "acl",
+            "attributes",
+            "legal-hold",
+            "partNumber",
+            "renameObject",
+            "restore",
+            "retention",
+            "select",
+            "tagging",
+            "torrent",
+            "uploadId",
+            "versionId",
+        ];
+        for (word, _) in grids3::subresource::ALL {
+            let method = if matches!(
+                *word,
+                "delete" | "restore" | "select" | "renameObject" | "uploads"
+            ) {
+                "POST"
+            } else {
+                "PUT"
+            };
+            let path = if OBJECT_WORDS.contains(word) {
+                format!("/{b}/k?{word}")
+            } else {
+                format!("/{b}?{word}")
+            };
+            let (status, code) = send(&gw, method, &path, &[], b"<Bogus/>").await;
+            if !(400..500).contains(&status) && status != 501 || code.is_empty() {
+                failures.push(format!("{method} {path}: {status} {code:?}"));
+            }
+        }
+        // The object the append would have replaced keeps its bytes.
+        let got = s3.get_object().bucket(b).key("k").send().await.unwrap();
+        assert_eq!(
+            got.body.collect().await.unwrap().into_bytes().as_ref(),
+            b"abc"
+        );
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+        // Every name the source reads has a case here, a sub-resource case below, or a
+        // named test elsewhere.
+        let (headers, params) = names_in_source();
+        let by: Vec<&str> = cases
+            .iter()
+            .map(|c| c.covers)
+            .chain(ELSEWHERE.iter().map(|(n, _)| *n))
+            .collect();
+        let missing: Vec<&String> = headers
+            .iter()
+            .chain(
+                params
+                    .iter()
+                    .filter(|p| !grids3::subresource::ALL.iter().any(|(w, _)| w == p)),
+            )
+            .filter(|n| !covered(n, &by))
+            .collect();
+        assert!(missing.is_empty(), "names without a case: {missing:?}");
+        assert!(
+            headers.len() > 40 && params.len() > 50,
+            "{headers:?} {params:?}"
+        );
+    });
+}

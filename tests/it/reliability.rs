@@ -1222,7 +1222,15 @@ fn multipart_completion_takes_one_round_trip_per_part() {
         let s3 = gw.sdk();
         s3.create_bucket().bucket("mprt").send().await.unwrap();
         let mut counts = Vec::new();
-        for (key, n) in [("two", 2), ("twelve", 12)] {
+        // Each size twice, and the lesser count kept: something else on a loaded machine (a
+        // retried command, a cache's second running out) only ever adds to a count, and one
+        // CI-like run on a busy machine counted 11 for ten more parts.
+        for (key, n) in [
+            ("two", 2),
+            ("two-again", 2),
+            ("twelve", 12),
+            ("twelve-again", 12),
+        ] {
             let id = create_upload(&s3, "mprt", key).await;
             let mut parts = Vec::new();
             for i in 1..=n {
@@ -1245,6 +1253,7 @@ fn multipart_completion_takes_one_round_trip_per_part() {
             let got = get_bytes(&s3, "mprt", key).await.unwrap();
             assert_eq!(got.len(), (n as usize - 1) * 5 * MIB + 1000);
         }
+        let counts = [counts[0].min(counts[1]), counts[2].min(counts[3])];
         println!(
             "CompleteMultipartUpload: 2 parts {} MongoDB commands, 12 parts {}",
             counts[0], counts[1]

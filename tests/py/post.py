@@ -118,9 +118,78 @@ p = v4.generate_presigned_post("forms", "exec.txt", Fields={"acl": "aws-exec-rea
                                Conditions=[{"acl": "aws-exec-read"}], ExpiresIn=300)
 status, body, _ = post(p["url"], p["fields"])
 check(status == 501, f"an ACL grids3 does not have is refused with 501 ({status})")
-# A field the form upload would not apply is refused, not ignored.
-p = v4.generate_presigned_post("forms", "tagged.txt", Fields={"tagging": "<Tagging><TagSet/></Tagging>"},
-                               Conditions=[{"tagging": "<Tagging><TagSet/></Tagging>"}], ExpiresIn=300)
+# Issue 28 item 7: the tagging field is the object's tag set (it answered 501).
+tagging = "<Tagging><TagSet><Tag><Key>team</Key><Value>blue</Value></Tag><Tag><Key>x</Key><Value></Value></Tag></TagSet></Tagging>"
+p = v4.generate_presigned_post("forms", "tagged.txt", Fields={"tagging": tagging},
+                               Conditions=[{"tagging": tagging}], ExpiresIn=300)
 status, body, _ = post(p["url"], p["fields"])
-check(status == 501, f"a tagging field is refused with 501 ({status})")
+check(status == 204, f"a tagging field is taken ({status} {body[:200]!r})")
+tags = v4.get_object_tagging(Bucket="forms", Key="tagged.txt")["TagSet"]
+check(tags == [{"Key": "team", "Value": "blue"}, {"Key": "x", "Value": ""}], f"the form's tags are stored, in order ({tags})")
+p = v4.generate_presigned_post("forms", "badtags.txt", Fields={"tagging": "<Tagging><TagSet><Tag><Key>k</Key></Tag><Oops/></TagSet></Tagging>"},
+                               Conditions=[["starts-with", "$tagging", ""]], ExpiresIn=300)
+status, body, _ = post(p["url"], p["fields"])
+check(status == 400 and b"MalformedXML" in body, f"a malformed tagging field is 400 MalformedXML ({status})")
+
+# ${filename} in the key: the policy's conditions hold for the key as stored.
+p = v4.generate_presigned_post("forms", "${filename}", Conditions=[["starts-with", "$key", "foo"]], ExpiresIn=300)
+status, body, _ = post(p["url"], p["fields"], b"bar", filename="foo.txt")
+check(status == 204, f"a condition on $key is checked against the substituted key ({status} {body[:200]!r})")
+check(v4.get_object(Bucket="forms", Key="foo.txt")["Body"].read() == b"bar", "${filename} gave foo.txt")
+
+# Checksum fields: verified, stored and returned; a wrong one is BadDigest and stores nothing.
+import zlib
+good = base64.b64encode(zlib.crc32(b"summed").to_bytes(4, "big")).decode()
+p = v4.generate_presigned_post("forms", "summed.txt", Fields={"x-amz-checksum-crc32": good},
+                               Conditions=[{"x-amz-checksum-crc32": good}], ExpiresIn=300)
+status, body, _ = post(p["url"], p["fields"], b"summed")
+check(status == 204, f"a checksum field that matches ({status} {body[:200]!r})")
+h = v4.head_object(Bucket="forms", Key="summed.txt", ChecksumMode="ENABLED")
+check(h.get("ChecksumCRC32") == good, f"the form's checksum is stored and returned ({h.get('ChecksumCRC32')})")
+bad = base64.b64encode(zlib.crc32(b"other").to_bytes(4, "big")).decode()
+p = v4.generate_presigned_post("forms", "badsum.txt", Fields={"x-amz-checksum-crc32": bad},
+                               Conditions=[{"x-amz-checksum-crc32": bad}], ExpiresIn=300)
+status, body, _ = post(p["url"], p["fields"], b"summed")
+check(status == 400 and b"BadDigest" in body, f"a checksum field that does not match is BadDigest ({status})")
+try:
+    v4.head_object(Bucket="forms", Key="badsum.txt")
+    check(False, "nothing stored under a wrong checksum")
+except v4.exceptions.ClientError:
+    check(True, "nothing stored under a wrong checksum")
+
+# 400s: a malformed x-amz-date, a policy without its signature, empty conditions.
+p = v4.generate_presigned_post("forms", "d.txt", ExpiresIn=300)
+fields = dict(p["fields"])
+fields["x-amz-date"] = "Tue, 21 Feb 2023 12:00:00 GMT"
+status, body, _ = post(p["url"], fields)
+check(status == 400, f"a malformed x-amz-date is 400 ({status} {body[:200]!r})")
+fields = dict(p["fields"])
+del fields["x-amz-signature"]
+status, body, _ = post(p["url"], fields)
+check(status == 400 and b"x-amz-signature" in body, f"a policy without its signature is 400 ({status} {body[:200]!r})")
+v2 = client("s3")
+p2 = v2.generate_presigned_post("forms", "v2sig.txt", ExpiresIn=300)
+fields = dict(p2["fields"])
+del fields["signature"]
+status, body, _ = post(p2["url"], fields)
+check(status == 400, f"a SigV2 policy without its signature is 400 ({status} {body[:200]!r})")
+import hashlib
+import hmac
+
+
+def sign_v4(policy_b64, credential):
+    _, day, region, service, _ = credential.split("/")
+    key = ("AWS4" + sk).encode()
+    for part in (day, region, service, "aws4_request"):
+        key = hmac.new(key, part.encode(), hashlib.sha256).digest()
+    return hmac.new(key, policy_b64.encode(), hashlib.sha256).hexdigest()
+
+
+for conds in ([], [{}]):
+    doc = base64.b64encode(json.dumps({"expiration": "2099-01-01T00:00:00Z", "conditions": conds}).encode()).decode()
+    fields = dict(p["fields"])
+    fields["policy"] = doc
+    fields["x-amz-signature"] = sign_v4(doc, fields["x-amz-credential"])
+    status, body, _ = post(p["url"], fields)
+    check(status == 400, f"conditions {conds} are 400 ({status} {body[:200]!r})")
 print("post: all checks passed")

@@ -194,7 +194,7 @@ pub async fn put_acl(st: &AppState, mut req: S3Request, object: bool) -> S3Resul
         (Some(g), false) => g,
         (None, false) => return Err(S3Error::missing_security_header()),
         (None, true) => {
-            let doc: AclDoc = xml::from_xml(&body)?;
+            let doc: AclDoc = xml::from_xml("AccessControlPolicy", &body)?;
             let acl = from_document(&doc, &b, object)?;
             check_users(st, &acl).await?;
             acl

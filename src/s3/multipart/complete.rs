@@ -22,8 +22,12 @@ pub async fn complete(st: &AppState, mut req: S3Request) -> S3Result<Response> {
     require_bucket(st, req.bucket()).await?;
     let up = find_upload(st, req.bucket(), req.key(), req.q("uploadId")).await?;
     let cond = crate::s3::request::headers::write_condition(&req.parts.headers)?;
+    // `x-amz-checksum-<alg>` on a Complete is the whole object's checksum, which the SDKs'
+    // upload helpers send, not the XML body's: taken out before the body is read, and checked
+    // against the object's below.
+    let given_checksum = take_object_checksum(&mut req.parts.headers)?;
     let body = req.body_reader()?.read_to_vec(xml::MAX_XML_BODY).await?;
-    let request: xml::CompleteMultipartUpload = xml::from_xml(&body)?;
+    let request: xml::CompleteMultipartUpload = xml::from_xml("CompleteMultipartUpload", &body)?;
     if request.parts.is_empty() {
         return Err(S3Error::malformed_xml());
     }
@@ -101,7 +105,11 @@ pub async fn complete(st: &AppState, mut req: S3Request) -> S3Result<Response> {
             }
         }
     }
-    let checksums = object_checksum(&up, &parts).into_iter().collect();
+    let object_sum = object_checksum(&up, &parts);
+    if let Some(given) = &given_checksum {
+        check_object_checksum(&up, object_sum.as_ref(), given)?;
+    }
+    let checksums = object_sum.into_iter().collect();
     let sse = crate::s3::sse::upload_key(st, &up, &req.parts.headers, false).await?;
     if sse.is_none() && up.meta.contains_key("s3Sse") {
         // An SSE-C upload completed without its key: fine while every part is adopted in
@@ -306,6 +314,64 @@ fn complete_result(
     }
     crate::s3::respond::response_headers(st, r.headers_mut(), info.meta.sse.as_ref(), None);
     r
+}
+
+/// The whole-object checksum a Complete names (`x-amz-checksum-<alg>`), removed from the
+/// headers; more than one is `InvalidRequest`, as on a PUT.
+fn take_object_checksum(h: &mut axum::http::HeaderMap) -> S3Result<Option<(Algorithm, String)>> {
+    let mut found = None;
+    for alg in Algorithm::ALL {
+        if let Some(v) = h.remove(alg.header()) {
+            if found.is_some() {
+                return Err(S3Error::invalid_request(
+                    "Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.",
+                ));
+            }
+            let v = v.to_str().map_err(|_| {
+                S3Error::invalid_request(format!("Value for {} header is invalid.", alg.header()))
+            })?;
+            found = Some((alg, v.trim().to_owned()));
+        }
+    }
+    Ok(found)
+}
+
+/// Checks the whole-object checksum a Complete names against the one the parts make: the
+/// upload's algorithm and type (a composite value may come with or without its `-<count>`),
+/// `BadDigest` when it differs, `InvalidRequest` when the upload cannot have it (another
+/// algorithm, or none, or parts without checksums).
+fn check_object_checksum(
+    up: &UploadRecord,
+    computed: Option<&(String, String)>,
+    given: &(Algorithm, String),
+) -> S3Result<()> {
+    let (alg, value) = given;
+    let created = up.checksum_algorithm.as_deref().unwrap_or("null");
+    if !created.eq_ignore_ascii_case(alg.name()) {
+        return Err(S3Error::invalid_request(format!(
+            "The upload was created using the {created} checksum algorithm but the request used {}",
+            alg.name()
+        )));
+    }
+    let Some((_, computed)) = computed else {
+        return Err(S3Error::invalid_request(format!(
+            "Not every part was uploaded with a {} checksum, so the object's cannot be checked",
+            alg.name()
+        )));
+    };
+    let base = |v: &str| v.split('-').next().unwrap_or_default().to_owned();
+    let matches = if computed.contains('-') {
+        base(value) == base(computed) && (!value.contains('-') || value == computed)
+    } else {
+        value == computed
+    };
+    if !matches {
+        return Err(S3Error::bad_digest().with_message(format!(
+            "The {} you specified did not match the calculated checksum.",
+            alg.header()
+        )));
+    }
+    Ok(())
 }
 
 /// A multipart object's checksum, when the upload named an algorithm at creation and every

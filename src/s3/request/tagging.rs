@@ -68,7 +68,11 @@ pub(crate) async fn read_tagging(
     max: usize,
 ) -> S3Result<Vec<(String, String)>> {
     let body = req.body_reader()?.read_to_vec(xml::MAX_XML_BODY).await?;
-    let t: xml::Tagging = xml::from_xml(&body)?;
+    tags_of_xml(&body, max)
+}
+
+fn tags_of_xml(body: &[u8], max: usize) -> S3Result<Vec<(String, String)>> {
+    let t: xml::Tagging = xml::from_xml("Tagging", body)?;
     let tags: Vec<(String, String)> = t
         .tag_set
         .tags
@@ -77,6 +81,11 @@ pub(crate) async fn read_tagging(
         .collect();
     validate(&tags, max)?;
     Ok(tags)
+}
+
+/// An object's tags from a `<Tagging>` document (a POST form's `tagging` field), validated.
+pub fn from_xml_body(body: &[u8]) -> S3Result<Vec<(String, String)>> {
+    tags_of_xml(body, MAX_OBJECT_TAGS)
 }
 
 /// PutObjectTagging's tag set (read before the authorization, see `S3Request::tagging`).

@@ -22,6 +22,7 @@ pub fn action(op: &Op) -> Option<&'static str> {
         PutObjectLegalHold => "s3:PutObjectLegalHold",
         GetObject | HeadObject => "s3:GetObject",
         GetObjectAttributes => "s3:GetObjectAttributes",
+        GetObjectTorrent => "s3:GetObjectTorrent",
         GetObjectTagging => "s3:GetObjectTagging",
         PutObjectTagging => "s3:PutObjectTagging",
         DeleteObjectTagging => "s3:DeleteObjectTagging",

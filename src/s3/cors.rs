@@ -327,6 +327,18 @@ mod tests {
         assert!(!wildcard("http://*.example.com", "https://www.example.com"));
         assert!(!wildcard("http://*.example.com", "http://example.org"));
         assert!(wildcard("http://a:8080", "http://a:8080"));
+        // One `*` anywhere: a prefix, a suffix, or inside.
+        assert!(wildcard("*.example.com", "https://www.example.com"));
+        assert!(wildcard("https://*", "https://x"));
+        assert!(wildcard(
+            "https://app*.example.com",
+            "https://app1.example.com"
+        ));
+        assert!(!wildcard(
+            "https://app*.example.com",
+            "https://web.example.com"
+        ));
+        assert!(!wildcard("ab*ba", "aba"), "the two ends must not overlap");
         let rules = vec![
             rule(&["http://a"], &["GET"], &[]),
             rule(&["http://*"], &["PUT"], &["x-amz-*", "content-type"]),

@@ -133,6 +133,7 @@ pub async fn dispatch(st: &AppState, op: Op, mut req: S3Request) -> S3Result<Res
         Op::ListParts => multipart::list_parts(st, req).await,
         Op::ListMultipartUploads => multipart::list_uploads(st, req).await,
         Op::GetObjectAttributes => object::get_object_attributes(st, req).await,
+        Op::GetObjectTorrent => unconfigured::get_object_torrent(st, req).await,
         Op::GetObjectTagging => tagging::get_object_tagging(st, req).await,
         Op::PutObjectTagging => tagging::put_object_tagging(st, req).await,
         Op::DeleteObjectTagging => tagging::delete_object_tagging(st, req).await,

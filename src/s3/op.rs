@@ -66,6 +66,9 @@ pub enum Op {
     ListMultipartUploads,
     /// GET /bucket/key?attributes
     GetObjectAttributes,
+    /// GET /bucket/key?torrent: grids3 makes no torrents (501), but a missing key is 404, as
+    /// on AWS.
+    GetObjectTorrent,
     /// GET /bucket/key?tagging
     GetObjectTagging,
     /// PUT /bucket/key?tagging
@@ -184,6 +187,7 @@ impl Op {
             Op::ListParts => "ListParts",
             Op::ListMultipartUploads => "ListMultipartUploads",
             Op::GetObjectAttributes => "GetObjectAttributes",
+            Op::GetObjectTorrent => "GetObjectTorrent",
             Op::GetObjectTagging => "GetObjectTagging",
             Op::PutObjectTagging => "PutObjectTagging",
             Op::DeleteObjectTagging => "DeleteObjectTagging",
@@ -326,6 +330,7 @@ pub fn parse(
                 (Method::GET, ["acl"]) => Op::GetObjectAcl,
                 (Method::PUT, ["acl"]) => Op::PutObjectAcl,
                 (Method::GET, ["attributes"]) => Op::GetObjectAttributes,
+                (Method::GET, ["torrent"]) => Op::GetObjectTorrent,
                 (Method::PUT, ["tagging"]) => Op::PutObjectTagging,
                 (Method::DELETE, ["tagging"]) => Op::DeleteObjectTagging,
                 (Method::GET, ["retention"]) => Op::GetObjectRetention,
@@ -460,7 +465,6 @@ mod tests {
             (Method::PUT, Some("b"), None, "replication"),
             (Method::PUT, Some("b"), None, "website"),
             (Method::PUT, Some("b"), Some("k"), "cors"),
-            (Method::GET, Some("b"), Some("k"), "torrent"),
             (Method::GET, Some("b"), None, "list-type=3"),
             (Method::POST, None, None, ""),
             (Method::PATCH, Some("b"), Some("k"), ""),

@@ -63,3 +63,14 @@ pub async fn get(st: &AppState, req: S3Request, sub: &str) -> S3Result<Response>
     };
     Ok(xml_response(StatusCode::OK, doc?))
 }
+
+/// GetObjectTorrent: `404 NoSuchKey` for a key without an object, as AWS answers, and
+/// `501 NotImplemented` for one that has an object, since grids3 makes no torrent files.
+pub async fn get_object_torrent(st: &AppState, req: S3Request) -> S3Result<Response> {
+    require_bucket(st, req.bucket()).await?;
+    crate::s3::lookup::find_version(st, req.bucket(), req.key(), None)
+        .await?
+        .ok_or_else(S3Error::no_such_key)?;
+    Err(S3Error::not_implemented()
+        .with_message("GetObjectTorrent is not implemented: grids3 makes no torrent files"))
+}

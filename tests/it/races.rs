@@ -1053,3 +1053,94 @@ fn put_bucket_versioning_waits_for_a_build_another_run_leads() {
         assert_eq!(ids, want);
     });
 }
+
+/// Issue 28 item 9: two attempts of one part that overlap. The attempt that finishes last is
+/// the part, as on AWS: its ETag lists, completes, and its bytes are the object's, whichever
+/// started first.
+#[test]
+fn of_two_overlapping_attempts_of_a_part_the_last_to_finish_is_the_part() {
+    support::run(async {
+        let gw = quiet_gateway("partrace", |_| {}).await;
+        let s3 = gw.sdk();
+        let b = "partrace";
+        s3.create_bucket().bucket(b).send().await.unwrap();
+        let up = s3
+            .create_multipart_upload()
+            .bucket(b)
+            .key("k")
+            .send()
+            .await
+            .unwrap();
+        let id = up.upload_id().unwrap().to_owned();
+        let (first, second) = (random_bytes(3000, 7), random_bytes(2000, 8));
+        let attempt = |s3: aws_sdk_s3::Client, data: Vec<u8>| {
+            let id = id.clone();
+            async move {
+                s3.upload_part()
+                    .bucket(b)
+                    .key("k")
+                    .upload_id(id)
+                    .part_number(1)
+                    .body(ByteStream::from(data))
+                    .send()
+                    .await
+                    .unwrap()
+                    .e_tag()
+                    .unwrap()
+                    .to_owned()
+            }
+        };
+        // The first attempt stops after its chunks, before its record; the second runs whole.
+        let stop = failpoint::pause("part.commit", Some(b));
+        let early = tokio::spawn(attempt(s3.clone(), first.clone()));
+        stop.reached().await;
+        // The pause holds one hit: the second attempt passes the point and commits.
+        let second_etag = attempt(s3.clone(), second.clone()).await;
+        stop.release();
+        let first_etag = early.await.unwrap();
+        assert_ne!(first_etag, second_etag);
+        let parts = s3
+            .list_parts()
+            .bucket(b)
+            .key("k")
+            .upload_id(&id)
+            .send()
+            .await
+            .unwrap();
+        let listed: Vec<&str> = parts.parts().iter().filter_map(|p| p.e_tag()).collect();
+        assert_eq!(
+            listed,
+            [first_etag.as_str()],
+            "the last to finish is listed"
+        );
+        let complete = |etag: &str| {
+            s3.complete_multipart_upload()
+                .bucket(b)
+                .key("k")
+                .upload_id(&id)
+                .multipart_upload(
+                    aws_sdk_s3::types::CompletedMultipartUpload::builder()
+                        .parts(
+                            aws_sdk_s3::types::CompletedPart::builder()
+                                .part_number(1)
+                                .e_tag(etag)
+                                .build(),
+                        )
+                        .build(),
+                )
+                .send()
+        };
+        let e = complete(&second_etag).await.unwrap_err();
+        assert_eq!(
+            aws_sdk_s3::error::ProvideErrorMetadata::code(&e),
+            Some("InvalidPart"),
+            "the overtaken attempt is gone"
+        );
+        complete(&first_etag).await.unwrap();
+        let got = s3.get_object().bucket(b).key("k").send().await.unwrap();
+        assert_eq!(
+            got.body.collect().await.unwrap().into_bytes().as_ref(),
+            first
+        );
+    });
+}

@@ -68,7 +68,7 @@ pub fn needs(op: &Op) -> Option<(Role, Option<AclNeed>)> {
         HeadBucket | ListObjectVersions | ListObjectsV2 | ListObjects | ListMultipartUploads => {
             (Role::Read, Some(Bucket(Perm::Read)))
         }
-        GetObject | HeadObject => (Role::Read, Some(Object(Perm::Read))),
+        GetObject | HeadObject | GetObjectTorrent => (Role::Read, Some(Object(Perm::Read))),
         GetObjectAcl => (Role::Read, Some(Object(Perm::ReadAcp))),
         GetBucketLocation | GetBucketVersioning | GetObjectAttributes | GetObjectTagging
         | GetBucketTagging => (Role::Read, None),

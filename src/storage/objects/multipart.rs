@@ -180,6 +180,9 @@ impl ObjectStore {
                 "a part larger than its staging range".into(),
             ));
         }
+        // Between the attempt's last chunk and its record: where two attempts of one part
+        // overtake each other (the test of "the last to finish wins" pauses here).
+        crate::failpoint::hit("part.commit", &up.bucket).await;
         let lock = self.lock_upload(up).await?;
         let still_open = self
             .meta

@@ -89,10 +89,10 @@ pub async fn run(config: &Config, endpoint: &Target, action: &AdminAction) -> Re
 /// Sends one admin request and returns the answer's body.
 async fn request(config: &Config, endpoint: &Target, action: &AdminAction) -> Result<String> {
     let (method, path, body) = match action {
-        AdminAction::CreateKey { name } => (
+        AdminAction::CreateKey { name, email } => (
             "POST",
             "/_grids3/admin/keys".to_owned(),
-            serde_json::json!({"name": name}).to_string(),
+            serde_json::json!({"name": name, "email": email}).to_string(),
         ),
         AdminAction::ListKeys => ("GET", "/_grids3/admin/keys".to_owned(), String::new()),
         AdminAction::DeleteKey { id } => (

@@ -296,6 +296,9 @@ pub enum AdminAction {
         /// A name for the key.
         #[arg(long, default_value = "")]
         name: String,
+        /// An e-mail address that ACL grants may name the key by (`emailAddress=`).
+        #[arg(long)]
+        email: Option<String>,
     },
     /// List access keys (never their secrets).
     ListKeys,

@@ -143,7 +143,10 @@ pub async fn create_bucket(st: &AppState, mut req: S3Request) -> S3Result<Respon
     let requested = storage_mode(&req)?;
     let storage = requested.unwrap_or_default();
     let info = BucketInfo {
-        acl: grants::to_stored(acl.as_deref().unwrap_or_default()),
+        acl: grants::to_stored_as(
+            acl.as_deref().unwrap_or_default(),
+            grants::explicit_in_headers(&req.parts.headers),
+        ),
         ownership: Some(ownership),
         versioning: lock.then(|| "Enabled".to_owned()),
         versions_indexed: lock,
@@ -168,8 +171,9 @@ pub async fn create_bucket(st: &AppState, mut req: S3Request) -> S3Result<Respon
                 ));
             }
             // AWS's legacy us-east-1 behaviour, which awscli and s3cmd meet: creating a bucket
-            // one already owns succeeds (and changes nothing). Other regions answer 409.
-            if st.config.region == "us-east-1" {
+            // one already owns succeeds (and changes nothing). Other regions answer 409, and
+            // so does us-east-1 when the request asks for an ACL, which it would not get.
+            if st.config.region == "us-east-1" && acl.is_none() {
                 let mut r = empty(StatusCode::OK);
                 if let Ok(v) = HeaderValue::from_str(&format!("/{name}")) {
                     r.headers_mut().insert("location", v);

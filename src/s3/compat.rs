@@ -31,7 +31,7 @@ pub fn describe(op: &Op) -> (Support, &'static str) {
     use Support::*;
     match op {
         Op::ListBuckets => (Yes, "`prefix`, `max-buckets`, `continuation-token`, `bucket-region`; a non-root key sees its own and granted buckets"),
-        Op::CreateBucket => (Partly, "naming rules, LocationConstraint, `x-amz-object-ownership`, canned ACLs; a bucket one already owns answers 200 in us-east-1 and 409 `BucketAlreadyOwnedByYou` elsewhere, as AWS; `x-grids3-storage-mode` picks the storage mode"),
+        Op::CreateBucket => (Partly, "naming rules, LocationConstraint, `x-amz-object-ownership`, canned ACLs; a bucket one already owns answers 200 in us-east-1 (409 `BucketAlreadyOwnedByYou` there too when the request asks for an ACL) and 409 elsewhere, as AWS; `x-grids3-storage-mode` picks the storage mode"),
         Op::HeadBucket => (Yes, ""),
         Op::DeleteBucket => (Yes, "`409 BucketNotEmpty`; owner only"),
         Op::GetBucketLocation => (Yes, ""),
@@ -67,8 +67,8 @@ pub fn describe(op: &Op) -> (Support, &'static str) {
         Op::GetBucketTagging => (Yes, ""),
         Op::PutBucketTagging => (Yes, "owner only"),
         Op::DeleteBucketTagging => (Yes, "owner only"),
-        Op::GetBucketAcl => (Partly, "also lists the admin API's grants, so the document says who has access"),
-        Op::PutBucketAcl => (Partly, "grants by e-mail refused (`UnresolvableGrantByEmailAddress`); `aws-exec-read`, `log-delivery-write` and LogDelivery `501 NotImplemented`"),
+        Op::GetBucketAcl => (Partly, "groups first, then users in grant order; also lists the admin API's grants, so the document says who has access"),
+        Op::PutBucketAcl => (Partly, "grant headers and documents kept exactly (the owner's own grants as given; the owner keeps access, as an AWS account does); e-mail grants name the key given that address (`create-key --email`); `aws-exec-read`, `log-delivery-write` and LogDelivery `501 NotImplemented`"),
         Op::GetObjectAcl => (Yes, ""),
         Op::PutObjectAcl => (Partly, "as PutBucketAcl; the bucket's owner owns every object"),
         Op::GetBucketCors => (Yes, ""),

@@ -112,6 +112,71 @@ pub(crate) async fn known_users(st: &AppState) -> S3Result<HashMap<String, Strin
         .collect())
 }
 
+/// Canonical ids by the e-mail address of their key (lower-case).
+pub(crate) async fn users_by_email(st: &AppState) -> S3Result<HashMap<String, String>> {
+    let keys = st.store.meta().list_access_keys().await?;
+    Ok(keys
+        .into_iter()
+        .filter_map(|k| Some((k.email?.to_ascii_lowercase(), owner_of(&k.id).id)))
+        .collect())
+}
+
+/// Rewrites `emailAddress="…"` in `x-amz-grant-*` headers to `id="…"`, the canonical id of
+/// the key with that address (`UnresolvableGrantByEmailAddress` for an address no key has,
+/// as AWS answers). Done once where a request enters, so every later reading of the headers
+/// (the ACL checks, the stored grants) sees canonical ids only.
+pub(crate) async fn resolve_grant_emails(st: &AppState, h: &mut HeaderMap) -> S3Result<()> {
+    use axum::http::HeaderValue;
+    let named = |h: &HeaderMap| {
+        crate::s3::request::grants::GRANT_HEADERS
+            .iter()
+            .any(|(n, _)| {
+                h.get_all(*n).iter().any(|v| {
+                    v.to_str()
+                        .is_ok_and(|v| v.to_ascii_lowercase().contains("emailaddress"))
+                })
+            })
+    };
+    if !named(h) {
+        return Ok(());
+    }
+    let emails = users_by_email(st).await?;
+    for (name, _) in crate::s3::request::grants::GRANT_HEADERS {
+        let values: Vec<String> = h
+            .get_all(*name)
+            .iter()
+            .filter_map(|v| v.to_str().ok().map(str::to_owned))
+            .collect();
+        if values.is_empty() {
+            continue;
+        }
+        let mut rewritten = Vec::with_capacity(values.len());
+        for v in values {
+            let mut items = Vec::new();
+            for item in v.split(',') {
+                match item.split_once('=') {
+                    Some((k, addr)) if k.trim().eq_ignore_ascii_case("emailaddress") => {
+                        let addr = addr.trim().trim_matches('"').to_ascii_lowercase();
+                        let id = emails
+                            .get(&addr)
+                            .ok_or_else(S3Error::unresolvable_grant_by_email)?;
+                        items.push(format!("id=\"{id}\""));
+                    }
+                    _ => items.push(item.trim().to_owned()),
+                }
+            }
+            rewritten.push(items.join(", "));
+        }
+        h.remove(*name);
+        for v in rewritten {
+            let v = HeaderValue::from_str(&v)
+                .map_err(|_| S3Error::invalid_argument(format!("Invalid {name} header value")))?;
+            h.append(*name, v);
+        }
+    }
+    Ok(())
+}
+
 /// Refuses grants to canonical ids that name no key, as AWS refuses unknown ids.
 pub(crate) async fn check_users(st: &AppState, grants: &[Grant]) -> S3Result<()> {
     if !grants.iter().any(|g| matches!(g.grantee, Grantee::User(_))) {

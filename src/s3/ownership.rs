@@ -44,7 +44,11 @@ pub async fn put(st: &AppState, mut req: S3Request) -> S3Result<Response> {
     };
     let setting = parse(&rule.ownership).map_err(|_| S3Error::malformed_xml())?;
     // As in AWS: ACLs can be disabled only once the bucket's own ACL grants nobody else.
-    if setting == "BucketOwnerEnforced" && !b.acl.is_empty() {
+    let owner_id = crate::s3::respond::owner_of(&b.owner).id;
+    let grants_others = crate::s3::request::grants::from_stored(&b.acl)
+        .iter()
+        .any(|g| g.grantee != crate::s3::request::grants::Grantee::User(owner_id.clone()));
+    if setting == "BucketOwnerEnforced" && grants_others {
         return Err(S3Error::invalid_bucket_acl_with_object_ownership());
     }
     st.store

@@ -429,6 +429,7 @@ pub async fn post_object(
         }
     }
     super::sse::require_secure_transport(st, crate::tls::Transport::of(&parts.extensions), &h)?;
+    crate::s3::lookup::resolve_grant_emails(st, &mut h).await?;
     let acl = crate::s3::lookup::request_acl(st, &h, true).await?;
     let b = require_bucket(st, bucket).await?;
     crate::s3::rules::ownership::check_acl(

@@ -331,3 +331,249 @@ fn complete_takes_whole_object_checksums() {
             .unwrap();
     });
 }
+
+/// Issue 28 item 3: ACLs as AWS lists and keeps them. Groups first, then users in grant order;
+/// an ACL given by grant headers or a document is stored exactly (no owner FULL_CONTROL added
+/// back); re-creating a bucket one owns with an ACL is 409 and keeps the ACL.
+#[test]
+fn acls_are_listed_and_kept_as_given() {
+    use aws_sdk_s3::error::ProvideErrorMetadata;
+    use aws_sdk_s3::primitives::ByteStream;
+    use aws_sdk_s3::types::{
+        AccessControlPolicy, BucketCannedAcl, Grant, Grantee, Owner, Permission, Type,
+    };
+    support::run(async {
+        let gw = support::gateway("aclexact").await;
+        let s3 = gw.sdk();
+        let (ak2, sk2) = new_key(&gw, "second").await;
+        let other = gw.sdk_as(&ak2, &sk2);
+        let b = "aclexact";
+        s3.create_bucket()
+            .bucket(b)
+            .acl(BucketCannedAcl::PublicRead)
+            .object_ownership(aws_sdk_s3::types::ObjectOwnership::ObjectWriter)
+            .send()
+            .await
+            .unwrap();
+        let owner_id = s3
+            .list_buckets()
+            .send()
+            .await
+            .unwrap()
+            .owner()
+            .unwrap()
+            .id()
+            .unwrap()
+            .to_owned();
+        let other_id = other
+            .list_buckets()
+            .send()
+            .await
+            .unwrap()
+            .owner()
+            .unwrap()
+            .id()
+            .unwrap()
+            .to_owned();
+        let summary = |grants: &[Grant]| -> Vec<(String, String)> {
+            grants
+                .iter()
+                .map(|g| {
+                    let who = g.grantee().unwrap();
+                    (
+                        who.uri()
+                            .map(|u| u.rsplit('/').next().unwrap().to_owned())
+                            .or(who.id().map(str::to_owned))
+                            .unwrap(),
+                        g.permission().unwrap().as_str().to_owned(),
+                    )
+                })
+                .collect()
+        };
+        let acl = s3.get_bucket_acl().bucket(b).send().await.unwrap();
+        assert_eq!(
+            summary(acl.grants()),
+            [
+                ("AllUsers".to_owned(), "READ".to_owned()),
+                (owner_id.clone(), "FULL_CONTROL".to_owned())
+            ],
+            "groups first"
+        );
+        // Re-creating it with an ACL: 409, and the ACL stays.
+        let e = s3
+            .create_bucket()
+            .bucket(b)
+            .acl(BucketCannedAcl::Private)
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Some("BucketAlreadyOwnedByYou"));
+        let acl = s3.get_bucket_acl().bucket(b).send().await.unwrap();
+        assert_eq!(acl.grants().len(), 2, "the ACL is left alone");
+        // Five grant headers to the other key: exactly five grants.
+        let grant = format!("id={other_id}");
+        s3.put_object()
+            .bucket(b)
+            .key("k")
+            .grant_read(&grant)
+            .grant_read_acp(&grant)
+            .grant_write_acp(&grant)
+            .grant_full_control(&grant)
+            .body(ByteStream::from_static(b"x"))
+            .send()
+            .await
+            .unwrap();
+        let acl = s3.get_object_acl().bucket(b).key("k").send().await.unwrap();
+        let got = summary(acl.grants());
+        assert_eq!(got.len(), 4, "{got:?}");
+        assert!(got.iter().all(|(who, _)| *who == other_id), "{got:?}");
+        // A document that lowers the owner to READ is kept as given; an empty one too.
+        let user = |id: &str| {
+            Grantee::builder()
+                .r#type(Type::CanonicalUser)
+                .id(id)
+                .build()
+                .unwrap()
+        };
+        let owner = Owner::builder().id(&owner_id).build();
+        s3.put_bucket_acl()
+            .bucket(b)
+            .access_control_policy(
+                AccessControlPolicy::builder()
+                    .owner(owner.clone())
+                    .grants(
+                        Grant::builder()
+                            .grantee(user(&owner_id))
+                            .permission(Permission::Read)
+                            .build(),
+                    )
+                    .grants(
+                        Grant::builder()
+                            .grantee(user(&other_id))
+                            .permission(Permission::Write)
+                            .build(),
+                    )
+                    .build(),
+            )
+            .send()
+            .await
+            .unwrap();
+        let acl = s3.get_bucket_acl().bucket(b).send().await.unwrap();
+        assert_eq!(
+            summary(acl.grants()),
+            [
+                (owner_id.clone(), "READ".to_owned()),
+                (other_id.clone(), "WRITE".to_owned())
+            ]
+        );
+        s3.put_bucket_acl()
+            .bucket(b)
+            .access_control_policy(AccessControlPolicy::builder().owner(owner).build())
+            .send()
+            .await
+            .unwrap();
+        let acl = s3.get_bucket_acl().bucket(b).send().await.unwrap();
+        assert!(acl.grants().is_empty(), "{:?}", acl.grants());
+        // A canned ACL implies the owner's FULL_CONTROL again.
+        s3.put_bucket_acl()
+            .bucket(b)
+            .acl(BucketCannedAcl::Private)
+            .send()
+            .await
+            .unwrap();
+        let acl = s3.get_bucket_acl().bucket(b).send().await.unwrap();
+        assert_eq!(
+            summary(acl.grants()),
+            [(owner_id.clone(), "FULL_CONTROL".to_owned())]
+        );
+        // Grants by e-mail address name the key given that address; an unknown one is
+        // UnresolvableGrantByEmailAddress.
+        let (status, v) = crate::authz::admin(
+            &gw,
+            "POST",
+            "/_grids3/admin/keys",
+            serde_json::json!({"name": "mailed", "email": "Third@Example.com"}),
+        )
+        .await;
+        assert_eq!(status, 201, "{v}");
+        let third = gw.sdk_as(
+            v["accessKeyId"].as_str().unwrap(),
+            v["secretAccessKey"].as_str().unwrap(),
+        );
+        let third_id = third
+            .list_buckets()
+            .send()
+            .await
+            .unwrap()
+            .owner()
+            .unwrap()
+            .id()
+            .unwrap()
+            .to_owned();
+        s3.put_object()
+            .bucket(b)
+            .key("mailed")
+            .grant_read("emailAddress=\"third@example.com\"")
+            .body(ByteStream::from_static(b"for third"))
+            .send()
+            .await
+            .unwrap();
+        let acl = s3
+            .get_object_acl()
+            .bucket(b)
+            .key("mailed")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            summary(acl.grants()),
+            [(third_id.clone(), "READ".to_owned())]
+        );
+        let got = third
+            .get_object()
+            .bucket(b)
+            .key("mailed")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            got.body.collect().await.unwrap().into_bytes().as_ref(),
+            b"for third",
+            "the grant by address gives the key access"
+        );
+        let e = s3
+            .put_object()
+            .bucket(b)
+            .key("nobody")
+            .grant_read("emailAddress=\"nobody@example.com\"")
+            .body(ByteStream::from_static(b"x"))
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Some("UnresolvableGrantByEmailAddress"));
+        s3.put_bucket_acl()
+            .bucket(b)
+            .access_control_policy(
+                AccessControlPolicy::builder()
+                    .owner(Owner::builder().id(&owner_id).build())
+                    .grants(
+                        Grant::builder()
+                            .grantee(
+                                Grantee::builder()
+                                    .r#type(Type::AmazonCustomerByEmail)
+                                    .email_address("THIRD@example.com")
+                                    .build()
+                                    .unwrap(),
+                            )
+                            .permission(Permission::Read)
+                            .build(),
+                    )
+                    .build(),
+            )
+            .send()
+            .await
+            .unwrap();
+        let acl = s3.get_bucket_acl().bucket(b).send().await.unwrap();
+        assert_eq!(summary(acl.grants()), [(third_id, "READ".to_owned())]);
+    });
+}

@@ -26,6 +26,9 @@ pub fn routes() -> Router<AppState> {
 struct CreateKey {
     #[serde(default)]
     name: String,
+    /// The e-mail address ACL grants may name the key by (`emailAddress=`).
+    #[serde(default)]
+    email: Option<String>,
 }
 
 async fn create_key(State(st): State<AppState>, req: Request) -> Result<Response, AdminError> {
@@ -36,9 +39,17 @@ async fn create_key(State(st): State<AppState>, req: Request) -> Result<Response
         .create_access_key(&input.name)
         .await
         .map_err(db_error)?;
+    let email = input.email.filter(|e| !e.trim().is_empty());
+    if let Some(e) = &email {
+        st.store
+            .meta()
+            .set_key_email(&id, e)
+            .await
+            .map_err(db_error)?;
+    }
     Ok((
         StatusCode::CREATED,
-        Json(json!({"accessKeyId": id, "secretAccessKey": secret, "name": input.name})),
+        Json(json!({"accessKeyId": id, "secretAccessKey": secret, "name": input.name, "email": email})),
     )
         .into_response())
 }
@@ -48,7 +59,7 @@ async fn list_keys(State(st): State<AppState>, req: Request) -> Result<Response,
     let keys = st.store.meta().list_access_keys().await.map_err(db_error)?;
     let keys: Vec<_> = keys
         .into_iter()
-        .map(|k| json!({"accessKeyId": k.id, "name": k.name, "root": k.root, "created": crate::s3::request::headers::iso8601(k.created)}))
+        .map(|k| json!({"accessKeyId": k.id, "name": k.name, "email": k.email, "root": k.root, "created": crate::s3::request::headers::iso8601(k.created)}))
         .collect();
     Ok(Json(json!({"keys": keys})).into_response())
 }

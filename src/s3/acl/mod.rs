@@ -9,8 +9,14 @@
 //! - The admin API's grants (read, write, owner) are not ACL entries. Get*Acl lists them, so
 //!   that the document says who has access, and Put*Acl neither adds nor removes them (echoing
 //!   them back, as read-modify-write clients do, changes nothing).
-//! - Grants to e-mail addresses are refused (`UnresolvableGrantByEmailAddress`): keys have
-//!   none. Canonical ids must name an existing key (`InvalidArgument`, as AWS answers).
+//! - Grants to e-mail addresses name the key given that address (`grids3 admin create-key
+//!   --email`); an address no key has is `UnresolvableGrantByEmailAddress`, as on AWS.
+//!   Canonical ids must name an existing key (`InvalidArgument`, as AWS answers).
+//! - An ACL given by grant headers or a document is kept exactly as given (the owner's own
+//!   grants included, or none), and listed so; a canned ACL implies the owner's FULL_CONTROL.
+//!   Either way the owner keeps access to its bucket and objects, as an AWS account does to
+//!   its own resources whatever their ACLs say: an ACL gives others access, it never takes
+//!   the owner's.
 //! - `aws-exec-read`, `log-delivery-write` and the LogDelivery group name services grids3 does
 //!   not have: 501, never accepted and ignored.
 
@@ -48,6 +54,7 @@ fn policy(
     owner: &str,
     admin: &[(String, &'static str)],
     acl: &[Grant],
+    exact: bool,
     names: &HashMap<String, String>,
 ) -> String {
     let o = owner_of(owner);
@@ -76,18 +83,37 @@ fn policy(
             "<Grant>{grantee}<Permission>{perm}</Permission></Grant>"
         ));
     };
-    grant(user(&o.id, Some(&o.display_name)), "FULL_CONTROL");
+    // Groups first, then users (AWS's order); the owner's implied FULL_CONTROL leads the
+    // users unless the ACL was given exactly, then the admin API's grants.
+    let ordered = grants::listing_order(acl);
+    let (groups, users) = ordered.split_at(
+        ordered
+            .iter()
+            .take_while(|g| !matches!(g.grantee, Grantee::User(_)))
+            .count(),
+    );
+    for g in groups {
+        let uri = match g.grantee {
+            Grantee::AllUsers => grants::ALL_USERS,
+            _ => grants::AUTHENTICATED_USERS,
+        };
+        grant(group(uri), g.perm.as_str());
+    }
+    if !exact {
+        grant(user(&o.id, Some(&o.display_name)), "FULL_CONTROL");
+    }
     for (key, perm) in admin {
         let g = owner_of(key);
         grant(user(&g.id, Some(&g.display_name)), perm);
     }
-    for g in acl {
-        let grantee = match &g.grantee {
-            Grantee::User(id) => user(id, names.get(id).map(String::as_str)),
-            Grantee::AllUsers => group(grants::ALL_USERS),
-            Grantee::AuthenticatedUsers => group(grants::AUTHENTICATED_USERS),
-        };
-        grant(grantee, g.perm.as_str());
+    for g in users {
+        if let Grantee::User(id) = &g.grantee {
+            let name = names
+                .get(id)
+                .map(String::as_str)
+                .or((*id == o.id).then_some(o.display_name.as_str()));
+            grant(user(id, name), g.perm.as_str());
+        }
     }
     out.push_str("</AccessControlList></AccessControlPolicy>");
     out
@@ -124,13 +150,15 @@ async fn names_for(st: &AppState, acl: &[Grant]) -> S3Result<HashMap<String, Str
 pub async fn get_bucket_acl(st: &AppState, req: S3Request) -> S3Result<Response> {
     let b = require_bucket(st, req.bucket()).await?;
     let mut acl = grants::from_stored(&b.acl);
-    if crate::s3::rules::ownership::acls_disabled(&b) {
+    let disabled = crate::s3::rules::ownership::acls_disabled(&b);
+    if disabled {
         acl.clear();
     }
+    let exact = !disabled && grants::is_exact(&b.acl);
     let names = names_for(st, &acl).await?;
     Ok(xml_response(
         StatusCode::OK,
-        policy(&b.owner, &admin_grants(&b, false), &acl, &names),
+        policy(&b.owner, &admin_grants(&b, false), &acl, exact, &names),
     ))
 }
 
@@ -147,19 +175,21 @@ pub async fn get_object_acl(st: &AppState, req: S3Request) -> S3Result<Response>
     )
     .await?;
     let mut acl = object_grants(&o.meta);
-    if crate::s3::rules::ownership::acls_disabled(&b) {
+    let disabled = crate::s3::rules::ownership::acls_disabled(&b);
+    if disabled {
         acl.clear();
     }
+    let exact = !disabled && grants::is_exact(&o.meta.grants);
     let names = names_for(st, &acl).await?;
     let owner = crate::s3::rules::ownership::object_owner(&b, o.meta.owner.as_deref());
     let mut admin = admin_grants(&b, true);
-    if owner != b.owner {
+    if owner != b.owner && !exact {
         // The bucket's owner has FULL_CONTROL of every object in its bucket in grids3.
         admin.insert(0, (b.owner.clone(), "FULL_CONTROL"));
     }
     Ok(xml_response(
         StatusCode::OK,
-        policy(owner, &admin, &acl, &names),
+        policy(owner, &admin, &acl, exact, &names),
     ))
 }
 
@@ -185,6 +215,7 @@ pub async fn put_acl(st: &AppState, mut req: S3Request, object: bool) -> S3Resul
     let from_headers = request_acl(st, &req.parts.headers, object).await?;
     let body = req.body_reader()?.read_to_vec(xml::MAX_XML_BODY).await?;
     let body_given = !body.iter().all(u8::is_ascii_whitespace);
+    let exact = body_given || grants::explicit_in_headers(&req.parts.headers);
     let acl = match (from_headers, body_given) {
         (Some(_), true) => {
             return Err(S3Error::unexpected_content().with_message(
@@ -195,7 +226,12 @@ pub async fn put_acl(st: &AppState, mut req: S3Request, object: bool) -> S3Resul
         (None, false) => return Err(S3Error::missing_security_header()),
         (None, true) => {
             let doc: AclDoc = xml::from_xml("AccessControlPolicy", &body)?;
-            let acl = from_document(&doc, &b, object)?;
+            let emails = if doc.list.grants.iter().any(|g| g.grantee.email.is_some()) {
+                crate::s3::lookup::users_by_email(st).await?
+            } else {
+                HashMap::new()
+            };
+            let acl = from_document(&doc, &b, object, &emails)?;
             check_users(st, &acl).await?;
             acl
         }
@@ -208,7 +244,7 @@ pub async fn put_acl(st: &AppState, mut req: S3Request, object: bool) -> S3Resul
         crate::s3::rules::public_access::effective(st, &b),
         Some(&acl),
     )?;
-    let stored = grants::to_stored(&acl);
+    let stored = grants::to_stored_as(&acl, exact);
     if let Some(o) = target {
         st.store.set_object_acl(req.bucket(), o, stored).await?;
     } else if !st
@@ -222,10 +258,14 @@ pub async fn put_acl(st: &AppState, mut req: S3Request, object: bool) -> S3Resul
     Ok(crate::s3::respond::empty(StatusCode::OK))
 }
 
-/// The grants of an AccessControlPolicy document, less the owner's FULL_CONTROL (always
-/// true) and echoes of the admin API's grants (which the document cannot change).
-fn from_document(doc: &AclDoc, b: &BucketInfo, object: bool) -> S3Result<Vec<Grant>> {
-    let owner_id = owner_of(&b.owner).id;
+/// The grants of an AccessControlPolicy document, exactly (the owner's own included, and
+/// stored as given), less echoes of the admin API's grants (which the document cannot change).
+fn from_document(
+    doc: &AclDoc,
+    b: &BucketInfo,
+    object: bool,
+    emails: &HashMap<String, String>,
+) -> S3Result<Vec<Grant>> {
     let admin: Vec<(String, &str)> = admin_grants(b, object)
         .into_iter()
         .map(|(k, p)| (owner_of(&k).id, p))
@@ -241,11 +281,17 @@ fn from_document(doc: &AclDoc, b: &BucketInfo, object: bool) -> S3Result<Vec<Gra
         let grantee = match (&g.grantee.id, &g.grantee.uri, &g.grantee.email) {
             (Some(id), None, None) => grants::user(id)?,
             (None, Some(uri), None) => Grantee::group(uri)?,
-            (None, None, Some(_)) => return Err(S3Error::unresolvable_grant_by_email()),
+            // A key named by its e-mail address (`create-key --email`).
+            (None, None, Some(addr)) => Grantee::User(
+                emails
+                    .get(&addr.trim().to_ascii_lowercase())
+                    .cloned()
+                    .ok_or_else(S3Error::unresolvable_grant_by_email)?,
+            ),
             _ => return Err(S3Error::malformed_acl_error()),
         };
         if let Grantee::User(id) = &grantee {
-            if *id == owner_id || admin.iter().any(|(a, p)| a == id && *p == perm.as_str()) {
+            if admin.iter().any(|(a, p)| a == id && *p == perm.as_str()) {
                 continue;
             }
         }

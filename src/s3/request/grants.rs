@@ -146,6 +146,44 @@ pub fn to_stored(grants: &[Grant]) -> Vec<(String, String)> {
     grants.iter().map(Grant::to_stored).collect()
 }
 
+/// The stored mark of an exact ACL: one set from `x-amz-grant-*` headers or an
+/// AccessControlPolicy document, which lists the owner's own grants (or none) itself, so the
+/// owner's FULL_CONTROL is not implied. An ACL without it (a canned ACL, or one grids3 stored
+/// before exact ACLs) implies the owner's FULL_CONTROL. Its permission parses as none, so
+/// [`from_stored`] (and an older grids3) skips it.
+const EXACT_MARK: (&str, &str) = ("grids3:exact-acl", "EXACT");
+
+/// Stored pairs from grants, marked exact when they were given explicitly.
+pub fn to_stored_as(grants: &[Grant], exact: bool) -> Vec<(String, String)> {
+    let mut out = to_stored(grants);
+    if exact {
+        out.push((EXACT_MARK.0.to_owned(), EXACT_MARK.1.to_owned()));
+    }
+    out
+}
+
+/// Whether stored grants are an exact ACL (see [`to_stored_as`]).
+pub fn is_exact(pairs: &[(String, String)]) -> bool {
+    pairs
+        .iter()
+        .any(|(g, p)| g == EXACT_MARK.0 && p == EXACT_MARK.1)
+}
+
+/// Whether a request's ACL headers are explicit grants (an exact ACL), not a canned ACL.
+pub fn explicit_in_headers(h: &HeaderMap) -> bool {
+    GRANT_HEADERS.iter().any(|(n, _)| h.contains_key(*n))
+}
+
+/// The order AWS lists grants in, which clients that compare lists in order expect: group
+/// grantees first, then canonical users, each in the order granted.
+pub fn listing_order(grants: &[Grant]) -> Vec<Grant> {
+    let (groups, users): (Vec<Grant>, Vec<Grant>) = grants
+        .iter()
+        .cloned()
+        .partition(|g| !matches!(g.grantee, Grantee::User(_)));
+    groups.into_iter().chain(users).collect()
+}
+
 /// Who is asking, for an ACL.
 #[derive(Clone, Copy, Debug)]
 pub enum Principal<'a> {
@@ -291,7 +329,7 @@ pub fn object_grants_from_headers(h: &HeaderMap) -> Vec<(String, String)> {
     from_headers(h, true)
         .ok()
         .flatten()
-        .map(|g| to_stored(&g))
+        .map(|g| to_stored_as(&g, explicit_in_headers(h)))
         .unwrap_or_default()
 }
 

@@ -24,6 +24,8 @@ pub struct KeyInfo {
     pub root: bool,
     /// When it was created.
     pub created: DateTime,
+    /// The e-mail address ACL grants may name it by (`emailAddress=`), if one was given.
+    pub email: Option<String>,
 }
 
 /// A key's secret and whether it is root.
@@ -210,6 +212,19 @@ impl MetaStore {
         Ok((id, secret))
     }
 
+    /// Gives a key the e-mail address that ACL grants may name it by (stored lower-case, as
+    /// addresses compare); `false` when there is no such key.
+    pub async fn set_key_email(&self, id: &str, email: &str) -> mongodb::error::Result<bool> {
+        let r = self
+            .keys
+            .update_one(
+                doc! {"_id": id},
+                doc! {"$set": {"email": email.trim().to_ascii_lowercase()}},
+            )
+            .await?;
+        Ok(r.matched_count == 1)
+    }
+
     /// Every key, without secrets.
     pub async fn list_access_keys(&self) -> mongodb::error::Result<Vec<KeyInfo>> {
         let docs: Vec<Document> = self
@@ -226,6 +241,7 @@ impl MetaStore {
                     id: d.get_str("_id").ok()?.to_owned(),
                     name: d.get_str("name").unwrap_or_default().to_owned(),
                     root: d.get_bool("root").unwrap_or(false),
+                    email: d.get_str("email").ok().map(str::to_owned),
                     created: d
                         .get_datetime("created")
                         .ok()

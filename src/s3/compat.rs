@@ -179,7 +179,7 @@ pub const HEADERS: &[(&str, Support, &str)] = &[
     ("x-amz-copy-source, x-amz-copy-source-if-*, x-amz-copy-source-range, x-amz-metadata-directive", Support::Yes, ""),
     ("x-amz-meta-*", Support::Yes, "stored in the files document's `metadata`"),
     ("x-amz-server-side-encryption*, -customer-*, -aws-kms-key-id, -context", Support::Partly, "SSE-C needs TLS (`400 InvalidRequest` over HTTP unless `--allow-insecure-sse-c`); KMS keys by id, ARN, `alias/` or an operator-chosen name (`create-kms-key --id`); DSSE-KMS `501 NotImplemented`; bucket keys accepted and echoed (every object has its own data key)"),
-    ("x-amz-acl, x-amz-grant-*", Support::Partly, "as PutObjectAcl; refused where ACLs are disabled (`400 AccessControlListNotSupported`)"),
+    ("x-amz-acl, x-amz-grant-*", Support::Partly, "as PutObjectAcl; where ACLs are disabled (BucketOwnerEnforced) only `bucket-owner-full-control` or the bucket owner's FULL_CONTROL alone, anything else (`private` included) `400 AccessControlListNotSupported`, as AWS"),
     ("x-amz-tagging, x-amz-tagging-directive", Support::Yes, ""),
     ("x-amz-object-lock-mode, -retain-until-date, -legal-hold, x-amz-bypass-governance-retention", Support::Yes, ""),
     ("x-amz-expected-bucket-owner", Support::Yes, ""),

@@ -93,7 +93,9 @@ pub async fn dispatch(st: &AppState, op: Op, mut req: S3Request) -> S3Result<Res
             if let Some(b) = st.store.meta().bucket_cached(&bucket).await? {
                 crate::s3::rules::ownership::check_acl(
                     crate::s3::rules::ownership::acls_disabled(&b),
+                    req.header("x-amz-acl"),
                     acl.as_deref(),
+                    &owner_of(&b.owner).id,
                 )?;
                 crate::s3::rules::public_access::check_acl(
                     crate::s3::rules::public_access::effective(st, &b),

@@ -434,7 +434,9 @@ pub async fn post_object(
     let b = require_bucket(st, bucket).await?;
     crate::s3::rules::ownership::check_acl(
         crate::s3::rules::ownership::acls_disabled(&b),
+        h.get("x-amz-acl").and_then(|v| v.to_str().ok()),
         acl.as_deref(),
+        &crate::s3::respond::owner_of(&b.owner).id,
     )?;
     crate::s3::rules::public_access::check_acl(
         crate::s3::rules::public_access::effective(st, &b),

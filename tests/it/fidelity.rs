@@ -577,3 +577,152 @@ fn acls_are_listed_and_kept_as_given() {
         assert_eq!(summary(acl.grants()), [(third_id, "READ".to_owned())]);
     });
 }
+
+/// Issue 28 item 4: object ownership as AWS documents it. BucketOwnerEnforced takes no ACL but
+/// `bucket-owner-full-control` (`private` included: AccessControlListNotSupported) on writes
+/// and the ACL calls; BucketOwnerPreferred gives the bucket's owner an object written with
+/// `bucket-owner-full-control`; CreateBucket's `x-amz-object-ownership` is kept.
+#[test]
+fn object_ownership_as_aws_documents_it() {
+    use aws_sdk_s3::error::ProvideErrorMetadata;
+    use aws_sdk_s3::primitives::ByteStream;
+    use aws_sdk_s3::types::{BucketCannedAcl, ObjectCannedAcl, ObjectOwnership};
+    support::run(async {
+        let gw = support::gateway("ownership4").await;
+        let s3 = gw.sdk();
+        let (ak2, sk2) = new_key(&gw, "writer").await;
+        let other = gw.sdk_as(&ak2, &sk2);
+        let id_of = |c: &aws_sdk_s3::Client| {
+            let c = c.clone();
+            async move {
+                c.list_buckets()
+                    .send()
+                    .await
+                    .unwrap()
+                    .owner()
+                    .unwrap()
+                    .id()
+                    .unwrap()
+                    .to_owned()
+            }
+        };
+        let (owner_id, other_id) = (id_of(&s3).await, id_of(&other).await);
+        for (b, setting) in [
+            ("own-enforced", ObjectOwnership::BucketOwnerEnforced),
+            ("own-preferred", ObjectOwnership::BucketOwnerPreferred),
+            ("own-writer", ObjectOwnership::ObjectWriter),
+        ] {
+            s3.create_bucket()
+                .bucket(b)
+                .object_ownership(setting.clone())
+                .send()
+                .await
+                .unwrap();
+            let got = s3
+                .get_bucket_ownership_controls()
+                .bucket(b)
+                .send()
+                .await
+                .unwrap();
+            let rules = got.ownership_controls().unwrap().rules();
+            assert_eq!(rules[0].object_ownership(), &setting, "{b}");
+        }
+        let put = |c: &aws_sdk_s3::Client, b: &str, k: &str, acl: Option<ObjectCannedAcl>| {
+            c.put_object()
+                .bucket(b)
+                .key(k)
+                .set_acl(acl)
+                .body(ByteStream::from_static(b"x"))
+                .send()
+        };
+        // Enforced: private and public-read refused, bucket-owner-full-control and none taken.
+        let e = put(&s3, "own-enforced", "a", Some(ObjectCannedAcl::Private))
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Some("AccessControlListNotSupported"));
+        let e = put(&s3, "own-enforced", "a", Some(ObjectCannedAcl::PublicRead))
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Some("AccessControlListNotSupported"));
+        put(
+            &s3,
+            "own-enforced",
+            "a",
+            Some(ObjectCannedAcl::BucketOwnerFullControl),
+        )
+        .await
+        .unwrap();
+        put(&s3, "own-enforced", "b", None).await.unwrap();
+        let e = s3
+            .put_object_acl()
+            .bucket("own-enforced")
+            .key("a")
+            .acl(ObjectCannedAcl::Private)
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Some("AccessControlListNotSupported"));
+        let e = s3
+            .put_bucket_acl()
+            .bucket("own-enforced")
+            .acl(BucketCannedAcl::Private)
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Some("AccessControlListNotSupported"));
+        // Preferred: the writer's object goes to the bucket's owner with
+        // bucket-owner-full-control, and stays the writer's without.
+        let grant = format!("id={other_id}");
+        for b in ["own-preferred", "own-writer"] {
+            s3.put_bucket_acl()
+                .bucket(b)
+                .grant_write(&grant)
+                .grant_full_control(format!("id={owner_id}"))
+                .send()
+                .await
+                .unwrap();
+        }
+        put(
+            &other,
+            "own-preferred",
+            "given",
+            Some(ObjectCannedAcl::BucketOwnerFullControl),
+        )
+        .await
+        .unwrap();
+        put(&other, "own-preferred", "kept", None).await.unwrap();
+        put(
+            &other,
+            "own-writer",
+            "kept",
+            Some(ObjectCannedAcl::BucketOwnerFullControl),
+        )
+        .await
+        .unwrap();
+        let owner_of = |b: &'static str, k: &'static str, c: aws_sdk_s3::Client| async move {
+            c.get_object_acl()
+                .bucket(b)
+                .key(k)
+                .send()
+                .await
+                .unwrap()
+                .owner()
+                .unwrap()
+                .id()
+                .unwrap()
+                .to_owned()
+        };
+        assert_eq!(
+            owner_of("own-preferred", "given", s3.clone()).await,
+            owner_id
+        );
+        assert_eq!(
+            owner_of("own-preferred", "kept", other.clone()).await,
+            other_id
+        );
+        assert_eq!(
+            owner_of("own-writer", "kept", other.clone()).await,
+            other_id
+        );
+    });
+}

@@ -238,7 +238,9 @@ pub async fn put_acl(st: &AppState, mut req: S3Request, object: bool) -> S3Resul
     };
     crate::s3::rules::ownership::check_acl(
         crate::s3::rules::ownership::acls_disabled(&b),
+        req.header("x-amz-acl"),
         Some(&acl),
+        &owner_of(&b.owner).id,
     )?;
     crate::s3::rules::public_access::check_acl(
         crate::s3::rules::public_access::effective(st, &b),

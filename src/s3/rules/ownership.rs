@@ -15,12 +15,34 @@ pub fn acls_disabled(b: &BucketInfo) -> bool {
     b.ownership.as_deref() == Some("BucketOwnerEnforced")
 }
 
-/// Refuses an ACL that grants anything where ACLs are disabled.
-pub fn check_acl(disabled: bool, acl: Option<&[Grant]>) -> S3Result<()> {
-    if disabled && acl.is_some_and(|a| !a.is_empty()) {
-        return Err(S3Error::access_control_list_not_supported());
+/// Refuses an ACL where ACLs are disabled (`BucketOwnerEnforced`), as AWS does: a write or an
+/// ACL call may give no ACL, `bucket-owner-full-control`, or (in grant headers or a document)
+/// the bucket owner's FULL_CONTROL alone; anything else, `private` included, is
+/// `400 AccessControlListNotSupported`. `canned` is the request's `x-amz-acl`, `acl` the
+/// grants it asks for (`None`: no ACL at all), `owner_id` the bucket owner's canonical id.
+pub fn check_acl(
+    disabled: bool,
+    canned: Option<&str>,
+    acl: Option<&[Grant]>,
+    owner_id: &str,
+) -> S3Result<()> {
+    let Some(grants) = acl else { return Ok(()) };
+    if !disabled {
+        return Ok(());
     }
-    Ok(())
+    let owner_full_control = |g: &Grant| {
+        g.grantee == crate::s3::request::grants::Grantee::User(owner_id.to_owned())
+            && g.perm == crate::s3::request::grants::Perm::FullControl
+    };
+    let allowed = match canned.map(str::trim) {
+        Some(c) => c == "bucket-owner-full-control",
+        None => !grants.is_empty() && grants.iter().all(owner_full_control),
+    };
+    if allowed {
+        Ok(())
+    } else {
+        Err(S3Error::access_control_list_not_supported())
+    }
 }
 
 /// The ownership a CreateBucket asks for (`x-amz-object-ownership`), or the server's default;
@@ -62,5 +84,39 @@ pub fn object_owner<'a>(b: &'a BucketInfo, recorded: Option<&'a str>) -> &'a str
         &b.owner
     } else {
         recorded.filter(|o| !o.is_empty()).unwrap_or(&b.owner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::s3::request::grants::{Grantee, Perm};
+
+    #[test]
+    fn acls_where_they_are_disabled() {
+        let owner = "o".repeat(64);
+        let full = vec![Grant::new(Grantee::User(owner.clone()), Perm::FullControl)];
+        let read = vec![Grant::new(Grantee::User(owner.clone()), Perm::Read)];
+        let public = vec![Grant::new(Grantee::AllUsers, Perm::Read)];
+        type Case<'a> = (bool, Option<&'a str>, Option<&'a [Grant]>, bool);
+        let cases: &[Case] = &[
+            // Enabled: anything goes here (other rules apply elsewhere).
+            (false, Some("public-read"), Some(&public), true),
+            // Disabled: no ACL, bucket-owner-full-control, or the owner's FULL_CONTROL alone.
+            (true, None, None, true),
+            (true, Some("bucket-owner-full-control"), Some(&[]), true),
+            (true, None, Some(&full), true),
+            (true, Some("private"), Some(&[]), false),
+            (true, Some("public-read"), Some(&public), false),
+            (true, None, Some(&read), false),
+            (true, None, Some(&[]), false),
+        ];
+        for (disabled, canned, acl, ok) in cases {
+            assert_eq!(
+                check_acl(*disabled, *canned, *acl, &owner).is_ok(),
+                *ok,
+                "{disabled} {canned:?} {acl:?}"
+            );
+        }
     }
 }

@@ -116,12 +116,15 @@ fn unsupported_operations_are_501() {
             ("PUT", "/raw?replication"),
             ("PUT", "/raw?website"),
             ("DELETE", "/raw?website"),
-            ("GET", "/raw/k?torrent"),
         ] {
             let r = Raw::new(method, path).send(&gw).await;
             assert_eq!(r.status(), 501, "{method} {path}");
             assert_eq!(error_code(&r.text().await.unwrap()), "NotImplemented");
         }
+        // GetObjectTorrent: 404 for a missing key (as AWS), 501 for an object.
+        let r = Raw::new("GET", "/raw/nothing?torrent").send(&gw).await;
+        assert_eq!(r.status(), 404);
+        assert_eq!(error_code(&r.text().await.unwrap()), "NoSuchKey");
         // Server-side encryption this gateway cannot honour is refused, never stored in the
         // clear as if honoured: SSE-S3 without a master key, an SSE-C request without its key.
         for (h, v, status, code) in [

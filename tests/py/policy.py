@@ -77,8 +77,14 @@ check(keys == ["reports/q1.csv", "reports/q2.csv"], "the key lists its prefix")
 check(code(lambda: other.list_objects_v2(Bucket="site")) == "AccessDenied", "but not the whole bucket")
 check(code(lambda: other.list_objects_v2(Bucket="site", Prefix="private/")) == "AccessDenied", "nor another prefix")
 check(other.get_object(Bucket="site", Key="reports/q1.csv")["Body"].read() == b"body of reports/q1.csv", "reads in its prefix")
-check(code(lambda: other.get_object(Bucket="site", Key="reports/none.csv")) == "AccessDenied",
-      "a missing key is 403: s3:ListBucket is allowed only with an s3:prefix, which a GET lacks (as in AWS)")
+# Issue 28 item 5: a caller who may list where the key is (here by an s3:prefix condition the
+# key matches) learns nothing new from a 404; elsewhere a missing key stays 403.
+check(code(lambda: other.get_object(Bucket="site", Key="reports/none.csv")) == "NoSuchKey",
+      "a missing key under the listable prefix is 404")
+check(code(lambda: other.head_object(Bucket="site", Key="reports/none.csv")) == "404",
+      "and so is its HEAD")
+check(code(lambda: other.get_object(Bucket="site", Key="private/none.csv")) == "AccessDenied",
+      "a missing key outside it is 403")
 check(code(lambda: other.get_object(Bucket="site", Key="private/notes.txt")) == "AccessDenied", "not outside it")
 check(code(lambda: other.put_object(Bucket="site", Key="reports/q3.csv", Body=b"x")) == "AccessDenied", "and writes nothing")
 check(other.get_object(Bucket="site", Key="tagged/open.txt")["Body"].read() == b"body of tagged/open.txt",
@@ -91,8 +97,11 @@ root.put_bucket_acl(Bucket="site", GrantWrite=f'id="{other_id}"')
 other.put_object(Bucket="site", Key="reports/q3.csv", Body=b"q3")
 check(code(lambda: other.delete_object(Bucket="site", Key="reports/q3.csv")) == "AccessDenied",
       "DeleteObject denied by aws:SourceIp despite the WRITE grant")
-root.delete_object(Bucket="site", Key="reports/q2.csv")
-check(code(lambda: root.head_object(Bucket="site", Key="reports/q2.csv")) == "404", "the root key is never denied")
+# Issue 28 item 5: the Deny binds the root key too, as a bucket policy's Deny binds AWS's
+# account root user (it used to pass); the policy itself stays the root key's to change.
+check(code(lambda: root.delete_object(Bucket="site", Key="reports/q2.csv")) == "AccessDenied",
+      "the explicit Deny binds the root key too")
+check("NoDeletesFromElsewhere" in root.get_bucket_policy(Bucket="site")["Policy"], "but it still reads the policy")
 
 # A bucket the second key owns: its own Deny binds it, but never locks it out of the policy.
 other.create_bucket(Bucket="theirs")
@@ -165,5 +174,49 @@ check(code(lambda: root.get_object(Bucket="pab", Key="p3", ExpectedBucketOwner=o
 check(code(lambda: root.copy_object(Bucket="pab", Key="c", CopySource={"Bucket": "pab", "Key": "p3"},
                                     ExpectedSourceBucketOwner=other_id)) == "AccessDenied",
       "x-amz-source-expected-bucket-owner too")
+
+# Issue 28 item 5: principals and conditions as other S3 servers' users write them.
+root.create_bucket(Bucket="conds")
+other_id = other.list_buckets()["Owner"]["ID"]
+conds = policy(
+    # Ceph's form of a user of the one account: empty account, the canonical id.
+    {"Effect": "Allow", "Principal": {"AWS": f"arn:aws:iam:::user/{other_id}"}, "Action": "s3:PutObject",
+     "Resource": "arn:aws:s3:::conds/*"},
+    # The log delivery service: accepted, and it matches no key.
+    {"Effect": "Allow", "Principal": {"Service": "logging.s3.amazonaws.com"}, "Action": "s3:PutObject",
+     "Resource": "arn:aws:s3:::conds/logs/*"},
+    # Unencrypted uploads refused: a Null condition on the SSE-C algorithm header.
+    {"Effect": "Deny", "Principal": "*", "Action": "s3:PutObject", "Resource": "arn:aws:s3:::conds/secret/*",
+     "Condition": {"Null": {"s3:x-amz-server-side-encryption-customer-algorithm": "true"}}},
+    # ...IfExists: true when the key is absent (AWS's rule), so this Deny takes an upload
+    # without a class too; one naming STANDARD passes.
+    {"Effect": "Deny", "Principal": "*", "Action": "s3:PutObject", "Resource": "arn:aws:s3:::conds/classed/*",
+     "Condition": {"StringNotEqualsIfExists": {"s3:x-amz-storage-class": "STANDARD"}}},
+    # A request tag condition.
+    {"Effect": "Deny", "Principal": "*", "Action": "s3:PutObject", "Resource": "arn:aws:s3:::conds/tagged/*",
+     "Condition": {"StringNotEquals": {"s3:RequestObjectTag/team": "blue"}}},
+    # A grant header condition.
+    {"Effect": "Deny", "Principal": "*", "Action": "s3:PutObject", "Resource": "arn:aws:s3:::conds/granted/*",
+     "Condition": {"StringLike": {"s3:x-amz-grant-full-control": "*"}}},
+)
+root.put_bucket_policy(Bucket="conds", Policy=conds)
+other.put_object(Bucket="conds", Key="by-arn", Body=b"x")
+check(True, "arn:aws:iam:::user/<canonical id> allows that key")
+check(code(lambda: root.put_object(Bucket="conds", Key="secret/plain", Body=b"x")) == "AccessDenied",
+      "a Null condition on the SSE-C algorithm denies an unencrypted PUT, the root key's too")
+check(code(lambda: root.put_object(Bucket="conds", Key="classed/ia", Body=b"x", StorageClass="STANDARD_IA")) == "AccessDenied",
+      "StringNotEqualsIfExists denies a named class that differs")
+check(code(lambda: root.put_object(Bucket="conds", Key="classed/none", Body=b"x")) == "AccessDenied",
+      "and an upload without the key (IfExists is true then)")
+root.put_object(Bucket="conds", Key="classed/std", Body=b"x", StorageClass="STANDARD")
+check(True, "and lets STANDARD through")
+check(code(lambda: root.put_object(Bucket="conds", Key="tagged/t", Body=b"x", Tagging="team=red")) == "AccessDenied",
+      "s3:RequestObjectTag/<key> is evaluated")
+root.put_object(Bucket="conds", Key="tagged/t", Body=b"x", Tagging="team=blue")
+check(code(lambda: root.put_object(Bucket="conds", Key="granted/g", Body=b"x", GrantFullControl=f'id="{other_id}"')) == "AccessDenied",
+      "s3:x-amz-grant-full-control is evaluated")
+root.put_object(Bucket="conds", Key="granted/g", Body=b"x")
+check(code(lambda: anon.put_object(Bucket="conds", Key="logs/x", Body=b"x")) == "AccessDenied",
+      "a Service principal matches no unsigned request")
 
 print("policy: all checks passed")

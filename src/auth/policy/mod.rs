@@ -7,7 +7,11 @@
 //! - `{"AWS": "<access key id>"}`, `{"AWS": "arn:aws:iam::<account>:user/<access key id>"}`,
 //!   `{"CanonicalUser": "<canonical id>"}` (or the canonical id under `AWS`): that key;
 //! - `{"AWS": "arn:aws:iam::<account>:root"}` or `{"AWS": "<account>"}` (12 digits): every key
-//!   (grids3's keys all belong to its one account; `<account>` may be any 12 digits).
+//!   (grids3's keys all belong to its one account; `<account>` may be any 12 digits, or empty
+//!   in the ARN, as Ceph writes it);
+//! - `{"AWS": "arn:aws:iam::<account>:user/<canonical id>"}`: the key with that canonical id;
+//! - `{"Service": "<name>.amazonaws.com"}`: that service acting for grids3 (server access
+//!   log delivery is `logging.s3.amazonaws.com`), never a key or an unsigned request.
 //!
 //! Condition keys are those of the request ([`Context::values`]); a key the request does not
 //! have makes a condition false, except for negated operators (true), `...IfExists` (true) and
@@ -101,6 +105,8 @@ pub enum Who {
         /// Canonical user id.
         canonical: String,
     },
+    /// An AWS service principal acting for grids3 itself (`logging.s3.amazonaws.com`).
+    Service(String),
 }
 
 /// What a policy is evaluated against.
@@ -152,6 +158,9 @@ struct Principals {
     all_keys: bool,
     keys: Vec<String>,
     canonical: Vec<String>,
+    /// AWS service principals (`logging.s3.amazonaws.com`): they match only a service's own
+    /// requests ([`Who::Service`]), never a key's.
+    services: Vec<String>,
 }
 
 fn malformed(msg: impl Into<String>) -> S3Error {
@@ -305,6 +314,14 @@ fn principals(v: &Value, key_known: &dyn Fn(&str) -> bool) -> S3Result<Principal
                 for id in strings(ids, "Principal").map_err(|_| bad())? {
                     match kind.as_str() {
                         "AWS" => aws_principal(&id, &mut p, key_known).ok_or_else(bad)?,
+                        // A service (`logging.s3.amazonaws.com`, which server access logs
+                        // are delivered as): never a key, never an unsigned request.
+                        "Service" => {
+                            if !id.ends_with(".amazonaws.com") || id.contains(char::is_whitespace) {
+                                return Err(bad());
+                            }
+                            p.services.push(id.to_ascii_lowercase());
+                        }
                         "CanonicalUser" => {
                             if !is_canonical(&id) {
                                 return Err(bad());
@@ -336,7 +353,9 @@ fn aws_principal(id: &str, p: &mut Principals, key_known: &dyn Fn(&str) -> bool)
         p.all_keys = true;
     } else if let Some(rest) = id.strip_prefix("arn:aws:iam::") {
         let (account, what) = rest.split_once(':')?;
-        if !is_account(account) {
+        // An empty account (`arn:aws:iam:::user/<id>`) is how Ceph and other S3 servers
+        // write a user of their one account.
+        if !(account.is_empty() || is_account(account)) {
             return None;
         }
         if what == "root" {
@@ -345,10 +364,14 @@ fn aws_principal(id: &str, p: &mut Principals, key_known: &dyn Fn(&str) -> bool)
             let key = what.strip_prefix("user/")?;
             // IAM user names may carry a path (`user/path/name`): the key is the last part.
             let key = key.rsplit('/').next()?;
-            if !key_known(key) {
+            if is_canonical(key) {
+                // A user named by its canonical id (what ListBuckets shows as Owner/ID).
+                p.canonical.push(key.to_ascii_lowercase());
+            } else if key_known(key) {
+                p.keys.push(key.to_owned());
+            } else {
                 return None;
             }
-            p.keys.push(key.to_owned());
         }
     } else if is_canonical(id) {
         p.canonical.push(id.to_ascii_lowercase());
@@ -364,6 +387,7 @@ impl Principals {
     fn matches(&self, who: &Who) -> bool {
         match who {
             Who::Anonymous => self.everyone,
+            Who::Service(name) => self.everyone || self.services.iter().any(|s| s == name),
             Who::Key { id, canonical } => {
                 self.everyone
                     || self.all_keys

@@ -1,10 +1,11 @@
 //! Authorization. One pure decision ([`decide`]) of the principal, the bucket policy's verdict,
 //! the operation's needs and the bucket, in this order:
 //!
-//! 1. the root key may do everything;
-//! 2. an explicit Deny in the bucket policy refuses (the bucket's owner keeps Get, Put and
-//!    DeleteBucketPolicy, so that no policy locks its owner out, as AWS keeps them for the
+//! 1. an explicit Deny in the bucket policy refuses, the root key included, as a Deny binds
+//!    AWS's account root user (the root key and the bucket's owner keep Get, Put and
+//!    DeleteBucketPolicy, so that no policy locks them out, as AWS keeps them for the
 //!    account's root user);
+//! 2. the root key may do everything else;
 //! 3. the bucket's owner, and keys the admin API granted a role (`read` < `write` < `owner`),
 //!    may do what the role allows; an Allow in the bucket policy allows;
 //! 4. the bucket's ACL (canned or granted, see `acl::grants`) may allow the operation's ACL
@@ -143,9 +144,6 @@ async fn decide_on(
         public_access_block: Default::default(),
         acls_disabled: false,
     };
-    if auth.root {
-        return Ok((ex, None));
-    }
     let Some(b) = st.store.meta().bucket_cached(t.bucket).await? else {
         ex.rule = "the bucket does not exist (NoSuchBucket)";
         ex.bucket_exists = false;
@@ -165,7 +163,7 @@ async fn decide_on(
         owner: !auth.is_anonymous() && b.owner == auth.access_key,
         role: role_on(auth, &b),
         bucket_acl: &acl,
-        ..Inputs::bare(false, principal(auth, &id))
+        ..Inputs::bare(auth.root, principal(auth, &id))
     };
     let mut per_key = None;
     if let (Some(p), Some(act)) = (bucket_policy(&b), action(op)) {
@@ -188,11 +186,21 @@ async fn decide_on(
             values,
         };
         inputs.policy = p.evaluate(&cx);
-        inputs.policy_list = p.evaluate(&policy::Context {
+        // Whether the caller may list the bucket where this key is (404 or 403 for a missing
+        // key): a ListBucket allowed only under an `s3:prefix` counts when the key is under
+        // that prefix, since a listing with that prefix would show the key anyway.
+        let mut list_cx = policy::Context {
             action: "s3:ListBucket",
             resource: resource(t.bucket, None),
             ..cx.clone()
-        });
+        };
+        if let Some(key) = t.key {
+            list_cx
+                .values
+                .entry("s3:prefix".to_owned())
+                .or_insert_with(|| vec![key.to_owned()]);
+        }
+        inputs.policy_list = p.evaluate(&list_cx);
         if pab.restrict_public_buckets && auth.is_anonymous() && p.is_public() {
             // RestrictPublicBuckets: a public policy allows only signed requests; its Deny
             // statements still apply.

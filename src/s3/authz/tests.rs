@@ -134,7 +134,8 @@ fn policy_verdicts_in_the_decision() {
     let get = needs(&Op::GetObject);
     let put = needs(&Op::PutObject);
     let cases = [
-        // An explicit Deny beats the owner, a role and an ACL, but never the root key.
+        // An explicit Deny beats the owner, a role, an ACL and the root key (as it binds
+        // AWS's account root), except on the policy operations.
         (
             Op::PutObject,
             put,
@@ -149,6 +150,22 @@ fn policy_verdicts_in_the_decision() {
             Op::PutObject,
             put,
             with(Inputs::bare(true, Key(ME)), Verdict::Deny, Verdict::Silent),
+            Denied,
+        ),
+        (
+            Op::PutObject,
+            put,
+            with(
+                Inputs::bare(true, Key(ME)),
+                Verdict::Silent,
+                Verdict::Silent,
+            ),
+            Granted,
+        ),
+        (
+            Op::DeleteBucketPolicy,
+            needs(&Op::DeleteBucketPolicy),
+            with(Inputs::bare(true, Key(ME)), Verdict::Deny, Verdict::Deny),
             Granted,
         ),
         (

@@ -167,8 +167,21 @@ pub fn decide_why(
     need: Option<(Role, Option<AclNeed>)>,
     i: &Inputs<'_>,
 ) -> (Access, &'static str) {
+    let policy_op = matches!(
+        op,
+        Op::GetBucketPolicy | Op::PutBucketPolicy | Op::DeleteBucketPolicy
+    );
     if i.root {
-        return (Access::Granted, "the root key may do everything");
+        // An explicit Deny binds the root key too, as a bucket policy's Deny binds AWS's
+        // account root user; the policy itself stays its to read and change, so that no
+        // policy locks everyone out.
+        if i.policy == Verdict::Deny && !policy_op {
+            return (
+                Access::Denied,
+                "an explicit Deny in the bucket policy (it binds the root key too)",
+            );
+        }
+        return (Access::Granted, "the root key may do everything else");
     }
     let Some((needed, acl_need)) = need else {
         // ListBuckets and CreateBucket: any key, never an unsigned request (AWS refuses both).
@@ -180,10 +193,6 @@ pub fn decide_why(
             Principal::Key(_) => (Access::Granted, "any key may list and create buckets"),
         };
     };
-    let policy_op = matches!(
-        op,
-        Op::GetBucketPolicy | Op::PutBucketPolicy | Op::DeleteBucketPolicy
-    );
     if i.policy == Verdict::Deny && !(i.owner && policy_op) {
         return (Access::Denied, "an explicit Deny in the bucket policy");
     }

@@ -173,6 +173,13 @@ pub struct Config {
     #[arg(long, env = "GRIDS3_DEFAULT_OBJECT_OWNERSHIP", default_value = "BucketOwnerEnforced", value_parser = crate::model::ownership::parse)]
     pub default_object_ownership: String,
 
+    /// Server access logs: the longest a record waits before it is in a log object in its
+    /// target bucket (records are staged in the database every quarter of it, at most every
+    /// 5 s; an instance that dies loses at most those of one staging period). Milliseconds
+    /// below 1 s are for tests.
+    #[arg(long, env = "GRIDS3_ACCESS_LOG_FLUSH_SECS", default_value_t = 300.0)]
+    pub access_log_flush_secs: f64,
+
     /// Seconds in a lifecycle "day" (tests shorten it to observe expiry in a bounded time).
     #[arg(long, env = "GRIDS3_LIFECYCLE_DAY_SECS", default_value_t = 86_400)]
     pub lifecycle_day_secs: u64,

@@ -4,6 +4,7 @@
 //! presigned, aws-chunked bodies) -> `s3` (one handler per operation family) -> `storage`
 //! (GridFS engine, metastore, object layer) -> `xml` or a byte stream.
 
+pub mod access_log;
 pub mod admin_cli;
 pub mod auth;
 pub mod background;

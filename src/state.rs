@@ -28,6 +28,8 @@ pub struct AppState {
     /// that gives up does not stop one halfway) and may each hash GiBs: at most
     /// `--max-completions` run at once.
     pub completions: Arc<tokio::sync::Semaphore>,
+    /// Server access log records waiting to be staged (see `crate::access_log`).
+    pub access_log: Arc<crate::access_log::Recorder>,
     /// The janitor's tasks, stopped by [`AppState::stop_background`].
     background: Arc<std::sync::Mutex<Vec<tokio::task::AbortHandle>>>,
 }
@@ -126,7 +128,9 @@ impl AppState {
             .await
             .context("creating the keyring's indexes")?;
         let completions = Arc::new(tokio::sync::Semaphore::new(config.max_completions.max(1)));
+        let access_log = Arc::new(crate::access_log::Recorder::new(store.db()));
         let state = Self {
+            access_log,
             completions,
             keys,
             creds: Credentials::new(meta),

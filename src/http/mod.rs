@@ -162,6 +162,9 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
         .extensions
         .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
         .map(|c| c.0.ip());
+    // What a server access log record needs of the request, taken before it is consumed.
+    let log_facts = LogFacts::of(&parts, &query);
+    let mut requester: Option<String> = None;
     let result = async {
         if op == op::Op::Preflight {
             // Browsers send preflights without credentials; the bucket's rules decide.
@@ -194,6 +197,9 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
             // Unsigned: the authorization decides (what ACLs grant AllUsers).
             crate::auth::Auth::anonymous()
         };
+        if !auth.is_anonymous() {
+            requester = Some(s3::respond::owner_of(&auth.access_key).id);
+        }
         // `%FF` and `%FE` must not name the same object: a path that does not decode to
         // UTF-8 is refused as AWS refuses it.
         if percent_encoding::percent_decode_str(parts.uri.path())
@@ -233,6 +239,7 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
         }
     }
     .await;
+    let error_code = result.as_ref().err().map(|e| e.code);
     let mut resp = match result {
         Ok(r) => r,
         Err(e) => {
@@ -258,6 +265,20 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
     } else {
         content_length(resp.headers())
     };
+    if let Some(b) = &bucket {
+        log_facts
+            .record(
+                &st,
+                b,
+                key.as_deref(),
+                RespFacts::of(&resp),
+                error_code,
+                requester,
+                (&request_id, source_ip, bytes_in, bytes_out),
+                started,
+            )
+            .await;
+    }
     crate::metrics::in_flight(-1.0);
     crate::metrics::request(
         &op_name,
@@ -278,4 +299,154 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
         "request"
     );
     resp
+}
+
+/// What a server access log record takes from a response (not the response itself, whose
+/// body must not be held across the record's await).
+struct RespFacts {
+    status: u16,
+    content_range: Option<String>,
+    content_length: Option<u64>,
+    version_id: Option<String>,
+}
+
+impl RespFacts {
+    fn of(r: &Response) -> Self {
+        let h = |n: &str| {
+            r.headers()
+                .get(n)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        };
+        Self {
+            status: r.status().as_u16(),
+            content_range: h("content-range"),
+            content_length: h("content-length").and_then(|l| l.parse().ok()),
+            version_id: h("x-amz-version-id"),
+        }
+    }
+}
+
+/// What a server access log record takes from a request before the request is consumed.
+struct LogFacts {
+    received: chrono::DateTime<chrono::Utc>,
+    method: String,
+    request_uri: String,
+    query: Vec<(String, String)>,
+    referrer: Option<String>,
+    user_agent: Option<String>,
+    host: Option<String>,
+    signature: Option<(&'static str, &'static str)>,
+}
+
+impl LogFacts {
+    fn of(parts: &axum::http::request::Parts, query: &[(String, String)]) -> Self {
+        let h = |n: &str| {
+            parts
+                .headers
+                .get(n)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        };
+        let q = |n: &str| query.iter().any(|(k, _)| k == n);
+        let auth = h("authorization").unwrap_or_default();
+        let signature = if auth.starts_with("AWS4-HMAC-SHA256") {
+            Some(("SigV4", "AuthHeader"))
+        } else if auth.starts_with("AWS ") {
+            Some(("SigV2", "AuthHeader"))
+        } else if q("X-Amz-Algorithm") {
+            Some(("SigV4", "QueryString"))
+        } else if q("AWSAccessKeyId") {
+            Some(("SigV2", "QueryString"))
+        } else {
+            None
+        };
+        Self {
+            received: chrono::Utc::now(),
+            method: parts.method.as_str().to_owned(),
+            request_uri: format!(
+                "{} {} HTTP/1.1",
+                parts.method,
+                parts
+                    .uri
+                    .path_and_query()
+                    .map(|p| p.as_str())
+                    .unwrap_or("/")
+            ),
+            query: query.to_vec(),
+            referrer: h("referer"),
+            user_agent: h("user-agent"),
+            host: h("host"),
+            signature,
+        }
+    }
+
+    /// Keeps the record of this request when its bucket's logging is on (the bucket comes
+    /// from the cache the request itself filled).
+    #[allow(clippy::too_many_arguments)]
+    async fn record(
+        self,
+        st: &AppState,
+        bucket: &str,
+        key: Option<&str>,
+        resp: RespFacts,
+        error_code: Option<&str>,
+        requester: Option<String>,
+        (request_id, source_ip, bytes_in, bytes_out): (&str, Option<std::net::IpAddr>, u64, u64),
+        started: Instant,
+    ) {
+        let Ok(Some(b)) = st.store.meta().bucket_cached(bucket).await else {
+            return;
+        };
+        if b.logging.is_none() {
+            return;
+        }
+        let object_size = key.and_then(|_| match self.method.as_str() {
+            "PUT" | "POST" => Some(bytes_in),
+            "GET" | "HEAD" => resp
+                .content_range
+                .as_deref()
+                .and_then(|r| r.rsplit('/').next().and_then(|t| t.parse().ok()))
+                .or(resp.content_length),
+            _ => None,
+        });
+        let elapsed = started.elapsed().as_millis() as u64;
+        let r = crate::access_log::Record {
+            bucket_owner: s3::respond::owner_of(&b.owner).id,
+            bucket: bucket.to_owned(),
+            time: self.received,
+            remote_ip: source_ip.map(|ip| ip.to_string()),
+            requester,
+            request_id: request_id.to_owned(),
+            operation: crate::access_log::record::operation(
+                &self.method,
+                key.is_some(),
+                &self.query,
+            ),
+            key: key.map(|k| crate::auth::sigv4::uri_encode(k, false)),
+            request_uri: self.request_uri,
+            status: resp.status,
+            error_code: error_code.map(str::to_owned),
+            bytes_sent: Some(bytes_out),
+            object_size,
+            total_ms: elapsed,
+            turn_around_ms: elapsed,
+            referrer: self.referrer,
+            user_agent: self.user_agent,
+            version_id: resp.version_id.or_else(|| {
+                self.query
+                    .iter()
+                    .find(|(k, _)| k == "versionId")
+                    .map(|(_, v)| v.clone())
+            }),
+            host_id: request_id.to_owned(),
+            signature_version: self.signature.map(|s| s.0),
+            cipher_suite: None,
+            auth_type: self.signature.map(|s| s.1),
+            host_header: self.host,
+            tls_version: None,
+            acl_required: false,
+        };
+        st.access_log.push(bucket, &r);
+    }
 }

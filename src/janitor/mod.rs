@@ -54,6 +54,18 @@ pub fn spawn(state: &AppState) -> Vec<tokio::task::AbortHandle> {
         }
     });
     handles.push(h.abort_handle());
+    // Server access logs: staging on every instance, delivery by the lead's holder.
+    let flush = Duration::from_secs_f64(state.config.access_log_flush_secs.clamp(0.2, 86_400.0));
+    let h = crate::background::spawn(
+        "access-log",
+        crate::access_log::run(
+            state.store.clone(),
+            state.access_log.clone(),
+            state.config.region.clone(),
+            flush,
+        ),
+    );
+    handles.push(h.abort_handle());
     let h = crate::background::spawn("janitor", async move {
         let mut tick = tokio::time::interval(every);
         loop {

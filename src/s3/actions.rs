@@ -23,6 +23,8 @@ pub fn action(op: &Op) -> Option<&'static str> {
         GetObject | HeadObject => "s3:GetObject",
         GetObjectAttributes => "s3:GetObjectAttributes",
         GetObjectTorrent => "s3:GetObjectTorrent",
+        GetBucketLogging => "s3:GetBucketLogging",
+        PutBucketLogging => "s3:PutBucketLogging",
         GetObjectTagging => "s3:GetObjectTagging",
         PutObjectTagging => "s3:PutObjectTagging",
         DeleteObjectTagging => "s3:DeleteObjectTagging",

@@ -8,8 +8,8 @@ use crate::s3::op::Op;
 use crate::s3::request::S3Request;
 use crate::s3::respond::owner_of;
 use crate::s3::{
-    acl, authz, bucket, copy, cors, delete, encryption, lifecycle, list, multipart, object,
-    object_lock, ownership, policy, public_access, tagging, unconfigured,
+    acl, authz, bucket, copy, cors, delete, encryption, lifecycle, list, logging, multipart,
+    object, object_lock, ownership, policy, public_access, tagging, unconfigured,
 };
 use crate::state::AppState;
 
@@ -137,6 +137,8 @@ pub async fn dispatch(st: &AppState, op: Op, mut req: S3Request) -> S3Result<Res
         Op::ListMultipartUploads => multipart::list_uploads(st, req).await,
         Op::GetObjectAttributes => object::get_object_attributes(st, req).await,
         Op::GetObjectTorrent => unconfigured::get_object_torrent(st, req).await,
+        Op::GetBucketLogging => logging::get(st, req).await,
+        Op::PutBucketLogging => logging::put(st, req).await,
         Op::GetObjectTagging => tagging::get_object_tagging(st, req).await,
         Op::PutObjectTagging => tagging::put_object_tagging(st, req).await,
         Op::DeleteObjectTagging => tagging::delete_object_tagging(st, req).await,

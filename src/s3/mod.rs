@@ -39,6 +39,7 @@ pub mod delete;
 pub mod encryption;
 pub mod lifecycle;
 pub mod list;
+pub mod logging;
 pub mod multipart;
 pub mod object;
 pub mod object_lock;

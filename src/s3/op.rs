@@ -64,6 +64,10 @@ pub enum Op {
     ListParts,
     /// GET /bucket?uploads
     ListMultipartUploads,
+    /// GET /bucket?logging
+    GetBucketLogging,
+    /// PUT /bucket?logging
+    PutBucketLogging,
     /// GET /bucket/key?attributes
     GetObjectAttributes,
     /// GET /bucket/key?torrent: grids3 makes no torrents (501), but a missing key is 404, as
@@ -186,6 +190,8 @@ impl Op {
             Op::AbortMultipartUpload => "AbortMultipartUpload",
             Op::ListParts => "ListParts",
             Op::ListMultipartUploads => "ListMultipartUploads",
+            Op::GetBucketLogging => "GetBucketLogging",
+            Op::PutBucketLogging => "PutBucketLogging",
             Op::GetObjectAttributes => "GetObjectAttributes",
             Op::GetObjectTorrent => "GetObjectTorrent",
             Op::GetObjectTagging => "GetObjectTagging",
@@ -291,6 +297,8 @@ pub fn parse(
             (Method::GET, ["encryption"]) => Op::GetBucketEncryption,
             (Method::PUT, ["encryption"]) => Op::PutBucketEncryption,
             (Method::DELETE, ["encryption"]) => Op::DeleteBucketEncryption,
+            (Method::GET, ["logging"]) => Op::GetBucketLogging,
+            (Method::PUT, ["logging"]) => Op::PutBucketLogging,
             (Method::GET, ["lifecycle"]) => Op::GetBucketLifecycleConfiguration,
             (Method::PUT, ["lifecycle"]) => Op::PutBucketLifecycleConfiguration,
             (Method::DELETE, ["lifecycle"]) => Op::DeleteBucketLifecycleConfiguration,
@@ -368,7 +376,6 @@ pub fn parse(
 pub const SUBRESOURCES: &[(&str, &str)] = &[
     ("website", "s3:GetBucketWebsite"),
     ("replication", "s3:GetReplicationConfiguration"),
-    ("logging", "s3:GetBucketLogging"),
     ("notification", "s3:GetBucketNotification"),
     ("accelerate", "s3:GetAccelerateConfiguration"),
     ("requestPayment", "s3:GetBucketRequestPayment"),

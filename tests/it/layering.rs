@@ -32,6 +32,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("s3::delete", 55),
     ("s3::encryption", 55),
     ("s3::lifecycle", 55),
+    ("s3::logging", 55),
     ("s3::list", 55),
     ("s3::multipart", 55),
     ("s3::object", 55),
@@ -58,6 +59,8 @@ const LAYERS: &[(&str, u32)] = &[
     // Shared state and configuration.
     ("state", 30),
     ("config", 28),
+    // Server access logs: records, their staging and delivery (state holds the recorder).
+    ("access_log", 27),
     // Request-level codecs: signatures, lifecycle rules, XML shapes; then the error type.
     ("auth", 25),
     ("lifecycle", 25),
@@ -88,6 +91,7 @@ const HANDLERS: &[&str] = &[
     "s3::delete",
     "s3::encryption",
     "s3::lifecycle",
+    "s3::logging",
     "s3::list",
     "s3::multipart",
     "s3::object",

@@ -1,5 +1,6 @@
 //! The integration tests: one binary, one database server per run, modules per area.
 
+mod access_log;
 mod authz;
 mod browser;
 mod content;

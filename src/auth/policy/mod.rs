@@ -84,6 +84,8 @@ pub const ACTIONS: &[&str] = &[
     "s3:PutEncryptionConfiguration",
     "s3:GetBucketObjectLockConfiguration",
     "s3:GetBucketLogging",
+    "s3:PutBucketLogging",
+    "s3:GetObjectTorrent",
     "s3:GetBucketNotification",
     "s3:GetAccelerateConfiguration",
     "s3:GetBucketRequestPayment",

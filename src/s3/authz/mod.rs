@@ -63,6 +63,19 @@ fn canonical(auth: &Auth) -> String {
 /// Parsed policies by bucket, with the text each was parsed from.
 type ParsedPolicies = HashMap<String, (String, Arc<Policy>)>;
 
+/// Whether a bucket's policy lets the server access log delivery
+/// (`logging.s3.amazonaws.com`) write `key` into it, as PutBucketLogging checks a target.
+pub fn allows_log_delivery(b: &BucketInfo, key: &str) -> bool {
+    bucket_policy(b).is_some_and(|p| {
+        p.evaluate(&policy::Context {
+            who: Who::Service("logging.s3.amazonaws.com".to_owned()),
+            action: "s3:PutObject",
+            resource: resource(&b.name, Some(key)),
+            values: HashMap::new(),
+        }) == Verdict::Allow
+    })
+}
+
 fn bucket_policy(b: &BucketInfo) -> Option<Arc<Policy>> {
     let text = b.policy.as_deref()?;
     // Parsed once per stored text, not on every request: the text comes from the bucket

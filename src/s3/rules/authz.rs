@@ -106,6 +106,8 @@ pub fn needs(op: &Op) -> Option<(Role, Option<AclNeed>)> {
         | PutBucketOwnershipControls
         | DeleteBucketOwnershipControls
         | GetUnconfigured(_)
+        | GetBucketLogging
+        | PutBucketLogging
         | GetBucketEncryption
         | PutBucketEncryption
         | DeleteBucketEncryption

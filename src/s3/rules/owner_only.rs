@@ -114,7 +114,8 @@ pub static OWNER_ONLY: &[OwnerOnly] = &[
     // even their absence is the owner's, as in AWS.
     row(Op::GetUnconfigured("website"), "GET", "website"),
     row(Op::GetUnconfigured("replication"), "GET", "replication"),
-    row(Op::GetUnconfigured("logging"), "GET", "logging"),
+    row(Op::GetBucketLogging, "GET", "logging"),
+    row(Op::PutBucketLogging, "PUT", "logging"),
     row(Op::GetUnconfigured("notification"), "GET", "notification"),
     row(Op::GetUnconfigured("accelerate"), "GET", "accelerate"),
     row(

@@ -38,6 +38,9 @@ pub struct BucketInfo {
     /// The lifecycle configuration, as the XML PutBucketLifecycleConfiguration stored (see
     /// `crate::lifecycle`).
     pub lifecycle: Option<String>,
+    /// The server access logging configuration, as the `BucketLoggingStatus` XML
+    /// PutBucketLogging stored (see `crate::access_log::config`).
+    pub logging: Option<String>,
     /// Versioning status (`Enabled`, `Suspended`; `None`: never enabled).
     pub versioning: Option<String>,
     /// Whether the version index covers every object written before versioning was enabled
@@ -75,6 +78,7 @@ impl BucketInfo {
             public_access_block: None,
             ownership: None,
             lifecycle: None,
+            logging: None,
             versioning: None,
             versions_indexed: false,
             object_lock: None,
@@ -142,6 +146,7 @@ impl BucketInfo {
             policy: d.get_str("policy").ok().map(str::to_owned),
             ownership: d.get_str("ownership").ok().map(str::to_owned),
             lifecycle: d.get_str("lifecycle").ok().map(str::to_owned),
+            logging: d.get_str("logging").ok().map(str::to_owned),
             versioning: d.get_str("versioning").ok().map(str::to_owned),
             versions_indexed: d.get_bool("versionsIndexed").unwrap_or(false),
             object_lock: d
@@ -520,6 +525,16 @@ impl MetaStore {
         xml: Option<&str>,
     ) -> mongodb::error::Result<bool> {
         self.set_attribute(name, "lifecycle", xml.map(Bson::from))
+            .await
+    }
+
+    /// Sets (`Some`) or removes (`None`) a bucket's logging configuration (as its XML).
+    pub async fn set_bucket_logging(
+        &self,
+        name: &str,
+        xml: Option<&str>,
+    ) -> mongodb::error::Result<bool> {
+        self.set_attribute(name, "logging", xml.map(Bson::from))
             .await
     }
 

@@ -215,6 +215,9 @@ pub async fn deliver(
             let key = record::object_key(&target, &source, region, first_at, first_at, &unique);
             write_log_object(store, &target.bucket, &key, &owner, body.as_bytes()).await?;
             written += 1;
+            // A delivery that dies here has written its object and kept its records: the
+            // next one must write nothing twice (a test stops here and drops the delivery).
+            crate::failpoint::hit("access_log.written", &source).await;
             // Fenced: only the lead's holder deletes, and only the records it delivered.
             if !lead.check().await? {
                 anyhow::bail!("the access-log lead was lost");

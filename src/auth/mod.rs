@@ -243,11 +243,14 @@ pub(crate) fn parse_query_auth(query: &[(String, String)], now: DateTime<Utc>) -
     let expires: i64 = expires
         .parse()
         .map_err(|_| err("X-Amz-Expires should be a number"))?;
-    if expires < 0 {
-        return Err(err("X-Amz-Expires must be non-negative"));
+    // An expiry out of range (1 s to a week) refuses the URL as an expired one does: 403
+    // AccessDenied, which S3 conformance suites (Ceph's s3-tests) and the AWS SDKs' own
+    // expectations agree on; the message is AWS's.
+    if expires < 1 {
+        return Err(S3Error::access_denied().with_message("X-Amz-Expires must be non-negative"));
     }
     if expires > MAX_PRESIGNED_EXPIRES {
-        return Err(err(
+        return Err(S3Error::access_denied().with_message(
             "X-Amz-Expires must be less than a week (in seconds) that is 604800",
         ));
     }

@@ -250,9 +250,8 @@ pub(crate) fn parse_query_auth(query: &[(String, String)], now: DateTime<Utc>) -
         return Err(S3Error::access_denied().with_message("X-Amz-Expires must be non-negative"));
     }
     if expires > MAX_PRESIGNED_EXPIRES {
-        return Err(S3Error::access_denied().with_message(
-            "X-Amz-Expires must be less than a week (in seconds) that is 604800",
-        ));
+        return Err(S3Error::access_denied()
+            .with_message("X-Amz-Expires must be less than a week (in seconds) that is 604800"));
     }
     let start = parse_amz_date(amz_date).ok_or_else(|| {
         err("X-Amz-Date must be in the ISO8601 Long Format \"yyyyMMdd'T'HHmmss'Z'\"")

@@ -395,7 +395,20 @@ impl LogFacts {
         (request_id, source_ip, bytes_in, bytes_out): (&str, Option<std::net::IpAddr>, u64, u64),
         started: Instant,
     ) {
-        let Ok(Some(b)) = st.store.meta().bucket_cached(bucket).await else {
+        // The bucket as the request's own lookup left it in the cache; a lookup only when it
+        // is not cached at all, bounded: a record must never hold an answer (or hang it
+        // while the database is away).
+        let b = match st.store.meta().peek_bucket(bucket) {
+            Some(b) => b,
+            None => {
+                let lookup = st.store.meta().bucket_cached(bucket);
+                match tokio::time::timeout(std::time::Duration::from_millis(500), lookup).await {
+                    Ok(Ok(b)) => b,
+                    _ => None,
+                }
+            }
+        };
+        let Some(b) = b else {
             return;
         };
         if b.logging.is_none() {

@@ -195,6 +195,17 @@ pub struct Cache {
 }
 
 impl MetaStore {
+    /// The cached entry of a bucket, however old, without asking the database (`None`: not
+    /// cached). For work after a request's answer, which must not wait on the database.
+    pub fn peek_bucket(&self, name: &str) -> Option<Option<BucketInfo>> {
+        self.bucket_cache
+            .entries
+            .lock()
+            .expect("cache")
+            .get(name)
+            .map(|(b, _)| b.clone())
+    }
+
     /// A bucket's attributes, from this process's cache when they were read less than
     /// [`BUCKET_CACHE_TTL`] ago (absent buckets too). Request handling and authorization use
     /// this; anything that changes a bucket reads it fresh with [`MetaStore::get_bucket`].

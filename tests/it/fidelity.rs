@@ -281,6 +281,8 @@ fn complete_takes_whole_object_checksums() {
             let e = complete(wrong).await.unwrap_err();
             assert_eq!(e.code(), Some("BadDigest"), "{key}: a wrong checksum");
             let done = complete(right.clone()).await.unwrap();
+            // Issue 28 item 9: no version id in a bucket that never had versioning.
+            assert_eq!(done.version_id(), None, "{key}");
             let got = match alg {
                 ChecksumAlgorithm::Sha256 => done.checksum_sha256(),
                 _ => done.checksum_crc32(),
@@ -308,7 +310,48 @@ fn complete_takes_whole_object_checksums() {
             .send()
             .await
             .unwrap();
+        // The part uploaded again, with other bytes: its new checksum replaces the old one
+        // (the composite is made of the new one; the old one is BadDigest).
+        let old_sum = r.checksum_crc32().unwrap().to_owned();
+        let r = s3
+            .upload_part()
+            .bucket(b)
+            .key("bare")
+            .upload_id(id)
+            .part_number(1)
+            .checksum_algorithm(ChecksumAlgorithm::Crc32)
+            .body(ByteStream::from(p1[..4096].to_vec()))
+            .send()
+            .await
+            .unwrap();
         let sum = r.checksum_crc32().unwrap().to_owned();
+        assert_ne!(sum, old_sum);
+        let stale = b64.encode(crc32fast::hash(&b64.decode(&old_sum).unwrap()).to_be_bytes());
+        let e = s3
+            .complete_multipart_upload()
+            .bucket(b)
+            .key("bare")
+            .upload_id(id)
+            .checksum_crc32(stale)
+            .multipart_upload(
+                CompletedMultipartUpload::builder()
+                    .parts(
+                        CompletedPart::builder()
+                            .part_number(1)
+                            .e_tag(r.e_tag().unwrap())
+                            .checksum_crc32(&sum)
+                            .build(),
+                    )
+                    .build(),
+            )
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(
+            e.code(),
+            Some("BadDigest"),
+            "the replaced part's checksum is gone"
+        );
         let bare = b64.encode(crc32fast::hash(&b64.decode(&sum).unwrap()).to_be_bytes());
         s3.complete_multipart_upload()
             .bucket(b)

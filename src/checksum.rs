@@ -59,6 +59,36 @@ impl Algorithm {
             .is_ok_and(|d| d.len() == self.digest_len())
     }
 
+    /// The one `x-amz-checksum-<alg>` a request names, read through `get` (headers, or a
+    /// form's fields): `Err(message)` for two of them (AWS refuses that: which would be
+    /// checked?) or a value that is not a digest of its algorithm. `composite` lets the value
+    /// end in `-<count>` (a multipart object's checksum). The messages are AWS's; callers
+    /// answer them as `400 InvalidRequest`.
+    pub fn named_in<'a>(
+        get: impl Fn(&str) -> Option<&'a str>,
+        composite: bool,
+    ) -> Result<Option<(Algorithm, String)>, String> {
+        let mut found = None;
+        for alg in Self::ALL {
+            let Some(v) = get(&alg.header()) else {
+                continue;
+            };
+            if found.is_some() {
+                return Err("Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.".to_owned());
+            }
+            let v = v.trim();
+            let digest = match v.rsplit_once('-') {
+                Some((d, n)) if composite && n.parse::<u32>().is_ok() => d,
+                _ => v,
+            };
+            if !alg.well_formed(digest) {
+                return Err(format!("Value for {} header is invalid.", alg.header()));
+            }
+            found = Some((alg, v.to_owned()));
+        }
+        Ok(found)
+    }
+
     /// From a name in any case (`CRC32`, `crc32c`, ...).
     pub fn from_name(s: &str) -> Option<Self> {
         Self::ALL
@@ -126,6 +156,36 @@ impl Hasher {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_named_checksum() {
+        let get = |pairs: &'static [(&'static str, &'static str)]| {
+            move |n: &str| pairs.iter().find(|(k, _)| *k == n).map(|(_, v)| *v)
+        };
+        assert_eq!(Algorithm::named_in(get(&[]), false), Ok(None));
+        assert_eq!(
+            Algorithm::named_in(get(&[("x-amz-checksum-crc32", "jNwWgw==")]), false),
+            Ok(Some((Algorithm::Crc32, "jNwWgw==".to_owned())))
+        );
+        assert!(Algorithm::named_in(
+            get(&[
+                ("x-amz-checksum-crc32", "jNwWgw=="),
+                ("x-amz-checksum-crc32c", "jNwWgw==")
+            ]),
+            false
+        )
+        .unwrap_err()
+        .contains("Multiple"));
+        assert!(Algorithm::named_in(get(&[("x-amz-checksum-sha256", "AAAA")]), false).is_err());
+        // `-<count>` only where a composite value may come.
+        let composite: &'static [(&'static str, &'static str)] =
+            &[("x-amz-checksum-crc32", "jNwWgw==-3")];
+        assert!(Algorithm::named_in(get(composite), false).is_err());
+        assert_eq!(
+            Algorithm::named_in(get(composite), true),
+            Ok(Some((Algorithm::Crc32, "jNwWgw==-3".to_owned())))
+        );
+    }
 
     #[test]
     fn known_values_of_hello_world() {

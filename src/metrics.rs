@@ -94,6 +94,12 @@ pub fn connections(delta: f64) {
     metrics::gauge!("grids3_connections_open").increment(delta);
 }
 
+/// A server access log record dropped because its instance could not stage it (the database
+/// away for long; see `access_log`).
+pub fn access_log_dropped() {
+    metrics::counter!("grids3_access_log_records_dropped_total").increment(1);
+}
+
 /// One background task run (`janitor`, `multipart_sweep`) and its outcome (`ok`, `error`).
 pub fn background_run(task: &'static str, outcome: &'static str, seconds: f64) {
     metrics::counter!("grids3_background_runs_total", "task" => task, "outcome" => outcome)

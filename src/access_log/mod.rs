@@ -38,6 +38,11 @@ const STAGE_AT: usize = 10_000;
 /// Records one log object holds at most.
 const BATCH: i64 = 50_000;
 
+/// Records an instance keeps while it cannot stage them (the database away): beyond this the
+/// newest are dropped and counted, so an outage never grows the gateway's memory without
+/// bound.
+const KEEP_AT_MOST: usize = 200_000;
+
 /// An instance's records waiting to be staged.
 pub struct Recorder {
     waiting: Mutex<Vec<Document>>,
@@ -64,6 +69,10 @@ impl Recorder {
     /// Keeps a record of a request to `source` (a bucket whose logging is on).
     pub fn push(&self, source: &str, r: &Record) {
         let mut w = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
+        if w.len() >= KEEP_AT_MOST {
+            crate::metrics::access_log_dropped();
+            return;
+        }
         w.push(doc! {
             "source": source,
             "at": DateTime::from_chrono(r.time),
@@ -88,9 +97,10 @@ impl Recorder {
         }
         let n = docs.len();
         if let Err(e) = self.staged.insert_many(docs.clone()).await {
-            // An insert_many that failed may have written some (each has its own `_id`, set
-            // by the driver before sending): keeping them all could repeat those. It is
-            // ordered, so the ones before the failure are in; the rest are kept.
+            // An ordered insert_many that a write error stopped wrote the records before the
+            // first failing one: those are not kept again. Any other error (the connection
+            // lost) cannot tell what was written, so all are kept: a repeat is possible
+            // there, a loss is not.
             let written = match e.kind.as_ref() {
                 mongodb::error::ErrorKind::InsertMany(m) => m
                     .write_errors
@@ -184,10 +194,12 @@ pub async fn deliver(
             .filter_map(|d| d.get("_id").cloned())
             .collect();
         if !ids.is_empty() {
+            // The claim's time (the database's) is the delivery time the log object is named
+            // and dated by: fixed with the batch, so a retried delivery makes the same key.
             staged
                 .update_many(
                     doc! {"_id": {"$in": ids}, "batch": {"$exists": false}},
-                    doc! {"$set": {"batch": &fresh}},
+                    doc! {"$set": {"batch": &fresh, "claimed": store.meta().clock().now()}},
                 )
                 .await?;
             batches.push(fresh);
@@ -200,19 +212,22 @@ pub async fn deliver(
                 .try_collect()
                 .await?;
             let Some(first) = docs.first() else { continue };
-            let first_at = first
-                .get_datetime("at")
-                .map(|d| d.to_chrono())
-                .unwrap_or_else(|_| chrono::Utc::now());
+            let time_of = |field: &str| {
+                first
+                    .get_datetime(field)
+                    .map(|d| d.to_chrono())
+                    .unwrap_or_else(|_| store.meta().clock().now().to_chrono())
+            };
+            let (event, delivery) = (time_of("at"), time_of("claimed"));
             let mut body = String::new();
             for d in &docs {
                 body.push_str(d.get_str("line").unwrap_or_default());
                 body.push('\n');
             }
-            // Named after the batch and its first record, so a retried delivery of the same
-            // batch writes the same key (and is refused as already there).
+            // Named after the batch and its claim, so a retried delivery of the same batch
+            // writes the same key (and is refused as already there).
             let unique = batch[..16].to_ascii_uppercase();
-            let key = record::object_key(&target, &source, region, first_at, first_at, &unique);
+            let key = record::object_key(&target, &source, region, delivery, event, &unique);
             write_log_object(store, &target.bucket, &key, &owner, body.as_bytes()).await?;
             written += 1;
             // A delivery that dies here has written its object and kept its records: the

@@ -259,5 +259,19 @@ mod tests {
             ),
             "photos/000000000000/us-east-1/photos/2026/11/25/2026-11-25-23-05-09-ABCDEF0123456789"
         );
+        // Dated by the delivery or by the records' time, as PartitionDateSource says.
+        let delivered = Utc.with_ymd_and_hms(2026, 11, 26, 0, 0, 1).unwrap();
+        assert_eq!(
+            object_key(&partitioned, "photos", "us-east-1", delivered, at, "A"),
+            "photos/000000000000/us-east-1/photos/2026/11/26/2026-11-26-00-00-01-A"
+        );
+        let by_event = super::super::config::Target {
+            format: super::super::config::KeyFormat::Partitioned { event_time: true },
+            ..partitioned
+        };
+        assert_eq!(
+            object_key(&by_event, "photos", "us-east-1", delivered, at, "A"),
+            "photos/000000000000/us-east-1/photos/2026/11/25/2026-11-26-00-00-01-A"
+        );
     }
 }

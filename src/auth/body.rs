@@ -108,18 +108,9 @@ impl BodyReader {
         } else {
             h("content-length").and_then(|v| v.parse().ok())
         };
-        let mut checksum = None;
-        for alg in Algorithm::ALL {
-            if let Some(v) = h(&alg.header()) {
-                if !alg.well_formed(v) {
-                    return Err(S3Error::invalid_request(format!(
-                        "Value for {} header is invalid.",
-                        alg.header()
-                    )));
-                }
-                checksum = Some((alg, alg.hasher(), Some(v.trim().to_owned())));
-            }
-        }
+        let mut checksum = Algorithm::named_in(h, false)
+            .map_err(S3Error::invalid_request)?
+            .map(|(alg, v)| (alg, alg.hasher(), Some(v)));
         let from_trailer = h("x-amz-trailer").and_then(|t| {
             t.trim()
                 .strip_prefix("x-amz-checksum-")

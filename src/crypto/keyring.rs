@@ -161,7 +161,8 @@ impl Keyring {
                 // `_id` is unique: a second key of one name is refused, whichever instance
                 // created the first.
                 Err(SseError::Mongo(e)) if crate::dberror::is_duplicate_key(&e) => {
-                    if self.entry(id).await?.is_some() {
+                    // Read fresh, not through the cache, which may hold a miss from before.
+                    if self.coll.find_one(doc! {"_id": id}).await?.is_some() {
                         Err(SseError::KeyExists(id.to_owned()))
                     } else {
                         Err(SseError::AliasExists(alias.unwrap_or_default().to_owned()))

@@ -162,8 +162,14 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
         .extensions
         .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
         .map(|c| c.0.ip());
-    // What a server access log record needs of the request, taken before it is consumed.
-    let log_facts = LogFacts::of(&parts, &query);
+    // What a server access log record needs of the request, taken before it is consumed, and
+    // only for a bucket whose logging is on (or not known yet): every other request pays a
+    // cache lookup and nothing more. Times are the database's, as every instance's records
+    // end up in one log.
+    let log_facts = bucket
+        .as_deref()
+        .filter(|b| st.store.meta().logging_hint(b) != Some(false))
+        .map(|_| LogFacts::of(&parts, &query, st.store.meta().clock().now().to_chrono()));
     let mut requester: Option<String> = None;
     let result = async {
         if op == op::Op::Preflight {
@@ -265,19 +271,29 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
     } else {
         content_length(resp.headers())
     };
-    if let Some(b) = &bucket {
-        log_facts
-            .record(
-                &st,
-                b,
-                key.as_deref(),
-                RespFacts::of(&resp),
+    if let (Some(b), Some(facts)) = (&bucket, log_facts) {
+        let answer = {
+            let header = |n: &str| {
+                resp.headers()
+                    .get(n)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned)
+            };
+            AnswerFacts {
+                status: resp.status().as_u16(),
+                content_range: header("content-range"),
+                content_length: header("content-length").and_then(|l| l.parse().ok()),
+                version_id: header("x-amz-version-id"),
                 error_code,
                 requester,
-                (&request_id, source_ip, bytes_in, bytes_out),
-                started,
-            )
-            .await;
+                request_id: request_id.clone(),
+                source_ip,
+                bytes_in,
+                bytes_out,
+                elapsed_ms: started.elapsed().as_millis() as u64,
+            }
+        };
+        facts.record(&st, b, key.as_deref(), answer).await;
     }
     crate::metrics::in_flight(-1.0);
     crate::metrics::request(
@@ -301,30 +317,20 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
     resp
 }
 
-/// What a server access log record takes from a response (not the response itself, whose
-/// body must not be held across the record's await).
-struct RespFacts {
+/// How a request was answered, as its access log record needs it (read out of the response,
+/// whose body must not be held across the record's await).
+struct AnswerFacts {
     status: u16,
     content_range: Option<String>,
     content_length: Option<u64>,
     version_id: Option<String>,
-}
-
-impl RespFacts {
-    fn of(r: &Response) -> Self {
-        let h = |n: &str| {
-            r.headers()
-                .get(n)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned)
-        };
-        Self {
-            status: r.status().as_u16(),
-            content_range: h("content-range"),
-            content_length: h("content-length").and_then(|l| l.parse().ok()),
-            version_id: h("x-amz-version-id"),
-        }
-    }
+    error_code: Option<&'static str>,
+    requester: Option<String>,
+    request_id: String,
+    source_ip: Option<std::net::IpAddr>,
+    bytes_in: u64,
+    bytes_out: u64,
+    elapsed_ms: u64,
 }
 
 /// What a server access log record takes from a request before the request is consumed.
@@ -340,7 +346,11 @@ struct LogFacts {
 }
 
 impl LogFacts {
-    fn of(parts: &axum::http::request::Parts, query: &[(String, String)]) -> Self {
+    fn of(
+        parts: &axum::http::request::Parts,
+        query: &[(String, String)],
+        received: chrono::DateTime<chrono::Utc>,
+    ) -> Self {
         let h = |n: &str| {
             parts
                 .headers
@@ -362,7 +372,7 @@ impl LogFacts {
             None
         };
         Self {
-            received: chrono::Utc::now(),
+            received,
             method: parts.method.as_str().to_owned(),
             request_uri: format!(
                 "{} {} HTTP/1.1",
@@ -383,18 +393,7 @@ impl LogFacts {
 
     /// Keeps the record of this request when its bucket's logging is on (the bucket comes
     /// from the cache the request itself filled).
-    #[allow(clippy::too_many_arguments)]
-    async fn record(
-        self,
-        st: &AppState,
-        bucket: &str,
-        key: Option<&str>,
-        resp: RespFacts,
-        error_code: Option<&str>,
-        requester: Option<String>,
-        (request_id, source_ip, bytes_in, bytes_out): (&str, Option<std::net::IpAddr>, u64, u64),
-        started: Instant,
-    ) {
+    async fn record(self, st: &AppState, bucket: &str, key: Option<&str>, a: AnswerFacts) {
         // The bucket as the request's own lookup left it in the cache; a lookup only when it
         // is not cached at all, bounded: a record must never hold an answer (or hang it
         // while the database is away).
@@ -415,22 +414,21 @@ impl LogFacts {
             return;
         }
         let object_size = key.and_then(|_| match self.method.as_str() {
-            "PUT" | "POST" => Some(bytes_in),
-            "GET" | "HEAD" => resp
+            "PUT" | "POST" => Some(a.bytes_in),
+            "GET" | "HEAD" => a
                 .content_range
                 .as_deref()
                 .and_then(|r| r.rsplit('/').next().and_then(|t| t.parse().ok()))
-                .or(resp.content_length),
+                .or(a.content_length),
             _ => None,
         });
-        let elapsed = started.elapsed().as_millis() as u64;
         let r = crate::access_log::Record {
             bucket_owner: s3::respond::owner_of(&b.owner).id,
             bucket: bucket.to_owned(),
             time: self.received,
-            remote_ip: source_ip.map(|ip| ip.to_string()),
-            requester,
-            request_id: request_id.to_owned(),
+            remote_ip: a.source_ip.map(|ip| ip.to_string()),
+            requester: a.requester,
+            request_id: a.request_id.clone(),
             operation: crate::access_log::record::operation(
                 &self.method,
                 key.is_some(),
@@ -438,21 +436,21 @@ impl LogFacts {
             ),
             key: key.map(|k| crate::auth::sigv4::uri_encode(k, false)),
             request_uri: self.request_uri,
-            status: resp.status,
-            error_code: error_code.map(str::to_owned),
-            bytes_sent: Some(bytes_out),
+            status: a.status,
+            error_code: a.error_code.map(str::to_owned),
+            bytes_sent: Some(a.bytes_out),
             object_size,
-            total_ms: elapsed,
-            turn_around_ms: elapsed,
+            total_ms: a.elapsed_ms,
+            turn_around_ms: a.elapsed_ms,
             referrer: self.referrer,
             user_agent: self.user_agent,
-            version_id: resp.version_id.or_else(|| {
+            version_id: a.version_id.or_else(|| {
                 self.query
                     .iter()
                     .find(|(k, _)| k == "versionId")
                     .map(|(_, v)| v.clone())
             }),
-            host_id: request_id.to_owned(),
+            host_id: a.request_id,
             signature_version: self.signature.map(|s| s.0),
             cipher_suite: None,
             auth_type: self.signature.map(|s| s.1),

@@ -144,28 +144,17 @@ fn form_checksum(
     fields: &BTreeMap<String, String>,
 ) -> S3Result<Option<(crate::checksum::Algorithm, String)>> {
     use crate::checksum::Algorithm;
-    let mut found = None;
-    for (k, v) in fields {
-        let Some(name) = k.strip_prefix("x-amz-checksum-") else {
-            continue;
-        };
-        if name == "algorithm" {
-            continue;
-        }
-        let alg = Algorithm::from_name(name)
-            .ok_or_else(|| S3Error::invalid_request(format!("{k} is not a checksum field")))?;
-        if found.is_some() {
-            return Err(S3Error::invalid_request(
-                "Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.",
-            ));
-        }
-        if !alg.well_formed(v) {
-            return Err(S3Error::invalid_request(format!(
-                "Value for {k} header is invalid."
-            )));
-        }
-        found = Some((alg, v.trim().to_owned()));
+    // A field naming no algorithm grids3 knows is refused, as it would be ignored.
+    if let Some(k) = fields.keys().find(|k| {
+        k.strip_prefix("x-amz-checksum-")
+            .is_some_and(|n| n != "algorithm" && Algorithm::from_name(n).is_none())
+    }) {
+        return Err(S3Error::invalid_request(format!(
+            "{k} is not a checksum field"
+        )));
     }
+    let found = Algorithm::named_in(|n| fields.get(n).map(String::as_str), false)
+        .map_err(S3Error::invalid_request)?;
     if let Some(named) = fields.get("x-amz-checksum-algorithm") {
         if found.as_ref().map(|(a, _)| *a) != Algorithm::from_name(named) {
             return Err(S3Error::invalid_request(

@@ -319,19 +319,10 @@ fn complete_result(
 /// The whole-object checksum a Complete names (`x-amz-checksum-<alg>`), removed from the
 /// headers; more than one is `InvalidRequest`, as on a PUT.
 fn take_object_checksum(h: &mut axum::http::HeaderMap) -> S3Result<Option<(Algorithm, String)>> {
-    let mut found = None;
+    let found = Algorithm::named_in(|n| h.get(n).and_then(|v| v.to_str().ok()), true)
+        .map_err(S3Error::invalid_request)?;
     for alg in Algorithm::ALL {
-        if let Some(v) = h.remove(alg.header()) {
-            if found.is_some() {
-                return Err(S3Error::invalid_request(
-                    "Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.",
-                ));
-            }
-            let v = v.to_str().map_err(|_| {
-                S3Error::invalid_request(format!("Value for {} header is invalid.", alg.header()))
-            })?;
-            found = Some((alg, v.trim().to_owned()));
-        }
+        h.remove(alg.header());
     }
     Ok(found)
 }

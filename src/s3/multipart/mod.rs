@@ -428,7 +428,7 @@ pub async fn list_parts(st: &AppState, req: S3Request) -> S3Result<Response> {
         initiator: owner.clone(),
         owner,
         storage_class: crate::model::storage_class::reported(
-            up.meta.get_str("s3StorageClass").ok(),
+            crate::storage::objects::ObjectMeta::storage_class_in(&up.meta),
         ),
         checksum_algorithm: up
             .checksum_algorithm
@@ -508,7 +508,7 @@ pub async fn list_uploads(st: &AppState, req: S3Request) -> S3Result<Response> {
                     initiator: owner.clone(),
                     owner,
                     storage_class: crate::model::storage_class::reported(
-                        u.meta.get_str("s3StorageClass").ok(),
+                        crate::storage::objects::ObjectMeta::storage_class_in(&u.meta),
                     ),
                     initiated: iso8601(u.initiated),
                     checksum_algorithm: u

@@ -195,6 +195,17 @@ pub struct Cache {
 }
 
 impl MetaStore {
+    /// Whether the cached entry of a bucket (however old) has server access logging on,
+    /// without copying it or asking the database; `None` when it is not cached.
+    pub fn logging_hint(&self, name: &str) -> Option<bool> {
+        self.bucket_cache
+            .entries
+            .lock()
+            .expect("cache")
+            .get(name)
+            .map(|(b, _)| b.as_ref().is_some_and(|b| b.logging.is_some()))
+    }
+
     /// The cached entry of a bucket, however old, without asking the database (`None`: not
     /// cached). For work after a request's answer, which must not wait on the database.
     pub fn peek_bucket(&self, name: &str) -> Option<Option<BucketInfo>> {

@@ -77,6 +77,12 @@ const FIELDS: &[&str] = &[
 ];
 
 impl ObjectMeta {
+    /// The storage class stored in a `metadata` document (an upload record's too), without
+    /// reading the rest of it.
+    pub fn storage_class_in(m: &Document) -> Option<&str> {
+        m.get_str("s3StorageClass").ok()
+    }
+
     /// Reads the attributes out of a files document's `metadata`.
     pub fn from_metadata(m: Option<&Document>) -> Self {
         let Some(m) = m else { return Self::default() };
@@ -106,7 +112,7 @@ impl ObjectMeta {
             // Not `owner`: files written by other GridFS clients often carry their own.
             owner: s("s3Owner"),
             version_id: s("s3VersionId"),
-            storage_class: s("s3StorageClass"),
+            storage_class: Self::storage_class_in(m).map(str::to_owned),
             retention: m.get_document("s3Retention").ok().and_then(|r| {
                 Some((
                     r.get_str("mode").ok()?.to_owned(),

@@ -16,6 +16,9 @@ pub struct S3Error {
     pub message: String,
     /// Response headers the error carries (`x-amz-delete-marker`, `x-amz-version-id`).
     pub headers: Vec<(&'static str, String)>,
+    /// Further elements of the `<Error>` document, after `RequestId` (AWS's
+    /// `HeadersNotSigned`, for one).
+    pub extra: Vec<(&'static str, String)>,
 }
 
 /// Result type of handlers.
@@ -27,7 +30,7 @@ macro_rules! errors {
             $(
                 $(#[$doc])*
                 pub fn $fn() -> Self {
-                    Self { code: $code, status: StatusCode::$status, message: $msg.to_owned(), headers: Vec::new() }
+                    Self { code: $code, status: StatusCode::$status, message: $msg.to_owned(), headers: Vec::new(), extra: Vec::new() }
                 }
             )*
         }
@@ -162,6 +165,7 @@ impl S3Error {
             status: StatusCode::BAD_REQUEST,
             message: message.into(),
             headers: Vec::new(),
+            extra: Vec::new(),
         }
     }
 
@@ -172,6 +176,7 @@ impl S3Error {
             status: StatusCode::BAD_REQUEST,
             message: message.into(),
             headers: Vec::new(),
+            extra: Vec::new(),
         }
     }
 
@@ -182,6 +187,7 @@ impl S3Error {
             status: StatusCode::BAD_REQUEST,
             message: message.into(),
             headers: Vec::new(),
+            extra: Vec::new(),
         }
     }
 
@@ -192,6 +198,7 @@ impl S3Error {
             status: StatusCode::BAD_REQUEST,
             message: message.into(),
             headers: Vec::new(),
+            extra: Vec::new(),
         }
     }
 
@@ -202,6 +209,7 @@ impl S3Error {
             status: StatusCode::BAD_REQUEST,
             message: message.into(),
             headers: Vec::new(),
+            extra: Vec::new(),
         }
     }
 
@@ -212,6 +220,7 @@ impl S3Error {
             status: StatusCode::BAD_REQUEST,
             message: message.into(),
             headers: Vec::new(),
+            extra: Vec::new(),
         }
     }
 

@@ -385,7 +385,24 @@ pub async fn authenticate(
             }
         }
     };
-    let payload = match payload_hash.as_str() {
+    // A presigned URL signs its payload in the query (or not at all); a hex
+    // x-amz-content-sha256 header sent with it is a further claim about the body, verified
+    // while it streams rather than ignored. A streaming declaration cannot be honoured
+    // there: no chunk signature chain starts from a query signature in grids3.
+    let declared = if p.presigned && payload_hash == "UNSIGNED-PAYLOAD" {
+        match header(&parts.headers, "x-amz-content-sha256") {
+            Some(h) if h.starts_with("STREAMING-") => {
+                return Err(S3Error::invalid_request(
+                    "A presigned URL takes no aws-chunked payload: send the body as it is",
+                ))
+            }
+            Some(h) => h.to_owned(),
+            None => payload_hash.clone(),
+        }
+    } else {
+        payload_hash.clone()
+    };
+    let payload = match declared.as_str() {
         "UNSIGNED-PAYLOAD" => Payload::Unsigned,
         "STREAMING-AWS4-HMAC-SHA256-PAYLOAD" => Payload::StreamingSigned { trailer: false },
         "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER" => Payload::StreamingSigned { trailer: true },
@@ -436,6 +453,10 @@ pub async fn authenticate(
         tracing::debug!(canonical_request = %redact(&cr), "signature mismatch");
         return Err(S3Error::signature_does_not_match());
     }
+    let unsigned = unsigned_amz_headers(&parts.headers, &p.signed_headers);
+    if !unsigned.is_empty() {
+        return Err(headers_not_signed(&unsigned));
+    }
     Ok(Auth {
         access_key: p.access_key,
         root: stored.root,
@@ -447,6 +468,39 @@ pub async fn authenticate(
             seed_signature: expected,
         },
     })
+}
+
+/// The `x-amz-*` headers AWS lets through when a SigV4 signature does not cover them:
+/// `x-amz-content-sha256`, which a header signature carries as its canonical request's last
+/// line anyway, and which grids3 verifies against the body on a presigned URL.
+const UNSIGNED_AMZ_ALLOWED: &[&str] = &["x-amz-content-sha256"];
+
+/// The `x-amz-*` headers of a request that a SigV4 signature over `signed` (the
+/// `SignedHeaders` list) does not cover, sorted. AWS refuses a request that has any, header
+/// signature or presigned URL alike (`403 AccessDenied`, `HeadersNotSigned`): each such
+/// header can change what the request does (`x-amz-copy-source` turns a PUT into a copy,
+/// `x-amz-object-lock-*` locks the object for years), so none may ride along unsigned.
+/// `x-amzn-trace-id` and other `x-amzn-*` headers are not `x-amz-*` and stay unsigned, as
+/// the SDKs send them.
+pub fn unsigned_amz_headers(headers: &HeaderMap, signed: &str) -> Vec<String> {
+    let mut names: Vec<String> = headers
+        .keys()
+        .map(|k| k.as_str())
+        .filter(|k| k.starts_with("x-amz-") && !UNSIGNED_AMZ_ALLOWED.contains(k))
+        .filter(|k| !signed.split(';').any(|s| s.eq_ignore_ascii_case(k)))
+        .map(str::to_owned)
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// AWS's answer to `x-amz-*` headers outside the signature.
+fn headers_not_signed(names: &[String]) -> S3Error {
+    let mut e = S3Error::access_denied()
+        .with_message("There were headers present in the request which were not signed");
+    e.extra.push(("HeadersNotSigned", names.join(", ")));
+    e
 }
 
 /// SigV2: the header (`AWS key:signature`, dated by `Date` or `x-amz-date`) or the query
@@ -576,4 +630,63 @@ pub fn redact(text: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    #[test]
+    fn every_unsigned_amz_header_is_named() {
+        let mut h = HeaderMap::new();
+        for name in [
+            "host",
+            "x-amz-date",
+            "x-amz-content-sha256",
+            "x-amz-copy-source",
+            "x-amz-object-lock-mode",
+            "x-amzn-trace-id",
+            "content-md5",
+            "X-Amz-Tagging",
+        ] {
+            h.insert(
+                axum::http::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+                HeaderValue::from_static("v"),
+            );
+        }
+        // (signed headers, unsigned x-amz-* named)
+        let table: [(&str, &[&str]); 4] = [
+            (
+                "host",
+                &[
+                    "x-amz-copy-source",
+                    "x-amz-date",
+                    "x-amz-object-lock-mode",
+                    "x-amz-tagging",
+                ],
+            ),
+            (
+                "host;x-amz-date",
+                &["x-amz-copy-source", "x-amz-object-lock-mode", "x-amz-tagging"],
+            ),
+            (
+                "host;x-amz-copy-source;x-amz-date;x-amz-object-lock-mode;x-amz-tagging",
+                &[],
+            ),
+            (
+                "host;x-amz-content-sha256;x-amz-copy-source;x-amz-date;x-amz-object-lock-mode;x-amz-tagging",
+                &[],
+            ),
+        ];
+        for (signed, want) in table {
+            assert_eq!(unsigned_amz_headers(&h, signed), want, "{signed}");
+        }
+        let e = headers_not_signed(&["x-amz-acl".into(), "x-amz-tagging".into()]);
+        assert_eq!((e.code, e.status.as_u16()), ("AccessDenied", 403));
+        assert_eq!(
+            e.extra,
+            vec![("HeadersNotSigned", "x-amz-acl, x-amz-tagging".to_owned())]
+        );
+    }
 }

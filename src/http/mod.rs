@@ -88,6 +88,7 @@ pub fn error_response(e: &S3Error, resource: &str, request_id: &str, head: bool)
                 message: &e.message,
                 resource,
                 request_id,
+                extra: e.extra.iter().map(|(k, v)| (*k, v.as_str())).collect(),
             },
         ))
     };
@@ -232,6 +233,7 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
             access: s3::request::access::Access::Denied,
             source_access: s3::request::access::Access::Granted,
             per_key: None,
+            bypass_governance: false,
             source_ip,
             tagging: None,
         };

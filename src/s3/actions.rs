@@ -68,9 +68,88 @@ pub fn action(op: &Op) -> Option<&'static str> {
     })
 }
 
+/// What in a request's shape, beyond its operation, chooses the actions it is checked as.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Shape {
+    /// It addresses a version (`?versionId=`, or a DeleteObjects entry's `VersionId`).
+    pub version: bool,
+    /// It sets a retention (`x-amz-object-lock-mode`, `x-amz-object-lock-retain-until-date`).
+    pub retention: bool,
+    /// It sets a legal hold (`x-amz-object-lock-legal-hold`).
+    pub legal_hold: bool,
+    /// It asks to bypass GOVERNANCE retention (`x-amz-bypass-governance-retention: true`).
+    pub bypass: bool,
+    /// Its copy source names a version (`x-amz-copy-source: /b/k?versionId=`).
+    pub source_version: bool,
+}
+
+impl Shape {
+    /// The shape of a request, from its headers and query.
+    pub fn of(headers: &axum::http::HeaderMap, query: &[(String, String)]) -> Shape {
+        let has = |n: &str| headers.contains_key(n);
+        Shape {
+            version: query.iter().any(|(k, _)| k == "versionId"),
+            retention: has("x-amz-object-lock-mode") || has("x-amz-object-lock-retain-until-date"),
+            legal_hold: has("x-amz-object-lock-legal-hold"),
+            bypass: headers
+                .get("x-amz-bypass-governance-retention")
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.trim().eq_ignore_ascii_case("true")),
+            source_version: headers
+                .get("x-amz-copy-source")
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.contains("?versionId=")),
+        }
+    }
+}
+
+/// The one table of the actions a request is checked as, by its whole shape, as AWS checks
+/// them: the operation's own action (its `*Version*` form when the request addresses a
+/// version) first, then what its headers add: a write that sets a retention also needs
+/// `s3:PutObjectRetention`, one that sets a legal hold `s3:PutObjectLegalHold`. (A copy
+/// source's `s3:GetObject`/`s3:GetObjectVersion` is checked on the source, see
+/// [`source_action`]; `s3:BypassGovernanceRetention` is asked only when the request asks to
+/// bypass, see [`BYPASS`].)
+pub fn actions_for(op: &Op, shape: Shape) -> Vec<&'static str> {
+    let Some(own) = action(op) else {
+        return Vec::new();
+    };
+    let mut v = vec![versioned_action(own, shape.version)];
+    let sets_lock = matches!(
+        op,
+        Op::PutObject | Op::CopyObject | Op::CreateMultipartUpload | Op::PostObject
+    );
+    if sets_lock && shape.retention {
+        v.push("s3:PutObjectRetention");
+    }
+    if sets_lock && shape.legal_hold {
+        v.push("s3:PutObjectLegalHold");
+    }
+    v
+}
+
+/// The action a copy's source is read under.
+pub fn source_action(shape: Shape) -> &'static str {
+    versioned_action("s3:GetObject", shape.source_version)
+}
+
+/// The action that lets a request bypass GOVERNANCE retention.
+pub const BYPASS: &str = "s3:BypassGovernanceRetention";
+
+/// The operation whose needs (role, ACL) stand for an action a request needs besides its
+/// own (`s3::rules::authz::needs` knows operations, not actions).
+pub fn op_of_extra(action: &str) -> Option<Op> {
+    match action {
+        "s3:PutObjectRetention" => Some(Op::PutObjectRetention),
+        "s3:PutObjectLegalHold" => Some(Op::PutObjectLegalHold),
+        _ => None,
+    }
+}
+
 /// The action AWS names when the request addresses a version (`?versionId=`).
 pub(crate) fn versioned_action(act: &'static str, version: bool) -> &'static str {
     match (act, version) {
+        ("s3:GetObjectTorrent", true) => "s3:GetObjectVersionTorrent",
         ("s3:GetObject", true) => "s3:GetObjectVersion",
         ("s3:DeleteObject", true) => "s3:DeleteObjectVersion",
         ("s3:GetObjectTagging", true) => "s3:GetObjectVersionTagging",
@@ -130,4 +209,74 @@ pub fn op_for_action(action: &str) -> Option<Op> {
     ]
     .into_iter()
     .find(|op| self::action(op).is_some_and(|a| a.eq_ignore_ascii_case(action)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every operation that can address a version, and the action it is checked as then.
+    #[test]
+    fn actions_by_whole_shape() {
+        let v = Shape {
+            version: true,
+            ..Shape::default()
+        };
+        let table: &[(Op, &[&str])] = &[
+            (Op::GetObject, &["s3:GetObjectVersion"]),
+            (Op::HeadObject, &["s3:GetObjectVersion"]),
+            (Op::DeleteObject, &["s3:DeleteObjectVersion"]),
+            (Op::DeleteObjects, &["s3:DeleteObjectVersion"]),
+            (Op::GetObjectTagging, &["s3:GetObjectVersionTagging"]),
+            (Op::PutObjectTagging, &["s3:PutObjectVersionTagging"]),
+            (Op::DeleteObjectTagging, &["s3:DeleteObjectVersionTagging"]),
+            (Op::GetObjectAcl, &["s3:GetObjectVersionAcl"]),
+            (Op::PutObjectAcl, &["s3:PutObjectVersionAcl"]),
+            (Op::GetObjectAttributes, &["s3:GetObjectVersionAttributes"]),
+            (Op::GetObjectTorrent, &["s3:GetObjectVersionTorrent"]),
+            // AWS names one action for a version and the current object alike.
+            (Op::GetObjectRetention, &["s3:GetObjectRetention"]),
+            (Op::PutObjectRetention, &["s3:PutObjectRetention"]),
+            (Op::GetObjectLegalHold, &["s3:GetObjectLegalHold"]),
+            (Op::PutObjectLegalHold, &["s3:PutObjectLegalHold"]),
+        ];
+        for (op, want) in table {
+            assert_eq!(actions_for(op, v), *want, "{op:?}");
+            assert_eq!(
+                actions_for(op, Shape::default()).len(),
+                1,
+                "{op:?} without a version"
+            );
+        }
+        let lock = Shape {
+            retention: true,
+            legal_hold: true,
+            ..Shape::default()
+        };
+        for op in [
+            Op::PutObject,
+            Op::CopyObject,
+            Op::CreateMultipartUpload,
+            Op::PostObject,
+        ] {
+            assert_eq!(
+                actions_for(&op, lock),
+                [
+                    "s3:PutObject",
+                    "s3:PutObjectRetention",
+                    "s3:PutObjectLegalHold"
+                ],
+                "{op:?}"
+            );
+        }
+        assert_eq!(actions_for(&Op::UploadPart, lock), ["s3:PutObject"]);
+        assert_eq!(source_action(Shape::default()), "s3:GetObject");
+        assert_eq!(
+            source_action(Shape {
+                source_version: true,
+                ..Shape::default()
+            }),
+            "s3:GetObjectVersion"
+        );
+    }
 }

@@ -355,7 +355,7 @@ pub async fn put_versioning(st: &AppState, mut req: S3Request) -> S3Result<Respo
                     code: "InvalidBucketState",
                     status: StatusCode::CONFLICT,
                     message: "An Object Lock configuration is present on this bucket, so the versioning state cannot be changed.".into(),
-                    headers: Vec::new(),
+                    headers: Vec::new(), extra: Vec::new(),
                 });
             }
             Versioning::Suspended

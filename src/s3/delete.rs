@@ -34,7 +34,7 @@ pub async fn delete_objects(st: &AppState, mut req: S3Request) -> S3Result<Respo
     };
     let b = require_bucket(st, &bucket).await?;
     let versioned = b.versioning.is_some();
-    let bypass_governance = crate::s3::rules::lock::bypass(&req, &b);
+    let bypass_governance = req.bypass_governance;
     let (bad, good): (Vec<_>, Vec<_>) = request.objects.into_iter().partition(|o| {
         o.version_id.as_deref().is_some_and(|v| {
             v != "null" && (!versioned || !crate::storage::versions::is_valid_vid(v))
@@ -48,9 +48,12 @@ pub async fn delete_objects(st: &AppState, mut req: S3Request) -> S3Result<Respo
             message: "The specified version does not exist.".into(),
         });
     }
-    // A bucket policy decides each key on its own (`s3:DeleteObject` on it), as AWS does.
+    // A bucket policy decides each entry on its own, as the DeleteObject of its shape
+    // (`s3:DeleteObject`, or `s3:DeleteObjectVersion` with a version), as AWS does.
     let (good, denied): (Vec<_>, Vec<_>) = match &req.per_key {
-        Some(check) => good.into_iter().partition(|o| check.allows(&o.key)),
+        Some(check) => good
+            .into_iter()
+            .partition(|o| check.allows(&o.key, o.version_id.as_deref())),
         None => (good, Vec::new()),
     };
     for o in denied {

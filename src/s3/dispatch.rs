@@ -36,6 +36,7 @@ pub async fn dispatch(st: &AppState, op: Op, mut req: S3Request) -> S3Result<Res
         bucket: &bucket,
         key: key.as_deref(),
         facts: &facts,
+        shape: crate::s3::actions::Shape::of(&req.parts.headers, &req.query),
     };
     let decision = authz::authorize(st, &op, &req.auth.clone(), &target, copy_source).await?;
     expected_owner(st, &bucket, req.header("x-amz-expected-bucket-owner")).await?;
@@ -48,6 +49,7 @@ pub async fn dispatch(st: &AppState, op: Op, mut req: S3Request) -> S3Result<Res
     req.access = decision.access;
     req.source_access = decision.source;
     req.per_key = decision.per_key;
+    req.bypass_governance = decision.bypass_governance;
     // Encryption headers are taken where S3 takes them (see `sse`); anywhere else they are
     // refused, never ignored.
     if let Some(h) = req

@@ -112,6 +112,7 @@ pub async fn get_bucket_encryption(st: &AppState, req: S3Request) -> S3Result<Re
             status: StatusCode::NOT_FOUND,
             message: "The server side encryption configuration was not found".into(),
             headers: Vec::new(),
+            extra: Vec::new(),
         });
     };
     let key = e

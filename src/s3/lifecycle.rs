@@ -37,6 +37,7 @@ pub async fn get(st: &AppState, req: S3Request) -> S3Result<Response> {
         status: StatusCode::NOT_FOUND,
         message: "The lifecycle configuration does not exist".into(),
         headers: Vec::new(),
+        extra: Vec::new(),
     })?;
     Ok(xml_response(StatusCode::OK, text))
 }

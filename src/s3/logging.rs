@@ -23,6 +23,7 @@ fn invalid_target(message: &str) -> S3Error {
         status: StatusCode::BAD_REQUEST,
         message: message.to_owned(),
         headers: Vec::new(),
+        extra: Vec::new(),
     }
 }
 

@@ -26,6 +26,7 @@ pub mod request;
 pub mod respond;
 pub mod rules;
 
+pub mod attrs;
 pub mod authz;
 pub mod lookup;
 pub mod sse;

@@ -285,13 +285,13 @@ pub async fn get_object_attributes(st: &AppState, req: S3Request) -> S3Result<Re
 /// `x-amz-if-match-last-modified-time` and `x-amz-if-match-size` make it conditional (412).
 pub async fn delete_object(st: &AppState, req: S3Request) -> S3Result<Response> {
     let bucket = req.bucket().to_owned();
-    let b = require_bucket(st, &bucket).await?;
+    require_bucket(st, &bucket).await?;
     let version = version_param(&req)?;
     if version.as_deref().is_some_and(|v| v != "null") {
         unversioned_id(st, &bucket).await?;
     }
     let mut cond = crate::s3::request::headers::delete_condition(&req.parts.headers)?;
-    cond.bypass_governance = crate::s3::rules::lock::bypass(&req, &b);
+    cond.bypass_governance = req.bypass_governance;
     let out = crate::s3::lookup::within_request_timeout(
         st,
         st.store.delete_object(

@@ -20,13 +20,12 @@ use crate::s3::lookup::require_bucket;
 use crate::s3::request::S3Request;
 use crate::s3::respond::empty;
 use crate::s3::respond::xml_response;
-use crate::s3::rules::lock::bypass;
 use crate::s3::rules::lock::invalid_state;
 use crate::s3::rules::lock::lock_missing;
 use crate::s3::rules::lock::MODES;
 use crate::state::AppState;
 use crate::storage::meta::{BucketInfo, ObjectLockConfig};
-use crate::storage::objects::ObjectInfo;
+use crate::storage::objects::{ObjectInfo, ObjectMeta};
 use crate::xml::{self, S3_NS};
 
 #[derive(Deserialize, Debug, Default)]
@@ -125,6 +124,7 @@ pub async fn get_config(st: &AppState, req: S3Request) -> S3Result<Response> {
             status: StatusCode::NOT_FOUND,
             message: "Object Lock configuration does not exist for this bucket".into(),
             headers: Vec::new(),
+            extra: Vec::new(),
         });
     };
     let rule = match (&c.mode, c.days, c.years) {
@@ -169,6 +169,7 @@ pub async fn get_retention(st: &AppState, req: S3Request) -> S3Result<Response> 
             status: StatusCode::NOT_FOUND,
             message: "The specified object does not have a ObjectLock configuration".into(),
             headers: Vec::new(),
+            extra: Vec::new(),
         });
     };
     Ok(xml_response(
@@ -186,7 +187,7 @@ pub async fn get_retention(st: &AppState, req: S3Request) -> S3Result<Response> 
 pub async fn put_retention(st: &AppState, mut req: S3Request) -> S3Result<Response> {
     let b = require_bucket(st, req.bucket()).await?;
     let version = crate::s3::request::version_param(&req)?;
-    let bypass = bypass(&req, &b);
+    let bypass = req.bypass_governance;
     let body = req.body_reader()?.read_to_vec(xml::MAX_XML_BODY).await?;
     let r: RetentionXml = xml::from_xml("Retention", &body)?;
     let new = match (r.mode.as_deref(), r.until.as_deref()) {
@@ -198,7 +199,8 @@ pub async fn put_retention(st: &AppState, mut req: S3Request) -> S3Result<Respon
         (None, None) => None,
         _ => return Err(S3Error::malformed_xml()),
     };
-    let mut o = addressed(st, &b, (req.bucket(), req.key()), version).await?;
+    let named = version.is_some();
+    let o = addressed(st, &b, (req.bucket(), req.key()), version).await?;
     let now = st.store.meta().clock().now();
     if let Some((_, u)) = &new {
         if *u <= now {
@@ -207,17 +209,25 @@ pub async fn put_retention(st: &AppState, mut req: S3Request) -> S3Result<Respon
             ));
         }
     }
-    if !crate::s3::rules::lock::retention_change_allowed(
-        o.meta.retention.as_ref(),
-        new.as_ref(),
-        now,
-        bypass,
-    ) {
-        return Err(S3Error::access_denied()
-            .with_message("Access Denied because object protected by object lock."));
-    }
-    o.meta.retention = new;
-    st.store.set_object_meta(req.bucket(), o).await?;
+    // Decided on the retention as stored when the write lands: a change that raced another
+    // is decided again on the fresh value (`attrs::update`), so two changes never both pass
+    // against one stale read.
+    crate::s3::attrs::update(st, req.bucket(), named, o, |o| {
+        if !crate::s3::rules::lock::retention_change_allowed(
+            o.meta.retention.as_ref(),
+            new.as_ref(),
+            now,
+            bypass,
+        ) {
+            return Err(S3Error::access_denied()
+                .with_message("Access Denied because object protected by object lock."));
+        }
+        Ok(ObjectMeta {
+            retention: new.clone(),
+            ..o.meta.clone()
+        })
+    })
+    .await?;
     Ok(empty(StatusCode::OK))
 }
 
@@ -246,9 +256,15 @@ pub async fn put_legal_hold(st: &AppState, mut req: S3Request) -> S3Result<Respo
         Some("OFF") => false,
         _ => return Err(S3Error::malformed_xml()),
     };
-    let mut o = addressed(st, &b, (req.bucket(), req.key()), version).await?;
-    o.meta.legal_hold = on;
-    st.store.set_object_meta(req.bucket(), o).await?;
+    let named = version.is_some();
+    let o = addressed(st, &b, (req.bucket(), req.key()), version).await?;
+    crate::s3::attrs::update(st, req.bucket(), named, o, |o| {
+        Ok(ObjectMeta {
+            legal_hold: on,
+            ..o.meta.clone()
+        })
+    })
+    .await?;
     Ok(empty(StatusCode::OK))
 }
 

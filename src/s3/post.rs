@@ -376,6 +376,8 @@ pub async fn post_object(
         bucket,
         key: Some(&key),
         facts: &facts,
+        // POST refuses the lock fields (above), so its shape is a plain PutObject's.
+        shape: Default::default(),
     };
     authz::authorize(st, &Op::PutObject, &auth, &target, None).await?;
     require_bucket(st, bucket).await?;

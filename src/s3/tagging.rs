@@ -13,7 +13,7 @@ use crate::s3::request::S3Request;
 use crate::s3::respond::empty;
 use crate::s3::respond::xml_response;
 use crate::state::AppState;
-use crate::storage::objects::ObjectInfo;
+use crate::storage::objects::{ObjectInfo, ObjectMeta};
 use crate::xml::{self, to_xml, S3_NS};
 
 fn tagging_xml(tags: &[(String, String)]) -> Response {
@@ -75,13 +75,16 @@ pub async fn put_object_tagging(st: &AppState, mut req: S3Request) -> S3Result<R
         Some(t) => t,
         None => read_object_tagging(&mut req).await?,
     };
-    let o = addressed(
-        st,
-        (req.bucket(), req.key()),
-        crate::s3::request::version_param(&req)?,
-    )
+    let version = crate::s3::request::version_param(&req)?;
+    let named = version.is_some();
+    let o = addressed(st, (req.bucket(), req.key()), version).await?;
+    let o = crate::s3::attrs::update(st, &bucket, named, o, |o| {
+        Ok(ObjectMeta {
+            tags: tags.clone(),
+            ..o.meta.clone()
+        })
+    })
     .await?;
-    st.store.set_object_tags(&bucket, o.clone(), &tags).await?;
     let mut r = empty(StatusCode::OK);
     version_header(&mut r, &o);
     Ok(r)
@@ -90,15 +93,16 @@ pub async fn put_object_tagging(st: &AppState, mut req: S3Request) -> S3Result<R
 /// DeleteObjectTagging.
 pub async fn delete_object_tagging(st: &AppState, req: S3Request) -> S3Result<Response> {
     require_bucket(st, req.bucket()).await?;
-    let o = addressed(
-        st,
-        (req.bucket(), req.key()),
-        crate::s3::request::version_param(&req)?,
-    )
+    let version = crate::s3::request::version_param(&req)?;
+    let named = version.is_some();
+    let o = addressed(st, (req.bucket(), req.key()), version).await?;
+    let o = crate::s3::attrs::update(st, req.bucket(), named, o, |o| {
+        Ok(ObjectMeta {
+            tags: Vec::new(),
+            ..o.meta.clone()
+        })
+    })
     .await?;
-    st.store
-        .set_object_tags(req.bucket(), o.clone(), &[])
-        .await?;
     let mut r = empty(StatusCode::NO_CONTENT);
     version_header(&mut r, &o);
     Ok(r)

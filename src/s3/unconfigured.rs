@@ -21,6 +21,7 @@ fn not_found(code: &'static str, message: &str) -> S3Error {
         status: StatusCode::NOT_FOUND,
         message: message.to_owned(),
         headers: Vec::new(),
+        extra: Vec::new(),
     }
 }
 

@@ -127,6 +127,9 @@ pub struct ErrorDoc<'a> {
     /// The request's id.
     #[serde(rename = "RequestId")]
     pub request_id: &'a str,
+    /// Further elements AWS adds for some errors (`HeadersNotSigned`).
+    #[serde(flatten)]
+    pub extra: std::collections::BTreeMap<&'a str, &'a str>,
 }
 
 /// An owner (`<Owner>`).

@@ -59,11 +59,26 @@ fn error_document_golden() {
             message: "m",
             resource: "/b/k",
             request_id: "R1",
+            extra: Default::default(),
         },
     );
     assert_eq!(
         xml,
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>NoSuchKey</Code><Message>m</Message><Resource>/b/k</Resource><RequestId>R1</RequestId></Error>"
+    );
+    let xml = to_xml(
+        "Error",
+        &ErrorDoc {
+            code: "AccessDenied",
+            message: "m",
+            resource: "/b/k",
+            request_id: "R1",
+            extra: [("HeadersNotSigned", "x-amz-acl, x-amz-tagging")].into(),
+        },
+    );
+    assert!(
+        xml.ends_with("<RequestId>R1</RequestId><HeadersNotSigned>x-amz-acl, x-amz-tagging</HeadersNotSigned></Error>"),
+        "{xml}"
     );
 }
 

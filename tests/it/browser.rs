@@ -10,6 +10,20 @@ use aws_sdk_s3::types::{CorsConfiguration, CorsRule};
 
 use crate::support;
 
+/// Issue 35 item 10: under `CI=true` a missing Chromium fails the browser tests; elsewhere
+/// they say SKIPPED.
+#[test]
+fn a_missing_browser_fails_in_ci_and_skips_elsewhere() {
+    assert_eq!(support::required_in_ci(None, "chromium", false), None);
+    let here = Some(std::path::PathBuf::from("/usr/bin/chromium"));
+    assert_eq!(
+        support::required_in_ci(here.clone(), "chromium", true),
+        here
+    );
+    let in_ci = std::panic::catch_unwind(|| support::required_in_ci(None, "chromium", true));
+    assert!(in_ci.is_err(), "a missing chromium under CI=true must fail");
+}
+
 #[test]
 fn chromium_fetches_across_origins_only_where_cors_allows() {
     support::run(async {

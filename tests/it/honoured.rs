@@ -477,7 +477,7 @@ const ELSEWHERE: &[(&str, &str)] = &[
 
 /// The `x-amz-*` headers and query parameters the source reads: string literals
 /// `"x-amz-..."` and `.q("...")` calls, and the sub-resource words.
-fn names_in_source() -> (Vec<String>, Vec<String>) {
+pub(crate) fn names_in_source() -> (Vec<String>, Vec<String>) {
     fn walk(dir: &std::path::Path, out: &mut Vec<String>) {
         for e in std::fs::read_dir(dir).unwrap() {
             let p = e.unwrap().path();

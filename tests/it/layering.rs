@@ -44,6 +44,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("s3::tagging", 55),
     ("s3::unconfigured", 55),
     // Shared steps with I/O, below the handlers.
+    ("s3::attrs", 50),
     ("s3::authz", 50),
     ("s3::lookup", 50),
     ("s3::sse", 50),

@@ -1,6 +1,7 @@
 //! The integration tests: one binary, one database server per run, modules per area.
 
 mod access_log;
+mod attr_races;
 mod authz;
 mod browser;
 mod content;
@@ -25,6 +26,7 @@ mod s3_multipart;
 mod s3_raw;
 mod s3_sdk;
 mod security;
+mod shape;
 mod sharding;
 mod sigv2;
 #[path = "../../benches/slowload/mod.rs"]

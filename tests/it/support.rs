@@ -675,9 +675,32 @@ pub fn apt_tool(binary: &str, package: &str) -> Option<std::path::PathBuf> {
 }
 
 /// Headless Chromium for the browser tests (see [`apt_tool`]); the caller says it skips when
-/// this is `None`.
+/// this is `None`. Under `CI=true` a missing Chromium fails the test instead: CI must run the
+/// browser checks, never pass them by skipping.
 pub fn chromium() -> Option<std::path::PathBuf> {
-    apt_tool("chromium", "chromium")
+    required_in_ci(
+        apt_tool("chromium", "chromium"),
+        "chromium",
+        must_not_skip(),
+    )
+}
+
+/// `found`, or a panic when it is missing and `in_ci`: a test that needs a tool fails in CI
+/// rather than skipping.
+pub fn required_in_ci(
+    found: Option<std::path::PathBuf>,
+    tool: &str,
+    in_ci: bool,
+) -> Option<std::path::PathBuf> {
+    if found.is_none() && in_ci {
+        panic!("CI=true: {tool} is missing and could not be installed; the tests that need it must run in CI, not skip");
+    }
+    found
+}
+
+/// Whether this run may not skip a test for a missing tool (`CI=true`, as CI sets it).
+pub fn must_not_skip() -> bool {
+    std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true") || v == "1")
 }
 
 /// Serves one HTML page on a free loopback port (every path gets it), for browser tests.

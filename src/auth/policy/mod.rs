@@ -86,6 +86,7 @@ pub const ACTIONS: &[&str] = &[
     "s3:GetBucketLogging",
     "s3:PutBucketLogging",
     "s3:GetObjectTorrent",
+    "s3:GetObjectVersionTorrent",
     "s3:GetBucketNotification",
     "s3:GetAccelerateConfiguration",
     "s3:GetBucketRequestPayment",

@@ -211,6 +211,7 @@ async fn access(State(st): State<AppState>, req: Request) -> Result<Response, Ad
         bucket: &q.bucket,
         key: q.key.as_deref(),
         facts: &facts,
+        shape: Default::default(),
     };
     let ex = authz::explain(&st, &op, &auth, &target).await?;
     // Where the object's ACL decides, look at the object as the request would.

@@ -248,7 +248,22 @@ pub async fn put_acl(st: &AppState, mut req: S3Request, object: bool) -> S3Resul
     )?;
     let stored = grants::to_stored_as(&acl, exact);
     if let Some(o) = target {
-        st.store.set_object_acl(req.bucket(), o, stored).await?;
+        let named = crate::s3::request::version_param(&req)?.is_some();
+        crate::s3::attrs::update(st, req.bucket(), named, o, |o| {
+            // Decided again on each fresh read: a caller that holds WRITE_ACP only through
+            // the object's ACL must still hold it on the ACL it replaces.
+            let o = crate::s3::rules::acl::require_object_access(
+                &req.auth,
+                req.access,
+                Some(o.clone()),
+            )?;
+            Ok(crate::storage::objects::ObjectMeta {
+                acl: None,
+                grants: stored.clone(),
+                ..o.meta
+            })
+        })
+        .await?;
     } else if !st
         .store
         .meta()

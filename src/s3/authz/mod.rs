@@ -18,7 +18,9 @@
 //!    key as well, and learns nothing about which keys exist (AWS answers the same);
 //! 6. everything else is `AccessDenied`.
 //!
-//! DeleteObjects is decided per key (`s3:DeleteObject` on each), as AWS decides it.
+//! DeleteObjects is decided per key, each entry as the single DeleteObject of its shape would
+//! be (`s3:DeleteObject`, or `s3:DeleteObjectVersion` for an entry naming a version), as AWS
+//! decides it.
 //! Block Public Access and object ownership are meant to join as further inputs to [`decide`].
 
 use std::collections::HashMap;
@@ -45,7 +47,7 @@ use crate::storage::meta::BucketInfo;
 
 mod facts;
 pub use crate::s3::actions::{action, op_for_action};
-use crate::s3::actions::{resource, versioned_action};
+use crate::s3::actions::{actions_for, op_of_extra, resource, Shape, BYPASS};
 pub use facts::{add_request_tag, facts};
 
 /// The canonical user id of a request's key (empty for an unsigned request).
@@ -136,6 +138,9 @@ pub struct Target<'a> {
     pub key: Option<&'a str>,
     /// Condition keys ([`facts`]).
     pub facts: &'a HashMap<String, Vec<String>>,
+    /// What in the request's shape chooses the actions it is checked as
+    /// (`s3::actions::actions_for`).
+    pub shape: Shape,
 }
 
 /// The decision for one bucket (a bucket that does not exist is left to the handler, which
@@ -156,6 +161,7 @@ async fn decide_on(
         bucket_exists: true,
         public_access_block: Default::default(),
         acls_disabled: false,
+        bypass_governance: auth.root && t.shape.bypass,
     };
     let Some(b) = st.store.meta().bucket_cached(t.bucket).await? else {
         ex.rule = "the bucket does not exist (NoSuchBucket)";
@@ -179,8 +185,12 @@ async fn decide_on(
         ..Inputs::bare(auth.root, principal(auth, &id))
     };
     let mut per_key = None;
-    if let (Some(p), Some(act)) = (bucket_policy(&b), action(op)) {
-        let act = versioned_action(act, t.facts.contains_key("s3:versionid"));
+    let acts = actions_for(op, t.shape);
+    // The policy's verdict on each action the request needs besides its own, and on the
+    // governance bypass it asks for (`Silent` without a policy).
+    let mut extra_verdicts = vec![Verdict::Silent; acts.len().saturating_sub(1)];
+    let mut bypass_verdict = Verdict::Silent;
+    if let (Some(p), Some(&act)) = (bucket_policy(&b), acts.first()) {
         let mut values = t.facts.clone();
         if let (true, Some(key)) = (p.needs_object_tags(), t.key) {
             if let Some(o) = st.store.head(t.bucket, key).await? {
@@ -199,6 +209,18 @@ async fn decide_on(
             values,
         };
         inputs.policy = p.evaluate(&cx);
+        for (v, extra) in extra_verdicts.iter_mut().zip(&acts[1..]) {
+            *v = p.evaluate(&policy::Context {
+                action: extra,
+                ..cx.clone()
+            });
+        }
+        if t.shape.bypass {
+            bypass_verdict = p.evaluate(&policy::Context {
+                action: BYPASS,
+                ..cx.clone()
+            });
+        }
         // Whether the caller may list the bucket where this key is (404 or 403 for a missing
         // key): a ListBucket allowed only under an `s3:prefix` counts when the key is under
         // that prefix, since a listing with that prefix would show the key anyway.
@@ -242,7 +264,33 @@ async fn decide_on(
             inputs.policy = Verdict::Allow;
         }
     }
-    let (mut access, rule) = decide_why(op, need, &inputs);
+    let (mut access, mut rule) = decide_why(op, need, &inputs);
+    // Each further action the request's shape needs (a lock header's) is decided as the
+    // operation that stands for it would be, with the policy's verdict on that action.
+    for (extra, verdict) in acts.iter().skip(1).zip(&extra_verdicts) {
+        let Some(extra_op) = op_of_extra(extra) else {
+            continue;
+        };
+        let granted = decide(
+            &extra_op,
+            needs(&extra_op),
+            &Inputs {
+                policy: *verdict,
+                ..inputs
+            },
+        );
+        if !matches!(granted, Access::Granted | Access::GrantedUnlisted) && access != Access::Denied
+        {
+            access = Access::Denied;
+            rule = "the request's lock headers need s3:PutObjectRetention or s3:PutObjectLegalHold, which nothing allows";
+        }
+    }
+    // A governance bypass is granted to the bucket's owners (the root key, the owner, keys
+    // the admin API made owners) and to whom the policy allows s3:BypassGovernanceRetention;
+    // an explicit Deny of it binds them all. Without it the request still runs, unbypassed.
+    let bypass_governance = t.shape.bypass
+        && bypass_verdict != Verdict::Deny
+        && (inputs.role == Some(Role::Owner) || bypass_verdict == Verdict::Allow);
     if let Access::IfObjectAcl {
         ignore_public,
         acls_disabled: disabled,
@@ -262,6 +310,7 @@ async fn decide_on(
         bucket_exists: true,
         public_access_block: pab,
         acls_disabled,
+        bypass_governance,
     };
     Ok((ex, per_key))
 }
@@ -285,6 +334,8 @@ pub struct Explanation {
     pub public_access_block: crate::storage::meta::PublicAccessBlock,
     /// Whether the bucket's ACLs are disabled (BucketOwnerEnforced).
     pub acls_disabled: bool,
+    /// Whether the request asked for, and may use, a GOVERNANCE bypass.
+    pub bypass_governance: bool,
 }
 
 /// The decision on an operation for a principal, explained (no side effects).
@@ -301,6 +352,8 @@ pub struct Decision {
     pub source: Access,
     /// For a DeleteObjects on a bucket with a policy: the decision per key.
     pub per_key: Option<PerKey>,
+    /// Whether the request asked for, and may use, a GOVERNANCE bypass.
+    pub bypass_governance: bool,
 }
 
 /// Authorizes an operation (and, for copies, reading the source). Takes the parts it needs
@@ -313,15 +366,16 @@ pub async fn authorize(
     copy_source: Option<String>,
 ) -> S3Result<Decision> {
     let need = needs(op);
-    let (access, per_key) = if need.is_none() {
+    let (access, per_key, bypass_governance) = if need.is_none() {
         let id = canonical(auth);
         (
             decide(op, None, &Inputs::bare(auth.root, principal(auth, &id))),
             None,
+            false,
         )
     } else {
         let (ex, per_key) = decide_on(st, op, auth, t, need).await?;
-        (ex.access, per_key)
+        (ex.access, per_key, ex.bypass_governance)
     };
     match access {
         Access::Denied => return Err(S3Error::access_denied()),
@@ -332,10 +386,21 @@ pub async fn authorize(
     if let (Op::CopyObject | Op::UploadPartCopy, Some(src)) = (op, copy_source) {
         if let Ok((src_bucket, src_key)) = crate::s3::request::parse_copy_source(&src) {
             let read = Some((Role::Read, Some(AclNeed::Object(Perm::Read))));
+            // The source is read as a GetObject of its own shape: `s3:GetObjectVersion`
+            // when the copy source names a version, with that version as `s3:VersionId`.
+            let mut facts = t.facts.clone();
+            facts.remove("s3:versionid");
+            if let Ok(Some(v)) = crate::s3::request::copy_source_version(&src) {
+                facts.insert("s3:versionid".into(), vec![v]);
+            }
             let source_target = Target {
                 bucket: &src_bucket,
                 key: Some(&src_key),
-                facts: t.facts,
+                facts: &facts,
+                shape: Shape {
+                    version: t.shape.source_version,
+                    ..Shape::default()
+                },
             };
             source = decide_on(st, &Op::GetObject, auth, &source_target, read)
                 .await?
@@ -350,6 +415,7 @@ pub async fn authorize(
         access,
         source,
         per_key,
+        bypass_governance,
     })
 }
 

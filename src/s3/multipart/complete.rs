@@ -239,6 +239,7 @@ fn keepalive_response(
                             message: &e.message,
                             resource: &resource,
                             request_id: "",
+                            extra: Default::default(),
                         }),
                     };
                     let doc = doc.strip_prefix(DECLARATION).unwrap_or(&doc).to_owned();

@@ -45,10 +45,17 @@ pub struct PerKey {
 }
 
 impl PerKey {
-    /// Whether the request may delete `key`.
-    pub fn allows(&self, key: &str) -> bool {
+    /// Whether the request may delete `key` (the `version` it names, if any): decided as the
+    /// single DeleteObject of that shape would be, `s3:DeleteObjectVersion` with the
+    /// version as `s3:VersionId` when it names one.
+    pub fn allows(&self, key: &str, version: Option<&str>) -> bool {
         let mut cx = self.cx.clone();
         cx.resource = resource(&self.bucket, Some(key));
+        cx.action = crate::s3::actions::versioned_action("s3:DeleteObject", version.is_some());
+        cx.values.remove("s3:versionid");
+        if let Some(v) = version {
+            cx.values.insert("s3:versionid".into(), vec![v.to_owned()]);
+        }
         match self.policy.evaluate(&cx) {
             Verdict::Deny => false,
             Verdict::Allow => true,

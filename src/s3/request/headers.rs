@@ -71,6 +71,7 @@ pub fn part_range(n: &str, sizes: &[u64], length: u64) -> S3Result<(u64, u64)> {
         status: axum::http::StatusCode::RANGE_NOT_SATISFIABLE,
         message: "The requested partnumber is not satisfiable".into(),
         headers: Vec::new(),
+        extra: Vec::new(),
     };
     if sizes.is_empty() {
         return if n == 1 {

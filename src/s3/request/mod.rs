@@ -41,6 +41,9 @@ pub struct S3Request {
     pub source_access: Access,
     /// For a DeleteObjects on a bucket with a policy: the decision per key.
     pub per_key: Option<PerKey>,
+    /// Whether the request asked for, and may use, a GOVERNANCE bypass
+    /// (`x-amz-bypass-governance-retention: true` and `s3:BypassGovernanceRetention`).
+    pub bypass_governance: bool,
     /// The client's address (for `aws:SourceIp`), when the server knows it.
     pub source_ip: Option<std::net::IpAddr>,
     /// PutObjectTagging's tag set, read before the authorization (its policy conditions

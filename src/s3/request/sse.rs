@@ -29,6 +29,7 @@ pub(crate) fn error(code: &'static str, status: StatusCode, message: impl Into<S
         status,
         message: message.into(),
         headers: Vec::new(),
+        extra: Vec::new(),
     }
 }
 

@@ -6,7 +6,6 @@ use mongodb::bson::DateTime;
 
 use crate::error::{S3Error, S3Result};
 use crate::s3::request::write::LockHeaders;
-use crate::s3::request::S3Request;
 use crate::storage::meta::{BucketInfo, ObjectLockConfig};
 
 /// The retention modes.
@@ -22,6 +21,7 @@ pub(crate) fn invalid_state(msg: &str) -> S3Error {
         status: StatusCode::CONFLICT,
         message: msg.to_owned(),
         headers: Vec::new(),
+        extra: Vec::new(),
     }
 }
 
@@ -112,16 +112,6 @@ pub fn retention_change_allowed(
         Some((m, u)) => u < until || m != mode,
     };
     !weaker_or_other || (mode == "GOVERNANCE" && bypass)
-}
-
-/// Whether `x-amz-bypass-governance-retention: true` is sent by a key that may use it.
-pub fn bypass(req: &S3Request, b: &BucketInfo) -> bool {
-    req.header("x-amz-bypass-governance-retention")
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
-        && matches!(
-            super::authz::role_on(&req.auth, b),
-            Some(super::authz::Role::Owner)
-        )
 }
 
 #[cfg(test)]

@@ -50,6 +50,10 @@ pub struct ObjectMeta {
     /// The storage class the writer named (`s3StorageClass`; `None` is STANDARD). A label
     /// only: every class is stored alike (see `model::storage_class`).
     pub storage_class: Option<String>,
+    /// The attribute revision (`s3AttrRev`): how many attribute writes (tags, ACL,
+    /// retention, legal hold) the revision has had, the value each such write is
+    /// conditioned on (`ObjectStore::write_attrs_if`). 0, and not stored, before the first.
+    pub attr_rev: i64,
     /// Fields of a foreign `metadata` document that are not grids3's, kept as they were.
     pub other: Document,
 }
@@ -74,6 +78,7 @@ const FIELDS: &[&str] = &[
     "s3LegalHold",
     "s3Sse",
     "s3StorageClass",
+    "s3AttrRev",
 ];
 
 impl ObjectMeta {
@@ -120,6 +125,11 @@ impl ObjectMeta {
                 ))
             }),
             legal_hold: m.get_bool("s3LegalHold").unwrap_or(false),
+            attr_rev: match m.get("s3AttrRev") {
+                Some(Bson::Int64(n)) => *n,
+                Some(Bson::Int32(n)) => i64::from(*n),
+                _ => 0,
+            },
             sse: m
                 .get_document("s3Sse")
                 .ok()
@@ -168,6 +178,9 @@ impl ObjectMeta {
         }
         if self.legal_hold {
             d.insert("s3LegalHold", true);
+        }
+        if self.attr_rev > 0 {
+            d.insert("s3AttrRev", self.attr_rev);
         }
         if let Some(sse) = &self.sse {
             d.insert("s3Sse", sse.to_doc());

@@ -3,6 +3,7 @@
 //! the files document that makes it visible is written last; older revisions are reclaimed after
 //! the new one is published, never under a reader that holds a lease (see `meta::leases`).
 
+mod attrs;
 mod cat;
 mod convert;
 mod etag;
@@ -20,6 +21,7 @@ mod settle;
 mod version_list;
 mod versioned;
 
+pub use attrs::AttrWrite;
 pub use cat::PartByReference;
 pub use convert::Converted;
 pub use keyorder::prefix_successor;
@@ -358,72 +360,6 @@ impl ObjectStore {
         let mut info = ObjectInfo::from_file(FileDoc::from_document(&d)?);
         self.ensure_etag(bucket, &mut info, &d).await?;
         Ok(Some(info))
-    }
-
-    /// Writes back the attributes of a revision the caller looked up and changed (retention,
-    /// legal hold), by its `_id`.
-    pub async fn set_object_meta(&self, bucket: &str, info: ObjectInfo) -> Result<()> {
-        self.write_meta(bucket, &info).await
-    }
-
-    /// Replaces the tags of a revision the caller looked up, by its `_id` (so never onto a
-    /// newer revision).
-    pub async fn set_object_tags(
-        &self,
-        bucket: &str,
-        mut info: ObjectInfo,
-        tags: &[(String, String)],
-    ) -> Result<()> {
-        info.meta.tags = tags.to_vec();
-        self.write_meta(bucket, &info).await
-    }
-
-    /// Writes a revision's attributes back, by its `_id` (so never onto a newer revision), and
-    /// in a versioned bucket the copies its version entry and master keep.
-    async fn write_meta(&self, bucket: &str, info: &ObjectInfo) -> Result<()> {
-        let metadata = info.meta.to_metadata();
-        self.gridfs(bucket)
-            .files()
-            .update_one(
-                doc! {"_id": info.file.id.clone()},
-                doc! {"$set": {"metadata": metadata.clone()}},
-            )
-            .await?;
-        if info.version_id.is_some() {
-            let vid = info
-                .meta
-                .version_id
-                .clone()
-                .or(info.version_id.clone())
-                .unwrap_or_default();
-            let idx = self.versions(bucket);
-            // The version's copies change under its key's lock, like the master's every write.
-            self.under_lock(bucket, info.key(), async {
-                let vid = match info.version_id.as_deref() {
-                    Some("null") => match idx.entry(info.key(), "null").await? {
-                        Some(e) => e.vid,
-                        None => vid,
-                    },
-                    _ => vid,
-                };
-                idx.set_metadata(info.key(), &vid, metadata).await
-            })
-            .await?;
-        }
-        Ok(())
-    }
-
-    /// Replaces the ACL grants (empty: private) of a revision the caller looked up (and
-    /// authorized), with one write.
-    pub async fn set_object_acl(
-        &self,
-        bucket: &str,
-        mut info: ObjectInfo,
-        grants: Vec<(String, String)>,
-    ) -> Result<()> {
-        info.meta.acl = None;
-        info.meta.grants = grants;
-        self.write_meta(bucket, &info).await
     }
 
     /// Whether the bucket holds no object (and, versioned, no version or delete marker).

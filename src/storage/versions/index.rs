@@ -229,21 +229,32 @@ impl VersionIndex {
     }
 
     /// Replaces the `metadata` a version's entry repeats, and its master's when the master
-    /// names it (tags, ACL, lock), under the key's lock.
-    pub async fn set_metadata(&self, key: &str, vid: &str, metadata: Document) -> Result<()> {
+    /// names it (tags, ACL, lock), under the key's lock; each only where its copy is older
+    /// than attribute revision `rev`, so that of two attribute writes the later one's copy
+    /// stays, whichever finishes last.
+    pub async fn set_metadata_if_older(
+        &self,
+        key: &str,
+        vid: &str,
+        metadata: Document,
+        rev: i64,
+    ) -> Result<()> {
+        let older = |id: String| {
+            doc! {"_id": id, "$or": [
+                {"metadata.s3AttrRev": {"$lt": rev}},
+                {"metadata.s3AttrRev": {"$exists": false}},
+            ]}
+        };
         self.coll
             .update_one(
-                doc! {"_id": entry_id(key, vid)},
+                older(entry_id(key, vid)),
                 doc! {"$set": {"metadata": metadata.clone()}},
             )
             .await?;
         if let Some(Master::Current(m)) = self.master(key).await? {
             if m.vid == vid {
                 self.coll
-                    .update_one(
-                        doc! {"_id": master_id(key)},
-                        doc! {"$set": {"metadata": metadata}},
-                    )
+                    .update_one(older(master_id(key)), doc! {"$set": {"metadata": metadata}})
                     .await?;
             }
         }

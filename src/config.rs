@@ -42,6 +42,46 @@ impl std::fmt::Debug for Secret {
     }
 }
 
+/// `--write-concern`: `majority` or a positive number of members.
+fn parse_write_concern(s: &str) -> Result<String, String> {
+    match s {
+        "majority" => Ok(s.to_owned()),
+        n if n.parse::<u32>().is_ok_and(|n| n > 0) => Ok(s.to_owned()),
+        _ => Err("expected `majority` or a number of members (1, 2, ...)".into()),
+    }
+}
+
+/// `--read-concern`: `majority`, `local` or `linearizable`.
+fn parse_read_concern(s: &str) -> Result<String, String> {
+    match s {
+        "majority" | "local" | "linearizable" => Ok(s.to_owned()),
+        _ => Err("expected `majority`, `local` or `linearizable`".into()),
+    }
+}
+
+impl Config {
+    /// The write concern of `--write-concern`, journaled.
+    pub fn write_concern(&self) -> mongodb::options::WriteConcern {
+        let w = match self.write_concern.parse::<u32>() {
+            Ok(n) => mongodb::options::Acknowledgment::Nodes(n),
+            Err(_) => mongodb::options::Acknowledgment::Majority,
+        };
+        mongodb::options::WriteConcern::builder()
+            .w(w)
+            .journal(true)
+            .build()
+    }
+
+    /// The read concern of `--read-concern`.
+    pub fn read_concern(&self) -> mongodb::options::ReadConcern {
+        match self.read_concern.as_str() {
+            "local" => mongodb::options::ReadConcern::local(),
+            "linearizable" => mongodb::options::ReadConcern::linearizable(),
+            _ => mongodb::options::ReadConcern::majority(),
+        }
+    }
+}
+
 /// grids3: an S3-compatible HTTP object-storage gateway over MongoDB GridFS.
 #[derive(Parser, Clone)]
 #[command(version, about)]
@@ -143,6 +183,20 @@ pub struct Config {
     /// selection and connection timeout).
     #[arg(long, env = "GRIDS3_MONGODB_TIMEOUT", default_value_t = 3)]
     pub mongodb_timeout: u64,
+
+    /// Write concern of every write grids3 makes (objects, versions, attributes, leases,
+    /// locks, bucket settings): `majority` (the default, journaled: an acknowledged write
+    /// survives a replica set failover), or a number of members (`1` acknowledges what the
+    /// primary alone holds, which a failover may roll back; for a standalone server).
+    #[arg(long, env = "GRIDS3_WRITE_CONCERN", default_value = "majority", value_parser = parse_write_concern)]
+    pub write_concern: String,
+
+    /// Read concern of every read grids3 makes: `majority` (the default: a decision never
+    /// rests on a write a failover could roll back), `local` (faster on a replica set, without
+    /// that guarantee) or `linearizable` (also sees every write acknowledged before the read
+    /// began, at a round trip to a majority per read).
+    #[arg(long, env = "GRIDS3_READ_CONCERN", default_value = "majority", value_parser = parse_read_concern)]
+    pub read_concern: String,
 
     /// When the root key changes, delete the former root keys instead of demoting them to
     /// ordinary keys.

@@ -61,6 +61,9 @@ struct Registry {
     conns: Mutex<HashMap<u64, Arc<Conn>>>,
     /// Connections per client address (what the per-client cap counts, without a scan).
     per_ip: Mutex<HashMap<IpAddr, usize>>,
+    /// Requests in progress per client address: HTTP/1 requests and HTTP/2 streams alike, so
+    /// that one connection multiplexing many streams counts as many, not one.
+    requests_per_ip: Mutex<HashMap<IpAddr, usize>>,
     next: AtomicU64,
 }
 
@@ -122,13 +125,24 @@ impl Registry {
     }
 }
 
-/// Marks a connection busy for as long as it lives (the request and its response body).
-struct Busy(Arc<Conn>);
+/// Marks a connection busy, and counts a request of its client address, for as long as it
+/// lives (the request and its response body).
+struct Busy(Arc<Conn>, Arc<Registry>);
 
 impl Busy {
-    fn new(c: Arc<Conn>) -> Self {
+    /// Takes a request slot of the connection's address, or `None` when the address already
+    /// has `limit` requests in progress.
+    fn new(c: Arc<Conn>, registry: Arc<Registry>, limit: usize) -> Option<Self> {
+        {
+            let mut per_ip = registry.requests_per_ip.lock().expect("requests per ip");
+            let n = per_ip.entry(c.ip).or_default();
+            if *n >= limit {
+                return None;
+            }
+            *n += 1;
+        }
         c.busy.fetch_add(1, Ordering::SeqCst);
-        Self(c)
+        Some(Self(c, registry))
     }
 }
 
@@ -136,6 +150,13 @@ impl Drop for Busy {
     fn drop(&mut self) {
         *self.0.idle_since.lock().expect("idle") = Instant::now();
         self.0.busy.fetch_sub(1, Ordering::SeqCst);
+        let mut per_ip = self.1.requests_per_ip.lock().expect("requests per ip");
+        if let Some(n) = per_ip.get_mut(&self.0.ip) {
+            *n -= 1;
+            if *n == 0 {
+                per_ip.remove(&self.0.ip);
+            }
+        }
     }
 }
 
@@ -170,6 +191,11 @@ impl http_body::Body for BusyBody {
 /// 255 KiB chunks there, at 128 KiB one (64 slow readers: 16 MiB less). It also caps a request
 /// head, far above the 8 KiB AWS accepts.
 const HTTP1_MAX_BUF: usize = 128 * 1024;
+
+/// HTTP/2 streams one connection may have open at once (hyper's default is 200). Each stream
+/// is a request, and counts against its address's `--max-connections-per-client` requests in
+/// progress like an HTTP/1 connection's request does.
+const H2_MAX_STREAMS: u32 = 100;
 
 /// How long a refused connection is held, unread, before it is closed.
 const REFUSE_DELAY: Duration = Duration::from_secs(1);
@@ -232,7 +258,8 @@ pub async fn serve(
     builder
         .http2()
         .timer(TokioTimer::new())
-        .keep_alive_interval(Some(limits.header_read_timeout));
+        .keep_alive_interval(Some(limits.header_read_timeout))
+        .max_concurrent_streams(H2_MAX_STREAMS);
     let builder = Arc::new(builder);
     let transport = crate::tls::Transport { tls: tls.is_some() };
     let held = Arc::new(AtomicUsize::new(0));
@@ -292,10 +319,24 @@ pub async fn serve(
             tower::Layer::layer(&axum::Extension(transport), app.clone()),
         );
         let marked = conn_state.clone();
+        let counted = registry.clone();
+        let per_client = limits.max_connections_per_client.max(1);
         let svc = tower::service_fn(move |req: axum::http::Request<hyper::body::Incoming>| {
-            let busy = Busy::new(marked.clone());
+            let busy = Busy::new(marked.clone(), counted.clone(), per_client);
             let inner = inner.clone();
             async move {
+                let Some(busy) = busy else {
+                    // The address has its share of requests in progress (over HTTP/2, many
+                    // streams on few connections): a retryable refusal, not a queue.
+                    crate::metrics::connection_refused("per_client_requests");
+                    let head = req.method() == axum::http::Method::HEAD;
+                    return Ok(crate::http::error_response(
+                        &crate::error::S3Error::slow_down(),
+                        "",
+                        &crate::http::new_request_id(),
+                        head,
+                    ));
+                };
                 let resp = tower::ServiceExt::oneshot(inner, req).await?;
                 Ok::<_, std::convert::Infallible>(resp.map(|b| {
                     axum::body::Body::new(BusyBody {

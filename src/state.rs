@@ -50,7 +50,17 @@ pub fn adoptable_name(name: &str) -> bool {
 
 /// The object store over the configured database (the metastore opened, its clock measured).
 pub async fn open_store(config: &Config, client: mongodb::Client) -> anyhow::Result<ObjectStore> {
-    let db = client.database(&config.database);
+    // Every collection grids3 opens inherits the database's concerns (the GridFS engine and
+    // the metastore set none of their own): majority writes, journaled, and majority reads by
+    // default, so that no acknowledged write and no decision rests on what one member alone
+    // holds (docs/failure-model.md, "Across a failover").
+    let db = client.database_with_options(
+        &config.database,
+        mongodb::options::DatabaseOptions::builder()
+            .write_concern(config.write_concern())
+            .read_concern(config.read_concern())
+            .build(),
+    );
     let clock = DbClock::new(config.test_clock_skew_ms);
     let meta = MetaStore::open(&db, clock)
         .await

@@ -133,6 +133,7 @@ pub fn stage_every(flush: Duration) -> Duration {
 /// Returns the log objects written.
 pub async fn deliver(
     store: &ObjectStore,
+    keys: &crate::crypto::Keys,
     region: &str,
     lead: &crate::storage::meta::Lead,
 ) -> anyhow::Result<usize> {
@@ -228,7 +229,7 @@ pub async fn deliver(
             // writes the same key (and is refused as already there).
             let unique = batch[..16].to_ascii_uppercase();
             let key = record::object_key(&target, &source, region, delivery, event, &unique);
-            write_log_object(store, &target.bucket, &key, &owner, body.as_bytes()).await?;
+            write_log_object(store, keys, &target.bucket, &key, &owner, body.as_bytes()).await?;
             written += 1;
             // A delivery that dies here has written its object and kept its records: the
             // next one must write nothing twice (a test stops here and drops the delivery).
@@ -245,30 +246,71 @@ pub async fn deliver(
 
 async fn write_log_object(
     store: &ObjectStore,
+    keys: &crate::crypto::Keys,
     bucket: &str,
     key: &str,
     owner: &str,
     body: &[u8],
 ) -> anyhow::Result<()> {
-    let mut up = store.open_upload(bucket, key, false).await?;
+    // A target with default encryption gets its log objects encrypted: SSE-S3, as AWS
+    // delivers them (PutBucketLogging refuses an SSE-KMS target; one that turned to SSE-KMS
+    // since is not written to in the clear either, but left for the next delivery).
+    let chunk = store.gridfs(bucket).chunk_size();
+    let sealed = match store
+        .meta()
+        .bucket_cached(bucket)
+        .await?
+        .and_then(|b| b.encryption)
+    {
+        Some(e) if e.algorithm == crate::crypto::MODE_KMS => anyhow::bail!(
+            "the log target {bucket} has SSE-KMS default encryption, which log delivery does not write"
+        ),
+        Some(e) => {
+            let spec = crate::crypto::SseSpec::S3 {
+                bucket_key: e.bucket_key,
+            };
+            let now = store.meta().clock().now();
+            let (meta, key) = keys
+                .new_data_key(&spec, None, chunk, now)
+                .await
+                .map_err(|e| anyhow::anyhow!("sealing a log object: {e:?}"))?;
+            Some(crate::storage::objects::sealed::SealedWrite {
+                meta,
+                key: crate::storage::objects::DataKey(key),
+                customer_md5: None,
+            })
+        }
+        None => None,
+    };
+    let mut up = store
+        .open_upload_sealed(bucket, key, false, sealed.as_ref().map(|s| s.codec()))
+        .await?;
     up.write(body).await?;
     let digests = up.flush().await?;
     let meta = ObjectMeta {
         etag: Some(format!("\"{}\"", hex::encode(digests.md5))),
         content_type: Some("text/plain".to_owned()),
         owner: Some(owner.to_owned()),
+        sse: sealed.map(|s| s.published(digests.length)),
         ..Default::default()
     };
-    // `Err(Blocked)`: the key is there already, written by an earlier try of this batch.
-    let _ = store
+    match store
         .publish_if(bucket, up, meta, &WriteCondition::IfAbsent)
-        .await?;
-    Ok(())
+        .await?
+    {
+        // Written now, or by an earlier try of this batch (the key is named after it).
+        Ok(_) | Err(crate::storage::objects::Blocked::PreconditionFailed) => Ok(()),
+        // A busy key is not a written one: the batch's records stay for the next delivery.
+        Err(other) => anyhow::bail!(
+            "the log object {key} was not written ({other:?}); the next delivery retries"
+        ),
+    }
 }
 
 /// The loop of staging and delivery (spawned once per instance).
 pub async fn run(
     store: ObjectStore,
+    keys: std::sync::Arc<crate::crypto::Keys>,
     recorder: std::sync::Arc<Recorder>,
     region: String,
     flush: Duration,
@@ -292,7 +334,7 @@ pub async fn run(
         let t = std::time::Instant::now();
         let outcome = match store.meta().take_lead("access-log", lead_for).await {
             Ok(Some(lead)) => {
-                let r = deliver(&store, &region, &lead).await;
+                let r = deliver(&store, &keys, &region, &lead).await;
                 lead.release_or_warn().await;
                 match r {
                     Ok(n) => {

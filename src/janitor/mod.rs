@@ -60,6 +60,7 @@ pub fn spawn(state: &AppState) -> Vec<tokio::task::AbortHandle> {
         "access-log",
         crate::access_log::run(
             state.store.clone(),
+            state.keys.clone(),
             state.access_log.clone(),
             state.config.region.clone(),
             flush,

@@ -43,6 +43,23 @@ pub async fn put(st: &AppState, mut req: S3Request) -> S3Result<Response> {
                 "The owner for the bucket to be logged and the target bucket must be the same.",
             ));
         }
+        // AWS refuses a target whose objects log delivery could not write as it writes them:
+        // one with a default Object Lock retention (log objects would be locked), and one
+        // whose default encryption is SSE-KMS (delivery encrypts with SSE-S3 only).
+        if tb.object_lock.as_ref().is_some_and(|l| l.mode.is_some()) {
+            return Err(invalid_target(
+                "The target bucket for logging must not have a default Object Lock retention period configured",
+            ));
+        }
+        if tb
+            .encryption
+            .as_ref()
+            .is_some_and(|e| e.algorithm == crate::crypto::MODE_KMS)
+        {
+            return Err(invalid_target(
+                "The target bucket for logging must not use SSE-KMS default encryption: log delivery encrypts with SSE-S3 (AES256) only",
+            ));
+        }
         if !crate::s3::authz::allows_log_delivery(&tb, &format!("{}probe", t.prefix)) {
             return Err(invalid_target(
                 "You must either provide the necessary permissions to the logging service using a bucket policy or give the log-delivery group WRITE and READ_ACP permissions to the target bucket",

@@ -448,9 +448,10 @@ fn a_delivery_cut_short_is_finished_once() {
                 .expect("the lead"),
         );
         let stop = failpoint::pause("access_log.written", Some("crashsrc"));
-        let (store, l) = (gw.state.store.clone(), lead.clone());
-        let first =
-            tokio::spawn(async move { grids3::access_log::deliver(&store, "us-east-1", &l).await });
+        let (store, keys, l) = (gw.state.store.clone(), gw.state.keys.clone(), lead.clone());
+        let first = tokio::spawn(async move {
+            grids3::access_log::deliver(&store, &keys, "us-east-1", &l).await
+        });
         stop.reached().await;
         // The delivery dies here: its object is written, its records are not deleted.
         first.abort();
@@ -475,7 +476,7 @@ fn a_delivery_cut_short_is_finished_once() {
             5
         );
         // The next delivery finishes the batch: no second object, no record left.
-        let n = grids3::access_log::deliver(&gw.state.store, "us-east-1", &lead)
+        let n = grids3::access_log::deliver(&gw.state.store, &gw.state.keys, "us-east-1", &lead)
             .await
             .unwrap();
         assert_eq!(n, 1, "the claimed batch, written again under the same key");
@@ -509,5 +510,195 @@ fn a_delivery_cut_short_is_finished_once() {
             .into_bytes();
         assert_eq!(String::from_utf8(body.to_vec()).unwrap().lines().count(), 5);
         lead.release_or_warn().await;
+    });
+}
+
+/// Issue 35 item 8: PutBucketLogging refuses a target AWS refuses (a default Object Lock
+/// retention, SSE-KMS default encryption), and a target with SSE-S3 default encryption gets
+/// its log objects encrypted, not in the clear.
+#[test]
+fn log_delivery_honours_the_target_bucket() {
+    support::run(async {
+        let gw = support::gateway_with(
+            &format!(
+                "g_accesstarget_{}",
+                &uuid::Uuid::new_v4().simple().to_string()[..12]
+            ),
+            |c| {
+                c.access_log_flush_secs = 3600.0;
+                c.master_key = Some("grids3 access log test master".into());
+            },
+        )
+        .await;
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("tsrc").send().await.unwrap();
+        s3.create_bucket()
+            .bucket("tlocked")
+            .object_lock_enabled_for_bucket(true)
+            .send()
+            .await
+            .unwrap();
+        for b in ["tkms", "tsse"] {
+            s3.create_bucket().bucket(b).send().await.unwrap();
+        }
+        for b in ["tlocked", "tkms", "tsse"] {
+            s3.put_bucket_policy()
+                .bucket(b)
+                .policy(format!(
+                    r#"{{"Statement":[{{"Effect":"Allow","Principal":{{"Service":"logging.s3.amazonaws.com"}},"Action":"s3:PutObject","Resource":"arn:aws:s3:::{b}/*"}}]}}"#
+                ))
+                .send()
+                .await
+                .unwrap();
+        }
+        s3.put_object_lock_configuration()
+            .bucket("tlocked")
+            .object_lock_configuration(
+                aws_sdk_s3::types::ObjectLockConfiguration::builder()
+                    .object_lock_enabled(aws_sdk_s3::types::ObjectLockEnabled::Enabled)
+                    .rule(
+                        aws_sdk_s3::types::ObjectLockRule::builder()
+                            .default_retention(
+                                aws_sdk_s3::types::DefaultRetention::builder()
+                                    .mode(aws_sdk_s3::types::ObjectLockRetentionMode::Governance)
+                                    .days(1)
+                                    .build(),
+                            )
+                            .build(),
+                    )
+                    .build(),
+            )
+            .send()
+            .await
+            .unwrap();
+        let encrypt = |b: &'static str, alg: aws_sdk_s3::types::ServerSideEncryption| {
+            s3.put_bucket_encryption()
+                .bucket(b)
+                .server_side_encryption_configuration(
+                    aws_sdk_s3::types::ServerSideEncryptionConfiguration::builder()
+                        .rules(
+                            aws_sdk_s3::types::ServerSideEncryptionRule::builder()
+                                .apply_server_side_encryption_by_default(
+                                    aws_sdk_s3::types::ServerSideEncryptionByDefault::builder()
+                                        .sse_algorithm(alg)
+                                        .build()
+                                        .unwrap(),
+                                )
+                                .build(),
+                        )
+                        .build()
+                        .unwrap(),
+                )
+                .send()
+        };
+        encrypt("tkms", aws_sdk_s3::types::ServerSideEncryption::AwsKms)
+            .await
+            .unwrap();
+        encrypt("tsse", aws_sdk_s3::types::ServerSideEncryption::Aes256)
+            .await
+            .unwrap();
+        let log_to = |target: &'static str| {
+            s3.put_bucket_logging()
+                .bucket("tsrc")
+                .bucket_logging_status(
+                    BucketLoggingStatus::builder()
+                        .logging_enabled(
+                            LoggingEnabled::builder()
+                                .target_bucket(target)
+                                .target_prefix("l/")
+                                .build()
+                                .unwrap(),
+                        )
+                        .build(),
+                )
+                .send()
+        };
+        for refused in ["tlocked", "tkms"] {
+            let e = log_to(refused).await.unwrap_err();
+            assert_eq!(
+                e.code(),
+                Some("InvalidTargetBucketForLogging"),
+                "{refused}: {e:?}"
+            );
+        }
+        log_to("tsse").await.unwrap();
+        s3.put_object()
+            .bucket("tsrc")
+            .key("k")
+            .body(ByteStream::from_static(b"x"))
+            .send()
+            .await
+            .unwrap();
+        gw.state.access_log.stage().await.unwrap();
+        let lead = gw
+            .state
+            .store
+            .meta()
+            .take_lead("access-log", std::time::Duration::from_secs(60))
+            .await
+            .unwrap()
+            .expect("the lead");
+        let delivered = support::eventually(10, || {
+            let (gw, lead) = (&gw, &lead);
+            async move {
+                gw.state.access_log.stage().await.unwrap();
+                grids3::access_log::deliver(&gw.state.store, &gw.state.keys, "us-east-1", lead)
+                    .await
+                    .unwrap()
+                    > 0
+            }
+        })
+        .await;
+        assert!(delivered, "a log object was delivered");
+        let listed = s3
+            .list_objects_v2()
+            .bucket("tsse")
+            .prefix("l/")
+            .send()
+            .await
+            .unwrap();
+        let key = listed.contents()[0].key().unwrap().to_owned();
+        let head = s3
+            .head_object()
+            .bucket("tsse")
+            .key(&key)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            head.server_side_encryption(),
+            Some(&aws_sdk_s3::types::ServerSideEncryption::Aes256),
+            "the log object is encrypted as the target's default asks"
+        );
+        let body = s3
+            .get_object()
+            .bucket("tsse")
+            .key(&key)
+            .send()
+            .await
+            .unwrap();
+        let text = body.body.collect().await.unwrap().into_bytes();
+        assert!(
+            String::from_utf8_lossy(&text).contains("REST.PUT.OBJECT"),
+            "readable through grids3"
+        );
+        // In the database, the chunks are not the log's text.
+        let chunks: Vec<mongodb::bson::Document> = futures::TryStreamExt::try_collect(
+            gw.db
+                .collection::<mongodb::bson::Document>("tsse.chunks")
+                .find(mongodb::bson::doc! {})
+                .await
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+        assert!(!chunks.is_empty());
+        for c in chunks {
+            let data = c.get_binary_generic("data").unwrap();
+            assert!(
+                !String::from_utf8_lossy(data).contains("REST.PUT.OBJECT"),
+                "a log chunk stored in the clear"
+            );
+        }
     });
 }

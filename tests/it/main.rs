@@ -4,6 +4,7 @@ mod access_log;
 mod attr_races;
 mod authz;
 mod browser;
+mod concerns;
 mod content;
 mod contract;
 mod cors;

@@ -581,3 +581,136 @@ fn downloads_share_a_bounded_read_ahead_budget() {
         );
     });
 }
+
+/// Issue 35 item 7: small reads count against the download budget (each held a whole object
+/// of up to 1 MiB outside it), and a client's requests in progress are counted per request,
+/// HTTP/2 streams included, not per connection.
+#[test]
+fn small_reads_and_http2_streams_are_bounded() {
+    support::run(async {
+        // Small reads hold their share of the budget while their bytes wait to be sent: two
+        // stopped (fail point `read.small`) after their one-round-trip read show in the
+        // buffered-bytes gauge (which counted none of them before).
+        let gw = support::gateway("smallreads").await;
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("small").send().await.unwrap();
+        let data = support::random_bytes(900 << 10, 7);
+        s3.put_object()
+            .bucket("small")
+            .key("s")
+            .body(aws_sdk_s3::primitives::ByteStream::from(data.clone()))
+            .send()
+            .await
+            .unwrap();
+        let metric = |gw: &support::Gateway, name: &'static str| {
+            let url = format!("{}/_grids3/metrics", gw.endpoint());
+            async move {
+                let text = reqwest::get(&url).await.unwrap().text().await.unwrap();
+                text.lines()
+                    .find(|l| l.split(' ').next() == Some(name))
+                    .and_then(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+                    .unwrap_or(0.0)
+            }
+        };
+        let stop = grids3::failpoint::pause_times("read.small", Some("small"), 2);
+        let reads: Vec<_> = (0..2)
+            .map(|_| {
+                let s3 = s3.clone();
+                tokio::spawn(async move {
+                    s3.get_object()
+                        .bucket("small")
+                        .key("s")
+                        .send()
+                        .await
+                        .unwrap()
+                        .body
+                        .collect()
+                        .await
+                        .unwrap()
+                        .into_bytes()
+                })
+            })
+            .collect();
+        stop.reached_n(2, std::time::Duration::from_secs(30)).await;
+        let held = metric(&gw, "grids3_download_buffered_bytes").await;
+        assert!(
+            held >= 2.0 * 900.0 * 1024.0,
+            "{held} bytes counted while two 900 KiB reads hold theirs"
+        );
+        drop(stop);
+        for r in reads {
+            assert!(r.await.unwrap()[..] == data[..], "a small read's bytes");
+        }
+
+        // HTTP/2: one connection, many streams. Responses held unread keep their requests in
+        // progress; past the address's 16, a request is refused with 503 SlowDown.
+        let db = support::fresh_db("h2streams").await;
+        let p = support::Process::start(db.name(), &[("GRIDS3_MAX_CONNECTIONS_PER_CLIENT", "16")])
+            .await;
+        let peer = support::gateway_on(db.name()).await;
+        let s3 = p.as_gateway(&peer).sdk();
+        s3.create_bucket().bucket("small").send().await.unwrap();
+        // Large enough to stream chunk by chunk: hyper takes the next chunk of a stream only
+        // as its window opens, so an unread response stays in progress.
+        let data = support::random_bytes(4 << 20, 8);
+        s3.put_object()
+            .bucket("small")
+            .key("s")
+            .body(aws_sdk_s3::primitives::ByteStream::from(data.clone()))
+            .send()
+            .await
+            .unwrap();
+        let addr = p.addr.to_string();
+        // Small stream windows keep each 4 MiB response in progress while it is unread; a
+        // connection window far above what they fill (16 x 64 KiB) lets the refusals' bodies
+        // through.
+        let h2 = reqwest::Client::builder()
+            .http2_prior_knowledge()
+            .http2_initial_connection_window_size(32 << 20)
+            .http2_initial_stream_window_size(65_535)
+            .build()
+            .unwrap();
+        let url = format!("http://{addr}/small/s");
+        let signed = |h2: &reqwest::Client| {
+            let mut rb = h2.get(&url);
+            for (k, v) in grids3::auth::sigv4::client_headers(
+                "GET",
+                &addr,
+                "/small/s",
+                "",
+                "UNSIGNED-PAYLOAD",
+                support::AK,
+                support::SK,
+                "us-east-1",
+            ) {
+                rb = rb.header(k, v);
+            }
+            rb.send()
+        };
+        let mut open = Vec::new();
+        let mut refused = 0;
+        for _ in 0..24 {
+            let r = signed(&h2).await.unwrap();
+            assert_eq!(r.version(), reqwest::Version::HTTP_2);
+            match r.status().as_u16() {
+                200 => open.push(r),
+                503 => {
+                    assert_eq!(support::error_code(&r.text().await.unwrap()), "SlowDown");
+                    refused += 1;
+                }
+                s => panic!("status {s}"),
+            }
+        }
+        assert!(
+            open.len() <= 16 && refused >= 8,
+            "{} streams open, {refused} refused: the limit counts streams",
+            open.len()
+        );
+        // Once they are read, the address may ask again.
+        for r in open {
+            assert_eq!(r.bytes().await.unwrap().len(), data.len());
+        }
+        let r = signed(&h2).await.unwrap();
+        assert_eq!(r.status(), 200);
+    });
+}

@@ -22,14 +22,35 @@ impl ObjectStore {
         if start == end {
             return fs.download_sealed(&info.file, sealing.as_ref(), 0, start, end);
         }
-        if end - start <= SMALL_READ {
+        // A small read (or short range) is read whole in one round trip when the download
+        // budget has room for it, and holds its share until the client has taken the bytes;
+        // without room it streams chunk by chunk below like any large read, so that many
+        // small reads together never hold more than the budget.
+        let share = if end - start <= SMALL_READ {
+            super::super::gridfs::budget::try_download_share((end - start) as usize)
+        } else {
+            None
+        };
+        if let Some(share) = share {
             // One round trip reads it all: no reader lease is needed, because a reclaim that
             // overlaps the read shows as a missing chunk, and the caller looks the key up again.
             return match fs
                 .read_sealed(&info.file, sealing.as_ref(), start, end)
                 .await
             {
-                Ok(b) => Ok(Box::pin(futures::stream::once(async move { Ok(b) }))),
+                Ok(b) => {
+                    crate::failpoint::hit("read.small", bucket).await;
+                    // The share goes back when the consumer asks for what follows the bytes,
+                    // that is once it has taken them.
+                    let rest = futures::stream::once(async move {
+                        drop(share);
+                        None
+                    })
+                    .filter_map(futures::future::ready);
+                    Ok(Box::pin(
+                        futures::stream::once(async move { Ok(b) }).chain(rest),
+                    ))
+                }
                 Err(GridFsError::ChunkMissing(n)) => {
                     // Reclaimed meanwhile (look again), converted to a content meanwhile (read
                     // that), or a file that lost a chunk (corrupt).

@@ -6,6 +6,7 @@
 //! gateway instances are stateless. Every time stored or compared here is the database's
 //! ([`DbClock`]).
 
+mod bucket_attrs;
 mod bucket_settings;
 mod buckets;
 mod clock;

@@ -60,16 +60,18 @@ fn parse_read_concern(s: &str) -> Result<String, String> {
 }
 
 impl Config {
-    /// The write concern of `--write-concern`, journaled.
+    /// The write concern of `--write-concern`: `majority` journaled; a number of members as
+    /// the server journals by default (a standalone server without a journal refuses `j`).
     pub fn write_concern(&self) -> mongodb::options::WriteConcern {
-        let w = match self.write_concern.parse::<u32>() {
-            Ok(n) => mongodb::options::Acknowledgment::Nodes(n),
-            Err(_) => mongodb::options::Acknowledgment::Majority,
-        };
-        mongodb::options::WriteConcern::builder()
-            .w(w)
-            .journal(true)
-            .build()
+        match self.write_concern.parse::<u32>() {
+            Ok(n) => mongodb::options::WriteConcern::builder()
+                .w(mongodb::options::Acknowledgment::Nodes(n))
+                .build(),
+            Err(_) => mongodb::options::WriteConcern::builder()
+                .w(mongodb::options::Acknowledgment::Majority)
+                .journal(true)
+                .build(),
+        }
     }
 
     /// The read concern of `--read-concern`.

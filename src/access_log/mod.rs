@@ -229,7 +229,14 @@ pub async fn deliver(
             // writes the same key (and is refused as already there).
             let unique = batch[..16].to_ascii_uppercase();
             let key = record::object_key(&target, &source, region, delivery, event, &unique);
-            write_log_object(store, keys, &target.bucket, &key, &owner, body.as_bytes()).await?;
+            // One target that cannot be written (a busy key, a target that turned to SSE-KMS)
+            // holds back its own source's records only, never another bucket's.
+            if let Err(e) =
+                write_log_object(store, keys, &target.bucket, &key, &owner, body.as_bytes()).await
+            {
+                tracing::warn!(source, target = target.bucket, error = %e, "a log object was not written; its records wait for the next delivery");
+                break;
+            }
             written += 1;
             // A delivery that dies here has written its object and kept its records: the
             // next one must write nothing twice (a test stops here and drops the delivery).

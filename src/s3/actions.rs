@@ -81,6 +81,10 @@ pub struct Shape {
     pub bypass: bool,
     /// Its copy source names a version (`x-amz-copy-source: /b/k?versionId=`).
     pub source_version: bool,
+    /// It tags what it writes (`x-amz-tagging`).
+    pub tagging: bool,
+    /// It sets an ACL on what it writes (`x-amz-acl`, `x-amz-grant-*`).
+    pub acl: bool,
 }
 
 impl Shape {
@@ -99,6 +103,11 @@ impl Shape {
                 .get("x-amz-copy-source")
                 .and_then(|v| v.to_str().ok())
                 .is_some_and(|v| v.contains("?versionId=")),
+            tagging: has("x-amz-tagging"),
+            acl: has("x-amz-acl")
+                || headers
+                    .keys()
+                    .any(|k| k.as_str().starts_with("x-amz-grant-")),
         }
     }
 }
@@ -125,6 +134,14 @@ pub fn actions_for(op: &Op, shape: Shape) -> Vec<&'static str> {
     if sets_lock && shape.legal_hold {
         v.push("s3:PutObjectLegalHold");
     }
+    // AWS: a PutObject (or copy, or upload) that tags the object also needs
+    // s3:PutObjectTagging, and one that sets its ACL s3:PutObjectAcl.
+    if sets_lock && shape.tagging {
+        v.push("s3:PutObjectTagging");
+    }
+    if sets_lock && shape.acl {
+        v.push("s3:PutObjectAcl");
+    }
     v
 }
 
@@ -135,16 +152,6 @@ pub fn source_action(shape: Shape) -> &'static str {
 
 /// The action that lets a request bypass GOVERNANCE retention.
 pub const BYPASS: &str = "s3:BypassGovernanceRetention";
-
-/// The operation whose needs (role, ACL) stand for an action a request needs besides its
-/// own (`s3::rules::authz::needs` knows operations, not actions).
-pub fn op_of_extra(action: &str) -> Option<Op> {
-    match action {
-        "s3:PutObjectRetention" => Some(Op::PutObjectRetention),
-        "s3:PutObjectLegalHold" => Some(Op::PutObjectLegalHold),
-        _ => None,
-    }
-}
 
 /// The action AWS names when the request addresses a version (`?versionId=`).
 pub(crate) fn versioned_action(act: &'static str, version: bool) -> &'static str {
@@ -270,6 +277,15 @@ mod tests {
             );
         }
         assert_eq!(actions_for(&Op::UploadPart, lock), ["s3:PutObject"]);
+        let tag_acl = Shape {
+            tagging: true,
+            acl: true,
+            ..Shape::default()
+        };
+        assert_eq!(
+            actions_for(&Op::PutObject, tag_acl),
+            ["s3:PutObject", "s3:PutObjectTagging", "s3:PutObjectAcl"]
+        );
         assert_eq!(source_action(Shape::default()), "s3:GetObject");
         assert_eq!(
             source_action(Shape {

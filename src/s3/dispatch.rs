@@ -15,6 +15,7 @@ use crate::state::AppState;
 
 /// Runs the handler of an operation, after authorizing it.
 pub async fn dispatch(st: &AppState, op: Op, mut req: S3Request) -> S3Result<Response> {
+    crate::s3::request::headers::refuse_repeats(&req.parts.headers, &req.query)?;
     let copy_source = req.header("x-amz-copy-source").map(str::to_owned);
     crate::s3::lookup::resolve_grant_emails(st, &mut req.parts.headers).await?;
     if op == Op::PutObjectTagging {

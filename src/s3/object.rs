@@ -46,6 +46,13 @@ pub async fn put_object(st: &AppState, mut req: S3Request) -> S3Result<Response>
 /// GetObject and HeadObject.
 pub async fn get_object(st: &AppState, req: S3Request, head: bool) -> S3Result<Response> {
     ReadSpec::refuse_range_with_part(&req)?;
+    // AWS takes the `response-*` overrides from signed requests only: on an unsigned one
+    // they would let anyone serve a public object as, say, `text/html` from this origin.
+    if req.auth.is_anonymous() && req.query.iter().any(|(k, _)| k.starts_with("response-")) {
+        return Err(S3Error::invalid_request(
+            "Request specific response headers cannot be used for anonymous GET requests.",
+        ));
+    }
     let bucket = req.bucket().to_owned();
     let b = require_bucket(st, &bucket).await?;
     let spec = ReadSpec::parse(&req)?;

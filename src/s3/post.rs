@@ -355,7 +355,17 @@ pub async fn post_object(
         Some(policy)
     };
     // The bucket policy sees the form's fields where a PUT has headers (`x-amz-acl`, ...).
+    // Only the form's fields, never the HTTP request's own `x-amz-*` headers, which the
+    // stored object does not take: a condition must see what is stored.
     let mut form_headers = parts.headers.clone();
+    let amz: Vec<HeaderName> = form_headers
+        .keys()
+        .filter(|k| k.as_str().starts_with("x-amz-"))
+        .cloned()
+        .collect();
+    for k in amz {
+        form_headers.remove(k);
+    }
     for (k, v) in &fields {
         if let (Ok(n), Ok(v)) = (
             HeaderName::from_bytes(k.as_bytes()),

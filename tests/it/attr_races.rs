@@ -315,6 +315,40 @@ fn racing_attribute_writes_keep_both_or_refuse_one() {
             "AccessDenied",
             "the held version stays"
         );
+        // 5. A legal hold decided, then stopped; the version is deleted meanwhile; the hold is
+        // refused (NoSuchVersion), never acknowledged on a version that is gone.
+        let k6 = put("k6").await.unwrap().version_id().unwrap().to_owned();
+        let stop = failpoint::pause("attrs.decided", Some(b));
+        let first = {
+            let (s3, v) = (s3.clone(), k6.clone());
+            tokio::spawn(async move {
+                code(
+                    s3.put_object_legal_hold()
+                        .bucket(b)
+                        .key("k6")
+                        .version_id(v)
+                        .legal_hold(
+                            ObjectLockLegalHold::builder()
+                                .status(ObjectLockLegalHoldStatus::On)
+                                .build(),
+                        )
+                        .send()
+                        .await,
+                )
+            })
+        };
+        stop.reached().await;
+        let deleted = s3
+            .delete_object()
+            .bucket(b)
+            .key("k6")
+            .version_id(&k6)
+            .send()
+            .await;
+        assert_eq!(code(deleted), "ok");
+        drop(stop);
+        assert_eq!(first.await.unwrap(), "NoSuchVersion");
+
         // Release the hold so the bucket's versions can go once the test ends.
         s3.put_object_legal_hold()
             .bucket(b)

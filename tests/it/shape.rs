@@ -260,6 +260,30 @@ fn presigned_urls_refuse_every_unsigned_amz_header() {
         );
         let r = http.put(&v2).body("v2").send().await.unwrap();
         assert_eq!(r.status(), 200, "the SigV2 URL as signed works");
+
+        // Unsigned requests take no response-* overrides (AWS refuses them), even where a
+        // policy makes the object public.
+        s3.put_bucket_policy()
+            .bucket("uploads")
+            .policy(
+                r#"{"Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::uploads/*"}]}"#,
+            )
+            .send()
+            .await
+            .unwrap();
+        let public = format!("{}/uploads/v2", gw.endpoint());
+        let r = http.get(&public).send().await.unwrap();
+        assert_eq!(r.status(), 200, "the object is public");
+        let r = http
+            .get(format!("{public}?response-content-type=text/html"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 400);
+        assert_eq!(
+            support::error_code(&r.text().await.unwrap()),
+            "InvalidRequest"
+        );
     });
 }
 
@@ -664,6 +688,46 @@ fn lock_headers_need_their_own_actions() {
                 .send()
         };
         assert_eq!(code(owner_delete().await), "AccessDenied");
+        // DeleteObjects too: the bypass is decided per entry, on the entry's object.
+        let out = s3
+            .delete_objects()
+            .bucket(b)
+            .bypass_governance_retention(true)
+            .delete(
+                Delete::builder()
+                    .objects(
+                        ObjectIdentifier::builder()
+                            .key("governed2")
+                            .version_id(&vid2)
+                            .build()
+                            .unwrap(),
+                    )
+                    .build()
+                    .unwrap(),
+            )
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            out.errors().iter().map(|e| e.code()).collect::<Vec<_>>(),
+            [Some("AccessDenied")],
+            "a denied bypass keeps the locked version in DeleteObjects too"
+        );
+        // A header given twice would let a policy condition see one value and the write
+        // use the other: refused.
+        let twice = s3
+            .put_object()
+            .bucket(b)
+            .key("twice")
+            .body(ByteStream::from_static(b"t"))
+            .customize()
+            .mutate_request(|r| {
+                r.headers_mut().append("x-amz-storage-class", "STANDARD");
+                r.headers_mut().append("x-amz-storage-class", "STANDARD_IA");
+            })
+            .send()
+            .await;
+        assert_eq!(code(twice), "InvalidArgument");
         s3.delete_bucket_policy().bucket(b).send().await.unwrap();
         assert_eq!(code(owner_delete().await), "ok", "the owner may bypass");
     });

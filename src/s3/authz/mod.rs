@@ -47,7 +47,8 @@ use crate::storage::meta::BucketInfo;
 
 mod facts;
 pub use crate::s3::actions::{action, op_for_action};
-use crate::s3::actions::{actions_for, op_of_extra, resource, Shape, BYPASS};
+use crate::s3::actions::{actions_for, resource, Shape, BYPASS};
+use crate::s3::rules::authz::op_of_extra;
 pub use facts::{add_request_tag, facts};
 
 /// The canonical user id of a request's key (empty for an unsigned request).
@@ -239,7 +240,14 @@ async fn decide_on(
         if pab.restrict_public_buckets && auth.is_anonymous() && p.is_public() {
             // RestrictPublicBuckets: a public policy allows only signed requests; its Deny
             // statements still apply.
-            for v in [&mut inputs.policy, &mut inputs.policy_list] {
+            for v in [
+                &mut inputs.policy,
+                &mut inputs.policy_list,
+                &mut bypass_verdict,
+            ]
+            .into_iter()
+            .chain(extra_verdicts.iter_mut())
+            {
                 if *v == Verdict::Allow {
                     *v = Verdict::Silent;
                 }
@@ -260,6 +268,8 @@ async fn decide_on(
                 cx,
                 bucket: t.bucket.to_owned(),
                 base,
+                bypass: t.shape.bypass.then_some(inputs.role == Some(Role::Owner)),
+                restrict_public: pab.restrict_public_buckets && auth.is_anonymous(),
             });
             inputs.policy = Verdict::Allow;
         }
@@ -268,12 +278,12 @@ async fn decide_on(
     // Each further action the request's shape needs (a lock header's) is decided as the
     // operation that stands for it would be, with the policy's verdict on that action.
     for (extra, verdict) in acts.iter().skip(1).zip(&extra_verdicts) {
-        let Some(extra_op) = op_of_extra(extra) else {
+        let Some((extra_op, extra_need)) = op_of_extra(extra) else {
             continue;
         };
         let granted = decide(
             &extra_op,
-            needs(&extra_op),
+            extra_need,
             &Inputs {
                 policy: *verdict,
                 ..inputs
@@ -282,7 +292,7 @@ async fn decide_on(
         if !matches!(granted, Access::Granted | Access::GrantedUnlisted) && access != Access::Denied
         {
             access = Access::Denied;
-            rule = "the request's lock headers need s3:PutObjectRetention or s3:PutObjectLegalHold, which nothing allows";
+            rule = "the request's headers need a further action (s3:PutObjectRetention, s3:PutObjectLegalHold, s3:PutObjectTagging, s3:PutObjectAcl) that nothing allows";
         }
     }
     // A governance bypass is granted to the bucket's owners (the root key, the owner, keys

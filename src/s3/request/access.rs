@@ -42,6 +42,11 @@ pub struct PerKey {
     pub(crate) bucket: String,
     /// Whether the role or the ACL allows deleting without the policy.
     pub(crate) base: bool,
+    /// `Some` when the request asks to bypass GOVERNANCE retention: whether the key is one of
+    /// the bucket's owners (who may, unless the policy denies it for the entry's key).
+    pub(crate) bypass: Option<bool>,
+    /// RestrictPublicBuckets on an unsigned request: the policy's Allows count for nothing.
+    pub(crate) restrict_public: bool,
 }
 
 impl PerKey {
@@ -58,8 +63,29 @@ impl PerKey {
         }
         match self.policy.evaluate(&cx) {
             Verdict::Deny => false,
-            Verdict::Allow => true,
-            Verdict::Silent => self.base,
+            Verdict::Allow if !self.restrict_public => true,
+            _ => self.base,
+        }
+    }
+
+    /// Whether the request may bypass GOVERNANCE retention for `key`: it asked to, and the
+    /// policy allows `s3:BypassGovernanceRetention` on that key (or the key is an owner's),
+    /// and does not deny it there. Decided per entry, on the object's ARN, as AWS decides it.
+    pub fn may_bypass(&self, key: &str, version: Option<&str>) -> bool {
+        let Some(owner) = self.bypass else {
+            return false;
+        };
+        let mut cx = self.cx.clone();
+        cx.resource = resource(&self.bucket, Some(key));
+        cx.action = crate::s3::actions::BYPASS;
+        cx.values.remove("s3:versionid");
+        if let Some(v) = version {
+            cx.values.insert("s3:versionid".into(), vec![v.to_owned()]);
+        }
+        match self.policy.evaluate(&cx) {
+            Verdict::Deny => false,
+            Verdict::Allow if !self.restrict_public => true,
+            _ => owner,
         }
     }
 }

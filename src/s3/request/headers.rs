@@ -298,3 +298,65 @@ mod tests {
         );
     }
 }
+
+/// Query parameters whose value a decision reads (a policy condition, the version addressed):
+/// each must come once.
+const SINGLE_PARAMS: &[&str] = &[
+    "versionId",
+    "prefix",
+    "delimiter",
+    "max-keys",
+    "uploadId",
+    "partNumber",
+];
+
+/// Refuses a request that repeats an `x-amz-*` header (`x-amz-meta-*` aside, whose values
+/// are joined as AWS joins them) or a query parameter of [`SINGLE_PARAMS`]: the bucket
+/// policy's conditions would see every value while the operation uses one, so a request
+/// could satisfy a condition with one value and act on another (`400 InvalidArgument`).
+pub fn refuse_repeats(headers: &axum::http::HeaderMap, query: &[(String, String)]) -> S3Result<()> {
+    for name in headers.keys() {
+        let n = name.as_str();
+        if n.starts_with("x-amz-")
+            && !n.starts_with("x-amz-meta-")
+            && headers.get_all(name).iter().nth(1).is_some()
+        {
+            return Err(S3Error::invalid_argument(format!(
+                "The header {n} may be given once"
+            )));
+        }
+    }
+    for p in SINGLE_PARAMS {
+        if query.iter().filter(|(k, _)| k == p).nth(1).is_some() {
+            return Err(S3Error::invalid_argument(format!(
+                "The query parameter {p} may be given once"
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod repeat_tests {
+    use super::*;
+
+    #[test]
+    fn repeated_headers_and_parameters_are_refused() {
+        let mut h = axum::http::HeaderMap::new();
+        h.append("x-amz-meta-a", "1".parse().unwrap());
+        h.append("x-amz-meta-a", "2".parse().unwrap());
+        h.append("x-amz-acl", "private".parse().unwrap());
+        assert!(refuse_repeats(&h, &[]).is_ok());
+        h.append("x-amz-acl", "public-read".parse().unwrap());
+        assert_eq!(refuse_repeats(&h, &[]).unwrap_err().code, "InvalidArgument");
+        let q = |v: &[(&str, &str)]| -> Vec<(String, String)> {
+            v.iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect()
+        };
+        let h = axum::http::HeaderMap::new();
+        assert!(refuse_repeats(&h, &q(&[("versionId", "a"), ("tagging", "")])).is_ok());
+        assert!(refuse_repeats(&h, &q(&[("versionId", "b"), ("versionId", "a")])).is_err());
+        assert!(refuse_repeats(&h, &q(&[("prefix", "a"), ("prefix", "b")])).is_err());
+    }
+}

@@ -122,6 +122,19 @@ pub fn needs(op: &Op) -> Option<(Role, Option<AclNeed>)> {
     })
 }
 
+/// The operation (and what its role and ACL must give) that stands for an action a request
+/// needs besides its own. Setting the ACL of an object one writes needs the `write` role, not
+/// the `owner` role PutObjectAcl on someone's object needs.
+pub fn op_of_extra(action: &str) -> Option<(Op, Option<(Role, Option<AclNeed>)>)> {
+    Some(match action {
+        "s3:PutObjectRetention" => (Op::PutObjectRetention, needs(&Op::PutObjectRetention)),
+        "s3:PutObjectLegalHold" => (Op::PutObjectLegalHold, needs(&Op::PutObjectLegalHold)),
+        "s3:PutObjectTagging" => (Op::PutObjectTagging, needs(&Op::PutObjectTagging)),
+        "s3:PutObjectAcl" => (Op::PutObject, Some((Role::Write, None))),
+        _ => return None,
+    })
+}
+
 /// What the decision looks at, besides the operation's needs.
 #[derive(Clone, Copy, Debug)]
 pub struct Inputs<'a> {

@@ -242,9 +242,17 @@ impl GridFsBucket {
         if expected < last_excl {
             return Err(GridFsError::ChunkMissing(expected));
         }
-        // One chunk (the common small read) is passed on as it is, without a copy.
+        // One chunk (the common small read) is passed on as it is, without a copy, unless the
+        // piece is a small part of its chunk: a slice keeps the whole chunk's allocation
+        // alive, and the download budget counts the bytes read (a 1-byte Range would pin a
+        // whole chunk, up to 16 MiB in another driver's files, counted as one byte).
         if pieces.len() == 1 {
-            return Ok(pieces.pop().expect("one piece"));
+            let p = pieces.pop().expect("one piece");
+            return Ok(if (p.len() as u64) * 2 < cs {
+                Bytes::copy_from_slice(&p)
+            } else {
+                p
+            });
         }
         let mut out = Vec::with_capacity((end - start) as usize);
         for p in &pieces {

@@ -3,7 +3,10 @@
 //! (`metadata.s3AttrRev`) is still the one the caller's decision read. Two writers that race
 //! therefore never lose each other's change: the one that loses re-reads and decides again
 //! (an acknowledged retention can no longer be written over by a tagging call that read the
-//! object before it).
+//! object before it). In a versioned bucket the write holds the key's lock, under which a
+//! DeleteObject of the version decides on the index's copy: a hold or retention is either
+//! stored before that decision, or refused because the version is gone, never acknowledged
+//! on a version deleted meanwhile.
 
 use mongodb::bson::{doc, Bson, Document};
 
@@ -29,32 +32,94 @@ pub enum AttrWrite {
     Gone,
 }
 
+/// `$set` / `$unset` of the attribute fields (and the revision) of `stored` under `prefix`
+/// (`metadata.`), so that no other field of the document is touched.
+fn attr_update(stored: &Document, prefix: &str) -> Document {
+    let mut set = Document::new();
+    let mut unset = Document::new();
+    for f in ATTR_FIELDS.iter().chain(&[ATTR_REV]) {
+        match stored.get(*f) {
+            Some(v) => set.insert(format!("{prefix}{f}"), v.clone()),
+            None => unset.insert(format!("{prefix}{f}"), ""),
+        };
+    }
+    let mut update = doc! {"$set": set};
+    if !unset.is_empty() {
+        update.insert("$unset", unset);
+    }
+    update
+}
+
 impl ObjectStore {
     /// Writes `new`'s attribute fields onto the revision `read` describes, by its `_id` (so
     /// never onto a newer revision), if its attribute revision is still `read`'s; and in a
-    /// versioned bucket onto the copies its version entry and master keep, where those are
-    /// older (so a slower writer never puts back what a faster one replaced).
+    /// versioned bucket, under the key's lock and only while the version is still there, onto
+    /// the copies its version entry and master keep, where those are older (so a slower
+    /// writer never puts back what a faster one replaced).
     pub async fn write_attrs_if(
         &self,
         bucket: &str,
         read: &ObjectInfo,
         new: &ObjectMeta,
     ) -> Result<AttrWrite> {
-        let fs = self.gridfs(bucket);
-        let files = fs.files();
-        let rev = read.meta.attr_rev;
         let mut meta = read.meta.clone();
         meta.tags = new.tags.clone();
         meta.grants = new.grants.clone();
         meta.acl = new.acl.clone();
         meta.retention = new.retention.clone();
         meta.legal_hold = new.legal_hold;
-        meta.attr_rev = rev + 1;
+        meta.attr_rev = read.meta.attr_rev + 1;
         let stored = meta.to_metadata();
+        if read.version_id.is_none() {
+            return self.cas_attrs(bucket, read, &meta, &stored).await;
+        }
+        let idx = self.versions(bucket);
+        self.under_lock(bucket, read.key(), async {
+            let vid = match read.version_id.as_deref() {
+                Some("null") => match idx.entry(read.key(), "null").await? {
+                    Some(e) => e.vid,
+                    None => return Ok(AttrWrite::Gone),
+                },
+                other => read
+                    .meta
+                    .version_id
+                    .clone()
+                    .or(other.map(str::to_owned))
+                    .unwrap_or_default(),
+            };
+            if idx.entry(read.key(), &vid).await?.is_none() {
+                return Ok(AttrWrite::Gone);
+            }
+            let out = self.cas_attrs(bucket, read, &meta, &stored).await?;
+            if let AttrWrite::Written(_) = &out {
+                idx.set_metadata_if_older(
+                    read.key(),
+                    &vid,
+                    attr_update(&stored, "metadata."),
+                    meta.attr_rev,
+                )
+                .await?;
+            }
+            Ok(out)
+        })
+        .await
+    }
+
+    /// The compare-and-set on the files document.
+    async fn cas_attrs(
+        &self,
+        bucket: &str,
+        read: &ObjectInfo,
+        meta: &ObjectMeta,
+        stored: &Document,
+    ) -> Result<AttrWrite> {
+        let fs = self.gridfs(bucket);
+        let files = fs.files();
+        let rev = read.meta.attr_rev;
         let id = read.file.id.clone();
-        let written = if read.meta == ObjectMeta::default() {
-            // A file with no `metadata` document (another GridFS client's): write one whole,
-            // if there is still none.
+        let written = if read.file.metadata.is_none() {
+            // A file with no `metadata` document (another GridFS client's, or one stored with
+            // `metadata: null`): write one whole, if there is still none.
             files
                 .update_one(
                     doc! {"_id": id.clone(), "metadata": Bson::Null},
@@ -64,60 +129,32 @@ impl ObjectStore {
                 .matched_count
                 == 1
         } else {
-            let mut set = Document::new();
-            let mut unset = Document::new();
-            for f in ATTR_FIELDS.iter().chain(&[ATTR_REV]) {
-                match stored.get(*f) {
-                    Some(v) => set.insert(format!("metadata.{f}"), v.clone()),
-                    None => unset.insert(format!("metadata.{f}"), ""),
-                };
-            }
-            let mut update = doc! {"$set": set};
-            if !unset.is_empty() {
-                update.insert("$unset", unset);
-            }
             let cond = if rev == 0 {
                 doc! {"_id": id.clone(), format!("metadata.{ATTR_REV}"): {"$exists": false}}
             } else {
                 doc! {"_id": id.clone(), format!("metadata.{ATTR_REV}"): rev}
             };
-            files.update_one(cond, update).await?.matched_count == 1
+            files
+                .update_one(cond, attr_update(stored, "metadata."))
+                .await?
+                .matched_count
+                == 1
         };
         if !written {
             let Some(d) = files.find_one(doc! {"_id": id}).await? else {
                 return Ok(AttrWrite::Gone);
             };
             let mut fresh = read.clone();
-            fresh.meta = ObjectMeta::from_metadata(d.get_document("metadata").ok());
+            fresh.file.metadata = d.get_document("metadata").ok().cloned();
+            fresh.meta = ObjectMeta::from_metadata(fresh.file.metadata.as_ref());
             if fresh.meta.etag.is_none() {
                 fresh.meta.etag = read.meta.etag.clone();
             }
             return Ok(AttrWrite::Changed(Box::new(fresh)));
         }
-        if read.version_id.is_some() {
-            let vid = read
-                .meta
-                .version_id
-                .clone()
-                .or(read.version_id.clone())
-                .unwrap_or_default();
-            let idx = self.versions(bucket);
-            // The version's copies change under its key's lock, like the master's every write.
-            self.under_lock(bucket, read.key(), async {
-                let vid = match read.version_id.as_deref() {
-                    Some("null") => match idx.entry(read.key(), "null").await? {
-                        Some(e) => e.vid,
-                        None => vid,
-                    },
-                    _ => vid,
-                };
-                idx.set_metadata_if_older(read.key(), &vid, stored.clone(), meta.attr_rev)
-                    .await
-            })
-            .await?;
-        }
         let mut info = read.clone();
-        info.meta = meta;
+        info.meta = meta.clone();
+        info.file.metadata = Some(stored.clone());
         Ok(AttrWrite::Written(Box::new(info)))
     }
 }

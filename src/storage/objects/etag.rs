@@ -2,7 +2,7 @@
 
 use futures::TryStreamExt;
 use md5::{Digest, Md5};
-use mongodb::bson::{doc, Document};
+use mongodb::bson::{doc, Bson, Document};
 
 use super::{ObjectInfo, ObjectStore, Pointer, Result, SMALL_READ};
 
@@ -46,15 +46,25 @@ impl ObjectStore {
             h.update(&b);
         }
         let etag = format!("\"{}\"", hex::encode(h.finalize()));
-        let update = if info.file.metadata.is_some() {
-            doc! {"$set": {"metadata.etag": &etag}}
-        } else {
-            doc! {"$set": {"metadata": {"etag": &etag}}}
-        };
-        self.gridfs(bucket)
-            .files()
-            .update_one(doc! {"_id": info.file.id.clone()}, update)
+        // Conditional, so the backfill never writes over what an attribute write (tags, ACL)
+        // stored meanwhile: a whole `metadata` only where there still is none, else the
+        // `etag` field alone where it is still missing.
+        let files = self.gridfs(bucket).files().clone();
+        let id = info.file.id.clone();
+        let whole = files
+            .update_one(
+                doc! {"_id": id.clone(), "metadata": Bson::Null},
+                doc! {"$set": {"metadata": {"etag": &etag}}},
+            )
             .await?;
+        if whole.matched_count == 0 {
+            files
+                .update_one(
+                    doc! {"_id": id, "metadata.etag": {"$exists": false}},
+                    doc! {"$set": {"metadata.etag": &etag}},
+                )
+                .await?;
+        }
         info.meta.etag = Some(etag);
         Ok(())
     }

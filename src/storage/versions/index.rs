@@ -228,15 +228,16 @@ impl VersionIndex {
         Ok(latest.filter(|e| !e.is_marker()))
     }
 
-    /// Replaces the `metadata` a version's entry repeats, and its master's when the master
-    /// names it (tags, ACL, lock), under the key's lock; each only where its copy is older
-    /// than attribute revision `rev`, so that of two attribute writes the later one's copy
-    /// stays, whichever finishes last.
+    /// Applies an attribute write (`update`: `$set`/`$unset` of `metadata.<field>`) to the
+    /// `metadata` a version's entry repeats, and its master's when the master names it, under
+    /// the key's lock; each only where its copy is older than attribute revision `rev`, so
+    /// that of two attribute writes the later one's copy stays, whichever finishes last, and
+    /// no other field of the copy (a rewrapped data key, say) is put back.
     pub async fn set_metadata_if_older(
         &self,
         key: &str,
         vid: &str,
-        metadata: Document,
+        update: Document,
         rev: i64,
     ) -> Result<()> {
         let older = |id: String| {
@@ -246,16 +247,11 @@ impl VersionIndex {
             ]}
         };
         self.coll
-            .update_one(
-                older(entry_id(key, vid)),
-                doc! {"$set": {"metadata": metadata.clone()}},
-            )
+            .update_one(older(entry_id(key, vid)), update.clone())
             .await?;
         if let Some(Master::Current(m)) = self.master(key).await? {
             if m.vid == vid {
-                self.coll
-                    .update_one(older(master_id(key)), doc! {"$set": {"metadata": metadata}})
-                    .await?;
+                self.coll.update_one(older(master_id(key)), update).await?;
             }
         }
         Ok(())

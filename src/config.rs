@@ -240,6 +240,16 @@ pub struct Config {
     #[arg(long, env = "GRIDS3_LIFECYCLE_DAY_SECS", default_value_t = 86_400)]
     pub lifecycle_day_secs: u64,
 
+    /// Keys a lifecycle pass reads per batch; its position is saved after each (tests make
+    /// it small to cut a pass off after a few batches).
+    #[arg(
+        long,
+        env = "GRIDS3_LIFECYCLE_BATCH",
+        default_value_t = 1000,
+        hide = true
+    )]
+    pub lifecycle_batch: usize,
+
     /// On a sharded cluster (MONGODB_URI points at mongos): shard each bucket's collections as
     /// the bucket is created, chunks on `{files_id: 1}` and files on `{filename: 1}`. The
     /// database must have sharding enabled, and the user the right to run `shardCollection`.

@@ -1,19 +1,85 @@
 //! The lifecycle pass: applies the buckets' lifecycle rules (`crate::lifecycle`). Exactly one
 //! instance runs it at a time, elected through a lead document in `__infostore` (database
-//! time); it works in batches of 1,000 keys, and a crash midway leaves nothing to repair: the
-//! next pass (by whichever instance leads then) finds what is still due.
+//! time); it works in batches of `--lifecycle-batch` (1,000) keys and records its position
+//! after each (`progress:lifecycle`: the bucket, the step of its rules, the last key done),
+//! under its lead's fence. A pass cut short (its lead's time ran out, a crash, a restart)
+//! leaves the next pass, on whichever instance leads then, to resume there: every rule of
+//! every bucket runs to the end however large the buckets are, and a pass that went round
+//! starts again from the first bucket.
 //!
 //! An expired object is removed as a DELETE removes it: every revision it had when the pass
 //! read it is reclaimed (never under a reader's lease), and a revision written since, which
-//! is stamped later, is left alone.
+//! is stamped later, is left alone. In a versioned bucket the delete marker is written only
+//! if the current version is still the one the pass judged (a condition on its revision,
+//! checked under the key's lock), so a PUT that lands meanwhile is never hidden.
 
 use std::time::Duration;
 
 use crate::lifecycle::{after_days, object_expiry};
 use crate::state::AppState;
 
-/// Keys read per batch.
-const BATCH: usize = 1000;
+/// The job's name, for its lead and its position.
+const JOB: &str = "lifecycle";
+
+/// One step of a bucket's lifecycle work, in the order a pass takes them.
+#[derive(Clone, Copy, Debug)]
+enum Step {
+    /// Expiration of current objects by rule `n`.
+    Expire(usize),
+    /// Noncurrent versions and expired delete markers by rule `n` (versioned buckets).
+    Versions(usize),
+    /// AbortIncompleteMultipartUpload by rule `n`.
+    Abort(usize),
+}
+
+/// The steps of a bucket's rules.
+fn steps(rules: &[crate::lifecycle::Rule], versioned: bool) -> Vec<Step> {
+    let on = |r: &&crate::lifecycle::Rule| r.enabled;
+    let mut v: Vec<Step> = Vec::new();
+    for (i, r) in rules.iter().enumerate().filter(|(_, r)| on(r)) {
+        if r.expiration.is_some() {
+            v.push(Step::Expire(i));
+        }
+    }
+    if versioned {
+        for (i, r) in rules.iter().enumerate().filter(|(_, r)| on(r)) {
+            if r.noncurrent_days.is_some() || r.expired_marker {
+                v.push(Step::Versions(i));
+            }
+        }
+    }
+    for (i, r) in rules.iter().enumerate().filter(|(_, r)| on(r)) {
+        if r.abort_days.is_some() {
+            v.push(Step::Abort(i));
+        }
+    }
+    v
+}
+
+/// A pass's lead and the position it keeps.
+struct Run<'a> {
+    st: &'a AppState,
+    fence: i64,
+}
+
+impl Run<'_> {
+    /// Records the position; an error when a newer run has taken over (this one stops).
+    async fn save(&self, at: Option<crate::storage::meta::Progress>) -> anyhow::Result<()> {
+        if !self
+            .st
+            .store
+            .meta()
+            .set_progress(JOB, at.as_ref(), self.fence)
+            .await?
+        {
+            anyhow::bail!("a newer lifecycle run took over");
+        }
+        if let Some(p) = &at {
+            crate::failpoint::hit("lifecycle.batch", &p.bucket).await;
+        }
+        Ok(())
+    }
+}
 
 /// What a pass did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -32,103 +98,112 @@ pub async fn pass(st: &AppState, lead_for: Duration) -> anyhow::Result<Outcome> 
     let Some(lead) = meta.take_lead("lifecycle", lead_for).await? else {
         return Ok(Outcome::default());
     };
-    let out = led_pass(st).await;
+    let out = led_pass(st, lead.fence()).await;
     // Given up at the end (a shortened test day runs the next pass a second later); a pass
     // that failed gives it up too, and the next tick tries again.
     lead.release_or_warn().await;
     out
 }
 
-/// The pass itself, under the lead.
-async fn led_pass(st: &AppState) -> anyhow::Result<Outcome> {
+/// The pass itself, under the lead: from the recorded position to the end of the last
+/// bucket, recording the position after every batch.
+async fn led_pass(st: &AppState, fence: i64) -> anyhow::Result<Outcome> {
     let meta = st.store.meta();
     let mut out = Outcome {
         led: true,
         ..Default::default()
     };
+    let run = Run { st, fence };
     let day = st.config.lifecycle_day_secs;
-    for b in meta.list_buckets().await? {
+    let batch_size = st.config.lifecycle_batch.max(1);
+    let from = meta.progress(JOB).await?.unwrap_or_default();
+    // Buckets in name order, from the one the last run stopped in.
+    for b in meta
+        .list_buckets()
+        .await?
+        .into_iter()
+        .filter(|b| b.name >= from.bucket)
+    {
         let Some(text) = &b.lifecycle else { continue };
         let Ok(rules) = crate::lifecycle::parse(text.as_bytes()) else {
             tracing::warn!(bucket = %b.name, "a stored lifecycle configuration does not parse");
             continue;
         };
+        let resumed = b.name == from.bucket;
         let now = meta.clock().now().to_chrono();
-        for rule in rules.iter().filter(|r| r.enabled && r.expiration.is_some()) {
-            let mut after: Option<String> = None;
-            loop {
-                let batch = st
-                    .store
-                    .lifecycle_candidates(&b.name, &rule.filter.prefix, after.as_deref(), BATCH)
-                    .await?;
-                let Some(last) = batch.last() else { break };
-                after = Some(last.key.clone());
-                for c in &batch {
-                    let due = object_expiry(
-                        std::slice::from_ref(rule),
-                        &c.key,
-                        c.size,
-                        &c.tags,
-                        c.written.to_chrono(),
-                        day,
-                    )
-                    .is_some_and(|(at, _)| at <= now);
-                    if !due {
-                        continue;
-                    }
-                    if b.versioning.is_some() {
-                        // In a versioned bucket expiring the current version writes a delete
-                        // marker, as S3 does; no version is removed. A key whose latest
-                        // version is a marker already is left alone.
-                        let current = st.store.head(&b.name, &c.key).await?;
-                        if current.is_none_or(|o| Some(&o.file.id) != c.revisions.first()) {
-                            continue;
-                        }
-                        let cond = crate::storage::objects::DeleteCondition::default();
-                        let done = st
+        for (n, step) in steps(&rules, b.versioning.is_some())
+            .into_iter()
+            .enumerate()
+        {
+            let n = n as i64;
+            if resumed && n < from.step {
+                continue;
+            }
+            let mut after = if resumed && n == from.step {
+                from.after.clone()
+            } else {
+                None
+            };
+            let at = |after: Option<String>| crate::storage::meta::Progress {
+                bucket: b.name.clone(),
+                step: n,
+                after,
+            };
+            match step {
+                Step::Expire(i) => {
+                    let rule = &rules[i];
+                    loop {
+                        let batch = st
                             .store
-                            .delete_object(&b.name, &c.key, None, &cond, &b.owner)
+                            .lifecycle_candidates(
+                                &b.name,
+                                &rule.filter.prefix,
+                                after.as_deref(),
+                                batch_size,
+                            )
                             .await?;
-                        if done.is_err() {
-                            continue;
-                        }
-                    } else {
-                        for id in &c.revisions {
-                            st.store.reclaim(&b.name, id).await?;
+                        let Some(last) = batch.last() else { break };
+                        let last = last.key.clone();
+                        out.expired += expire_batch(st, &b, rule, day, now, &batch).await?;
+                        after = Some(last);
+                        run.save(Some(at(after.clone()))).await?;
+                        if batch.len() < batch_size {
+                            break;
                         }
                     }
-                    out.expired += 1;
                 }
-                if batch.len() < BATCH {
-                    break;
+                Step::Versions(i) => {
+                    out.expired +=
+                        versions_pass(&run, &b, &rules[i], day, now, after, batch_size, n).await?;
                 }
-            }
-        }
-        if b.versioning.is_some() {
-            for rule in rules
-                .iter()
-                .filter(|r| r.enabled && (r.noncurrent_days.is_some() || r.expired_marker))
-            {
-                out.expired += versions_pass(st, &b, rule, day, now).await?;
-            }
-        }
-        for rule in rules.iter().filter(|r| r.enabled && r.abort_days.is_some()) {
-            let days = rule.abort_days.unwrap_or_default();
-            let mut uploads = meta
-                .list_uploads(&b.name, &rule.filter.prefix, None)
-                .await?;
-            let mut due = Vec::new();
-            while let Some(up) = futures::TryStreamExt::try_next(&mut uploads).await? {
-                if after_days(up.initiated.to_chrono(), days, day) <= now {
-                    due.push(up);
+                Step::Abort(i) => {
+                    let days = rules[i].abort_days.unwrap_or_default();
+                    let mut uploads = meta
+                        .list_uploads(&b.name, &rules[i].filter.prefix, None)
+                        .await?;
+                    let mut due = Vec::new();
+                    while let Some(up) = futures::TryStreamExt::try_next(&mut uploads).await? {
+                        if after_days(up.initiated.to_chrono(), days, day) <= now {
+                            due.push(up);
+                        }
+                    }
+                    for up in due {
+                        st.store.abort_multipart(&up).await?;
+                        out.aborted += 1;
+                    }
                 }
             }
-            for up in due {
-                st.store.abort_multipart(&up).await?;
-                out.aborted += 1;
-            }
+            // The step is done: the next run goes on with the next one.
+            run.save(Some(crate::storage::meta::Progress {
+                bucket: b.name.clone(),
+                step: n + 1,
+                after: None,
+            }))
+            .await?;
         }
     }
+    // Round: the next pass starts again from the first bucket.
+    run.save(None).await?;
     if out.expired + out.aborted > 0 {
         metrics::counter!("grids3_lifecycle_objects_expired_total").increment(out.expired as u64);
         metrics::counter!("grids3_lifecycle_uploads_aborted_total").increment(out.aborted as u64);
@@ -136,36 +211,106 @@ async fn led_pass(st: &AppState) -> anyhow::Result<Outcome> {
     Ok(out)
 }
 
-/// NoncurrentVersionExpiration and ExpiredObjectDeleteMarker in a versioned bucket: one scan of
-/// the version index under the rule's prefix, a key at a time (its versions newest first). A
-/// version became noncurrent when the next newer one was written; each removal is a
-/// DeleteObject of that version, under the key's lock.
-async fn versions_pass(
+/// Expires what is due in one batch of current objects.
+async fn expire_batch(
     st: &AppState,
     b: &crate::storage::meta::BucketInfo,
     rule: &crate::lifecycle::Rule,
     day: u64,
     now: chrono::DateTime<chrono::Utc>,
+    batch: &[crate::storage::objects::LifecycleCandidate],
+) -> anyhow::Result<usize> {
+    let mut expired = 0;
+    for c in batch {
+        let due = object_expiry(
+            std::slice::from_ref(rule),
+            &c.key,
+            c.size,
+            &c.tags,
+            c.written.to_chrono(),
+            day,
+        )
+        .is_some_and(|(at, _)| at <= now);
+        if !due {
+            continue;
+        }
+        if b.versioning.is_some() {
+            // In a versioned bucket expiring the current version writes a delete marker, as
+            // S3 does; no version is removed. Only if the current version is still the one
+            // judged here (checked under the key's lock): a PUT that landed since, or a
+            // marker already there, is left alone.
+            crate::failpoint::hit("lifecycle.judged", &b.name).await;
+            let cond = crate::storage::objects::DeleteCondition {
+                revision: c.revisions.first().cloned(),
+                ..Default::default()
+            };
+            let done = st
+                .store
+                .delete_object(&b.name, &c.key, None, &cond, &b.owner)
+                .await?;
+            if done.is_err() {
+                continue;
+            }
+        } else {
+            for id in &c.revisions {
+                st.store.reclaim(&b.name, id).await?;
+            }
+        }
+        expired += 1;
+    }
+    Ok(expired)
+}
+
+/// NoncurrentVersionExpiration and ExpiredObjectDeleteMarker in a versioned bucket: one scan of
+/// the version index under the rule's prefix, a key at a time (its versions newest first), from
+/// `after` (the last entry of a key whose versions were all judged). A version became
+/// noncurrent when the next newer one was written; each removal is a DeleteObject of that
+/// version, under the key's lock.
+#[allow(clippy::too_many_arguments)]
+async fn versions_pass(
+    run: &Run<'_>,
+    b: &crate::storage::meta::BucketInfo,
+    rule: &crate::lifecycle::Rule,
+    day: u64,
+    now: chrono::DateTime<chrono::Utc>,
+    after: Option<String>,
+    batch_size: usize,
+    step: i64,
 ) -> anyhow::Result<usize> {
     use crate::storage::versions::{entry_id, VersionEntry, VERSION};
+    let st = run.st;
     let idx = st.store.versions(&b.name);
     let upper = crate::storage::objects::prefix_successor(&rule.filter.prefix)
         .map(|s| format!("{VERSION}{s}"));
-    let mut from = (format!("{VERSION}{}", rule.filter.prefix), true);
+    // Resumed after the last key whose versions were all judged.
+    let mut from = match after {
+        Some(a) => (a, false),
+        None => (format!("{VERSION}{}", rule.filter.prefix), true),
+    };
     let mut group: Vec<VersionEntry> = Vec::new();
     let mut removed = 0;
     loop {
         let batch = idx
-            .scan(&from.0, from.1, upper.as_deref(), BATCH as i64)
+            .scan(&from.0, from.1, upper.as_deref(), batch_size as i64)
             .await?;
-        let last_batch = batch.len() < BATCH;
+        let last_batch = batch.len() < batch_size;
+        let mut done_upto = None;
         for e in batch {
             from = (entry_id(&e.key, &e.vid), false);
             if group.first().is_some_and(|g| g.key != e.key) {
-                removed +=
-                    expire_versions(st, b, rule, day, now, std::mem::take(&mut group)).await?;
+                let whole = std::mem::take(&mut group);
+                done_upto = whole.last().map(|l| entry_id(&l.key, &l.vid));
+                removed += expire_versions(st, b, rule, day, now, whole).await?;
             }
             group.push(e);
+        }
+        if let Some(upto) = done_upto {
+            run.save(Some(crate::storage::meta::Progress {
+                bucket: b.name.clone(),
+                step,
+                after: Some(upto),
+            }))
+            .await?;
         }
         if last_batch {
             break;

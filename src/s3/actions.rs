@@ -83,8 +83,6 @@ pub struct Shape {
     pub source_version: bool,
     /// It tags what it writes (`x-amz-tagging`).
     pub tagging: bool,
-    /// It sets an ACL on what it writes (`x-amz-acl`, `x-amz-grant-*`).
-    pub acl: bool,
 }
 
 impl Shape {
@@ -104,10 +102,6 @@ impl Shape {
                 .and_then(|v| v.to_str().ok())
                 .is_some_and(|v| v.contains("?versionId=")),
             tagging: has("x-amz-tagging"),
-            acl: has("x-amz-acl")
-                || headers
-                    .keys()
-                    .any(|k| k.as_str().starts_with("x-amz-grant-")),
         }
     }
 }
@@ -135,12 +129,11 @@ pub fn actions_for(op: &Op, shape: Shape) -> Vec<&'static str> {
         v.push("s3:PutObjectLegalHold");
     }
     // AWS: a PutObject (or copy, or upload) that tags the object also needs
-    // s3:PutObjectTagging, and one that sets its ACL s3:PutObjectAcl.
+    // s3:PutObjectTagging. An ACL header needs nothing more than s3:PutObject: AWS's own
+    // cross-account example (`x-amz-acl: bucket-owner-full-control`) grants s3:PutObject
+    // alone, and a policy restricts the ACL by the `s3:x-amz-acl` condition.
     if sets_lock && shape.tagging {
         v.push("s3:PutObjectTagging");
-    }
-    if sets_lock && shape.acl {
-        v.push("s3:PutObjectAcl");
     }
     v
 }
@@ -277,14 +270,13 @@ mod tests {
             );
         }
         assert_eq!(actions_for(&Op::UploadPart, lock), ["s3:PutObject"]);
-        let tag_acl = Shape {
+        let tagged = Shape {
             tagging: true,
-            acl: true,
             ..Shape::default()
         };
         assert_eq!(
-            actions_for(&Op::PutObject, tag_acl),
-            ["s3:PutObject", "s3:PutObjectTagging", "s3:PutObjectAcl"]
+            actions_for(&Op::PutObject, tagged),
+            ["s3:PutObject", "s3:PutObjectTagging"]
         );
         assert_eq!(source_action(Shape::default()), "s3:GetObject");
         assert_eq!(

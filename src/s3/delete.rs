@@ -89,6 +89,7 @@ pub async fn delete_objects(st: &AppState, mut req: S3Request) -> S3Result<Respo
                     None => None,
                 },
                 size: o.size,
+                revision: None,
                 // With a bucket policy, decided per entry on the entry's object.
                 bypass_governance: match &req.per_key {
                     Some(check) => check.may_bypass(&o.key, o.version_id.as_deref()),

@@ -14,6 +14,7 @@ mod gridfs_interop;
 mod gridfs_spec;
 mod honoured;
 mod layering;
+mod lifecycle_runs;
 mod newcomer;
 mod plans;
 mod policy;

@@ -292,7 +292,7 @@ async fn decide_on(
         if !matches!(granted, Access::Granted | Access::GrantedUnlisted) && access != Access::Denied
         {
             access = Access::Denied;
-            rule = "the request's headers need a further action (s3:PutObjectRetention, s3:PutObjectLegalHold, s3:PutObjectTagging, s3:PutObjectAcl) that nothing allows";
+            rule = "the request's headers need a further action (s3:PutObjectRetention, s3:PutObjectLegalHold, s3:PutObjectTagging) that nothing allows";
         }
     }
     // A governance bypass is granted to the bucket's owners (the root key, the owner, keys

@@ -182,6 +182,7 @@ pub fn delete_condition(h: &HeaderMap) -> S3Result<DeleteCondition> {
         last_modified,
         size,
         bypass_governance: false,
+        revision: None,
     })
 }
 
@@ -310,8 +311,14 @@ const SINGLE_PARAMS: &[&str] = &[
     "partNumber",
 ];
 
-/// Refuses a request that repeats an `x-amz-*` header (`x-amz-meta-*` aside, whose values
-/// are joined as AWS joins them) or a query parameter of [`SINGLE_PARAMS`]: the bucket
+/// `x-amz-*` headers whose value is a list, which the SDKs send as one header per item.
+const LIST_HEADERS: &[&str] = &[
+    "x-amz-object-attributes",
+    "x-amz-optional-object-attributes",
+];
+
+/// Refuses a request that repeats an `x-amz-*` header (`x-amz-meta-*` and the list headers
+/// aside, whose values are joined as AWS joins them) or a query parameter of [`SINGLE_PARAMS`]: the bucket
 /// policy's conditions would see every value while the operation uses one, so a request
 /// could satisfy a condition with one value and act on another (`400 InvalidArgument`).
 pub fn refuse_repeats(headers: &axum::http::HeaderMap, query: &[(String, String)]) -> S3Result<()> {
@@ -319,6 +326,7 @@ pub fn refuse_repeats(headers: &axum::http::HeaderMap, query: &[(String, String)
         let n = name.as_str();
         if n.starts_with("x-amz-")
             && !n.starts_with("x-amz-meta-")
+            && !LIST_HEADERS.contains(&n)
             && headers.get_all(name).iter().nth(1).is_some()
         {
             return Err(S3Error::invalid_argument(format!(

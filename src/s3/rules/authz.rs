@@ -45,6 +45,9 @@ pub fn role_on(auth: &Auth, b: &BucketInfo) -> Option<Role> {
         .and_then(|(_, r)| Role::parse(r))
 }
 
+/// What an operation needs: the role, and the ACL permission that can stand in for it.
+pub type Need = Option<(Role, Option<AclNeed>)>;
+
 /// Where an ACL may allow an operation that the role does not.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AclNeed {
@@ -123,14 +126,12 @@ pub fn needs(op: &Op) -> Option<(Role, Option<AclNeed>)> {
 }
 
 /// The operation (and what its role and ACL must give) that stands for an action a request
-/// needs besides its own. Setting the ACL of an object one writes needs the `write` role, not
-/// the `owner` role PutObjectAcl on someone's object needs.
-pub fn op_of_extra(action: &str) -> Option<(Op, Option<(Role, Option<AclNeed>)>)> {
+/// needs besides its own.
+pub fn op_of_extra(action: &str) -> Option<(Op, Need)> {
     Some(match action {
         "s3:PutObjectRetention" => (Op::PutObjectRetention, needs(&Op::PutObjectRetention)),
         "s3:PutObjectLegalHold" => (Op::PutObjectLegalHold, needs(&Op::PutObjectLegalHold)),
         "s3:PutObjectTagging" => (Op::PutObjectTagging, needs(&Op::PutObjectTagging)),
-        "s3:PutObjectAcl" => (Op::PutObject, Some((Role::Write, None))),
         _ => return None,
     })
 }

@@ -14,6 +14,7 @@ mod keylocks;
 mod keys;
 mod lead;
 mod leases;
+mod progress;
 mod replay;
 mod uploads;
 mod writes;
@@ -27,6 +28,7 @@ pub use keylocks::{KeyLock, LOCK_TTL};
 pub use keys::{KeyError, KeyInfo, KeySecret};
 pub use lead::Lead;
 pub use leases::{Lease, PendingReclaim};
+pub use progress::Progress;
 pub use uploads::{PartRecord, UploadRecord, MAX_PART_SLOTS, PART_SPAN};
 pub use writes::{DeadWrite, WriteReg, POOL_SIZE};
 

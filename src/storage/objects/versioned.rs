@@ -36,7 +36,7 @@ pub enum Lookup {
 
 /// Preconditions of a delete (`If-Match`, `x-amz-if-match-last-modified-time`,
 /// `x-amz-if-match-size`), on the current object or on the version named.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeleteCondition {
     /// An ETag list or `*`.
     pub if_match: Option<String>,
@@ -46,12 +46,18 @@ pub struct DeleteCondition {
     pub size: Option<u64>,
     /// `x-amz-bypass-governance-retention` from a key that may use it.
     pub bypass_governance: bool,
+    /// The revision (files `_id`) the current object must still be: a lifecycle expiration
+    /// deletes only the version it judged, never one written since.
+    pub revision: Option<Bson>,
 }
 
 impl DeleteCondition {
     /// Whether there is any condition.
     pub fn is_set(&self) -> bool {
-        self.if_match.is_some() || self.last_modified.is_some() || self.size.is_some()
+        self.if_match.is_some()
+            || self.last_modified.is_some()
+            || self.size.is_some()
+            || self.revision.is_some()
     }
 
     /// Checks the condition against what the delete would remove. AWS: an `If-Match` on a
@@ -62,11 +68,15 @@ impl DeleteCondition {
             return Ok(());
         }
         let Lookup::Object(o) = target else {
-            return match self.if_match {
-                Some(_) => Err(Blocked::NoSuchKey),
-                None => Ok(()),
+            return match (&self.if_match, &self.revision) {
+                (Some(_), _) => Err(Blocked::NoSuchKey),
+                (None, Some(_)) => Err(Blocked::PreconditionFailed),
+                (None, None) => Ok(()),
             };
         };
+        if self.revision.as_ref().is_some_and(|r| *r != o.file.id) {
+            return Err(Blocked::PreconditionFailed);
+        }
         if let Some(list) = &self.if_match {
             if !super::etag_listed(o.etag(), list) {
                 return Err(Blocked::PreconditionFailed);

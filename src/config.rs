@@ -290,6 +290,14 @@ pub struct Config {
     #[arg(long, env = "GRIDS3_MAX_CONNECTIONS_PER_CLIENT", default_value_t = 256)]
     pub max_connections_per_client: usize,
 
+    /// Proxies whose `X-Forwarded-For` is believed (comma-separated addresses or ranges, such
+    /// as `10.0.0.0/8,127.0.0.1`). A request from one of them counts as coming from the
+    /// rightmost forwarded address that is not a trusted proxy, for `aws:SourceIp` and the
+    /// per-client requests in progress; without it (the default) the TCP peer's address
+    /// counts and `X-Forwarded-For` is ignored. Connection counts are always the peer's.
+    #[arg(long, env = "GRIDS3_TRUSTED_PROXIES", value_delimiter = ',')]
+    pub trusted_proxies: Vec<crate::model::net::Cidr>,
+
     /// Seconds a client has to send a request's headers; also how long an idle keep-alive
     /// connection stays open.
     #[arg(long, env = "GRIDS3_HEADER_TIMEOUT", default_value_t = 10)]

@@ -172,6 +172,8 @@ async fn run() -> Result<()> {
     let limits = grids3::server::Limits {
         max_connections: config.max_connections,
         max_connections_per_client: config.max_connections_per_client,
+        // Leaked once at start-up, so that the limits stay `Copy` for every connection task.
+        trusted_proxies: Box::leak(config.trusted_proxies.clone().into_boxed_slice()),
         header_read_timeout: std::time::Duration::from_secs(config.header_timeout.max(1)),
         shutdown_deadline: std::time::Duration::from_secs(config.shutdown_deadline),
     };

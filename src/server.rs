@@ -32,6 +32,8 @@ pub struct Limits {
     pub max_connections: usize,
     /// Connections one client address may hold; past it, its idlest one is shed.
     pub max_connections_per_client: usize,
+    /// Proxies whose `X-Forwarded-For` names the client (`--trusted-proxies`).
+    pub trusted_proxies: &'static [crate::model::net::Cidr],
     /// Time a client has to send a request's head (and the longest idle keep-alive).
     pub header_read_timeout: Duration,
     /// How long shutdown waits for in-flight requests.
@@ -127,22 +129,23 @@ impl Registry {
 
 /// Marks a connection busy, and counts a request of its client address, for as long as it
 /// lives (the request and its response body).
-struct Busy(Arc<Conn>, Arc<Registry>);
+struct Busy(Arc<Conn>, Arc<Registry>, IpAddr);
 
 impl Busy {
-    /// Takes a request slot of the connection's address, or `None` when the address already
-    /// has `limit` requests in progress.
-    fn new(c: Arc<Conn>, registry: Arc<Registry>, limit: usize) -> Option<Self> {
+    /// Takes a request slot of the client's address `ip` (the peer's, or the forwarded
+    /// client's behind a trusted proxy), or `None` when that address already has `limit`
+    /// requests in progress.
+    fn new(c: Arc<Conn>, registry: Arc<Registry>, ip: IpAddr, limit: usize) -> Option<Self> {
         {
             let mut per_ip = registry.requests_per_ip.lock().expect("requests per ip");
-            let n = per_ip.entry(c.ip).or_default();
+            let n = per_ip.entry(ip).or_default();
             if *n >= limit {
                 return None;
             }
             *n += 1;
         }
         c.busy.fetch_add(1, Ordering::SeqCst);
-        Some(Self(c, registry))
+        Some(Self(c, registry, ip))
     }
 }
 
@@ -151,10 +154,10 @@ impl Drop for Busy {
         *self.0.idle_since.lock().expect("idle") = Instant::now();
         self.0.busy.fetch_sub(1, Ordering::SeqCst);
         let mut per_ip = self.1.requests_per_ip.lock().expect("requests per ip");
-        if let Some(n) = per_ip.get_mut(&self.0.ip) {
+        if let Some(n) = per_ip.get_mut(&self.2) {
             *n -= 1;
             if *n == 0 {
-                per_ip.remove(&self.0.ip);
+                per_ip.remove(&self.2);
             }
         }
     }
@@ -314,15 +317,27 @@ pub async fn serve(
         let (id, conn_state) = registry.add(ip);
         // The peer's address, for the bucket policies' `aws:SourceIp`, and whether TLS
         // carried the request, for SSE-C.
-        let inner = tower::Layer::layer(
-            &axum::Extension(axum::extract::ConnectInfo(peer)),
-            tower::Layer::layer(&axum::Extension(transport), app.clone()),
-        );
+        let inner = tower::Layer::layer(&axum::Extension(transport), app.clone());
+        let trusted = limits.trusted_proxies;
         let marked = conn_state.clone();
         let counted = registry.clone();
         let per_client = limits.max_connections_per_client.max(1);
-        let svc = tower::service_fn(move |req: axum::http::Request<hyper::body::Incoming>| {
-            let busy = Busy::new(marked.clone(), counted.clone(), per_client);
+        let svc = tower::service_fn(move |mut req: axum::http::Request<hyper::body::Incoming>| {
+            // The client's address (for `aws:SourceIp` and the per-client count): the peer's,
+            // or behind a trusted proxy the client it forwards for.
+            let client = crate::model::net::client_ip(
+                peer.ip(),
+                req.headers()
+                    .get("x-forwarded-for")
+                    .and_then(|v| v.to_str().ok()),
+                trusted,
+            );
+            req.extensions_mut()
+                .insert(axum::extract::ConnectInfo(std::net::SocketAddr::new(
+                    client,
+                    peer.port(),
+                )));
+            let busy = Busy::new(marked.clone(), counted.clone(), client, per_client);
             let inner = inner.clone();
             async move {
                 let Some(busy) = busy else {

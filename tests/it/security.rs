@@ -714,3 +714,70 @@ fn small_reads_and_http2_streams_are_bounded() {
         assert_eq!(r.status(), 200);
     });
 }
+
+/// Issue 35 item 7: `X-Forwarded-For` names the client only when the peer is a trusted proxy
+/// (`--trusted-proxies`); otherwise the peer's address counts, for `aws:SourceIp` too.
+#[test]
+fn forwarded_for_is_believed_only_from_trusted_proxies() {
+    support::run(async {
+        for trusted in [true, false] {
+            let db = support::fresh_db(if trusted { "xfftrust" } else { "xffnot" }).await;
+            let env: &[(&str, &str)] = if trusted {
+                &[("GRIDS3_TRUSTED_PROXIES", "127.0.0.1,10.0.0.0/8")]
+            } else {
+                &[]
+            };
+            let p = support::Process::start(db.name(), env).await;
+            let peer = support::gateway_on(db.name()).await;
+            let s3 = p.as_gateway(&peer).sdk();
+            s3.create_bucket().bucket("xff").send().await.unwrap();
+            s3.put_object()
+                .bucket("xff")
+                .key("k")
+                .body(aws_sdk_s3::primitives::ByteStream::from_static(b"x"))
+                .send()
+                .await
+                .unwrap();
+            s3.put_bucket_policy()
+                .bucket("xff")
+                .policy(
+                    r#"{"Statement":[{"Effect":"Deny","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::xff/*","Condition":{"IpAddress":{"aws:SourceIp":"203.0.113.0/24"}}}]}"#,
+                )
+                .send()
+                .await
+                .unwrap();
+            let get = |xff: Option<&'static str>| {
+                s3.get_object()
+                    .bucket("xff")
+                    .key("k")
+                    .customize()
+                    .mutate_request(move |r| {
+                        if let Some(v) = xff {
+                            r.headers_mut().insert("x-forwarded-for", v);
+                        }
+                    })
+                    .send()
+            };
+            let code = |r: Result<_, aws_sdk_s3::error::SdkError<_, _>>| match r {
+                Ok(_) => "ok".to_owned(),
+                Err(e) => aws_sdk_s3::error::ProvideErrorMetadata::code(&e)
+                    .unwrap_or("?")
+                    .to_owned(),
+            };
+            assert_eq!(code(get(None).await), "ok", "trusted: {trusted}");
+            // The client is 203.0.113.7 behind a proxy 10.1.2.3 behind this peer.
+            let forwarded = code(get(Some("198.51.100.1, 203.0.113.7, 10.1.2.3")).await);
+            assert_eq!(
+                forwarded,
+                if trusted { "AccessDenied" } else { "ok" },
+                "trusted proxies: {trusted}"
+            );
+            // The leftmost entry is the client's own claim: never believed past a proxy.
+            assert_eq!(
+                code(get(Some("203.0.113.7, 198.51.100.1")).await),
+                "ok",
+                "trusted: {trusted}"
+            );
+        }
+    });
+}

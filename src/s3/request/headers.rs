@@ -312,10 +312,7 @@ const SINGLE_PARAMS: &[&str] = &[
 ];
 
 /// `x-amz-*` headers whose value is a list, which the SDKs send as one header per item.
-const LIST_HEADERS: &[&str] = &[
-    "x-amz-object-attributes",
-    "x-amz-optional-object-attributes",
-];
+const LIST_HEADERS: &[&str] = &["x-amz-object-attributes"];
 
 /// Refuses a request that repeats an `x-amz-*` header (`x-amz-meta-*` and the list headers
 /// aside, whose values are joined as AWS joins them) or a query parameter of [`SINGLE_PARAMS`]: the bucket

@@ -92,7 +92,10 @@ impl ObjectStore {
             StorageMode::Gridfs => self.gridfs(bucket).ensure_indexes().await?,
         }
         let old_way = match to {
-            StorageMode::Content => doc! {"in": {"$exists": false}, "sha": {"$exists": false}},
+            // Reaped writes' tombstones are no objects to convert.
+            StorageMode::Content => {
+                doc! {"in": {"$exists": false}, "sha": {"$exists": false}, "metadata.s3Reaped": {"$exists": false}}
+            }
             StorageMode::Gridfs => {
                 doc! {"$or": [{"in": {"$exists": true}}, {"sha": {"$exists": true}}]}
             }

@@ -65,6 +65,7 @@ impl ObjectStore {
             done += self.reap_dead_write(&w).await?;
             self.meta.remove_write(w.id).await?;
         }
+        self.purge_reap_tombstones().await?;
         for (b, retired) in self.meta.content_buckets().await? {
             let contents = self.contents(&b);
             done += contents.collect(self.gridfs(&b).files(), 1000).await?;
@@ -114,6 +115,15 @@ impl ObjectStore {
             if self.meta.part_uses_file(&id).await? {
                 continue;
             }
+            // The id is made unpublishable before its chunks go: a tombstone files document
+            // under its `_id`, which the late publish of a writer that outlived its fence (a
+            // failover with its insert in TCP retransmit) collides with, so that it fails
+            // instead of publishing an object without data.
+            if !self.tombstone_file(objects_bucket, &id).await? {
+                // Published after all, between the check above and the tombstone.
+                self.index_file(objects_bucket, &id).await?;
+                continue;
+            }
             // Most of a pool's ids were never used: those deletes match nothing.
             let n = fs
                 .chunks()
@@ -127,4 +137,87 @@ impl ObjectStore {
         }
         Ok(done)
     }
+
+    /// Writes the tombstone of a dead write's file id into `bucket`'s files collection:
+    /// `{_id, length: 0, uploadDate, metadata: {s3Reaped}}`, without a filename, so that no
+    /// S3 lookup, listing, lifecycle scan or version index build sees it (a GridFS driver
+    /// listing every file sees a nameless empty one until it is purged). `false` when a
+    /// real files document took the id first (the write was published after all).
+    pub(super) async fn tombstone_file(&self, bucket: &str, id: &Bson) -> Result<bool> {
+        let files = self.gridfs(bucket).files().clone();
+        let now = self.meta.clock().now();
+        let tombstone = doc! {
+            "_id": id.clone(),
+            "length": 0_i64,
+            "chunkSize": self.chunk_size as i32,
+            "uploadDate": now,
+            "metadata": {REAPED: now},
+        };
+        match files.insert_one(tombstone).await {
+            Ok(_) => {}
+            Err(e) if crate::storage::meta::is_duplicate_key(&e) => {
+                // Ours, from an earlier try of this reap, or a publish.
+                let ours = files
+                    .find_one(
+                        doc! {"_id": id.clone(), format!("metadata.{REAPED}"): {"$exists": true}},
+                    )
+                    .projection(doc! {"_id": 1})
+                    .await?
+                    .is_some();
+                if !ours {
+                    return Ok(false);
+                }
+            }
+            Err(e) => return Err(e.into()),
+        }
+        self.db
+            .collection::<Document>(REAPED_COLL)
+            .update_one(
+                doc! {"_id": {"bucket": bucket, "file": id.clone()}},
+                doc! {"$set": {"at": now}},
+            )
+            .upsert(true)
+            .await?;
+        Ok(true)
+    }
+
+    /// Removes the tombstones of reaped writes older than [`TOMBSTONE_KEEP`]: a writer stalled
+    /// past its fence that long no longer publishes (its request timed out long before).
+    async fn purge_reap_tombstones(&self) -> Result<()> {
+        let coll = self.db.collection::<Document>(REAPED_COLL);
+        let before = DateTime::from_millis(
+            self.meta.clock().now().timestamp_millis() - TOMBSTONE_KEEP.as_millis() as i64,
+        );
+        let old: Vec<Document> = coll
+            .find(doc! {"at": {"$lt": before}})
+            .limit(1000)
+            .await?
+            .try_collect()
+            .await?;
+        for r in old {
+            let Ok(key) = r.get_document("_id") else {
+                continue;
+            };
+            let (Ok(bucket), Some(file)) = (key.get_str("bucket"), key.get("file")) else {
+                continue;
+            };
+            self.gridfs(bucket)
+                .files()
+                .delete_one(
+                    doc! {"_id": file.clone(), format!("metadata.{REAPED}"): {"$exists": true}},
+                )
+                .await?;
+            coll.delete_one(doc! {"_id": key.clone()}).await?;
+        }
+        Ok(())
+    }
 }
+
+/// The `metadata` field that marks a reaped write's tombstone.
+pub(crate) const REAPED: &str = "s3Reaped";
+
+/// The collection that dates the tombstones, for their purge.
+const REAPED_COLL: &str = "__reaped";
+
+/// How long a reaped write's tombstone stays.
+const TOMBSTONE_KEEP: Duration = Duration::from_secs(3600);

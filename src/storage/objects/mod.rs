@@ -364,10 +364,11 @@ impl ObjectStore {
 
     /// Whether the bucket holds no object (and, versioned, no version or delete marker).
     pub async fn is_empty(&self, bucket: &str) -> Result<bool> {
+        // A reaped write's tombstone (`janitor::REAPED`) is no object.
         let no_files = self
             .gridfs(bucket)
             .files()
-            .find_one(doc! {})
+            .find_one(doc! {format!("metadata.{}", janitor::REAPED): {"$exists": false}})
             .projection(doc! {"_id": 1})
             .await?
             .is_none();

@@ -275,10 +275,12 @@ impl ObjectStore {
             .await?;
         meta.version_id = prepared.vid.clone();
         self.fence(lock, Some(&write.reg)).await?;
+        crate::failpoint::hit("publish.fenced", bucket).await;
         let file = write
             .upload
             .publish_at(Some(meta.to_metadata()), prepared.date)
-            .await?;
+            .await
+            .map_err(outlived)?;
         // The registration ends only once the version is recorded: a crash before that has
         // the janitor finish the record (`index_file`).
         let info = self.finish_publish(bucket, prepared, file).await?;
@@ -361,7 +363,8 @@ impl ObjectStore {
         self.gridfs(bucket)
             .files()
             .insert_one(file.to_document())
-            .await?;
+            .await
+            .map_err(|e| outlived(e.into()))?;
         // (Where a test "crashes" a write between its object and its version entry.)
         crate::failpoint::hit("publish.recorded", bucket).await;
         let info = self.finish_publish(bucket, prepared, file).await?;
@@ -431,4 +434,19 @@ pub(super) fn pointer_fields(pointer: &Pointer, content_type: Option<&str>) -> D
         fields.insert("contentType", ct);
     }
     fields
+}
+
+/// A publish whose files document collides with its own id: the reaper took the write for
+/// dead (its registration expired while it stalled after its fence), deleted its chunks and
+/// left a tombstone under the id. The write fails (`409 OperationAborted`, retryable) rather
+/// than publishing an object without data.
+fn outlived(e: GridFsError) -> GridFsError {
+    match &e {
+        GridFsError::Mongo(m) if crate::storage::meta::is_duplicate_key(m) => {
+            GridFsError::Conflict(
+                "the write outlived its registration: its chunks were reaped".into(),
+            )
+        }
+        _ => e,
+    }
 }

@@ -325,13 +325,16 @@ pub async fn serve(
         let svc = tower::service_fn(move |mut req: axum::http::Request<hyper::body::Incoming>| {
             // The client's address (for `aws:SourceIp` and the per-client count): the peer's,
             // or behind a trusted proxy the client it forwards for.
-            let client = crate::model::net::client_ip(
-                peer.ip(),
-                req.headers()
-                    .get("x-forwarded-for")
-                    .and_then(|v| v.to_str().ok()),
-                trusted,
-            );
+            // Every X-Forwarded-For line, in order (a proxy may add a line of its own rather
+            // than extend the client's).
+            let forwarded: Vec<&str> = req
+                .headers()
+                .get_all("x-forwarded-for")
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .collect();
+            let forwarded = (!forwarded.is_empty()).then(|| forwarded.join(","));
+            let client = crate::model::net::client_ip(peer.ip(), forwarded.as_deref(), trusted);
             req.extensions_mut()
                 .insert(axum::extract::ConnectInfo(std::net::SocketAddr::new(
                     client,

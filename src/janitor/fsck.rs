@@ -227,7 +227,8 @@ pub async fn run(store: &ObjectStore, repair: bool) -> Result<Report> {
         let docs: Vec<Document> = store
             .gridfs(b)
             .files()
-            .find(doc! {"in": {"$exists": false}, "sha": {"$exists": false}})
+            // A reaped write's tombstone is no file: chunks under its id are orphans.
+            .find(doc! {"in": {"$exists": false}, "sha": {"$exists": false}, "metadata.s3Reaped": {"$exists": false}})
             .projection(doc! {"_id": 1, "length": 1, "chunkSize": 1, "filename": 1})
             .await?
             .try_collect()

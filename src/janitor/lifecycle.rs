@@ -72,7 +72,7 @@ impl Run<'_> {
             .set_progress(JOB, at.as_ref(), self.fence)
             .await?
         {
-            anyhow::bail!("a newer lifecycle run took over");
+            return Err(LostLead.into());
         }
         if let Some(p) = &at {
             crate::failpoint::hit("lifecycle.batch", &p.bucket).await;
@@ -105,8 +105,33 @@ pub async fn pass(st: &AppState, lead_for: Duration) -> anyhow::Result<Outcome> 
     out
 }
 
+/// This run lost its lead: it stops (a newer run goes on from its own position).
+#[derive(Debug)]
+struct LostLead;
+
+impl std::fmt::Display for LostLead {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a newer lifecycle run took over")
+    }
+}
+
+impl std::error::Error for LostLead {}
+
+/// What a recorded position of a bucket's steps is valid for: its rules and whether it was
+/// versioned (which decide its steps). A position taken under other rules starts the bucket
+/// over rather than apply a key of one step to another.
+fn rules_tag(text: &str, versioned: bool) -> String {
+    use md5::{Digest, Md5};
+    let mut h = Md5::new();
+    h.update(text.as_bytes());
+    h.update([u8::from(versioned)]);
+    hex::encode(h.finalize())
+}
+
 /// The pass itself, under the lead: from the recorded position to the end of the last
-/// bucket, recording the position after every batch.
+/// bucket, recording the position after every batch. A bucket whose work fails is logged and
+/// passed over to the next (the next round tries it again), so one bucket never holds back
+/// the others.
 async fn led_pass(st: &AppState, fence: i64) -> anyhow::Result<Outcome> {
     let meta = st.store.meta();
     let mut out = Outcome {
@@ -114,8 +139,6 @@ async fn led_pass(st: &AppState, fence: i64) -> anyhow::Result<Outcome> {
         ..Default::default()
     };
     let run = Run { st, fence };
-    let day = st.config.lifecycle_day_secs;
-    let batch_size = st.config.lifecycle_batch.max(1);
     let from = meta.progress(JOB).await?.unwrap_or_default();
     // Buckets in name order, from the one the last run stopped in.
     for b in meta
@@ -124,82 +147,29 @@ async fn led_pass(st: &AppState, fence: i64) -> anyhow::Result<Outcome> {
         .into_iter()
         .filter(|b| b.name >= from.bucket)
     {
-        let Some(text) = &b.lifecycle else { continue };
+        let Some(text) = b.lifecycle.clone() else {
+            continue;
+        };
         let Ok(rules) = crate::lifecycle::parse(text.as_bytes()) else {
             tracing::warn!(bucket = %b.name, "a stored lifecycle configuration does not parse");
             continue;
         };
-        let resumed = b.name == from.bucket;
-        let now = meta.clock().now().to_chrono();
-        for (n, step) in steps(&rules, b.versioning.is_some())
-            .into_iter()
-            .enumerate()
-        {
-            let n = n as i64;
-            if resumed && n < from.step {
-                continue;
+        let tag = rules_tag(&text, b.versioning.is_some());
+        let resume =
+            (b.name == from.bucket && from.tag.as_deref() == Some(tag.as_str())).then_some(&from);
+        match bucket_pass(&run, &b, &rules, &tag, resume, &mut out).await {
+            Ok(()) => {}
+            Err(e) if e.is::<LostLead>() => return Err(e),
+            Err(e) => {
+                tracing::warn!(bucket = %b.name, error = %e, "the lifecycle work of a bucket failed; the pass goes on with the next bucket");
+                run.save(Some(crate::storage::meta::Progress {
+                    bucket: b.name.clone(),
+                    step: i64::MAX,
+                    after: None,
+                    tag: Some(tag),
+                }))
+                .await?;
             }
-            let mut after = if resumed && n == from.step {
-                from.after.clone()
-            } else {
-                None
-            };
-            let at = |after: Option<String>| crate::storage::meta::Progress {
-                bucket: b.name.clone(),
-                step: n,
-                after,
-            };
-            match step {
-                Step::Expire(i) => {
-                    let rule = &rules[i];
-                    loop {
-                        let batch = st
-                            .store
-                            .lifecycle_candidates(
-                                &b.name,
-                                &rule.filter.prefix,
-                                after.as_deref(),
-                                batch_size,
-                            )
-                            .await?;
-                        let Some(last) = batch.last() else { break };
-                        let last = last.key.clone();
-                        out.expired += expire_batch(st, &b, rule, day, now, &batch).await?;
-                        after = Some(last);
-                        run.save(Some(at(after.clone()))).await?;
-                        if batch.len() < batch_size {
-                            break;
-                        }
-                    }
-                }
-                Step::Versions(i) => {
-                    out.expired +=
-                        versions_pass(&run, &b, &rules[i], day, now, after, batch_size, n).await?;
-                }
-                Step::Abort(i) => {
-                    let days = rules[i].abort_days.unwrap_or_default();
-                    let mut uploads = meta
-                        .list_uploads(&b.name, &rules[i].filter.prefix, None)
-                        .await?;
-                    let mut due = Vec::new();
-                    while let Some(up) = futures::TryStreamExt::try_next(&mut uploads).await? {
-                        if after_days(up.initiated.to_chrono(), days, day) <= now {
-                            due.push(up);
-                        }
-                    }
-                    for up in due {
-                        st.store.abort_multipart(&up).await?;
-                        out.aborted += 1;
-                    }
-                }
-            }
-            // The step is done: the next run goes on with the next one.
-            run.save(Some(crate::storage::meta::Progress {
-                bucket: b.name.clone(),
-                step: n + 1,
-                after: None,
-            }))
-            .await?;
         }
     }
     // Round: the next pass starts again from the first bucket.
@@ -209,6 +179,85 @@ async fn led_pass(st: &AppState, fence: i64) -> anyhow::Result<Outcome> {
         metrics::counter!("grids3_lifecycle_uploads_aborted_total").increment(out.aborted as u64);
     }
     Ok(out)
+}
+
+/// One bucket's steps, from `resume` (the recorded position, when it was taken under the
+/// same rules) on.
+async fn bucket_pass(
+    run: &Run<'_>,
+    b: &crate::storage::meta::BucketInfo,
+    rules: &[crate::lifecycle::Rule],
+    tag: &str,
+    resume: Option<&crate::storage::meta::Progress>,
+    out: &mut Outcome,
+) -> anyhow::Result<()> {
+    let st = run.st;
+    let meta = st.store.meta();
+    let day = st.config.lifecycle_day_secs;
+    let batch_size = st.config.lifecycle_batch.max(1);
+    let now = meta.clock().now().to_chrono();
+    for (n, step) in steps(rules, b.versioning.is_some()).into_iter().enumerate() {
+        let n = n as i64;
+        if resume.is_some_and(|r| n < r.step) {
+            continue;
+        }
+        let mut after = resume.filter(|r| r.step == n).and_then(|r| r.after.clone());
+        let at = |after: Option<String>| crate::storage::meta::Progress {
+            bucket: b.name.clone(),
+            step: n,
+            after,
+            tag: Some(tag.to_owned()),
+        };
+        match step {
+            Step::Expire(i) => {
+                let rule = &rules[i];
+                loop {
+                    let batch = st
+                        .store
+                        .lifecycle_candidates(
+                            &b.name,
+                            &rule.filter.prefix,
+                            after.as_deref(),
+                            batch_size,
+                        )
+                        .await?;
+                    let Some(last) = batch.last() else { break };
+                    let last = last.key.clone();
+                    out.expired += expire_batch(st, b, rule, day, now, &batch).await?;
+                    after = Some(last);
+                    run.save(Some(at(after.clone()))).await?;
+                    if batch.len() < batch_size {
+                        break;
+                    }
+                }
+            }
+            Step::Versions(i) => {
+                out.expired +=
+                    versions_pass(run, b, &rules[i], day, now, after, batch_size, at(None)).await?;
+            }
+            Step::Abort(i) => {
+                let days = rules[i].abort_days.unwrap_or_default();
+                let mut uploads = meta
+                    .list_uploads(&b.name, &rules[i].filter.prefix, None)
+                    .await?;
+                let mut due = Vec::new();
+                while let Some(up) = futures::TryStreamExt::try_next(&mut uploads).await? {
+                    if after_days(up.initiated.to_chrono(), days, day) <= now {
+                        due.push(up);
+                    }
+                }
+                for up in due {
+                    st.store.abort_multipart(&up).await?;
+                    out.aborted += 1;
+                }
+            }
+        }
+        // The step is done: the next run goes on with the next one.
+        let mut done = at(None);
+        done.step = n + 1;
+        run.save(Some(done)).await?;
+    }
+    Ok(())
 }
 
 /// Expires what is due in one batch of current objects.
@@ -275,7 +324,7 @@ async fn versions_pass(
     now: chrono::DateTime<chrono::Utc>,
     after: Option<String>,
     batch_size: usize,
-    step: i64,
+    at: crate::storage::meta::Progress,
 ) -> anyhow::Result<usize> {
     use crate::storage::versions::{entry_id, VersionEntry, VERSION};
     let st = run.st;
@@ -306,9 +355,8 @@ async fn versions_pass(
         }
         if let Some(upto) = done_upto {
             run.save(Some(crate::storage::meta::Progress {
-                bucket: b.name.clone(),
-                step,
                 after: Some(upto),
+                ..at.clone()
             }))
             .await?;
         }

@@ -53,6 +53,20 @@ impl Cidr {
     }
 }
 
+/// One `X-Forwarded-For` entry: an address, bare or with a port (`203.0.113.7:5555`,
+/// `[2001:db8::1]:443`, `[2001:db8::1]`), as proxies write them.
+fn parse_hop(hop: &str) -> Option<IpAddr> {
+    if let Ok(ip) = hop.parse() {
+        return Some(ip);
+    }
+    if let Ok(sa) = hop.parse::<std::net::SocketAddr>() {
+        return Some(sa.ip());
+    }
+    hop.strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .and_then(|h| h.parse().ok())
+}
+
 /// The client's address: the TCP peer's, unless the peer is a trusted proxy, in which case the
 /// rightmost `X-Forwarded-For` entry that is not itself a trusted proxy (entries to its left
 /// were written by the client and prove nothing).
@@ -66,15 +80,15 @@ pub fn client_ip(peer: IpAddr, forwarded_for: Option<&str>, trusted: &[Cidr]) ->
     };
     let mut client = peer;
     for hop in chain.rsplit(',') {
-        match hop.trim().parse::<IpAddr>() {
-            Ok(ip) => {
+        match parse_hop(hop.trim()) {
+            Some(ip) => {
                 client = ip;
                 if !trusted_ip(ip) {
                     break;
                 }
             }
             // A malformed entry ends what can be believed.
-            Err(_) => break,
+            None => break,
         }
     }
     client
@@ -111,6 +125,14 @@ mod tests {
             ("198.51.100.1", Some("203.0.113.7"), "198.51.100.1"),
             ("127.0.0.1", Some("junk, 203.0.113.9"), "203.0.113.9"),
             ("127.0.0.1", Some("10.0.0.9"), "10.0.0.9"),
+            ("127.0.0.1", Some("203.0.113.7:5555"), "203.0.113.7"),
+            (
+                "127.0.0.1",
+                Some("[2001:db8::1]:443, 10.0.0.5"),
+                "2001:db8::1",
+            ),
+            // Two lines joined (the client's own, then the proxy's): the proxy's counts.
+            ("127.0.0.1", Some("10.0.0.1,203.0.113.8"), "203.0.113.8"),
         ];
         for (peer, xff, want) in table {
             assert_eq!(

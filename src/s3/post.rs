@@ -386,8 +386,12 @@ pub async fn post_object(
         bucket,
         key: Some(&key),
         facts: &facts,
-        // POST refuses the lock fields (above), so its shape is a plain PutObject's.
-        shape: Default::default(),
+        // POST refuses the lock fields (above); a `tagging` field needs s3:PutObjectTagging,
+        // as `x-amz-tagging` on a PUT does.
+        shape: crate::s3::actions::Shape {
+            tagging: fields.contains_key("tagging"),
+            ..Default::default()
+        },
     };
     authz::authorize(st, &Op::PutObject, &auth, &target, None).await?;
     require_bucket(st, bucket).await?;

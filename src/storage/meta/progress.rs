@@ -17,6 +17,8 @@ pub struct Progress {
     pub step: i64,
     /// The last key (or index entry) the step finished, if it finished any.
     pub after: Option<String>,
+    /// What the position is valid for (the job's own fingerprint of the bucket's settings).
+    pub tag: Option<String>,
 }
 
 impl super::MetaStore {
@@ -31,6 +33,7 @@ impl super::MetaStore {
                 bucket: d.get_str("bucket").ok()?.to_owned(),
                 step: d.get_i64("step").unwrap_or(0),
                 after: d.get_str("after").ok().map(str::to_owned),
+                tag: d.get_str("tag").ok().map(str::to_owned),
             })
         }))
     }
@@ -55,9 +58,13 @@ impl super::MetaStore {
                     Some(a) => set.insert("after", a),
                     None => unset.insert("after", ""),
                 };
+                match &p.tag {
+                    Some(t) => set.insert("tag", t),
+                    None => unset.insert("tag", ""),
+                };
             }
             None => {
-                for f in ["bucket", "step", "after"] {
+                for f in ["bucket", "step", "after", "tag"] {
                     unset.insert(f, "");
                 }
             }

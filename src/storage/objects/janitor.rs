@@ -95,9 +95,13 @@ impl ObjectStore {
         let objects = self.gridfs(objects_bucket);
         let mut unpublished = Vec::new();
         for id in &w.file_ids {
+            // A tombstone (an earlier try of this reap that stopped before the chunks went)
+            // is no publish: its chunks are still to delete.
             let published = objects
                 .files()
-                .find_one(doc! {"_id": id.clone()})
+                .find_one(
+                    doc! {"_id": id.clone(), format!("metadata.{REAPED}"): {"$exists": false}},
+                )
                 .projection(doc! {"_id": 1})
                 .await?
                 .is_some();
@@ -146,6 +150,15 @@ impl ObjectStore {
     pub(super) async fn tombstone_file(&self, bucket: &str, id: &Bson) -> Result<bool> {
         let files = self.gridfs(bucket).files().clone();
         let now = self.meta.clock().now();
+        // Dated first, so a reap that stops after the tombstone still has it purged later.
+        self.db
+            .collection::<Document>(REAPED_COLL)
+            .update_one(
+                doc! {"_id": {"bucket": bucket, "file": id.clone()}},
+                doc! {"$set": {"at": now}},
+            )
+            .upsert(true)
+            .await?;
         let tombstone = doc! {
             "_id": id.clone(),
             "length": 0_i64,
@@ -165,19 +178,15 @@ impl ObjectStore {
                     .await?
                     .is_some();
                 if !ours {
+                    self.db
+                        .collection::<Document>(REAPED_COLL)
+                        .delete_one(doc! {"_id": {"bucket": bucket, "file": id.clone()}})
+                        .await?;
                     return Ok(false);
                 }
             }
             Err(e) => return Err(e.into()),
         }
-        self.db
-            .collection::<Document>(REAPED_COLL)
-            .update_one(
-                doc! {"_id": {"bucket": bucket, "file": id.clone()}},
-                doc! {"$set": {"at": now}},
-            )
-            .upsert(true)
-            .await?;
         Ok(true)
     }
 

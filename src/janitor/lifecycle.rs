@@ -174,11 +174,13 @@ async fn led_pass(st: &AppState, fence: i64) -> anyhow::Result<Outcome> {
     }
     // Round: the next pass starts again from the first bucket.
     run.save(None).await?;
-    if out.expired + out.aborted > 0 {
-        metrics::counter!("grids3_lifecycle_objects_expired_total").increment(out.expired as u64);
-        metrics::counter!("grids3_lifecycle_uploads_aborted_total").increment(out.aborted as u64);
-    }
     Ok(out)
+}
+
+/// Counts expirations and aborts as they happen, so that a pass cut short counts what it did.
+fn counted(expired: usize, aborted: usize) {
+    metrics::counter!("grids3_lifecycle_objects_expired_total").increment(expired as u64);
+    metrics::counter!("grids3_lifecycle_uploads_aborted_total").increment(aborted as u64);
 }
 
 /// One bucket's steps, from `resume` (the recorded position, when it was taken under the
@@ -223,7 +225,9 @@ async fn bucket_pass(
                         .await?;
                     let Some(last) = batch.last() else { break };
                     let last = last.key.clone();
-                    out.expired += expire_batch(st, b, rule, day, now, &batch).await?;
+                    let n = expire_batch(st, b, rule, day, now, &batch).await?;
+                    counted(n, 0);
+                    out.expired += n;
                     after = Some(last);
                     run.save(Some(at(after.clone()))).await?;
                     if batch.len() < batch_size {
@@ -232,8 +236,10 @@ async fn bucket_pass(
                 }
             }
             Step::Versions(i) => {
-                out.expired +=
+                let n =
                     versions_pass(run, b, &rules[i], day, now, after, batch_size, at(None)).await?;
+                counted(n, 0);
+                out.expired += n;
             }
             Step::Abort(i) => {
                 let days = rules[i].abort_days.unwrap_or_default();
@@ -248,6 +254,7 @@ async fn bucket_pass(
                 }
                 for up in due {
                     st.store.abort_multipart(&up).await?;
+                    counted(0, 1);
                     out.aborted += 1;
                 }
             }

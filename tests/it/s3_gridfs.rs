@@ -161,20 +161,22 @@ fn streaming_get_survives_overwrite_and_delete_on_another_instance() {
         );
         drop(body);
 
-        // With the reader gone, a janitor reclaims the chunks.
+        // With the reader gone, a janitor reclaims the chunks, then drops the reclaim's
+        // record (two writes: wait for both, not for the first alone).
+        let pending = || async {
+            a.db.collection::<mongodb::bson::Document>("__reclaim")
+                .count_documents(doc! {})
+                .await
+                .unwrap()
+        };
         for _ in 0..100 {
-            if a.chunk_count("media").await == 0 {
+            if a.chunk_count("media").await == 0 && pending().await == 0 {
                 break;
             }
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
         assert_eq!(a.chunk_count("media").await, 0);
-        let pending =
-            a.db.collection::<mongodb::bson::Document>("__reclaim")
-                .count_documents(doc! {})
-                .await
-                .unwrap();
-        assert_eq!(pending, 0);
+        assert_eq!(pending().await, 0);
     });
 }
 

@@ -229,9 +229,12 @@ impl S3Error {
     pub fn from_mongo(e: &mongodb::error::Error) -> Self {
         use mongodb::error::{ErrorKind, WriteFailure};
         // Codes of a primary stepping down, a node shutting down or an interrupted operation:
-        // the same request succeeds once the replica set has a primary again.
+        // the same request succeeds once the replica set has a primary again. Also a write
+        // conflict (112), a majority snapshot not yet available (134, which majority reads
+        // can meet right after a start or failover) and a write concern that timed out (64):
+        // each passes when tried again.
         const TRANSIENT: &[i32] = &[
-            6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436, 50,
+            6, 7, 50, 64, 89, 91, 112, 134, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436,
         ];
         let code = match &*e.kind {
             ErrorKind::Command(c) => Some(c.code),

@@ -706,12 +706,22 @@ fn small_reads_and_http2_streams_are_bounded() {
             "{} streams open, {refused} refused: the limit counts streams",
             open.len()
         );
-        // Once they are read, the address may ask again.
+        // Once they are read, the address may ask again. (A stream's count is given back when
+        // the server has dropped its body, a moment after the client has read its end, and a
+        // loaded database may answer a retryable 503: tried again as an SDK would, never a
+        // 500.)
         for r in open {
             assert_eq!(r.bytes().await.unwrap().len(), data.len());
         }
-        let r = signed(&h2).await.unwrap();
-        assert_eq!(r.status(), 200);
+        let mut status = 0;
+        for _ in 0..20 {
+            status = signed(&h2).await.unwrap().status().as_u16();
+            if status != 503 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+        assert_eq!(status, 200);
     });
 }
 

@@ -85,27 +85,6 @@ pub struct Shape {
     pub tagging: bool,
 }
 
-impl Shape {
-    /// The shape of a request, from its headers and query.
-    pub fn of(headers: &axum::http::HeaderMap, query: &[(String, String)]) -> Shape {
-        let has = |n: &str| headers.contains_key(n);
-        Shape {
-            version: query.iter().any(|(k, _)| k == "versionId"),
-            retention: has("x-amz-object-lock-mode") || has("x-amz-object-lock-retain-until-date"),
-            legal_hold: has("x-amz-object-lock-legal-hold"),
-            bypass: headers
-                .get("x-amz-bypass-governance-retention")
-                .and_then(|v| v.to_str().ok())
-                .is_some_and(|v| v.trim().eq_ignore_ascii_case("true")),
-            source_version: headers
-                .get("x-amz-copy-source")
-                .and_then(|v| v.to_str().ok())
-                .is_some_and(|v| v.contains("?versionId=")),
-            tagging: has("x-amz-tagging"),
-        }
-    }
-}
-
 /// The one table of the actions a request is checked as, by its whole shape, as AWS checks
 /// them: the operation's own action (its `*Version*` form when the request addresses a
 /// version) first, then what its headers add: a write that sets a retention also needs

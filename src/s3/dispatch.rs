@@ -37,7 +37,7 @@ pub async fn dispatch(st: &AppState, op: Op, mut req: S3Request) -> S3Result<Res
         bucket: &bucket,
         key: key.as_deref(),
         facts: &facts,
-        shape: crate::s3::actions::Shape::of(&req.parts.headers, &req.query),
+        shape: crate::s3::request::access::shape_of(&req.parts.headers, &req.query),
     };
     let decision = authz::authorize(st, &op, &req.auth.clone(), &target, copy_source).await?;
     expected_owner(st, &bucket, req.header("x-amz-expected-bucket-owner")).await?;

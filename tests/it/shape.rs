@@ -504,6 +504,42 @@ fn operations_naming_a_version_are_checked_as_their_version_actions() {
             "the plain entry made a delete marker"
         );
         assert!(out.deleted()[0].delete_marker().unwrap_or(false));
+        // s3:ExistingObjectTag is the addressed version's tag, not the current version's.
+        s3.put_object_tagging()
+            .bucket(b)
+            .key("k")
+            .version_id(&v1)
+            .tagging(
+                Tagging::builder()
+                    .tag_set(Tag::builder().key("secret").value("yes").build().unwrap())
+                    .build()
+                    .unwrap(),
+            )
+            .send()
+            .await
+            .unwrap();
+        let policy = serde_json::json!({"Statement": [{
+            "Effect": "Deny", "Principal": "*", "Action": "s3:GetObjectVersion",
+            "Resource": format!("arn:aws:s3:::{b}/*"),
+            "Condition": {"StringEquals": {"s3:ExistingObjectTag/secret": "yes"}},
+        }]});
+        s3.put_bucket_policy()
+            .bucket(b)
+            .policy(policy.to_string())
+            .send()
+            .await
+            .unwrap();
+        let get = |v: String| s3.get_object().bucket(b).key("k").version_id(v).send();
+        assert_eq!(
+            code(get(v1.clone()).await),
+            "AccessDenied",
+            "the tagged version"
+        );
+        assert_eq!(
+            code(get(vids[2].clone()).await),
+            "ok",
+            "an untagged version"
+        );
         s3.delete_bucket_policy().bucket(b).send().await.unwrap();
         let versions = s3.list_object_versions().bucket(b).send().await.unwrap();
         assert!(

@@ -194,7 +194,21 @@ async fn decide_on(
     if let (Some(p), Some(&act)) = (bucket_policy(&b), acts.first()) {
         let mut values = t.facts.clone();
         if let (true, Some(key)) = (p.needs_object_tags(), t.key) {
-            if let Some(o) = st.store.head(t.bucket, key).await? {
+            // The tags of the version the request addresses (a copy's source: its own), not
+            // the current version's: an old version is judged by what it carries.
+            let version = t
+                .facts
+                .get("s3:versionid")
+                .and_then(|v| v.first())
+                .map(String::as_str);
+            let found = match st.store.lookup(t.bucket, key, version).await {
+                Ok(crate::storage::objects::Lookup::Object(o)) => Some(o),
+                Ok(_) => None,
+                // A version id that does not parse is the handler's to refuse.
+                Err(crate::storage::gridfs::GridFsError::Mongo(e)) => return Err(e.into()),
+                Err(_) => None,
+            };
+            if let Some(o) = found {
                 for (k, v) in &o.meta.tags {
                     values.insert(
                         format!("s3:existingobjecttag/{}", k.to_ascii_lowercase()),

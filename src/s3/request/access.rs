@@ -54,18 +54,24 @@ impl PerKey {
     /// single DeleteObject of that shape would be, `s3:DeleteObjectVersion` with the
     /// version as `s3:VersionId` when it names one.
     pub fn allows(&self, key: &str, version: Option<&str>) -> bool {
-        let mut cx = self.cx.clone();
-        cx.resource = resource(&self.bucket, Some(key));
-        cx.action = crate::s3::actions::versioned_action("s3:DeleteObject", version.is_some());
-        cx.values.remove("s3:versionid");
-        if let Some(v) = version {
-            cx.values.insert("s3:versionid".into(), vec![v.to_owned()]);
-        }
-        match self.policy.evaluate(&cx) {
+        let act = crate::s3::actions::versioned_action("s3:DeleteObject", version.is_some());
+        match self.verdict(act, key, version) {
             Verdict::Deny => false,
             Verdict::Allow if !self.restrict_public => true,
             _ => self.base,
         }
+    }
+
+    /// The policy's verdict on `action` for the entry `key` (`version`), on the object's ARN.
+    fn verdict(&self, action: &'static str, key: &str, version: Option<&str>) -> Verdict {
+        let mut cx = self.cx.clone();
+        cx.resource = resource(&self.bucket, Some(key));
+        cx.action = action;
+        cx.values.remove("s3:versionid");
+        if let Some(v) = version {
+            cx.values.insert("s3:versionid".into(), vec![v.to_owned()]);
+        }
+        self.policy.evaluate(&cx)
     }
 
     /// Whether the request may bypass GOVERNANCE retention for `key`: it asked to, and the
@@ -75,17 +81,30 @@ impl PerKey {
         let Some(owner) = self.bypass else {
             return false;
         };
-        let mut cx = self.cx.clone();
-        cx.resource = resource(&self.bucket, Some(key));
-        cx.action = crate::s3::actions::BYPASS;
-        cx.values.remove("s3:versionid");
-        if let Some(v) = version {
-            cx.values.insert("s3:versionid".into(), vec![v.to_owned()]);
-        }
-        match self.policy.evaluate(&cx) {
+        match self.verdict(crate::s3::actions::BYPASS, key, version) {
             Verdict::Deny => false,
             Verdict::Allow if !self.restrict_public => true,
             _ => owner,
         }
+    }
+}
+
+/// The shape of a request ([`crate::s3::actions::Shape`]), read once from its headers and
+/// query: a copy source's version by the same parser the copy uses.
+pub fn shape_of(
+    headers: &axum::http::HeaderMap,
+    query: &[(String, String)],
+) -> crate::s3::actions::Shape {
+    let has = |n: &str| headers.contains_key(n);
+    let text = |n: &str| headers.get(n).and_then(|v| v.to_str().ok());
+    crate::s3::actions::Shape {
+        version: query.iter().any(|(k, _)| k == "versionId"),
+        retention: has("x-amz-object-lock-mode") || has("x-amz-object-lock-retain-until-date"),
+        legal_hold: has("x-amz-object-lock-legal-hold"),
+        bypass: text("x-amz-bypass-governance-retention")
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true")),
+        source_version: text("x-amz-copy-source")
+            .is_some_and(|v| matches!(super::copy_source_version(v), Ok(Some(_)))),
+        tagging: has("x-amz-tagging"),
     }
 }

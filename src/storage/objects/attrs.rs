@@ -75,11 +75,9 @@ impl ObjectStore {
         }
         let idx = self.versions(bucket);
         self.under_lock(bucket, read.key(), async {
+            // The version must still be there (one lookup: the null version by its alias).
             let vid = match read.version_id.as_deref() {
-                Some("null") => match idx.entry(read.key(), "null").await? {
-                    Some(e) => e.vid,
-                    None => return Ok(AttrWrite::Gone),
-                },
+                Some("null") => "null".to_owned(),
                 other => read
                     .meta
                     .version_id
@@ -87,9 +85,10 @@ impl ObjectStore {
                     .or(other.map(str::to_owned))
                     .unwrap_or_default(),
             };
-            if idx.entry(read.key(), &vid).await?.is_none() {
+            let Some(entry) = idx.entry(read.key(), &vid).await? else {
                 return Ok(AttrWrite::Gone);
-            }
+            };
+            let vid = entry.vid;
             let out = self.cas_attrs(bucket, read, &meta, &stored).await?;
             if let AttrWrite::Written(_) = &out {
                 idx.set_metadata_if_older(

@@ -204,7 +204,7 @@ impl ObjectStore {
             .try_collect()
             .await?;
         for r in old {
-            let Ok(key) = r.get_document("_id") else {
+            let (Ok(key), Some(at)) = (r.get_document("_id"), r.get("at")) else {
                 continue;
             };
             let (Ok(bucket), Some(file)) = (key.get_str("bucket"), key.get("file")) else {
@@ -216,7 +216,9 @@ impl ObjectStore {
                     doc! {"_id": file.clone(), format!("metadata.{REAPED}"): {"$exists": true}},
                 )
                 .await?;
-            coll.delete_one(doc! {"_id": key.clone()}).await?;
+            // As read: a reap that dated the record again since keeps it (and its tombstone).
+            coll.delete_one(doc! {"_id": key.clone(), "at": at.clone()})
+                .await?;
         }
         Ok(())
     }

@@ -243,14 +243,19 @@ async fn bucket_pass(
             }
             Step::Abort(i) => {
                 let days = rules[i].abort_days.unwrap_or_default();
-                let mut uploads = meta
-                    .list_uploads(&b.name, &rules[i].filter.prefix, None)
-                    .await?;
+                let mut uploads =
+                    meta.list_uploads(&b.name, &rules[i].filter.prefix, None, st.store.posts());
                 let mut due = Vec::new();
-                while let Some(up) = futures::TryStreamExt::try_next(&mut uploads).await? {
-                    if after_days(up.initiated.to_chrono(), days, day) <= now {
-                        due.push(up);
+                loop {
+                    let batch = uploads.next(1000).await?;
+                    if batch.is_empty() {
+                        break;
                     }
+                    due.extend(
+                        batch
+                            .into_iter()
+                            .filter(|up| after_days(up.initiated.to_chrono(), days, day) <= now),
+                    );
                 }
                 for up in due {
                     st.store.abort_multipart(&up).await?;

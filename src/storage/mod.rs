@@ -5,5 +5,6 @@ pub mod content;
 pub mod gridfs;
 pub mod meta;
 pub mod objects;
+pub mod ranges;
 pub mod sharding;
 pub mod versions;

@@ -15,6 +15,7 @@ mod gridfs_spec;
 mod honoured;
 mod layering;
 mod lifecycle_runs;
+mod listing;
 mod newcomer;
 mod plans;
 mod policy;

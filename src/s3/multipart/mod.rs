@@ -459,21 +459,26 @@ pub async fn list_uploads(st: &AppState, req: S3Request) -> S3Result<Response> {
             .map_err(|_| S3Error::invalid_argument("max-uploads must be an integer"))?
             .min(1000),
     };
-    // Streamed from the cursor, one batch at a time, until the page is full.
-    let mut all = st
-        .store
-        .meta()
-        .list_uploads(
-            &bucket.name,
-            &prefix,
-            (!key_marker.is_empty()).then_some(key_marker.as_str()),
-        )
-        .await?;
+    // Read in bounded ranges of keys, a batch at a time, until the page is full.
+    let mut all = st.store.meta().list_uploads(
+        &bucket.name,
+        &prefix,
+        (!key_marker.is_empty()).then_some(key_marker.as_str()),
+        st.store.posts(),
+    );
     let mut uploads = Vec::new();
     let mut prefixes: Vec<String> = Vec::new();
     let mut last: Option<(String, String)> = None;
     let mut truncated = false;
-    while let Some(u) = all.try_next().await? {
+    let mut batch = std::collections::VecDeque::new();
+    loop {
+        if batch.is_empty() {
+            let want = (max + 1).saturating_sub(uploads.len() + prefixes.len());
+            batch.extend(all.next(want).await?);
+        }
+        let Some(u) = batch.pop_front() else {
+            break;
+        };
         let after_marker = key_marker.is_empty()
             || u.key > key_marker
             || (u.key == key_marker && !id_marker.is_empty() && u.id.as_str() > id_marker.as_str());
@@ -497,6 +502,9 @@ pub async fn list_uploads(st: &AppState, req: S3Request) -> S3Result<Response> {
         match cp {
             Some(cp) => {
                 last = Some((cp.clone(), String::new()));
+                if let Some(s) = crate::storage::objects::prefix_successor(&cp) {
+                    all.skip_to(s);
+                }
                 prefixes.push(cp);
             }
             None => {

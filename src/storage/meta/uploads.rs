@@ -100,6 +100,38 @@ pub struct PartRecord {
     pub sha: Option<[u8; 20]>,
 }
 
+/// Open uploads read in bounded ranges (see [`MetaStore::list_uploads`]).
+pub struct UploadPager<'p>(crate::storage::ranges::Ranger<'p>);
+
+impl UploadPager<'_> {
+    /// The next open uploads in order, about `want` of them; empty at the end.
+    pub async fn next(&mut self, want: usize) -> mongodb::error::Result<Vec<UploadRecord>> {
+        loop {
+            let batch = self.0.next(want).await?;
+            if batch.is_empty() {
+                return Ok(Vec::new());
+            }
+            // Completed and aborting uploads are left out here rather than in the query, so
+            // that the query is the index's own range (`{bucket, key, initiated}`).
+            let open: Vec<UploadRecord> = batch
+                .iter()
+                .filter(|d| {
+                    !d.contains_key("completed") && !d.get_bool("aborting").unwrap_or(false)
+                })
+                .filter_map(upload_from)
+                .collect();
+            if !open.is_empty() {
+                return Ok(open);
+            }
+        }
+    }
+
+    /// Continues from `key` (past a common prefix).
+    pub fn skip_to(&mut self, key: String) {
+        self.0.skip_to(key);
+    }
+}
+
 fn upload_from(d: &Document) -> Option<UploadRecord> {
     Some(UploadRecord {
         id: d.get_str("_id").ok()?.to_owned(),
@@ -181,35 +213,34 @@ impl MetaStore {
             .filter(|u| u.bucket == bucket))
     }
 
-    /// Open uploads of a bucket in (key, initiated, id) order, from a marker on, as a stream
-    /// that fetches 1000 records a batch (the caller stops reading when its page is full).
-    pub async fn list_uploads(
+    /// Open uploads of a bucket in (key, initiated, id) order, from a marker on, read in
+    /// bounded ranges of keys (see `storage::ranges`); the caller stops when its page is full.
+    pub fn list_uploads<'p>(
         &self,
         bucket: &str,
         prefix: &str,
         key_marker: Option<&str>,
-    ) -> mongodb::error::Result<
-        futures::stream::BoxStream<'static, mongodb::error::Result<UploadRecord>>,
-    > {
-        use futures::StreamExt;
-        let mut key = doc! {"$regex": format!("^{}", regex_escape(prefix))};
-        if let Some(m) = key_marker {
-            key.insert("$gte", m);
-        }
-        let cursor = self
-            .uploads
-            .find(doc! {"bucket": bucket, "key": key, "completed": {"$exists": false}, "aborting": {"$ne": true}})
-            .sort(doc! {"key": 1, "initiated": 1, "_id": 1})
-            .batch_size(1000)
-            .await?;
-        Ok(cursor
-            .filter_map(|d| async move {
-                match d {
-                    Ok(d) => upload_from(&d).map(Ok),
-                    Err(e) => Some(Err(e)),
-                }
-            })
-            .boxed())
+        posts: &'p crate::storage::ranges::Posts,
+    ) -> UploadPager<'p> {
+        let lower = match key_marker {
+            Some(m) if m >= prefix => m.to_owned(),
+            _ => prefix.to_owned(),
+        };
+        let end = if prefix.is_empty() {
+            None
+        } else {
+            crate::storage::objects::prefix_successor(prefix)
+        };
+        UploadPager(crate::storage::ranges::Ranger::new(
+            self.uploads.clone(),
+            "key",
+            doc! {"bucket": bucket},
+            doc! {"key": 1, "initiated": 1, "_id": 1},
+            (lower, true),
+            end,
+            posts,
+            format!("uploads:{bucket}"),
+        ))
     }
 
     /// Uploads the sweep has to finish: created before `before`, being aborted, or completed
@@ -462,16 +493,4 @@ impl MetaStore {
         self.parts.delete_many(doc! {"uploadId": upload_id}).await?;
         Ok(())
     }
-}
-
-/// Escapes a string for a MongoDB regular expression.
-fn regex_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if "\\^$.|?*+()[]{}".contains(c) {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
 }

@@ -1,15 +1,19 @@
 //! Listing: keys in UTF-8 byte order (MongoDB's binary string order), newest revision per key,
-//! and common prefixes that are passed over by reading on, or, under a prefix with many keys,
-//! with one new index seek.
+//! and common prefixes, read in range queries bounded on both sides (`storage::ranges`).
 
-use futures::TryStreamExt;
 use mongodb::bson::{doc, Document};
 
-use super::keyorder::{common_prefix, prefix_successor};
+use super::keyorder::{common_prefix, prefix_successor, sibling_guess};
 use super::{FileDoc, ObjectInfo, ObjectStore, Result};
+use crate::storage::ranges::Ranger;
 
-/// Keys under one common prefix read past before a new index seek skips the rest.
-const SKIP_SCAN: usize = 1000;
+/// `a` is an older revision than `b` (of the same key).
+fn older(a: &Document, b: &Document) -> bool {
+    match (a.get_datetime("uploadDate"), b.get_datetime("uploadDate")) {
+        (Ok(x), Ok(y)) => x < y,
+        _ => false,
+    }
+}
 
 /// What to list.
 #[derive(Clone, Debug, Default)]
@@ -53,7 +57,8 @@ pub struct ListPage {
 }
 
 impl ObjectStore {
-    /// Lists a bucket.
+    /// Lists a bucket: bounded range queries (see `storage::ranges`), the newest revision of
+    /// each key, and common prefixes passed over with a new range past each.
     pub async fn list(&self, bucket: &str, q: &ListQuery) -> Result<ListPage> {
         let fs = self.gridfs(bucket);
         // A versioned bucket lists its masters (one per key whose latest version is data,
@@ -83,85 +88,73 @@ impl ObjectStore {
                 }
             }
         }
-        let upper = if q.prefix.is_empty() {
+        let end = if q.prefix.is_empty() {
             None
         } else {
             prefix_successor(&q.prefix)
         };
+        let space = format!("{}:{bucket}", if masters { "masters" } else { "files" });
+        // Sorted on the filename alone, which a `{filename, uploadDate}` index serves on any
+        // server (and which SecantusDB answers in index order with no sort of its own); a key's
+        // revisions come in one answer (the ranger never splits a key), and the newest is
+        // picked here.
+        let mut r = Ranger::new(
+            source,
+            "filename",
+            Document::new(),
+            doc! {"filename": 1},
+            lower,
+            end,
+            &self.posts,
+            space,
+        );
         let mut entries: Vec<ListEntry> = Vec::new();
         let want = q.max + 1; // one more than asked tells whether the listing is truncated
-        'seek: loop {
-            let mut range = Document::new();
-            range.insert(if lower.1 { "$gte" } else { "$gt" }, lower.0.clone());
-            if let Some(u) = &upper {
-                range.insert("$lt", u.clone());
+        let mut pending: Option<Document> = None;
+        // Keys below this are under a common prefix already listed.
+        let mut passed: Option<String> = None;
+        'read: while entries.len() < want {
+            let batch = r.next(want - entries.len()).await?;
+            if batch.is_empty() {
+                break;
             }
-            // Sorted exactly as the GridFS index `{filename, uploadDate}` is, so the query is an
-            // index scan with no blocking SORT stage (an `_id` tie-break would sort the whole
-            // remaining key range in memory on every seek). grids3 stamps each revision of a
-            // key after the previous one, so uploadDates of a key never tie.
-            let mut cursor = source
-                .find(doc! {"filename": range})
-                .sort(doc! {"filename": 1, "uploadDate": 1})
-                .batch_size(if delimiter.is_some() {
-                    1000
-                } else {
-                    (want as u32).clamp(2, 1000)
-                })
-                .await?;
-            let mut pending: Option<Document> = None;
-            // The common prefix being passed over, and how many keys under it were read so
-            // far. Keys under a prefix are first skipped by reading on (cheap while they are
-            // few, and on servers whose range queries cost the whole range, far cheaper than a
-            // new query); past SKIP_SCAN of them, one new index seek jumps over the rest.
-            let mut skipping: Option<(String, usize)> = None;
-            loop {
-                let Some(d) = cursor.try_next().await? else {
-                    if let Some(p) = pending.take() {
-                        if let Some(o) = self.listed(bucket, p, masters).await? {
-                            entries.push(ListEntry::Object(Box::new(o)));
-                        }
-                    }
-                    break 'seek;
-                };
+            for d in batch {
                 let Some(name) = d.get_str("filename").ok().map(str::to_owned) else {
                     continue;
                 };
-                if let Some((cp, skipped)) = &mut skipping {
-                    if name.starts_with(cp.as_str()) {
-                        *skipped += 1;
-                        if *skipped > SKIP_SCAN {
-                            match prefix_successor(cp) {
-                                Some(next) => {
-                                    lower = (next, true);
-                                    continue 'seek;
-                                }
-                                None => break 'seek,
-                            }
-                        }
-                        continue;
-                    }
-                    skipping = None;
+                if passed.as_deref().is_some_and(|p| name.as_str() < p) {
+                    continue;
                 }
-                if let Some(cp) = delimiter.and_then(|dl| common_prefix(&name, &q.prefix, dl)) {
+                if let Some((cp, dl)) =
+                    delimiter.and_then(|dl| common_prefix(&name, &q.prefix, dl).map(|cp| (cp, dl)))
+                {
                     if let Some(p) = pending.take() {
                         if let Some(o) = self.listed(bucket, p, masters).await? {
                             entries.push(ListEntry::Object(Box::new(o)));
                         }
                         if entries.len() >= want {
-                            break 'seek;
+                            break 'read;
                         }
                     }
                     entries.push(ListEntry::Prefix(cp.clone()));
                     if entries.len() >= want {
-                        break 'seek;
+                        break 'read;
                     }
-                    skipping = Some((cp, 0));
+                    let Some(next) = prefix_successor(&cp) else {
+                        break 'read;
+                    };
+                    r.skip_to(next.clone());
+                    if let Some(g) = sibling_guess(&cp, &q.prefix, dl, &name) {
+                        r.guess(g);
+                    }
+                    passed = Some(next);
                     continue;
                 }
                 match &pending {
                     Some(p) if p.get_str("filename").ok() == Some(name.as_str()) => {
-                        pending = Some(d)
+                        if !older(&d, p) {
+                            pending = Some(d);
+                        }
                     }
                     Some(_) => {
                         let p = pending.replace(d).expect("some");
@@ -169,13 +162,21 @@ impl ObjectStore {
                             entries.push(ListEntry::Object(Box::new(o)));
                         }
                         if entries.len() >= want {
-                            break 'seek;
+                            break 'read;
                         }
                     }
                     None => pending = Some(d),
                 }
             }
         }
+        if entries.len() < want {
+            if let Some(p) = pending.take() {
+                if let Some(o) = self.listed(bucket, p, masters).await? {
+                    entries.push(ListEntry::Object(Box::new(o)));
+                }
+            }
+        }
+        r.finish();
         // max-keys=0 asks for nothing and, as in S3, is not truncated.
         let truncated = q.max > 0 && entries.len() > q.max;
         entries.truncate(q.max);

@@ -237,6 +237,8 @@ pub struct ObjectStore {
     settling: settle::Settling,
     /// How content-addressed buckets store contents.
     content_settings: ContentSettings,
+    /// Where listings' range queries should end (see `storage::ranges`).
+    posts: Arc<super::ranges::Posts>,
 }
 
 impl ObjectStore {
@@ -249,7 +251,13 @@ impl ObjectStore {
             buckets: Arc::default(),
             settling: settle::Settling::default(),
             content_settings: ContentSettings::default(),
+            posts: Arc::default(),
         }
+    }
+
+    /// Where listings' range queries should end, as this instance has seen the key spaces.
+    pub fn posts(&self) -> &super::ranges::Posts {
+        &self.posts
     }
 
     /// Stores content-addressed buckets' contents as `settings` say.

@@ -38,8 +38,8 @@ pub struct VersionPage {
 }
 
 impl ObjectStore {
-    /// ListObjectVersions of a versioned bucket: one scan of the entries in `_id` order
-    /// (key, then newest version first), with a new seek past each common prefix.
+    /// ListObjectVersions of a versioned bucket: the entries in `_id` order (key, then newest
+    /// version first), with a new range past each common prefix.
     pub async fn list_versions(&self, bucket: &str, q: &VersionListQuery) -> Result<VersionPage> {
         let idx = self.versions(bucket);
         let delimiter = q.delimiter.as_deref().filter(|d| !d.is_empty());
@@ -77,32 +77,59 @@ impl ObjectStore {
         let want = q.max + 1;
         let mut items: Vec<VersionItem> = Vec::new();
         let mut prev_key: Option<String> = continuing;
-        'seek: while items.len() < want {
-            let batch = idx.scan(&from.0, from.1, upper.as_deref(), 1000).await?;
+        // Entries in `sk` order, in bounded range queries (see `storage::ranges`).
+        let mut r = crate::storage::ranges::Ranger::new(
+            idx.collection().clone(),
+            "sk",
+            Document::new(),
+            doc! {"sk": 1},
+            from,
+            Some(upper.unwrap_or_else(|| "\u{7f}W".to_owned())),
+            &self.posts,
+            format!("versions:{bucket}"),
+        );
+        // Entries below this are under a common prefix already listed.
+        let mut passed: Option<String> = None;
+        'read: while items.len() < want {
+            let batch = r.next(want - items.len()).await?;
             if batch.is_empty() {
                 break;
             }
-            for e in batch {
-                from = (entry_id(&e.key, &e.vid), false);
-                if let Some(cp) =
-                    delimiter.and_then(|d| super::keyorder::common_prefix(&e.key, &q.prefix, d))
+            for e in batch.iter().filter_map(VersionEntry::from_document) {
+                if passed
+                    .as_deref()
+                    .is_some_and(|p| entry_id(&e.key, &e.vid).as_str() < p)
                 {
+                    continue;
+                }
+                if let Some((cp, dl)) = delimiter.and_then(|d| {
+                    super::keyorder::common_prefix(&e.key, &q.prefix, d).map(|cp| (cp, d))
+                }) {
                     items.push(VersionItem::Prefix(cp.clone()));
-                    match super::keyorder::prefix_successor(&cp) {
-                        Some(s) => from = (format!("{VERSION}{s}"), true),
-                        None => break 'seek,
+                    if items.len() >= want {
+                        break 'read;
                     }
+                    let Some(s) = super::keyorder::prefix_successor(&cp) else {
+                        break 'read;
+                    };
+                    let next = format!("{VERSION}{s}");
+                    r.skip_to(next.clone());
+                    if let Some(g) = super::keyorder::sibling_guess(&cp, &q.prefix, dl, &e.key) {
+                        r.guess(format!("{VERSION}{g}\u{1}"));
+                    }
+                    passed = Some(next);
                     prev_key = None;
-                    continue 'seek;
+                    continue;
                 }
                 let latest = prev_key.as_deref() != Some(e.key.as_str());
                 prev_key = Some(e.key.clone());
                 items.push(VersionItem::Version(Box::new(e), latest));
                 if items.len() >= want {
-                    break 'seek;
+                    break 'read;
                 }
             }
         }
+        r.finish();
         let truncated = q.max > 0 && items.len() > q.max;
         items.truncate(q.max);
         Ok(VersionPage { items, truncated })

@@ -1,0 +1,251 @@
+//! Bounded range reads: a key range read as a run of queries, each bounded on both sides, so
+//! that a page costs about the keys it returns on any backend.
+//!
+//! Why: a MongoDB-compatible server may read the whole rest of a range before it applies a
+//! limit (the local SecantusDB does: a first page of `filename > m` sorted, limit 1,000, over
+//! 300,000 keys took 11.1 s, the same page with an upper bound 2,000 keys ahead 134 ms). mongod
+//! seeks its index either way, and pays for the bounds only a query or two per page.
+//!
+//! The upper bound of each query comes, in order of trust, from a guess the caller makes (the
+//! next common prefix of a delimiter listing), from the fence posts this instance has seen
+//! ([`posts`]), or from a width of key space that widens geometrically while ranges come back
+//! short ([`width`]). The ranges tile the key space from the lower bound up, so every key is
+//! read exactly once whatever the bounds are: they decide speed, never results.
+//!
+//! What this cannot bound: the first range that reaches a dense run of keys after a long empty
+//! stretch holds however many of them lie within its width (the width grew over the empty
+//! stretch). Posts learned by earlier listings on this instance avoid it; a new instance pays
+//! it once per such run.
+
+pub mod posts;
+pub mod width;
+
+use futures::TryStreamExt;
+use mongodb::bson::Document;
+use mongodb::Collection;
+
+pub use posts::Posts;
+pub use width::Width;
+
+/// Above every S3 key (at most 1,024 bytes): the upper bound of a range that would otherwise
+/// be open. A GridFS filename longer than 1 KiB made of U+10FFFF alone is not listed.
+pub fn top() -> String {
+    "\u{10FFFF}".repeat(257)
+}
+
+/// Rows beyond the ones asked for, so that a key's several documents (revisions, uploads)
+/// rarely straddle a query's limit.
+const MARGIN: usize = 8;
+
+/// A key range read in bounded queries, in the order of one field.
+pub struct Ranger<'p> {
+    coll: Collection<Document>,
+    field: &'static str,
+    /// Conditions besides the range (equalities the index leads with).
+    filter: Document,
+    /// The order: the field first.
+    sort: Document,
+    lower: String,
+    inclusive: bool,
+    end: String,
+    width: Width,
+    empties: u32,
+    guess: Option<String>,
+    posts: &'p Posts,
+    space: String,
+    done: bool,
+    /// Queries sent.
+    pub queries: usize,
+    /// Upper bounds sent, in order (tests read them).
+    pub bounds: Vec<String>,
+}
+
+impl<'p> Ranger<'p> {
+    /// A read of `field` in `coll` from `lower` (inclusive or not) below `end` (`None`: the
+    /// top of the key space), with `posts` of key space `space`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        coll: Collection<Document>,
+        field: &'static str,
+        filter: Document,
+        sort: Document,
+        lower: (String, bool),
+        end: Option<String>,
+        posts: &'p Posts,
+        space: String,
+    ) -> Self {
+        let width = posts
+            .width(&space)
+            .unwrap_or_else(|| Width::first_guess(&lower.0));
+        let end = end.unwrap_or_else(top);
+        let done = lower.0 >= end;
+        Ranger {
+            coll,
+            field,
+            filter,
+            sort,
+            lower: lower.0,
+            inclusive: lower.1,
+            end,
+            width,
+            empties: 0,
+            guess: None,
+            posts,
+            space,
+            done,
+            queries: 0,
+            bounds: Vec::new(),
+        }
+    }
+
+    /// The range is read to its end.
+    pub fn done(&self) -> bool {
+        self.done
+    }
+
+    /// Continues from `to` (inclusive) if that is past where the read is (a common prefix
+    /// passed over).
+    pub fn skip_to(&mut self, to: String) {
+        if to > self.lower {
+            self.lower = to;
+            self.inclusive = true;
+            if self.lower >= self.end {
+                self.done = true;
+            }
+        }
+    }
+
+    /// The next query ends just past `key` (a guess of where the next keys are); ignored when
+    /// the read is past it.
+    pub fn guess(&mut self, key: String) {
+        if key > self.lower {
+            self.guess = Some(key);
+        }
+    }
+
+    fn value<'d>(&self, d: &'d Document) -> &'d str {
+        d.get_str(self.field).unwrap_or_default()
+    }
+
+    /// The next documents in order (at most about `want` keys' worth), all of every key it
+    /// holds; empty only when the range is read to its end.
+    pub async fn next(&mut self, want: usize) -> mongodb::error::Result<Vec<Document>> {
+        let want = want.max(1);
+        loop {
+            if self.done {
+                return Ok(Vec::new());
+            }
+            let planned = match self.guess.take() {
+                Some(g) => Some(format!("{g}\u{1}")),
+                None => match self.posts.bound(&self.space, &self.lower, want_posts(want)) {
+                    Some((b, passed)) if passed >= want_posts(want) => Some(b),
+                    // Fewer posts than the page needs: the width reaches further.
+                    Some((b, _)) => Some(match self.width.upper(&self.lower) {
+                        Some(w) if w > b => w,
+                        _ => b,
+                    }),
+                    None => self.width.upper(&self.lower),
+                },
+            };
+            let upper = match planned {
+                Some(u) if u < self.end => u,
+                _ => self.end.clone(),
+            };
+            let limit = want + MARGIN;
+            let mut range = Document::new();
+            range.insert(if self.inclusive { "$gte" } else { "$gt" }, &self.lower);
+            range.insert("$lt", &upper);
+            let mut filter = self.filter.clone();
+            filter.insert(self.field, range);
+            self.queries += 1;
+            self.bounds.push(upper.clone());
+            let docs: Vec<Document> = self
+                .coll
+                .find(filter)
+                .sort(self.sort.clone())
+                .limit(limit as i64)
+                .batch_size(limit.min(2000) as u32)
+                .await?
+                .try_collect()
+                .await?;
+            if docs.len() < limit {
+                // The range is read whole.
+                self.posts.learn(
+                    &self.space,
+                    &self.lower,
+                    Some(&upper),
+                    docs.iter().map(|d| self.value(d)),
+                    true,
+                );
+                self.adapt(docs.len(), want);
+                self.done = upper >= self.end;
+                self.lower = upper;
+                self.inclusive = true;
+                if docs.is_empty() {
+                    continue;
+                }
+                return Ok(docs);
+            }
+            // Cut at the limit: the last key's documents are read again by the next query,
+            // all together (a key is never split across two answers).
+            let last = self.value(docs.last().expect("non-empty")).to_owned();
+            let first = self.value(&docs[0]).to_owned();
+            self.posts.learn(
+                &self.space,
+                &self.lower,
+                None,
+                docs.iter().map(|d| self.value(d)),
+                false,
+            );
+            self.width = self.width.scaled(0.5).unwrap_or(self.width);
+            if first == last {
+                // One key holds more documents than the limit: read it alone.
+                let mut filter = self.filter.clone();
+                filter.insert(self.field, &last);
+                self.queries += 1;
+                let all: Vec<Document> = self
+                    .coll
+                    .find(filter)
+                    .sort(self.sort.clone())
+                    .await?
+                    .try_collect()
+                    .await?;
+                self.lower = last;
+                self.inclusive = false;
+                return Ok(all);
+            }
+            let mut docs = docs;
+            while docs.last().is_some_and(|d| self.value(d) == last) {
+                docs.pop();
+            }
+            self.lower = last;
+            self.inclusive = true;
+            return Ok(docs);
+        }
+    }
+
+    /// A range read whole held `n` documents when `want` were wanted: the next range's width.
+    fn adapt(&mut self, n: usize, want: usize) {
+        let f = if n == 0 {
+            // Widen faster the longer the empty stretch, so that it is crossed in a few
+            // queries.
+            self.empties += 1;
+            8f64.powi(self.empties.min(6) as i32)
+        } else {
+            self.empties = 0;
+            let still = want.saturating_sub(n).max(1);
+            (1.25 * still as f64 / n as f64).clamp(0.5, 8.0)
+        };
+        self.width = self.width.scaled(f).unwrap_or_else(Width::widest);
+    }
+
+    /// Keeps this read's width as the first guess of the next read of the same key space.
+    pub fn finish(&self) {
+        self.posts.set_width(&self.space, self.width);
+    }
+}
+
+/// Posts a query of `want` keys should end at.
+fn want_posts(want: usize) -> usize {
+    (want as u64).div_ceil(posts::SPACING) as usize + 1
+}

@@ -1,0 +1,237 @@
+//! Issue 36: listings read in range queries bounded on both sides. Whatever the bounds are,
+//! the answer is the model's: every key once, newest revision, common prefixes in order,
+//! pages joined without gaps, on a fresh instance (no fence posts) and on one that learned
+//! them.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+
+use mongodb::bson::{doc, Document};
+
+use crate::support;
+
+/// The keys: a dense numbered run, numbered folders, a long common prefix, scattered names
+/// in other scripts, and the ends of the key space.
+fn keys() -> BTreeSet<String> {
+    let mut k = BTreeSet::new();
+    for i in 0..1500 {
+        k.insert(format!("key-{i:05}"));
+    }
+    for p in 0..40 {
+        for f in 0..10 {
+            k.insert(format!("p{p:03}/f{f:02}"));
+        }
+    }
+    let long = "a".repeat(100);
+    for i in 0..50 {
+        k.insert(format!("z/{long}/{i:03}"));
+    }
+    let words = [
+        "caf\u{e9}",
+        "\u{65e5}\u{672c}",
+        "\u{1F600}",
+        "tab\there",
+        "~~~",
+        "\u{7f}x",
+        "A",
+        "B/c",
+        "!",
+        " space",
+        "a-b-c",
+        "a-b",
+        "x/y/z",
+        "x/y",
+        "x/",
+        "\u{10FFFF}end",
+    ];
+    let mut seed = 7u64;
+    for i in 0..200 {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let w = words[(seed >> 33) as usize % words.len()];
+        k.insert(format!("{w}{}", i % 37));
+    }
+    for w in words {
+        k.insert(w.to_owned());
+    }
+    k
+}
+
+/// The listing S3 answers for these parameters: keys and common prefixes in order.
+fn model(keys: &BTreeSet<String>, prefix: &str, delimiter: Option<&str>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for k in keys.iter().filter(|k| k.starts_with(prefix)) {
+        let entry = match delimiter.and_then(|d| k[prefix.len()..].find(d).map(|i| (i, d))) {
+            Some((i, d)) => k[..prefix.len() + i + d.len()].to_owned(),
+            None => k.clone(),
+        };
+        if out.last() != Some(&entry) {
+            out.push(entry);
+        }
+    }
+    out
+}
+
+async fn listed(
+    s3: &aws_sdk_s3::Client,
+    bucket: &str,
+    prefix: &str,
+    delimiter: Option<&str>,
+    max: i32,
+) -> (Vec<String>, Vec<(String, String)>) {
+    let mut seen = Vec::new();
+    let mut etags = Vec::new();
+    let mut token = None;
+    loop {
+        let r = s3
+            .list_objects_v2()
+            .bucket(bucket)
+            .prefix(prefix)
+            .set_delimiter(delimiter.map(String::from))
+            .max_keys(max)
+            .set_continuation_token(token.clone())
+            .send()
+            .await
+            .unwrap();
+        let mut page: Vec<String> = r
+            .contents()
+            .iter()
+            .filter_map(|o| o.key().map(String::from))
+            .chain(
+                r.common_prefixes()
+                    .iter()
+                    .filter_map(|p| p.prefix().map(String::from)),
+            )
+            .collect();
+        assert!(
+            page.len() <= max as usize,
+            "a page of {} over {max}",
+            page.len()
+        );
+        etags.extend(
+            r.contents()
+                .iter()
+                .map(|o| (o.key().unwrap().to_owned(), o.e_tag().unwrap().to_owned())),
+        );
+        page.sort();
+        seen.extend(page);
+        if !r.is_truncated().unwrap_or(false) {
+            break;
+        }
+        token = r.next_continuation_token().map(String::from);
+        assert!(token.is_some(), "truncated without a token");
+    }
+    (seen, etags)
+}
+
+#[test]
+fn listings_match_the_model_on_fresh_and_warm_instances() {
+    support::run(async {
+        let seen_cmds: Arc<Mutex<Vec<Document>>> = Arc::default();
+        let name = format!("g_lst_{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
+        let mut opts = mongodb::options::ClientOptions::parse(&support::db().uri)
+            .await
+            .unwrap();
+        let (log, dbn) = (seen_cmds.clone(), name.clone());
+        opts.command_event_handler = Some(mongodb::event::EventHandler::callback(
+            move |ev: mongodb::event::command::CommandEvent| {
+                if let mongodb::event::command::CommandEvent::Started(e) = ev {
+                    if e.db == dbn && e.command.get_str("find") == Ok("lst.files") {
+                        log.lock().unwrap().push(e.command);
+                    }
+                }
+            },
+        ));
+        let client = mongodb::Client::with_options(opts).unwrap();
+        let gw = support::gateway_with_client(client, &name, |_| {}).await;
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("lst").send().await.unwrap();
+        let keys = keys();
+        let files = gw.db.collection::<Document>("lst.files");
+        let now = mongodb::bson::DateTime::now().timestamp_millis();
+        let etag = |n: u32| format!("\"{n:032x}\"");
+        let docs: Vec<Document> = keys
+            .iter()
+            .map(|k| {
+                doc! {"length": 0i64, "chunkSize": 261120,
+                "uploadDate": mongodb::bson::DateTime::from_millis(now - 10_000),
+                "filename": k, "metadata": {"etag": etag(1)}}
+            })
+            .collect();
+        files.insert_many(docs).await.unwrap();
+        // Two more revisions of one key, the newest in the middle of the insert order: the
+        // listing names the newest, whichever order the server returns them in.
+        for (age, n) in [(1_000, 3), (5_000, 2)] {
+            files
+                .insert_one(doc! {"length": 0i64, "chunkSize": 261120,
+                "uploadDate": mongodb::bson::DateTime::from_millis(now - age),
+                "filename": "key-00007", "metadata": {"etag": etag(n)}})
+                .await
+                .unwrap();
+        }
+        let cases: &[(&str, Option<&str>, i32)] = &[
+            ("", None, 1000),
+            ("", None, 7),
+            ("", Some("/"), 1000),
+            ("", Some("/"), 3),
+            ("p0", Some("/"), 5),
+            ("key-01", None, 100),
+            ("z/", Some("/"), 10),
+            ("z/a", None, 17),
+            ("\u{65e5}", None, 1000),
+            ("", Some("-"), 50),
+            ("x/", Some("/"), 1),
+            ("nothing", None, 10),
+        ];
+        // A fresh instance each time, then the first instance again and again (its posts
+        // learned): the same answers.
+        for round in 0..3 {
+            for (prefix, delimiter, max) in cases {
+                let fresh;
+                let client = if round == 1 {
+                    fresh = support::gateway_on(gw.db.name()).await;
+                    fresh.sdk()
+                } else {
+                    s3.clone()
+                };
+                let (got, etags) = listed(&client, "lst", prefix, *delimiter, *max).await;
+                let want = model(&keys, prefix, *delimiter);
+                assert_eq!(
+                    got.len(),
+                    want.len(),
+                    "round {round} {prefix:?} {delimiter:?} {max}"
+                );
+                assert!(
+                    got == want,
+                    "round {round} {prefix:?} {delimiter:?} {max}: first difference at {:?}",
+                    got.iter().zip(&want).position(|(a, b)| a != b)
+                );
+                for (k, e) in etags {
+                    let n = if k == "key-00007" { 3 } else { 1 };
+                    assert_eq!(e, etag(n), "{k}");
+                }
+            }
+        }
+        // Every range query this instance sent was bounded on both sides (or named one key).
+        let cmds = seen_cmds.lock().unwrap().clone();
+        let ranges = cmds
+            .iter()
+            .filter(|c| {
+                let f = c.get_document("filter").unwrap();
+                match f.get("filename") {
+                    Some(mongodb::bson::Bson::Document(r)) => {
+                        assert!(
+                            (r.contains_key("$gt") || r.contains_key("$gte"))
+                                && r.contains_key("$lt"),
+                            "an unbounded listing query: {f}"
+                        );
+                        true
+                    }
+                    _ => false,
+                }
+            })
+            .count();
+        assert!(ranges > 50, "only {ranges} range queries seen");
+    });
+}

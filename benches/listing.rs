@@ -4,7 +4,13 @@
 //! - the root listing with delimiter `/` (every common prefix, page of 1,000), as
 //!   `aws s3 ls s3://bucket/` asks for it;
 //! - a 1,000-key page in the middle of the bucket (ListObjectsV2 without delimiter);
-//! - a raw `find` of the same 1,000 filenames through the driver, for the ratio.
+//! - a raw `find` of the same 1,000 filenames through the driver, bounded on both sides (the
+//!   database's floor for a page), for the ratio;
+//! - a full listing of every key in pages of 1,000 (keys/s, and this process's resident
+//!   memory before and after), on a fresh store that has learned nothing of the bucket.
+//!
+//! The first root listing is also timed alone, on a store that has never listed the bucket
+//! (no fence posts), as "cold".
 //!
 //! Run: `cargo bench --bench listing`. Uses `MONGODB_URI` when set, else starts the local
 //! database like the tests do.
@@ -16,6 +22,18 @@ use grids3::devdb::{LocalDb, Storage};
 use grids3::storage::meta::{DbClock, MetaStore};
 use grids3::storage::objects::{ListQuery, ObjectStore};
 use mongodb::bson::{doc, oid::ObjectId, DateTime, Document};
+
+/// This process's resident memory in KiB.
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
+        .unwrap_or(0)
+}
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
@@ -61,6 +79,60 @@ async fn main() -> anyhow::Result<()> {
         t.elapsed().as_secs_f64(),
         local.kind
     );
+    let list_all = |store: ObjectStore| async move {
+        let mut after: Option<String> = None;
+        let mut n = 0usize;
+        let mut peak = rss_kib();
+        loop {
+            let p = store
+                .list(
+                    "big",
+                    &ListQuery {
+                        prefix: String::new(),
+                        delimiter: None,
+                        after: after.clone(),
+                        max: 1000,
+                    },
+                )
+                .await?;
+            n += p.entries.len();
+            peak = peak.max(rss_kib());
+            if !p.truncated {
+                break;
+            }
+            after = p.entries.last().map(|e| e.name().to_owned());
+        }
+        anyhow::Ok((n, peak))
+    };
+    let cold = ObjectStore::new(
+        db.clone(),
+        MetaStore::open(&db, DbClock::new(0)).await?,
+        255 * 1024,
+    );
+    let t = Instant::now();
+    let p = cold
+        .list(
+            "big",
+            &ListQuery {
+                prefix: String::new(),
+                delimiter: Some("/".into()),
+                after: None,
+                max: 1000,
+            },
+        )
+        .await?;
+    let cold_root = t.elapsed().as_secs_f64();
+    assert_eq!(p.entries.len(), prefixes.min(1000));
+    let full = ObjectStore::new(
+        db.clone(),
+        MetaStore::open(&db, DbClock::new(0)).await?,
+        255 * 1024,
+    );
+    let rss_before = rss_kib();
+    let t = Instant::now();
+    let (listed, peak) = list_all(full).await?;
+    let full_secs = t.elapsed().as_secs_f64();
+    assert_eq!(listed, keys);
     let mut root = Vec::new();
     let mut page = Vec::new();
     let mut raw = Vec::new();
@@ -95,11 +167,12 @@ async fn main() -> anyhow::Result<()> {
             .await?;
         page.push(t.elapsed().as_secs_f64());
         assert_eq!(p.entries.len(), 1000);
+        let last = p.entries.last().unwrap().name().to_owned();
         let t = Instant::now();
         let docs: Vec<Document> = fs
             .files()
-            .find(doc! {"filename": {"$gt": &middle}})
-            .sort(doc! {"filename": 1, "uploadDate": 1})
+            .find(doc! {"filename": {"$gt": &middle, "$lte": &last}})
+            .sort(doc! {"filename": 1})
             .limit(1000)
             .await?
             .try_collect()
@@ -130,6 +203,15 @@ async fn main() -> anyhow::Result<()> {
     println!(
         "1,000-key page: {page:.3} s; raw find of the same 1,000 keys: {raw:.3} s; ratio {:.2}",
         page / raw
+    );
+    println!(
+        "cold root listing with delimiter (a store that never listed the bucket): {cold_root:.3} s"
+    );
+    println!(
+        "full listing of {keys} keys in pages of 1,000 (fresh store): {full_secs:.1} s, {:.0} keys/s; resident memory {} MiB before, peak {} MiB",
+        keys as f64 / full_secs,
+        rss_before / 1024,
+        peak / 1024
     );
     db.drop().await?;
     Ok(())

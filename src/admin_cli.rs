@@ -62,6 +62,39 @@ impl Target {
     }
 }
 
+/// A byte stream to the gateway, plain or TLS.
+pub trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
+
+impl Target {
+    /// `host:port`.
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+
+    /// A new connection to the gateway.
+    pub async fn connect(&self) -> Result<Box<dyn Io>> {
+        let host = self.host.as_str();
+        let stream = tokio::net::TcpStream::connect(host)
+            .await
+            .with_context(|| format!("connecting to {host}"))?;
+        let _ = stream.set_nodelay(true);
+        Ok(match &self.tls {
+            None => Box::new(stream),
+            Some(tls) => {
+                let name = host.rsplit_once(':').map_or(host, |(h, _)| h);
+                let name = ServerName::try_from(name.trim_matches(['[', ']']).to_owned())
+                    .with_context(|| format!("{name} is not a host name"))?;
+                Box::new(
+                    tls.connect(name, stream)
+                        .await
+                        .with_context(|| format!("TLS with {host}"))?,
+                )
+            }
+        })
+    }
+}
+
 /// Runs one admin action and returns the answer's body.
 pub async fn run(config: &Config, endpoint: &Target, action: &AdminAction) -> Result<String> {
     let answer = request(config, endpoint, action).await?;
@@ -187,22 +220,7 @@ async fn request(config: &Config, endpoint: &Target, action: &AdminAction) -> Re
         "content-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
         body.len()
     ));
-    let stream = tokio::net::TcpStream::connect(host)
-        .await
-        .with_context(|| format!("connecting to {host}"))?;
-    let response = match &endpoint.tls {
-        None => exchange(stream, request.as_bytes()).await?,
-        Some(tls) => {
-            let name = host.rsplit_once(':').map_or(host, |(h, _)| h);
-            let name = ServerName::try_from(name.trim_matches(['[', ']']).to_owned())
-                .with_context(|| format!("{name} is not a host name"))?;
-            let stream = tls
-                .connect(name, stream)
-                .await
-                .with_context(|| format!("TLS with {host}"))?;
-            exchange(stream, request.as_bytes()).await?
-        }
-    };
+    let response = exchange(endpoint.connect().await?, request.as_bytes()).await?;
     let text = String::from_utf8_lossy(&response);
     let (head, body) = text
         .split_once("\r\n\r\n")

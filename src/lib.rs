@@ -8,6 +8,7 @@ pub mod access_log;
 pub mod admin_cli;
 pub mod auth;
 pub mod background;
+pub mod bench;
 pub mod checksum;
 pub mod config;
 pub mod crypto;

@@ -42,6 +42,55 @@ async fn run() -> Result<()> {
         );
         return Ok(());
     }
+    if let Some(grids3::config::Command::Bench(args)) = config.command.clone() {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new("warn"))
+            .with_writer(std::io::stderr)
+            .init();
+        let endpoint = grids3::local::fill_admin(&mut config, args.endpoint.as_deref());
+        let target = grids3::admin_cli::Target::parse(&endpoint, args.ca_bundle.as_deref())?;
+        let (Some(ak), Some(sk)) = (
+            config.root_access_key.clone(),
+            config.root_secret_key.clone(),
+        ) else {
+            bail!("no root key: set GRIDS3_ROOT_ACCESS_KEY and GRIDS3_ROOT_SECRET_KEY, or start a gateway with --local-db");
+        };
+        let db = if args.baseline {
+            // The gateway's database: the configured one, else the local database's.
+            let file = grids3::local::read();
+            let uri = config
+                .mongodb_uri
+                .clone()
+                .or_else(|| file.get("LOCAL_MONGODB_URI").cloned());
+            match uri {
+                Some(uri) => {
+                    let name = if config.mongodb_uri.is_some() {
+                        config.database.clone()
+                    } else {
+                        file.get("LOCAL_DATABASE")
+                            .cloned()
+                            .unwrap_or_else(|| config.database.clone())
+                    };
+                    Some(
+                        grids3::metrics::mongodb_client(&uri)
+                            .await
+                            .context("connecting to MongoDB")?
+                            .database(&name),
+                    )
+                }
+                None => None,
+            }
+        } else {
+            None
+        };
+        let signer = grids3::bench::http::Signer {
+            target,
+            access_key: ak,
+            secret_key: sk,
+            region: config.region.clone(),
+        };
+        return grids3::bench::run(&args, signer, db).await;
+    }
     if let Some(grids3::config::Command::Fsck { repair }) = &config.command {
         let Some(uri) = config.mongodb_uri.clone() else {
             bail!("set MONGODB_URI (or --mongodb-uri) to the database to check");

@@ -47,9 +47,12 @@ pub struct Ranger<'p> {
     sort: Document,
     lower: String,
     inclusive: bool,
+    /// Where the run of contiguous ranges read whole that ends at `lower` began.
+    from: String,
     end: String,
     width: Width,
-    empties: u32,
+    /// The width of the last range that held a page.
+    page_width: Option<Width>,
     guess: Option<String>,
     posts: &'p Posts,
     space: String,
@@ -84,11 +87,12 @@ impl<'p> Ranger<'p> {
             field,
             filter,
             sort,
+            from: lower.0.clone(),
             lower: lower.0,
             inclusive: lower.1,
             end,
             width,
-            empties: 0,
+            page_width: None,
             guess: None,
             posts,
             space,
@@ -105,8 +109,12 @@ impl<'p> Ranger<'p> {
 
     /// Continues from `to` (inclusive) if that is past where the read is (a common prefix
     /// passed over).
+    ///
+    /// What follows is unknown ground: the width starts small again.
     pub fn skip_to(&mut self, to: String) {
         if to > self.lower {
+            self.width = Width::first_guess(&to);
+            self.from = to.clone();
             self.lower = to;
             self.inclusive = true;
             if self.lower >= self.end {
@@ -136,14 +144,13 @@ impl<'p> Ranger<'p> {
                 return Ok(Vec::new());
             }
             let planned = match self.guess.take() {
-                Some(g) => Some(format!("{g}\u{1}")),
+                Some(g) => {
+                    // Past the guess, the keys (if it was right) are dense: start small.
+                    self.width = Width::first_guess(&g);
+                    Some(format!("{g}\u{1}"))
+                }
                 None => match self.posts.bound(&self.space, &self.lower, want_posts(want)) {
-                    Some((b, passed)) if passed >= want_posts(want) => Some(b),
-                    // Fewer posts than the page needs: the width reaches further.
-                    Some((b, _)) => Some(match self.width.upper(&self.lower) {
-                        Some(w) if w > b => w,
-                        _ => b,
-                    }),
+                    Some((b, _)) => Some(b),
                     None => self.width.upper(&self.lower),
                 },
             };
@@ -168,16 +175,17 @@ impl<'p> Ranger<'p> {
                 .await?
                 .try_collect()
                 .await?;
+            tracing::trace!(lower = %self.lower, upper = %upper, n = docs.len(), "range read");
             if docs.len() < limit {
                 // The range is read whole.
                 self.posts.learn(
                     &self.space,
+                    &self.from,
                     &self.lower,
                     Some(&upper),
                     docs.iter().map(|d| self.value(d)),
-                    true,
                 );
-                self.adapt(docs.len(), want);
+                self.adapt(&docs, want);
                 self.done = upper >= self.end;
                 self.lower = upper;
                 self.inclusive = true;
@@ -190,14 +198,21 @@ impl<'p> Ranger<'p> {
             // all together (a key is never split across two answers).
             let last = self.value(docs.last().expect("non-empty")).to_owned();
             let first = self.value(&docs[0]).to_owned();
+            // Every key below the last one was read.
             self.posts.learn(
                 &self.space,
+                &self.from,
                 &self.lower,
-                None,
-                docs.iter().map(|d| self.value(d)),
-                false,
+                Some(&last),
+                docs.iter()
+                    .map(|d| self.value(d))
+                    .take_while(|v| *v != last.as_str()),
             );
-            self.width = self.width.scaled(0.5).unwrap_or(self.width);
+            // What held a page is the width for the next (and the next read's first guess).
+            if let Some(w) = Width::between(&first, &last) {
+                self.width = w;
+                self.page_width = Some(w);
+            }
             if first == last {
                 // One key holds more documents than the limit: read it alone.
                 let mut filter = self.filter.clone();
@@ -224,24 +239,44 @@ impl<'p> Ranger<'p> {
         }
     }
 
-    /// A range read whole held `n` documents when `want` were wanted: the next range's width.
-    fn adapt(&mut self, n: usize, want: usize) {
-        let f = if n == 0 {
-            // Widen faster the longer the empty stretch, so that it is crossed in a few
-            // queries.
-            self.empties += 1;
-            8f64.powi(self.empties.min(6) as i32)
-        } else {
-            self.empties = 0;
-            let still = want.saturating_sub(n).max(1);
-            (1.25 * still as f64 / n as f64).clamp(0.5, 8.0)
+    /// A range read whole held `docs` when `want` were wanted: the next range's width.
+    ///
+    /// An empty range widens the next eightfold (a constant factor: a range that reaches dense
+    /// keys after an empty stretch holds at most about eight times the stretch's width of
+    /// them). Keys measure the density where they are, and the next width follows it within
+    /// a factor of eight; a lone key after an empty stretch starts small again, since the keys
+    /// after it may be dense.
+    fn adapt(&mut self, docs: &[Document], want: usize) {
+        let n = docs.len();
+        let w = self.width;
+        if n == 0 {
+            self.width = w.scaled(8.0).unwrap_or_else(Width::widest);
+            return;
+        }
+        let (first, last) = (self.value(&docs[0]), self.value(&docs[n - 1]));
+        let still = want.saturating_sub(n).max(1);
+        self.width = match Width::between(first, last) {
+            Some(held) if n >= 2 => {
+                let est = held.scaled(1.25 * still as f64 / (n - 1) as f64);
+                let (lo, hi) = (w.scaled(0.125), w.scaled(8.0));
+                match est {
+                    Some(e) if lo.is_some_and(|lo| e.narrower(&lo)) => lo.unwrap_or(e),
+                    Some(e) if hi.is_none_or(|hi| !e.narrower(&hi)) => {
+                        hi.unwrap_or_else(Width::widest)
+                    }
+                    Some(e) => e,
+                    None => hi.unwrap_or_else(Width::widest),
+                }
+            }
+            _ => Width::first_guess(last),
         };
-        self.width = self.width.scaled(f).unwrap_or_else(Width::widest);
     }
 
     /// Keeps this read's width as the first guess of the next read of the same key space.
     pub fn finish(&self) {
-        self.posts.set_width(&self.space, self.width);
+        if let Some(w) = self.page_width {
+            self.posts.set_width(&self.space, w);
+        }
     }
 }
 

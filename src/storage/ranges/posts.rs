@@ -8,7 +8,8 @@
 //! query, never a key. Posts inside a range read in full that the range did not hold are
 //! dropped, so the sample mends itself as listings pass.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Bound::{Excluded, Included, Unbounded};
 use std::sync::Mutex;
 
 use super::width::Width;
@@ -30,9 +31,12 @@ pub fn is_post(key: &str) -> bool {
     h % SPACING == 0
 }
 
+/// The posts of one key space. Each post says whether the keys from it up to the next post
+/// were all read by one run of contiguous ranges (its gap is known); only known gaps are
+/// trusted to hold about [`SPACING`] keys. The empty string stands for the start of the space.
 #[derive(Default)]
 struct Space {
-    posts: BTreeSet<String>,
+    posts: BTreeMap<String, bool>,
     width: Option<Width>,
     used: u64,
 }
@@ -50,25 +54,30 @@ impl std::fmt::Debug for Posts {
 }
 
 impl Posts {
-    /// The upper bound `n` posts past `lower` (the `n`th post above it, and a character
-    /// more), or past the last post there is, with how many posts it passes; `None` when no
-    /// post lies above `lower`.
+    /// An upper bound about `n` posts past `lower`, through known gaps only: the last post
+    /// reached and a character more, with how many posts it passes. `None` when the gap
+    /// `lower` lies in is not known.
     pub fn bound(&self, space: &str, lower: &str, n: usize) -> Option<(String, usize)> {
         let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         let (spaces, clock) = &mut *g;
         *clock += 1;
         let s = spaces.get_mut(space)?;
         s.used = *clock;
-        use std::ops::Bound::{Excluded, Unbounded};
+        let (_, known) = s
+            .posts
+            .range::<str, _>((Unbounded, Included(lower)))
+            .next_back()?;
+        if !*known {
+            return None;
+        }
         let mut passed = 0;
         let mut last = None;
-        for p in s
-            .posts
-            .range::<str, _>((Excluded(lower), Unbounded))
-            .take(n.max(1))
-        {
+        for (p, known) in s.posts.range::<str, _>((Excluded(lower), Unbounded)) {
             passed += 1;
             last = Some(p);
+            if passed >= n.max(1) || !*known {
+                break;
+            }
         }
         last.map(|p| (format!("{p}\u{1}"), passed))
     }
@@ -84,34 +93,61 @@ impl Posts {
         self.with_space(space, |s| s.width = Some(w));
     }
 
-    /// What a range read says: `seen` (in order) are the keys in it from `lower` (inclusive);
-    /// when `whole`, they are all the keys below `upper` (`None`: the end), and the posts in
-    /// between that are not among them are gone.
+    /// What a read says: every key from `from` (where a run of contiguous ranges read whole
+    /// began) up to `upper` (exclusive; `None`: the end) was read, and `seen` (in order) are
+    /// the keys of its last range, from `lower`. Posts in that range not among them are gone;
+    /// gaps wholly inside the run are known.
     pub fn learn<'k>(
         &self,
         space: &str,
+        from: &str,
         lower: &str,
         upper: Option<&str>,
         seen: impl Iterator<Item = &'k str>,
-        whole: bool,
     ) {
         let sampled: Vec<&str> = seen.filter(|k| is_post(k)).collect();
+        let below = |p: &str| upper.is_none_or(|u| p < u);
         self.with_space(space, |s| {
-            if whole {
-                let stale: Vec<String> = s
-                    .posts
-                    .range::<str, _>((std::ops::Bound::Included(lower), std::ops::Bound::Unbounded))
-                    .take_while(|p| upper.is_none_or(|u| p.as_str() < u))
-                    .filter(|p| !sampled.contains(&p.as_str()))
-                    .cloned()
-                    .collect();
-                for p in stale {
-                    s.posts.remove(&p);
-                }
+            let stale: Vec<String> = s
+                .posts
+                .range::<str, _>((Included(lower), Unbounded))
+                .map(|(p, _)| p)
+                .take_while(|p| below(p))
+                .filter(|p| !p.is_empty() && !sampled.contains(&p.as_str()))
+                .cloned()
+                .collect();
+            for p in stale {
+                s.posts.remove(&p);
             }
             for k in &sampled {
-                if !s.posts.contains(*k) {
-                    s.posts.insert((*k).to_owned());
+                s.posts.entry((*k).to_owned()).or_insert(false);
+            }
+            if from.is_empty() {
+                s.posts.entry(String::new()).or_insert(false);
+            }
+            // A post whose next post is inside the run has a known gap; the last post of the
+            // run, and one whose gap runs past `upper`, do not.
+            let run: Vec<String> = s
+                .posts
+                .range::<str, _>((Included(from), Unbounded))
+                .map(|(p, _)| p.clone())
+                .take_while(|p| below(p))
+                .collect();
+            let next_of_last = run.last().and_then(|l| {
+                s.posts
+                    .range::<str, _>((Excluded(l.as_str()), Unbounded))
+                    .next()
+                    .map(|(p, _)| p.clone())
+            });
+            for (i, p) in run.iter().enumerate() {
+                let next = run.get(i + 1).or(next_of_last.as_ref());
+                let known = match next {
+                    Some(n) => below(n),
+                    // The last post of the space, read to the end.
+                    None => upper.is_none(),
+                };
+                if let Some(v) = s.posts.get_mut(p) {
+                    *v = known;
                 }
             }
         });
@@ -137,7 +173,13 @@ impl Posts {
             if spaces.len() == 1 {
                 // One space over the cap keeps every other post.
                 let s = spaces.get_mut(&oldest).expect("present");
-                let keep: BTreeSet<String> = s.posts.iter().step_by(2).cloned().collect();
+                // (Every other gap becomes unknown: a post's next one is dropped.)
+                let keep: BTreeMap<String, bool> = s
+                    .posts
+                    .iter()
+                    .step_by(2)
+                    .map(|(p, _)| (p.clone(), false))
+                    .collect();
                 s.posts = keep;
             } else {
                 spaces.remove(&oldest);
@@ -151,10 +193,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn posts_bound_ranges_and_mend() {
+    fn posts_bound_ranges_through_known_gaps_only() {
         let p = Posts::default();
         let keys: Vec<String> = (0..20_000).map(|i| format!("key-{i:06}")).collect();
-        p.learn("s", "", None, keys.iter().map(String::as_str), true);
+        // Nothing known yet.
+        assert!(p.bound("s", "", 8).is_none());
+        p.learn("s", "", "", None, keys.iter().map(String::as_str));
         let n = keys.iter().filter(|k| is_post(k)).count();
         // About one in SPACING.
         assert!((60..=260).contains(&n), "{n} posts");
@@ -165,10 +209,38 @@ mod tests {
             .filter(|k| k.as_str() > "key-001000" && k.as_str() < b.as_str())
             .count();
         assert!((300..=3000).contains(&held), "{held} keys under 8 posts");
+        // From the start of the space too.
+        assert!(p.bound("s", "", 8).is_some());
         // A range read whole without its posts drops them.
-        p.learn("s", "key-001000", Some(&b), std::iter::empty(), true);
+        p.learn(
+            "s",
+            "key-001000",
+            "key-001000",
+            Some(&b),
+            std::iter::empty(),
+        );
         let (b2, _) = p.bound("s", "key-001000", 1).unwrap();
         assert!(b2 >= b);
         assert!(p.bound("other", "", 1).is_none());
+    }
+
+    #[test]
+    fn scattered_posts_are_not_trusted() {
+        let p = Posts::default();
+        // Keys seen here and there (one range each, not contiguous): no gap between them is
+        // known, so they bound nothing.
+        let keys: Vec<String> = (0..20_000).map(|i| format!("key-{i:06}")).collect();
+        let posts: Vec<&String> = keys.iter().filter(|k| is_post(k)).collect();
+        for k in &posts {
+            p.learn(
+                "s",
+                k,
+                k,
+                Some(&format!("{k}\u{1}")),
+                std::iter::once(k.as_str()),
+            );
+        }
+        assert!(p.bound("s", posts[3], 4).is_none());
+        assert!(p.bound("s", "", 4).is_none());
     }
 }

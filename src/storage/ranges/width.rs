@@ -63,6 +63,35 @@ impl Width {
         }
     }
 
+    /// The width from `a` to `b` (`b` after `a`), measured on the first four digits from where
+    /// they differ; `None` when their digits do not differ (characters the alphabet lumps
+    /// together).
+    pub fn between(a: &str, b: &str) -> Option<Self> {
+        let (a, b): (Vec<u32>, Vec<u32>) = (
+            a.chars().map(digit).collect(),
+            b.chars().map(digit).collect(),
+        );
+        let at = |v: &[u32], i: usize| v.get(i).copied().unwrap_or(0) as f64;
+        let i = (0..a.len().max(b.len())).find(|&i| at(&a, i) != at(&b, i))?;
+        let mut diff = 0.0;
+        for j in 0..4 {
+            diff += (at(&b, i + j) - at(&a, i + j)) / (BASE as f64).powi(j as i32);
+        }
+        if diff <= 0.0 {
+            return None;
+        }
+        Width {
+            depth: i as u32,
+            mant: 1.0,
+        }
+        .scaled(diff)
+    }
+
+    /// This width is narrower than `other`.
+    pub fn narrower(&self, other: &Width) -> bool {
+        (self.depth, -self.mant) > (other.depth, -other.mant)
+    }
+
     /// The digit position this width steps at.
     pub fn depth(&self) -> u32 {
         self.depth
@@ -205,6 +234,19 @@ mod tests {
         assert_eq!(w2.depth(), 4);
         assert_eq!(w.scaled(1.0 / BASE as f64).unwrap().depth(), 6);
         assert!(Width::digit_at(0).scaled(BASE as f64).is_none());
+    }
+
+    #[test]
+    fn widths_between_keys() {
+        let w = Width::between("key-0001000", "key-0002000").unwrap();
+        assert_eq!(w.depth(), 7);
+        // A width measured between two keys reaches about the second from the first.
+        let u = w.upper("key-0001000").unwrap();
+        assert!(u.as_str() >= "key-0002" && u.as_str() < "key-0003", "{u}");
+        assert!(Width::between("a", "a").is_none());
+        assert!(Width::between("\u{e9}", "\u{f0}").is_none());
+        let w = Width::between("a", "a5").unwrap();
+        assert_eq!(w.depth(), 1);
     }
 
     #[test]

@@ -73,7 +73,11 @@ impl Conn {
         } else {
             format!("{path}?{query}")
         };
-        let mut req = hyper::Request::builder().method(method).uri(uri);
+        // (The signing helper returns the headers to add besides `host`.)
+        let mut req = hyper::Request::builder()
+            .method(method)
+            .uri(uri)
+            .header("host", host);
         for (k, v) in sigv4::client_headers(
             method,
             host,

@@ -391,6 +391,13 @@ pub async fn run(args: &BenchArgs, signer: Signer, db: Option<mongodb::Database>
         }
     }
     let size = stats::parse_size(&args.size).map_err(anyhow::Error::msg)? as usize;
+    // One body is held in memory and each worker may hold an answer as large.
+    if size > 1 << 30 {
+        bail!("--size is at most 1 GiB");
+    }
+    if args.concurrency > 1024 {
+        bail!("--concurrency is at most 1024");
+    }
     let conc = args.concurrency.max(1);
     let dur = Duration::from_secs(args.duration.max(1));
     let signer = Arc::new(signer);
@@ -432,7 +439,7 @@ pub async fn run(args: &BenchArgs, signer: Signer, db: Option<mongodb::Database>
     }
     let raw_side = match (&db, args.baseline) {
         (Some(db), true) => Some(Arc::new(RawSide {
-            raw: raw::Raw::open(db, size).await?,
+            raw: raw::Raw::open(db, run_id, size).await?,
             pop: Population::default(),
             next: AtomicU64::new(0),
             sorted: Vec::new(),
@@ -471,6 +478,22 @@ pub async fn run(args: &BenchArgs, signer: Signer, db: Option<mongodb::Database>
         "gw CPU s/GiB"
     );
     let mut raw_side = raw_side;
+    let result = phases(args, &side, &mut raw_side, conc, dur, cores).await;
+    if let Some(r) = &raw_side {
+        r.raw.drop().await?;
+    }
+    result
+}
+
+/// Every phase of a run, in order.
+async fn phases(
+    args: &BenchArgs,
+    side: &Arc<S3Side>,
+    raw_side: &mut Option<Arc<RawSide>>,
+    conc: usize,
+    dur: Duration,
+    cores: f64,
+) -> Result<()> {
     for op in args.ops.clone() {
         let op: &'static str = OPS.iter().find(|o| **o == op).expect("checked");
         if needs_population(op) && side.pop.len() < args.objects {
@@ -510,7 +533,7 @@ pub async fn run(args: &BenchArgs, signer: Signer, db: Option<mongodb::Database>
             .map(|(pid, b)| cpu_secs(&pid.to_string()) - b);
         let raw = match raw_side.as_mut() {
             Some(r) => {
-                let r = Arc::get_mut(r).expect("no phase running");
+                let r = Arc::get_mut(r).context("a raw phase still running")?;
                 if needs_population(op) && r.pop.len() < args.objects {
                     let names: Vec<String> = (r.pop.len()..args.objects)
                         .map(|_| format!("raw{:010}", r.next.fetch_add(1, Ordering::Relaxed)))
@@ -569,9 +592,6 @@ pub async fn run(args: &BenchArgs, signer: Signer, db: Option<mongodb::Database>
                 r.keys_per_sec()
             );
         }
-    }
-    if let Some(r) = &raw_side {
-        r.raw.drop().await?;
     }
     Ok(())
 }

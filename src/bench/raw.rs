@@ -22,9 +22,10 @@ pub struct Raw {
 }
 
 impl Raw {
-    /// A fresh collection `grids3bench_raw` in `db`, indexed on `name`.
-    pub async fn open(db: &mongodb::Database, size: usize) -> Result<Self> {
-        let coll = db.collection::<Document>("grids3bench_raw");
+    /// A fresh collection `grids3bench_raw_<run>` in `db`, indexed on `name` (one per run, so
+    /// that two runs never share it).
+    pub async fn open(db: &mongodb::Database, run: &str, size: usize) -> Result<Self> {
+        let coll = db.collection::<Document>(&format!("grids3bench_raw_{run}"));
         coll.drop().await?;
         coll.create_index(
             mongodb::IndexModel::builder()

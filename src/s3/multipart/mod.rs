@@ -460,12 +460,27 @@ pub async fn list_uploads(st: &AppState, req: S3Request) -> S3Result<Response> {
             .min(1000),
     };
     // Read in bounded ranges of keys, a batch at a time, until the page is full.
-    let mut all = st.store.meta().list_uploads(
-        &bucket.name,
-        &prefix,
-        (!key_marker.is_empty()).then_some(key_marker.as_str()),
-        st.store.posts(),
-    );
+    // A key-marker that is a common prefix (a page that ended on one) continues past
+    // everything under it, as in ListObjects; before, the next page began with the same
+    // prefix again, and with max-uploads=1 every page was the same.
+    let start = match delimiter.as_deref() {
+        Some(d)
+            if key_marker.starts_with(prefix.as_str())
+                && key_marker.ends_with(d)
+                && key_marker[prefix.len()..].find(d)
+                    == Some(key_marker.len() - prefix.len() - d.len()) =>
+        {
+            Some(
+                crate::storage::objects::prefix_successor(&key_marker)
+                    .unwrap_or_else(crate::storage::ranges::top),
+            )
+        }
+        _ => (!key_marker.is_empty()).then(|| key_marker.clone()),
+    };
+    let mut all =
+        st.store
+            .meta()
+            .list_uploads(&bucket.name, &prefix, start.as_deref(), st.store.posts());
     let mut uploads = Vec::new();
     let mut prefixes: Vec<String> = Vec::new();
     let mut last: Option<(String, String)> = None;

@@ -236,6 +236,7 @@ impl MetaStore {
             "key",
             doc! {"bucket": bucket},
             doc! {"key": 1, "initiated": 1, "_id": 1},
+            doc! {"initiated": 1, "_id": 1},
             (lower, true),
             end,
             posts,

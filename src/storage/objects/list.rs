@@ -103,6 +103,7 @@ impl ObjectStore {
             "filename",
             Document::new(),
             doc! {"filename": 1},
+            doc! {"uploadDate": -1},
             lower,
             end,
             &self.posts,

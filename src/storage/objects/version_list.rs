@@ -83,6 +83,7 @@ impl ObjectStore {
             "sk",
             Document::new(),
             doc! {"sk": 1},
+            doc! {"sk": 1},
             from,
             Some(upper.unwrap_or_else(|| "\u{7f}W".to_owned())),
             &self.posts,

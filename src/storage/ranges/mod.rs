@@ -33,6 +33,9 @@ pub fn top() -> String {
     "\u{10FFFF}".repeat(257)
 }
 
+/// Documents of one key read when a key alone fills a page (see [`Ranger::next`]).
+const MAX_PER_KEY: i64 = 10_000;
+
 /// Rows beyond the ones asked for, so that a key's several documents (revisions, uploads)
 /// rarely straddle a query's limit.
 const MARGIN: usize = 8;
@@ -45,6 +48,8 @@ pub struct Ranger<'p> {
     filter: Document,
     /// The order: the field first.
     sort: Document,
+    /// The order of one key's documents, when a key alone is read.
+    within: Document,
     lower: String,
     inclusive: bool,
     /// Where the run of contiguous ranges read whole that ends at `lower` began.
@@ -53,6 +58,8 @@ pub struct Ranger<'p> {
     width: Width,
     /// The width of the last range that held a page.
     page_width: Option<Width>,
+    /// Empty ranges in a row.
+    empties: u32,
     guess: Option<String>,
     posts: &'p Posts,
     space: String,
@@ -72,6 +79,7 @@ impl<'p> Ranger<'p> {
         field: &'static str,
         filter: Document,
         sort: Document,
+        within: Document,
         lower: (String, bool),
         end: Option<String>,
         posts: &'p Posts,
@@ -87,12 +95,14 @@ impl<'p> Ranger<'p> {
             field,
             filter,
             sort,
+            within,
             from: lower.0.clone(),
             lower: lower.0,
             inclusive: lower.1,
             end,
             width,
             page_width: None,
+            empties: 0,
             guess: None,
             posts,
             space,
@@ -114,6 +124,8 @@ impl<'p> Ranger<'p> {
     pub fn skip_to(&mut self, to: String) {
         if to > self.lower {
             self.width = Width::first_guess(&to);
+            self.empties = 0;
+            self.guess = None;
             self.from = to.clone();
             self.lower = to;
             self.inclusive = true;
@@ -143,7 +155,7 @@ impl<'p> Ranger<'p> {
             if self.done {
                 return Ok(Vec::new());
             }
-            let planned = match self.guess.take() {
+            let planned = match self.guess.take().filter(|g| *g > self.lower) {
                 Some(g) => {
                     // Past the guess, the keys (if it was right) are dense: start small.
                     self.width = Width::first_guess(&g);
@@ -176,7 +188,13 @@ impl<'p> Ranger<'p> {
                 .try_collect()
                 .await?;
             tracing::trace!(lower = %self.lower, upper = %upper, n = docs.len(), "range read");
-            if docs.len() < limit {
+            let cut = docs.len() >= limit;
+            // A document whose field is not a string (another GridFS writer's) is no key.
+            let docs: Vec<Document> = docs
+                .into_iter()
+                .filter(|d| d.get_str(self.field).is_ok())
+                .collect();
+            if !cut || docs.is_empty() {
                 // The range is read whole.
                 self.posts.learn(
                     &self.space,
@@ -214,17 +232,23 @@ impl<'p> Ranger<'p> {
                 self.page_width = Some(w);
             }
             if first == last {
-                // One key holds more documents than the limit: read it alone.
+                // One key holds more documents than the limit: read it alone, at most
+                // `MAX_PER_KEY` of them in the key's own order (newest first for revisions),
+                // so that no client can make one answer hold everything.
                 let mut filter = self.filter.clone();
                 filter.insert(self.field, &last);
                 self.queries += 1;
                 let all: Vec<Document> = self
                     .coll
                     .find(filter)
-                    .sort(self.sort.clone())
+                    .sort(self.within.clone())
+                    .limit(MAX_PER_KEY)
                     .await?
                     .try_collect()
                     .await?;
+                if all.len() as i64 >= MAX_PER_KEY {
+                    tracing::warn!(key = %last, "more than {MAX_PER_KEY} documents under one key: the first are listed");
+                }
                 self.lower = last;
                 self.inclusive = false;
                 return Ok(all);
@@ -241,18 +265,28 @@ impl<'p> Ranger<'p> {
 
     /// A range read whole held `docs` when `want` were wanted: the next range's width.
     ///
-    /// An empty range widens the next eightfold (a constant factor: a range that reaches dense
-    /// keys after an empty stretch holds at most about eight times the stretch's width of
-    /// them). Keys measure the density where they are, and the next width follows it within
-    /// a factor of eight; a lone key after an empty stretch starts small again, since the keys
+    /// An empty range widens the next two, four, then eight times (a range that reaches dense
+    /// keys after an empty stretch holds a bounded multiple of the stretch's width of them),
+    /// then by whole digits. Keys measure the density where they are, and the next width
+    /// follows it within a factor of eight; a lone key after an empty stretch starts small again, since the keys
     /// after it may be dense.
     fn adapt(&mut self, docs: &[Document], want: usize) {
         let n = docs.len();
         let w = self.width;
         if n == 0 {
-            self.width = w.scaled(8.0).unwrap_or_else(Width::widest);
+            // Twice, four times, then eight times as wide: a stretch one gap long is crossed
+            // with a range at most about twice as wide as needed.
+            // After three, a whole digit, then two, four...: a deep lower bound with nothing
+            // near it (a long start-after) is left in a few queries, not one per character.
+            self.empties += 1;
+            let f = match self.empties {
+                e @ 1..=3 => 2f64.powi(e as i32),
+                e => (width::BASE as f64).powi(1 << (e - 4).min(5)),
+            };
+            self.width = w.scaled(f).unwrap_or_else(Width::widest);
             return;
         }
+        self.empties = 0;
         let (first, last) = (self.value(&docs[0]), self.value(&docs[n - 1]));
         let still = want.saturating_sub(n).max(1);
         self.width = match Width::between(first, last) {

@@ -17,8 +17,12 @@ use super::width::Width;
 /// One key in about this many is a post.
 pub const SPACING: u64 = 128;
 
-/// Posts kept over all key spaces (a million-key bucket needs about 8,000).
-const MAX_POSTS: usize = 64 * 1024;
+/// Key spaces remembered (each bucket has up to three: files, masters, versions, uploads).
+const MAX_SPACES: usize = 4096;
+
+/// Bytes of posts kept over all key spaces (a million keys of 40 bytes need about 330 KB;
+/// keys of up to 1 KiB, chosen by a client, must not pin more than this).
+const MAX_POST_BYTES: usize = 8 << 20;
 
 /// Whether `key` is a post.
 pub fn is_post(key: &str) -> bool {
@@ -37,8 +41,30 @@ pub fn is_post(key: &str) -> bool {
 #[derive(Default)]
 struct Space {
     posts: BTreeMap<String, bool>,
+    /// What `posts` holds, about, in bytes.
+    bytes: usize,
     width: Option<Width>,
     used: u64,
+}
+
+/// A post's share of memory: its key and the map's node.
+fn cost(k: &str) -> usize {
+    k.len() + 48
+}
+
+impl Space {
+    fn add(&mut self, k: &str) {
+        if !self.posts.contains_key(k) {
+            self.posts.insert(k.to_owned(), false);
+            self.bytes += cost(k);
+        }
+    }
+
+    fn remove(&mut self, k: &str) {
+        if self.posts.remove(k).is_some() {
+            self.bytes -= cost(k);
+        }
+    }
 }
 
 /// The posts and widths of every key space this instance has listed.
@@ -117,19 +143,27 @@ impl Posts {
                 .cloned()
                 .collect();
             for p in stale {
-                s.posts.remove(&p);
+                s.remove(&p);
             }
             for k in &sampled {
-                s.posts.entry((*k).to_owned()).or_insert(false);
+                s.add(k);
             }
             if from.is_empty() {
-                s.posts.entry(String::new()).or_insert(false);
+                s.add("");
             }
             // A post whose next post is inside the run has a known gap; the last post of the
             // run, and one whose gap runs past `upper`, do not.
+            // (Posts of the run before the last one below `lower` were settled by the run's
+            // earlier ranges: only the rest is looked at, so a long run costs linear time.)
+            let start = s
+                .posts
+                .range::<str, _>((Included(from), Excluded(lower)))
+                .next_back()
+                .map_or(from, |(p, _)| p.as_str())
+                .to_owned();
             let run: Vec<String> = s
                 .posts
-                .range::<str, _>((Included(from), Unbounded))
+                .range::<str, _>((Included(start.as_str()), Unbounded))
                 .map(|(p, _)| p.clone())
                 .take_while(|p| below(p))
                 .collect();
@@ -162,7 +196,9 @@ impl Posts {
         s.used = now;
         f(s);
         // Over the cap, the spaces least recently used go first.
-        while spaces.values().map(|s| s.posts.len()).sum::<usize>() > MAX_POSTS {
+        while spaces.values().map(|s| s.bytes).sum::<usize>() > MAX_POST_BYTES
+            || spaces.len() > MAX_SPACES
+        {
             let Some(oldest) = spaces
                 .iter()
                 .min_by_key(|(_, s)| s.used)
@@ -170,7 +206,8 @@ impl Posts {
             else {
                 break;
             };
-            if spaces.len() == 1 {
+            if spaces.len() == 1 && spaces.values().map(|s| s.bytes).sum::<usize>() > MAX_POST_BYTES
+            {
                 // One space over the cap keeps every other post.
                 let s = spaces.get_mut(&oldest).expect("present");
                 // (Every other gap becomes unknown: a post's next one is dropped.)
@@ -180,6 +217,7 @@ impl Posts {
                     .step_by(2)
                     .map(|(p, _)| (p.clone(), false))
                     .collect();
+                s.bytes = keep.keys().map(|k| cost(k)).sum();
                 s.posts = keep;
             } else {
                 spaces.remove(&oldest);
@@ -222,6 +260,33 @@ mod tests {
         let (b2, _) = p.bound("s", "key-001000", 1).unwrap();
         assert!(b2 >= b);
         assert!(p.bound("other", "", 1).is_none());
+    }
+
+    #[test]
+    fn long_keys_pin_a_bounded_amount_of_memory() {
+        let p = Posts::default();
+        let long = "x".repeat(1000);
+        for round in 0..40 {
+            let keys: Vec<String> = (0..20_000)
+                .map(|i| format!("{long}{round:03}{i:06}"))
+                .collect();
+            p.learn(
+                &format!("s{}", round % 3),
+                "",
+                "",
+                None,
+                keys.iter().map(String::as_str),
+            );
+        }
+        let g = p.inner.lock().unwrap();
+        let total: usize = g.0.values().map(|s| s.bytes).sum();
+        let counted: usize =
+            g.0.values()
+                .flat_map(|s| s.posts.keys())
+                .map(|k| cost(k))
+                .sum();
+        assert_eq!(total, counted);
+        assert!(total <= MAX_POST_BYTES, "{total} bytes of posts");
     }
 
     #[test]

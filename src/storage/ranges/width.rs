@@ -125,18 +125,18 @@ impl Width {
         let d = self.depth as usize;
         // The two digits the width adds to (its whole and its fractional part), over `lower`'s
         // own digits, padded with zeros.
-        // (The digit after is the width's alone: `lower`'s own would only make the bound
-        // up to one step there wider.)
-        let mut digits: Vec<u32> = (0..d + 1)
+        // `lower`'s own digits are kept two places past the width's, so that the range is
+        // about the width wide wherever `lower` falls within a step.
+        let mut digits: Vec<u32> = (0..d + 3)
             .map(|i| chars.get(i).map_or(0, |c| digit(*c)))
             .collect();
         let whole = self.mant.floor() as u32;
         let frac = ((self.mant - whole as f64) * BASE as f64).ceil() as u32;
-        digits.push(frac);
+        digits[d + 1] += frac;
         digits[d] += whole.max(1);
         // Carry; `first` is the leftmost digit that changed.
         let mut first = d;
-        let mut i = d + 1;
+        let mut i = d + 2;
         loop {
             if digits[i] >= BASE {
                 digits[i] -= BASE;
@@ -214,15 +214,18 @@ mod tests {
         // depth 3 is the fourth character: '-' + 1
         assert_eq!(
             Width::digit_at(3).upper("key-0001").as_deref(),
-            Some("key.")
+            Some("key.00")
         );
         assert_eq!(
             Width::digit_at(4).upper("key-0001").as_deref(),
-            Some("key-1")
+            Some("key-100")
         );
         // a step past '~' carries into the character before
-        assert_eq!(Width::digit_at(1).upper("a~x").as_deref(), Some("a\u{7f}"));
-        assert_eq!(Width::digit_at(1).upper("a\u{7f}x").as_deref(), Some("b"));
+        assert_eq!(Width::digit_at(1).upper("a~x").as_deref(), Some("a\u{7f}x"));
+        assert_eq!(
+            Width::digit_at(1).upper("a\u{7f}x").as_deref(),
+            Some("b\u{1}x")
+        );
         // a shorter lower bound is padded, never with NUL
         assert_eq!(Width::digit_at(2).upper("a").as_deref(), Some("a\u{1} "));
     }
@@ -242,7 +245,10 @@ mod tests {
         assert_eq!(w.depth(), 7);
         // A width measured between two keys reaches about the second from the first.
         let u = w.upper("key-0001000").unwrap();
-        assert!(u.as_str() >= "key-0002" && u.as_str() < "key-0003", "{u}");
+        assert!(u.as_str() >= "key-00020" && u.as_str() < "key-0003", "{u}");
+        // wherever the lower bound falls within a step
+        let u = w.upper("key-0001999").unwrap();
+        assert!(u.as_str() >= "key-00029" && u.as_str() < "key-0004", "{u}");
         assert!(Width::between("a", "a").is_none());
         assert!(Width::between("\u{e9}", "\u{f0}").is_none());
         let w = Width::between("a", "a5").unwrap();

@@ -267,7 +267,7 @@ impl<'p> Ranger<'p> {
     ///
     /// An empty range widens the next two, four, then eight times (a range that reaches dense
     /// keys after an empty stretch holds a bounded multiple of the stretch's width of them),
-    /// then by whole digits. Keys measure the density where they are, and the next width
+    /// and after ten empty ranges by whole digits. Keys measure the density where they are, and the next width
     /// follows it within a factor of eight; a lone key after an empty stretch starts small again, since the keys
     /// after it may be dense.
     fn adapt(&mut self, docs: &[Document], want: usize) {
@@ -276,12 +276,14 @@ impl<'p> Ranger<'p> {
         if n == 0 {
             // Twice, four times, then eight times as wide: a stretch one gap long is crossed
             // with a range at most about twice as wide as needed.
-            // After three, a whole digit, then two, four...: a deep lower bound with nothing
-            // near it (a long start-after) is left in a few queries, not one per character.
+            // Two, four, then eight times (six times); then a whole digit, two, four...: a deep
+            // lower bound with nothing near it (a long start-after) is left in a few queries,
+            // not one per character.
             self.empties += 1;
             let f = match self.empties {
                 e @ 1..=3 => 2f64.powi(e as i32),
-                e => (width::BASE as f64).powi(1 << (e - 4).min(5)),
+                4..=9 => 8.0,
+                e => (width::BASE as f64).powi(1 << (e - 10).min(5)),
             };
             self.width = w.scaled(f).unwrap_or_else(Width::widest);
             return;

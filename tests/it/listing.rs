@@ -281,3 +281,51 @@ fn upload_listings_page_past_common_prefixes() {
         assert_eq!(seen, ["a/", "b", "c/"]);
     });
 }
+
+/// ListMultipartUploads paged one upload at a time over several uploads of one key: each comes
+/// once, in the order they began, whatever their (random) ids.
+#[test]
+fn uploads_of_one_key_page_in_the_order_they_began() {
+    support::run(async {
+        let gw = support::gateway("lstupk").await;
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("upk").send().await.unwrap();
+        let mut began = Vec::new();
+        for _ in 0..6 {
+            let r = s3
+                .create_multipart_upload()
+                .bucket("upk")
+                .key("k")
+                .send()
+                .await
+                .unwrap();
+            began.push(r.upload_id().unwrap().to_owned());
+            // Distinct initiation times (milliseconds).
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        let (mut marker, mut id_marker) = (None::<String>, None::<String>);
+        let mut seen = Vec::new();
+        for _ in 0..20 {
+            let r = s3
+                .list_multipart_uploads()
+                .bucket("upk")
+                .max_uploads(1)
+                .set_key_marker(marker.clone())
+                .set_upload_id_marker(id_marker.clone())
+                .send()
+                .await
+                .unwrap();
+            seen.extend(
+                r.uploads()
+                    .iter()
+                    .map(|u| u.upload_id().unwrap().to_owned()),
+            );
+            if !r.is_truncated().unwrap_or(false) {
+                break;
+            }
+            marker = r.next_key_marker().map(String::from);
+            id_marker = r.next_upload_id_marker().map(String::from);
+        }
+        assert_eq!(seen, began);
+    });
+}

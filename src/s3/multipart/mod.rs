@@ -477,6 +477,17 @@ pub async fn list_uploads(st: &AppState, req: S3Request) -> S3Result<Response> {
         }
         _ => (!key_marker.is_empty()).then(|| key_marker.clone()),
     };
+    // When the upload the marker names still exists, where it stands in the listing's order.
+    let marker_at = if id_marker.is_empty() {
+        None
+    } else {
+        st.store
+            .meta()
+            .get_upload(&bucket.name, &id_marker)
+            .await?
+            .filter(|m| m.key == key_marker)
+            .map(|m| m.initiated)
+    };
     let mut all =
         st.store
             .meta()
@@ -496,7 +507,15 @@ pub async fn list_uploads(st: &AppState, req: S3Request) -> S3Result<Response> {
         };
         let after_marker = key_marker.is_empty()
             || u.key > key_marker
-            || (u.key == key_marker && !id_marker.is_empty() && u.id.as_str() > id_marker.as_str());
+            || (u.key == key_marker
+                && !id_marker.is_empty()
+                && match &marker_at {
+                    // Uploads of a key are listed in the order they began (then by id), so
+                    // the marker is passed in that order; comparing ids alone skipped uploads
+                    // that began later under a smaller (random) id.
+                    Some(at) => (u.initiated, u.id.as_str()) > (*at, id_marker.as_str()),
+                    None => u.id.as_str() > id_marker.as_str(),
+                });
         if !after_marker {
             continue;
         }

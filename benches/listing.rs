@@ -23,6 +23,16 @@ use grids3::storage::meta::{DbClock, MetaStore};
 use grids3::storage::objects::{ListQuery, ObjectStore};
 use mongodb::bson::{doc, oid::ObjectId, DateTime, Document};
 
+/// A page of 1,000 from the top of the bucket, with or without delimiter `/`, after `after`.
+fn query(delimiter: bool, after: Option<String>) -> ListQuery {
+    ListQuery {
+        prefix: String::new(),
+        delimiter: delimiter.then(|| "/".into()),
+        after,
+        max: 1000,
+    }
+}
+
 /// This process's resident memory in KiB.
 fn rss_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")
@@ -90,17 +100,7 @@ async fn main() -> anyhow::Result<()> {
         let mut n = 0usize;
         let mut peak = rss_kib();
         loop {
-            let p = store
-                .list(
-                    "big",
-                    &ListQuery {
-                        prefix: String::new(),
-                        delimiter: None,
-                        after: after.clone(),
-                        max: 1000,
-                    },
-                )
-                .await?;
+            let p = store.list("big", &query(false, after.clone())).await?;
             n += p.entries.len();
             peak = peak.max(rss_kib());
             if !p.truncated {
@@ -116,17 +116,7 @@ async fn main() -> anyhow::Result<()> {
         255 * 1024,
     );
     let t = Instant::now();
-    let p = cold
-        .list(
-            "big",
-            &ListQuery {
-                prefix: String::new(),
-                delimiter: Some("/".into()),
-                after: None,
-                max: 1000,
-            },
-        )
-        .await?;
+    let p = cold.list("big", &query(true, None)).await?;
     let cold_root = t.elapsed().as_secs_f64();
     assert_eq!(p.entries.len(), prefixes.min(1000));
     let full = ObjectStore::new(
@@ -153,30 +143,12 @@ async fn main() -> anyhow::Result<()> {
     }
     for _ in 0..3 {
         let t = Instant::now();
-        let p = store
-            .list(
-                "big",
-                &ListQuery {
-                    prefix: String::new(),
-                    delimiter: Some("/".into()),
-                    after: None,
-                    max: 1000,
-                },
-            )
-            .await?;
+        let p = store.list("big", &query(true, None)).await?;
         root.push(t.elapsed().as_secs_f64());
         assert_eq!(p.entries.len(), prefixes.min(1000));
         let t = Instant::now();
         let p = store
-            .list(
-                "big",
-                &ListQuery {
-                    prefix: String::new(),
-                    delimiter: None,
-                    after: Some(middle.clone()),
-                    max: 1000,
-                },
-            )
+            .list("big", &query(false, Some(middle.clone())))
             .await?;
         page.push(t.elapsed().as_secs_f64());
         assert_eq!(p.entries.len(), 1000);

@@ -253,31 +253,21 @@ fn upload_listings_page_past_common_prefixes() {
                 .await
                 .unwrap();
         }
-        let (mut marker, mut id_marker) = (None::<String>, None::<String>);
-        let mut seen = Vec::new();
-        for _ in 0..10 {
-            let r = s3
-                .list_multipart_uploads()
-                .bucket("upl")
-                .delimiter("/")
-                .max_uploads(1)
-                .set_key_marker(marker.clone())
-                .set_upload_id_marker(id_marker.clone())
-                .send()
-                .await
-                .unwrap();
-            seen.extend(r.uploads().iter().map(|u| u.key().unwrap().to_owned()));
-            seen.extend(
-                r.common_prefixes()
+        let seen: Vec<String> = upload_pages(&s3, "upl", Some("/"))
+            .await
+            .iter()
+            .flat_map(|r| {
+                r.uploads()
                     .iter()
-                    .map(|p| p.prefix().unwrap().to_owned()),
-            );
-            if !r.is_truncated().unwrap_or(false) {
-                break;
-            }
-            marker = r.next_key_marker().map(String::from);
-            id_marker = r.next_upload_id_marker().map(String::from);
-        }
+                    .map(|u| u.key().unwrap().to_owned())
+                    .chain(
+                        r.common_prefixes()
+                            .iter()
+                            .map(|p| p.prefix().unwrap().to_owned()),
+                    )
+                    .collect::<Vec<_>>()
+            })
+            .collect();
         assert_eq!(seen, ["a/", "b", "c/"]);
     });
 }
@@ -303,29 +293,46 @@ fn uploads_of_one_key_page_in_the_order_they_began() {
             // Distinct initiation times (milliseconds).
             tokio::time::sleep(std::time::Duration::from_millis(5)).await;
         }
-        let (mut marker, mut id_marker) = (None::<String>, None::<String>);
-        let mut seen = Vec::new();
-        for _ in 0..20 {
-            let r = s3
-                .list_multipart_uploads()
-                .bucket("upk")
-                .max_uploads(1)
-                .set_key_marker(marker.clone())
-                .set_upload_id_marker(id_marker.clone())
-                .send()
-                .await
-                .unwrap();
-            seen.extend(
+        let seen: Vec<String> = upload_pages(&s3, "upk", None)
+            .await
+            .iter()
+            .flat_map(|r| {
                 r.uploads()
                     .iter()
-                    .map(|u| u.upload_id().unwrap().to_owned()),
-            );
-            if !r.is_truncated().unwrap_or(false) {
-                break;
-            }
-            marker = r.next_key_marker().map(String::from);
-            id_marker = r.next_upload_id_marker().map(String::from);
-        }
+                    .map(|u| u.upload_id().unwrap().to_owned())
+            })
+            .collect();
         assert_eq!(seen, began);
     });
+}
+
+/// ListMultipartUploads of `bucket` paged one entry at a time with its markers, every page
+/// (at most 20: a listing that never ends fails the test that reads it).
+async fn upload_pages(
+    s3: &aws_sdk_s3::Client,
+    bucket: &str,
+    delimiter: Option<&str>,
+) -> Vec<aws_sdk_s3::operation::list_multipart_uploads::ListMultipartUploadsOutput> {
+    let (mut marker, mut id_marker) = (None::<String>, None::<String>);
+    let mut pages = Vec::new();
+    for _ in 0..20 {
+        let r = s3
+            .list_multipart_uploads()
+            .bucket(bucket)
+            .set_delimiter(delimiter.map(String::from))
+            .max_uploads(1)
+            .set_key_marker(marker.clone())
+            .set_upload_id_marker(id_marker.clone())
+            .send()
+            .await
+            .unwrap();
+        let more = r.is_truncated().unwrap_or(false);
+        marker = r.next_key_marker().map(String::from);
+        id_marker = r.next_upload_id_marker().map(String::from);
+        pages.push(r);
+        if !more {
+            break;
+        }
+    }
+    pages
 }

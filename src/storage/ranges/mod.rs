@@ -64,10 +64,6 @@ pub struct Ranger<'p> {
     posts: &'p Posts,
     space: String,
     done: bool,
-    /// Queries sent.
-    pub queries: usize,
-    /// Upper bounds sent, in order (tests read them).
-    pub bounds: Vec<String>,
 }
 
 impl<'p> Ranger<'p> {
@@ -107,8 +103,6 @@ impl<'p> Ranger<'p> {
             posts,
             space,
             done,
-            queries: 0,
-            bounds: Vec::new(),
         }
     }
 
@@ -176,8 +170,6 @@ impl<'p> Ranger<'p> {
             range.insert("$lt", &upper);
             let mut filter = self.filter.clone();
             filter.insert(self.field, range);
-            self.queries += 1;
-            self.bounds.push(upper.clone());
             let docs: Vec<Document> = self
                 .coll
                 .find(filter)
@@ -237,7 +229,6 @@ impl<'p> Ranger<'p> {
                 // so that no client can make one answer hold everything.
                 let mut filter = self.filter.clone();
                 filter.insert(self.field, &last);
-                self.queries += 1;
                 let all: Vec<Document> = self
                     .coll
                     .find(filter)

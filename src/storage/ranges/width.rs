@@ -93,6 +93,7 @@ impl Width {
     }
 
     /// The digit position this width steps at.
+    #[cfg(test)]
     pub fn depth(&self) -> u32 {
         self.depth
     }

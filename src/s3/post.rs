@@ -500,7 +500,7 @@ pub async fn post_object(
         let _ = up.abort().await;
         return Err(S3Error::entity_too_small());
     }
-    let digests = up.flush().await?;
+    let digests = up.end().await?;
     crate::s3::write::set_content(&mut meta, sealed.as_ref(), &digests);
     let info = crate::s3::lookup::within_request_timeout(
         st,

@@ -43,7 +43,8 @@ pub async fn store(
             }
             up.write(&b).await?;
         }
-        Ok(up.flush().await?)
+        // A small body's chunk stays back to go with the files document (one command).
+        Ok(up.end().await?)
     }
     .await;
     let digests = match pumped {

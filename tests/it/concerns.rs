@@ -27,7 +27,8 @@ async fn recording(
     opts.command_event_handler = Some(mongodb::event::EventHandler::callback(
         move |ev: CommandEvent| {
             if let CommandEvent::Started(e) = ev {
-                if e.db == db {
+                // `bulkWrite` goes to `admin`; this client serves this gateway alone.
+                if e.db == db || e.command_name == "bulkWrite" {
                     log.lock().unwrap().push((e.command_name, e.command));
                 }
             }
@@ -71,9 +72,30 @@ async fn workload(s3: &aws_sdk_s3::Client, b: &str) {
         .await
         .unwrap();
     s3.delete_object().bucket(b).key("a").send().await.unwrap();
+    // DeleteObjects deletes in one `delete` command of several statements.
+    let objects = ["b/c", "none"]
+        .iter()
+        .map(|k| {
+            aws_sdk_s3::types::ObjectIdentifier::builder()
+                .key(*k)
+                .build()
+                .unwrap()
+        })
+        .collect();
+    s3.delete_objects()
+        .bucket(b)
+        .delete(
+            aws_sdk_s3::types::Delete::builder()
+                .set_objects(Some(objects))
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .unwrap();
 }
 
-const WRITES: &[&str] = &["insert", "update", "delete", "findAndModify"];
+const WRITES: &[&str] = &["insert", "update", "delete", "findAndModify", "bulkWrite"];
 const READS: &[&str] = &["find", "aggregate", "count", "distinct"];
 
 #[test]
@@ -99,6 +121,12 @@ fn every_write_and_read_carries_the_configured_concern() {
                 });
                 assert_eq!(rc.get_str("level"), Ok("majority"), "{name}: {cmd}");
             }
+        }
+        for wanted in ["bulkWrite", "delete"] {
+            assert!(
+                seen.iter().any(|(n, _)| n == wanted),
+                "the workload sent no {wanted}"
+            );
         }
         assert!(
             writes >= 10 && reads >= 10,

@@ -1157,61 +1157,71 @@ fn a_publish_that_outlives_its_fence_fails() {
         let store = gw.state.store.clone();
         let b = "fp-outlived";
         s3.create_bucket().bucket(b).send().await.unwrap();
-        let data = random_bytes(300 * 1024, 13);
-        let fenced = failpoint::pause("publish.fenced", Some(b));
-        let heartbeat = failpoint::pause("writes.heartbeat", Some(b));
-        // A raw PUT (no SDK retry): what the first attempt itself was answered.
-        let late = {
-            let mut raw = support::Raw::new("PUT", "/fp-outlived/k");
-            raw.body = data.clone();
-            let headers = raw.signed_headers(&gw);
-            let url = format!("{}/fp-outlived/k", gw.endpoint());
-            let body = data.clone();
-            tokio::spawn(async move {
-                let mut rb = reqwest::Client::new().put(url).body(body);
-                for (k, v) in headers {
-                    if k != "host" {
-                        rb = rb.header(k, v);
+        // 300 KiB goes with its files document in one `bulkWrite`, after the fence; 6 MiB
+        // sends its chunks before it (two batches), then the files document.
+        for size in [300 * 1024, 6 * 1024 * 1024] {
+            let data = random_bytes(size, 13);
+            let fenced = failpoint::pause("publish.fenced", Some(b));
+            let heartbeat = failpoint::pause("writes.heartbeat", Some(b));
+            // A raw PUT (no SDK retry): what the first attempt itself was answered.
+            let late = {
+                let mut raw = support::Raw::new("PUT", "/fp-outlived/k");
+                raw.body = data.clone();
+                let headers = raw.signed_headers(&gw);
+                let url = format!("{}/fp-outlived/k", gw.endpoint());
+                let body = data.clone();
+                tokio::spawn(async move {
+                    let mut rb = reqwest::Client::new().put(url).body(body);
+                    for (k, v) in headers {
+                        if k != "host" {
+                            rb = rb.header(k, v);
+                        }
                     }
-                }
-                let r = rb.send().await.unwrap();
-                let status = r.status().as_u16();
-                (status, support::error_code(&r.text().await.unwrap()))
-            })
-        };
-        fenced.reached().await;
-        heartbeat.reached().await;
-        let writes = gw.db.collection::<Document>("__writes");
-        assert!(
-            support::eventually(10, || async {
-                store.janitor_pass().await.unwrap();
-                writes.count_documents(doc! {"bucket": b}).await.unwrap() == 0
-            })
-            .await,
-            "the janitor reaped the stalled write's registration"
-        );
-        assert_eq!(
-            gw.chunk_count(b).await,
-            0,
-            "the stalled write's chunks are reaped"
-        );
-        fenced.release();
-        heartbeat.release();
-        let (status, code) = late.await.unwrap();
-        assert_eq!(
-            (status, code.as_str()),
-            (409, "OperationAborted"),
-            "the late publish fails"
-        );
-        assert_eq!(get(&s3, b, "k").await, Err("NoSuchKey 404".to_owned()));
-        let listed = s3.list_objects_v2().bucket(b).send().await.unwrap();
-        assert_eq!(
-            listed.key_count(),
-            Some(0),
-            "the tombstone lists as nothing"
-        );
+                    let r = rb.send().await.unwrap();
+                    let status = r.status().as_u16();
+                    (status, support::error_code(&r.text().await.unwrap()))
+                })
+            };
+            fenced.reached().await;
+            heartbeat.reached().await;
+            let writes = gw.db.collection::<Document>("__writes");
+            assert!(
+                support::eventually(10, || async {
+                    store.janitor_pass().await.unwrap();
+                    writes.count_documents(doc! {"bucket": b}).await.unwrap() == 0
+                })
+                .await,
+                "the janitor reaped the stalled write's registration"
+            );
+            assert_eq!(
+                gw.chunk_count(b).await,
+                0,
+                "the stalled write's chunks are reaped"
+            );
+            fenced.release();
+            heartbeat.release();
+            let (status, code) = late.await.unwrap();
+            assert_eq!(
+                (status, code.as_str()),
+                (409, "OperationAborted"),
+                "the late publish fails"
+            );
+            assert_eq!(get(&s3, b, "k").await, Err("NoSuchKey 404".to_owned()));
+            let listed = s3.list_objects_v2().bucket(b).send().await.unwrap();
+            assert_eq!(
+                listed.key_count(),
+                Some(0),
+                "the tombstone lists as nothing"
+            );
+            assert_eq!(
+                gw.chunk_count(b).await,
+                0,
+                "the late publish left no chunk under the tombstone ({size} bytes)"
+            );
+        }
         // The client's retry stores the object whole; the bucket, emptied, can be deleted
         // (the tombstone is no object).
+        let data = random_bytes(1000, 14);
         put(&s3, b, "k", &data).await;
         assert!(get(&s3, b, "k").await.as_deref() == Ok(data.as_slice()));
         s3.delete_object().bucket(b).key("k").send().await.unwrap();

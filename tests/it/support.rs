@@ -455,9 +455,12 @@ pub async fn gateway_counting_split(
                 // Only the requests' own commands: the driver reports a command from the
                 // task that sends it, and background work (janitor, settling, pool and lock
                 // heartbeats) runs in tasks that `grids3::background` names.
-                if e.db == db_name && grids3::background::current().is_some() {
+                // `bulkWrite` (a small PUT's chunk and files document) is sent to `admin`;
+                // this client serves this gateway alone, so every one is its own.
+                let ours = e.db == db_name || e.command_name == "bulkWrite";
+                if ours && grids3::background::current().is_some() {
                     bg.fetch_add(1, Ordering::SeqCst);
-                } else if e.db == db_name {
+                } else if ours {
                     c.fetch_add(1, Ordering::SeqCst);
                     let find = e.command.get_str("find");
                     // A new pool of write registrations (one per 64 writes, or after a

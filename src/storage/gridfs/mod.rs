@@ -6,6 +6,7 @@
 //! document yet (write, then publish), so the engine is written here against the GridFS
 //! specification, and checked against the spec's own tests (`tests/it/gridfs_spec.rs`).
 
+pub mod batch;
 pub mod budget;
 mod codec;
 mod download;

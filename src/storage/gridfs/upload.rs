@@ -17,6 +17,21 @@ use super::{FileDoc, GridFsBucket, GridFsError, Result};
 const BATCH_BYTES: usize = 4 * 1024 * 1024;
 /// Chunk documents gathered into one `insert_many` at most (matters for tiny chunk sizes).
 const BATCH_DOCS: usize = 1000;
+/// Chunk bytes a small file may send with its files document in one `bulkWrite` (they are
+/// copied once more, into a `Document`, which costs less than a round trip at this size).
+const ONE_COMMAND_BYTES: usize = 1024 * 1024;
+
+/// Set once the server refuses `bulkWrite` (before MongoDB 8.0): small files then go in two
+/// commands, as large ones do. The driver refuses before sending anything.
+static BULK_UNSUPPORTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+fn is_unsupported(e: &mongodb::error::Error) -> bool {
+    matches!(
+        *e.kind,
+        mongodb::error::ErrorKind::IncompatibleServer { .. }
+    )
+}
+
 /// `insert_many` calls in flight at once; memory per upload is bounded by about
 /// `(MAX_IN_FLIGHT + 1) * BATCH_BYTES` plus one chunk.
 const MAX_IN_FLIGHT: usize = 3;
@@ -341,19 +356,54 @@ impl Upload {
     /// Stores every chunk (including the short last one) and returns the content's digests.
     /// Nothing is visible yet: call [`Upload::publish`] or [`Upload::abort`] next.
     pub async fn flush(&mut self) -> Result<Digests> {
-        if !self.pending.is_empty() && !self.holds_small() {
-            self.push_chunk(true).await?;
-        }
+        self.end_body().await?;
         self.send_batch().await?;
         while let Some(h) = self.in_flight.pop_front() {
             join(h).await?;
         }
-        Ok(Digests {
+        Ok(self.digests())
+    }
+
+    /// The content's digests once the body has ended, like [`Upload::flush`], but a small
+    /// file's chunks are kept back, so that [`Upload::publish_at`] can send them with the files
+    /// document in one command. For an upload that ends in a publish; anything else that
+    /// needs the chunks stored calls [`Upload::flush`].
+    pub async fn end(&mut self) -> Result<Digests> {
+        self.end_body().await?;
+        if !self.whole_in_batch() {
+            self.send_batch().await?;
+            while let Some(h) = self.in_flight.pop_front() {
+                join(h).await?;
+            }
+        }
+        Ok(self.digests())
+    }
+
+    /// Adds the short last chunk to the batch.
+    async fn end_body(&mut self) -> Result<()> {
+        if !self.pending.is_empty() && !self.holds_small() {
+            self.push_chunk(true).await?;
+        }
+        Ok(())
+    }
+
+    /// Whether every chunk of the file is in the batch, none sent, and few enough bytes that
+    /// copying them into one `bulkWrite` costs less than a round trip.
+    fn whole_in_batch(&self) -> bool {
+        !self.batch.is_empty()
+            && self.in_flight.is_empty()
+            && self.batch.len() as i64 == self.next_n - self.first_chunk
+            && self.batch_bytes <= ONE_COMMAND_BYTES
+            && !BULK_UNSUPPORTED.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn digests(&self) -> Digests {
+        Digests {
             length: self.length,
             md5: self.md5.clone().map_or([0; 16], |h| h.finalize().into()),
             sha256: self.sha256.clone().map(|h| h.finalize().into()),
             sha1: self.sha1.clone().map(|h| h.finalize().into()),
-        })
+        }
     }
 
     /// Whether the whole content so far is held in memory (see [`UploadOptions::hold_small`]).
@@ -391,7 +441,11 @@ impl Upload {
         metadata: Option<Document>,
         upload_date: DateTime,
     ) -> Result<FileDoc> {
-        self.flush().await?;
+        self.end_body().await?;
+        let one_command = self.whole_in_batch();
+        if !one_command {
+            self.flush().await?;
+        }
         let file = FileDoc {
             id: self.id.clone(),
             length: self.stored,
@@ -405,28 +459,111 @@ impl Upload {
         // be applied whatever becomes of this future. The writer's registration (grids3's
         // object layer) makes the janitor decide later, by whether the files document exists.
         self.done = true;
-        if let Err(e) = self.bucket.files().insert_one(file.to_document()).await {
-            // An insert that failed in transit may still have been applied: delete the chunks
-            // only when the files document is surely absent.
-            let absent = self
-                .bucket
-                .files()
-                .find_one(doc! {"_id": self.id.clone()})
-                .await
-                .is_ok_and(|d| d.is_none());
-            if absent {
-                let in_flight = std::mem::take(&mut self.in_flight);
-                let _ = delete_chunks(
-                    self.bucket.clone(),
-                    self.id.clone(),
-                    self.first_chunk..self.next_n,
-                    in_flight,
-                )
-                .await;
+        if one_command {
+            match self.publish_with_chunks(&file).await {
+                Ok(()) => return Ok(file),
+                // Nothing was sent: the two commands below do it.
+                Err(GridFsError::Mongo(e)) if is_unsupported(&e) => {
+                    BULK_UNSUPPORTED.store(true, std::sync::atomic::Ordering::Relaxed);
+                    self.done = false;
+                    self.flush().await?;
+                    self.done = true;
+                }
+                // It may still be applied: the writer's registration has the janitor decide
+                // later, by whether the files document exists.
+                Err(e @ GridFsError::Timeout(_)) => return Err(e),
+                Err(e) => {
+                    self.clean_up_unpublished().await;
+                    return Err(e);
+                }
             }
+        }
+        if let Err(e) = self.bucket.files().insert_one(file.to_document()).await {
+            self.clean_up_unpublished().await;
             return Err(e.into());
         }
         Ok(file)
+    }
+
+    /// The chunks in the batch and the files document `file` in one ordered `bulkWrite`
+    /// (MongoDB 8.0+): the files document is inserted only after every chunk was, so the
+    /// file is never visible incomplete, and a small PUT saves a round trip.
+    async fn publish_with_chunks(&mut self, file: &FileDoc) -> Result<()> {
+        use mongodb::options::{InsertOneModel, WriteModel};
+        let chunks_ns = self.bucket.chunks().namespace();
+        let mut models: Vec<WriteModel> = Vec::with_capacity(self.batch.len() + 1);
+        for raw in &self.batch {
+            let document = Document::try_from(raw.as_ref())
+                .map_err(|e| GridFsError::Corrupt(format!("chunk document: {e}")))?;
+            models.push(
+                InsertOneModel::builder()
+                    .namespace(chunks_ns.clone())
+                    .document(document)
+                    .build()
+                    .into(),
+            );
+        }
+        models.push(
+            InsertOneModel::builder()
+                .namespace(self.bucket.files().namespace())
+                .document(file.to_document())
+                .build()
+                .into(),
+        );
+        let files = self.bucket.files();
+        let op = files.client().bulk_write(models).ordered(true);
+        let op = match files.write_concern() {
+            Some(wc) => op.write_concern(wc.clone()),
+            None => op,
+        };
+        let res = tokio::time::timeout(super::OP_TIMEOUT, op).await;
+        let sent = std::mem::take(&mut self.batch);
+        self.batch_bytes = 0;
+        self.batch_permits.clear();
+        match res {
+            Ok(Ok(_)) => {
+                for d in sent {
+                    super::pool::give(d.into_bytes());
+                }
+                Ok(())
+            }
+            Ok(Err(e)) => {
+                if is_unsupported(&e) {
+                    // Put back for the two-command path.
+                    self.batch = sent;
+                    self.batch_bytes = self.batch.iter().map(|d| d.as_bytes().len()).sum();
+                }
+                Err(e.into())
+            }
+            Err(_) => Err(GridFsError::Timeout("a chunk and files insert")),
+        }
+    }
+
+    /// After a publish that failed: an insert that failed in transit may still have been
+    /// applied, so the chunks go only when the files document is surely not this file's
+    /// (absent, or a tombstone that a reaper wrote under its id: see `storage::objects`).
+    async fn clean_up_unpublished(&mut self) {
+        let found = self
+            .bucket
+            .files()
+            .find_one(doc! {"_id": self.id.clone()})
+            .projection(doc! {"filename": 1})
+            .await;
+        let not_ours = match found {
+            Ok(None) => true,
+            Ok(Some(d)) => d.get_str("filename").ok() != Some(self.filename.as_str()),
+            Err(_) => false,
+        };
+        if not_ours {
+            let in_flight = std::mem::take(&mut self.in_flight);
+            let _ = delete_chunks(
+                self.bucket.clone(),
+                self.id.clone(),
+                self.first_chunk..self.next_n,
+                in_flight,
+            )
+            .await;
+        }
     }
 
     /// Stores every chunk and keeps them without writing a files document (a multipart part,

@@ -15,6 +15,7 @@ use futures::TryStreamExt;
 use mongodb::bson::{doc, oid::ObjectId, Bson, Document};
 
 use super::MetaStore;
+use crate::storage::gridfs::batch;
 
 /// A reader lease on one file.
 #[derive(Clone, Debug)]
@@ -183,7 +184,9 @@ impl MetaStore {
         Ok(ids)
     }
 
-    /// Which of `file_ids` an unexpired lease holds (one query).
+    /// Which of `file_ids` an unexpired lease holds (one query). The `$in` is not cut into
+    /// slices (see `gridfs::batch`): the query runs on the `expires` index, so only live
+    /// leases, few at any time, are matched against the list.
     pub async fn leased_among(
         &self,
         bucket: &str,
@@ -202,13 +205,10 @@ impl MetaStore {
             .collect())
     }
 
-    /// Removes many reclaim records (one delete).
+    /// Removes many reclaim records (one delete command).
     pub async fn remove_reclaims(&self, ids: &[ObjectId]) -> mongodb::error::Result<()> {
-        if !ids.is_empty() {
-            self.reclaim
-                .delete_many(doc! {"_id": {"$in": ids.to_vec()}})
-                .await?;
-        }
+        let ids: Vec<Bson> = ids.iter().map(|i| Bson::ObjectId(*i)).collect();
+        batch::delete_in(&self.reclaim, "_id", &ids, &doc! {}).await?;
         Ok(())
     }
 

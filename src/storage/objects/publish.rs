@@ -267,7 +267,7 @@ impl ObjectStore {
             // Boxed: request futures are deep, and this one would add its whole state to them.
             return Box::pin(self.publish_content(bucket, write, meta, lock)).await;
         }
-        write.upload.flush().await?;
+        write.upload.end().await?;
         let key = write.upload.filename().to_owned();
         let mut meta = meta;
         let prepared = self

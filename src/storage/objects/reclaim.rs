@@ -2,6 +2,7 @@
 //! it read.
 
 use super::*;
+use crate::storage::gridfs::batch::{delete_in, find_in};
 
 impl ObjectStore {
     /// Every revision of `key`: `(_id, uploadDate)`.
@@ -88,22 +89,26 @@ impl ObjectStore {
         Ok(())
     }
 
-    /// Deletes every revision of many keys in a fixed number of round trips (six, whatever
-    /// the number of keys): the same protocol as [`ObjectStore::reclaim`], batched. Record the
-    /// intents, hide the files documents, look for leases once, delete the unleased files'
-    /// chunks, drop their records; leased ones are left to the janitor.
+    /// Deletes every revision of many keys in a few round trips: the same protocol as
+    /// [`ObjectStore::reclaim`], batched. Record the intents, hide the files documents, look
+    /// for leases, delete the unleased files' chunks, drop their records; leased ones are left
+    /// to the janitor. Names are looked up in slices of
+    /// [`crate::storage::gridfs::batch::FIND_SLICE`] (one find each), and each other step is one
+    /// command whatever the number of keys: for 1,000 keys, 5 finds of names, then 1 insert,
+    /// 1 delete, 1 lease find, 1 delete of chunks and 1 of records.
     pub async fn delete_keys(&self, bucket: &str, keys: &[String]) -> Result<()> {
         let fs = self.gridfs(bucket);
-        let ids =
-            crate::storage::gridfs::ids_of(fs.files(), doc! {"filename": {"$in": keys.to_vec()}})
-                .await?;
+        let names: Vec<Bson> = keys.iter().map(|k| Bson::String(k.clone())).collect();
+        let ids: Vec<Bson> = find_in(fs.files(), "filename", &names, &doc! {}, doc! {"_id": 1})
+            .await?
+            .into_iter()
+            .filter_map(|mut d| d.remove("_id"))
+            .collect();
         if ids.is_empty() {
             return Ok(());
         }
         let records = self.meta.add_reclaims(bucket, &ids).await?;
-        fs.files()
-            .delete_many(doc! {"_id": {"$in": ids.clone()}})
-            .await?;
+        delete_in(fs.files(), "_id", &ids, &doc! {}).await?;
         if self.may_hold_contents(bucket).await? {
             // One update per object (its references' document, keyed by the object's id).
             let contents = self.contents(bucket);
@@ -117,11 +122,7 @@ impl ObjectStore {
             .zip(records)
             .filter(|(id, _)| !leased.contains(id))
             .unzip();
-        if !free.is_empty() {
-            fs.chunks()
-                .delete_many(doc! {"files_id": {"$in": free}})
-                .await?;
-        }
+        delete_in(fs.chunks(), "files_id", &free, &doc! {}).await?;
         self.meta.remove_reclaims(&done).await?;
         Ok(())
     }

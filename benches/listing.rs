@@ -95,6 +95,18 @@ async fn main() -> anyhow::Result<()> {
         t.elapsed().as_secs_f64(),
         local.kind
     );
+    // The posts PUTs of these keys would have recorded (`storage::meta::posts`); with
+    // BENCH_NO_POSTS, none, as for a bucket another GridFS writer filled.
+    if std::env::var_os("BENCH_NO_POSTS").is_none() {
+        let posts: Vec<String> = (0..keys)
+            .map(|i| format!("p{:03}/k{:07}", i % prefixes, i))
+            .filter(|k| grids3::storage::ranges::posts::is_post(k))
+            .collect();
+        store.meta().record_posts("big", &posts).await?;
+        println!("recorded {} posts, as PUTs would", posts.len());
+    } else {
+        println!("no posts recorded (BENCH_NO_POSTS)");
+    }
     let list_all = |store: ObjectStore| async move {
         let mut after: Option<String> = None;
         let mut n = 0usize;

@@ -58,10 +58,27 @@ pub async fn find_version(
     key: &str,
     version: Option<&str>,
 ) -> S3Result<Option<ObjectInfo>> {
+    find_version_as(st, bucket, key, version, false).await
+}
+
+/// [`find_version`]; with `read`, a small object comes with its data (see
+/// `ObjectStore::lookup_to_read`), for a GET.
+async fn find_version_as(
+    st: &AppState,
+    bucket: &str,
+    key: &str,
+    version: Option<&str>,
+    read: bool,
+) -> S3Result<Option<ObjectInfo>> {
     if version.is_some_and(|v| v != "null") {
         unversioned_id(st, bucket).await?;
     }
-    match st.store.lookup(bucket, key, version).await? {
+    let found = if read {
+        st.store.lookup_to_read(bucket, key, version).await?
+    } else {
+        st.store.lookup(bucket, key, version).await?
+    };
+    match found {
         Lookup::Object(o) => Ok(Some(*o)),
         Lookup::DeleteMarker { version_id, at } => {
             let e = match version {
@@ -86,12 +103,34 @@ pub async fn find_version(
 /// object gets).
 pub(crate) async fn find_for(
     st: &AppState,
-    (bucket, key): (&str, &str),
+    at: (&str, &str),
     auth: &crate::auth::Auth,
     access: crate::s3::request::access::Access,
     version: Option<&str>,
 ) -> S3Result<ObjectInfo> {
-    let found = match find_version(st, bucket, key, version).await {
+    find_for_as(st, at, auth, access, version, false).await
+}
+
+/// [`find_for`] for a GET: a small object comes with its data (one query for the read).
+pub(crate) async fn find_to_read(
+    st: &AppState,
+    at: (&str, &str),
+    auth: &crate::auth::Auth,
+    access: crate::s3::request::access::Access,
+    version: Option<&str>,
+) -> S3Result<ObjectInfo> {
+    find_for_as(st, at, auth, access, version, true).await
+}
+
+async fn find_for_as(
+    st: &AppState,
+    (bucket, key): (&str, &str),
+    auth: &crate::auth::Auth,
+    access: crate::s3::request::access::Access,
+    version: Option<&str>,
+    read: bool,
+) -> S3Result<ObjectInfo> {
+    let found = match find_version_as(st, bucket, key, version, read).await {
         Err(e)
             if !matches!(access, crate::s3::request::access::Access::Granted)
                 && !e.headers.is_empty() =>

@@ -8,7 +8,7 @@ use futures::{StreamExt, TryStreamExt};
 use crate::error::{S3Error, S3Result};
 use crate::s3::lookup::find_version;
 use crate::s3::lookup::require_bucket;
-use crate::s3::lookup::{find_for, unversioned_id};
+use crate::s3::lookup::{find_for, find_to_read, unversioned_id};
 use crate::s3::request::read::ReadSpec;
 use crate::s3::request::version_param;
 use crate::s3::request::write::WriteSpec;
@@ -58,14 +58,14 @@ pub async fn get_object(st: &AppState, req: S3Request, head: bool) -> S3Result<R
     let spec = ReadSpec::parse(&req)?;
     // A revision replaced between the lookup and the lease is looked up again.
     for _ in 0..3 {
-        let mut info = find_for(
-            st,
-            (&bucket, req.key()),
-            &req.auth,
-            req.access,
-            spec.version.as_deref(),
-        )
-        .await?;
+        // A GET of a small object reads its data with the lookup; HEAD does not.
+        let at = (bucket.as_str(), req.key());
+        let version = spec.version.as_deref();
+        let mut info = if head {
+            find_for(st, at, &req.auth, req.access, version).await?
+        } else {
+            find_to_read(st, at, &req.auth, req.access, version).await?
+        };
         // The key is checked before anything about the object is told (HEAD too: an SSE-C
         // object without its key is 400, as on AWS).
         let customer_md5 = super::sse::open_object(
@@ -104,7 +104,12 @@ pub async fn get_object(st: &AppState, req: S3Request, head: bool) -> S3Result<R
         let mut r = if head {
             empty(status)
         } else {
-            match st.store.open_read(&bucket, &info, start, end).await {
+            let chunk0 = info.first_chunk.take();
+            match st
+                .store
+                .open_read_with(&bucket, &info, start, end, chunk0)
+                .await
+            {
                 Ok(mut stream) => {
                     // The first piece is read before the status line goes out, so an object
                     // whose data is missing answers an error, not a 200 and a broken body.

@@ -336,3 +336,167 @@ async fn upload_pages(
     }
     pages
 }
+
+/// The range queries (lower, upper) a listing client's finds on `coll` sent.
+fn range_bounds(cmds: &[Document]) -> Vec<(String, String)> {
+    cmds.iter()
+        .filter_map(|c| {
+            let r = c
+                .get_document("filter")
+                .ok()?
+                .get_document("filename")
+                .ok()?;
+            let lower = r.get_str("$gt").or_else(|_| r.get_str("$gte")).ok()?;
+            Some((lower.to_owned(), r.get_str("$lt").ok()?.to_owned()))
+        })
+        .collect()
+}
+
+/// A gateway on database `name` whose finds on `coll` are logged.
+async fn logged_gateway(name: &str, coll: &str) -> (support::Gateway, Arc<Mutex<Vec<Document>>>) {
+    let log: Arc<Mutex<Vec<Document>>> = Arc::default();
+    let mut opts = mongodb::options::ClientOptions::parse(&support::db().uri)
+        .await
+        .unwrap();
+    let (l, dbn, coll) = (log.clone(), name.to_owned(), coll.to_owned());
+    opts.command_event_handler = Some(mongodb::event::EventHandler::callback(
+        move |ev: mongodb::event::command::CommandEvent| {
+            if let mongodb::event::command::CommandEvent::Started(e) = ev {
+                if e.db == dbn && e.command.get_str("find") == Ok(coll.as_str()) {
+                    l.lock().unwrap().push(e.command);
+                }
+            }
+        },
+    ));
+    let client = mongodb::Client::with_options(opts).unwrap();
+    (
+        support::gateway_with_client(client, name, |_| {}).await,
+        log,
+    )
+}
+
+/// Issue 36: a cold instance's first listing of a dense run of keys after an empty start
+/// used to read the whole run in its first range. Fence posts are kept in `__posts` (written
+/// by PUTs of sampled keys and by listings), and an instance takes them before its first
+/// listing, so each of its ranges holds about a page.
+#[test]
+fn a_fresh_instance_bounds_its_first_listing_with_the_posts_in_the_database() {
+    support::run(async {
+        use grids3::storage::ranges::posts::is_post;
+        let name = format!(
+            "g_hint_{}",
+            &uuid::Uuid::new_v4().simple().to_string()[..12]
+        );
+        let gw = support::gateway_on(&name).await;
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("hint").send().await.unwrap();
+        // 6,000 keys in one dense run (written directly, as another GridFS writer would: no
+        // posts yet).
+        let keys: BTreeSet<String> = (0..6000).map(|i| format!("data/k{i:05}")).collect();
+        let docs: Vec<Document> = keys
+            .iter()
+            .map(|k| {
+                doc! {"length": 0i64, "chunkSize": 261120,
+                "uploadDate": mongodb::bson::DateTime::now(), "filename": k,
+                "metadata": {"etag": "\"d41d8cd98f00b204e9800998ecf8427e\""}}
+            })
+            .collect();
+        gw.db
+            .collection::<Document>("hint.files")
+            .insert_many(docs)
+            .await
+            .unwrap();
+        let posts = gw.db.collection::<Document>("__posts");
+        let sampled = keys.iter().filter(|k| is_post(k)).count() as u64;
+        assert!(sampled > 20, "{sampled} posts among the keys");
+        // A full listing records the posts it sees.
+        let (all, _) = listed(&s3, "hint", "", None, 1000).await;
+        assert_eq!(all.len(), keys.len());
+        assert!(
+            support::eventually(20, || async {
+                posts.count_documents(doc! {"b": "hint"}).await.unwrap() == sampled
+            })
+            .await,
+            "the listing recorded every post it saw"
+        );
+        // A fresh instance: each range of its first listings holds about a page (pages of
+        // 100 ask for two posts ahead, about 256 keys).
+        for start_after in [None, Some("data/k03000")] {
+            let (fresh, log) = logged_gateway(&name, "hint.files").await;
+            let mut req = fresh.sdk().list_objects_v2().bucket("hint").max_keys(100);
+            if let Some(a) = start_after {
+                req = req.start_after(a);
+            }
+            let r = req.send().await.unwrap();
+            assert_eq!(r.contents().len(), 100);
+            let bounds = range_bounds(&log.lock().unwrap());
+            assert!(!bounds.is_empty());
+            for (lo, hi) in &bounds {
+                let held = keys
+                    .range::<String, _>((
+                        std::ops::Bound::Included(lo.clone()),
+                        std::ops::Bound::Excluded(hi.clone()),
+                    ))
+                    .count();
+                let short: String = hi.chars().take(24).collect();
+                assert!(
+                    held <= 1000,
+                    "a fresh instance's range [{lo:?}, {short:?}..) holds {held} of 6,000 keys (after {start_after:?})"
+                );
+            }
+        }
+        // PUTs record the posts among their keys, and only those.
+        let (mut post_keys, mut other_keys) = (Vec::new(), Vec::new());
+        for i in 0.. {
+            let k = format!("put/{i}");
+            if is_post(&k) {
+                post_keys.push(k);
+            } else if other_keys.len() < 3 {
+                other_keys.push(k);
+            }
+            if post_keys.len() == 2 && other_keys.len() == 3 {
+                break;
+            }
+        }
+        for k in post_keys.iter().chain(&other_keys) {
+            s3.put_object()
+                .bucket("hint")
+                .key(k)
+                .body(aws_sdk_s3::primitives::ByteStream::from_static(b"x"))
+                .send()
+                .await
+                .unwrap();
+        }
+        assert!(
+            support::eventually(20, || async {
+                posts
+                    .count_documents(doc! {"b": "hint", "k": {"$in": post_keys.clone()}})
+                    .await
+                    .unwrap()
+                    == 2
+            })
+            .await,
+            "PUTs of sampled keys recorded them"
+        );
+        assert_eq!(
+            posts
+                .count_documents(doc! {"b": "hint", "k": {"$in": other_keys.clone()}})
+                .await
+                .unwrap(),
+            0
+        );
+        // A bucket deleted takes its posts with it.
+        gw.db
+            .collection::<Document>("hint.files")
+            .delete_many(doc! {})
+            .await
+            .unwrap();
+        gw.db
+            .collection::<Document>("hint.chunks")
+            .delete_many(doc! {})
+            .await
+            .unwrap();
+        s3.delete_bucket().bucket("hint").send().await.unwrap();
+        assert_eq!(posts.count_documents(doc! {"b": "hint"}).await.unwrap(), 0);
+    });
+}

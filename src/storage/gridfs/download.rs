@@ -210,6 +210,20 @@ impl GridFsBucket {
         start: u64,
         end: u64,
     ) -> Result<Bytes> {
+        self.read_sealed_with(file, sealing, start, end, None).await
+    }
+
+    /// [`GridFsBucket::read_sealed`] with chunk 0 read already (with the files document, see
+    /// [`super::UploadOptions::name_chunk_zero`]): when the range lies in it, and it is this
+    /// file's chunk 0, no query is sent.
+    pub async fn read_sealed_with(
+        &self,
+        file: &FileDoc,
+        sealing: Option<&Sealing>,
+        start: u64,
+        end: u64,
+        chunk0: Option<RawDocumentBuf>,
+    ) -> Result<Bytes> {
         let geo = Geometry::of(file, sealing);
         if start > end || end > geo.length {
             return Err(GridFsError::InvalidRange {
@@ -224,15 +238,31 @@ impl GridFsBucket {
         let cs = u64::from(geo.chunk_size);
         let first = (start / cs) as i64;
         let last_excl = chunk_count(end, geo.chunk_size);
-        let docs: Vec<RawDocumentBuf> = self
-            .chunks()
-            .clone_with_type::<RawDocumentBuf>()
-            .find(doc! {"files_id": file.id.clone(), "n": {"$gte": first, "$lt": last_excl}})
-            .sort(doc! {"n": 1})
-            .limit(last_excl - first)
-            .await?
-            .try_collect()
-            .await?;
+        let ready = chunk0.filter(|c| {
+            first == 0
+                && last_excl == 1
+                && raw_i64(c, "n") == Some(0)
+                && c.get("files_id")
+                    .ok()
+                    .flatten()
+                    .and_then(|v| Bson::try_from(v).ok())
+                    .is_some_and(|v| v == file.id)
+        });
+        let docs: Vec<RawDocumentBuf> = match ready {
+            Some(c) => vec![c],
+            None => {
+                self.chunks()
+                    .clone_with_type::<RawDocumentBuf>()
+                    .find(
+                        doc! {"files_id": file.id.clone(), "n": {"$gte": first, "$lt": last_excl}},
+                    )
+                    .sort(doc! {"n": 1})
+                    .limit(last_excl - first)
+                    .await?
+                    .try_collect()
+                    .await?
+            }
+        };
         let mut pieces = Vec::with_capacity(docs.len());
         let mut expected = first;
         for raw in docs {

@@ -1,9 +1,9 @@
 //! The metastore, after Scality's mongoclient design: bucket attributes in `__metastore`
 //! (one document per bucket, `_id` = bucket name), the instance identity in `__infostore`,
 //! access keys in `__accesskeys`, reader leases in `__leases`, deferred reclaims in
-//! `__reclaim`, writes in progress in `__writes`, key and upload locks in `__keylocks`, and
-//! multipart uploads in `__uploads` / `__parts`. Every piece of shared state lives here, so
-//! gateway instances are stateless. Every time stored or compared here is the database's
+//! `__reclaim`, writes in progress in `__writes`, key and upload locks in `__keylocks`,
+//! multipart uploads in `__uploads` / `__parts`, and listing hints in `__posts`. Every piece
+//! of shared state lives here, so gateway instances are stateless. Every time stored or compared here is the database's
 //! ([`DbClock`]).
 
 mod bucket_attrs;
@@ -14,6 +14,7 @@ mod keylocks;
 mod keys;
 mod lead;
 mod leases;
+mod posts;
 mod progress;
 mod replay;
 mod uploads;
@@ -124,6 +125,7 @@ impl MetaStore {
         index(&m.buckets, "converting", doc! {"converting": 1}).await?;
         index(&m.keylocks, "expires", doc! {"expires": 1}).await?;
         m.replay_index().await?;
+        m.posts_index().await?;
         Ok(m)
     }
 

@@ -94,6 +94,7 @@ impl ObjectStore {
             prefix_successor(&q.prefix)
         };
         let space = format!("{}:{bucket}", if masters { "masters" } else { "files" });
+        self.seed_posts(bucket, &space).await;
         // Sorted on the filename alone, which a `{filename, uploadDate}` index serves on any
         // server (and which SecantusDB answers in index order with no sort of its own); a key's
         // revisions come in one answer (the ranger never splits a key), and the newest is
@@ -178,6 +179,7 @@ impl ObjectStore {
             }
         }
         r.finish();
+        self.keep_learned(bucket, r.take_learned());
         // max-keys=0 asks for nothing and, as in S3, is not truncated.
         let truncated = q.max > 0 && entries.len() > q.max;
         entries.truncate(q.max);

@@ -7,6 +7,8 @@ mod attrs;
 mod cat;
 mod convert;
 mod etag;
+mod first_chunk;
+mod hints;
 mod janitor;
 mod keyorder;
 mod lifecycle;
@@ -24,6 +26,7 @@ mod versioned;
 pub use attrs::AttrWrite;
 pub use cat::PartByReference;
 pub use convert::Converted;
+pub use first_chunk::FirstChunk;
 pub use keyorder::prefix_successor;
 pub use lifecycle::LifecycleCandidate;
 pub use list::{ListEntry, ListPage, ListQuery};
@@ -101,6 +104,8 @@ pub struct ObjectInfo {
     /// The data key of an encrypted object, once the caller has opened it (see
     /// `crypto::Keys::data_key`); reads of an encrypted object need it.
     pub data_key: Option<DataKey>,
+    /// Chunk 0, when a GET read it with the files document (see `first_chunk`).
+    pub first_chunk: Option<FirstChunk>,
 }
 
 /// An object's data key, kept out of `Debug` output and zeroed when dropped.
@@ -128,6 +133,7 @@ impl ObjectInfo {
             meta,
             version_id: None,
             data_key: None,
+            first_chunk: None,
         }
     }
 
@@ -408,6 +414,7 @@ impl ObjectStore {
             .expect("bucket map")
             .remove(&content::blobs_name(bucket));
         self.versions(bucket).drop().await?;
+        self.meta.drop_posts(bucket).await?;
         self.buckets.lock().expect("bucket map").remove(bucket);
         Ok(())
     }

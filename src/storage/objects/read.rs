@@ -13,6 +13,19 @@ impl ObjectStore {
         start: u64,
         end: u64,
     ) -> Result<ByteStream> {
+        self.open_read_with(bucket, info, start, end, None).await
+    }
+
+    /// [`ObjectStore::open_read`] with the object's chunk 0 when the lookup read it (see
+    /// [`ObjectStore::lookup_to_read`]): a read within it sends no query.
+    pub async fn open_read_with(
+        &self,
+        bucket: &str,
+        info: &ObjectInfo,
+        start: u64,
+        end: u64,
+        chunk0: Option<FirstChunk>,
+    ) -> Result<ByteStream> {
         crate::failpoint::hit("read.open", bucket).await;
         if let Some(p) = info.file.content.as_ref().and_then(Pointer::of) {
             return Box::pin(self.contents(bucket).read(&p, info.file.length, start, end)).await;
@@ -35,7 +48,13 @@ impl ObjectStore {
             // One round trip reads it all: no reader lease is needed, because a reclaim that
             // overlaps the read shows as a missing chunk, and the caller looks the key up again.
             return match fs
-                .read_sealed(&info.file, sealing.as_ref(), start, end)
+                .read_sealed_with(
+                    &info.file,
+                    sealing.as_ref(),
+                    start,
+                    end,
+                    chunk0.map(|c| c.0),
+                )
                 .await
             {
                 Ok(b) => {

@@ -252,6 +252,9 @@ impl ObjectStore {
         p: Prepared,
         file: FileDoc,
     ) -> Result<ObjectInfo> {
+        if let Some(key) = &file.filename {
+            self.post_written(bucket, key);
+        }
         if p.mode == Versioning::Off {
             let info = ObjectInfo::from_file(file);
             self.reclaim_all(bucket, &p.older, &info).await;

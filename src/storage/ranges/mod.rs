@@ -7,15 +7,15 @@
 //! seeks its index either way, and pays for the bounds only a query or two per page.
 //!
 //! The upper bound of each query comes, in order of trust, from a guess the caller makes (the
-//! next common prefix of a delimiter listing), from the fence posts this instance has seen
-//! ([`posts`]), or from a width of key space that widens geometrically while ranges come back
-//! short ([`width`]). The ranges tile the key space from the lower bound up, so every key is
+//! next common prefix of a delimiter listing), for the first query from the fence posts this
+//! instance has seen or taken from the database ([`posts`]), or from a width of key space that
+//! widens geometrically while ranges come back short ([`width`]). The ranges tile the key space from the lower bound up, so every key is
 //! read exactly once whatever the bounds are: they decide speed, never results.
 //!
 //! What this cannot bound: the first range that reaches a dense run of keys after a long empty
 //! stretch holds however many of them lie within its width (the width grew over the empty
-//! stretch). Posts learned by earlier listings on this instance avoid it; a new instance pays
-//! it once per such run.
+//! stretch). Posts avoid it for a listing's first range: those learned by earlier listings
+//! on this instance, and those writes and listings recorded in the database.
 
 pub mod posts;
 pub mod width;
@@ -63,6 +63,11 @@ pub struct Ranger<'p> {
     guess: Option<String>,
     posts: &'p Posts,
     space: String,
+    /// What the reads taught the posts (bounded: a read learns about one post per
+    /// [`posts::SPACING`] keys it returns).
+    learned: posts::Learned,
+    /// No query was sent yet.
+    first: bool,
     done: bool,
 }
 
@@ -102,8 +107,20 @@ impl<'p> Ranger<'p> {
             guess: None,
             posts,
             space,
+            learned: posts::Learned::default(),
+            first: true,
             done,
         }
+    }
+
+    fn keep(&mut self, l: posts::Learned) {
+        self.learned.new.extend(l.new);
+        self.learned.gone.extend(l.gone);
+    }
+
+    /// What the reads so far taught the posts, taken (for their copy in the database).
+    pub fn take_learned(&mut self) -> posts::Learned {
+        std::mem::take(&mut self.learned)
     }
 
     /// The range is read to its end.
@@ -155,11 +172,34 @@ impl<'p> Ranger<'p> {
                     self.width = Width::first_guess(&g);
                     Some(format!("{g}\u{1}"))
                 }
-                None => match self.posts.bound(&self.space, &self.lower, want_posts(want)) {
-                    Some((b, _)) => Some(b),
-                    None => self.width.upper(&self.lower),
-                },
+                None => {
+                    let by_posts = self
+                        .posts
+                        .bound(&self.space, &self.lower, want_posts(want))
+                        .map(|(b, _)| b);
+                    let by_width = self.width.upper(&self.lower);
+                    if self.first {
+                        // The first range's width is a guess: posts, where known, say
+                        // better (a cold start in front of a dense run would otherwise
+                        // read all of it).
+                        by_posts.or(by_width)
+                    } else {
+                        // After it, the width measured on the keys follows their density
+                        // closer than posts (one key in about 128) do, and posts only cap
+                        // it: a range widened over an empty stretch stops a few posts into
+                        // the keys after it. (Posts alone on every range read 2,818 keys/s
+                        // over 100,000 keys, against 3,879 with the width, and cost a
+                        // delimiter listing a folder of keys per next-folder guess that
+                        // fell short.)
+                        match (by_width, by_posts) {
+                            (Some(w), Some(p)) => Some(w.min(p)),
+                            (None, p) => p,
+                            (w, None) => w,
+                        }
+                    }
+                }
             };
+            self.first = false;
             let upper = match planned {
                 Some(u) if u < self.end => u,
                 _ => self.end.clone(),
@@ -188,13 +228,14 @@ impl<'p> Ranger<'p> {
                 .collect();
             if !cut || docs.is_empty() {
                 // The range is read whole.
-                self.posts.learn(
+                let learned = self.posts.learn(
                     &self.space,
                     &self.from,
                     &self.lower,
                     Some(&upper),
                     docs.iter().map(|d| self.value(d)),
                 );
+                self.keep(learned);
                 self.adapt(&docs, want);
                 self.done = upper >= self.end;
                 self.lower = upper;
@@ -209,7 +250,7 @@ impl<'p> Ranger<'p> {
             let last = self.value(docs.last().expect("non-empty")).to_owned();
             let first = self.value(&docs[0]).to_owned();
             // Every key below the last one was read.
-            self.posts.learn(
+            let learned = self.posts.learn(
                 &self.space,
                 &self.from,
                 &self.lower,
@@ -218,6 +259,7 @@ impl<'p> Ranger<'p> {
                     .map(|d| self.value(d))
                     .take_while(|v| *v != last.as_str()),
             );
+            self.keep(learned);
             // What held a page is the width for the next (and the next read's first guess).
             if let Some(w) = Width::between(&first, &last) {
                 self.width = w;

@@ -24,6 +24,18 @@ const MAX_SPACES: usize = 4096;
 /// keys of up to 1 KiB, chosen by a client, must not pin more than this).
 const MAX_POST_BYTES: usize = 8 << 20;
 
+/// How long posts taken from the database are trusted before they are taken again.
+pub const SEED_AGE: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// What a read taught: posts new to this instance, and posts whose key is gone.
+#[derive(Debug, Default)]
+pub struct Learned {
+    /// Sampled keys seen that were not posts here.
+    pub new: Vec<String>,
+    /// Posts inside a range read whole that did not hold them.
+    pub gone: Vec<String>,
+}
+
 /// Whether `key` is a post.
 pub fn is_post(key: &str) -> bool {
     // FNV-1a: stable across instances and releases, unlike std's hasher.
@@ -45,6 +57,8 @@ struct Space {
     bytes: usize,
     width: Option<Width>,
     used: u64,
+    /// When posts stored in the database were last added (see [`Posts::seed`]).
+    seeded: Option<std::time::Instant>,
 }
 
 /// A post's share of memory: its key and the map's node.
@@ -53,11 +67,14 @@ fn cost(k: &str) -> usize {
 }
 
 impl Space {
-    fn add(&mut self, k: &str) {
-        if !self.posts.contains_key(k) {
-            self.posts.insert(k.to_owned(), false);
-            self.bytes += cost(k);
+    /// Adds `k` (gap unknown); whether it is new.
+    fn add(&mut self, k: &str) -> bool {
+        if self.posts.contains_key(k) {
+            return false;
         }
+        self.posts.insert(k.to_owned(), false);
+        self.bytes += cost(k);
+        true
     }
 
     fn remove(&mut self, k: &str) {
@@ -123,6 +140,9 @@ impl Posts {
     /// began) up to `upper` (exclusive; `None`: the end) was read, and `seen` (in order) are
     /// the keys of its last range, from `lower`. Posts in that range not among them are gone;
     /// gaps wholly inside the run are known.
+    ///
+    /// Returns what changed: posts new to this instance, and posts found gone (for the copy
+    /// in the database, see `storage::meta::posts`).
     pub fn learn<'k>(
         &self,
         space: &str,
@@ -130,9 +150,10 @@ impl Posts {
         lower: &str,
         upper: Option<&str>,
         seen: impl Iterator<Item = &'k str>,
-    ) {
+    ) -> Learned {
         let sampled: Vec<&str> = seen.filter(|k| is_post(k)).collect();
         let below = |p: &str| upper.is_none_or(|u| p < u);
+        let mut learned = Learned::default();
         self.with_space(space, |s| {
             let stale: Vec<String> = s
                 .posts
@@ -144,9 +165,12 @@ impl Posts {
                 .collect();
             for p in stale {
                 s.remove(&p);
+                learned.gone.push(p);
             }
             for k in &sampled {
-                s.add(k);
+                if s.add(k) {
+                    learned.new.push((*k).to_owned());
+                }
             }
             if from.is_empty() {
                 s.add("");
@@ -183,6 +207,34 @@ impl Posts {
                 if let Some(v) = s.posts.get_mut(p) {
                     *v = known;
                 }
+            }
+        });
+        learned
+    }
+
+    /// Whether `space` should take the posts stored in the database: never taken, or taken
+    /// longer ago than [`SEED_AGE`] (others' writes have added posts since).
+    pub fn seed_due(&self, space: &str) -> bool {
+        let g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        g.0.get(space)
+            .and_then(|s| s.seeded)
+            .is_none_or(|at| at.elapsed() > SEED_AGE)
+    }
+
+    /// Adds posts stored in the database (`keys`, every post of the space that writes and
+    /// listings recorded). Their gaps count as known: a post is one key in [`SPACING`] by
+    /// hash, so a gap holds about that many keys unless keys were written where no post was
+    /// recorded (an older grids3, another GridFS writer); a range over such a gap is cut at
+    /// its limit like any other, and the listing records the posts it finds there.
+    pub fn seed(&self, space: &str, keys: Vec<String>) {
+        self.with_space(space, |s| {
+            s.seeded = Some(std::time::Instant::now());
+            s.add("");
+            for k in keys.iter().filter(|k| is_post(k)) {
+                s.add(k);
+            }
+            for v in s.posts.values_mut() {
+                *v = true;
             }
         });
     }

@@ -10,6 +10,8 @@ pub fn is_duplicate_key(e: &mongodb::error::Error) -> bool {
             .write_errors
             .as_ref()
             .is_some_and(|es| es.iter().any(|we| we.code == 11000)),
+        // A client `bulkWrite` (a small file's chunks and files document).
+        ErrorKind::BulkWrite(b) => b.write_errors.values().any(|we| we.code == 11000),
         _ => e.to_string().contains("E11000"),
     }
 }

@@ -72,27 +72,10 @@ async fn workload(s3: &aws_sdk_s3::Client, b: &str) {
         .await
         .unwrap();
     s3.delete_object().bucket(b).key("a").send().await.unwrap();
-    // DeleteObjects deletes in one `delete` command of several statements.
-    let objects = ["b/c", "none"]
-        .iter()
-        .map(|k| {
-            aws_sdk_s3::types::ObjectIdentifier::builder()
-                .key(*k)
-                .build()
-                .unwrap()
-        })
-        .collect();
-    s3.delete_objects()
-        .bucket(b)
-        .delete(
-            aws_sdk_s3::types::Delete::builder()
-                .set_objects(Some(objects))
-                .build()
-                .unwrap(),
-        )
-        .send()
-        .await
-        .unwrap();
+}
+
+fn gw_seen_len(log: &Arc<Mutex<Vec<(String, Document)>>>) -> usize {
+    log.lock().unwrap().len()
 }
 
 const WRITES: &[&str] = &["insert", "update", "delete", "findAndModify", "bulkWrite"];
@@ -101,9 +84,9 @@ const READS: &[&str] = &["find", "aggregate", "count", "distinct"];
 #[test]
 fn every_write_and_read_carries_the_configured_concern() {
     support::run(async {
-        let (gw, seen) = recording("concerns", |_| {}).await;
+        let (gw, seen_log) = recording("concerns", |_| {}).await;
         workload(&gw.sdk(), "concerns").await;
-        let seen = seen.lock().unwrap().clone();
+        let seen = seen_log.lock().unwrap().clone();
         let (mut writes, mut reads) = (0, 0);
         for (name, cmd) in &seen {
             if WRITES.contains(&name.as_str()) {
@@ -122,11 +105,63 @@ fn every_write_and_read_carries_the_configured_concern() {
                 assert_eq!(rc.get_str("level"), Ok("majority"), "{name}: {cmd}");
             }
         }
-        for wanted in ["bulkWrite", "delete"] {
-            assert!(
-                seen.iter().any(|(n, _)| n == wanted),
-                "the workload sent no {wanted}"
-            );
+        assert!(
+            seen.iter().any(|(n, _)| n == "bulkWrite"),
+            "the workload sent no bulkWrite"
+        );
+        // DeleteObjects of more keys than one `$in` slice: one `delete` command of several
+        // statements, built by hand (`gridfs::batch`), with the concern too.
+        let s3 = gw.sdk();
+        let keys: Vec<String> = (0..150).map(|i| format!("many/{i:03}")).collect();
+        {
+            use futures::StreamExt;
+            futures::stream::iter(&keys)
+                .for_each_concurrent(8, |k| {
+                    let s3 = &s3;
+                    async move {
+                        s3.put_object()
+                            .bucket("concerns")
+                            .key(k)
+                            .body(ByteStream::from_static(b"x"))
+                            .send()
+                            .await
+                            .unwrap();
+                    }
+                })
+                .await;
+        }
+        let objects = keys
+            .iter()
+            .map(|k| {
+                aws_sdk_s3::types::ObjectIdentifier::builder()
+                    .key(k)
+                    .build()
+                    .unwrap()
+            })
+            .collect();
+        let before = gw_seen_len(&seen_log);
+        s3.delete_objects()
+            .bucket("concerns")
+            .delete(
+                aws_sdk_s3::types::Delete::builder()
+                    .set_objects(Some(objects))
+                    .build()
+                    .unwrap(),
+            )
+            .send()
+            .await
+            .unwrap();
+        let after: Vec<(String, Document)> = seen_log.lock().unwrap()[before..].to_vec();
+        let multi: Vec<&Document> = after
+            .iter()
+            .filter(|(n, c)| n == "delete" && c.get_array("deletes").is_ok_and(|d| d.len() > 1))
+            .map(|(_, c)| c)
+            .collect();
+        assert!(!multi.is_empty(), "no delete command of several statements");
+        for cmd in multi {
+            let wc = cmd.get_document("writeConcern").unwrap();
+            assert_eq!(wc.get_str("w"), Ok("majority"), "{cmd}");
+            assert_eq!(wc.get_bool("j"), Ok(true), "{cmd}");
         }
         assert!(
             writes >= 10 && reads >= 10,

@@ -445,6 +445,38 @@ fn a_fresh_instance_bounds_its_first_listing_with_the_posts_in_the_database() {
                 );
             }
         }
+        // Posts are hints, never answers: posts of keys that do not exist (between keys,
+        // past them, a key of 1 KiB, control characters) change no listing of a fresh
+        // instance.
+        // (Each made a post by the hash, or an instance would not take it.)
+        let post_like = |base: String| {
+            (0..)
+                .map(|i| format!("{base}{i}"))
+                .find(|k| is_post(k))
+                .unwrap()
+        };
+        let bogus: Vec<Document> = [
+            "data/k00100x".to_owned(),
+            "data/k00100\u{1}".to_owned(),
+            "data/k0".to_owned(),
+            format!("data/k02000{}", "z".repeat(1010)),
+            "zzz".to_owned(),
+            "\u{1}".to_owned(),
+        ]
+        .into_iter()
+        .map(|k| doc! {"b": "hint", "k": post_like(k)})
+        .collect();
+        posts.insert_many(bogus).await.unwrap();
+        for (prefix, delimiter, max) in [("", None, 1000), ("data/", Some("/"), 7), ("", None, 333)]
+        {
+            let fresh = support::gateway_on(&name).await;
+            let (got, _) = listed(&fresh.sdk(), "hint", prefix, delimiter, max).await;
+            assert!(
+                got == model(&keys, prefix, delimiter),
+                "{prefix:?} {delimiter:?} {max}: a fresh instance listed {} keys",
+                got.len()
+            );
+        }
         // PUTs record the posts among their keys, and only those.
         let (mut post_keys, mut other_keys) = (Vec::new(), Vec::new());
         for i in 0.. {

@@ -213,9 +213,9 @@ impl GridFsBucket {
         self.read_sealed_with(file, sealing, start, end, None).await
     }
 
-    /// [`GridFsBucket::read_sealed`] with chunk 0 read already (with the files document, see
-    /// [`super::UploadOptions::name_chunk_zero`]): when the range lies in it, and it is this
-    /// file's chunk 0, no query is sent.
+    /// [`GridFsBucket::read_sealed`] with chunk 0 read already (with the files document, by
+    /// the object layer's small GET): when the range lies in it, and it is this file's chunk
+    /// 0, no query is sent.
     pub async fn read_sealed_with(
         &self,
         file: &FileDoc,

@@ -26,10 +26,34 @@ const ONE_COMMAND_BYTES: usize = 1024 * 1024;
 static BULK_UNSUPPORTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 fn is_unsupported(e: &mongodb::error::Error) -> bool {
-    matches!(
-        *e.kind,
-        mongodb::error::ErrorKind::IncompatibleServer { .. }
-    )
+    use mongodb::error::ErrorKind;
+    match &*e.kind {
+        ErrorKind::IncompatibleServer { .. } => true,
+        // A server that reports 8.0 but has no `bulkWrite` (CommandNotFound): nothing ran.
+        ErrorKind::Command(c) => c.code == 59,
+        _ => false,
+    }
+}
+
+/// Whether a publish failed because the server refused a write (a duplicate key: the id of
+/// a reaped write, whose tombstone holds it), as opposed to an error that leaves unknown
+/// whether it was applied (a timeout, a lost connection, a write-concern error). Only the
+/// first may have its chunks removed at once; the others are left to the janitor, which
+/// decides by the files document once the write's registration expires.
+fn refused(e: &GridFsError) -> bool {
+    use mongodb::error::{ErrorKind, WriteFailure};
+    match e {
+        GridFsError::Mongo(e) => match &*e.kind {
+            ErrorKind::Write(WriteFailure::WriteError(_)) => true,
+            ErrorKind::BulkWrite(b) => {
+                b.write_concern_errors.is_empty() && !b.write_errors.is_empty()
+            }
+            _ => false,
+        },
+        GridFsError::Timeout(_) | GridFsError::Source(_) => false,
+        // Built and refused before anything was sent.
+        _ => true,
+    }
 }
 
 /// `insert_many` calls in flight at once; memory per upload is bounded by about
@@ -462,27 +486,44 @@ impl Upload {
         if one_command {
             match self.publish_with_chunks(&file).await {
                 Ok(()) => return Ok(file),
-                // Nothing was sent: the two commands below do it.
                 Err(GridFsError::Mongo(e)) if is_unsupported(&e) => {
                     BULK_UNSUPPORTED.store(true, std::sync::atomic::Ordering::Relaxed);
-                    self.done = false;
+                    // The driver refuses before sending, but a retry can be refused after a
+                    // first attempt reached a server that ran it: published, then.
+                    if self.is_published().await? {
+                        return Ok(file);
+                    }
+                    // Two commands, as for a large file. If this fails the chunks stay for the
+                    // janitor, which decides by the files document (the registration).
                     self.flush().await?;
-                    self.done = true;
                 }
-                // It may still be applied: the writer's registration has the janitor decide
-                // later, by whether the files document exists.
-                Err(e @ GridFsError::Timeout(_)) => return Err(e),
                 Err(e) => {
-                    self.clean_up_unpublished().await;
+                    if refused(&e) {
+                        self.clean_up_unpublished().await;
+                    }
                     return Err(e);
                 }
             }
         }
         if let Err(e) = self.bucket.files().insert_one(file.to_document()).await {
-            self.clean_up_unpublished().await;
-            return Err(e.into());
+            let e = GridFsError::from(e);
+            if refused(&e) {
+                self.clean_up_unpublished().await;
+            }
+            return Err(e);
         }
         Ok(file)
+    }
+
+    /// Whether this file's document is in the database.
+    async fn is_published(&self) -> Result<bool> {
+        let found = self
+            .bucket
+            .files()
+            .find_one(doc! {"_id": self.id.clone()})
+            .projection(doc! {"filename": 1})
+            .await?;
+        Ok(found.is_some_and(|d| d.get_str("filename").ok() == Some(self.filename.as_str())))
     }
 
     /// The chunks in the batch and the files document `file` in one ordered `bulkWrite`
@@ -539,9 +580,10 @@ impl Upload {
         }
     }
 
-    /// After a publish that failed: an insert that failed in transit may still have been
-    /// applied, so the chunks go only when the files document is surely not this file's
-    /// (absent, or a tombstone that a reaper wrote under its id: see `storage::objects`).
+    /// After a publish the server refused (see [`refused`]): the chunks go when the files
+    /// document is not this file's (absent, or a tombstone that a reaper wrote under its id:
+    /// see `storage::objects`). Read again rather than trusted from the error, since a
+    /// driver's retry can report a failure of a write its first attempt made.
     async fn clean_up_unpublished(&mut self) {
         let found = self
             .bucket

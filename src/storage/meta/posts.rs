@@ -15,6 +15,7 @@ use mongodb::{Collection, IndexModel};
 
 use super::MetaStore;
 use crate::storage::gridfs::batch;
+use crate::storage::ranges::posts::MAX_SEED_BYTES;
 
 /// Posts of one bucket taken at most (about 8 million keys' worth). A bucket with more is
 /// bounded by what its listings learn on each instance instead.
@@ -63,25 +64,26 @@ impl MetaStore {
         Ok(())
     }
 
-    /// The posts of `bucket`, or `None` when it has more than [`MAX_SEED`].
+    /// The posts of `bucket`, or `None` when they are more than [`MAX_SEED`] or take more
+    /// than `ranges::posts::MAX_SEED_BYTES` (read as a stream, and left there).
     pub async fn posts_of(&self, bucket: &str) -> mongodb::error::Result<Option<Vec<String>>> {
-        let docs: Vec<Document> = self
+        let mut cursor = self
             .posts()
             .find(doc! {"b": bucket})
             .projection(doc! {"_id": 0, "k": 1})
-            .limit(MAX_SEED + 1)
-            .batch_size(10_000)
-            .await?
-            .try_collect()
+            .batch_size(4096)
             .await?;
-        if docs.len() as i64 > MAX_SEED {
-            return Ok(None);
+        let (mut keys, mut bytes) = (Vec::new(), 0usize);
+        while let Some(d) = cursor.try_next().await? {
+            if let Ok(k) = d.get_str("k") {
+                bytes += k.len() + 48;
+                keys.push(k.to_owned());
+            }
+            if keys.len() as i64 > MAX_SEED || bytes > MAX_SEED_BYTES {
+                return Ok(None);
+            }
         }
-        Ok(Some(
-            docs.iter()
-                .filter_map(|d| d.get_str("k").ok().map(str::to_owned))
-                .collect(),
-        ))
+        Ok(Some(keys))
     }
 
     /// Forgets every post of a bucket (it was deleted).

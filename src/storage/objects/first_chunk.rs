@@ -2,9 +2,9 @@
 //! file is one chunk, that chunk, joined by `$lookup` (standard GridFS: the chunk is found by
 //! `files_id` and `n`, as any driver wrote it).
 //!
-//! The lookup is guarded by the file's length: a file of several chunks joins nothing, so a
-//! server that reads every chunk of the file for the join (the local database does) reads
-//! one at most, and a large GET reads no chunk twice.
+//! The lookup is guarded by the file's length: a file of several chunks, or larger than a
+//! small read, joins nothing, so a server that reads every chunk of the file for the join
+//! (the local database does) reads one at most, and a large GET reads no chunk twice.
 
 use super::*;
 use mongodb::bson::RawDocumentBuf;
@@ -14,6 +14,15 @@ const FIRST_CHUNK: &str = "__grids3Chunk0";
 
 /// Set once the database refuses the join (see [`ObjectStore::lookup_to_read`]).
 static JOIN_REFUSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether the database refused the join as a pipeline it does not know (not a passing
+/// error, such as a stepdown, which fails this GET only).
+fn join_unsupported(e: &mongodb::error::Error) -> bool {
+    // FailedToParse, InvalidPipelineOperator, CommandNotFound, and the `$lookup` argument
+    // checks of servers before 5.0.
+    matches!(&*e.kind, mongodb::error::ErrorKind::Command(c)
+        if matches!(c.code, 9 | 59 | 168 | 40321 | 40324 | 51047))
+}
 
 /// Chunk 0 of an object, read with its files document (see [`ObjectStore::lookup_to_read`]).
 #[derive(Clone)]
@@ -47,9 +56,7 @@ impl ObjectStore {
                 Ok(found) => found,
                 // A server before MongoDB 5.0 refuses `$lookup` with both `localField` and
                 // `pipeline`: GETs then look up as HEAD does, and read the chunk apart.
-                Err(GridFsError::Mongo(e))
-                    if matches!(*e.kind, mongodb::error::ErrorKind::Command(_)) =>
-                {
+                Err(GridFsError::Mongo(e)) if join_unsupported(&e) => {
                     tracing::warn!(error = %e, "the database refused the one-query small GET; GETs take two queries");
                     JOIN_REFUSED.store(true, std::sync::atomic::Ordering::Relaxed);
                     self.head_revision(bucket, key).await?
@@ -75,7 +82,13 @@ impl ObjectStore {
             doc! {"$limit": 1},
             // The file's id when it is one chunk, else null (which no chunk's `files_id` is).
             doc! {"$addFields": {FIRST_CHUNK: {"$cond": [
-                {"$lte": ["$length", "$chunkSize"]}, "$_id", Bson::Null,
+                {"$and": [
+                    {"$lte": ["$length", "$chunkSize"]},
+                    // A file another driver wrote in larger chunks: read as large files are.
+                    {"$lte": ["$length", SMALL_READ as i64]},
+                ]},
+                "$_id",
+                Bson::Null,
             ]}}},
             doc! {"$lookup": {
                 "from": fs.chunks().name(),

@@ -22,14 +22,14 @@ impl ObjectStore {
     /// Before a listing of `space` (a key space of object keys of `bucket`): the posts stored
     /// in the database, when this instance has not taken them lately.
     pub(super) async fn seed_posts(&self, bucket: &str, space: &str) {
-        if !self.posts.seed_due(space) {
+        if !self.posts.claim_seed(space) {
             return;
         }
         match self.meta.posts_of(bucket).await {
             Ok(Some(keys)) => self.posts.seed(space, keys),
-            // Too many to take: listings learn them as they pass (marked taken, so that the
+            // Too many to take: listings learn them as they pass (the claim stands, so the
             // next listing does not ask again before `SEED_AGE`).
-            Ok(None) => self.posts.seed(space, Vec::new()),
+            Ok(None) => {}
             Err(e) => tracing::debug!(bucket, error = %e, "could not read listing posts"),
         }
     }

@@ -210,8 +210,14 @@ impl ObjectStore {
             let (Ok(bucket), Some(file)) = (key.get_str("bucket"), key.get("file")) else {
                 continue;
             };
-            self.gridfs(bucket)
-                .files()
+            // Chunks that a stalled write's late insert put under the tombstoned id (its chunk
+            // and files document travel in one command for a small file, and the files part
+            // collided): nothing can publish them, since the tombstone holds the id.
+            let fs = self.gridfs(bucket);
+            fs.chunks()
+                .delete_many(doc! {"files_id": file.clone()})
+                .await?;
+            fs.files()
                 .delete_one(
                     doc! {"_id": file.clone(), format!("metadata.{REAPED}"): {"$exists": true}},
                 )

@@ -173,9 +173,12 @@ impl<'p> Ranger<'p> {
                     Some(format!("{g}\u{1}"))
                 }
                 None => {
+                    // Twice as many posts after each empty range: posts of keys deleted
+                    // since are crossed in a few queries, not one per post or two.
+                    let n = want_posts(want) << self.empties.min(12);
                     let by_posts = self
                         .posts
-                        .bound(&self.space, &self.lower, want_posts(want))
+                        .bound(&self.space, &self.lower, n)
                         .map(|(b, _)| b);
                     let by_width = self.width.upper(&self.lower);
                     if self.first {

@@ -24,6 +24,9 @@ const MAX_SPACES: usize = 4096;
 /// keys of up to 1 KiB, chosen by a client, must not pin more than this).
 const MAX_POST_BYTES: usize = 8 << 20;
 
+/// Bytes of posts one space takes from the database at most (a quarter of the cap).
+pub const MAX_SEED_BYTES: usize = MAX_POST_BYTES / 4;
+
 /// How long posts taken from the database are trusted before they are taken again.
 pub const SEED_AGE: std::time::Duration = std::time::Duration::from_secs(600);
 
@@ -57,8 +60,6 @@ struct Space {
     bytes: usize,
     width: Option<Width>,
     used: u64,
-    /// When posts stored in the database were last added (see [`Posts::seed`]).
-    seeded: Option<std::time::Instant>,
 }
 
 /// A post's share of memory: its key and the map's node.
@@ -88,6 +89,10 @@ impl Space {
 #[derive(Default)]
 pub struct Posts {
     inner: Mutex<(HashMap<String, Space>, u64)>,
+    /// When each space last took the posts stored in the database (kept apart from the
+    /// spaces, which the memory cap may drop, so that a dropped space is not taken again
+    /// before [`SEED_AGE`]).
+    seeds: Mutex<HashMap<String, std::time::Instant>>,
 }
 
 impl std::fmt::Debug for Posts {
@@ -212,13 +217,22 @@ impl Posts {
         learned
     }
 
-    /// Whether `space` should take the posts stored in the database: never taken, or taken
-    /// longer ago than [`SEED_AGE`] (others' writes have added posts since).
-    pub fn seed_due(&self, space: &str) -> bool {
-        let g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        g.0.get(space)
-            .and_then(|s| s.seeded)
-            .is_none_or(|at| at.elapsed() > SEED_AGE)
+    /// Whether `space` should take the posts stored in the database now: never taken, or
+    /// taken longer ago than [`SEED_AGE`] (others' writes have added posts since). A `true`
+    /// claims it: listings that start meanwhile do not read them too.
+    pub fn claim_seed(&self, space: &str) -> bool {
+        let mut seeds = self.seeds.lock().unwrap_or_else(|e| e.into_inner());
+        if seeds.get(space).is_some_and(|at| at.elapsed() <= SEED_AGE) {
+            return false;
+        }
+        if seeds.len() >= MAX_SPACES {
+            seeds.retain(|_, at| at.elapsed() <= SEED_AGE);
+            if seeds.len() >= MAX_SPACES {
+                return false;
+            }
+        }
+        seeds.insert(space.to_owned(), std::time::Instant::now());
+        true
     }
 
     /// Adds posts stored in the database (`keys`, every post of the space that writes and
@@ -228,7 +242,6 @@ impl Posts {
     /// its limit like any other, and the listing records the posts it finds there.
     pub fn seed(&self, space: &str, keys: Vec<String>) {
         self.with_space(space, |s| {
-            s.seeded = Some(std::time::Instant::now());
             s.add("");
             for k in keys.iter().filter(|k| is_post(k)) {
                 s.add(k);

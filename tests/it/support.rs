@@ -421,6 +421,9 @@ pub struct Counters {
     /// Commands of background tasks (settling, pool and lock heartbeats, the janitor), which
     /// `all` leaves out.
     pub background: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// Reads of chunks (`find` and `getMore` on a `.chunks` collection), counted in `all` too:
+    /// a streaming GET reads its next chunks as its client takes the body, whenever that is.
+    pub chunk_reads: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// [`gateway_counting_with`] that also counts cache refreshes apart (see [`Counters`]).
@@ -440,6 +443,8 @@ pub async fn gateway_counting_split(
     let keyring = std::sync::Arc::new(AtomicU64::new(0));
     let background = std::sync::Arc::new(AtomicU64::new(0));
     let bg = background.clone();
+    let chunk_reads = std::sync::Arc::new(AtomicU64::new(0));
+    let cr = chunk_reads.clone();
     let mut opts = mongodb::options::ClientOptions::parse(&db().uri)
         .await
         .unwrap();
@@ -462,6 +467,13 @@ pub async fn gateway_counting_split(
                     bg.fetch_add(1, Ordering::SeqCst);
                 } else if ours {
                     c.fetch_add(1, Ordering::SeqCst);
+                    let read_of = e
+                        .command
+                        .get_str("find")
+                        .or_else(|_| e.command.get_str("collection"));
+                    if read_of.is_ok_and(|c| c.ends_with(".chunks")) {
+                        cr.fetch_add(1, Ordering::SeqCst);
+                    }
                     let find = e.command.get_str("find");
                     // A new pool of write registrations (one per 64 writes, or after a
                     // second without writes: a slow machine's pause between two PUTs).
@@ -500,6 +512,7 @@ pub async fn gateway_counting_split(
             lookups,
             keyring,
             background,
+            chunk_reads,
         },
     )
 }

@@ -1,11 +1,13 @@
-//! A GET of a small object in one query: the newest files document of the key and, when the
-//! file is one chunk, that chunk, joined by `$lookup` (standard GridFS: the chunk is found by
-//! `files_id` and `n`, as any driver wrote it).
+//! A GET of a small object in one query: the newest files document of the key (in a
+//! versioned bucket, its master or the version named) and, when the file is one chunk, that
+//! chunk, joined by `$lookup` (standard GridFS: the chunk is found by `files_id` and `n`, as
+//! any driver wrote it).
 //!
 //! The lookup is guarded by the file's length: a file of several chunks, or larger than a
 //! small read, joins nothing, so a server that reads every chunk of the file for the join
 //! (the local database does) reads one at most, and a large GET reads no chunk twice.
 
+use super::versioned::entry_lookup;
 use super::*;
 use mongodb::bson::RawDocumentBuf;
 
@@ -35,83 +37,129 @@ impl std::fmt::Debug for FirstChunk {
 }
 
 impl ObjectStore {
-    /// [`ObjectStore::lookup`] for a GET: the current object of an unversioned bucket comes
-    /// with its chunk when it has one chunk (one query for the whole read). Anything else is
-    /// looked up as [`ObjectStore::lookup`] does.
+    /// [`ObjectStore::lookup`] for a GET: the current object (or, in a versioned bucket, the
+    /// version named) comes with its chunk when it has one chunk, so the whole read is one
+    /// query. What this does not cover (a bucket whose version index is being built, a
+    /// placeholder, the null version, a key with no current object) is looked up as
+    /// [`ObjectStore::lookup`] does.
     pub async fn lookup_to_read(
         &self,
         bucket: &str,
         key: &str,
         version: Option<&str>,
     ) -> Result<Lookup> {
-        if version.is_some_and(|v| v != "null")
-            || self.versioning(bucket).await?.0 != Versioning::Off
-        {
+        if JOIN_REFUSED.load(std::sync::atomic::Ordering::Relaxed) {
             return self.lookup(bucket, key, version).await;
         }
-        let found = if JOIN_REFUSED.load(std::sync::atomic::Ordering::Relaxed) {
-            self.head_revision(bucket, key).await?
-        } else {
-            match self.head_revision_with_chunk(bucket, key).await {
-                Ok(found) => found,
-                // A server before MongoDB 5.0 refuses `$lookup` with both `localField` and
-                // `pipeline`: GETs then look up as HEAD does, and read the chunk apart.
-                Err(GridFsError::Mongo(e)) if join_unsupported(&e) => {
-                    tracing::warn!(error = %e, "the database refused the one-query small GET; GETs take two queries");
-                    JOIN_REFUSED.store(true, std::sync::atomic::Ordering::Relaxed);
-                    self.head_revision(bucket, key).await?
-                }
-                Err(e) => return Err(e),
+        let (mode, indexed) = self.versioning(bucket).await?;
+        if mode == Versioning::Off {
+            if version.is_some_and(|v| v != "null") {
+                return self.lookup(bucket, key, version).await;
             }
+            let found = self
+                .joined(
+                    bucket,
+                    self.gridfs(bucket).files(),
+                    doc! {"filename": key},
+                    "_id",
+                )
+                .await?;
+            let Some(Some((d, chunk))) = found else {
+                return match found {
+                    None => self.lookup(bucket, key, version).await,
+                    Some(_) => Ok(Lookup::Missing),
+                };
+            };
+            let mut info = ObjectInfo::from_file(FileDoc::from_document(&d)?);
+            self.ensure_etag(bucket, &mut info, &d).await?;
+            info.first_chunk = chunk;
+            return Ok(Lookup::Object(Box::new(info)));
+        }
+        let id = match version {
+            _ if !indexed => return self.lookup(bucket, key, version).await,
+            None => crate::storage::versions::master_id(key),
+            Some("null") => return self.lookup(bucket, key, version).await,
+            Some(v) => crate::storage::versions::entry_id(key, v),
         };
-        Ok(match found {
-            Some(o) => Lookup::Object(Box::new(o)),
-            None => Lookup::Missing,
-        })
+        let idx = self.versions(bucket);
+        let found = self
+            .joined(bucket, idx.collection(), doc! {"_id": id}, "fileId")
+            .await?;
+        let Some(Some((d, chunk))) = found else {
+            return self.lookup(bucket, key, version).await;
+        };
+        let entry = match version {
+            None if crate::storage::versions::index::is_placeholder(&d) => None,
+            None => crate::storage::versions::index::master_entry(&d, key),
+            Some(_) => crate::storage::versions::VersionEntry::from_document(&d),
+        };
+        let Some(e) = entry else {
+            return self.lookup(bucket, key, version).await;
+        };
+        let mut found = entry_lookup(&e);
+        if let Lookup::Object(o) = &mut found {
+            o.first_chunk = chunk;
+        }
+        Ok(found)
     }
 
-    async fn head_revision_with_chunk(
+    /// The first document of `coll` matching `filter` (the newest by `uploadDate` for files
+    /// documents), with chunk 0 of the file its `id_field` names when that file is one chunk
+    /// of at most [`SMALL_READ`] bytes: `Some(None)` when nothing matches, `None` when the
+    /// database refuses the join (it is then not tried again).
+    async fn joined(
         &self,
         bucket: &str,
-        key: &str,
-    ) -> Result<Option<ObjectInfo>> {
-        let fs = self.gridfs(bucket);
-        let pipeline = vec![
-            doc! {"$match": {"filename": key}},
-            doc! {"$sort": {"uploadDate": -1, "_id": -1}},
+        coll: &mongodb::Collection<Document>,
+        filter: Document,
+        id_field: &str,
+    ) -> Result<Option<Option<(Document, Option<FirstChunk>)>>> {
+        let mut pipeline = vec![doc! {"$match": filter}];
+        if id_field == "_id" {
+            pipeline.push(doc! {"$sort": {"uploadDate": -1, "_id": -1}});
+        }
+        pipeline.extend([
             doc! {"$limit": 1},
-            // The file's id when it is one chunk, else null (which no chunk's `files_id` is).
+            // The file's id when it is one small chunk, else null (which no chunk's
+            // `files_id` is).
             doc! {"$addFields": {FIRST_CHUNK: {"$cond": [
                 {"$and": [
                     {"$lte": ["$length", "$chunkSize"]},
                     // A file another driver wrote in larger chunks: read as large files are.
                     {"$lte": ["$length", SMALL_READ as i64]},
                 ]},
-                "$_id",
+                format!("${id_field}"),
                 Bson::Null,
             ]}}},
             doc! {"$lookup": {
-                "from": fs.chunks().name(),
+                "from": self.gridfs(bucket).chunks().name(),
                 "localField": FIRST_CHUNK,
                 "foreignField": "files_id",
                 "pipeline": [{"$match": {"n": 0}}],
                 "as": FIRST_CHUNK,
             }},
-        ];
-        let mut cursor = fs.files().aggregate(pipeline).await?;
+        ]);
+        let mut cursor = match coll.aggregate(pipeline).await {
+            Ok(c) => c,
+            // A server before MongoDB 5.0 refuses `$lookup` with both `localField` and
+            // `pipeline`: GETs then look up as HEAD does, and read the chunk apart.
+            Err(e) if join_unsupported(&e) => {
+                tracing::warn!(error = %e, "the database refused the one-query small GET; GETs take two queries");
+                JOIN_REFUSED.store(true, std::sync::atomic::Ordering::Relaxed);
+                return Ok(None);
+            }
+            Err(e) => return Err(e.into()),
+        };
         let Some(mut d) = cursor.try_next().await? else {
-            return Ok(None);
+            return Ok(Some(None));
         };
         let chunk = match d.remove(FIRST_CHUNK) {
             Some(Bson::Array(mut a)) if a.len() == 1 => match a.pop() {
-                Some(Bson::Document(c)) => RawDocumentBuf::from_document(&c).ok(),
+                Some(Bson::Document(c)) => RawDocumentBuf::from_document(&c).ok().map(FirstChunk),
                 _ => None,
             },
             _ => None,
         };
-        let mut info = ObjectInfo::from_file(FileDoc::from_document(&d)?);
-        self.ensure_etag(bucket, &mut info, &d).await?;
-        info.first_chunk = chunk.map(FirstChunk);
-        Ok(Some(info))
+        Ok(Some(Some((d, chunk))))
     }
 }

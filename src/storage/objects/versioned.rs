@@ -641,7 +641,7 @@ impl ObjectStore {
 }
 
 /// A version entry as a lookup result.
-fn entry_lookup(e: &VersionEntry) -> Lookup {
+pub(super) fn entry_lookup(e: &VersionEntry) -> Lookup {
     match info_of(e) {
         Some(o) => Lookup::Object(Box::new(o)),
         None => Lookup::DeleteMarker {

@@ -1126,6 +1126,7 @@ fn delete_objects_takes_a_fixed_number_of_round_trips() {
         // Nothing in the background while counting (see `support::quiesce`).
         support::quiesce(&counters.all).await;
         let before = commands();
+        let logged = counters.log.lock().unwrap().len();
         let r = s3
             .delete_objects()
             .bucket("del")
@@ -1143,9 +1144,10 @@ fn delete_objects_takes_a_fixed_number_of_round_trips() {
         println!("DeleteObjects of 1,000 keys: {used} MongoDB commands");
         // 5 finds of names (slices of 200), reclaim records, files delete, lease find, chunks
         // delete, records delete.
+        let sent = counters.log.lock().unwrap()[logged..].to_vec();
         assert!(
             used <= 10,
-            "DeleteObjects of 1,000 keys took {used} round trips"
+            "DeleteObjects of 1,000 keys took {used} round trips: {sent:?}"
         );
         assert_eq!(gw.file_count("del").await, 0);
         assert_eq!(

@@ -410,8 +410,8 @@ pub async fn gateway_counting_with(
 pub struct Counters {
     /// Every command the requests sent to the gateway's database (background tasks aside).
     pub all: std::sync::Arc<std::sync::atomic::AtomicU64>,
-    /// Amortized commands: cache refreshes (`find` on `__metastore`, the bucket cache, and on
-    /// `__keyring`, the key cache) and new pools of write registrations (`insert` into
+    /// Amortized commands: cache refreshes (`find` on `__metastore`, the bucket cache, on
+    /// `__keyring`, the key cache, and on `__accesskeys`, the access-key cache) and new pools of write registrations (`insert` into
     /// `__writes`). Caches last a second from their refresh and a pool retires after a second
     /// without writes, so a count catches one or not depending on when that second ran out,
     /// whatever the request.
@@ -424,6 +424,8 @@ pub struct Counters {
     /// Reads of chunks (`find` and `getMore` on a `.chunks` collection), counted in `all` too:
     /// a streaming GET reads its next chunks as its client takes the body, whenever that is.
     pub chunk_reads: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// Every command counted in `all`, as `name collection` (for a failing count's message).
+    pub log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 /// [`gateway_counting_with`] that also counts cache refreshes apart (see [`Counters`]).
@@ -445,6 +447,8 @@ pub async fn gateway_counting_split(
     let bg = background.clone();
     let chunk_reads = std::sync::Arc::new(AtomicU64::new(0));
     let cr = chunk_reads.clone();
+    let log: std::sync::Arc<std::sync::Mutex<Vec<String>>> = std::sync::Arc::default();
+    let lg = log.clone();
     let mut opts = mongodb::options::ClientOptions::parse(&db().uri)
         .await
         .unwrap();
@@ -467,6 +471,13 @@ pub async fn gateway_counting_split(
                     bg.fetch_add(1, Ordering::SeqCst);
                 } else if ours {
                     c.fetch_add(1, Ordering::SeqCst);
+                    let target = ["find", "insert", "update", "delete", "aggregate", "getMore"]
+                        .iter()
+                        .find_map(|k| e.command.get(*k).map(|v| v.to_string()))
+                        .unwrap_or_default();
+                    lg.lock()
+                        .unwrap()
+                        .push(format!("{} {target}", e.command_name));
                     let read_of = e
                         .command
                         .get_str("find")
@@ -478,7 +489,10 @@ pub async fn gateway_counting_split(
                     // A new pool of write registrations (one per 64 writes, or after a
                     // second without writes: a slow machine's pause between two PUTs).
                     let pool = e.command.get_str("insert") == Ok("__writes");
-                    if find == Ok("__metastore") || find == Ok("__keyring") || pool {
+                    let cache = ["__metastore", "__keyring", "__accesskeys"]
+                        .iter()
+                        .any(|c| find == Ok(*c));
+                    if cache || pool {
                         l.fetch_add(1, Ordering::SeqCst);
                     }
                     if find == Ok("__keyring") {
@@ -513,6 +527,7 @@ pub async fn gateway_counting_split(
             keyring,
             background,
             chunk_reads,
+            log,
         },
     )
 }

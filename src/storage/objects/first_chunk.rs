@@ -9,6 +9,7 @@
 
 use super::versioned::entry_lookup;
 use super::*;
+use crate::storage::versions::Master;
 use mongodb::bson::RawDocumentBuf;
 
 /// Where the aggregation puts chunk 0.
@@ -20,10 +21,10 @@ static JOIN_REFUSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBo
 /// Whether the database refused the join as a pipeline it does not know (not a passing
 /// error, such as a stepdown, which fails this GET only).
 fn join_unsupported(e: &mongodb::error::Error) -> bool {
-    // FailedToParse, InvalidPipelineOperator, CommandNotFound, and the `$lookup` argument
-    // checks of servers before 5.0.
+    // FailedToParse, InvalidPipelineOperator, CommandNotFound, the `$lookup` argument checks
+    // of servers before 5.0, and a `$lookup` into a sharded collection before 5.1 (28769).
     matches!(&*e.kind, mongodb::error::ErrorKind::Command(c)
-        if matches!(c.code, 9 | 59 | 168 | 40321 | 40324 | 51047))
+        if matches!(c.code, 9 | 59 | 168 | 28769 | 40321 | 40324 | 51047))
 }
 
 /// Chunk 0 of an object, read with its files document (see [`ObjectStore::lookup_to_read`]).
@@ -85,22 +86,41 @@ impl ObjectStore {
         let found = self
             .joined(bucket, idx.collection(), doc! {"_id": id}, "fileId")
             .await?;
-        let Some(Some((d, chunk))) = found else {
+        let Some(found) = found else {
             return self.lookup(bucket, key, version).await;
         };
-        let entry = match version {
-            None if crate::storage::versions::index::is_placeholder(&d) => None,
-            None => crate::storage::versions::index::master_entry(&d, key),
-            Some(_) => crate::storage::versions::VersionEntry::from_document(&d),
+        if version.is_some() {
+            // A version named: its entry, as `lookup` reads it.
+            let Some((d, chunk)) = found else {
+                return Ok(Lookup::Missing);
+            };
+            let Some(e) = crate::storage::versions::VersionEntry::from_document(&d) else {
+                return Ok(Lookup::Missing);
+            };
+            let mut l = entry_lookup(&e);
+            if let Lookup::Object(o) = &mut l {
+                o.first_chunk = chunk;
+            }
+            return Ok(l);
+        }
+        // The current object: its master, as `VersionIndex::master` reads it; no master or a
+        // placeholder go on as `lookup` does, without reading the master again.
+        let (master, chunk) = match found {
+            None => (None, None),
+            Some((d, _)) if crate::storage::versions::index::is_placeholder(&d) => {
+                (Some(Master::Placeholder), None)
+            }
+            Some((d, chunk)) => (
+                crate::storage::versions::index::master_entry(&d, key)
+                    .map(|e| Master::Current(Box::new(e))),
+                chunk,
+            ),
         };
-        let Some(e) = entry else {
-            return self.lookup(bucket, key, version).await;
-        };
-        let mut found = entry_lookup(&e);
-        if let Lookup::Object(o) = &mut found {
+        let mut l = self.lookup_current(bucket, key, master, indexed).await?;
+        if let Lookup::Object(o) = &mut l {
             o.first_chunk = chunk;
         }
-        Ok(found)
+        Ok(l)
     }
 
     /// The first document of `coll` matching `filter` (the newest by `uploadDate` for files
@@ -120,16 +140,20 @@ impl ObjectStore {
         }
         pipeline.extend([
             doc! {"$limit": 1},
-            // The file's id when it is one small chunk, else null (which no chunk's
+            // The file's id when it is one small chunk, else MinKey (which no chunk's
             // `files_id` is).
+            // (MinKey, not null: a missing or null `localField` would look for chunks without
+            // a `files_id`. Delete markers and placeholders have no file: no join.)
             doc! {"$addFields": {FIRST_CHUNK: {"$cond": [
                 {"$and": [
+                    {"$ne": [{"$type": format!("${id_field}")}, "missing"]},
+                    {"$ne": [{"$type": "$length"}, "missing"]},
                     {"$lte": ["$length", "$chunkSize"]},
                     // A file another driver wrote in larger chunks: read as large files are.
                     {"$lte": ["$length", SMALL_READ as i64]},
                 ]},
                 format!("${id_field}"),
-                Bson::Null,
+                Bson::MinKey,
             ]}}},
             doc! {"$lookup": {
                 "from": self.gridfs(bucket).chunks().name(),

@@ -171,7 +171,28 @@ impl ObjectStore {
                 None => Lookup::Missing,
             });
         }
-        let master = match idx.master(key).await? {
+        let master = idx.master(key).await?;
+        self.lookup_current(bucket, key, master, indexed).await
+    }
+
+    /// The rest of [`ObjectStore::lookup`] of a versioned key's current object, once its
+    /// master (`master`) is read.
+    pub(super) async fn lookup_current(
+        &self,
+        bucket: &str,
+        key: &str,
+        master: Option<Master>,
+        indexed: bool,
+    ) -> Result<Lookup> {
+        let idx = self.versions(bucket);
+        let unversioned = |o: Option<ObjectInfo>| match o {
+            Some(mut o) => {
+                o.version_id = Some("null".to_owned());
+                Lookup::Object(Box::new(o))
+            }
+            None => Lookup::Missing,
+        };
+        let master = match master {
             Some(Master::Current(e)) => {
                 return Ok(info_of(&e).map_or(Lookup::Missing, |o| Lookup::Object(Box::new(o))))
             }

@@ -173,9 +173,11 @@ impl<'p> Ranger<'p> {
                     Some(format!("{g}\u{1}"))
                 }
                 None => {
-                    // Twice as many posts after each empty range: posts of keys deleted
-                    // since are crossed in a few queries, not one per post or two.
-                    let n = want_posts(want) << self.empties.min(12);
+                    // Twice as many posts after each empty range, up to eight times: posts of
+                    // keys deleted since are crossed in a few queries, not one per post or
+                    // two, and where posts are known no range holds more than about eight
+                    // pages, however far the width has widened.
+                    let n = want_posts(want) << self.empties.min(3);
                     let by_posts = self
                         .posts
                         .bound(&self.space, &self.lower, n)

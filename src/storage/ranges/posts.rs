@@ -209,8 +209,12 @@ impl Posts {
                     // The last post of the space, read to the end.
                     None => upper.is_none(),
                 };
+                // Never from known to unknown: a gap known whole (or taken from the database)
+                // stays known when a later read only reaches into it. (Downgrading made a
+                // 1M-key cold listing drop the posts past each folder and widen over the rest
+                // of the bucket.)
                 if let Some(v) = s.posts.get_mut(p) {
-                    *v = known;
+                    *v = *v || known;
                 }
             }
         });

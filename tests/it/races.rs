@@ -1228,3 +1228,73 @@ fn a_publish_that_outlives_its_fence_fails() {
         s3.delete_bucket().bucket(b).send().await.unwrap();
     });
 }
+
+/// The tombstone purge removes chunks under a tombstoned id (a late small publish's, whose
+/// files document collided with the tombstone), but only while the tombstone is there: a
+/// purge record that outlived its tombstone (an earlier purge stopped between the two
+/// deletes) must not take the chunks of an object published under that id since.
+#[test]
+fn the_tombstone_purge_removes_chunks_only_under_a_tombstone() {
+    support::run(async {
+        let gw = quiet_gateway("purge", |_| {}).await;
+        let s3 = gw.sdk();
+        let store = gw.state.store.clone();
+        let b = "fp-purge";
+        s3.create_bucket().bucket(b).send().await.unwrap();
+        let data = random_bytes(1000, 21);
+        put(&s3, b, "live", &data).await;
+        let files = gw.db.collection::<Document>("fp-purge.files");
+        let chunks = gw.db.collection::<Document>("fp-purge.chunks");
+        let live = files
+            .find_one(doc! {"filename": "live"})
+            .await
+            .unwrap()
+            .unwrap()
+            .get("_id")
+            .cloned()
+            .unwrap();
+        // A tombstone with an orphan chunk under it.
+        let dead = Bson::ObjectId(mongodb::bson::oid::ObjectId::new());
+        let long_ago = mongodb::bson::DateTime::from_millis(0);
+        files
+            .insert_one(
+                doc! {"_id": dead.clone(), "length": 0_i64, "chunkSize": 261120,
+                "uploadDate": long_ago, "metadata": {"s3Reaped": long_ago}},
+            )
+            .await
+            .unwrap();
+        chunks
+            .insert_one(doc! {"files_id": dead.clone(), "n": 0,
+            "data": mongodb::bson::Binary {subtype: mongodb::bson::spec::BinarySubtype::Generic, bytes: vec![1; 10]}})
+            .await
+            .unwrap();
+        // Purge records, both due: one for the tombstone, one left over for the live id.
+        let reaped = gw.db.collection::<Document>("__reaped");
+        for id in [&dead, &live] {
+            reaped
+                .insert_one(doc! {"_id": {"bucket": b, "file": id.clone()}, "at": long_ago})
+                .await
+                .unwrap();
+        }
+        store.janitor_pass().await.unwrap();
+        assert_eq!(
+            chunks
+                .count_documents(doc! {"files_id": dead.clone()})
+                .await
+                .unwrap(),
+            0,
+            "the chunk under the tombstone is purged"
+        );
+        assert!(files.find_one(doc! {"_id": dead}).await.unwrap().is_none());
+        assert_eq!(
+            chunks
+                .count_documents(doc! {"files_id": live.clone()})
+                .await
+                .unwrap(),
+            1,
+            "the live object's chunk stays"
+        );
+        assert!(get(&s3, b, "live").await.as_deref() == Ok(data.as_slice()));
+        assert_eq!(reaped.count_documents(doc! {}).await.unwrap(), 0);
+    });
+}

@@ -212,16 +212,25 @@ impl ObjectStore {
             };
             // Chunks that a stalled write's late insert put under the tombstoned id (its chunk
             // and files document travel in one command for a small file, and the files part
-            // collided): nothing can publish them, since the tombstone holds the id.
+            // collided): nothing can publish them while the tombstone holds the id. So they
+            // go only when the tombstone is read there, and before it: a publish that lands
+            // once the tombstone is gone (this record outliving an earlier purge) is an
+            // object, and its chunks stay.
             let fs = self.gridfs(bucket);
-            fs.chunks()
-                .delete_many(doc! {"files_id": file.clone()})
-                .await?;
-            fs.files()
-                .delete_one(
-                    doc! {"_id": file.clone(), format!("metadata.{REAPED}"): {"$exists": true}},
-                )
-                .await?;
+            let tombstone =
+                doc! {"_id": file.clone(), format!("metadata.{REAPED}"): {"$exists": true}};
+            if fs
+                .files()
+                .find_one(tombstone.clone())
+                .projection(doc! {"_id": 1})
+                .await?
+                .is_some()
+            {
+                fs.chunks()
+                    .delete_many(doc! {"files_id": file.clone()})
+                    .await?;
+                fs.files().delete_one(tombstone).await?;
+            }
             // As read: a reap that dated the record again since keeps it (and its tombstone).
             coll.delete_one(doc! {"_id": key.clone(), "at": at.clone()})
                 .await?;

@@ -100,29 +100,9 @@ async fn find_version_as(
 
 /// [`find_version`] for a request whose access may depend on the object's ACL: a delete
 /// marker is told only to whoever may list the bucket (anyone else gets what a missing
-/// object gets).
+/// object gets). With `read` (a GET), a small object comes with its data: one query for the
+/// whole read.
 pub(crate) async fn find_for(
-    st: &AppState,
-    at: (&str, &str),
-    auth: &crate::auth::Auth,
-    access: crate::s3::request::access::Access,
-    version: Option<&str>,
-) -> S3Result<ObjectInfo> {
-    find_for_as(st, at, auth, access, version, false).await
-}
-
-/// [`find_for`] for a GET: a small object comes with its data (one query for the read).
-pub(crate) async fn find_to_read(
-    st: &AppState,
-    at: (&str, &str),
-    auth: &crate::auth::Auth,
-    access: crate::s3::request::access::Access,
-    version: Option<&str>,
-) -> S3Result<ObjectInfo> {
-    find_for_as(st, at, auth, access, version, true).await
-}
-
-async fn find_for_as(
     st: &AppState,
     (bucket, key): (&str, &str),
     auth: &crate::auth::Auth,

@@ -8,7 +8,7 @@ use futures::{StreamExt, TryStreamExt};
 use crate::error::{S3Error, S3Result};
 use crate::s3::lookup::find_version;
 use crate::s3::lookup::require_bucket;
-use crate::s3::lookup::{find_for, find_to_read, unversioned_id};
+use crate::s3::lookup::{find_for, unversioned_id};
 use crate::s3::request::read::ReadSpec;
 use crate::s3::request::version_param;
 use crate::s3::request::write::WriteSpec;
@@ -59,13 +59,15 @@ pub async fn get_object(st: &AppState, req: S3Request, head: bool) -> S3Result<R
     // A revision replaced between the lookup and the lease is looked up again.
     for _ in 0..3 {
         // A GET of a small object reads its data with the lookup; HEAD does not.
-        let at = (bucket.as_str(), req.key());
-        let version = spec.version.as_deref();
-        let mut info = if head {
-            find_for(st, at, &req.auth, req.access, version).await?
-        } else {
-            find_to_read(st, at, &req.auth, req.access, version).await?
-        };
+        let mut info = find_for(
+            st,
+            (&bucket, req.key()),
+            &req.auth,
+            req.access,
+            spec.version.as_deref(),
+            !head,
+        )
+        .await?;
         // The key is checked before anything about the object is told (HEAD too: an SSE-C
         // object without its key is 400, as on AWS).
         let customer_md5 = super::sse::open_object(

@@ -113,44 +113,10 @@ fn every_write_and_read_carries_the_configured_concern() {
         // statements, built by hand (`gridfs::batch`), with the concern too.
         let s3 = gw.sdk();
         let keys: Vec<String> = (0..150).map(|i| format!("many/{i:03}")).collect();
-        {
-            use futures::StreamExt;
-            futures::stream::iter(&keys)
-                .for_each_concurrent(8, |k| {
-                    let s3 = &s3;
-                    async move {
-                        s3.put_object()
-                            .bucket("concerns")
-                            .key(k)
-                            .body(ByteStream::from_static(b"x"))
-                            .send()
-                            .await
-                            .unwrap();
-                    }
-                })
-                .await;
-        }
-        let objects = keys
-            .iter()
-            .map(|k| {
-                aws_sdk_s3::types::ObjectIdentifier::builder()
-                    .key(k)
-                    .build()
-                    .unwrap()
-            })
-            .collect();
+        let objects = keys.iter().map(|k| (k.clone(), b"x".to_vec())).collect();
+        support::put_many(&s3, "concerns", objects).await;
         let before = gw_seen_len(&seen_log);
-        s3.delete_objects()
-            .bucket("concerns")
-            .delete(
-                aws_sdk_s3::types::Delete::builder()
-                    .set_objects(Some(objects))
-                    .build()
-                    .unwrap(),
-            )
-            .send()
-            .await
-            .unwrap();
+        support::delete_objects(&s3, "concerns", &keys).await;
         let after: Vec<(String, Document)> = seen_log.lock().unwrap()[before..].to_vec();
         let multi: Vec<&Document> = after
             .iter()

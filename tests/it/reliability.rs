@@ -1096,17 +1096,12 @@ fn delete_objects_takes_a_fixed_number_of_round_trips() {
         s3.create_bucket().bucket("del").send().await.unwrap();
         // AWS's most per request: 1,000 keys (999 here, and one missing).
         let keys: Vec<String> = (0..999).map(|i| format!("k{i:04}")).collect();
-        {
-            use futures::StreamExt;
-            futures::stream::iter(keys.iter().enumerate())
-                .for_each_concurrent(8, |(i, k)| {
-                    let s3 = &s3;
-                    async move {
-                        put(s3, "del", k, vec![b'x'; 100 + i]).await;
-                    }
-                })
-                .await;
-        }
+        let objects = keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (k.clone(), vec![b'x'; 100 + i]))
+            .collect();
+        support::put_many(&s3, "del", objects).await;
         // A reader streaming a large one holds it: its chunks must wait for the janitor.
         let big = random_bytes(12 * MIB, 4);
         put(&s3, "del", "k0007", big.clone()).await;
@@ -1118,27 +1113,13 @@ fn delete_objects_takes_a_fixed_number_of_round_trips() {
             .send()
             .await
             .unwrap();
-        let objects: Vec<ObjectIdentifier> = keys
-            .iter()
-            .chain(["missing".to_owned()].iter())
-            .map(|k| ObjectIdentifier::builder().key(k).build().unwrap())
-            .collect();
+        let mut asked = keys.clone();
+        asked.push("missing".to_owned());
         // Nothing in the background while counting (see `support::quiesce`).
         support::quiesce(&counters.all).await;
         let before = commands();
         let logged = counters.log.lock().unwrap().len();
-        let r = s3
-            .delete_objects()
-            .bucket("del")
-            .delete(
-                Delete::builder()
-                    .set_objects(Some(objects))
-                    .build()
-                    .unwrap(),
-            )
-            .send()
-            .await
-            .unwrap();
+        let r = support::delete_objects(&s3, "del", &asked).await;
         let used = commands() - before;
         assert_eq!(r.deleted().len(), 1000);
         println!("DeleteObjects of 1,000 keys: {used} MongoDB commands");

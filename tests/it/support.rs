@@ -847,3 +847,47 @@ pub fn https_client(ca_pem: &str) -> reqwest::Client {
         .build()
         .unwrap()
 }
+
+/// Puts `objects` (key, body) into `bucket`, eight at a time.
+pub async fn put_many(s3: &aws_sdk_s3::Client, bucket: &str, objects: Vec<(String, Vec<u8>)>) {
+    use futures::StreamExt;
+    futures::stream::iter(objects)
+        .for_each_concurrent(8, |(k, body)| async move {
+            s3.put_object()
+                .bucket(bucket)
+                .key(k)
+                .body(aws_sdk_s3::primitives::ByteStream::from(body))
+                .send()
+                .await
+                .unwrap();
+        })
+        .await;
+}
+
+/// DeleteObjects of `keys` (each without a version) in `bucket`.
+pub async fn delete_objects(
+    s3: &aws_sdk_s3::Client,
+    bucket: &str,
+    keys: &[String],
+) -> aws_sdk_s3::operation::delete_objects::DeleteObjectsOutput {
+    let objects = keys
+        .iter()
+        .map(|k| {
+            aws_sdk_s3::types::ObjectIdentifier::builder()
+                .key(k)
+                .build()
+                .unwrap()
+        })
+        .collect();
+    s3.delete_objects()
+        .bucket(bucket)
+        .delete(
+            aws_sdk_s3::types::Delete::builder()
+                .set_objects(Some(objects))
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .unwrap()
+}

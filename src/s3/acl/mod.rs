@@ -172,6 +172,7 @@ pub async fn get_object_acl(st: &AppState, req: S3Request) -> S3Result<Response>
         &req.auth,
         req.access,
         version.as_deref(),
+        false,
     )
     .await?;
     let mut acl = object_grants(&o.meta);
@@ -206,6 +207,7 @@ pub async fn put_acl(st: &AppState, mut req: S3Request, object: bool) -> S3Resul
                 &req.auth,
                 req.access,
                 version.as_deref(),
+                false,
             )
             .await?,
         )

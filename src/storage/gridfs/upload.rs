@@ -13,49 +13,13 @@ use tokio::task::JoinHandle;
 use super::codec::{id_bytes, ChunkBinding, ChunkCodec};
 use super::{FileDoc, GridFsBucket, GridFsError, Result};
 
+mod one_command;
+use one_command::refused;
+
 /// Bytes of chunk data gathered into one `insert_many`.
 const BATCH_BYTES: usize = 4 * 1024 * 1024;
 /// Chunk documents gathered into one `insert_many` at most (matters for tiny chunk sizes).
 const BATCH_DOCS: usize = 1000;
-/// Chunk bytes a small file may send with its files document in one `bulkWrite` (they are
-/// copied once more, into a `Document`, which costs less than a round trip at this size).
-const ONE_COMMAND_BYTES: usize = 1024 * 1024;
-
-/// Set once the server refuses `bulkWrite` (before MongoDB 8.0): small files then go in two
-/// commands, as large ones do. The driver refuses before sending anything.
-static BULK_UNSUPPORTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-fn is_unsupported(e: &mongodb::error::Error) -> bool {
-    use mongodb::error::ErrorKind;
-    match &*e.kind {
-        ErrorKind::IncompatibleServer { .. } => true,
-        // A server that reports 8.0 but has no `bulkWrite` (CommandNotFound): nothing ran.
-        ErrorKind::Command(c) => c.code == 59,
-        _ => false,
-    }
-}
-
-/// Whether a publish failed because the server refused a write (a duplicate key: the id of
-/// a reaped write, whose tombstone holds it), as opposed to an error that leaves unknown
-/// whether it was applied (a timeout, a lost connection, a write-concern error). Only the
-/// first may have its chunks removed at once; the others are left to the janitor, which
-/// decides by the files document once the write's registration expires.
-fn refused(e: &GridFsError) -> bool {
-    use mongodb::error::{ErrorKind, WriteFailure};
-    match e {
-        GridFsError::Mongo(e) => match &*e.kind {
-            ErrorKind::Write(WriteFailure::WriteError(_)) => true,
-            ErrorKind::BulkWrite(b) => {
-                b.write_concern_errors.is_empty() && !b.write_errors.is_empty()
-            }
-            _ => false,
-        },
-        GridFsError::Timeout(_) | GridFsError::Source(_) => false,
-        // Built and refused before anything was sent.
-        _ => true,
-    }
-}
-
 /// `insert_many` calls in flight at once; memory per upload is bounded by about
 /// `(MAX_IN_FLIGHT + 1) * BATCH_BYTES` plus one chunk.
 const MAX_IN_FLIGHT: usize = 3;
@@ -411,16 +375,6 @@ impl Upload {
         Ok(())
     }
 
-    /// Whether every chunk of the file is in the batch, none sent, and few enough bytes that
-    /// copying them into one `bulkWrite` costs less than a round trip.
-    fn whole_in_batch(&self) -> bool {
-        !self.batch.is_empty()
-            && self.in_flight.is_empty()
-            && self.batch.len() as i64 == self.next_n - self.first_chunk
-            && self.batch_bytes <= ONE_COMMAND_BYTES
-            && !BULK_UNSUPPORTED.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
     fn digests(&self) -> Digests {
         Digests {
             length: self.length,
@@ -483,27 +437,8 @@ impl Upload {
         // be applied whatever becomes of this future. The writer's registration (grids3's
         // object layer) makes the janitor decide later, by whether the files document exists.
         self.done = true;
-        if one_command {
-            match self.publish_with_chunks(&file).await {
-                Ok(()) => return Ok(file),
-                Err(GridFsError::Mongo(e)) if is_unsupported(&e) => {
-                    BULK_UNSUPPORTED.store(true, std::sync::atomic::Ordering::Relaxed);
-                    // The driver refuses before sending, but a retry can be refused after a
-                    // first attempt reached a server that ran it: published, then.
-                    if self.is_published().await? {
-                        return Ok(file);
-                    }
-                    // Two commands, as for a large file. If this fails the chunks stay for the
-                    // janitor, which decides by the files document (the registration).
-                    self.flush().await?;
-                }
-                Err(e) => {
-                    if refused(&e) {
-                        self.clean_up_unpublished().await;
-                    }
-                    return Err(e);
-                }
-            }
+        if one_command && self.publish_in_one_command(&file).await? {
+            return Ok(file);
         }
         if let Err(e) = self.bucket.files().insert_one(file.to_document()).await {
             let e = GridFsError::from(e);
@@ -513,99 +448,6 @@ impl Upload {
             return Err(e);
         }
         Ok(file)
-    }
-
-    /// Whether this file's document is in the database.
-    async fn is_published(&self) -> Result<bool> {
-        let found = self
-            .bucket
-            .files()
-            .find_one(doc! {"_id": self.id.clone()})
-            .projection(doc! {"filename": 1})
-            .await?;
-        Ok(found.is_some_and(|d| d.get_str("filename").ok() == Some(self.filename.as_str())))
-    }
-
-    /// The chunks in the batch and the files document `file` in one ordered `bulkWrite`
-    /// (MongoDB 8.0+): the files document is inserted only after every chunk was, so the
-    /// file is never visible incomplete, and a small PUT saves a round trip.
-    async fn publish_with_chunks(&mut self, file: &FileDoc) -> Result<()> {
-        use mongodb::options::{InsertOneModel, WriteModel};
-        let chunks_ns = self.bucket.chunks().namespace();
-        let mut models: Vec<WriteModel> = Vec::with_capacity(self.batch.len() + 1);
-        for raw in &self.batch {
-            let document = Document::try_from(raw.as_ref())
-                .map_err(|e| GridFsError::Corrupt(format!("chunk document: {e}")))?;
-            models.push(
-                InsertOneModel::builder()
-                    .namespace(chunks_ns.clone())
-                    .document(document)
-                    .build()
-                    .into(),
-            );
-        }
-        models.push(
-            InsertOneModel::builder()
-                .namespace(self.bucket.files().namespace())
-                .document(file.to_document())
-                .build()
-                .into(),
-        );
-        let files = self.bucket.files();
-        let op = files.client().bulk_write(models).ordered(true);
-        let op = match files.write_concern() {
-            Some(wc) => op.write_concern(wc.clone()),
-            None => op,
-        };
-        let res = tokio::time::timeout(super::OP_TIMEOUT, op).await;
-        let sent = std::mem::take(&mut self.batch);
-        self.batch_bytes = 0;
-        self.batch_permits.clear();
-        match res {
-            Ok(Ok(_)) => {
-                for d in sent {
-                    super::pool::give(d.into_bytes());
-                }
-                Ok(())
-            }
-            Ok(Err(e)) => {
-                if is_unsupported(&e) {
-                    // Put back for the two-command path.
-                    self.batch = sent;
-                    self.batch_bytes = self.batch.iter().map(|d| d.as_bytes().len()).sum();
-                }
-                Err(e.into())
-            }
-            Err(_) => Err(GridFsError::Timeout("a chunk and files insert")),
-        }
-    }
-
-    /// After a publish the server refused (see [`refused`]): the chunks go when the files
-    /// document is not this file's (absent, or a tombstone that a reaper wrote under its id:
-    /// see `storage::objects`). Read again rather than trusted from the error, since a
-    /// driver's retry can report a failure of a write its first attempt made.
-    async fn clean_up_unpublished(&mut self) {
-        let found = self
-            .bucket
-            .files()
-            .find_one(doc! {"_id": self.id.clone()})
-            .projection(doc! {"filename": 1})
-            .await;
-        let not_ours = match found {
-            Ok(None) => true,
-            Ok(Some(d)) => d.get_str("filename").ok() != Some(self.filename.as_str()),
-            Err(_) => false,
-        };
-        if not_ours {
-            let in_flight = std::mem::take(&mut self.in_flight);
-            let _ = delete_chunks(
-                self.bucket.clone(),
-                self.id.clone(),
-                self.first_chunk..self.next_n,
-                in_flight,
-            )
-            .await;
-        }
     }
 
     /// Stores every chunk and keeps them without writing a files document (a multipart part,

@@ -60,6 +60,15 @@ fn parse_read_concern(s: &str) -> Result<String, String> {
 }
 
 impl Config {
+    /// The event notification settings.
+    pub fn notify_settings(&self) -> crate::notify::Settings {
+        crate::notify::Settings {
+            max_age: std::time::Duration::from_secs(self.notify_max_age_secs.max(1)),
+            max_queued: self.notify_max_queued.max(1),
+            retry_max: std::time::Duration::from_millis(self.notify_retry_max_ms.max(100)),
+        }
+    }
+
     /// The write concern of `--write-concern`: `majority` journaled; a number of members as
     /// the server journals by default (a standalone server without a journal refuses `j`).
     pub fn write_concern(&self) -> mongodb::options::WriteConcern {
@@ -235,6 +244,28 @@ pub struct Config {
     /// below 1 s are for tests.
     #[arg(long, env = "GRIDS3_ACCESS_LOG_FLUSH_SECS", default_value_t = 300.0)]
     pub access_log_flush_secs: f64,
+
+    /// Event notifications: an event older than this (seconds) that its target has not taken
+    /// goes to the dead letters (`__notify_dead`).
+    #[arg(long, env = "GRIDS3_NOTIFY_MAX_AGE_SECS", default_value_t = 86_400)]
+    pub notify_max_age_secs: u64,
+
+    /// Event notifications: the most events one target may have waiting; beyond it the oldest
+    /// go to the dead letters. Writes are never refused or slowed for it.
+    #[arg(long, env = "GRIDS3_NOTIFY_MAX_QUEUED", default_value_t = 1_000_000)]
+    pub notify_max_queued: i64,
+
+    /// Event notifications: the longest wait, in milliseconds, between two attempts at a
+    /// target that fails (the wait doubles from 100 ms up to this).
+    #[arg(long, env = "GRIDS3_NOTIFY_RETRY_MAX_MS", default_value_t = 5_000)]
+    pub notify_retry_max_ms: u64,
+
+    /// Event notification targets of this instance's environment
+    /// (`GRIDS3_NOTIFY_WEBHOOK_<ID>`, `GRIDS3_NOTIFY_NATS_<ID>`; see `notify::targets`), read
+    /// at start-up. Every instance should have the same ones; targets added through the admin
+    /// API are shared through the database instead.
+    #[arg(skip)]
+    pub notify_targets: Vec<crate::notify::targets::TargetSpec>,
 
     /// Seconds in a lifecycle "day" (tests shorten it to observe expiry in a bounded time).
     #[arg(long, env = "GRIDS3_LIFECYCLE_DAY_SECS", default_value_t = 86_400)]

@@ -158,6 +158,12 @@ impl S3Error {
         self
     }
 
+    /// The error with one more element in its XML body (`ArgumentName1`, ...).
+    pub fn with_extra(mut self, name: &'static str, value: String) -> Self {
+        self.extra.push((name, value));
+        self
+    }
+
     /// `InvalidArgument` (400) with a message.
     pub fn invalid_argument(message: impl Into<String>) -> Self {
         Self {

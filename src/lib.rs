@@ -22,6 +22,7 @@ pub mod lifecycle;
 pub mod local;
 pub mod metrics;
 pub mod model;
+pub mod notify;
 pub mod percent;
 pub mod s3;
 pub mod server;

@@ -28,6 +28,8 @@ fn main() -> Result<()> {
 
 async fn run() -> Result<()> {
     let mut config = Config::parse();
+    config.notify_targets = grids3::notify::targets::from_env(std::env::vars())
+        .map_err(|e| anyhow::anyhow!("event notification targets: {e}"))?;
     if let Some(grids3::config::Command::Admin {
         endpoint,
         ca_bundle,

@@ -100,6 +100,39 @@ pub fn access_log_dropped() {
     metrics::counter!("grids3_access_log_records_dropped_total").increment(1);
 }
 
+/// Events queued in the notification outbox by one insert.
+pub fn notify_outbox_insert(events: usize) {
+    metrics::counter!("grids3_notify_queued_events_total").increment(events as u64);
+}
+
+/// Event notifications a target took.
+pub fn notify_delivered(target: &str, events: u64) {
+    metrics::counter!("grids3_notify_delivered_total", "target" => target.to_owned())
+        .increment(events);
+}
+
+/// A failed attempt at a target (the events stay queued and are retried).
+pub fn notify_failed(target: &str) {
+    metrics::counter!("grids3_notify_failed_total", "target" => target.to_owned()).increment(1);
+}
+
+/// Event notifications moved to the dead letters (too old, queue full).
+pub fn notify_dead(target: &str, events: u64) {
+    metrics::counter!("grids3_notify_dead_lettered_total", "target" => target.to_owned())
+        .increment(events);
+}
+
+/// Events waiting for a target, as last counted.
+pub fn notify_queued(target: &str, events: f64) {
+    metrics::gauge!("grids3_notify_queue_events", "target" => target.to_owned()).set(events);
+}
+
+/// The age of a target's oldest undelivered event, in seconds (0: none waits).
+pub fn notify_oldest(target: &str, seconds: f64) {
+    metrics::gauge!("grids3_notify_oldest_undelivered_seconds", "target" => target.to_owned())
+        .set(seconds);
+}
+
 /// One background task run (`janitor`, `multipart_sweep`) and its outcome (`ok`, `error`).
 pub fn background_run(task: &'static str, outcome: &'static str, seconds: f64) {
     metrics::counter!("grids3_background_runs_total", "task" => task, "outcome" => outcome)

@@ -30,6 +30,8 @@ pub struct AppState {
     pub completions: Arc<tokio::sync::Semaphore>,
     /// Server access log records waiting to be staged (see `crate::access_log`).
     pub access_log: Arc<crate::access_log::Recorder>,
+    /// Event notifications: the door of the write path, and the dispatcher's queue.
+    pub notify: Arc<crate::notify::Notifier>,
     /// The janitor's tasks, stopped by [`AppState::stop_background`].
     background: Arc<std::sync::Mutex<Vec<tokio::task::AbortHandle>>>,
 }
@@ -139,8 +141,15 @@ impl AppState {
             .context("creating the keyring's indexes")?;
         let completions = Arc::new(tokio::sync::Semaphore::new(config.max_completions.max(1)));
         let access_log = Arc::new(crate::access_log::Recorder::new(store.db()));
+        let notify = Arc::new(crate::notify::Notifier::new(
+            store.db(),
+            meta.clock().clone(),
+            config.notify_targets.clone(),
+            config.notify_settings(),
+        ));
         let state = Self {
             access_log,
+            notify,
             completions,
             keys,
             creds: Credentials::new(meta),

@@ -134,11 +134,7 @@ pub fn parse(body: &[u8]) -> S3Result<Option<Target>> {
     }))
 }
 
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
+use crate::xml::escape;
 
 /// The `BucketLoggingStatus` document of a target (`None`: logging off), as stored and as
 /// GetBucketLogging answers it.

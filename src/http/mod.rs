@@ -180,7 +180,7 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
         if op == op::Op::PostObject {
             // A form upload carries its signature in the form (a signed policy).
             let bucket = target.bucket.clone().unwrap_or_default();
-            return s3::post::post_object(&st, &bucket, &parts, body, source_ip).await;
+            return s3::post::post_object(&st, &bucket, &parts, body, source_ip, &request_id).await;
         }
         s3::sse::require_secure_transport(
             &st,
@@ -235,6 +235,7 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
             per_key: None,
             bypass_governance: false,
             source_ip,
+            request_id: request_id.clone(),
             tagging: None,
         };
         // Everything else answers within the request timeout: a database that accepts

@@ -16,6 +16,7 @@
 use std::time::Duration;
 
 use crate::lifecycle::{after_days, object_expiry};
+use crate::s3::events;
 use crate::state::AppState;
 
 /// The job's name, for its lead and its position.
@@ -309,17 +310,28 @@ async fn expire_batch(
                 .store
                 .delete_object(&b.name, &c.key, None, &cond, &b.owner)
                 .await?;
-            if done.is_err() {
+            let Ok(out) = done else {
                 continue;
-            }
+            };
+            let change = events::expired(&c.key, out.version_id, true);
+            record(st, &b.name, change).await?;
         } else {
             for id in &c.revisions {
                 st.store.reclaim(&b.name, id).await?;
             }
+            record(st, &b.name, events::expired(&c.key, None, false)).await?;
         }
         expired += 1;
     }
     Ok(expired)
+}
+
+/// Records the event of one expiration, right after it (a pass that dies loses no event of
+/// what it removed before).
+async fn record(st: &AppState, bucket: &str, change: crate::notify::Change) -> anyhow::Result<()> {
+    events::record(st, bucket, &events::lifecycle_origin(), &[change])
+        .await
+        .map_err(|e| anyhow::anyhow!("{}: {}", e.code, e.message))
 }
 
 /// NoncurrentVersionExpiration and ExpiredObjectDeleteMarker in a versioned bucket: one scan of
@@ -415,6 +427,8 @@ async fn expire_versions(
             if done.is_ok() {
                 removed += 1;
                 left -= 1;
+                let change = events::expired(&v.key, Some(v.version_id().to_owned()), false);
+                record(st, &b.name, change).await?;
             }
         }
     }
@@ -427,6 +441,8 @@ async fn expire_versions(
                 .await?;
             if done.is_ok() {
                 removed += 1;
+                let change = events::expired(&m.key, Some(m.version_id().to_owned()), false);
+                record(st, &b.name, change).await?;
             }
         }
     }

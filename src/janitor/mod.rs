@@ -67,6 +67,12 @@ pub fn spawn(state: &AppState) -> Vec<tokio::task::AbortHandle> {
         ),
     );
     handles.push(h.abort_handle());
+    // Event notifications: delivery by the lead's holder.
+    let h = crate::background::spawn(
+        "notify",
+        crate::notify::dispatch::run(state.notify.clone(), state.store.meta().clone()),
+    );
+    handles.push(h.abort_handle());
     let h = crate::background::spawn("janitor", async move {
         let mut tick = tokio::time::interval(every);
         loop {

@@ -25,6 +25,8 @@ pub fn action(op: &Op) -> Option<&'static str> {
         GetObjectTorrent => "s3:GetObjectTorrent",
         GetBucketLogging => "s3:GetBucketLogging",
         PutBucketLogging => "s3:PutBucketLogging",
+        GetBucketNotificationConfiguration => "s3:GetBucketNotification",
+        PutBucketNotificationConfiguration => "s3:PutBucketNotification",
         GetObjectTagging => "s3:GetObjectTagging",
         PutObjectTagging => "s3:PutObjectTagging",
         DeleteObjectTagging => "s3:DeleteObjectTagging",

@@ -143,6 +143,9 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
         )
         .await??
         .map_err(crate::s3::respond::blocked_error)?;
+        let change = crate::s3::events::created(crate::notify::EventName::Copy, &info);
+        let origin = crate::s3::events::origin(&req);
+        crate::s3::events::record(st, &bucket, &origin, &[change]).await?;
         let body = xml::CopyObjectResult {
             xmlns: S3_NS,
             last_modified: crate::s3::request::headers::iso8601(info.file.upload_date),

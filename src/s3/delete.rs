@@ -6,6 +6,7 @@ use base64::Engine;
 use md5::{Digest, Md5};
 
 use crate::error::{S3Error, S3Result};
+use crate::notify::{Change, EventName};
 use crate::s3::lookup::require_bucket;
 use crate::s3::request::S3Request;
 use crate::s3::respond::xml_response;
@@ -67,6 +68,20 @@ pub async fn delete_objects(st: &AppState, mut req: S3Request) -> S3Result<Respo
     let conditional = good
         .iter()
         .any(|o| o.etag.is_some() || o.last_modified_time.is_some() || o.size.is_some());
+    // The events of what was removed, recorded before the answer.
+    let mut changes: Vec<Change> = Vec::new();
+    let removed =
+        |key: &str, asked: Option<&str>, out_version: Option<String>, marker: bool| Change {
+            event: if marker && asked.is_none() {
+                EventName::DeleteMarkerCreated
+            } else {
+                EventName::Delete
+            },
+            key: key.to_owned(),
+            size: None,
+            etag: None,
+            version_id: out_version,
+        };
     if versioned || conditional {
         // Versions, delete markers and conditions are decided key by key, each under its
         // key's lock.
@@ -103,6 +118,12 @@ pub async fn delete_objects(st: &AppState, mut req: S3Request) -> S3Result<Respo
                 .await
             {
                 Ok(Ok(out)) => {
+                    changes.push(removed(
+                        &o.key,
+                        o.version_id.as_deref(),
+                        out.version_id.clone(),
+                        out.delete_marker,
+                    ));
                     if !request.quiet {
                         let marker_id = out.delete_marker.then(|| out.version_id.clone());
                         result.deleted.push(xml::Deleted {
@@ -133,6 +154,7 @@ pub async fn delete_objects(st: &AppState, mut req: S3Request) -> S3Result<Respo
                 }
             }
         }
+        crate::s3::events::record(st, &bucket, &crate::s3::events::origin(&req), &changes).await?;
         return Ok(xml_response(
             StatusCode::OK,
             to_xml("DeleteResult", &result),
@@ -142,6 +164,7 @@ pub async fn delete_objects(st: &AppState, mut req: S3Request) -> S3Result<Respo
     let keys: Vec<String> = good.iter().map(|o| o.key.clone()).collect();
     match st.store.delete_keys(&bucket, &keys).await {
         Ok(()) => {
+            changes.extend(good.iter().map(|o| removed(&o.key, None, None, false)));
             if !request.quiet {
                 result.deleted = good
                     .into_iter()
@@ -166,6 +189,7 @@ pub async fn delete_objects(st: &AppState, mut req: S3Request) -> S3Result<Respo
             }
         }
     }
+    crate::s3::events::record(st, &bucket, &crate::s3::events::origin(&req), &changes).await?;
     Ok(xml_response(
         StatusCode::OK,
         to_xml("DeleteResult", &result),

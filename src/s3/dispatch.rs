@@ -9,7 +9,7 @@ use crate::s3::request::S3Request;
 use crate::s3::respond::owner_of;
 use crate::s3::{
     acl, authz, bucket, copy, cors, delete, encryption, lifecycle, list, logging, multipart,
-    object, object_lock, ownership, policy, public_access, tagging, unconfigured,
+    notification, object, object_lock, ownership, policy, public_access, tagging, unconfigured,
 };
 use crate::state::AppState;
 
@@ -142,6 +142,8 @@ pub async fn dispatch(st: &AppState, op: Op, mut req: S3Request) -> S3Result<Res
         Op::GetObjectTorrent => unconfigured::get_object_torrent(st, req).await,
         Op::GetBucketLogging => logging::get(st, req).await,
         Op::PutBucketLogging => logging::put(st, req).await,
+        Op::GetBucketNotificationConfiguration => notification::get(st, req).await,
+        Op::PutBucketNotificationConfiguration => notification::put(st, req).await,
         Op::GetObjectTagging => tagging::get_object_tagging(st, req).await,
         Op::PutObjectTagging => tagging::put_object_tagging(st, req).await,
         Op::DeleteObjectTagging => tagging::delete_object_tagging(st, req).await,

@@ -6,10 +6,10 @@
 //! - Handlers, one module per operation family ([`bucket`], [`object`], [`copy`], [`delete`],
 //!   [`list`], [`multipart`], [`tagging`], [`acl`], [`cors`], [`policy`],
 //!   [`public_access`], [`ownership`], [`object_lock`], [`encryption`], [`lifecycle`],
-//!   [`unconfigured`], [`post`]): parse, decide, store, respond. A handler imports no other
+//!   [`notification`], [`unconfigured`], [`post`]): parse, decide, store, respond. A handler imports no other
 //!   handler.
 //! - Shared steps with I/O: [`authz`] (gathers the facts and the bucket's settings, then calls
-//!   the pure decision), [`lookup`] (buckets, objects, versions, grantees), [`sse`] (keys
+//!   the pure decision), [`events`] (the door to event notifications), [`lookup`] (buckets, objects, versions, grantees), [`sse`] (keys
 //!   and sealing) and [`write`] (store and publish a new object's body).
 //! - [`request`]: the parse layer. Headers, query words and bodies become typed values once,
 //!   with AWS's errors; [`respond`]: the shapes of answers.
@@ -28,6 +28,7 @@ pub mod rules;
 
 pub mod attrs;
 pub mod authz;
+pub mod events;
 pub mod lookup;
 pub mod sse;
 pub mod write;
@@ -42,6 +43,7 @@ pub mod lifecycle;
 pub mod list;
 pub mod logging;
 pub mod multipart;
+pub mod notification;
 pub mod object;
 pub mod object_lock;
 pub mod ownership;

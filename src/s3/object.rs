@@ -6,6 +6,8 @@ use axum::response::Response;
 use futures::{StreamExt, TryStreamExt};
 
 use crate::error::{S3Error, S3Result};
+use crate::notify::{Change, EventName};
+use crate::s3::events;
 use crate::s3::lookup::find_version;
 use crate::s3::lookup::require_bucket;
 use crate::s3::lookup::{find_for, unversioned_id};
@@ -40,6 +42,8 @@ pub async fn put_object(st: &AppState, mut req: S3Request) -> S3Result<Response>
     (spec.meta.retention, spec.meta.legal_hold) =
         for_new_object(&b, &spec.lock, st.store.meta().clock().now())?;
     let (info, sealed) = store(st, &b, req.key(), spec, reader).await?;
+    let change = events::created(EventName::Put, &info);
+    events::record(st, req.bucket(), &events::origin(&req), &[change]).await?;
     Ok(written(st, &b, &info, sealed.as_ref()))
 }
 
@@ -318,6 +322,18 @@ pub async fn delete_object(st: &AppState, req: S3Request) -> S3Result<Response> 
     )
     .await??
     .map_err(blocked_error)?;
+    let change = Change {
+        event: if out.delete_marker && version.is_none() {
+            EventName::DeleteMarkerCreated
+        } else {
+            EventName::Delete
+        },
+        key: req.key().to_owned(),
+        size: None,
+        etag: None,
+        version_id: out.version_id.clone(),
+    };
+    events::record(st, &bucket, &events::origin(&req), &[change]).await?;
     let mut r = empty(StatusCode::NO_CONTENT);
     if let Some(v) = out.version_id.and_then(|v| HeaderValue::from_str(&v).ok()) {
         r.headers_mut().insert("x-amz-version-id", v);

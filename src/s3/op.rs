@@ -68,6 +68,10 @@ pub enum Op {
     GetBucketLogging,
     /// PUT /bucket?logging
     PutBucketLogging,
+    /// GET /bucket?notification
+    GetBucketNotificationConfiguration,
+    /// PUT /bucket?notification
+    PutBucketNotificationConfiguration,
     /// GET /bucket/key?attributes
     GetObjectAttributes,
     /// GET /bucket/key?torrent: grids3 makes no torrents (501), but a missing key is 404, as
@@ -192,6 +196,8 @@ impl Op {
             Op::ListMultipartUploads => "ListMultipartUploads",
             Op::GetBucketLogging => "GetBucketLogging",
             Op::PutBucketLogging => "PutBucketLogging",
+            Op::GetBucketNotificationConfiguration => "GetBucketNotificationConfiguration",
+            Op::PutBucketNotificationConfiguration => "PutBucketNotificationConfiguration",
             Op::GetObjectAttributes => "GetObjectAttributes",
             Op::GetObjectTorrent => "GetObjectTorrent",
             Op::GetObjectTagging => "GetObjectTagging",
@@ -299,6 +305,8 @@ pub fn parse(
             (Method::DELETE, ["encryption"]) => Op::DeleteBucketEncryption,
             (Method::GET, ["logging"]) => Op::GetBucketLogging,
             (Method::PUT, ["logging"]) => Op::PutBucketLogging,
+            (Method::GET, ["notification"]) => Op::GetBucketNotificationConfiguration,
+            (Method::PUT, ["notification"]) => Op::PutBucketNotificationConfiguration,
             (Method::GET, ["lifecycle"]) => Op::GetBucketLifecycleConfiguration,
             (Method::PUT, ["lifecycle"]) => Op::PutBucketLifecycleConfiguration,
             (Method::DELETE, ["lifecycle"]) => Op::DeleteBucketLifecycleConfiguration,
@@ -376,7 +384,6 @@ pub fn parse(
 pub const SUBRESOURCES: &[(&str, &str)] = &[
     ("website", "s3:GetBucketWebsite"),
     ("replication", "s3:GetReplicationConfiguration"),
-    ("notification", "s3:GetBucketNotification"),
     ("accelerate", "s3:GetAccelerateConfiguration"),
     ("requestPayment", "s3:GetBucketRequestPayment"),
     ("analytics", "s3:GetAnalyticsConfiguration"),

@@ -276,6 +276,7 @@ pub async fn post_object(
     parts: &Parts,
     body: Body,
     source_ip: Option<std::net::IpAddr>,
+    request_id: &str,
 ) -> S3Result<Response> {
     let ctype = parts
         .headers
@@ -509,6 +510,13 @@ pub async fn post_object(
     )
     .await??
     .map_err(blocked_error)?;
+    let origin = crate::s3::events::origin_of(
+        (!auth.is_anonymous()).then_some(auth.access_key.as_str()),
+        source_ip,
+        request_id,
+    );
+    let change = crate::s3::events::created(crate::notify::EventName::Post, &info);
+    crate::s3::events::record(st, bucket, &origin, &[change]).await?;
     // Fields after the file are not read: AWS ignores them.
     let etag = info.etag().to_owned();
     if let Some(url) = fields

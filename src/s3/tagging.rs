@@ -85,6 +85,8 @@ pub async fn put_object_tagging(st: &AppState, mut req: S3Request) -> S3Result<R
         })
     })
     .await?;
+    let change = crate::s3::events::created(crate::notify::EventName::TaggingPut, &o);
+    crate::s3::events::record(st, &bucket, &crate::s3::events::origin(&req), &[change]).await?;
     let mut r = empty(StatusCode::OK);
     version_header(&mut r, &o);
     Ok(r)
@@ -103,6 +105,9 @@ pub async fn delete_object_tagging(st: &AppState, req: S3Request) -> S3Result<Re
         })
     })
     .await?;
+    let change = crate::s3::events::created(crate::notify::EventName::TaggingDelete, &o);
+    let origin = crate::s3::events::origin(&req);
+    crate::s3::events::record(st, req.bucket(), &origin, &[change]).await?;
     let mut r = empty(StatusCode::NO_CONTENT);
     version_header(&mut r, &o);
     Ok(r)

@@ -1,6 +1,5 @@
-//! Bucket sub-resources grids3 has no configuration for (website, replication,
-//! Object Lock, notifications, acceleration, request payment,
-//! analytics, metrics, inventory, intelligent tiering). Their GETs answer what AWS answers
+//! Bucket sub-resources grids3 has no configuration for (website, replication, acceleration,
+//! request payment, analytics, metrics, inventory, intelligent tiering). Their GETs answer what AWS answers
 //! for a bucket where nothing was configured, so that clients that read them (consoles, sync
 //! tools, conformance suites) see a truthful "none"; their PUTs and DELETEs stay
 //! `501 NotImplemented`, naming the sub-resource, since grids3 could not honour them.
@@ -45,7 +44,6 @@ pub async fn get(st: &AppState, req: S3Request, sub: &str) -> S3Result<Response>
             "ReplicationConfigurationNotFoundError",
             "The replication configuration was not found",
         )),
-        "notification" => Ok(body("NotificationConfiguration", "")),
         "accelerate" => Ok(body("AccelerateConfiguration", "")),
         "requestPayment" => Ok(body(
             "RequestPaymentConfiguration",

@@ -33,6 +33,14 @@ pub fn to_xml<T: Serialize>(root: &str, value: &T) -> String {
     out
 }
 
+/// Text escaped for an XML element or attribute value.
+pub fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
 /// Parses a request body; anything that does not fit the shape is `MalformedXML`. Text content
 /// is kept exactly as sent (see [`preserve_text`]): a key is a byte string, and `" "` or
 /// `"_ "` must not become `""` or `"_"`.

@@ -34,6 +34,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("s3::encryption", 55),
     ("s3::lifecycle", 55),
     ("s3::logging", 55),
+    ("s3::notification", 55),
     ("s3::list", 55),
     ("s3::multipart", 55),
     ("s3::object", 55),
@@ -47,6 +48,7 @@ const LAYERS: &[(&str, u32)] = &[
     // Shared steps with I/O, below the handlers.
     ("s3::attrs", 50),
     ("s3::authz", 50),
+    ("s3::events", 50),
     ("s3::lookup", 50),
     ("s3::sse", 50),
     ("s3::write", 50),
@@ -63,6 +65,8 @@ const LAYERS: &[(&str, u32)] = &[
     ("config", 28),
     // Server access logs: records, their staging and delivery (state holds the recorder).
     ("access_log", 27),
+    // Event notifications: the outbox, targets and the dispatcher (state holds the notifier).
+    ("notify", 27),
     // Request-level codecs: signatures, lifecycle rules, XML shapes; then the error type.
     ("auth", 25),
     ("lifecycle", 25),
@@ -94,6 +98,7 @@ const HANDLERS: &[&str] = &[
     "s3::encryption",
     "s3::lifecycle",
     "s3::logging",
+    "s3::notification",
     "s3::list",
     "s3::multipart",
     "s3::object",

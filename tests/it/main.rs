@@ -17,6 +17,7 @@ mod layering;
 mod lifecycle_runs;
 mod listing;
 mod newcomer;
+mod notify;
 mod plans;
 mod policy;
 mod post_object;

@@ -41,12 +41,7 @@ use crate::state::AppState;
 use crate::storage::meta::BucketInfo;
 use crate::xml;
 
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
+use crate::xml::escape;
 
 /// The AccessControlPolicy document: the owner with FULL_CONTROL, the admin API's grants,
 /// then the ACL's grants (users named by their key when it still exists).
@@ -251,7 +246,7 @@ pub async fn put_acl(st: &AppState, mut req: S3Request, object: bool) -> S3Resul
     let stored = grants::to_stored_as(&acl, exact);
     if let Some(o) = target {
         let named = crate::s3::request::version_param(&req)?.is_some();
-        crate::s3::attrs::update(st, req.bucket(), named, o, |o| {
+        let o = crate::s3::attrs::update(st, req.bucket(), named, o, |o| {
             // Decided again on each fresh read: a caller that holds WRITE_ACP only through
             // the object's ACL must still hold it on the ACL it replaces.
             let o = crate::s3::rules::acl::require_object_access(
@@ -266,6 +261,9 @@ pub async fn put_acl(st: &AppState, mut req: S3Request, object: bool) -> S3Resul
             })
         })
         .await?;
+        let change = crate::s3::events::created(crate::notify::EventName::AclPut, &o);
+        let origin = crate::s3::events::origin(&req);
+        crate::s3::events::record(st, req.bucket(), &origin, &[change]).await?;
     } else if !st
         .store
         .meta()

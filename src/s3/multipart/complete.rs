@@ -10,6 +10,8 @@ use md5::{Digest, Md5};
 use super::{find_upload, MIN_PART_SIZE};
 use crate::checksum::Algorithm;
 use crate::error::{S3Error, S3Result};
+use crate::notify::EventName;
+use crate::s3::events;
 use crate::s3::lookup::require_bucket;
 use crate::s3::request::S3Request;
 use crate::s3::respond::xml_response;
@@ -143,6 +145,7 @@ pub async fn complete(st: &AppState, mut req: S3Request) -> S3Result<Response> {
     let work = {
         let (st, up) = (st.clone(), up.clone());
         let data_key = sse.map(|(_, k, _)| k);
+        let origin = events::origin(&req);
         async move {
             let _slot = slot;
             crate::metrics::completions_running(1.0);
@@ -160,6 +163,10 @@ pub async fn complete(st: &AppState, mut req: S3Request) -> S3Result<Response> {
                 .map_err(crate::s3::respond::blocked_error)?
                 .ok_or_else(S3Error::no_such_upload)?;
             tracing::info!(bucket = %up.bucket, key = %up.key, parts = parts.len(), adopted = stats.parts_adopted, bytes_rewritten = stats.bytes_rewritten, "multipart upload completed");
+            // In the task, not the handler: a completion outlives a client that gave up, and
+            // its event must not depend on that client.
+            let change = events::created(EventName::CompleteMultipartUpload, &info);
+            events::record(&st, &up.bucket, &origin, &[change]).await?;
             Ok::<_, S3Error>(info)
         }
     };

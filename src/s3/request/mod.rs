@@ -46,6 +46,8 @@ pub struct S3Request {
     pub bypass_governance: bool,
     /// The client's address (for `aws:SourceIp`), when the server knows it.
     pub source_ip: Option<std::net::IpAddr>,
+    /// The request's id (`x-amz-request-id`), which event records name.
+    pub request_id: String,
     /// PutObjectTagging's tag set, read before the authorization (its policy conditions
     /// `s3:RequestObjectTag/<key>` and `s3:RequestObjectTagKeys` see it).
     pub tagging: Option<Vec<(String, String)>>,

@@ -111,6 +111,8 @@ pub fn needs(op: &Op) -> Option<(Role, Option<AclNeed>)> {
         | GetUnconfigured(_)
         | GetBucketLogging
         | PutBucketLogging
+        | GetBucketNotificationConfiguration
+        | PutBucketNotificationConfiguration
         | GetBucketEncryption
         | PutBucketEncryption
         | DeleteBucketEncryption

@@ -110,13 +110,22 @@ pub static OWNER_ONLY: &[OwnerOnly] = &[
     row(Op::PutObjectLockConfiguration, "PUT", "object-lock"),
     row(Op::PutBucketTagging, "PUT", "tagging"),
     row(Op::DeleteBucketTagging, "DELETE", "tagging"),
-    // The configurations grids3 answers as unconfigured (notifications, website, ...): reading
+    // The configurations grids3 answers as unconfigured (website, replication, ...): reading
     // even their absence is the owner's, as in AWS.
     row(Op::GetUnconfigured("website"), "GET", "website"),
     row(Op::GetUnconfigured("replication"), "GET", "replication"),
     row(Op::GetBucketLogging, "GET", "logging"),
     row(Op::PutBucketLogging, "PUT", "logging"),
-    row(Op::GetUnconfigured("notification"), "GET", "notification"),
+    row(
+        Op::GetBucketNotificationConfiguration,
+        "GET",
+        "notification",
+    ),
+    row(
+        Op::PutBucketNotificationConfiguration,
+        "PUT",
+        "notification",
+    ),
     row(Op::GetUnconfigured("accelerate"), "GET", "accelerate"),
     row(
         Op::GetUnconfigured("requestPayment"),

@@ -41,6 +41,9 @@ pub struct BucketInfo {
     /// The server access logging configuration, as the `BucketLoggingStatus` XML
     /// PutBucketLogging stored (see `crate::access_log::config`).
     pub logging: Option<String>,
+    /// The event notification configuration, as the `NotificationConfiguration` XML
+    /// PutBucketNotificationConfiguration stored (see `crate::notify::config`).
+    pub notification: Option<String>,
     /// Versioning status (`Enabled`, `Suspended`; `None`: never enabled).
     pub versioning: Option<String>,
     /// Whether the version index covers every object written before versioning was enabled
@@ -79,6 +82,7 @@ impl BucketInfo {
             ownership: None,
             lifecycle: None,
             logging: None,
+            notification: None,
             versioning: None,
             versions_indexed: false,
             object_lock: None,
@@ -147,6 +151,7 @@ impl BucketInfo {
             ownership: d.get_str("ownership").ok().map(str::to_owned),
             lifecycle: d.get_str("lifecycle").ok().map(str::to_owned),
             logging: d.get_str("logging").ok().map(str::to_owned),
+            notification: d.get_str("notification").ok().map(str::to_owned),
             versioning: d.get_str("versioning").ok().map(str::to_owned),
             versions_indexed: d.get_bool("versionsIndexed").unwrap_or(false),
             object_lock: d

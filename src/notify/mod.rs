@@ -1,0 +1,261 @@
+//! Bucket event notifications: every change acknowledged to a client reaches each target its
+//! bucket's configuration names, at least once, in order per key.
+//!
+//! The way an event goes:
+//! 1. the request that made a change calls [`Notifier::record`] (the one door from the write
+//!    path; it knows nothing of targets) after the change and before its answer. The bucket's
+//!    configuration ([`config`]) picks the targets; for each, the record ([`record`]) is made in
+//!    its final shape, with the principal, the client's address and the request id, which no
+//!    change stream on the data could see;
+//! 2. the events go into the outbox ([`outbox`]) with the database's write concern, group
+//!    committed with those of concurrent requests; only then is the client answered. A
+//!    request whose events could not be queued is answered `503 SlowDown` (the change was
+//!    made, but the client is not told it succeeded, and retries);
+//! 3. one instance, the holder of the fenced `notify` lead, dispatches ([`dispatch`]): per
+//!    target, the queue's head in order, keys in parallel and each key's events one after the
+//!    other, with retries and exponential backoff; delivered events are removed. Another
+//!    instance takes the lead within its lifetime when the holder dies.
+//!
+//! So an acknowledged change's event is in the database before the acknowledgement, and leaves
+//! it only once its target took it (or, past the age or size bound, into the dead letters,
+//! counted). A consumer may see an event twice: when a dispatcher dies (or loses the lead)
+//! between a delivery and the removal of the delivered events, the next holder sends those
+//! events again, at most one batch ([`dispatch::BATCH`]) per target. Each event carries a
+//! stable id (`x-grids3-event-id` on webhooks, `Nats-Msg-Id` on JetStream) to drop repeats by.
+//!
+//! Order per key follows the sequencer: the database's time in milliseconds (as this instance
+//! reads it, see `storage::meta::DbClock`) with a counter that keeps one instance's events
+//! strictly increasing. Two writes of one key that overlap in time may land in either order
+//! in S3 and their events may come in either order too; the sequencer says which is newer,
+//! as AWS documents for its own.
+//!
+//! A change whose request dies between making it and queueing its event (a crash of the
+//! gateway in that window, before any answer) may go without an event: the client was never
+//! told it succeeded. Every acknowledged change has its event.
+
+pub mod config;
+pub mod dispatch;
+pub mod outbox;
+pub mod record;
+pub mod targets;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use mongodb::bson::{doc, oid::ObjectId, DateTime, Document};
+
+use crate::storage::meta::{BucketInfo, DbClock};
+pub use record::{Change, EventName, Origin};
+use targets::TargetSpec;
+
+/// Bounds and pacing of delivery.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// Events older than this go to the dead letters.
+    pub max_age: std::time::Duration,
+    /// A target with more events queued than this has its oldest moved to the dead letters.
+    pub max_queued: i64,
+    /// The longest wait between two attempts at a target that fails.
+    pub retry_max: std::time::Duration,
+}
+
+/// The notifier: the write path's door, and what the dispatcher reads.
+pub struct Notifier {
+    outbox: outbox::Outbox,
+    clock: DbClock,
+    env_targets: Vec<TargetSpec>,
+    stored: targets::Stored,
+    settings: Settings,
+    /// Parsed configurations by bucket, with the XML they were parsed from.
+    parsed: Mutex<HashMap<String, (String, Arc<config::Config>)>>,
+    /// The last sequencer this instance gave out.
+    last_seq: AtomicI64,
+    /// Wakes this instance's dispatcher when it queued events.
+    wake: tokio::sync::Notify,
+}
+
+impl std::fmt::Debug for Notifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Notifier")
+            .field("env_targets", &self.env_targets)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Notifier {
+    /// The notifier of `db`, with the targets of this instance's environment.
+    pub fn new(
+        db: &mongodb::Database,
+        clock: DbClock,
+        env_targets: Vec<TargetSpec>,
+        settings: Settings,
+    ) -> Self {
+        Self {
+            outbox: outbox::Outbox::new(db),
+            clock,
+            env_targets,
+            stored: targets::Stored::new(db),
+            settings,
+            parsed: Mutex::default(),
+            last_seq: AtomicI64::new(0),
+            wake: tokio::sync::Notify::new(),
+        }
+    }
+
+    /// Creates the outbox's index.
+    pub async fn ensure_indexes(&self) -> mongodb::error::Result<()> {
+        self.outbox.ensure_indexes().await
+    }
+
+    /// The outbox.
+    pub fn outbox(&self) -> &outbox::Outbox {
+        &self.outbox
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// The targets stored in the database (the admin API's).
+    pub fn stored(&self) -> &targets::Stored {
+        &self.stored
+    }
+
+    /// Every target: this instance's environment's, then the database's (an environment
+    /// target wins over a stored one of the same name).
+    pub async fn targets(&self) -> mongodb::error::Result<Vec<TargetSpec>> {
+        let mut all = self.env_targets.clone();
+        for t in self.stored.list().await? {
+            if !all.iter().any(|e| e.name() == t.name()) {
+                all.push(t);
+            }
+        }
+        Ok(all)
+    }
+
+    /// Waits until this instance queues events (or a while passes).
+    pub async fn queued(&self, at_most: std::time::Duration) {
+        let _ = tokio::time::timeout(at_most, self.wake.notified()).await;
+    }
+
+    /// The next sequencer: the database's time in milliseconds, shifted left 20 bits, with a
+    /// counter in the low bits; strictly increasing within this instance.
+    fn next_seq(&self) -> i64 {
+        let now = self.clock.now().timestamp_millis() << 20;
+        let mut last = self.last_seq.load(Ordering::Relaxed);
+        loop {
+            let next = now.max(last + 1);
+            match self
+                .last_seq
+                .compare_exchange(last, next, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => return next,
+                Err(seen) => last = seen,
+            }
+        }
+    }
+
+    fn config_of(&self, bucket: &BucketInfo) -> Option<Arc<config::Config>> {
+        let xml = bucket.notification.as_deref()?;
+        let mut cache = self.parsed.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((seen, c)) = cache.get(&bucket.name) {
+            if seen == xml {
+                return Some(c.clone());
+            }
+        }
+        // Stored configurations were checked when they were put; one that no longer parses
+        // (written by a newer version) notifies nobody rather than failing writes.
+        let c = Arc::new(config::parse(xml.as_bytes()).ok()?);
+        if cache.len() > 10_000 {
+            cache.clear();
+        }
+        cache.insert(bucket.name.clone(), (xml.to_owned(), c.clone()));
+        Some(c)
+    }
+
+    /// Records the events of changes a request made to objects of `bucket`, returning once
+    /// they are durable in the outbox. Nothing is written (and no I/O done) when the bucket's
+    /// configuration wants none of them.
+    pub async fn record(
+        &self,
+        bucket: &BucketInfo,
+        origin: &Origin,
+        changes: &[Change],
+    ) -> mongodb::error::Result<()> {
+        let Some(cfg) = self.config_of(bucket) else {
+            return Ok(());
+        };
+        let owner_id = crate::auth::sigv4::sha256_hex(bucket.owner.as_bytes());
+        let facts = record::BucketFacts {
+            name: &bucket.name,
+            owner_id: &owner_id,
+            region: &bucket.region,
+        };
+        let now = self.clock.now();
+        let time = now.to_chrono().format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
+        let mut docs = Vec::new();
+        for change in changes {
+            let seq = self.next_seq();
+            for rule in cfg.matching(change.event.configured(), &change.key) {
+                let Some(target) = targets::name_of_arn(&rule.arn) else {
+                    continue;
+                };
+                let body = record::render(change, origin, &facts, &rule.id, &time, seq);
+                docs.push(event_doc(
+                    &target,
+                    seq,
+                    &change.key,
+                    &bucket.name,
+                    now,
+                    body,
+                ));
+            }
+        }
+        if docs.is_empty() {
+            return Ok(());
+        }
+        self.outbox.push(docs).await?;
+        self.wake.notify_one();
+        Ok(())
+    }
+
+    /// Queues the `s3:TestEvent` of a configuration for each target it names.
+    pub async fn test_events(
+        &self,
+        bucket: &str,
+        targets: &[String],
+        request_id: &str,
+    ) -> mongodb::error::Result<()> {
+        let now = self.clock.now();
+        let time = now.to_chrono().format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
+        let mut docs = Vec::new();
+        for t in targets {
+            let body = record::test_event(bucket, &time, request_id);
+            docs.push(event_doc(t, self.next_seq(), "", bucket, now, body));
+        }
+        self.outbox.push(docs).await?;
+        self.wake.notify_one();
+        Ok(())
+    }
+}
+
+fn event_doc(
+    target: &str,
+    seq: i64,
+    key: &str,
+    bucket: &str,
+    at: DateTime,
+    body: String,
+) -> Document {
+    doc! {
+        "_id": ObjectId::new(),
+        "t": target,
+        "seq": seq,
+        "k": key,
+        "b": bucket,
+        "at": at,
+        "body": body,
+    }
+}

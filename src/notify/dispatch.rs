@@ -158,7 +158,7 @@ async fn watch_outbox(notifier: Arc<Notifier>, wake: tokio::sync::mpsc::Sender<(
 }
 
 /// Brings the live targets in line with the configured ones (a changed endpoint gets a new
-/// sender; a removed target's events go to the dead letters at the next census).
+/// sender; a removed target's events wait, up to the age bound).
 async fn refresh_targets(
     notifier: &Notifier,
     live: &mut HashMap<String, Live>,
@@ -262,9 +262,8 @@ async fn deliver_key(
     (done, None)
 }
 
-/// Counts each target's queue and holds the bounds: events of targets that no longer exist,
-/// events older than the age bound, and a queue's oldest events beyond the size bound go to
-/// the dead letters.
+/// Counts each target's queue and holds the bounds: events older than the age bound, and a
+/// queue's oldest events beyond the size bound, go to the dead letters.
 async fn census(notifier: &Notifier, live: &HashMap<String, Live>) -> mongodb::error::Result<()> {
     let now = notifier.clock.now();
     let too_old = mongodb::bson::DateTime::from_millis(
@@ -273,9 +272,10 @@ async fn census(notifier: &Notifier, live: &HashMap<String, Live>) -> mongodb::e
     for (target, n) in notifier.outbox().queued_by_target().await? {
         crate::metrics::notify_queued(&target, n as f64);
         let out = notifier.outbox();
-        let (events, reason) = if !live.contains_key(&target) {
-            (out.oldest(&target, 1000).await?, "target removed")
-        } else if n > notifier.settings().max_queued {
+        // A target this instance does not know may be one of another instance's environment
+        // (every instance should have the same ones, but a rolling change has them differ for
+        // a while): its events wait for an instance that knows it, up to the age bound.
+        let (events, reason) = if live.contains_key(&target) && n > notifier.settings().max_queued {
             let over = (n - notifier.settings().max_queued).min(10_000);
             (out.oldest(&target, over).await?, "queue full")
         } else {

@@ -18,6 +18,7 @@ mod lifecycle_runs;
 mod listing;
 mod newcomer;
 mod notify;
+mod notify_faults;
 mod plans;
 mod policy;
 mod post_object;

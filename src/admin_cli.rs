@@ -10,7 +10,7 @@ use rustls_pki_types::{CertificateDer, ServerName};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::auth::sigv4;
-use crate::config::{AdminAction, Config};
+use crate::config::{AdminAction, Config, NotifyAction};
 
 /// Where the admin API is: `host:port`, and how to reach it.
 pub struct Target {
@@ -173,6 +173,34 @@ async fn request(config: &Config, endpoint: &Target, action: &AdminAction) -> Re
             serde_json::json!({"id": id, "alias": alias, "description": description})
                 .to_string(),
         ),
+        AdminAction::Notify { action } => match action {
+            NotifyAction::Add {
+                id,
+                kind,
+                url,
+                auth_token,
+                subject,
+                jetstream,
+            } => (
+                "POST",
+                "/_grids3/admin/notify/targets".to_owned(),
+                serde_json::json!({"id": id, "type": kind, "url": url, "authToken": auth_token, "subject": subject, "jetstream": jetstream})
+                    .to_string(),
+            ),
+            NotifyAction::List => (
+                "GET",
+                "/_grids3/admin/notify/targets".to_owned(),
+                String::new(),
+            ),
+            NotifyAction::Remove { name } => (
+                "DELETE",
+                format!(
+                    "/_grids3/admin/notify/targets/{}",
+                    sigv4::uri_encode(name, false)
+                ),
+                String::new(),
+            ),
+        },
         AdminAction::ListKmsKeys => ("GET", "/_grids3/admin/kms/keys".to_owned(), String::new()),
         AdminAction::DisableKmsKey { id } | AdminAction::EnableKmsKey { id } => (
             "POST",

@@ -446,6 +446,38 @@ pub struct BenchArgs {
     pub gateway_pid: Option<u32>,
 }
 
+/// `grids3 admin notify` calls.
+#[derive(Subcommand, Clone, Debug)]
+pub enum NotifyAction {
+    /// Add (or replace) a target; its ARN is `arn:grids3:sqs::<id>:<type>`.
+    Add {
+        /// The target's id (letters, digits, `-` and `_`).
+        id: String,
+        /// `webhook` or `nats`.
+        #[arg(long = "type")]
+        kind: String,
+        /// The webhook's URL, or `nats://host:port`.
+        #[arg(long)]
+        url: String,
+        /// Webhook: sent as `Authorization: Bearer <token>`.
+        #[arg(long)]
+        auth_token: Option<String>,
+        /// NATS: the subject (default `grids3.events`).
+        #[arg(long)]
+        subject: Option<String>,
+        /// NATS: publish through JetStream, waiting for its acknowledgement.
+        #[arg(long)]
+        jetstream: bool,
+    },
+    /// List the targets (the environment's and the database's; tokens are never shown).
+    List,
+    /// Remove a target added here, by `<id>:<type>` or ARN.
+    Remove {
+        /// `<id>:<type>` or the ARN.
+        name: String,
+    },
+}
+
 /// Admin API calls.
 #[derive(Subcommand, Clone, Debug)]
 pub enum AdminAction {
@@ -516,6 +548,12 @@ pub enum AdminAction {
         /// A description.
         #[arg(long, default_value = "")]
         description: String,
+    },
+    /// Event notification targets (shared by every instance through the database).
+    Notify {
+        /// What to do.
+        #[command(subcommand)]
+        action: NotifyAction,
     },
     /// List the keyring's SSE-KMS keys (never their material).
     ListKmsKeys,

@@ -54,6 +54,19 @@ const KNOWN_EVENTS: &[&str] = &[
     "s3:ObjectAcl:Put",
 ];
 
+/// Whether `event` (a configured name, possibly `...:*`) names events grids3 produces: what
+/// a listener may ask for.
+pub fn listenable(event: &str) -> bool {
+    const PRODUCED: &[&str] = &[
+        "s3:ObjectCreated:",
+        "s3:ObjectRemoved:",
+        "s3:ObjectTagging:",
+        "s3:ObjectAcl:Put",
+        "s3:LifecycleExpiration:",
+    ];
+    KNOWN_EVENTS.contains(&event) && PRODUCED.iter().any(|p| event.starts_with(p))
+}
+
 /// Which element named a configuration's destination (kept so GET answers what PUT stored).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {

@@ -269,7 +269,19 @@ async fn census(notifier: &Notifier, live: &HashMap<String, Live>) -> mongodb::e
     let too_old = mongodb::bson::DateTime::from_millis(
         now.timestamp_millis() - notifier.settings().max_age.as_millis() as i64,
     );
+    // Listen records are live only: a minute is more than any listener lags.
+    let stale = mongodb::bson::DateTime::from_millis(
+        now.timestamp_millis() - super::listen::KEEP.as_millis() as i64,
+    );
+    notifier
+        .outbox()
+        .queue
+        .delete_many(mongodb::bson::doc! {"t": super::listen::LISTEN, "at": {"$lt": stale}})
+        .await?;
     for (target, n) in notifier.outbox().queued_by_target().await? {
+        if target == super::listen::LISTEN {
+            continue;
+        }
         crate::metrics::notify_queued(&target, n as f64);
         let out = notifier.outbox();
         // A target this instance does not know may be one of another instance's environment

@@ -35,6 +35,7 @@
 
 pub mod config;
 pub mod dispatch;
+pub mod listen;
 pub mod outbox;
 pub mod record;
 pub mod targets;
@@ -73,6 +74,8 @@ pub struct Notifier {
     last_seq: AtomicI64,
     /// Wakes this instance's dispatcher when it queued events.
     wake: tokio::sync::Notify,
+    /// Who listens (ListenBucketNotification), see [`listen`].
+    listeners: listen::Listeners,
 }
 
 impl std::fmt::Debug for Notifier {
@@ -100,6 +103,7 @@ impl Notifier {
             parsed: Mutex::default(),
             last_seq: AtomicI64::new(0),
             wake: tokio::sync::Notify::new(),
+            listeners: listen::Listeners::new(db),
         }
     }
 
@@ -176,17 +180,23 @@ impl Notifier {
     }
 
     /// Records the events of changes a request made to objects of `bucket`, returning once
-    /// they are durable in the outbox. Nothing is written (and no I/O done) when the bucket's
-    /// configuration wants none of them.
+    /// they are durable in the outbox. Nothing is written when neither the bucket's
+    /// configuration nor a listener wants them (the listener registry is read at most once a
+    /// second).
     pub async fn record(
         &self,
         bucket: &BucketInfo,
         origin: &Origin,
         changes: &[Change],
     ) -> mongodb::error::Result<()> {
-        let Some(cfg) = self.config_of(bucket) else {
+        if changes.is_empty() {
             return Ok(());
-        };
+        }
+        let cfg = self.config_of(bucket).unwrap_or_default();
+        let listened = self.listened(&bucket.name).await?;
+        if cfg.rules.is_empty() && !listened {
+            return Ok(());
+        }
         let owner_id = crate::auth::sigv4::sha256_hex(bucket.owner.as_bytes());
         let facts = record::BucketFacts {
             name: &bucket.name,
@@ -211,6 +221,12 @@ impl Notifier {
                     now,
                     body,
                 ));
+            }
+            if listened {
+                let body = record::render(change, origin, &facts, "", &time, seq);
+                let mut d = event_doc(listen::LISTEN, seq, &change.key, &bucket.name, now, body);
+                d.insert("e", change.event.configured());
+                docs.push(d);
             }
         }
         if docs.is_empty() {

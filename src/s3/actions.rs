@@ -27,6 +27,7 @@ pub fn action(op: &Op) -> Option<&'static str> {
         PutBucketLogging => "s3:PutBucketLogging",
         GetBucketNotificationConfiguration => "s3:GetBucketNotification",
         PutBucketNotificationConfiguration => "s3:PutBucketNotification",
+        ListenBucketNotification => "s3:ListenBucketNotification",
         GetObjectTagging => "s3:GetObjectTagging",
         PutObjectTagging => "s3:PutObjectTagging",
         DeleteObjectTagging => "s3:DeleteObjectTagging",

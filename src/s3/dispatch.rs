@@ -144,6 +144,7 @@ pub async fn dispatch(st: &AppState, op: Op, mut req: S3Request) -> S3Result<Res
         Op::PutBucketLogging => logging::put(st, req).await,
         Op::GetBucketNotificationConfiguration => notification::get(st, req).await,
         Op::PutBucketNotificationConfiguration => notification::put(st, req).await,
+        Op::ListenBucketNotification => notification::listen(st, req).await,
         Op::GetObjectTagging => tagging::get_object_tagging(st, req).await,
         Op::PutObjectTagging => tagging::put_object_tagging(st, req).await,
         Op::DeleteObjectTagging => tagging::delete_object_tagging(st, req).await,

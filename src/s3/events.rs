@@ -1,6 +1,7 @@
 //! The door from the S3 handlers to event notifications (`crate::notify`): a handler that
 //! changed objects calls [`record`] after the change and before it answers. It knows nothing
-//! of targets; a bucket without a notification configuration costs a cache lookup.
+//! of targets; a bucket without a notification configuration or a listener costs a cache
+//! lookup (and a read of the listener registry at most once a second per instance).
 
 use crate::error::{S3Error, S3Result};
 use crate::notify::{Change, Origin};
@@ -82,9 +83,6 @@ pub async fn record(
     let Some(b) = st.store.meta().bucket_cached(bucket).await? else {
         return Ok(());
     };
-    if b.notification.is_none() {
-        return Ok(());
-    }
     st.notify.record(&b, origin, changes).await.map_err(|e| {
         tracing::warn!(error = %e, bucket, "could not queue event notifications");
         S3Error::slow_down().with_message(

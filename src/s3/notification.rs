@@ -115,6 +115,58 @@ fn argument_value(n: usize) -> &'static str {
     VALUES[(n - 1).min(VALUES.len() - 1)]
 }
 
+/// ListenBucketNotification (MinIO's extension, see `crate::notify::listen`): `events`
+/// (repeatable; configured names, `*` wildcards), `prefix`, `suffix`, and `ping` (seconds
+/// between keep-alive lines, default 10).
+pub async fn listen(st: &AppState, req: S3Request) -> S3Result<Response> {
+    require_bucket(st, req.bucket()).await?;
+    let mut events = Vec::new();
+    for (k, v) in &req.query {
+        if k != "events" {
+            continue;
+        }
+        for e in v.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+            if !config::listenable(e) {
+                return Err(S3Error::invalid_argument(format!(
+                    "{e} is not an event type grids3 produces"
+                )));
+            }
+            events.push(e.to_owned());
+        }
+    }
+    let ping = match req.q("ping") {
+        None => 10,
+        Some(p) => p
+            .parse::<u64>()
+            .ok()
+            .filter(|p| (1..=3600).contains(p))
+            .ok_or_else(|| S3Error::invalid_argument("ping is a number of seconds, 1 to 3600"))?,
+    };
+    let prefix = req.q("prefix").unwrap_or_default().to_owned();
+    let suffix = req.q("suffix").unwrap_or_default().to_owned();
+    let lines = st
+        .notify
+        .listen(
+            req.bucket(),
+            events,
+            prefix,
+            suffix,
+            std::time::Duration::from_secs(ping),
+        )
+        .await?
+        .ok_or_else(|| {
+            S3Error::not_implemented().with_message(
+                "ListenBucketNotification needs change streams, which this database does not offer",
+            )
+        })?;
+    let mut r = Response::new(axum::body::Body::from_stream(lines));
+    r.headers_mut().insert(
+        axum::http::header::CONTENT_TYPE,
+        axum::http::HeaderValue::from_static("application/x-ndjson"),
+    );
+    Ok(r)
+}
+
 /// GetBucketNotificationConfiguration: the configuration, or an empty one.
 pub async fn get(st: &AppState, req: S3Request) -> S3Result<Response> {
     let b = require_bucket(st, req.bucket()).await?;

@@ -72,6 +72,8 @@ pub enum Op {
     GetBucketNotificationConfiguration,
     /// PUT /bucket?notification
     PutBucketNotificationConfiguration,
+    /// GET /bucket?events=... (MinIO's ListenBucketNotification: a live stream of records)
+    ListenBucketNotification,
     /// GET /bucket/key?attributes
     GetObjectAttributes,
     /// GET /bucket/key?torrent: grids3 makes no torrents (501), but a missing key is 404, as
@@ -198,6 +200,7 @@ impl Op {
             Op::PutBucketLogging => "PutBucketLogging",
             Op::GetBucketNotificationConfiguration => "GetBucketNotificationConfiguration",
             Op::PutBucketNotificationConfiguration => "PutBucketNotificationConfiguration",
+            Op::ListenBucketNotification => "ListenBucketNotification",
             Op::GetObjectAttributes => "GetObjectAttributes",
             Op::GetObjectTorrent => "GetObjectTorrent",
             Op::GetObjectTagging => "GetObjectTagging",
@@ -271,6 +274,8 @@ pub fn parse(
             (Method::GET, []) if query.iter().any(|(k, v)| k == "list-type" && v == "2") => {
                 Op::ListObjectsV2
             }
+            // MinIO's extension (`mc watch`); AWS has no `events` parameter on a bucket GET.
+            (Method::GET, []) if has("events") => Op::ListenBucketNotification,
             (Method::GET, []) if !has("list-type") => Op::ListObjects,
             (Method::POST, ["delete"]) => Op::DeleteObjects,
             (Method::POST, [])

@@ -804,3 +804,117 @@ fn events_reach_nats_and_jetstream() {
         assert_eq!(stream.info().await.unwrap().state.messages, 2);
     });
 }
+
+#[test]
+fn targets_added_by_the_admin_cli_serve_every_instance_and_listeners_see_live_changes() {
+    support::run(async {
+        let hook = Receiver::start().await;
+        let db = format!(
+            "g_nlisten_{}",
+            &uuid::Uuid::new_v4().simple().to_string()[..10]
+        );
+        let one = support::gateway_on(&db).await;
+        let two = support::gateway_on(&db).await;
+        // A target added through the admin CLI of one instance: stored, so the other takes
+        // configurations naming it; its token is never shown.
+        let (ep, url) = (one.endpoint(), hook.url());
+        let (added, listed) = tokio::task::spawn_blocking(move || {
+            let added = support::admin_cli(
+                &ep,
+                &[
+                    "notify",
+                    "add",
+                    "shared",
+                    "--type",
+                    "webhook",
+                    "--url",
+                    &url,
+                    "--auth-token",
+                    "sekret",
+                ],
+            );
+            (added, support::admin_cli(&ep, &["notify", "list"]))
+        })
+        .await
+        .unwrap();
+        assert_eq!(added["arn"], "arn:grids3:sqs::shared:webhook");
+        assert!(!listed.to_string().contains("sekret"), "{listed}");
+        assert_eq!(listed["targets"][0]["source"], "database");
+        let s3 = two.sdk();
+        s3.create_bucket().bucket("live").send().await.unwrap();
+        let rules = queue_rule(
+            "s",
+            "arn:grids3:sqs::shared:webhook",
+            &["s3:ObjectCreated:*"],
+            "",
+            "",
+        );
+        let (status, body) = put_config(&two, "live", &rules).await;
+        assert_eq!(status, 200, "{body}");
+
+        // A listener on instance one, changes through instance two.
+        let raw = support::Raw::new("GET", "/live?events=s3:ObjectCreated:*&prefix=a/&ping=1");
+        let mut resp = raw.send(&one).await;
+        assert_eq!(resp.status().as_u16(), 200);
+        // (Instances read the listener registry at most once a second.)
+        tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+        s3.put_object()
+            .bucket("live")
+            .key("b/not-this")
+            .body(ByteStream::from_static(b"x"))
+            .send()
+            .await
+            .unwrap();
+        let put = s3
+            .put_object()
+            .bucket("live")
+            .key("a/this")
+            .body(ByteStream::from_static(b"xyz"))
+            .send()
+            .await
+            .unwrap();
+        let mut text = String::new();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while !text.contains("a/this") && std::time::Instant::now() < deadline {
+            match tokio::time::timeout(std::time::Duration::from_secs(5), resp.chunk()).await {
+                Ok(Ok(Some(c))) => text.push_str(&String::from_utf8_lossy(&c)),
+                _ => break,
+            }
+        }
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines.contains(&""), "no keep-alive line in {text:?}");
+        let recs: Vec<Value> = lines
+            .iter()
+            .filter(|l| !l.is_empty())
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(recs.len(), 1, "{text}");
+        assert_eq!(obj(&recs[0]["Records"][0])["key"], "a/this");
+        assert_eq!(
+            obj(&recs[0]["Records"][0])["eTag"],
+            put.e_tag().unwrap().trim_matches('"')
+        );
+        drop(resp);
+        // The configured target got both, with its token.
+        let got = hook.wait_records(2, 20).await;
+        assert_eq!(got.len(), 2);
+        assert!(hook
+            .got
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|r| r.auth.as_deref() == Some("Bearer sekret")));
+        // An unknown event name is refused; removing the target.
+        let bad = support::Raw::new("GET", "/live?events=s3:ObjectAccessed:Get")
+            .send(&one)
+            .await;
+        assert_eq!(bad.status().as_u16(), 400);
+        let ep = one.endpoint();
+        let removed = tokio::task::spawn_blocking(move || {
+            support::admin_cli(&ep, &["notify", "remove", "shared:webhook"])
+        })
+        .await
+        .unwrap();
+        assert_eq!(removed["removed"], "shared:webhook");
+    });
+}

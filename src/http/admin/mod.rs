@@ -1,10 +1,11 @@
 //! The admin JSON API under `/_grids3/admin/`, for the root key only (SigV4, like S3
-//! requests): access keys and grants, buckets (storage modes, conversions) and KMS keys.
+//! requests): access keys and grants, buckets (storage modes, conversions), KMS keys and event notification targets.
 
 pub mod buckets;
 pub mod common;
 pub mod keys;
 pub mod kms;
+pub mod notify;
 
 use axum::Router;
 
@@ -16,4 +17,5 @@ pub fn routes() -> Router<AppState> {
         .merge(keys::routes())
         .merge(kms::routes())
         .merge(buckets::routes())
+        .merge(notify::routes())
 }

@@ -113,6 +113,7 @@ pub fn needs(op: &Op) -> Option<(Role, Option<AclNeed>)> {
         | PutBucketLogging
         | GetBucketNotificationConfiguration
         | PutBucketNotificationConfiguration
+        | ListenBucketNotification
         | GetBucketEncryption
         | PutBucketEncryption
         | DeleteBucketEncryption

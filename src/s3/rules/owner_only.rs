@@ -126,6 +126,7 @@ pub static OWNER_ONLY: &[OwnerOnly] = &[
         "PUT",
         "notification",
     ),
+    row(Op::ListenBucketNotification, "GET", "events"),
     row(Op::GetUnconfigured("accelerate"), "GET", "accelerate"),
     row(
         Op::GetUnconfigured("requestPayment"),

@@ -66,6 +66,7 @@ impl Config {
             max_age: std::time::Duration::from_secs(self.notify_max_age_secs.max(1)),
             max_queued: self.notify_max_queued.max(1),
             retry_max: std::time::Duration::from_millis(self.notify_retry_max_ms.max(100)),
+            max_listeners: self.notify_max_listeners,
         }
     }
 
@@ -259,6 +260,11 @@ pub struct Config {
     /// target that fails (the wait doubles from 100 ms up to this).
     #[arg(long, env = "GRIDS3_NOTIFY_RETRY_MAX_MS", default_value_t = 5_000)]
     pub notify_retry_max_ms: u64,
+
+    /// Event notifications: the most ListenBucketNotification streams (`mc watch`, the
+    /// console) one instance serves at once; more are answered `503 SlowDown`.
+    #[arg(long, env = "GRIDS3_NOTIFY_MAX_LISTENERS", default_value_t = 256)]
+    pub notify_max_listeners: usize,
 
     /// Event notification targets of this instance's environment
     /// (`GRIDS3_NOTIFY_WEBHOOK_<ID>`, `GRIDS3_NOTIFY_NATS_<ID>`; see `notify::targets`), read

@@ -64,7 +64,15 @@ pub fn listenable(event: &str) -> bool {
         "s3:ObjectAcl:Put",
         "s3:LifecycleExpiration:",
     ];
-    KNOWN_EVENTS.contains(&event) && PRODUCED.iter().any(|p| event.starts_with(p))
+    // MinIO's reads, which `mc watch` asks for by default. A listener gets them; a
+    // configuration may not name them (AWS has no such events and refuses them).
+    const READS: &[&str] = &[
+        "s3:ObjectAccessed:*",
+        "s3:ObjectAccessed:Get",
+        "s3:ObjectAccessed:Head",
+    ];
+    READS.contains(&event)
+        || KNOWN_EVENTS.contains(&event) && PRODUCED.iter().any(|p| event.starts_with(p))
 }
 
 /// Which element named a configuration's destination (kept so GET answers what PUT stored).
@@ -190,6 +198,9 @@ struct FilterRuleXml {
     value: Option<String>,
 }
 
+/// The most rules one configuration takes.
+pub const MAX_RULES: usize = 100;
+
 /// The longest `Id` AWS takes.
 const MAX_ID: usize = 1024;
 
@@ -212,6 +223,13 @@ pub fn parse(body: &[u8]) -> S3Result<Config> {
         for r in list {
             rules.push(rule(kind, r, rules.len())?);
         }
+    }
+    // AWS documents no bound; one is needed here: every write to the bucket matches its
+    // events against each rule, and the overlap check is quadratic in their number.
+    if rules.len() > MAX_RULES {
+        return Err(S3Error::invalid_argument(format!(
+            "A notification configuration takes at most {MAX_RULES} configurations"
+        )));
     }
     check_overlaps(&rules)?;
     let mut ids = std::collections::HashSet::new();
@@ -282,6 +300,10 @@ fn rule(kind: Kind, r: RuleXml, index: usize) -> S3Result<Rule> {
     let id = match r.id.map(|i| i.trim().to_owned()).filter(|i| !i.is_empty()) {
         Some(id) if id.len() > MAX_ID => {
             return Err(S3Error::invalid_argument("The Id is too long"));
+        }
+        // It goes into every record (`configurationId`) and log line as given.
+        Some(id) if id.chars().any(char::is_control) => {
+            return Err(S3Error::invalid_argument("The Id has a control character"));
         }
         Some(id) => id,
         // AWS makes one up; this one is stable for a given configuration, so a PUT of the same
@@ -451,6 +473,34 @@ mod tests {
             .as_bytes(),
         )
         .unwrap();
+        // Bounded in number (the overlap check is quadratic), and Ids without control
+        // characters; ObjectAccessed is a listener's type only (AWS has no such event).
+        let rules = |n: usize| -> String {
+            (0..n)
+                .map(|i| {
+                    let prefix = format!("p{i}/");
+                    queue(
+                        &format!("r{i}"),
+                        &["s3:ObjectCreated:*"],
+                        Some(&prefix),
+                        None,
+                    )
+                })
+                .collect()
+        };
+        assert!(refused(rules(MAX_RULES + 1)).message.contains("at most"));
+        let most = parse(conf(&rules(MAX_RULES)).as_bytes()).unwrap();
+        assert_eq!(most.rules.len(), MAX_RULES);
+        assert_eq!(
+            refused(queue("a\u{7}b", &["s3:ObjectCreated:*"], None, None)).code,
+            "InvalidArgument"
+        );
+        assert_eq!(
+            refused(queue("a", &["s3:ObjectAccessed:*"], None, None)).code,
+            "InvalidArgument"
+        );
+        assert!(listenable("s3:ObjectAccessed:*") && listenable("s3:ObjectAccessed:Get"));
+        assert!(!listenable("s3:ObjectAccessed:Put") && !listenable("s3:TestEvent"));
         let two_prefixes = "<QueueConfiguration><Queue>arn:grids3:sqs::t:webhook</Queue><Event>s3:ObjectCreated:*</Event><Filter><S3Key><FilterRule><Name>prefix</Name><Value>a</Value></FilterRule><FilterRule><Name>prefix</Name><Value>b</Value></FilterRule></S3Key></Filter></QueueConfiguration>";
         assert_eq!(refused(two_prefixes.into()).code, "InvalidArgument");
         let bad_name = "<QueueConfiguration><Queue>arn:grids3:sqs::t:webhook</Queue><Event>s3:ObjectCreated:*</Event><Filter><S3Key><FilterRule><Name>middle</Name><Value>a</Value></FilterRule></S3Key></Filter></QueueConfiguration>";

@@ -5,9 +5,13 @@
 //! groups it by key, and delivers the keys in parallel (at most [`PARALLEL_KEYS`]), each key's
 //! events one after the other, stopping a key at its first failure: a later event of a key is
 //! never sent before an earlier one was taken. Delivered events are removed; the rest stay at
-//! the head, and the target waits (exponential backoff, doubling from 100 ms to
-//! `Settings::retry_max`) before it is tried again. Targets are served side by side, so one
-//! that is down delays no other.
+//! the head. A target that took nothing in a round while something failed waits as a whole
+//! (exponential backoff, doubling from 100 ms to `Settings::retry_max`) before it is tried
+//! again; when other keys went through, only the failing key waits, and it is left out of the
+//! rounds meanwhile, so one bad event holds up nothing but the events after it on its key.
+//! An event the target rejects for good (an HTTP 4xx other than 408 and 429) goes to the dead
+//! letters after `targets::REJECTED_TRIES` tries. Targets are served side by side, so one that
+//! is down delays no other.
 //!
 //! The lead is renewed before every round and the loop stops when it is lost; the removal of
 //! delivered events needs no fence (removing what was delivered is right whoever removes it).
@@ -36,17 +40,48 @@ pub const BATCH: i64 = 256;
 pub const PARALLEL_KEYS: usize = 16;
 /// The longest sleep between rounds with nothing to do.
 pub const IDLE_POLL: Duration = Duration::from_millis(500);
+/// How often the targets are read while there are none (a target added through the admin API
+/// is served within this), and while there are some.
+const IDLE_NO_TARGETS: Duration = Duration::from_secs(5);
+const TARGETS_EVERY: Duration = Duration::from_secs(1);
 /// How long the lead lasts without renewal.
 const LEAD_TTL: Duration = Duration::from_secs(10);
-/// How often the queue sizes (and the bounds) are checked.
+/// How often the queue sizes (and the bounds) are checked, at the most.
 const CENSUS_EVERY: Duration = Duration::from_secs(5);
+/// The most events one census moves to the dead letters per target.
+const SWEEP: i64 = 10_000;
+
+/// The most keys of one target held back at once (see [`Live::held`]); beyond it the target
+/// as a whole waits.
+const MAX_HELD_KEYS: usize = 1000;
 
 /// A target's sender and its retry state.
 struct Live {
     spec: TargetSpec,
     sender: Box<dyn Sender>,
+    /// Rounds in a row in which the target took nothing while something failed (it is down,
+    /// or refuses everything): the target as a whole waits.
     failures: u32,
     next_try: Instant,
+    /// Keys whose next event failed while others' went through: each waits on its own, and
+    /// is left out of the rounds meanwhile, so that one key's failing event neither holds up
+    /// the other keys nor fills the rounds' window with its backlog.
+    held: HashMap<String, Held>,
+}
+
+/// A key held back after its next event failed.
+struct Held {
+    /// The event that failed, and how often in a row.
+    event: mongodb::bson::oid::ObjectId,
+    tries: u32,
+    until: Instant,
+}
+
+/// The wait after the `n`th failure in a row: doubling from 100 ms up to `max`.
+fn backoff(n: u32, max: Duration) -> Duration {
+    Duration::from_millis(100)
+        .saturating_mul(1 << n.min(16))
+        .min(max)
 }
 
 /// Runs the dispatcher for as long as the process lives: takes the lead when it is free,
@@ -75,23 +110,50 @@ pub async fn run(notifier: Arc<Notifier>, meta: MetaStore) {
 }
 
 /// Rounds while the lead is held.
+///
+/// A deployment without targets pays little for the dispatcher: the lead renewed every
+/// third of its lifetime, the targets read every [`IDLE_NO_TARGETS`], the census once a
+/// minute while the outbox is empty, and no change stream (which would hold a database
+/// connection) until there is a target to wake up for.
 async fn lead_rounds(
     notifier: &Arc<Notifier>,
     lead: &crate::storage::meta::Lead,
 ) -> mongodb::error::Result<()> {
     let mut live: HashMap<String, Live> = HashMap::new();
     let mut last_census = Instant::now() - CENSUS_EVERY;
+    let mut census_pause = CENSUS_EVERY;
+    let mut renewed = Instant::now();
+    let mut targets_read = Instant::now() - IDLE_NO_TARGETS;
     let (wake_tx, mut wake_rx) = tokio::sync::mpsc::channel::<()>(1);
-    let watcher = tokio::spawn(watch_outbox(notifier.clone(), wake_tx));
-    let _stop_watcher = AbortOnDrop(watcher);
+    let mut watcher: Option<AbortOnDrop> = None;
     loop {
-        if !lead.renew().await? {
-            return Ok(());
+        if renewed.elapsed() >= LEAD_TTL / 3 {
+            if !lead.renew().await? {
+                return Ok(());
+            }
+            renewed = Instant::now();
         }
-        refresh_targets(notifier, &mut live).await?;
-        if last_census.elapsed() >= CENSUS_EVERY {
+        let targets_every = if live.is_empty() {
+            IDLE_NO_TARGETS
+        } else {
+            TARGETS_EVERY
+        };
+        if targets_read.elapsed() >= targets_every {
+            targets_read = Instant::now();
+            refresh_targets(notifier, &mut live).await?;
+            if live.is_empty() {
+                watcher = None;
+            } else if watcher.is_none() {
+                // Named as background work: its commands are no request's own.
+                watcher = Some(AbortOnDrop(crate::background::spawn(
+                    "notify",
+                    watch_outbox(notifier.clone(), wake_tx.clone()),
+                )));
+            }
+        }
+        if last_census.elapsed() >= census_pause {
             last_census = Instant::now();
-            census(notifier, &live).await?;
+            census_pause = census(notifier, &live).await?;
         }
         let now = Instant::now();
         let rounds: Vec<futures::future::BoxFuture<'_, mongodb::error::Result<bool>>> = live
@@ -105,13 +167,19 @@ async fn lead_rounds(
             progress |= r?;
         }
         if !progress {
+            let idle = if live.is_empty() {
+                IDLE_NO_TARGETS
+            } else {
+                IDLE_POLL
+            };
             let soonest = live
                 .values()
                 .filter(|l| l.failures > 0)
                 .map(|l| l.next_try.saturating_duration_since(Instant::now()))
                 .min()
-                .unwrap_or(IDLE_POLL)
-                .min(IDLE_POLL);
+                .unwrap_or(idle)
+                .min(idle)
+                .min((renewed + LEAD_TTL / 3).saturating_duration_since(Instant::now()));
             tokio::select! {
                 _ = notifier.queued(soonest) => {}
                 _ = wake_rx.recv() => {}
@@ -171,15 +239,30 @@ async fn refresh_targets(
             spec,
             failures: 0,
             next_try: Instant::now(),
+            held: HashMap::new(),
         });
     }
     Ok(())
 }
 
-/// One round at one target; whether anything was delivered.
+/// One round at one target; whether anything was delivered (or buried).
 async fn round(notifier: &Notifier, l: &mut Live) -> mongodb::error::Result<bool> {
     let name = l.spec.name();
-    let head = notifier.outbox().head(&name, BATCH).await?;
+    let now = Instant::now();
+    let skip: Vec<&str> = l
+        .held
+        .iter()
+        .filter(|(_, h)| h.until > now)
+        .map(|(k, _)| k.as_str())
+        .collect();
+    let head = notifier.outbox().head_skipping(&name, BATCH, &skip).await?;
+    drop(skip);
+    // A held key is forgotten when its next event goes through; one whose wait has long been
+    // over without it coming up again (its events were buried by the bounds) is forgotten too.
+    l.held.retain(|k, h| {
+        h.until + Duration::from_secs(600) > now
+            || head.iter().any(|d| d.get_str("k") == Ok(k.as_str()))
+    });
     let Some(first) = head.first() else {
         crate::metrics::notify_oldest(&name, 0.0);
         return Ok(false);
@@ -200,55 +283,104 @@ async fn round(notifier: &Notifier, l: &mut Live) -> mongodb::error::Result<bool
         keys[i].1.push(d);
     }
     let sender = &*l.sender;
-    type Outcome = (Vec<Bson>, Option<targets::SendError>);
+    type Outcome<'d> = (Vec<Bson>, Option<(&'d Document, targets::SendError)>);
     // Boxed as `Send` futures first: a stream of unboxed ones borrowing the batch trips the
     // compiler's higher-ranked `Send` check when the dispatcher is spawned.
-    let deliveries: Vec<futures::future::BoxFuture<'_, Outcome>> = keys
+    let deliveries: Vec<futures::future::BoxFuture<'_, Outcome<'_>>> = keys
         .iter()
         .map(|(_, events)| Box::pin(deliver_key(sender, events)) as _)
         .collect();
-    let outcomes: Vec<Outcome> = futures::stream::iter(deliveries)
-        .buffer_unordered(PARALLEL_KEYS)
+    let outcomes: Vec<Outcome<'_>> = futures::stream::iter(deliveries)
+        .buffered(PARALLEL_KEYS)
         .collect()
         .await;
     let mut delivered = Vec::new();
+    let mut rejected = Vec::new();
+    let mut failed_keys = Vec::new();
     let mut failure = None;
-    for (ids, err) in outcomes {
+    for ((key, _), (ids, err)) in keys.iter().zip(outcomes) {
         delivered.extend(ids);
-        if err.is_some() {
-            failure = err;
+        let Some((event, e)) = err else {
+            l.held.remove(key);
+            continue;
+        };
+        let id = event.get_object_id("_id").unwrap_or_default();
+        let held = l.held.entry(key.clone()).or_insert(Held {
+            event: id,
+            tries: 0,
+            until: now,
+        });
+        if held.event != id {
+            (held.event, held.tries) = (id, 0);
         }
+        held.tries += 1;
+        held.until = Instant::now() + backoff(held.tries, notifier.settings().retry_max);
+        if matches!(e, targets::SendError::Rejected(_)) && held.tries >= targets::REJECTED_TRIES {
+            // The target will never take it: to the dead letters, and the key goes on.
+            rejected.push((event.clone(), e.to_string()));
+            l.held.remove(key);
+        } else {
+            failed_keys.push(key);
+        }
+        failure = Some(e);
     }
     if !delivered.is_empty() {
         notifier.outbox().remove(&delivered).await?;
         crate::metrics::notify_delivered(&name, delivered.len() as u64);
     }
+    let buried = rejected.len();
+    for (event, why) in rejected {
+        let n = notifier
+            .outbox()
+            .bury(vec![event], &why, notifier.clock.now())
+            .await?;
+        crate::metrics::notify_dead(&name, n);
+        tracing::warn!(target = %name, reason = %why, "an event notification its target rejected moved to the dead letters");
+    }
+    if l.held.len() > MAX_HELD_KEYS {
+        // Too many keys failing one by one: the target is as good as down.
+        l.held.clear();
+        l.failures = l.failures.max(1);
+    }
+    let progress = !delivered.is_empty() || buried > 0;
     match failure {
-        None => {
-            l.failures = 0;
-            l.next_try = Instant::now();
-        }
-        Some(e) => {
+        Some(e) if !progress => {
             crate::metrics::notify_failed(&name);
             l.failures = l.failures.saturating_add(1);
-            let wait = Duration::from_millis(100)
-                .saturating_mul(1 << l.failures.min(16))
-                .min(notifier.settings().retry_max);
+            let wait = backoff(l.failures, notifier.settings().retry_max);
             l.next_try = Instant::now() + wait;
+            // The keys that failed wait beyond the target's pause: the round after it tries
+            // the other keys first, so a window full of one failing key's backlog does not
+            // come back as it was (if they fail too, the target is down after all).
+            for key in failed_keys {
+                if let Some(h) = l.held.get_mut(key) {
+                    h.until = l.next_try + backoff(h.tries, notifier.settings().retry_max);
+                }
+            }
             if l.failures == 1 || l.failures % 20 == 0 {
                 tracing::warn!(target = %name, error = %e, failures = l.failures, retry_in = ?wait, "could not deliver an event notification");
             }
         }
+        Some(e) => {
+            crate::metrics::notify_failed(&name);
+            tracing::debug!(target = %name, error = %e, "an event notification failed; its key waits");
+            l.failures = 0;
+            l.next_try = Instant::now();
+        }
+        None => {
+            l.failures = 0;
+            l.next_try = Instant::now();
+        }
     }
-    Ok(!delivered.is_empty())
+    Ok(progress)
 }
 
 /// Delivers one key's events in order, stopping at the first failure: the ids delivered, and
-/// the failure if there was one.
-async fn deliver_key(
+/// the event that failed with its failure.
+async fn deliver_key<'d>(
     sender: &dyn Sender,
-    events: &[&Document],
-) -> (Vec<Bson>, Option<targets::SendError>) {
+    events: &[&'d Document],
+) -> (Vec<Bson>, Option<(&'d Document, targets::SendError)>) {
     let mut done = Vec::new();
     for d in events {
         let (Some(id), Ok(body)) = (d.get_object_id("_id").ok(), d.get_str("body")) else {
@@ -256,7 +388,7 @@ async fn deliver_key(
         };
         match sender.send(&id.to_hex(), body.as_bytes()).await {
             Ok(()) => done.push(Bson::ObjectId(id)),
-            Err(e) => return (done, Some(e)),
+            Err(e) => return (done, Some((*d, e))),
         }
     }
     (done, None)
@@ -264,7 +396,14 @@ async fn deliver_key(
 
 /// Counts each target's queue and holds the bounds: events older than the age bound, and a
 /// queue's oldest events beyond the size bound, go to the dead letters.
-async fn census(notifier: &Notifier, live: &HashMap<String, Live>) -> mongodb::error::Result<()> {
+///
+/// The count reads the whole outbox, so the census comes less often as the outbox grows: the
+/// number of events it held over 20,000 in seconds, from [`CENSUS_EVERY`] up to a minute (a
+/// minute too when it was empty and there are no targets). What it returns is that pause.
+async fn census(
+    notifier: &Notifier,
+    live: &HashMap<String, Live>,
+) -> mongodb::error::Result<Duration> {
     let now = notifier.clock.now();
     let too_old = mongodb::bson::DateTime::from_millis(
         now.timestamp_millis() - notifier.settings().max_age.as_millis() as i64,
@@ -278,7 +417,9 @@ async fn census(notifier: &Notifier, live: &HashMap<String, Live>) -> mongodb::e
         .queue
         .delete_many(mongodb::bson::doc! {"t": super::listen::LISTEN, "at": {"$lt": stale}})
         .await?;
-    for (target, n) in notifier.outbox().queued_by_target().await? {
+    let queued = notifier.outbox().queued_by_target().await?;
+    let total: i64 = queued.iter().map(|(_, n)| *n).sum();
+    for (target, n) in queued {
         if target == super::listen::LISTEN {
             continue;
         }
@@ -287,11 +428,12 @@ async fn census(notifier: &Notifier, live: &HashMap<String, Live>) -> mongodb::e
         // A target this instance does not know may be one of another instance's environment
         // (every instance should have the same ones, but a rolling change has them differ for
         // a while): its events wait for an instance that knows it, up to the age bound.
-        let (events, reason) = if live.contains_key(&target) && n > notifier.settings().max_queued {
-            let over = (n - notifier.settings().max_queued).min(10_000);
+        // The size bound holds for those too: it protects the database.
+        let (events, reason) = if n > notifier.settings().max_queued {
+            let over = (n - notifier.settings().max_queued).min(SWEEP);
             (out.oldest(&target, over).await?, "queue full")
         } else {
-            (out.overdue(&target, too_old, 1000).await?, "too old")
+            (out.overdue(&target, too_old, SWEEP).await?, "too old")
         };
         let buried = out.bury(events, reason, now).await?;
         if buried > 0 {
@@ -305,5 +447,10 @@ async fn census(notifier: &Notifier, live: &HashMap<String, Live>) -> mongodb::e
         }
         crate::metrics::notify_queued(name, 0.0);
     }
-    Ok(())
+    // An empty outbox without targets has nothing to bound: the next look is a minute away.
+    if total == 0 && live.is_empty() {
+        return Ok(Duration::from_secs(60));
+    }
+    let pause = Duration::from_secs((total / 20_000).max(0) as u64);
+    Ok(pause.clamp(CENSUS_EVERY, Duration::from_secs(60)))
 }

@@ -8,8 +8,12 @@
 //!   while it streams and removed when it ends (or left to expire if its instance dies);
 //! - an instance recording a change to a bucket someone listens to (it reads the registry at
 //!   most once a second) writes the record into the outbox as `t: "listen"`;
-//! - each listener follows the outbox with a change stream filtered to its bucket's listen
-//!   records, and the dispatcher removes listen records after a minute.
+//! - each instance follows the outbox's listen records with one change stream, opened by its
+//!   first listener and shared by all of them (each takes its bucket's records, and a listener
+//!   that falls [`LAG`] records behind is ended); the dispatcher removes listen records after a
+//!   minute.
+//!
+//! An instance serves at most `Settings::max_listeners` listeners (`503 SlowDown` beyond).
 //!
 //! Unlike configured notifications, listening is live only: changes made before the listener
 //! registered (or within the second the registry is cached) are not replayed, as with MinIO. A
@@ -17,12 +21,14 @@
 //! `501 NotImplemented`.
 
 use std::collections::HashSet;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::{Stream, StreamExt};
 use mongodb::bson::{doc, oid::ObjectId, Document};
 use mongodb::Collection;
+use tokio::sync::broadcast;
 
 use super::Notifier;
 
@@ -35,10 +41,21 @@ const LEASE: Duration = Duration::from_secs(30);
 /// How long an instance trusts its reading of the registry.
 const REGISTRY_TTL: Duration = Duration::from_secs(1);
 
-/// The registry of listeners, and this instance's cached reading of it.
+/// How many records the shared change stream holds for a listener that has not taken them
+/// yet; a listener further behind is ended (its client reconnects, as with MinIO).
+const LAG: usize = 4096;
+
+/// The registry of listeners, this instance's cached reading of it, and the one change stream
+/// this instance's listeners share.
 pub struct Listeners {
     coll: Collection<Document>,
     cache: Mutex<Option<(Instant, HashSet<String>)>>,
+    /// The shared change stream's fan-out, while one runs. One stream for every listener:
+    /// a stream per listener would hold a connection of the driver's pool each, and a dozen
+    /// listeners would starve every request of connections.
+    hub: HubSlot,
+    /// Listeners streaming on this instance, against `Settings::max_listeners`.
+    live: Arc<AtomicUsize>,
 }
 
 impl Listeners {
@@ -47,13 +64,46 @@ impl Listeners {
         Self {
             coll: db.collection("__notify_listeners"),
             cache: Mutex::new(None),
+            hub: HubSlot::default(),
+            live: Arc::default(),
         }
     }
 }
 
+impl Listeners {
+    /// Whether the cached reading of the registry is fresh and has nobody on `bucket`.
+    pub(super) fn surely_without(&self, bucket: &str) -> bool {
+        let c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        c.as_ref()
+            .is_some_and(|(at, set)| at.elapsed() < REGISTRY_TTL && !set.contains(bucket))
+    }
+}
+
+/// The shared change stream's sender, while one runs.
+type HubSlot = Arc<tokio::sync::Mutex<Option<broadcast::Sender<Arc<Document>>>>>;
+
+/// Why a listener could not start.
+#[derive(Debug)]
+pub enum Refused {
+    /// The database has no change streams.
+    NoChangeStreams,
+    /// This instance serves as many listeners as it may.
+    TooMany(usize),
+    /// The database failed.
+    Db(mongodb::error::Error),
+}
+
+impl From<mongodb::error::Error> for Refused {
+    fn from(e: mongodb::error::Error) -> Self {
+        Refused::Db(e)
+    }
+}
+
 impl Notifier {
-    /// Whether anyone listens to `bucket` (as read at most [`REGISTRY_TTL`] ago).
-    pub(super) async fn listened(&self, bucket: &str) -> mongodb::error::Result<bool> {
+    /// Whether anyone listens to `bucket` (as read at most [`REGISTRY_TTL`] ago). A registry
+    /// that cannot be read counts as nobody listening: listening is live and best effort, and
+    /// must not fail the writes it watches.
+    pub(super) async fn listened(&self, bucket: &str) -> bool {
         {
             let c = self
                 .listeners
@@ -62,58 +112,111 @@ impl Notifier {
                 .unwrap_or_else(|e| e.into_inner());
             if let Some((at, set)) = c.as_ref() {
                 if at.elapsed() < REGISTRY_TTL {
-                    return Ok(set.contains(bucket));
+                    return set.contains(bucket);
                 }
             }
         }
         let now = self.clock.now();
-        let docs: Vec<Document> = futures::TryStreamExt::try_collect(
-            self.listeners
-                .coll
-                .find(doc! {"expires": {"$gt": now}})
-                .projection(doc! {"b": 1})
-                .await?,
-        )
-        .await?;
-        let set: HashSet<String> = docs
-            .iter()
-            .filter_map(|d| d.get_str("b").ok().map(str::to_owned))
-            .collect();
+        let read = async {
+            futures::TryStreamExt::try_collect::<Vec<Document>>(
+                self.listeners
+                    .coll
+                    .find(doc! {"expires": {"$gt": now}})
+                    .projection(doc! {"b": 1})
+                    .await?,
+            )
+            .await
+        };
+        let set: HashSet<String> = match read.await {
+            Ok(docs) => docs
+                .iter()
+                .filter_map(|d| d.get_str("b").ok().map(str::to_owned))
+                .collect(),
+            Err(e) => {
+                tracing::warn!(error = %e, "could not read the listener registry; no listen records for a second");
+                HashSet::new()
+            }
+        };
         let hit = set.contains(bucket);
         *self
             .listeners
             .cache
             .lock()
             .unwrap_or_else(|e| e.into_inner()) = Some((Instant::now(), set));
-        Ok(hit)
+        hit
+    }
+
+    /// A receiver of every listen record inserted into the outbox, from this instance's shared
+    /// change stream (opened by the first listener, closed when the last one leaves).
+    async fn subscribe(&self) -> Result<broadcast::Receiver<Arc<Document>>, Refused> {
+        let mut hub = self.listeners.hub.lock().await;
+        if let Some(tx) = hub.as_ref() {
+            return Ok(tx.subscribe());
+        }
+        let pipeline = [doc! {"$match": {
+            "operationType": "insert",
+            "fullDocument.t": LISTEN,
+        }}];
+        let mut changes = match self.outbox.queue.watch().pipeline(pipeline).await {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::debug!(error = %e, "no change streams: listening refused");
+                return Err(Refused::NoChangeStreams);
+            }
+        };
+        let (tx, rx) = broadcast::channel(LAG);
+        *hub = Some(tx.clone());
+        let hub_slot = self.listeners.hub.clone();
+        crate::background::spawn("listen", async move {
+            loop {
+                tokio::select! {
+                    next = changes.next() => match next {
+                        Some(Ok(ev)) => {
+                            if let Some(d) = ev.full_document {
+                                let _ = tx.send(Arc::new(d));
+                            }
+                        }
+                        // The stream failed (the database away): every listener ends, and
+                        // its client reconnects, as with any dropped connection.
+                        _ => break,
+                    },
+                    _ = tokio::time::sleep(Duration::from_secs(5)) => {}
+                }
+                // The last listener left: checked again under the lock, which a new listener
+                // holds while it subscribes, so none is given a stream that is closing.
+                if tx.receiver_count() == 0 {
+                    let mut slot = hub_slot.lock().await;
+                    if tx.receiver_count() == 0 {
+                        if slot.as_ref().is_some_and(|s| s.same_channel(&tx)) {
+                            *slot = None;
+                        }
+                        return;
+                    }
+                }
+            }
+            let mut slot = hub_slot.lock().await;
+            if slot.as_ref().is_some_and(|s| s.same_channel(&tx)) {
+                *slot = None;
+            }
+        });
+        Ok(rx)
     }
 
     /// Streams the records of `bucket`'s changes that match `events` (configured names, `*`
     /// wildcards; all when empty), `prefix` and `suffix`, one line each, with a blank line
-    /// every `ping`. `Ok(None)` when the database has no change streams.
+    /// every `ping`.
     pub async fn listen(
-        self: &std::sync::Arc<Self>,
+        self: &Arc<Self>,
         bucket: &str,
         events: Vec<String>,
         prefix: String,
         suffix: String,
         ping: Duration,
-    ) -> mongodb::error::Result<
-        Option<impl Stream<Item = std::io::Result<bytes::Bytes>> + Send + 'static>,
-    > {
-        let pipeline = [doc! {"$match": {
-            "operationType": "insert",
-            "fullDocument.t": LISTEN,
-            "fullDocument.b": bucket,
-        }}];
-        // Opened before the registration, so nothing recorded once others see it is missed.
-        let changes = match self.outbox.queue.watch().pipeline(pipeline).await {
-            Ok(s) => s,
-            Err(e) => {
-                tracing::debug!(error = %e, "no change streams: listening refused");
-                return Ok(None);
-            }
-        };
+    ) -> Result<impl Stream<Item = std::io::Result<bytes::Bytes>> + Send + 'static, Refused> {
+        let max = self.settings.max_listeners;
+        let slot = Slot::take(&self.listeners.live, max).ok_or(Refused::TooMany(max))?;
+        // Subscribed before the registration, so nothing recorded once others see it is missed.
+        let records = self.subscribe().await?;
         let id = ObjectId::new();
         self.listeners
             .coll
@@ -122,53 +225,95 @@ impl Notifier {
         let registration = Registration {
             coll: self.listeners.coll.clone(),
             id,
+            _slot: slot,
         };
         let me = self.clone();
-        let renew_every = LEASE / 3;
-        let state = (changes, registration, Instant::now(), me);
-        let lines = futures::stream::unfold(state, move |(mut changes, reg, mut renewed, me)| {
-            let (events, prefix, suffix) = (events.clone(), prefix.clone(), suffix.clone());
-            async move {
-                loop {
-                    if renewed.elapsed() >= renew_every {
-                        renewed = Instant::now();
-                        let _ = reg
-                            .coll
-                            .update_one(
-                                doc! {"_id": reg.id},
-                                doc! {"$set": {"expires": me.clock.after(LEASE)}},
-                            )
-                            .await;
-                    }
-                    tokio::select! {
-                        next = changes.next() => {
-                            let ev = match next {
-                                Some(Ok(ev)) => ev,
-                                // The stream failed (the database away): the listener ends and
-                                // the client reconnects, as with any dropped connection.
-                                _ => return None,
-                            };
-                            let Some(d) = ev.full_document else { continue };
-                            let (Ok(e), Ok(k), Ok(body)) = (d.get_str("e"), d.get_str("k"), d.get_str("body")) else {
-                                continue;
-                            };
-                            let wanted = (events.is_empty()
-                                || events.iter().any(|w| super::config::event_matches(w, e)))
-                                && k.starts_with(prefix.as_str())
-                                && k.ends_with(suffix.as_str());
-                            if wanted {
-                                let line = bytes::Bytes::from(format!("{body}\n"));
-                                return Some((Ok(line), (changes, reg, renewed, me)));
+        let filter = Filter {
+            bucket: bucket.to_owned(),
+            events,
+            prefix,
+            suffix,
+        };
+        let state = (records, registration, Instant::now(), me, filter);
+        let lines = futures::stream::unfold(state, move |state| async move {
+            let (mut records, reg, mut renewed, me, filter) = state;
+            if renewed.elapsed() >= LEASE / 3 {
+                renewed = Instant::now();
+                let _ = reg
+                    .coll
+                    .update_one(
+                        doc! {"_id": reg.id},
+                        doc! {"$set": {"expires": me.clock.after(LEASE)}},
+                    )
+                    .await;
+            }
+            let line = loop {
+                tokio::select! {
+                    next = records.recv() => match next {
+                        Ok(d) => {
+                            if let Some(body) = filter.wanted(&d) {
+                                break bytes::Bytes::from(format!("{body}\n"));
                             }
                         }
-                        _ = tokio::time::sleep(ping) => {
-                            return Some((Ok(bytes::Bytes::from_static(b"\n")), (changes, reg, renewed, me)));
-                        }
-                    }
+                        // Too far behind, or the shared stream ended: the listener ends.
+                        Err(_) => return None,
+                    },
+                    _ = tokio::time::sleep(ping) => break bytes::Bytes::from_static(b"\n"),
                 }
-            }
+            };
+            Some((Ok(line), (records, reg, renewed, me, filter)))
         });
-        Ok(Some(lines))
+        Ok(lines)
+    }
+}
+
+/// What one listener asked for.
+struct Filter {
+    bucket: String,
+    events: Vec<String>,
+    prefix: String,
+    suffix: String,
+}
+
+impl Filter {
+    /// The record's body when it is one the listener wants.
+    fn wanted<'d>(&self, d: &'d Document) -> Option<&'d str> {
+        let (Ok(b), Ok(e), Ok(k), Ok(body)) = (
+            d.get_str("b"),
+            d.get_str("e"),
+            d.get_str("k"),
+            d.get_str("body"),
+        ) else {
+            return None;
+        };
+        let ok = b == self.bucket
+            && (self.events.is_empty()
+                || self
+                    .events
+                    .iter()
+                    .any(|w| super::config::event_matches(w, e)))
+            && k.starts_with(self.prefix.as_str())
+            && k.ends_with(self.suffix.as_str());
+        ok.then_some(body)
+    }
+}
+
+/// A place among this instance's listeners, given back when dropped.
+struct Slot(Arc<AtomicUsize>);
+
+impl Slot {
+    fn take(live: &Arc<AtomicUsize>, max: usize) -> Option<Self> {
+        live.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+            (n < max).then_some(n + 1)
+        })
+        .ok()?;
+        Some(Slot(live.clone()))
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -177,6 +322,7 @@ impl Notifier {
 struct Registration {
     coll: Collection<Document>,
     id: ObjectId,
+    _slot: Slot,
 }
 
 impl Drop for Registration {

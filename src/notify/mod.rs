@@ -59,6 +59,8 @@ pub struct Settings {
     pub max_queued: i64,
     /// The longest wait between two attempts at a target that fails.
     pub retry_max: std::time::Duration,
+    /// The most ListenBucketNotification streams one instance serves at once.
+    pub max_listeners: usize,
 }
 
 /// The notifier: the write path's door, and what the dispatcher reads.
@@ -193,18 +195,12 @@ impl Notifier {
             return Ok(());
         }
         let cfg = self.config_of(bucket).unwrap_or_default();
-        let listened = self.listened(&bucket.name).await?;
+        let listened = self.listened(&bucket.name).await;
         if cfg.rules.is_empty() && !listened {
             return Ok(());
         }
-        let owner_id = crate::auth::sigv4::sha256_hex(bucket.owner.as_bytes());
-        let facts = record::BucketFacts {
-            name: &bucket.name,
-            owner_id: &owner_id,
-            region: &bucket.region,
-        };
-        let now = self.clock.now();
-        let time = now.to_chrono().format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
+        let (now, time, owner_id) = self.stamp(bucket);
+        let facts = facts(bucket, &owner_id);
         let mut docs = Vec::new();
         for change in changes {
             let seq = self.next_seq();
@@ -223,10 +219,7 @@ impl Notifier {
                 ));
             }
             if listened {
-                let body = record::render(change, origin, &facts, "", &time, seq);
-                let mut d = event_doc(listen::LISTEN, seq, &change.key, &bucket.name, now, body);
-                d.insert("e", change.event.configured());
-                docs.push(d);
+                docs.push(listen_doc(change, origin, &facts, (now, &time), seq));
             }
         }
         if docs.is_empty() {
@@ -235,6 +228,41 @@ impl Notifier {
         self.outbox.push(docs).await?;
         self.wake.notify_one();
         Ok(())
+    }
+
+    /// The time of records made now (as a date, and as AWS writes it), and the bucket owner's
+    /// id as records name it.
+    fn stamp(&self, bucket: &BucketInfo) -> (DateTime, String, String) {
+        let now = self.clock.now();
+        let time = now.to_chrono().format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
+        let owner_id = crate::auth::sigv4::sha256_hex(bucket.owner.as_bytes());
+        (now, time, owner_id)
+    }
+
+    /// Records a read of an object (`s3:ObjectAccessed:*`) for the bucket's listeners, if it
+    /// has any. Reads are not acknowledged changes: the record is best effort (a failure is
+    /// logged), and the caller need not wait for it.
+    pub async fn record_read(&self, bucket: &BucketInfo, origin: &Origin, change: &Change) {
+        if !self.listened(&bucket.name).await {
+            return;
+        }
+        let (now, time, owner_id) = self.stamp(bucket);
+        let d = listen_doc(
+            change,
+            origin,
+            &facts(bucket, &owner_id),
+            (now, &time),
+            self.next_seq(),
+        );
+        if let Err(e) = self.outbox.push(vec![d]).await {
+            tracing::debug!(error = %e, "could not record a read for listeners");
+        }
+    }
+
+    /// Whether this instance knows, without asking the database, that nobody listens to
+    /// `bucket` (its reading of the registry is fresh).
+    pub fn surely_unlistened(&self, bucket: &str) -> bool {
+        self.listeners.surely_without(bucket)
     }
 
     /// Queues the `s3:TestEvent` of a configuration for each target it names.
@@ -255,6 +283,30 @@ impl Notifier {
         self.wake.notify_one();
         Ok(())
     }
+}
+
+/// A bucket's facts as its records name it.
+fn facts<'a>(bucket: &'a BucketInfo, owner_id: &'a str) -> record::BucketFacts<'a> {
+    record::BucketFacts {
+        name: &bucket.name,
+        owner_id,
+        region: &bucket.region,
+    }
+}
+
+/// The outbox document of a listen record (see [`listen`]): every listener of the bucket
+/// gets it, whatever the configuration; `e` is its type for their filters.
+fn listen_doc(
+    change: &Change,
+    origin: &Origin,
+    facts: &record::BucketFacts<'_>,
+    (now, time): (DateTime, &str),
+    seq: i64,
+) -> Document {
+    let body = record::render(change, origin, facts, "", time, seq);
+    let mut d = event_doc(listen::LISTEN, seq, &change.key, facts.name, now, body);
+    d.insert("e", change.event.configured());
+    d
 }
 
 fn event_doc(

@@ -126,6 +126,26 @@ impl Outbox {
             .await
     }
 
+    /// The first `limit` events of a target, in order, leaving out the keys in `skip` (keys
+    /// held back after a failure).
+    pub async fn head_skipping(
+        &self,
+        target: &str,
+        limit: i64,
+        skip: &[&str],
+    ) -> mongodb::error::Result<Vec<Document>> {
+        if skip.is_empty() {
+            return self.head(target, limit).await;
+        }
+        self.queue
+            .find(doc! {"t": target, "k": {"$nin": skip}})
+            .sort(doc! {"t": 1, "seq": 1, "_id": 1})
+            .limit(limit)
+            .await?
+            .try_collect()
+            .await
+    }
+
     /// Removes delivered events by id.
     pub async fn remove(&self, ids: &[Bson]) -> mongodb::error::Result<u64> {
         crate::storage::gridfs::batch::delete_in(&self.queue, "_id", ids, &doc! {}).await
@@ -189,8 +209,12 @@ impl Outbox {
         before: DateTime,
         limit: i64,
     ) -> mongodb::error::Result<Vec<Document>> {
+        // Through the sequencer, which is the time in its high bits: a range of the index, not
+        // a scan of the target's whole queue.
+        let seq_before = before.timestamp_millis() << 20;
         self.queue
-            .find(doc! {"t": target, "at": {"$lt": before}})
+            .find(doc! {"t": target, "seq": {"$lt": seq_before}})
+            .sort(doc! {"t": 1, "seq": 1, "_id": 1})
             .limit(limit)
             .await?
             .try_collect()

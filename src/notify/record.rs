@@ -29,6 +29,10 @@ pub enum EventName {
     LifecycleDelete,
     /// A delete marker made by a lifecycle expiration.
     LifecycleDeleteMarkerCreated,
+    /// GetObject (MinIO's type: for listeners only, as AWS has no such event).
+    AccessedGet,
+    /// HeadObject (as [`EventName::AccessedGet`]).
+    AccessedHead,
 }
 
 impl EventName {
@@ -46,6 +50,8 @@ impl EventName {
             EventName::AclPut => "s3:ObjectAcl:Put",
             EventName::LifecycleDelete => "s3:LifecycleExpiration:Delete",
             EventName::LifecycleDeleteMarkerCreated => "s3:LifecycleExpiration:DeleteMarkerCreated",
+            EventName::AccessedGet => "s3:ObjectAccessed:Get",
+            EventName::AccessedHead => "s3:ObjectAccessed:Head",
         }
     }
 

@@ -62,7 +62,7 @@ pub fn describe(op: &Op) -> (Support, &'static str) {
         Op::GetObjectAttributes => (Yes, ""),
         Op::GetBucketLogging => (Yes, ""),
         Op::GetBucketNotificationConfiguration => (Yes, ""),
-        Op::ListenBucketNotification => (Partly, "MinIO's extension (`mc watch`): live records of the bucket's changes, one JSON line each, blank keep-alive lines; owner only; needs change streams (501 otherwise); see docs/notifications.md"),
+        Op::ListenBucketNotification => (Partly, "MinIO's extension (`mc watch`): live records of the bucket's changes (and MinIO's `s3:ObjectAccessed:Get`/`Head`), one JSON line each, blank keep-alive lines; owner only; needs change streams (501 otherwise); at most `GRIDS3_NOTIFY_MAX_LISTENERS` per instance (503 SlowDown beyond); see docs/notifications.md"),
         Op::PutBucketNotificationConfiguration => (Partly, "destinations are grids3 targets (`arn:grids3:sqs::<id>:<type>`, webhook or NATS; MinIO's `arn:minio:sqs::` form too), delivered at least once in order per key from a durable outbox; `EventBridgeConfiguration` `501 NotImplemented`; see docs/notifications.md"),
         Op::PutBucketLogging => (Partly, "server access logs in AWS's format, `SimplePrefix` and `PartitionedPrefix` keys; delivery needs the target bucket's policy to allow `logging.s3.amazonaws.com` (`InvalidTargetBucketForLogging` otherwise); `TargetGrants` `501 NotImplemented`; see docs/access-logs.md"),
         Op::GetObjectTorrent => (Refused, "`501 NotImplemented` for an object, `404 NoSuchKey` for a missing key, as AWS answers it"),

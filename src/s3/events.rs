@@ -90,3 +90,28 @@ pub async fn record(
         )
     })
 }
+
+/// Tells the bucket's listeners (ListenBucketNotification) of a read of an object, without
+/// holding up the answer: a read is not a change, and listening is live and best effort.
+/// Costs nothing while this instance knows nobody listens to the bucket.
+pub fn accessed(
+    st: &AppState,
+    bucket: &crate::storage::meta::BucketInfo,
+    req: &S3Request,
+    head: bool,
+    info: &ObjectInfo,
+) {
+    if st.notify.surely_unlistened(&bucket.name) {
+        return;
+    }
+    let event = if head {
+        crate::notify::EventName::AccessedHead
+    } else {
+        crate::notify::EventName::AccessedGet
+    };
+    let change = created(event, info);
+    let (notify, bucket, origin) = (st.notify.clone(), bucket.clone(), origin(req));
+    crate::background::spawn("listen", async move {
+        notify.record_read(&bucket, &origin, &change).await;
+    });
+}

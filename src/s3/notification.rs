@@ -12,6 +12,7 @@ use axum::http::StatusCode;
 use axum::response::Response;
 
 use crate::error::{S3Error, S3Result};
+use crate::notify::listen::Refused;
 use crate::notify::{config, targets};
 use crate::s3::lookup::require_bucket;
 use crate::s3::request::S3Request;
@@ -153,11 +154,15 @@ pub async fn listen(st: &AppState, req: S3Request) -> S3Result<Response> {
             suffix,
             std::time::Duration::from_secs(ping),
         )
-        .await?
-        .ok_or_else(|| {
-            S3Error::not_implemented().with_message(
+        .await
+        .map_err(|e| match e {
+            Refused::NoChangeStreams => S3Error::not_implemented().with_message(
                 "ListenBucketNotification needs change streams, which this database does not offer",
-            )
+            ),
+            Refused::TooMany(n) => S3Error::slow_down().with_message(format!(
+                "this instance serves {n} listeners already; try again later or another instance"
+            )),
+            Refused::Db(e) => e.into(),
         })?;
     let mut r = Response::new(axum::body::Body::from_stream(lines));
     r.headers_mut().insert(

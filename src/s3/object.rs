@@ -165,6 +165,7 @@ pub async fn get_object(st: &AppState, req: S3Request, head: bool) -> S3Result<R
         if spec.part_number.is_some() && !sizes.is_empty() {
             h.insert("x-amz-mp-parts-count", HeaderValue::from(sizes.len()));
         }
+        events::accessed(st, &b, &req, head, &info);
         return Ok(r);
     }
     // Every revision found was replaced before it could be read: the key exists all

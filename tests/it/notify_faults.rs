@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 
 use aws_sdk_s3::primitives::ByteStream;
 
-use crate::notify::{put_config, queue_rule, Receiver};
+use crate::notify_support::{put_config, queue_rule, Receiver};
 use crate::support;
 
 fn db_name(tag: &str) -> String {
@@ -119,7 +119,7 @@ fn a_webhook_down_for_two_minutes_gets_every_event_in_order_per_key() {
         let hook = Receiver::start().await;
         let url = hook.url();
         let gw = support::gateway_with(&db_name("ndown"), |c| {
-            c.notify_targets = vec![crate::notify::webhook("down", &url, None)];
+            c.notify_targets = vec![crate::notify_support::webhook("down", &url, None)];
             c.notify_retry_max_ms = 2_000;
         })
         .await;

@@ -411,7 +411,8 @@ pub struct Counters {
     /// Every command the requests sent to the gateway's database (background tasks aside).
     pub all: std::sync::Arc<std::sync::atomic::AtomicU64>,
     /// Amortized commands: cache refreshes (`find` on `__metastore`, the bucket cache, on
-    /// `__keyring`, the key cache, and on `__accesskeys`, the access-key cache) and new pools of write registrations (`insert` into
+    /// `__keyring`, the key cache, on `__accesskeys`, the access-key cache, and on
+    /// `__notify_listeners`, the listener registry) and new pools of write registrations (`insert` into
     /// `__writes`). Caches last a second from their refresh and a pool retires after a second
     /// without writes, so a count catches one or not depending on when that second ran out,
     /// whatever the request.
@@ -467,7 +468,11 @@ pub async fn gateway_counting_split(
                 // `bulkWrite` (a small PUT's chunk and files document) is sent to `admin`;
                 // this client serves this gateway alone, so every one is its own.
                 let ours = e.db == db_name || e.command_name == "bulkWrite";
-                if ours && grids3::background::current().is_some() {
+                // The notification dispatcher's and listeners' own pacing (the lead, the
+                // targets, the change streams) is counted nowhere: no request queues it.
+                let job = grids3::background::current();
+                let ours = ours && !matches!(job, Some("notify" | "listen"));
+                if ours && job.is_some() {
                     bg.fetch_add(1, Ordering::SeqCst);
                 } else if ours {
                     c.fetch_add(1, Ordering::SeqCst);
@@ -489,9 +494,14 @@ pub async fn gateway_counting_split(
                     // A new pool of write registrations (one per 64 writes, or after a
                     // second without writes: a slow machine's pause between two PUTs).
                     let pool = e.command.get_str("insert") == Ok("__writes");
-                    let cache = ["__metastore", "__keyring", "__accesskeys"]
-                        .iter()
-                        .any(|c| find == Ok(*c));
+                    let cache = [
+                        "__metastore",
+                        "__keyring",
+                        "__accesskeys",
+                        "__notify_listeners",
+                    ]
+                    .iter()
+                    .any(|c| find == Ok(*c));
                     if cache || pool {
                         l.fetch_add(1, Ordering::SeqCst);
                     }

@@ -126,8 +126,17 @@ impl TargetSpec {
 /// The target name (`<id>:<type>`) an ARN names, if it is one of grids3's (or MinIO's) forms.
 pub fn name_of_arn(arn: &str) -> Option<String> {
     let rest = arn
-        .strip_prefix("arn:grids3:sqs::")
-        .or_else(|| arn.strip_prefix("arn:minio:sqs::"))?;
+        .strip_prefix("arn:grids3:sqs:")
+        .or_else(|| arn.strip_prefix("arn:minio:sqs:"))?;
+    // A region may be named (`mc` names the server's): targets belong to the deployment, not
+    // to a region, so any well-formed one names the same target.
+    let (region, rest) = rest.split_once(':')?;
+    if !region
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+    {
+        return None;
+    }
     let (id, kind) = rest.rsplit_once(':')?;
     let (id, kind) = (id.trim(), kind.trim());
     if id.is_empty() || kind.is_empty() || id.contains(':') {
@@ -214,10 +223,20 @@ pub enum SendError {
     /// The target could not be reached or did not answer in time.
     #[error("unreachable: {0}")]
     Unreachable(String),
-    /// The target answered, but refused the event.
+    /// The target answered, but did not take the event this time (a 5xx, a 408 or 429, a
+    /// JetStream refusal): worth trying again.
     #[error("refused: {0}")]
     Refused(String),
+    /// The target answered that it will never take this event (an HTTP 4xx other than 408 and
+    /// 429, a payload over the NATS server's limit): after [`REJECTED_TRIES`] tries the event
+    /// goes to the dead letters, so that it holds up neither its key nor its target.
+    #[error("rejected: {0}")]
+    Rejected(String),
 }
+
+/// How often an event is tried before a rejection (see [`SendError::Rejected`]) buries it: a
+/// receiver being redeployed may answer 404 for a moment.
+pub const REJECTED_TRIES: u32 = 3;
 
 /// One target type's way of delivering an event.
 pub trait Sender: Send + Sync {
@@ -328,6 +347,11 @@ mod tests {
             name_of_arn("arn:minio:sqs::thumbs:webhook").as_deref(),
             Some("thumbs:webhook")
         );
+        assert_eq!(
+            name_of_arn("arn:minio:sqs:us-east-1:thumbs:webhook").as_deref(),
+            Some("thumbs:webhook")
+        );
+        assert_eq!(name_of_arn("arn:minio:sqs:us east:thumbs:webhook"), None);
         assert_eq!(name_of_arn("arn:aws:sqs:us-east-1:123:q"), None);
         let bad =
             [("GRIDS3_NOTIFY_WEBHOOK_X", "ftp://h")].map(|(a, b)| (a.to_owned(), b.to_owned()));

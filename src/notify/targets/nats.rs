@@ -59,7 +59,13 @@ impl Nats {
             client
                 .publish(self.subject.clone(), payload)
                 .await
-                .map_err(|e| SendError::Unreachable(e.to_string()))?;
+                .map_err(|e| match e.kind() {
+                    async_nats::client::PublishErrorKind::MaxPayloadExceeded
+                    | async_nats::client::PublishErrorKind::BadSubject => {
+                        SendError::Rejected(e.to_string())
+                    }
+                    _ => SendError::Unreachable(e.to_string()),
+                })?;
             client
                 .flush()
                 .await

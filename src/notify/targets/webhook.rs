@@ -48,10 +48,16 @@ impl Sender for Webhook {
                 .send()
                 .await
                 .map_err(|e| SendError::Unreachable(e.without_url().to_string()))?;
-            if resp.status().is_success() {
+            let status = resp.status();
+            if status.is_success() {
                 Ok(())
+            } else if status.is_client_error()
+                && status != reqwest::StatusCode::REQUEST_TIMEOUT
+                && status != reqwest::StatusCode::TOO_MANY_REQUESTS
+            {
+                Err(SendError::Rejected(format!("HTTP {status}")))
             } else {
-                Err(SendError::Refused(format!("HTTP {}", resp.status())))
+                Err(SendError::Refused(format!("HTTP {status}")))
             }
         })
     }

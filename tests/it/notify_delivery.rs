@@ -1,0 +1,354 @@
+//! Issue 37: how events get through when things go wrong at the target or the listeners
+//! pile up: an event the target rejects for good goes to the dead letters after a few tries
+//! and a key whose events fail holds up no other key; listeners (ListenBucketNotification)
+//! share one change stream per instance, so a crowd of them does not starve requests of
+//! database connections, and they are bounded; targets shared through the admin CLI.
+
+use std::time::Duration;
+
+use aws_sdk_s3::primitives::ByteStream;
+use mongodb::bson::doc;
+use serde_json::Value;
+
+use crate::notify_support::{obj, put, put_config, queue_rule, webhook, Receiver};
+use crate::support;
+
+fn db_name(tag: &str) -> String {
+    format!(
+        "g_{tag}_{}",
+        &uuid::Uuid::new_v4().simple().to_string()[..10]
+    )
+}
+
+#[test]
+fn a_rejected_event_is_dead_lettered_and_a_failing_key_holds_up_no_other() {
+    support::run(async {
+        let hook = Receiver::start().await;
+        let url = hook.url();
+        let db = db_name("npoison");
+        let gw = support::gateway_with(&db, |c| {
+            c.notify_targets = vec![webhook("pzz", &url, None)];
+            c.notify_retry_max_ms = 400;
+        })
+        .await;
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("pzz").send().await.unwrap();
+        let rules = queue_rule(
+            "all",
+            "arn:grids3:sqs::pzz:webhook",
+            &["s3:ObjectCreated:*"],
+            "",
+            "",
+        );
+        let (status, body) = put_config(&gw, "pzz", &rules).await;
+        assert_eq!(status, 200, "{body}");
+        // "flaky" fails with a 500 (worth retrying) and has more events queued than a round
+        // reads; "poison" is rejected for good with a 400.
+        hook.refuse.lock().unwrap().insert("flaky".into(), (500, 0));
+        hook.refuse
+            .lock()
+            .unwrap()
+            .insert("poison".into(), (400, 0));
+        let flaky_n = grids3::notify::dispatch::BATCH as usize + 44;
+        let mut etags = Vec::new();
+        for _ in 0..flaky_n {
+            let r = s3
+                .put_object()
+                .bucket("pzz")
+                .key("flaky")
+                .body(ByteStream::from(
+                    uuid::Uuid::new_v4().to_string().into_bytes(),
+                ))
+                .send()
+                .await
+                .unwrap();
+            etags.push(r.e_tag().unwrap().trim_matches('"').to_owned());
+        }
+        put(&s3, "pzz", "poison").await;
+        put(&s3, "pzz", "poison").await;
+        for i in 0..20 {
+            put(&s3, "pzz", &format!("ok/{i}")).await;
+        }
+        // Every other key arrives while "flaky" still fails and "poison" is refused.
+        let got = hook.wait_records(20, 30).await;
+        let ok: Vec<&str> = got.iter().filter_map(|r| obj(r)["key"].as_str()).collect();
+        assert_eq!(ok.len(), 20, "{ok:?}");
+        assert!(ok.iter().all(|k| k.starts_with("ok/")), "{ok:?}");
+        // Both of poison's events go to the dead letters after their tries, with the reason.
+        let dead = gw.db.collection::<mongodb::bson::Document>("__notify_dead");
+        let buried = support::eventually(30, || async {
+            dead.count_documents(doc! {"k": "poison"}).await.unwrap() == 2
+        })
+        .await;
+        assert!(buried, "poison's events were not buried");
+        let d = dead.find_one(doc! {"k": "poison"}).await.unwrap().unwrap();
+        assert!(d.get_str("reason").unwrap().contains("HTTP 400"), "{d}");
+        let tries = hook.refuse.lock().unwrap()["poison"].1;
+        assert_eq!(
+            tries,
+            2 * grids3::notify::targets::REJECTED_TRIES as usize,
+            "each rejected event is tried exactly that often"
+        );
+        // "flaky" was tried, but not as fast as the loop can go: it waited on its own.
+        let flaky_tries = hook.refuse.lock().unwrap()["flaky"].1;
+        assert!(flaky_tries >= 2, "{flaky_tries}");
+        // Once it takes them, every one of flaky's events arrives, in order, none buried.
+        hook.refuse.lock().unwrap().remove("flaky");
+        let got = hook.wait_records(20 + flaky_n, 60).await;
+        let flaky: Vec<&str> = got
+            .iter()
+            .filter(|r| obj(r)["key"] == "flaky")
+            .map(|r| obj(r)["eTag"].as_str().unwrap())
+            .collect();
+        assert_eq!(flaky, etags, "flaky's events in the order of its writes");
+        assert_eq!(dead.count_documents(doc! {"k": "flaky"}).await.unwrap(), 0);
+        let metrics = reqwest::get(format!("{}/_grids3/metrics", gw.endpoint()))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let dead_line = metrics
+            .lines()
+            .find(|l| {
+                l.starts_with("grids3_notify_dead_lettered_total") && l.contains("\"pzz:webhook\"")
+            })
+            .unwrap_or_else(|| panic!("no dead letter metric"));
+        assert!(dead_line.ends_with(" 2"), "{dead_line}");
+    });
+}
+
+/// Reads a listener's lines until `done` holds for them (or `secs` pass).
+async fn read_lines(
+    resp: &mut reqwest::Response,
+    secs: u64,
+    done: impl Fn(&[Value]) -> bool,
+) -> Vec<Value> {
+    let mut text = String::new();
+    let deadline = std::time::Instant::now() + Duration::from_secs(secs);
+    loop {
+        let recs: Vec<Value> = text
+            .lines()
+            .filter(|l| !l.is_empty())
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        if done(&recs) || std::time::Instant::now() >= deadline {
+            return recs;
+        }
+        match tokio::time::timeout(Duration::from_secs(2), resp.chunk()).await {
+            Ok(Ok(Some(c))) => text.push_str(&String::from_utf8_lossy(&c)),
+            Ok(_) => return recs,
+            Err(_) => {}
+        }
+    }
+}
+
+#[test]
+fn listeners_share_one_change_stream_and_are_bounded() {
+    support::run(async {
+        // A pool of five connections: a change stream per listener would hold them all.
+        let uri = support::db().uri.clone();
+        let sep = if uri.contains('?') { '&' } else { '?' };
+        let client = grids3::metrics::mongodb_client(&format!("{uri}{sep}maxPoolSize=5"))
+            .await
+            .unwrap();
+        const MAX: usize = 12;
+        let gw = support::gateway_with_client(client, &db_name("nlisteners"), |c| {
+            c.notify_max_listeners = MAX;
+        })
+        .await;
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("crowd").send().await.unwrap();
+        // Half take every object event under pics/ ending .jpg; the others take reads too.
+        let mut listeners = Vec::new();
+        for i in 0..MAX {
+            let path = if i % 2 == 0 {
+                "/crowd?events=s3:ObjectCreated:*&prefix=pics/&suffix=.jpg&ping=1".to_owned()
+            } else {
+                "/crowd?events=s3:ObjectCreated:*&events=s3:ObjectRemoved:*&events=s3:ObjectAccessed:*&ping=1".to_owned()
+            };
+            let resp = support::Raw::new("GET", &path).send(&gw).await;
+            assert_eq!(resp.status().as_u16(), 200, "listener {i}");
+            listeners.push(resp);
+        }
+        // One more is refused, as AWS refuses a request rate it cannot take.
+        let over = support::Raw::new("GET", "/crowd?events=s3:ObjectCreated:*&ping=1")
+            .send(&gw)
+            .await;
+        assert_eq!(over.status().as_u16(), 503);
+        assert_eq!(support::error_code(&over.text().await.unwrap()), "SlowDown");
+        // (Instances read the listener registry at most once a second.)
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        // Requests still get connections while every listener waits.
+        let started = std::time::Instant::now();
+        for k in ["pics/a.jpg", "pics/b.png", "c.jpg"] {
+            tokio::time::timeout(Duration::from_secs(10), put(&s3, "crowd", k))
+                .await
+                .unwrap_or_else(|_| panic!("PUT {k} stalled behind the listeners"));
+        }
+        let got = tokio::time::timeout(
+            Duration::from_secs(10),
+            s3.get_object().bucket("crowd").key("c.jpg").send(),
+        )
+        .await
+        .expect("GET stalled")
+        .unwrap();
+        got.body.collect().await.unwrap();
+        assert!(started.elapsed() < Duration::from_secs(10));
+        for (i, resp) in listeners.iter_mut().enumerate() {
+            let events: Vec<(String, String)> = if i % 2 == 0 {
+                read_lines(resp, 20, |r| !r.is_empty()).await
+            } else {
+                read_lines(resp, 20, |r| r.len() >= 4).await
+            }
+            .iter()
+            .map(|r| {
+                let rec = &r["Records"][0];
+                (
+                    rec["eventName"].as_str().unwrap().to_owned(),
+                    obj(rec)["key"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect();
+            let want: Vec<(&str, &str)> = if i % 2 == 0 {
+                vec![("ObjectCreated:Put", "pics/a.jpg")]
+            } else {
+                vec![
+                    ("ObjectCreated:Put", "pics/a.jpg"),
+                    ("ObjectCreated:Put", "pics/b.png"),
+                    ("ObjectCreated:Put", "c.jpg"),
+                    ("ObjectAccessed:Get", "c.jpg"),
+                ]
+            };
+            let got: Vec<(&str, &str)> = events
+                .iter()
+                .map(|(e, k)| (e.as_str(), k.as_str()))
+                .collect();
+            assert_eq!(got, want, "listener {i}");
+        }
+        // A listener that leaves frees its place.
+        listeners.pop();
+        let again = support::eventually(10, || async {
+            let r = support::Raw::new("GET", "/crowd?events=s3:ObjectCreated:*&ping=1")
+                .send(&gw)
+                .await;
+            r.status().as_u16() == 200
+        })
+        .await;
+        assert!(again, "a freed place was not given again");
+    });
+}
+
+#[test]
+fn targets_added_by_the_admin_cli_serve_every_instance_and_listeners_see_live_changes() {
+    support::run(async {
+        let hook = Receiver::start().await;
+        let db = format!(
+            "g_nlisten_{}",
+            &uuid::Uuid::new_v4().simple().to_string()[..10]
+        );
+        let one = support::gateway_on(&db).await;
+        let two = support::gateway_on(&db).await;
+        // A target added through the admin CLI of one instance: stored, so the other takes
+        // configurations naming it; its token is never shown.
+        let (ep, url) = (one.endpoint(), hook.url());
+        let (added, listed) = tokio::task::spawn_blocking(move || {
+            let added = support::admin_cli(
+                &ep,
+                &[
+                    "notify",
+                    "add",
+                    "shared",
+                    "--type",
+                    "webhook",
+                    "--url",
+                    &url,
+                    "--auth-token",
+                    "sekret",
+                ],
+            );
+            (added, support::admin_cli(&ep, &["notify", "list"]))
+        })
+        .await
+        .unwrap();
+        assert_eq!(added["arn"], "arn:grids3:sqs::shared:webhook");
+        assert!(!listed.to_string().contains("sekret"), "{listed}");
+        assert_eq!(listed["targets"][0]["source"], "database");
+        let s3 = two.sdk();
+        s3.create_bucket().bucket("live").send().await.unwrap();
+        let rules = queue_rule(
+            "s",
+            "arn:grids3:sqs::shared:webhook",
+            &["s3:ObjectCreated:*"],
+            "",
+            "",
+        );
+        let (status, body) = put_config(&two, "live", &rules).await;
+        assert_eq!(status, 200, "{body}");
+
+        // A listener on instance one, changes through instance two.
+        let raw = support::Raw::new("GET", "/live?events=s3:ObjectCreated:*&prefix=a/&ping=1");
+        let mut resp = raw.send(&one).await;
+        assert_eq!(resp.status().as_u16(), 200);
+        // (Instances read the listener registry at most once a second.)
+        tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+        s3.put_object()
+            .bucket("live")
+            .key("b/not-this")
+            .body(ByteStream::from_static(b"x"))
+            .send()
+            .await
+            .unwrap();
+        let put = s3
+            .put_object()
+            .bucket("live")
+            .key("a/this")
+            .body(ByteStream::from_static(b"xyz"))
+            .send()
+            .await
+            .unwrap();
+        let mut text = String::new();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while !text.contains("a/this") && std::time::Instant::now() < deadline {
+            match tokio::time::timeout(std::time::Duration::from_secs(5), resp.chunk()).await {
+                Ok(Ok(Some(c))) => text.push_str(&String::from_utf8_lossy(&c)),
+                _ => break,
+            }
+        }
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines.contains(&""), "no keep-alive line in {text:?}");
+        let recs: Vec<Value> = lines
+            .iter()
+            .filter(|l| !l.is_empty())
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(recs.len(), 1, "{text}");
+        assert_eq!(obj(&recs[0]["Records"][0])["key"], "a/this");
+        assert_eq!(
+            obj(&recs[0]["Records"][0])["eTag"],
+            put.e_tag().unwrap().trim_matches('"')
+        );
+        drop(resp);
+        // The configured target got both, with its token.
+        let got = hook.wait_records(2, 20).await;
+        assert_eq!(got.len(), 2);
+        assert!(hook
+            .got
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|r| r.auth.as_deref() == Some("Bearer sekret")));
+        // An event type grids3 does not produce is refused; removing the target.
+        let bad = support::Raw::new("GET", "/live?events=s3:ObjectRestore:Post")
+            .send(&one)
+            .await;
+        assert_eq!(bad.status().as_u16(), 400);
+        let ep = one.endpoint();
+        let removed = tokio::task::spawn_blocking(move || {
+            support::admin_cli(&ep, &["notify", "remove", "shared:webhook"])
+        })
+        .await
+        .unwrap();
+        assert_eq!(removed["removed"], "shared:webhook");
+    });
+}

@@ -121,15 +121,15 @@ async fn main() -> anyhow::Result<()> {
     let (mut child, addr) =
         start_gateway_env(&db.uri, &[("GRIDS3_NOTIFY_WEBHOOK_BENCH", url.as_str())]).await?;
     let client = reqwest::Client::new();
-    for b in ["/off", "/on"] {
+    for b in ["/notify-off", "/notify-on"] {
         assert!(request(&client, &addr, "PUT", b, None)
             .await
             .status()
             .is_success());
     }
     let config = "<NotificationConfiguration><QueueConfiguration><Id>bench</Id><Queue>arn:grids3:sqs::bench:webhook</Queue><Event>s3:ObjectCreated:*</Event></QueueConfiguration></NotificationConfiguration>";
-    let mut rb = client.put(format!("http://{addr}/on?notification"));
-    for (k, v) in common::signed("PUT", &addr, "/on", "notification") {
+    let mut rb = client.put(format!("http://{addr}/notify-on?notification"));
+    for (k, v) in common::signed("PUT", &addr, "/notify-on", "notification") {
         rb = rb.header(k, v);
     }
     let r = rb.body(config).send().await?;
@@ -141,12 +141,12 @@ async fn main() -> anyhow::Result<()> {
     let (mut off, mut on, mut acks) = (Vec::new(), Vec::new(), Vec::new());
     for rep in 0..reps {
         let t = Instant::now();
-        let n = put_phase(&addr, "off", clients, secs, &format!("off{rep}"))
+        let n = put_phase(&addr, "notify-off", clients, secs, &format!("off{rep}"))
             .await
             .len();
         off.push(n as f64 / t.elapsed().as_secs_f64());
         let t = Instant::now();
-        let a = put_phase(&addr, "on", clients, secs, &format!("on{rep}")).await;
+        let a = put_phase(&addr, "notify-on", clients, secs, &format!("on{rep}")).await;
         on.push(a.len() as f64 / t.elapsed().as_secs_f64());
         println!(
             "rep {rep}: off {:.1} PUT/s, on {:.1} PUT/s",

@@ -38,6 +38,8 @@ use crate::storage::meta::MetaStore;
 pub const BATCH: i64 = 256;
 /// Keys delivered at once per target.
 pub const PARALLEL_KEYS: usize = 16;
+/// How long the dispatcher waits after a round that found less than a window.
+const LINGER: Duration = Duration::from_millis(100);
 /// The longest sleep between rounds with nothing to do.
 pub const IDLE_POLL: Duration = Duration::from_millis(500);
 /// How often the targets are read while there are none (a target added through the admin API
@@ -45,7 +47,9 @@ pub const IDLE_POLL: Duration = Duration::from_millis(500);
 const IDLE_NO_TARGETS: Duration = Duration::from_secs(5);
 const TARGETS_EVERY: Duration = Duration::from_secs(1);
 /// How long the lead lasts without renewal.
-const LEAD_TTL: Duration = Duration::from_secs(10);
+/// (A round may take a send timeout, `targets::SEND_TIMEOUT`, 10 s, and is renewed only between
+/// rounds: the lifetime leaves room for two.)
+const LEAD_TTL: Duration = Duration::from_secs(30);
 /// How often the queue sizes (and the bounds) are checked, at the most.
 const CENSUS_EVERY: Duration = Duration::from_secs(5);
 /// The most events one census moves to the dead letters per target.
@@ -67,6 +71,8 @@ struct Live {
     /// is left out of the rounds meanwhile, so that one key's failing event neither holds up
     /// the other keys nor fills the rounds' window with its backlog.
     held: HashMap<String, Held>,
+    /// When the target last took an event.
+    last_taken: Option<Instant>,
 }
 
 /// A key held back after its next event failed.
@@ -75,6 +81,8 @@ struct Held {
     event: mongodb::bson::oid::ObjectId,
     tries: u32,
     until: Instant,
+    /// When that event first failed.
+    since: Instant,
 }
 
 /// The wait after the `n`th failure in a row: doubling from 100 ms up to `max`.
@@ -156,15 +164,24 @@ async fn lead_rounds(
             census_pause = census(notifier, &live).await?;
         }
         let now = Instant::now();
-        let rounds: Vec<futures::future::BoxFuture<'_, mongodb::error::Result<bool>>> = live
+        let rounds: Vec<futures::future::BoxFuture<'_, mongodb::error::Result<Round>>> = live
             .values_mut()
             .filter(|l| l.next_try <= now)
             .map(|l| Box::pin(round(notifier, l)) as _)
             .collect();
         let results = futures::future::join_all(rounds).await;
-        let mut progress = false;
+        let (mut progress, mut full) = (false, false);
         for r in results {
-            progress |= r?;
+            let r = r?;
+            progress |= r.progress;
+            full |= r.full;
+        }
+        if progress && !full {
+            // A round that found less than a window waits a moment for more: the outbox is
+            // read and cleared once per window instead of once per event or two, which leaves
+            // the database to the writes (a busy target's events come in windows, not one by
+            // one).
+            tokio::time::sleep(LINGER).await;
         }
         if !progress {
             let idle = if live.is_empty() {
@@ -174,7 +191,7 @@ async fn lead_rounds(
             };
             let soonest = live
                 .values()
-                .filter(|l| l.failures > 0)
+                .filter(|l| l.next_try > Instant::now())
                 .map(|l| l.next_try.saturating_duration_since(Instant::now()))
                 .min()
                 .unwrap_or(idle)
@@ -200,7 +217,12 @@ impl Drop for AbortOnDrop {
 /// Wakes the dispatcher on every insert into the outbox (another instance's events). Without
 /// change streams (or when the stream fails) the dispatcher polls instead.
 async fn watch_outbox(notifier: Arc<Notifier>, wake: tokio::sync::mpsc::Sender<()>) {
-    let pipeline = [mongodb::bson::doc! {"$match": {"operationType": "insert"}}];
+    // Listen records are the listeners' (they follow the outbox themselves): a busy listened
+    // bucket must not wake the dispatcher at its write rate.
+    let pipeline = [mongodb::bson::doc! {"$match": {
+        "operationType": "insert",
+        "fullDocument.t": {"$ne": super::listen::LISTEN},
+    }}];
     loop {
         match notifier
             .outbox()
@@ -240,32 +262,46 @@ async fn refresh_targets(
             failures: 0,
             next_try: Instant::now(),
             held: HashMap::new(),
+            last_taken: None,
         });
     }
     Ok(())
 }
 
 /// One round at one target; whether anything was delivered (or buried).
-async fn round(notifier: &Notifier, l: &mut Live) -> mongodb::error::Result<bool> {
+async fn round(notifier: &Notifier, l: &mut Live) -> mongodb::error::Result<Round> {
     let name = l.spec.name();
     let now = Instant::now();
-    let skip: Vec<&str> = l
+    // Keys are a bucket's (`<bucket>\n<key>`: a bucket name has no line break).
+    let skip: Vec<(&str, &str)> = l
         .held
         .iter()
         .filter(|(_, h)| h.until > now)
-        .map(|(k, _)| k.as_str())
+        .filter_map(|(bk, _)| bk.split_once('\n'))
         .collect();
     let head = notifier.outbox().head_skipping(&name, BATCH, &skip).await?;
     drop(skip);
+    let key_of = |d: &Document| {
+        format!(
+            "{}\n{}",
+            d.get_str("b").unwrap_or_default(),
+            d.get_str("k").unwrap_or_default()
+        )
+    };
     // A held key is forgotten when its next event goes through; one whose wait has long been
     // over without it coming up again (its events were buried by the bounds) is forgotten too.
-    l.held.retain(|k, h| {
-        h.until + Duration::from_secs(600) > now
-            || head.iter().any(|d| d.get_str("k") == Ok(k.as_str()))
+    l.held.retain(|bk, h| {
+        h.until + Duration::from_secs(600) > now || head.iter().any(|d| key_of(d) == *bk)
     });
     let Some(first) = head.first() else {
-        crate::metrics::notify_oldest(&name, 0.0);
-        return Ok(false);
+        // Nothing to send but held keys: the target's next try is when the first of them is
+        // due (not at once, which would query the queue in a loop while it is down).
+        if let Some(due) = l.held.values().map(|h| h.until).filter(|u| *u > now).min() {
+            l.next_try = due;
+        } else {
+            crate::metrics::notify_oldest(&name, 0.0);
+        }
+        return Ok(Round::default());
     };
     if let Ok(at) = first.get_datetime("at") {
         let age = notifier.clock.now().timestamp_millis() - at.timestamp_millis();
@@ -275,7 +311,7 @@ async fn round(notifier: &Notifier, l: &mut Live) -> mongodb::error::Result<bool
     let mut keys: Vec<(String, Vec<&Document>)> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
     for d in &head {
-        let k = d.get_str("k").unwrap_or_default().to_owned();
+        let k = key_of(d);
         let i = *index.entry(k.clone()).or_insert_with(|| {
             keys.push((k, Vec::new()));
             keys.len() - 1
@@ -286,14 +322,20 @@ async fn round(notifier: &Notifier, l: &mut Live) -> mongodb::error::Result<bool
     type Outcome<'d> = (Vec<Bson>, Option<(&'d Document, targets::SendError)>);
     // Boxed as `Send` futures first: a stream of unboxed ones borrowing the batch trips the
     // compiler's higher-ranked `Send` check when the dispatcher is spawned.
+    // The first key that finds the target unreachable ends the round for the keys not yet
+    // started: a target that does not answer costs a round one send timeout, not one per key.
+    let unreachable = std::sync::atomic::AtomicBool::new(false);
     let deliveries: Vec<futures::future::BoxFuture<'_, Outcome<'_>>> = keys
         .iter()
-        .map(|(_, events)| Box::pin(deliver_key(sender, events)) as _)
+        .map(|(_, events)| Box::pin(deliver_key(sender, events, &unreachable)) as _)
         .collect();
     let outcomes: Vec<Outcome<'_>> = futures::stream::iter(deliveries)
         .buffered(PARALLEL_KEYS)
         .collect()
         .await;
+    if outcomes.iter().any(|(ids, _)| !ids.is_empty()) {
+        l.last_taken = Some(Instant::now());
+    }
     let mut delivered = Vec::new();
     let mut rejected = Vec::new();
     let mut failed_keys = Vec::new();
@@ -309,13 +351,22 @@ async fn round(notifier: &Notifier, l: &mut Live) -> mongodb::error::Result<bool
             event: id,
             tries: 0,
             until: now,
+            since: now,
         });
         if held.event != id {
-            (held.event, held.tries) = (id, 0);
+            (held.event, held.tries, held.since) = (id, 0, now);
         }
         held.tries += 1;
         held.until = Instant::now() + backoff(held.tries, notifier.settings().retry_max);
-        if matches!(e, targets::SendError::Rejected(_)) && held.tries >= targets::REJECTED_TRIES {
+        // A rejection is this event's only when the target took others since it first
+        // failed: one that rejects everything (a rotated token, a proxy's 404 while it
+        // deploys) is as good as down, and its events wait instead of going to the dead
+        // letters one by one.
+        let takes_others = l.last_taken.is_some_and(|t| t >= held.since);
+        if matches!(e, targets::SendError::Rejected(_))
+            && held.tries >= targets::REJECTED_TRIES
+            && takes_others
+        {
             // The target will never take it: to the dead letters, and the key goes on.
             rejected.push((event.clone(), e.to_string()));
             l.held.remove(key);
@@ -337,12 +388,12 @@ async fn round(notifier: &Notifier, l: &mut Live) -> mongodb::error::Result<bool
         crate::metrics::notify_dead(&name, n);
         tracing::warn!(target = %name, reason = %why, "an event notification its target rejected moved to the dead letters");
     }
-    if l.held.len() > MAX_HELD_KEYS {
-        // Too many keys failing one by one: the target is as good as down.
+    // Too many keys failing one by one: the target is as good as down.
+    let too_many_held = l.held.len() > MAX_HELD_KEYS;
+    if too_many_held {
         l.held.clear();
-        l.failures = l.failures.max(1);
     }
-    let progress = !delivered.is_empty() || buried > 0;
+    let progress = (!delivered.is_empty() || buried > 0) && !too_many_held;
     match failure {
         Some(e) if !progress => {
             crate::metrics::notify_failed(&name);
@@ -372,7 +423,19 @@ async fn round(notifier: &Notifier, l: &mut Live) -> mongodb::error::Result<bool
             l.next_try = Instant::now();
         }
     }
-    Ok(progress)
+    Ok(Round {
+        progress: !delivered.is_empty() || buried > 0,
+        full: head.len() as i64 >= BATCH,
+    })
+}
+
+/// What a round did.
+#[derive(Default)]
+struct Round {
+    /// Events were delivered or buried.
+    progress: bool,
+    /// It read a whole window (more may be waiting).
+    full: bool,
 }
 
 /// Delivers one key's events in order, stopping at the first failure: the ids delivered, and
@@ -380,15 +443,25 @@ async fn round(notifier: &Notifier, l: &mut Live) -> mongodb::error::Result<bool
 async fn deliver_key<'d>(
     sender: &dyn Sender,
     events: &[&'d Document],
+    unreachable: &std::sync::atomic::AtomicBool,
 ) -> (Vec<Bson>, Option<(&'d Document, targets::SendError)>) {
+    use std::sync::atomic::Ordering;
     let mut done = Vec::new();
     for d in events {
+        if unreachable.load(Ordering::Relaxed) {
+            break;
+        }
         let (Some(id), Ok(body)) = (d.get_object_id("_id").ok(), d.get_str("body")) else {
             continue;
         };
         match sender.send(&id.to_hex(), body.as_bytes()).await {
             Ok(()) => done.push(Bson::ObjectId(id)),
-            Err(e) => return (done, Some((*d, e))),
+            Err(e) => {
+                if matches!(e, targets::SendError::Unreachable(_)) {
+                    unreachable.store(true, Ordering::Relaxed);
+                }
+                return (done, Some((*d, e)));
+            }
         }
     }
     (done, None)

@@ -20,7 +20,7 @@
 //! database without change streams cannot serve it: the request is refused with
 //! `501 NotImplemented`.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -49,7 +49,8 @@ const LAG: usize = 4096;
 /// this instance's listeners share.
 pub struct Listeners {
     coll: Collection<Document>,
-    cache: Mutex<Option<(Instant, HashSet<String>)>>,
+    /// Buckets listened to, each with whether a listener wants reads (`s3:ObjectAccessed:*`).
+    cache: Mutex<Option<(Instant, HashMap<String, bool>)>>,
     /// The shared change stream's fan-out, while one runs. One stream for every listener:
     /// a stream per listener would hold a connection of the driver's pool each, and a dozen
     /// listeners would starve every request of connections.
@@ -71,11 +72,13 @@ impl Listeners {
 }
 
 impl Listeners {
-    /// Whether the cached reading of the registry is fresh and has nobody on `bucket`.
-    pub(super) fn surely_without(&self, bucket: &str) -> bool {
+    /// Whether the cached reading of the registry is fresh and has nobody on `bucket` who
+    /// wants reads.
+    pub(super) fn surely_without_readers(&self, bucket: &str) -> bool {
         let c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-        c.as_ref()
-            .is_some_and(|(at, set)| at.elapsed() < REGISTRY_TTL && !set.contains(bucket))
+        c.as_ref().is_some_and(|(at, map)| {
+            at.elapsed() < REGISTRY_TTL && !map.get(bucket).copied().unwrap_or(false)
+        })
     }
 }
 
@@ -100,19 +103,20 @@ impl From<mongodb::error::Error> for Refused {
 }
 
 impl Notifier {
-    /// Whether anyone listens to `bucket` (as read at most [`REGISTRY_TTL`] ago). A registry
-    /// that cannot be read counts as nobody listening: listening is live and best effort, and
-    /// must not fail the writes it watches.
-    pub(super) async fn listened(&self, bucket: &str) -> bool {
+    /// Whether anyone listens to `bucket`, and whether one of them wants reads (as read at
+    /// most [`REGISTRY_TTL`] ago); `None` when nobody does. A registry that cannot be read
+    /// counts as nobody listening: listening is live and best effort, and must not fail the
+    /// writes it watches.
+    pub(super) async fn listened(&self, bucket: &str) -> Option<bool> {
         {
             let c = self
                 .listeners
                 .cache
                 .lock()
                 .unwrap_or_else(|e| e.into_inner());
-            if let Some((at, set)) = c.as_ref() {
+            if let Some((at, map)) = c.as_ref() {
                 if at.elapsed() < REGISTRY_TTL {
-                    return set.contains(bucket);
+                    return map.get(bucket).copied();
                 }
             }
         }
@@ -122,27 +126,31 @@ impl Notifier {
                 self.listeners
                     .coll
                     .find(doc! {"expires": {"$gt": now}})
-                    .projection(doc! {"b": 1})
+                    .projection(doc! {"b": 1, "r": 1})
                     .await?,
             )
             .await
         };
-        let set: HashSet<String> = match read.await {
-            Ok(docs) => docs
-                .iter()
-                .filter_map(|d| d.get_str("b").ok().map(str::to_owned))
-                .collect(),
+        let mut map: HashMap<String, bool> = HashMap::new();
+        match read.await {
+            Ok(docs) => {
+                for d in &docs {
+                    if let Ok(b) = d.get_str("b") {
+                        let reads = d.get_bool("r").unwrap_or(false);
+                        *map.entry(b.to_owned()).or_default() |= reads;
+                    }
+                }
+            }
             Err(e) => {
                 tracing::warn!(error = %e, "could not read the listener registry; no listen records for a second");
-                HashSet::new()
             }
-        };
-        let hit = set.contains(bucket);
+        }
+        let hit = map.get(bucket).copied();
         *self
             .listeners
             .cache
             .lock()
-            .unwrap_or_else(|e| e.into_inner()) = Some((Instant::now(), set));
+            .unwrap_or_else(|e| e.into_inner()) = Some((Instant::now(), map));
         hit
     }
 
@@ -218,9 +226,16 @@ impl Notifier {
         // Subscribed before the registration, so nothing recorded once others see it is missed.
         let records = self.subscribe().await?;
         let id = ObjectId::new();
+        // Whether it takes reads: instances record GETs and HEADs only for such listeners.
+        let reads = events.is_empty()
+            || events
+                .iter()
+                .any(|w| super::config::event_matches(w, "s3:ObjectAccessed:Get"));
         self.listeners
             .coll
-            .insert_one(doc! {"_id": id, "b": bucket, "expires": self.clock.after(LEASE)})
+            .insert_one(
+                doc! {"_id": id, "b": bucket, "r": reads, "expires": self.clock.after(LEASE)},
+            )
             .await?;
         let registration = Registration {
             coll: self.listeners.coll.clone(),
@@ -234,19 +249,25 @@ impl Notifier {
             prefix,
             suffix,
         };
-        let state = (records, registration, Instant::now(), me, filter);
+        // Keep-alive lines and the lease's renewal on their own clocks: records that are not
+        // this listener's (other buckets', other types) must delay neither. A client that went
+        // away is noticed at the next keep-alive line at the latest, which ends the stream and
+        // gives back its place.
+        let ticker = |every: Duration| {
+            let mut t = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+            t.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            t
+        };
+        let state = (
+            records,
+            registration,
+            ticker(ping),
+            ticker(LEASE / 3),
+            me,
+            filter,
+        );
         let lines = futures::stream::unfold(state, move |state| async move {
-            let (mut records, reg, mut renewed, me, filter) = state;
-            if renewed.elapsed() >= LEASE / 3 {
-                renewed = Instant::now();
-                let _ = reg
-                    .coll
-                    .update_one(
-                        doc! {"_id": reg.id},
-                        doc! {"$set": {"expires": me.clock.after(LEASE)}},
-                    )
-                    .await;
-            }
+            let (mut records, reg, mut ping, mut renew, me, filter) = state;
             let line = loop {
                 tokio::select! {
                     next = records.recv() => match next {
@@ -258,10 +279,19 @@ impl Notifier {
                         // Too far behind, or the shared stream ended: the listener ends.
                         Err(_) => return None,
                     },
-                    _ = tokio::time::sleep(ping) => break bytes::Bytes::from_static(b"\n"),
+                    _ = ping.tick() => break bytes::Bytes::from_static(b"\n"),
+                    _ = renew.tick() => {
+                        let _ = reg
+                            .coll
+                            .update_one(
+                                doc! {"_id": reg.id},
+                                doc! {"$set": {"expires": me.clock.after(LEASE)}},
+                            )
+                            .await;
+                    }
                 }
             };
-            Some((Ok(line), (records, reg, renewed, me, filter)))
+            Some((Ok(line), (records, reg, ping, renew, me, filter)))
         });
         Ok(lines)
     }

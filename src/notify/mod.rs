@@ -195,7 +195,7 @@ impl Notifier {
             return Ok(());
         }
         let cfg = self.config_of(bucket).unwrap_or_default();
-        let listened = self.listened(&bucket.name).await;
+        let listened = self.listened(&bucket.name).await.is_some();
         if cfg.rules.is_empty() && !listened {
             return Ok(());
         }
@@ -243,7 +243,7 @@ impl Notifier {
     /// has any. Reads are not acknowledged changes: the record is best effort (a failure is
     /// logged), and the caller need not wait for it.
     pub async fn record_read(&self, bucket: &BucketInfo, origin: &Origin, change: &Change) {
-        if !self.listened(&bucket.name).await {
+        if self.listened(&bucket.name).await != Some(true) {
             return;
         }
         let (now, time, owner_id) = self.stamp(bucket);
@@ -259,10 +259,10 @@ impl Notifier {
         }
     }
 
-    /// Whether this instance knows, without asking the database, that nobody listens to
-    /// `bucket` (its reading of the registry is fresh).
-    pub fn surely_unlistened(&self, bucket: &str) -> bool {
-        self.listeners.surely_without(bucket)
+    /// Whether this instance knows, without asking the database, that no listener of
+    /// `bucket` wants reads (its reading of the registry is fresh).
+    pub fn surely_no_readers(&self, bucket: &str) -> bool {
+        self.listeners.surely_without_readers(bucket)
     }
 
     /// Queues the `s3:TestEvent` of a configuration for each target it names.

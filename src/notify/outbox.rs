@@ -126,19 +126,20 @@ impl Outbox {
             .await
     }
 
-    /// The first `limit` events of a target, in order, leaving out the keys in `skip` (keys
-    /// held back after a failure).
+    /// The first `limit` events of a target, in order, leaving out the keys in `skip`
+    /// (`(bucket, key)`, held back after a failure).
     pub async fn head_skipping(
         &self,
         target: &str,
         limit: i64,
-        skip: &[&str],
+        skip: &[(&str, &str)],
     ) -> mongodb::error::Result<Vec<Document>> {
         if skip.is_empty() {
             return self.head(target, limit).await;
         }
+        let held: Vec<Document> = skip.iter().map(|(b, k)| doc! {"b": *b, "k": *k}).collect();
         self.queue
-            .find(doc! {"t": target, "k": {"$nin": skip}})
+            .find(doc! {"t": target, "$nor": held})
             .sort(doc! {"t": 1, "seq": 1, "_id": 1})
             .limit(limit)
             .await?

@@ -93,7 +93,7 @@ pub async fn record(
 
 /// Tells the bucket's listeners (ListenBucketNotification) of a read of an object, without
 /// holding up the answer: a read is not a change, and listening is live and best effort.
-/// Costs nothing while this instance knows nobody listens to the bucket.
+/// Costs nothing while this instance knows no listener of the bucket wants reads.
 pub fn accessed(
     st: &AppState,
     bucket: &crate::storage::meta::BucketInfo,
@@ -101,7 +101,7 @@ pub fn accessed(
     head: bool,
     info: &ObjectInfo,
 ) {
-    if st.notify.surely_unlistened(&bucket.name) {
+    if st.notify.surely_no_readers(&bucket.name) {
         return;
     }
     let event = if head {

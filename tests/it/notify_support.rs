@@ -26,6 +26,8 @@ pub struct Receiver {
     /// Object keys whose records are answered with the given status instead, and how often
     /// each such key was refused.
     pub refuse: Arc<Mutex<std::collections::HashMap<String, (u16, usize)>>>,
+    /// When not zero, every POST is answered with this status (a receiver refusing all).
+    pub refuse_all: Arc<std::sync::atomic::AtomicU16>,
     server: Arc<Mutex<Option<tokio::task::AbortHandle>>>,
 }
 
@@ -37,6 +39,7 @@ impl Receiver {
             got: Arc::default(),
             down: Arc::default(),
             refuse: Arc::default(),
+            refuse_all: Arc::default(),
             server: Arc::default(),
         };
         r.serve(listener);
@@ -45,14 +48,19 @@ impl Receiver {
 
     fn serve(&self, listener: tokio::net::TcpListener) {
         let (got, down, refuse) = (self.got.clone(), self.down.clone(), self.refuse.clone());
+        let all = self.refuse_all.clone();
         let app = axum::Router::new().route(
             "/hook",
             axum::routing::post(
                 move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
                     let (got, down, refuse) = (got.clone(), down.clone(), refuse.clone());
+                    let all = all.load(std::sync::atomic::Ordering::SeqCst);
                     async move {
                         if down.load(std::sync::atomic::Ordering::SeqCst) {
                             return axum::http::StatusCode::SERVICE_UNAVAILABLE;
+                        }
+                        if all != 0 {
+                            return axum::http::StatusCode::from_u16(all).unwrap();
                         }
                         let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
                         let key = v["Records"][0]["s3"]["object"]["key"]

@@ -139,7 +139,9 @@ pub fn name_of_arn(arn: &str) -> Option<String> {
     }
     let (id, kind) = rest.rsplit_once(':')?;
     let (id, kind) = (id.trim(), kind.trim());
-    if id.is_empty() || kind.is_empty() || id.contains(':') {
+    // Only names a target could have: an ARN goes into every event of its rule and names a
+    // queue of its own in the outbox, so nothing longer or stranger is taken.
+    if !valid_id(id) || !["webhook", "nats"].contains(&kind.to_ascii_lowercase().as_str()) {
         return None;
     }
     Some(format!(
@@ -352,6 +354,9 @@ mod tests {
             Some("thumbs:webhook")
         );
         assert_eq!(name_of_arn("arn:minio:sqs:us east:thumbs:webhook"), None);
+        assert_eq!(name_of_arn("arn:grids3:sqs::thumbs:kafka"), None);
+        let long = format!("arn:grids3:sqs::{}:webhook", "x".repeat(65));
+        assert_eq!(name_of_arn(&long), None);
         assert_eq!(name_of_arn("arn:aws:sqs:us-east-1:123:q"), None);
         let bad =
             [("GRIDS3_NOTIFY_WEBHOOK_X", "ftp://h")].map(|(a, b)| (a.to_owned(), b.to_owned()));

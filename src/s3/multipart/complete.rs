@@ -73,6 +73,11 @@ pub async fn complete(st: &AppState, mut req: S3Request) -> S3Result<Response> {
                 .await?
                 .ok_or_else(S3Error::no_such_upload)?,
         };
+        // Its event again: the first Complete may have published and then failed to queue
+        // it (answering 503), and this is the answer the client takes as the acknowledgement.
+        // A consumer may see it twice (at least once, as documented).
+        let change = events::created(EventName::CompleteMultipartUpload, &info);
+        events::record(st, &up.bucket, &events::origin(&req), &[change]).await?;
         return Ok(complete_result(st, &up, &info));
     }
     let stored = st.store.meta().list_parts(&up.id, 0, 0).await?;

@@ -165,11 +165,17 @@ print(r.headers.get("ETag"))
             ak = support::AK,
             sk = support::SK,
         );
-        let out = std::process::Command::new(support::python())
-            .arg("-c")
-            .arg(&post)
-            .output()
-            .unwrap();
+        // Off the runtime's threads: a worker blocked on the child would starve the tasks
+        // queued on it (the gateway's among them), and the child waits on the gateway.
+        let out = tokio::task::spawn_blocking(move || {
+            std::process::Command::new(support::python())
+                .arg("-c")
+                .arg(&post)
+                .output()
+                .unwrap()
+        })
+        .await
+        .unwrap();
         assert!(
             out.status.success(),
             "{}",

@@ -194,17 +194,34 @@ impl Notifier {
         if changes.is_empty() {
             return Ok(());
         }
+        let Some(plan) = self.plan(bucket).await else {
+            return Ok(());
+        };
+        let docs = self.docs(&plan, bucket, origin, changes);
+        self.commit(docs, false).await
+    }
+
+    /// Who wants the events of `bucket` now: `None` when nobody does (no rule, no listener).
+    pub async fn plan(&self, bucket: &BucketInfo) -> Option<Plan> {
         let cfg = self.config_of(bucket).unwrap_or_default();
         let listened = self.listened(&bucket.name).await.is_some();
-        if cfg.rules.is_empty() && !listened {
-            return Ok(());
-        }
+        (!cfg.rules.is_empty() || listened).then_some(Plan { cfg, listened })
+    }
+
+    /// The outbox documents of `changes` as `plan` wants them, sequenced now.
+    pub fn docs(
+        &self,
+        plan: &Plan,
+        bucket: &BucketInfo,
+        origin: &Origin,
+        changes: &[Change],
+    ) -> Vec<Document> {
         let (now, time, owner_id) = self.stamp(bucket);
         let facts = facts(bucket, &owner_id);
         let mut docs = Vec::new();
         for change in changes {
             let seq = self.next_seq();
-            for rule in cfg.matching(change.event.configured(), &change.key) {
+            for rule in plan.cfg.matching(change.event.configured(), &change.key) {
                 let Some(target) = targets::name_of_arn(&rule.arn) else {
                     continue;
                 };
@@ -218,14 +235,30 @@ impl Notifier {
                     body,
                 ));
             }
-            if listened {
+            if plan.listened {
                 docs.push(listen_doc(change, origin, &facts, (now, &time), seq));
             }
         }
+        docs
+    }
+
+    /// The outbox, for documents written along with an object (see
+    /// `storage::gridfs::SideWrites`).
+    pub fn outbox_namespace(&self) -> mongodb::Namespace {
+        self.outbox.queue.namespace()
+    }
+
+    /// Makes `docs` durable in the outbox unless they are already (`written`: they went in
+    /// with the object), and wakes the dispatcher.
+    pub async fn commit(&self, docs: Vec<Document>, written: bool) -> mongodb::error::Result<()> {
         if docs.is_empty() {
             return Ok(());
         }
-        self.outbox.push(docs).await?;
+        if written {
+            crate::metrics::notify_outbox_insert(docs.len());
+        } else {
+            self.outbox.push(docs).await?;
+        }
         self.wake.notify_one();
         Ok(())
     }
@@ -307,6 +340,12 @@ fn listen_doc(
     let mut d = event_doc(listen::LISTEN, seq, &change.key, facts.name, now, body);
     d.insert("e", change.event.configured());
     d
+}
+
+/// Who wants a bucket's events at the moment (see [`Notifier::plan`]).
+pub struct Plan {
+    cfg: Arc<config::Config>,
+    listened: bool,
 }
 
 fn event_doc(

@@ -115,3 +115,78 @@ pub fn accessed(
         notify.record_read(&bucket, &origin, &change).await;
     });
 }
+
+/// A PutObject's events, made before its publish so that they go into the database in the
+/// same command as a small object (no round trip of their own, and never an object without
+/// its event). Only for unconditional writes into a bucket that was never versioned: a
+/// conditional write may withdraw after publishing, and a versioned one learns its version
+/// id in the publish.
+pub struct Ride {
+    plan: crate::notify::Plan,
+    origin: Origin,
+    side: Option<std::sync::Arc<crate::storage::gridfs::SideWrites>>,
+}
+
+impl Ride {
+    /// The ride of a PutObject of `bucket`, if its events can ride along and anyone wants them.
+    pub async fn plan(
+        st: &AppState,
+        bucket: &crate::storage::meta::BucketInfo,
+        origin: Origin,
+        unconditional: bool,
+    ) -> Option<Ride> {
+        if !unconditional || bucket.versioning.is_some() {
+            return None;
+        }
+        Some(Ride {
+            plan: st.notify.plan(bucket).await?,
+            origin,
+            side: None,
+        })
+    }
+
+    /// Makes the event of `key`, written with `meta` and `len` bytes, and attaches it to `up`.
+    pub fn attach(
+        &mut self,
+        st: &AppState,
+        bucket: &crate::storage::meta::BucketInfo,
+        key: &str,
+        (meta, len): (&crate::storage::objects::ObjectMeta, u64),
+        up: &mut crate::storage::objects::ObjectWrite,
+    ) {
+        let change = Change {
+            event: crate::notify::EventName::Put,
+            key: key.to_owned(),
+            size: Some(len),
+            etag: meta.etag.as_deref().map(|e| e.trim_matches('"').to_owned()),
+            version_id: None,
+        };
+        let docs = st.notify.docs(&self.plan, bucket, &self.origin, &[change]);
+        let side = std::sync::Arc::new(crate::storage::gridfs::SideWrites::new(
+            st.notify.outbox_namespace(),
+            docs,
+        ));
+        up.ride_along(side.clone());
+        self.side = Some(side);
+    }
+
+    /// After the publish: the events are durable (written with the object, or now). Fails as
+    /// [`record`] does.
+    pub async fn finish(self, st: &AppState, bucket: &str, info: &ObjectInfo) -> S3Result<()> {
+        let Some(side) = self.side else {
+            // Never attached (the body failed before): nothing was published either.
+            let change = created(crate::notify::EventName::Put, info);
+            return record(st, bucket, &self.origin, &[change]).await;
+        };
+        let written = side.written();
+        st.notify
+            .commit(side.docs().to_vec(), written)
+            .await
+            .map_err(|e| {
+                tracing::warn!(error = %e, "could not queue event notifications");
+                S3Error::slow_down().with_message(
+                    "The change was made, but its event notification could not be queued: please retry",
+                )
+            })
+    }
+}

@@ -391,3 +391,67 @@ fn targets_added_by_the_admin_cli_serve_every_instance_and_listeners_see_live_ch
         assert_eq!(removed["removed"], "shared:webhook");
     });
 }
+
+#[test]
+fn a_small_put_writes_its_event_in_the_same_command_as_the_object() {
+    support::run(async {
+        use std::sync::atomic::Ordering;
+        let hook = Receiver::start().await;
+        let url = hook.url();
+        let (gw, counters) = support::gateway_counting_split("nride", |c| {
+            c.notify_targets = vec![webhook("ride", &url, None)];
+        })
+        .await;
+        let commands =
+            || counters.all.load(Ordering::SeqCst) - counters.lookups.load(Ordering::SeqCst);
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("ride").send().await.unwrap();
+        let rules = queue_rule(
+            "r",
+            "arn:grids3:sqs::ride:webhook",
+            &["s3:ObjectCreated:*"],
+            "",
+            "",
+        );
+        let (status, body) = put_config(&gw, "ride", &rules).await;
+        assert_eq!(status, 200, "{body}");
+        put(&s3, "ride", "warm").await;
+        let before = commands();
+        let log_before = counters.log.lock().unwrap().len();
+        let put = s3
+            .put_object()
+            .bucket("ride")
+            .key("small")
+            .body(ByteStream::from(vec![7u8; 4096]))
+            .send()
+            .await
+            .unwrap();
+        let n = commands() - before;
+        let log: Vec<String> = counters.log.lock().unwrap()[log_before..].to_vec();
+        // As without notifications (reliability::a_small_get_takes_one_round_trip): the
+        // revision lookup, then one bulkWrite of the chunk, the files document and the event.
+        assert_eq!(n, 2, "a small PUT with notifications took {log:?}");
+        assert!(
+            !log.iter().any(|c| c.contains("__notify_outbox")),
+            "{log:?}"
+        );
+        let recs = hook.wait_records(2, 20).await;
+        let rec = recs
+            .iter()
+            .find(|r| obj(r)["key"] == "small")
+            .unwrap_or_else(|| panic!("no event for the PUT in {recs:?}"));
+        assert_eq!(obj(rec)["size"], 4096);
+        assert_eq!(obj(rec)["eTag"], put.e_tag().unwrap().trim_matches('"'));
+        // A conditional PUT takes the key's lock and queues its event on its own.
+        s3.put_object()
+            .bucket("ride")
+            .key("cond")
+            .if_none_match("*")
+            .body(ByteStream::from_static(b"c"))
+            .send()
+            .await
+            .unwrap();
+        let recs = hook.wait_records(3, 20).await;
+        assert!(recs.iter().any(|r| obj(r)["key"] == "cond"), "{recs:?}");
+    });
+}

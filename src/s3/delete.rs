@@ -11,7 +11,7 @@ use crate::s3::lookup::require_bucket;
 use crate::s3::request::S3Request;
 use crate::s3::respond::xml_response;
 use crate::state::AppState;
-use crate::storage::objects::DeleteCondition;
+use crate::storage::objects::{Blocked, DeleteCondition, DeleteOutcome};
 use crate::xml::{self, to_xml, S3_NS};
 
 /// DeleteObjects (at most 1000 keys; Quiet reports errors only).
@@ -70,21 +70,33 @@ pub async fn delete_objects(st: &AppState, mut req: S3Request) -> S3Result<Respo
         .any(|o| o.etag.is_some() || o.last_modified_time.is_some() || o.size.is_some());
     // The events of what was removed, recorded before the answer.
     let mut changes: Vec<Change> = Vec::new();
-    let removed =
-        |key: &str, asked: Option<&str>, out_version: Option<String>, marker: bool| Change {
-            event: if marker && asked.is_none() {
-                EventName::DeleteMarkerCreated
-            } else {
-                EventName::Delete
-            },
-            key: key.to_owned(),
-            size: None,
-            etag: None,
-            version_id: out_version,
-        };
+    let owner = req.auth.access_key.clone();
+    let mut good = good;
+    if versioned && !conditional {
+        // Delete markers for the entries that name no version, in one batch (a fixed number
+        // of commands however many keys); entries naming a version go key by key below.
+        let (plain, named): (Vec<_>, Vec<_>) =
+            good.into_iter().partition(|o| o.version_id.is_none());
+        good = named;
+        let keys: Vec<String> = plain.iter().map(|o| o.key.clone()).collect();
+        match st.store.delete_markers(&bucket, &keys, &owner).await {
+            Ok(outcomes) => {
+                for (o, r) in plain.into_iter().zip(outcomes) {
+                    let r = r.map_err(S3Error::from);
+                    report(&mut result, &mut changes, request.quiet, o, r);
+                }
+            }
+            Err(e) => {
+                let e = S3Error::from(e);
+                for o in plain {
+                    report(&mut result, &mut changes, request.quiet, o, Err(e.clone()));
+                }
+            }
+        }
+    }
     if versioned || conditional {
-        // Versions, delete markers and conditions are decided key by key, each under its
-        // key's lock.
+        // Versions named, delete markers of a suspended bucket, and conditions are decided
+        // key by key, each under its key's lock.
         for o in good {
             let cond = DeleteCondition {
                 if_match: o.etag.clone(),
@@ -111,48 +123,12 @@ pub async fn delete_objects(st: &AppState, mut req: S3Request) -> S3Result<Respo
                     None => bypass_governance,
                 },
             };
-            let owner = req.auth.access_key.clone();
-            match st
+            let r = st
                 .store
                 .delete_object(&bucket, &o.key, o.version_id.as_deref(), &cond, &owner)
                 .await
-            {
-                Ok(Ok(out)) => {
-                    changes.push(removed(
-                        &o.key,
-                        o.version_id.as_deref(),
-                        out.version_id.clone(),
-                        out.delete_marker,
-                    ));
-                    if !request.quiet {
-                        let marker_id = out.delete_marker.then(|| out.version_id.clone());
-                        result.deleted.push(xml::Deleted {
-                            key: o.key,
-                            version_id: o.version_id,
-                            delete_marker: out.delete_marker.then_some(true),
-                            delete_marker_version_id: marker_id.flatten(),
-                        });
-                    }
-                }
-                Ok(Err(blocked)) => {
-                    let e = crate::s3::respond::blocked_error(blocked);
-                    result.errors.push(xml::DeleteError {
-                        key: o.key,
-                        version_id: o.version_id,
-                        code: e.code.into(),
-                        message: e.message.clone(),
-                    });
-                }
-                Err(e) => {
-                    let e = S3Error::from(e);
-                    result.errors.push(xml::DeleteError {
-                        key: o.key,
-                        version_id: o.version_id,
-                        code: e.code.into(),
-                        message: e.message.clone(),
-                    });
-                }
-            }
+                .map_err(S3Error::from);
+            report(&mut result, &mut changes, request.quiet, o, r);
         }
         crate::s3::events::record(st, &bucket, &crate::s3::events::origin(&req), &changes).await?;
         return Ok(xml_response(
@@ -194,4 +170,57 @@ pub async fn delete_objects(st: &AppState, mut req: S3Request) -> S3Result<Respo
         StatusCode::OK,
         to_xml("DeleteResult", &result),
     ))
+}
+
+/// The event of what a delete removed.
+fn removed(key: &str, asked: Option<&str>, out_version: Option<String>, marker: bool) -> Change {
+    Change {
+        event: if marker && asked.is_none() {
+            EventName::DeleteMarkerCreated
+        } else {
+            EventName::Delete
+        },
+        key: key.to_owned(),
+        size: None,
+        etag: None,
+        version_id: out_version,
+    }
+}
+
+/// Puts one entry's outcome in the answer, and its event among `changes`.
+fn report(
+    result: &mut xml::DeleteResult,
+    changes: &mut Vec<Change>,
+    quiet: bool,
+    o: xml::DeleteObjectId,
+    r: Result<Result<DeleteOutcome, Blocked>, S3Error>,
+) {
+    let e = match r {
+        Ok(Ok(out)) => {
+            changes.push(removed(
+                &o.key,
+                o.version_id.as_deref(),
+                out.version_id.clone(),
+                out.delete_marker,
+            ));
+            if !quiet {
+                let marker_id = out.delete_marker.then(|| out.version_id.clone());
+                result.deleted.push(xml::Deleted {
+                    key: o.key,
+                    version_id: o.version_id,
+                    delete_marker: out.delete_marker.then_some(true),
+                    delete_marker_version_id: marker_id.flatten(),
+                });
+            }
+            return;
+        }
+        Ok(Err(blocked)) => crate::s3::respond::blocked_error(blocked),
+        Err(e) => e,
+    };
+    result.errors.push(xml::DeleteError {
+        key: o.key,
+        version_id: o.version_id,
+        code: e.code.into(),
+        message: e.message.clone(),
+    });
 }

@@ -43,4 +43,5 @@ mod soak;
 mod sse;
 mod support;
 mod tls;
+mod versioned_delete;
 mod versioning;

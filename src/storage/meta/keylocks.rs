@@ -44,7 +44,7 @@ fn content_lock_id(bucket: &str, sha_hex: &str) -> String {
 }
 
 /// The lock id of a key.
-fn key_lock_id(bucket: &str, key: &str) -> String {
+pub(super) fn key_lock_id(bucket: &str, key: &str) -> String {
     format!("{bucket}\u{0}{key}")
 }
 

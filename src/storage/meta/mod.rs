@@ -10,6 +10,7 @@ mod bucket_attrs;
 mod bucket_settings;
 mod buckets;
 mod clock;
+mod keylock_batch;
 mod keylocks;
 mod keys;
 mod lead;
@@ -25,6 +26,7 @@ pub use buckets::{
     BUCKET_CACHE_TTL,
 };
 pub use clock::DbClock;
+pub use keylock_batch::KeyLocks;
 pub use keylocks::{KeyLock, LOCK_TTL};
 pub use keys::{KeyError, KeyInfo, KeySecret};
 pub use lead::Lead;

@@ -13,6 +13,7 @@ mod janitor;
 mod keyorder;
 mod lifecycle;
 mod list;
+mod markers;
 mod meta;
 mod multipart;
 mod publish;

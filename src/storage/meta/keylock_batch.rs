@@ -1,0 +1,211 @@
+//! The locks of many keys taken in one command (DeleteObjects in a versioned bucket): the
+//! same `__keylocks` documents as [`super::KeyLock`]'s, so a batch and single writers of the
+//! same keys exclude each other, but one token for the whole batch, so that taking, renewing
+//! and releasing them are one command each however many keys there are.
+//!
+//! A key whose lock is held by another writer is not waited for: it is reported busy and the
+//! caller takes it alone, the usual way (which waits, and takes over expired locks).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use mongodb::bson::{doc, oid::ObjectId, Document};
+use mongodb::error::ErrorKind;
+
+use super::keylocks::key_lock_id;
+use super::{MetaStore, LOCK_TTL};
+
+/// The locks of several keys, held under one token. Released by [`KeyLocks::release`] or, on
+/// any other path, when dropped.
+#[derive(Debug)]
+pub struct KeyLocks {
+    token: ObjectId,
+    /// How many lock documents hold the token.
+    held: u64,
+    meta: MetaStore,
+    renew: Option<tokio::task::JoinHandle<()>>,
+    renewed: Arc<Mutex<Instant>>,
+    lost: Arc<AtomicBool>,
+    released: bool,
+}
+
+impl MetaStore {
+    /// Takes, in one command, the locks of those `keys` of `bucket` nobody holds. Returns the
+    /// locks and, for each key, whether it is among them (`false`: busy, or listed twice).
+    pub async fn try_lock_keys(
+        &self,
+        bucket: &str,
+        keys: &[String],
+    ) -> mongodb::error::Result<(KeyLocks, Vec<bool>)> {
+        let token = ObjectId::new();
+        let at = Instant::now();
+        let expires = self.clock.after(LOCK_TTL);
+        let mut seen = std::collections::HashSet::new();
+        let mut taken: Vec<bool> = keys.iter().map(|k| seen.insert(k.as_str())).collect();
+        let docs: Vec<(usize, Document)> = keys
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| taken[*i])
+            .map(|(i, k)| {
+                let d = doc! {"_id": key_lock_id(bucket, k), "token": token, "expires": expires};
+                (i, d)
+            })
+            .collect();
+        let mut locks = KeyLocks {
+            token,
+            held: 0,
+            meta: self.clone(),
+            renew: None,
+            renewed: Arc::new(Mutex::new(at)),
+            lost: Arc::new(AtomicBool::new(false)),
+            released: false,
+        };
+        if docs.is_empty() {
+            return Ok((locks, taken));
+        }
+        let sent = docs.len() as u64;
+        let r = self
+            .keylocks
+            .insert_many(docs.iter().map(|(_, d)| d))
+            .ordered(false)
+            .await;
+        match r {
+            Ok(_) => locks.held = sent,
+            Err(e) => {
+                // Duplicates are locks others hold; any other failure fails the batch (the
+                // drop releases whatever went in).
+                let ErrorKind::InsertMany(im) = &*e.kind else {
+                    locks.held = sent;
+                    return Err(e);
+                };
+                let errors = im.write_errors.as_deref().unwrap_or_default();
+                if im.write_concern_error.is_some() || errors.iter().any(|w| w.code != 11000) {
+                    locks.held = sent;
+                    return Err(e);
+                }
+                for w in errors {
+                    if let Some((i, _)) = docs.get(w.index) {
+                        taken[*i] = false;
+                    }
+                }
+                locks.held = sent - errors.len() as u64;
+            }
+        }
+        locks.renew = Some(self.spawn_batch_renewal(
+            token,
+            locks.held,
+            locks.renewed.clone(),
+            locks.lost.clone(),
+        ));
+        Ok((locks, taken))
+    }
+
+    fn spawn_batch_renewal(
+        &self,
+        token: ObjectId,
+        held: u64,
+        renewed: Arc<Mutex<Instant>>,
+        lost: Arc<AtomicBool>,
+    ) -> tokio::task::JoinHandle<()> {
+        let meta = self.clone();
+        crate::background::spawn("lock-heartbeat", async move {
+            let mut tick = tokio::time::interval(LOCK_TTL / 3);
+            tick.tick().await;
+            loop {
+                tick.tick().await;
+                match meta.renew_batch(token, held, &renewed).await {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        lost.store(true, Ordering::SeqCst);
+                        tracing::warn!("a held batch of key locks was lost");
+                        return;
+                    }
+                    Err(e) => tracing::warn!(error = %e, "could not renew a batch of locks"),
+                }
+            }
+        })
+    }
+
+    /// Renews every lock of the batch; `false` when one is no longer the batch's (taken over
+    /// after it expired).
+    async fn renew_batch(
+        &self,
+        token: ObjectId,
+        held: u64,
+        renewed: &Mutex<Instant>,
+    ) -> mongodb::error::Result<bool> {
+        let at = Instant::now();
+        // `__keylocks` holds only the locks held right now: a filter on the token alone reads
+        // a small collection.
+        let matched = self
+            .keylocks
+            .update_many(
+                doc! {"token": token},
+                doc! {"$set": {"expires": self.clock.after(LOCK_TTL)}},
+            )
+            .await?
+            .matched_count;
+        if matched == held {
+            *renewed.lock().expect("renewed") = at;
+        }
+        Ok(matched == held)
+    }
+}
+
+impl KeyLocks {
+    /// The fence before a publishing write, as [`super::KeyLock::fence`]: `true` while the
+    /// batch still holds every one of its locks.
+    pub async fn fence(&self) -> mongodb::error::Result<bool> {
+        if self.lost.load(Ordering::SeqCst) {
+            return Ok(false);
+        }
+        if self.renewed.lock().expect("renewed").elapsed() < LOCK_TTL / 2 {
+            return Ok(true);
+        }
+        self.meta
+            .renew_batch(self.token, self.held, &self.renewed)
+            .await
+    }
+
+    /// Releases the batch's locks (only those still holding its token), in one command.
+    pub async fn release(mut self) -> mongodb::error::Result<()> {
+        self.released = true;
+        if let Some(r) = self.renew.take() {
+            r.abort();
+        }
+        if self.held > 0 {
+            self.meta
+                .keylocks
+                .delete_many(doc! {"token": self.token})
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// [`KeyLocks::release`], a failure logged (the locks expire on their own).
+    pub async fn release_or_warn(self) {
+        if let Err(e) = self.release().await {
+            tracing::warn!(error = %e, "could not release a batch of locks; they expire on their own");
+        }
+    }
+}
+
+impl Drop for KeyLocks {
+    fn drop(&mut self) {
+        if let Some(r) = self.renew.take() {
+            r.abort();
+        }
+        if self.released || self.held == 0 {
+            return;
+        }
+        let (meta, token) = (self.meta.clone(), self.token);
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                if let Err(e) = meta.keylocks.delete_many(doc! {"token": token}).await {
+                    tracing::warn!(error = %e, "could not release a batch of locks; they expire on their own");
+                }
+            });
+        }
+    }
+}

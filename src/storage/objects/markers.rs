@@ -1,0 +1,132 @@
+//! Delete markers for many keys at once: DeleteObjects in a bucket with versioning enabled,
+//! where no entry names a version or a condition (the common shape: "delete these keys").
+//!
+//! Each key gets exactly what [`ObjectStore::delete_object`] would give it (a delete marker
+//! that becomes its latest version, stamped after the version it hides), under its key's
+//! lock, but the locks, the reads, the markers, the masters' removal and the release are
+//! one command each (the reads one per 200 keys): 9 commands for 1,000 keys where
+//! the key-by-key path sends about 5,000.
+//!
+//! The keys the batch cannot settle from what it read go key by key, the usual way: a key
+//! whose lock another writer holds (the single path waits for it), a key without a master
+//! (no such key, its latest version is a marker already, or the index is being built: the
+//! newest entry must be read to stamp after it) and a key whose master is a placeholder (a
+//! version delete in progress).
+
+use mongodb::bson::{doc, oid::ObjectId, Bson, Document};
+
+use super::{Blocked, DeleteCondition, DeleteOutcome, ObjectStore, Result};
+use crate::storage::gridfs::batch::{delete_in, find_in};
+use crate::storage::gridfs::GridFsError;
+use crate::storage::versions::index::{is_placeholder, master_entry};
+use crate::storage::versions::{make_vid, master_id, VersionEntry, Versioning};
+
+/// One key's answer.
+pub type KeyOutcome = Result<std::result::Result<DeleteOutcome, Blocked>>;
+
+impl ObjectStore {
+    /// Writes a delete marker for each of `keys` in `bucket` (versioning enabled: a suspended
+    /// bucket's null markers replace null versions, which goes key by key), as `owner`; one
+    /// outcome per key, in order.
+    pub async fn delete_markers(
+        &self,
+        bucket: &str,
+        keys: &[String],
+        owner: &str,
+    ) -> Result<Vec<KeyOutcome>> {
+        let (mode, _) = self.versioning(bucket).await?;
+        let mut out: Vec<Option<KeyOutcome>> = (0..keys.len()).map(|_| None).collect();
+        if mode == Versioning::Enabled {
+            self.mark_batch(bucket, keys, owner, &mut out).await?;
+        }
+        let unconditional = DeleteCondition::default();
+        let mut done = Vec::with_capacity(keys.len());
+        for (key, o) in keys.iter().zip(out) {
+            done.push(match o {
+                Some(o) => o,
+                None => {
+                    self.delete_object(bucket, key, None, &unconditional, owner)
+                        .await
+                }
+            });
+        }
+        Ok(done)
+    }
+
+    /// The batch: fills `out` for the keys it settles.
+    async fn mark_batch(
+        &self,
+        bucket: &str,
+        keys: &[String],
+        owner: &str,
+        out: &mut [Option<KeyOutcome>],
+    ) -> Result<()> {
+        let (locks, taken) = self.meta.try_lock_keys(bucket, keys).await?;
+        let idx = self.versions(bucket);
+        let ids: Vec<Bson> = keys
+            .iter()
+            .zip(&taken)
+            .filter(|(_, t)| **t)
+            .map(|(k, _)| Bson::String(master_id(k)))
+            .collect();
+        let masters: std::collections::HashMap<String, Document> =
+            find_in(idx.collection(), "_id", &ids, &doc! {}, doc! {})
+                .await?
+                .into_iter()
+                .filter_map(|d| Some((d.get_str("_id").ok()?.to_owned(), d)))
+                .collect();
+        // Under its lock, a key's master names its newest version (every version is written
+        // entry first, master second, each under the lock). After a writer died between the
+        // two, the newest entry is newer than the master but was stamped before that
+        // writer's lock expired, so before this batch took the lock: the clock is past it.
+        let mut markers: Vec<(usize, VersionEntry)> = Vec::new();
+        for (i, key) in keys.iter().enumerate() {
+            if !taken[i] {
+                continue;
+            }
+            let Some(m) = masters.get(&master_id(key)) else {
+                continue;
+            };
+            if is_placeholder(m) {
+                continue;
+            }
+            let Some(latest) = master_entry(m, key) else {
+                continue;
+            };
+            let at = self.stamp(&[(Bson::Null, latest.at)]);
+            markers.push((
+                i,
+                VersionEntry {
+                    key: key.clone(),
+                    vid: make_vid(at, &Bson::ObjectId(ObjectId::new())),
+                    null: false,
+                    at,
+                    owner: Some(owner.to_owned()),
+                    file: None,
+                },
+            ));
+        }
+        if !markers.is_empty() {
+            if !locks.fence().await? {
+                return Err(GridFsError::Conflict("the key locks were lost".into()));
+            }
+            idx.collection()
+                .insert_many(markers.iter().map(|(_, e)| e.to_document()))
+                .await?;
+            let gone: Vec<Bson> = markers
+                .iter()
+                .map(|(_, e)| Bson::String(master_id(&e.key)))
+                .collect();
+            delete_in(idx.collection(), "_id", &gone, &doc! {}).await?;
+            for (i, e) in &markers {
+                out[*i] = Some(Ok(Ok(DeleteOutcome {
+                    version_id: Some(e.version_id().to_owned()),
+                    delete_marker: true,
+                })));
+            }
+        }
+        // Released before the keys left over go key by key: they take their locks anew.
+        locks.release_or_warn().await;
+        Ok(())
+    }
+}

@@ -1,0 +1,230 @@
+//! DeleteObjects in a versioned bucket: delete markers for many keys in a fixed number of
+//! commands, each key's answer what DeleteObject alone would give it.
+
+use std::collections::HashMap;
+
+use aws_sdk_s3::primitives::ByteStream;
+use aws_sdk_s3::types::{
+    BucketVersioningStatus, Delete, ObjectIdentifier, VersioningConfiguration,
+};
+use mongodb::bson::{doc, Document};
+
+use crate::support;
+
+fn object(key: &str, version: Option<&str>) -> ObjectIdentifier {
+    ObjectIdentifier::builder()
+        .key(key)
+        .set_version_id(version.map(str::to_owned))
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn delete_objects_writes_markers_in_a_fixed_number_of_commands() {
+    support::run(async {
+        use std::sync::atomic::Ordering;
+        let (gw, counters) = support::gateway_counting_split("vdelrt", |_| {}).await;
+        let commands = || {
+            counters.all.load(Ordering::SeqCst)
+                - counters.lookups.load(Ordering::SeqCst)
+                - counters.chunk_reads.load(Ordering::SeqCst)
+        };
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("vdel").send().await.unwrap();
+        s3.put_bucket_versioning()
+            .bucket("vdel")
+            .versioning_configuration(
+                VersioningConfiguration::builder()
+                    .status(BucketVersioningStatus::Enabled)
+                    .build(),
+            )
+            .send()
+            .await
+            .unwrap();
+        let keys: Vec<String> = (0..400).map(|i| format!("k{i:04}")).collect();
+        let objects = keys.iter().map(|k| (k.clone(), k.as_bytes().to_vec()));
+        support::put_many(&s3, "vdel", objects.collect()).await;
+        // A second version of k0001: its marker must come after it.
+        s3.put_object()
+            .bucket("vdel")
+            .key("k0001")
+            .body(ByteStream::from_static(b"second"))
+            .send()
+            .await
+            .unwrap();
+        support::quiesce(&counters.all).await;
+        let before = commands();
+        let logged = counters.log.lock().unwrap().len();
+        let t = std::time::Instant::now();
+        let r = support::delete_objects(&s3, "vdel", &keys).await;
+        let took = t.elapsed();
+        let used = commands() - before;
+        let sent = counters.log.lock().unwrap()[logged..].to_vec();
+        println!(
+            "DeleteObjects of 400 keys in a versioned bucket: {used} MongoDB commands, {took:?}"
+        );
+        // Locks, 2 finds of masters (slices of 200), markers, masters' removal, release.
+        assert!(
+            used <= 8,
+            "{used} commands: {:?}",
+            &sent[..sent.len().min(40)]
+        );
+        assert_eq!(r.deleted().len(), 400, "{:?}", r.errors());
+        assert!(r
+            .deleted()
+            .iter()
+            .all(|d| d.delete_marker() == Some(true) && d.delete_marker_version_id().is_some()));
+        let marker_of: HashMap<String, String> = r
+            .deleted()
+            .iter()
+            .map(|d| {
+                let v = d.delete_marker_version_id().unwrap().to_owned();
+                (d.key().unwrap().to_owned(), v)
+            })
+            .collect();
+        // Every key is gone, its versions kept, its marker the latest.
+        for k in ["k0000", "k0001", "k0399"] {
+            let e = s3.get_object().bucket("vdel").key(k).send().await;
+            assert!(e.is_err(), "{k} still answers");
+        }
+        let v = s3
+            .list_object_versions()
+            .bucket("vdel")
+            .prefix("k0001")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(v.versions().len(), 2);
+        let m = v.delete_markers();
+        assert_eq!(m.len(), 1);
+        assert_eq!(m[0].is_latest(), Some(true));
+        assert_eq!(m[0].version_id(), Some(marker_of["k0001"].as_str()));
+        assert!(v.versions().iter().all(|x| x.is_latest() == Some(false)));
+        let all = s3.list_objects_v2().bucket("vdel").send().await.unwrap();
+        assert_eq!(all.key_count(), Some(0));
+        let locks = gw.db.collection::<Document>("__keylocks");
+        assert_eq!(
+            locks.count_documents(doc! {}).await.unwrap(),
+            0,
+            "no lock left"
+        );
+    });
+}
+
+/// The keys the batch leaves to the single path get the same answers: a key another writer
+/// holds the lock of (waited for, then taken over once expired), a key that does not exist, a
+/// key whose latest version is a marker already, a key listed twice, and a version named.
+#[test]
+fn delete_objects_in_a_versioned_bucket_handles_what_the_batch_cannot() {
+    support::run(async {
+        let gw = support::gateway("vdelmix").await;
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("mix").send().await.unwrap();
+        s3.put_bucket_versioning()
+            .bucket("mix")
+            .versioning_configuration(
+                VersioningConfiguration::builder()
+                    .status(BucketVersioningStatus::Enabled)
+                    .build(),
+            )
+            .send()
+            .await
+            .unwrap();
+        let mut vids = HashMap::new();
+        for k in ["plain", "held", "marked", "twice", "named"] {
+            let out = s3
+                .put_object()
+                .bucket("mix")
+                .key(k)
+                .body(ByteStream::from_static(b"data"))
+                .send()
+                .await
+                .unwrap();
+            vids.insert(k, out.version_id().unwrap().to_owned());
+        }
+        s3.delete_object()
+            .bucket("mix")
+            .key("marked")
+            .send()
+            .await
+            .unwrap();
+        // Another writer's lock on "held", expiring in two seconds by the database's clock
+        // (a writer that died): the single path waits for it and takes it over.
+        let now = gw.state.store.meta().clock().now().timestamp_millis();
+        gw.db
+            .collection::<Document>("__keylocks")
+            .insert_one(doc! {
+                "_id": "mix\u{0}held",
+                "token": mongodb::bson::oid::ObjectId::new(),
+                "expires": mongodb::bson::DateTime::from_millis(now + 2_000),
+            })
+            .await
+            .unwrap();
+        let asked = vec![
+            object("plain", None),
+            object("held", None),
+            object("missing", None),
+            object("marked", None),
+            object("twice", None),
+            object("twice", None),
+            object("named", Some(&vids["named"])),
+        ];
+        let r = s3
+            .delete_objects()
+            .bucket("mix")
+            .delete(Delete::builder().set_objects(Some(asked)).build().unwrap())
+            .send()
+            .await
+            .unwrap();
+        assert!(r.errors().is_empty(), "{:?}", r.errors());
+        assert_eq!(r.deleted().len(), 7);
+        let markers = r
+            .deleted()
+            .iter()
+            .filter(|d| d.delete_marker() == Some(true) && d.version_id().is_none())
+            .count();
+        assert_eq!(markers, 6, "every entry without a version got a marker");
+        let named = r
+            .deleted()
+            .iter()
+            .find(|d| d.key() == Some("named"))
+            .unwrap();
+        assert_eq!(named.version_id(), Some(vids["named"].as_str()));
+        assert_eq!(named.delete_marker(), None);
+        let versions = s3
+            .list_object_versions()
+            .bucket("mix")
+            .send()
+            .await
+            .unwrap();
+        let count = |k: &str| {
+            let data = versions.versions().iter().filter(|v| v.key() == Some(k));
+            let marks = versions
+                .delete_markers()
+                .iter()
+                .filter(|v| v.key() == Some(k));
+            (data.count(), marks.count())
+        };
+        assert_eq!(count("plain"), (1, 1));
+        assert_eq!(count("held"), (1, 1));
+        assert_eq!(count("missing"), (0, 1));
+        assert_eq!(count("marked"), (1, 2));
+        assert_eq!(count("twice"), (1, 2));
+        assert_eq!(count("named"), (0, 0));
+        for m in versions.delete_markers() {
+            let latest = versions
+                .delete_markers()
+                .iter()
+                .filter(|x| x.key() == m.key())
+                .filter(|x| x.is_latest() == Some(true))
+                .count();
+            assert_eq!(latest, 1, "one latest marker for {:?}", m.key());
+        }
+        let locks = gw.db.collection::<Document>("__keylocks");
+        assert_eq!(
+            locks.count_documents(doc! {}).await.unwrap(),
+            0,
+            "no lock left"
+        );
+    });
+}

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Aggregate throughput of one and of two grids3 instances on one database (issue 36).
+#
+# Starts an in-memory SecantusDB and two gateways on it (ports 9101 and 9102), then runs
+# `grids3 bench` three ways, each on a fresh bucket: one instance with 32 workers; the same
+# instance with 16 workers (the per-instance share); both instances at once with 16 workers
+# each, the two generators started together. Prints each generator's figures and the sums.
+#
+#   cargo build --release --locked && benches/two_instances.sh [ops] [size] [seconds]
+#
+# Defaults: ops put,get; 4KiB; 10 s. Everything it starts is stopped on exit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OPS=${1:-put,get}
+SIZE=${2:-4KiB}
+SECS=${3:-10}
+BIN=target/release/grids3
+PY=.venv/bin/python
+[ -x "$BIN" ] || { echo "build first: cargo build --release --locked" >&2; exit 2; }
+[ -x "$PY" ] || { echo "no .venv: run ./scripts/test once (it installs the local database)" >&2; exit 2; }
+WORK=$(mktemp -d)
+PIDS=()
+cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$WORK"; }
+trap cleanup EXIT
+DBPORT=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+$PY -m secantus --host 127.0.0.1 --port "$DBPORT" --storage-path :memory: --log-level WARNING \
+  --cache-size 8G >"$WORK/db.log" 2>&1 &
+PIDS+=($!)
+export MONGODB_URI="mongodb://127.0.0.1:$DBPORT/?directConnection=true"
+export GRIDS3_DATABASE=bench_two
+export GRIDS3_ROOT_ACCESS_KEY=benchroot GRIDS3_ROOT_SECRET_KEY=benchroot-secret-key
+export GRIDS3_MASTER_KEY=$($PY -c 'import os; print(os.urandom(32).hex())')
+for i in $(seq 1 100); do
+  $PY -c "import pymongo,sys; pymongo.MongoClient('$MONGODB_URI', serverSelectionTimeoutMS=300).admin.command('ping')" \
+    2>/dev/null && break
+  sleep 0.2
+done
+for port in 9101 9102; do
+  GRIDS3_LISTEN=127.0.0.1:$port RUST_LOG=warn "$BIN" >"$WORK/gw$port.log" 2>&1 &
+  PIDS+=($!)
+done
+for port in 9101 9102; do
+  for i in $(seq 1 150); do
+    curl -s -o /dev/null "http://127.0.0.1:$port/" && break
+    sleep 0.2
+  done
+done
+bench() { # endpoint workers bucket
+  "$BIN" bench --endpoint "$1" --ops "$OPS" --size "$SIZE" --concurrency "$2" \
+    --duration "$SECS" --objects 2000 --bucket "$3" 2>/dev/null
+}
+rates() { awk '$1 ~ /^(put|get|head|list|delete|mixed)$/ {print $1, $2}' "$1"; }
+echo "== one instance, 32 workers"
+bench http://127.0.0.1:9101 32 one32 | tee "$WORK/one32"
+echo "== one instance, 16 workers"
+bench http://127.0.0.1:9101 16 one16 | tee "$WORK/one16"
+echo "== two instances, 16 workers each, at once"
+bench http://127.0.0.1:9101 16 twoa >"$WORK/twoa" &
+A=$!
+bench http://127.0.0.1:9102 16 twob >"$WORK/twob" &
+B=$!
+wait $A $B
+cat "$WORK/twoa" "$WORK/twob"
+echo "== aggregate ops/s"
+join <(rates "$WORK/twoa" | sort) <(rates "$WORK/twob" | sort) | sort >"$WORK/two"
+join "$WORK/two" <(rates "$WORK/one32" | sort) | while read -r op a b one; do
+  awk -v op="$op" -v a="$a" -v b="$b" -v one="$one" \
+    'BEGIN { printf "%-8s two instances %8.1f (%.1f + %.1f); one instance, 32 workers %8.1f; ratio %.2f\n", op, a + b, a, b, one, (a + b) / one }'
+done

@@ -228,3 +228,63 @@ fn delete_objects_in_a_versioned_bucket_handles_what_the_batch_cannot() {
         );
     });
 }
+
+/// A batch stopped between its markers and the masters' removal (where an error or a
+/// cancelled request would leave it): the keys already read as deleted, in GET, HEAD and
+/// listings, and the batch then finishes.
+#[test]
+fn a_batch_of_markers_stopped_halfway_shows_no_deleted_object() {
+    support::run(async {
+        use grids3::failpoint;
+        let gw = support::gateway("vdelcut").await;
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("cut").send().await.unwrap();
+        s3.put_bucket_versioning()
+            .bucket("cut")
+            .versioning_configuration(
+                VersioningConfiguration::builder()
+                    .status(BucketVersioningStatus::Enabled)
+                    .build(),
+            )
+            .send()
+            .await
+            .unwrap();
+        let keys: Vec<String> = (0..3).map(|i| format!("c{i}")).collect();
+        for k in &keys {
+            s3.put_object()
+                .bucket("cut")
+                .key(k)
+                .body(ByteStream::from_static(b"data"))
+                .send()
+                .await
+                .unwrap();
+        }
+        let stop = failpoint::pause("markers.placed", Some("cut"));
+        let (s, ks) = (s3.clone(), keys.clone());
+        let del = tokio::spawn(async move { support::delete_objects(&s, "cut", &ks).await });
+        stop.reached().await;
+        for k in &keys {
+            let g = s3.get_object().bucket("cut").key(k).send().await;
+            assert!(g.is_err(), "{k} answers a GET halfway through its delete");
+            let h = s3.head_object().bucket("cut").key(k).send().await;
+            assert!(h.is_err(), "{k} answers a HEAD halfway through its delete");
+        }
+        let l = s3.list_objects_v2().bucket("cut").send().await.unwrap();
+        assert_eq!(l.key_count(), Some(0), "{:?}", l.contents());
+        stop.release();
+        let r = del.await.unwrap();
+        assert_eq!(r.deleted().len(), 3, "{:?}", r.errors());
+        let v = s3
+            .list_object_versions()
+            .bucket("cut")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(v.versions().len(), 3);
+        assert_eq!(v.delete_markers().len(), 3);
+        assert!(v
+            .delete_markers()
+            .iter()
+            .all(|m| m.is_latest() == Some(true)));
+    });
+}

@@ -63,7 +63,44 @@ pub async fn delete_in(
             Bson::Document(doc! {"q": q, "limit": 0})
         })
         .collect();
-    let mut cmd = doc! {"delete": coll.name(), "deletes": deletes, "ordered": true};
+    let cmd = doc! {"delete": coll.name(), "deletes": deletes, "ordered": true};
+    let reply = run_write(coll, cmd, "delete").await?;
+    Ok(reply.get("n").and_then(super::as_i64).unwrap_or(0).max(0) as u64)
+}
+
+/// Applies `update` to the documents whose `field` is one of `values` and which match
+/// `filter` besides, in one `update` command of one statement per slice (as [`delete_in`]);
+/// the number matched.
+pub async fn update_in(
+    coll: &Collection<Document>,
+    field: &str,
+    values: &[Bson],
+    filter: &Document,
+    update: &Document,
+) -> mongodb::error::Result<u64> {
+    if values.is_empty() {
+        return Ok(0);
+    }
+    let updates: Vec<Bson> = values
+        .chunks(DELETE_SLICE)
+        .map(|slice| {
+            let mut q = filter.clone();
+            q.insert(field, doc! {"$in": slice.to_vec()});
+            Bson::Document(doc! {"q": q, "u": update.clone(), "multi": true})
+        })
+        .collect();
+    let cmd = doc! {"update": coll.name(), "updates": updates, "ordered": true};
+    let reply = run_write(coll, cmd, "update").await?;
+    Ok(reply.get("n").and_then(super::as_i64).unwrap_or(0).max(0) as u64)
+}
+
+/// Runs a write command on `coll`'s database with the collection's write concern; any write
+/// error or write-concern error in the reply fails it.
+async fn run_write(
+    coll: &Collection<Document>,
+    mut cmd: Document,
+    what: &str,
+) -> mongodb::error::Result<Document> {
     if let Some(wc) = coll.write_concern() {
         let wc = mongodb::bson::to_document(wc).map_err(|e| {
             mongodb::error::Error::custom(format!("write concern not serialisable: {e}"))
@@ -77,16 +114,16 @@ pub async fn delete_in(
     if let Ok(errors) = reply.get_array("writeErrors") {
         if let Some(first) = errors.first() {
             return Err(mongodb::error::Error::custom(format!(
-                "delete in {}: write error {first}",
+                "{what} in {}: write error {first}",
                 coll.name()
             )));
         }
     }
     if let Ok(e) = reply.get_document("writeConcernError") {
         return Err(mongodb::error::Error::custom(format!(
-            "delete in {}: write concern error {e}",
+            "{what} in {}: write concern error {e}",
             coll.name()
         )));
     }
-    Ok(reply.get("n").and_then(super::as_i64).unwrap_or(0).max(0) as u64)
+    Ok(reply)
 }

@@ -5,13 +5,19 @@
 //!
 //! A key whose lock is held by another writer is not waited for: it is reported busy and the
 //! caller takes it alone, the usual way (which waits, and takes over expired locks).
+//!
+//! Renewal and release name the locks by `_id` (the index every server has) and the token, in
+//! one command of statements of 100 ids each: a filter on the token alone would scan every
+//! lock held, which under many concurrent batches is many.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use mongodb::bson::{doc, oid::ObjectId, Document};
+use mongodb::bson::{doc, oid::ObjectId, Bson, Document};
 use mongodb::error::ErrorKind;
+
+use crate::storage::gridfs::batch::{delete_in, update_in};
 
 use super::keylocks::key_lock_id;
 use super::{MetaStore, LOCK_TTL};
@@ -21,6 +27,8 @@ use super::{MetaStore, LOCK_TTL};
 #[derive(Debug)]
 pub struct KeyLocks {
     token: ObjectId,
+    /// The ids of the lock documents that may hold the token (those sent).
+    ids: Arc<Vec<Bson>>,
     /// How many lock documents hold the token.
     held: u64,
     meta: MetaStore,
@@ -54,6 +62,11 @@ impl MetaStore {
             .collect();
         let mut locks = KeyLocks {
             token,
+            ids: Arc::new(
+                docs.iter()
+                    .filter_map(|(_, d)| d.get("_id").cloned())
+                    .collect(),
+            ),
             held: 0,
             meta: self.clone(),
             renew: None,
@@ -65,23 +78,24 @@ impl MetaStore {
             return Ok((locks, taken));
         }
         let sent = docs.len() as u64;
+        // Counted as held before the insert: a request cancelled while it runs drops the
+        // locks, and the drop releases whatever went in.
+        locks.held = sent;
         let r = self
             .keylocks
             .insert_many(docs.iter().map(|(_, d)| d))
             .ordered(false)
             .await;
         match r {
-            Ok(_) => locks.held = sent,
+            Ok(_) => {}
             Err(e) => {
                 // Duplicates are locks others hold; any other failure fails the batch (the
                 // drop releases whatever went in).
                 let ErrorKind::InsertMany(im) = &*e.kind else {
-                    locks.held = sent;
                     return Err(e);
                 };
                 let errors = im.write_errors.as_deref().unwrap_or_default();
                 if im.write_concern_error.is_some() || errors.iter().any(|w| w.code != 11000) {
-                    locks.held = sent;
                     return Err(e);
                 }
                 for w in errors {
@@ -94,6 +108,7 @@ impl MetaStore {
         }
         locks.renew = Some(self.spawn_batch_renewal(
             token,
+            locks.ids.clone(),
             locks.held,
             locks.renewed.clone(),
             locks.lost.clone(),
@@ -104,6 +119,7 @@ impl MetaStore {
     fn spawn_batch_renewal(
         &self,
         token: ObjectId,
+        ids: Arc<Vec<Bson>>,
         held: u64,
         renewed: Arc<Mutex<Instant>>,
         lost: Arc<AtomicBool>,
@@ -114,7 +130,7 @@ impl MetaStore {
             tick.tick().await;
             loop {
                 tick.tick().await;
-                match meta.renew_batch(token, held, &renewed).await {
+                match meta.renew_batch(token, &ids, held, &renewed).await {
                     Ok(true) => {}
                     Ok(false) => {
                         lost.store(true, Ordering::SeqCst);
@@ -132,20 +148,19 @@ impl MetaStore {
     async fn renew_batch(
         &self,
         token: ObjectId,
+        ids: &[Bson],
         held: u64,
         renewed: &Mutex<Instant>,
     ) -> mongodb::error::Result<bool> {
         let at = Instant::now();
-        // `__keylocks` holds only the locks held right now: a filter on the token alone reads
-        // a small collection.
-        let matched = self
-            .keylocks
-            .update_many(
-                doc! {"token": token},
-                doc! {"$set": {"expires": self.clock.after(LOCK_TTL)}},
-            )
-            .await?
-            .matched_count;
+        let matched = update_in(
+            &self.keylocks,
+            "_id",
+            ids,
+            &doc! {"token": token},
+            &doc! {"$set": {"expires": self.clock.after(LOCK_TTL)}},
+        )
+        .await?;
         if matched == held {
             *renewed.lock().expect("renewed") = at;
         }
@@ -164,7 +179,7 @@ impl KeyLocks {
             return Ok(true);
         }
         self.meta
-            .renew_batch(self.token, self.held, &self.renewed)
+            .renew_batch(self.token, &self.ids, self.held, &self.renewed)
             .await
     }
 
@@ -175,10 +190,13 @@ impl KeyLocks {
             r.abort();
         }
         if self.held > 0 {
-            self.meta
-                .keylocks
-                .delete_many(doc! {"token": self.token})
-                .await?;
+            delete_in(
+                &self.meta.keylocks,
+                "_id",
+                &self.ids,
+                &doc! {"token": self.token},
+            )
+            .await?;
         }
         Ok(())
     }
@@ -199,10 +217,11 @@ impl Drop for KeyLocks {
         if self.released || self.held == 0 {
             return;
         }
-        let (meta, token) = (self.meta.clone(), self.token);
+        let (meta, token, ids) = (self.meta.clone(), self.token, self.ids.clone());
         if let Ok(rt) = tokio::runtime::Handle::try_current() {
             rt.spawn(async move {
-                if let Err(e) = meta.keylocks.delete_many(doc! {"token": token}).await {
+                let mine = doc! {"token": token};
+                if let Err(e) = delete_in(&meta.keylocks, "_id", &ids, &mine).await {
                     tracing::warn!(error = %e, "could not release a batch of locks; they expire on their own");
                 }
             });

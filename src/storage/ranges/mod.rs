@@ -62,9 +62,13 @@ pub struct Ranger<'p> {
     empties: u32,
     /// Empty ranges in a row that posts bounded (posts of keys deleted since).
     post_empties: u32,
-    /// The read jumped (a common prefix passed over, or a guess of the next one) and has not
-    /// found a key since: the next keys may be the only ones the caller wants.
-    jumped: bool,
+    /// The width, with posts only capping it, bounds the next range: the read starts, jumped
+    /// (a common prefix passed over, or a guess of the next one), or its last range was cut
+    /// at the limit (the width just measured on a page follows the keys, where the gap to the
+    /// next post may hold far more than a post's worth: a client can name keys none of which
+    /// is a post), and no range was read whole with keys since. Otherwise posts alone bound
+    /// the rest of a page.
+    width_leads: bool,
     guess: Option<String>,
     posts: &'p Posts,
     space: String,
@@ -110,7 +114,7 @@ impl<'p> Ranger<'p> {
             page_width: None,
             empties: 0,
             post_empties: 0,
-            jumped: false,
+            width_leads: true,
             guess: None,
             posts,
             space,
@@ -140,11 +144,12 @@ impl<'p> Ranger<'p> {
     ///
     /// What follows is unknown ground: the width starts small again.
     pub fn skip_to(&mut self, to: String) {
+        // Even within ground already read: the caller may want only the next key.
+        self.width_leads = true;
         if to > self.lower {
             self.width = Width::first_guess(&to);
             self.empties = 0;
             self.post_empties = 0;
-            self.jumped = true;
             self.guess = None;
             self.from = to.clone();
             self.lower = to;
@@ -158,6 +163,7 @@ impl<'p> Ranger<'p> {
     /// The next query ends just past `key` (a guess of where the next keys are); ignored when
     /// the read is past it.
     pub fn guess(&mut self, key: String) {
+        self.width_leads = true;
         if key > self.lower {
             self.guess = Some(key);
         }
@@ -214,8 +220,10 @@ impl<'p> Ranger<'p> {
                             // the first key only: the width starts small there, and posts
                             // only cap it (posts alone read a folder's worth of keys per
                             // next-folder guess that fell short: 0.17 s -> 2.7 s for a
-                            // root listing of 100 folders).
-                            if self.jumped {
+                            // root listing of 100 folders). After a range cut at the limit,
+                            // the width measured on it leads too: posts alone would bound
+                            // every range by the same far post of a gap with no posts in it.
+                            if self.width_leads {
                                 match (by_width, by_posts) {
                                     (Some(w), Some(p)) if p < w => Some((p, true)),
                                     (Some(w), _) => Some((w, false)),
@@ -270,9 +278,9 @@ impl<'p> Ranger<'p> {
                     docs.iter().map(|d| self.value(d)),
                 );
                 self.keep(learned);
-                self.adapt(&docs, want);
+                self.adapt(&docs, want, by_posts);
                 if !docs.is_empty() {
-                    self.jumped = false;
+                    self.width_leads = false;
                 }
                 self.post_empties = match (docs.is_empty(), by_posts && upper < self.end) {
                     (true, true) => self.post_empties + 1,
@@ -303,7 +311,7 @@ impl<'p> Ranger<'p> {
             );
             self.keep(learned);
             self.post_empties = 0;
-            self.jumped = false;
+            self.width_leads = true;
             // What held a page is the width for the next (and the next read's first guess).
             if let Some(w) = Width::between(&first, &last) {
                 self.width = w;
@@ -347,9 +355,14 @@ impl<'p> Ranger<'p> {
     /// and after ten empty ranges by whole digits. Keys measure the density where they are, and the next width
     /// follows it within a factor of eight; a lone key after an empty stretch starts small again, since the keys
     /// after it may be dense.
-    fn adapt(&mut self, docs: &[Document], want: usize) {
+    fn adapt(&mut self, docs: &[Document], want: usize, by_posts: bool) {
         let n = docs.len();
         let w = self.width;
+        if n == 0 && by_posts {
+            // Posts of keys deleted since say nothing of the keys' density: the posts double
+            // instead (see `post_empties`), and the width stays.
+            return;
+        }
         if n == 0 {
             // Twice, four times, then eight times as wide: a stretch one gap long is crossed
             // with a range at most about twice as wide as needed.

@@ -288,3 +288,95 @@ fn a_batch_of_markers_stopped_halfway_shows_no_deleted_object() {
             .all(|m| m.is_latest() == Some(true)));
     });
 }
+
+/// A versioned PUT that published its files document and died before recording its version
+/// (its lock expired, a DELETE wrote a marker since): the janitor records the version, as
+/// an older one, and the key stays deleted.
+#[test]
+fn a_dead_write_indexed_after_a_delete_marker_does_not_come_back() {
+    support::run(async {
+        use grids3::storage::versions::{entry_id, make_vid};
+        use mongodb::bson::{oid::ObjectId, Binary, Bson, DateTime};
+        let gw = support::gateway_with(&format!("vdeldead_{}", std::process::id()), |c| {
+            c.janitor_interval = 1
+        })
+        .await;
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("jrn").send().await.unwrap();
+        s3.put_bucket_versioning()
+            .bucket("jrn")
+            .versioning_configuration(
+                VersioningConfiguration::builder()
+                    .status(BucketVersioningStatus::Enabled)
+                    .build(),
+            )
+            .send()
+            .await
+            .unwrap();
+        s3.put_object()
+            .bucket("jrn")
+            .key("k")
+            .body(ByteStream::from_static(b"one"))
+            .send()
+            .await
+            .unwrap();
+        let now = gw.state.store.meta().clock().now().timestamp_millis();
+        // The dead write's object, stamped a second ago (before the marker below).
+        let id = ObjectId::new();
+        let at = DateTime::from_millis(now - 1_000);
+        let vid = make_vid(at, &Bson::ObjectId(id));
+        gw.db
+            .collection::<Document>("jrn.chunks")
+            .insert_one(doc! {"files_id": id, "n": 0, "data": Binary {
+            subtype: mongodb::bson::spec::BinarySubtype::Generic, bytes: b"two".to_vec() }})
+            .await
+            .unwrap();
+        gw.db
+            .collection::<Document>("jrn.files")
+            .insert_one(
+                doc! {"_id": id, "filename": "k", "length": 3i64, "chunkSize": 261120,
+                "uploadDate": at, "metadata": {"s3VersionId": &vid,
+                "etag": "\"bb1e1d1f7b3c2b4a2bd0e38a0cfc2d21\""}},
+            )
+            .await
+            .unwrap();
+        let d = s3
+            .delete_object()
+            .bucket("jrn")
+            .key("k")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(d.delete_marker(), Some(true));
+        // Its registration, expired: the janitor finds the files document published and
+        // records its version.
+        gw.db
+            .collection::<Document>("__writes")
+            .insert_one(
+                doc! {"_id": ObjectId::new(), "bucket": "jrn", "fileIds": [id],
+                "process": "dead", "started": DateTime::from_millis(now - 60_000),
+                "expires": DateTime::from_millis(now - 30_000)},
+            )
+            .await
+            .unwrap();
+        let entries = gw.db.collection::<Document>("jrn.versions");
+        let indexed = support::eventually(60, || async {
+            entries
+                .find_one(doc! {"_id": entry_id("k", &vid)})
+                .await
+                .unwrap()
+                .is_some()
+        })
+        .await;
+        assert!(indexed, "the janitor recorded the dead write's version");
+        let g = s3.get_object().bucket("jrn").key("k").send().await;
+        assert!(g.is_err(), "the deleted key came back: {g:?}");
+        let v = s3.list_object_versions().bucket("jrn").send().await.unwrap();
+        assert_eq!(v.versions().len(), 2, "{v:?}");
+        assert!(v.versions().iter().all(|x| x.is_latest() == Some(false)));
+        assert_eq!(v.delete_markers().len(), 1);
+        assert_eq!(v.delete_markers()[0].is_latest(), Some(true));
+        let l = s3.list_objects_v2().bucket("jrn").send().await.unwrap();
+        assert_eq!(l.key_count(), Some(0));
+    });
+}

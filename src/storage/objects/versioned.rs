@@ -372,7 +372,13 @@ impl ObjectStore {
             owner: None,
             file: Some(file),
         };
-        self.record_version(bucket, &e).await
+        // Recorded in its place, not made the latest: the writer died before its master, and
+        // a newer version (a delete marker, another PUT) may have been written since its lock
+        // expired. The master follows the newest entry, whichever that is.
+        let idx = self.versions(bucket);
+        idx.insert(&e).await?;
+        idx.sync_master(&e.key).await?;
+        Ok(())
     }
 
     /// DeleteObject (and each key of DeleteObjects) in any bucket: under the key's lock, the

@@ -371,7 +371,12 @@ fn a_dead_write_indexed_after_a_delete_marker_does_not_come_back() {
         assert!(indexed, "the janitor recorded the dead write's version");
         let g = s3.get_object().bucket("jrn").key("k").send().await;
         assert!(g.is_err(), "the deleted key came back: {g:?}");
-        let v = s3.list_object_versions().bucket("jrn").send().await.unwrap();
+        let v = s3
+            .list_object_versions()
+            .bucket("jrn")
+            .send()
+            .await
+            .unwrap();
         assert_eq!(v.versions().len(), 2, "{v:?}");
         assert!(v.versions().iter().all(|x| x.is_latest() == Some(false)));
         assert_eq!(v.delete_markers().len(), 1);

@@ -14,37 +14,11 @@ cd "$(dirname "$0")/.."
 OPS=${1:-put,get}
 SIZE=${2:-4KiB}
 SECS=${3:-10}
-BIN=target/release/grids3
-PY=.venv/bin/python
-[ -x "$BIN" ] || { echo "build first: cargo build --release --locked" >&2; exit 2; }
-[ -x "$PY" ] || { echo "no .venv: run ./scripts/test once (it installs the local database)" >&2; exit 2; }
-WORK=$(mktemp -d)
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$WORK"; }
-trap cleanup EXIT
-DBPORT=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-$PY -m secantus --host 127.0.0.1 --port "$DBPORT" --storage-path :memory: --log-level WARNING \
-  --cache-size 8G >"$WORK/db.log" 2>&1 &
-PIDS+=($!)
-export MONGODB_URI="mongodb://127.0.0.1:$DBPORT/?directConnection=true"
+. benches/gateways.sh
 export GRIDS3_DATABASE=bench_two
-export GRIDS3_ROOT_ACCESS_KEY=benchroot GRIDS3_ROOT_SECRET_KEY=benchroot-secret-key
-export GRIDS3_MASTER_KEY=$($PY -c 'import os; print(os.urandom(32).hex())')
-for i in $(seq 1 100); do
-  $PY -c "import pymongo,sys; pymongo.MongoClient('$MONGODB_URI', serverSelectionTimeoutMS=300).admin.command('ping')" \
-    2>/dev/null && break
-  sleep 0.2
-done
-for port in 9101 9102; do
-  GRIDS3_LISTEN=127.0.0.1:$port RUST_LOG=warn "$BIN" >"$WORK/gw$port.log" 2>&1 &
-  PIDS+=($!)
-done
-for port in 9101 9102; do
-  for i in $(seq 1 150); do
-    curl -s -o /dev/null "http://127.0.0.1:$port/" && break
-    sleep 0.2
-  done
-done
+start_db 8G
+start_gateway 9101
+start_gateway 9102
 bench() { # endpoint workers bucket
   "$BIN" bench --endpoint "$1" --ops "$OPS" --size "$SIZE" --concurrency "$2" \
     --duration "$SECS" --objects 2000 --bucket "$3" 2>/dev/null

@@ -4,12 +4,11 @@
 use std::collections::HashMap;
 
 use aws_sdk_s3::primitives::ByteStream;
-use aws_sdk_s3::types::{
-    BucketVersioningStatus, Delete, ObjectIdentifier, VersioningConfiguration,
-};
+use aws_sdk_s3::types::{Delete, ObjectIdentifier};
 use mongodb::bson::{doc, Document};
 
 use crate::support;
+use crate::versioning::enable;
 
 fn object(key: &str, version: Option<&str>) -> ObjectIdentifier {
     ObjectIdentifier::builder()
@@ -31,16 +30,7 @@ fn delete_objects_writes_markers_in_a_fixed_number_of_commands() {
         };
         let s3 = gw.sdk();
         s3.create_bucket().bucket("vdel").send().await.unwrap();
-        s3.put_bucket_versioning()
-            .bucket("vdel")
-            .versioning_configuration(
-                VersioningConfiguration::builder()
-                    .status(BucketVersioningStatus::Enabled)
-                    .build(),
-            )
-            .send()
-            .await
-            .unwrap();
+        enable(&s3, "vdel").await;
         let keys: Vec<String> = (0..201).map(|i| format!("k{i:04}")).collect();
         let objects = keys.iter().map(|k| (k.clone(), k.as_bytes().to_vec()));
         support::put_many(&s3, "vdel", objects.collect()).await;
@@ -120,16 +110,7 @@ fn delete_objects_in_a_versioned_bucket_handles_what_the_batch_cannot() {
         let gw = support::gateway("vdelmix").await;
         let s3 = gw.sdk();
         s3.create_bucket().bucket("mix").send().await.unwrap();
-        s3.put_bucket_versioning()
-            .bucket("mix")
-            .versioning_configuration(
-                VersioningConfiguration::builder()
-                    .status(BucketVersioningStatus::Enabled)
-                    .build(),
-            )
-            .send()
-            .await
-            .unwrap();
+        enable(&s3, "mix").await;
         let mut vids = HashMap::new();
         for k in ["plain", "held", "marked", "twice", "named"] {
             let out = s3
@@ -239,16 +220,7 @@ fn a_batch_of_markers_stopped_halfway_shows_no_deleted_object() {
         let gw = support::gateway("vdelcut").await;
         let s3 = gw.sdk();
         s3.create_bucket().bucket("cut").send().await.unwrap();
-        s3.put_bucket_versioning()
-            .bucket("cut")
-            .versioning_configuration(
-                VersioningConfiguration::builder()
-                    .status(BucketVersioningStatus::Enabled)
-                    .build(),
-            )
-            .send()
-            .await
-            .unwrap();
+        enable(&s3, "cut").await;
         let keys: Vec<String> = (0..3).map(|i| format!("c{i}")).collect();
         for k in &keys {
             s3.put_object()
@@ -303,16 +275,7 @@ fn a_dead_write_indexed_after_a_delete_marker_does_not_come_back() {
         .await;
         let s3 = gw.sdk();
         s3.create_bucket().bucket("jrn").send().await.unwrap();
-        s3.put_bucket_versioning()
-            .bucket("jrn")
-            .versioning_configuration(
-                VersioningConfiguration::builder()
-                    .status(BucketVersioningStatus::Enabled)
-                    .build(),
-            )
-            .send()
-            .await
-            .unwrap();
+        enable(&s3, "jrn").await;
         s3.put_object()
             .bucket("jrn")
             .key("k")

@@ -8,7 +8,7 @@ use aws_sdk_s3::types::{BucketVersioningStatus, VersioningConfiguration};
 
 use crate::support;
 
-async fn enable(s3: &aws_sdk_s3::Client, bucket: &str) {
+pub(crate) async fn enable(s3: &aws_sdk_s3::Client, bucket: &str) {
     s3.put_bucket_versioning()
         .bucket(bucket)
         .versioning_configuration(

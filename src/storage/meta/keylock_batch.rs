@@ -19,7 +19,7 @@ use mongodb::error::ErrorKind;
 
 use crate::storage::gridfs::batch::{delete_in, update_in};
 
-use super::keylocks::key_lock_id;
+use super::keylocks::{key_lock_id, spawn_heartbeat};
 use super::{MetaStore, LOCK_TTL};
 
 /// The locks of several keys, held under one token. Released by [`KeyLocks::release`] or, on
@@ -125,22 +125,16 @@ impl MetaStore {
         lost: Arc<AtomicBool>,
     ) -> tokio::task::JoinHandle<()> {
         let meta = self.clone();
-        crate::background::spawn("lock-heartbeat", async move {
-            let mut tick = tokio::time::interval(LOCK_TTL / 3);
-            tick.tick().await;
-            loop {
-                tick.tick().await;
-                match meta.renew_batch(token, &ids, held, &renewed).await {
-                    Ok(true) => {}
-                    Ok(false) => {
-                        lost.store(true, Ordering::SeqCst);
-                        tracing::warn!("a held batch of key locks was lost");
-                        return;
-                    }
-                    Err(e) => tracing::warn!(error = %e, "could not renew a batch of locks"),
-                }
-            }
-        })
+        spawn_heartbeat(
+            move || {
+                let (meta, ids, renewed) = (meta.clone(), ids.clone(), renewed.clone());
+                async move { meta.renew_batch(token, &ids, held, &renewed).await }
+            },
+            move || {
+                lost.store(true, Ordering::SeqCst);
+                tracing::warn!("a held batch of key locks was lost");
+            },
+        )
     }
 
     /// Renews every lock of the batch; `false` when one is no longer the batch's (taken over

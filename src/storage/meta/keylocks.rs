@@ -137,21 +137,14 @@ impl MetaStore {
         renewed: Arc<Mutex<Instant>>,
     ) -> tokio::task::JoinHandle<()> {
         let meta = self.clone();
-        crate::background::spawn("lock-heartbeat", async move {
-            let mut tick = tokio::time::interval(LOCK_TTL / 3);
-            tick.tick().await;
-            loop {
-                tick.tick().await;
-                match meta.renew_lock(&id, token, &renewed).await {
-                    Ok(true) => {}
-                    Ok(false) => {
-                        tracing::warn!(lock = %id.replace('\u{0}', "/"), "a held lock was lost");
-                        return;
-                    }
-                    Err(e) => tracing::warn!(error = %e, "could not renew a lock"),
-                }
-            }
-        })
+        let name = id.replace('\u{0}', "/");
+        spawn_heartbeat(
+            move || {
+                let (meta, id, renewed) = (meta.clone(), id.clone(), renewed.clone());
+                async move { meta.renew_lock(&id, token, &renewed).await }
+            },
+            move || tracing::warn!(lock = %name, "a held lock was lost"),
+        )
     }
 
     async fn renew_lock(
@@ -249,4 +242,32 @@ impl Drop for KeyLock {
             });
         }
     }
+}
+
+/// Renews held locks every third of their life with `renew` until it reports them lost
+/// (`Ok(false)`: then `lost` runs and the renewal ends); a failed renewal is logged and tried
+/// again. The one heartbeat of single and batched key locks.
+pub(super) fn spawn_heartbeat<F, Fut>(
+    renew: F,
+    lost: impl FnOnce() + Send + 'static,
+) -> tokio::task::JoinHandle<()>
+where
+    F: Fn() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = mongodb::error::Result<bool>> + Send,
+{
+    crate::background::spawn("lock-heartbeat", async move {
+        let mut tick = tokio::time::interval(LOCK_TTL / 3);
+        tick.tick().await;
+        loop {
+            tick.tick().await;
+            match renew().await {
+                Ok(true) => {}
+                Ok(false) => {
+                    lost();
+                    return;
+                }
+                Err(e) => tracing::warn!(error = %e, "could not renew a lock"),
+            }
+        }
+    })
 }

@@ -202,40 +202,24 @@ impl<'p> Ranger<'p> {
                             .bound(&self.space, &self.lower, n)
                             .map(|(b, _)| b);
                         let by_width = self.width.upper(&self.lower);
-                        if self.first {
-                            // The first range's width is a guess: posts, where known, say
-                            // better (a cold start in front of a dense run would otherwise
-                            // read all of it).
-                            match by_posts {
-                                Some(p) => Some((p, true)),
-                                None => by_width.map(|w| (w, false)),
-                            }
-                        } else {
-                            // After it, within a run of keys, posts bound the rest of a
-                            // page closer than the width does on keys whose characters fill
-                            // little of the alphabet (decimal numbers: the width measured
-                            // on 927 keys sent a page's last 74 in 25 queries; posts in 2,
-                            // a 1,000-key page 1.45x -> 1.19x a raw find). After a jump
-                            // (a delimiter listing passing a folder), the caller may want
-                            // the first key only: the width starts small there, and posts
-                            // only cap it (posts alone read a folder's worth of keys per
-                            // next-folder guess that fell short: 0.17 s -> 2.7 s for a
-                            // root listing of 100 folders). After a range cut at the limit,
-                            // the width measured on it leads too: posts alone would bound
-                            // every range by the same far post of a gap with no posts in it.
-                            if self.width_leads {
-                                match (by_width, by_posts) {
-                                    (Some(w), Some(p)) if p < w => Some((p, true)),
-                                    (Some(w), _) => Some((w, false)),
-                                    (None, p) => p.map(|p| (p, true)),
-                                }
-                            } else {
-                                match (by_width, by_posts) {
-                                    (_, Some(p)) => Some((p, true)),
-                                    (Some(w), _) => Some((w, false)),
-                                    (None, p) => p.map(|p| (p, true)),
-                                }
-                            }
+                        // The first range's width is a guess: posts, where known, say better
+                        // (a cold start in front of a dense run would otherwise read all of
+                        // it). After it, within a run of keys, posts bound the rest of a page
+                        // closer than the width does on keys whose characters fill little of
+                        // the alphabet (decimal numbers: the width measured on 927 keys sent a
+                        // page's last 74 in 25 queries; posts in 2, a 1,000-key page 1.45x ->
+                        // 1.19x a raw find). Where the width leads (see `width_leads`: after a
+                        // jump, where the caller may want the first key only, or after a range
+                        // cut at the limit) posts only cap it: posts alone read a folder's
+                        // worth of keys per next-folder guess that fell short (0.17 s -> 2.7 s
+                        // for a root listing of 100 folders), and bound every range of a gap
+                        // without posts by the same far post.
+                        let posts_lead = self.first || !self.width_leads;
+                        match (by_width, by_posts) {
+                            (_, Some(p)) if posts_lead => Some((p, true)),
+                            (Some(w), Some(p)) if p < w => Some((p, true)),
+                            (Some(w), _) => Some((w, false)),
+                            (None, p) => p.map(|p| (p, true)),
                         }
                     }
                 };

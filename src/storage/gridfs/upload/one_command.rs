@@ -160,18 +160,16 @@ impl Upload {
                 .into(),
         );
         let side = self.side.clone();
-        for d in side.iter().flat_map(|s| s.docs.iter()) {
-            let ns = side
-                .as_ref()
-                .map(|s| s.namespace.clone())
-                .unwrap_or_else(|| chunks_ns.clone());
-            models.push(
-                InsertOneModel::builder()
-                    .namespace(ns)
-                    .document(d.clone())
-                    .build()
-                    .into(),
-            );
+        if let Some(s) = &side {
+            for d in &s.docs {
+                models.push(
+                    InsertOneModel::builder()
+                        .namespace(s.namespace.clone())
+                        .document(d.clone())
+                        .build()
+                        .into(),
+                );
+            }
         }
         let files = self.bucket.files();
         let op = files.client().bulk_write(models).ordered(true);

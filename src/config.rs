@@ -123,6 +123,18 @@ pub struct Config {
     #[arg(long, env = "GRIDS3_DOMAIN")]
     pub domain: Option<String>,
 
+    /// Address to serve the website endpoint on (buckets with a website configuration, see
+    /// `crate::website`). Unset: no website endpoint, except with --local-db, which serves
+    /// it on port 9002 of the S3 listener's address.
+    #[arg(long, env = "GRIDS3_WEBSITE_LISTEN")]
+    pub website_listen: Option<SocketAddr>,
+
+    /// Base domain of the website endpoint: a request for `<bucket>.<website-domain>` serves
+    /// that bucket. A Host equal to a bucket's name serves that bucket whatever this is (a
+    /// CNAME, as AWS requires the bucket to be named after the site).
+    #[arg(long, env = "GRIDS3_WEBSITE_DOMAIN")]
+    pub website_domain: Option<String>,
+
     /// Root access key id (stored in the metastore so every instance shares it).
     #[arg(long, env = "GRIDS3_ROOT_ACCESS_KEY")]
     pub root_access_key: Option<String>,

@@ -44,6 +44,10 @@ errors! {
     max_post_pre_data_length_exceeded => "MaxPostPreDataLengthExceeded", BAD_REQUEST, "Your POST request fields preceeding the upload file was too large.";
     /// GetBucketCors on a bucket without a CORS configuration.
     no_such_cors_configuration => "NoSuchCORSConfiguration", NOT_FOUND, "The CORS configuration does not exist";
+    /// An `x-amz-website-redirect-location` that is neither a path nor an http(s) URL.
+    invalid_redirect_location => "InvalidRedirectLocation", BAD_REQUEST, "The website redirect location must have a prefix of 'http://' or 'https://' or '/'.";
+    /// GetBucketWebsite (and the website endpoint) on a bucket without a website configuration.
+    no_such_website_configuration => "NoSuchWebsiteConfiguration", NOT_FOUND, "The specified bucket does not have a website configuration";
     /// A preflight (or a CORS request) that no CORS rule of the bucket allows.
     cors_forbidden => "AccessForbidden", FORBIDDEN, "CORSResponse: This CORS request is not allowed. This is usually because the evalution of Origin, request method / Access-Control-Request-Method or Access-Control-Request-Headers are not whitelisted by the resource's CORS spec.";
     /// A preflight without an Origin header.

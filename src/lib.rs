@@ -30,6 +30,7 @@ pub mod state;
 pub mod storage;
 pub mod subresource;
 pub mod tls;
+pub mod website;
 pub mod xml;
 
 #[cfg(test)]

@@ -234,7 +234,47 @@ async fn run() -> Result<()> {
             config.tls_reload_interval.max(1),
         ));
     }
-    grids3::server::serve(listener, grids3::app(state), limits, tls, shutdown_signal()).await?;
+    // One signal stops every listener.
+    let (stop, stopping) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        let _ = stop.send(true);
+    });
+    let stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
+        let _ = rx.wait_for(|s| *s).await;
+    };
+    // The website endpoint (`grids3::website`): off unless asked for, on at port 9002 with
+    // the local database.
+    let website_addr = config.website_listen.or_else(|| {
+        config
+            .local_db
+            .then(|| std::net::SocketAddr::new(config.listen.ip(), 9002))
+    });
+    let website = match website_addr {
+        Some(at) => {
+            let l = grids3::server::bind(at)
+                .with_context(|| format!("binding the website endpoint to {at}"))?;
+            let at = l.local_addr()?;
+            let names = match config.website_domain.as_deref() {
+                Some(d) => format!("Host <bucket>.{d} or the bucket's name"),
+                None => "Host: the bucket's name".to_owned(),
+            };
+            println!("websites: {scheme}://{at} ({names}; see docs/websites.md)");
+            let app = grids3::website::router(state.clone());
+            Some(tokio::spawn(grids3::server::serve(
+                l,
+                app,
+                limits,
+                tls.clone(),
+                stopped(stopping.clone()),
+            )))
+        }
+        None => None,
+    };
+    grids3::server::serve(listener, grids3::app(state), limits, tls, stopped(stopping)).await?;
+    if let Some(w) = website {
+        w.await??;
+    }
     // No janitor pass starts against a database that is about to go (the local one).
     background.stop_background();
     tracing::info!("stopped");

@@ -41,6 +41,9 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
     // The copy's class is the request's, STANDARD if it names none: AWS does not carry the
     // source's class over.
     let storage_class = crate::s3::request::headers::storage_class_of(&req.parts.headers)?;
+    // As on AWS, the redirect is never copied (whatever the metadata directive): the copy
+    // has the one this request names, if any.
+    let website_redirect = crate::s3::request::headers::website_redirect_of(&req.parts.headers)?;
     // Copying an older version onto its own key (a restore) is a change; the current
     // object onto itself without new metadata is not (new encryption, or naming a storage
     // class, is a change).
@@ -48,6 +51,7 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
         && src_key == req.key()
         && !replace
         && req.header("x-amz-storage-class").is_none()
+        && website_redirect.is_none()
         && src_version.is_none()
         && spec.is_none()
     {
@@ -112,6 +116,7 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
             src.meta.clone()
         };
         meta.storage_class = storage_class.clone();
+        meta.website_redirect = website_redirect.clone();
         // The ACL is never copied: the new object's comes from this request (private by
         // default), as in S3.
         meta.acl = None;

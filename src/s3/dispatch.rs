@@ -10,6 +10,7 @@ use crate::s3::respond::owner_of;
 use crate::s3::{
     acl, authz, bucket, copy, cors, delete, encryption, lifecycle, list, logging, multipart,
     notification, object, object_lock, ownership, policy, public_access, tagging, unconfigured,
+    website,
 };
 use crate::state::AppState;
 
@@ -145,6 +146,9 @@ pub async fn dispatch(st: &AppState, op: Op, mut req: S3Request) -> S3Result<Res
         Op::GetBucketNotificationConfiguration => notification::get(st, req).await,
         Op::PutBucketNotificationConfiguration => notification::put(st, req).await,
         Op::ListenBucketNotification => notification::listen(st, req).await,
+        Op::GetBucketWebsite => website::get(st, req).await,
+        Op::PutBucketWebsite => website::put(st, req).await,
+        Op::DeleteBucketWebsite => website::delete(st, req).await,
         Op::GetObjectTagging => tagging::get_object_tagging(st, req).await,
         Op::PutObjectTagging => tagging::put_object_tagging(st, req).await,
         Op::DeleteObjectTagging => tagging::delete_object_tagging(st, req).await,

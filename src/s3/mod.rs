@@ -6,7 +6,7 @@
 //! - Handlers, one module per operation family ([`bucket`], [`object`], [`copy`], [`delete`],
 //!   [`list`], [`multipart`], [`tagging`], [`acl`], [`cors`], [`policy`],
 //!   [`public_access`], [`ownership`], [`object_lock`], [`encryption`], [`lifecycle`],
-//!   [`notification`], [`unconfigured`], [`post`]): parse, decide, store, respond. A handler imports no other
+//!   [`notification`], [`website`], [`unconfigured`], [`post`]): parse, decide, store, respond. A handler imports no other
 //!   handler.
 //! - Shared steps with I/O: [`authz`] (gathers the facts and the bucket's settings, then calls
 //!   the pure decision), [`events`] (the door to event notifications), [`lookup`] (buckets, objects, versions, grantees), [`sse`] (keys
@@ -52,6 +52,7 @@ pub mod post;
 pub mod public_access;
 pub mod tagging;
 pub mod unconfigured;
+pub mod website;
 
 pub mod dispatch;
 

@@ -74,6 +74,12 @@ pub enum Op {
     PutBucketNotificationConfiguration,
     /// GET /bucket?events=... (MinIO's ListenBucketNotification: a live stream of records)
     ListenBucketNotification,
+    /// GET /bucket?website
+    GetBucketWebsite,
+    /// PUT /bucket?website
+    PutBucketWebsite,
+    /// DELETE /bucket?website
+    DeleteBucketWebsite,
     /// GET /bucket/key?attributes
     GetObjectAttributes,
     /// GET /bucket/key?torrent: grids3 makes no torrents (501), but a missing key is 404, as
@@ -139,7 +145,7 @@ pub enum Op {
     PutBucketLifecycleConfiguration,
     /// DELETE /bucket?lifecycle
     DeleteBucketLifecycleConfiguration,
-    /// GET /bucket?website (and the other sub-resources of `s3::unconfigured`): what AWS
+    /// GET /bucket?replication (and the other sub-resources of `s3::unconfigured`): what AWS
     /// answers for a bucket without that configuration.
     GetUnconfigured(&'static str),
     /// POST /bucket with multipart/form-data: a browser form upload, which authenticates
@@ -201,6 +207,9 @@ impl Op {
             Op::GetBucketNotificationConfiguration => "GetBucketNotificationConfiguration",
             Op::PutBucketNotificationConfiguration => "PutBucketNotificationConfiguration",
             Op::ListenBucketNotification => "ListenBucketNotification",
+            Op::GetBucketWebsite => "GetBucketWebsite",
+            Op::PutBucketWebsite => "PutBucketWebsite",
+            Op::DeleteBucketWebsite => "DeleteBucketWebsite",
             Op::GetObjectAttributes => "GetObjectAttributes",
             Op::GetObjectTorrent => "GetObjectTorrent",
             Op::GetObjectTagging => "GetObjectTagging",
@@ -312,6 +321,9 @@ pub fn parse(
             (Method::PUT, ["logging"]) => Op::PutBucketLogging,
             (Method::GET, ["notification"]) => Op::GetBucketNotificationConfiguration,
             (Method::PUT, ["notification"]) => Op::PutBucketNotificationConfiguration,
+            (Method::GET, ["website"]) => Op::GetBucketWebsite,
+            (Method::PUT, ["website"]) => Op::PutBucketWebsite,
+            (Method::DELETE, ["website"]) => Op::DeleteBucketWebsite,
             (Method::GET, ["lifecycle"]) => Op::GetBucketLifecycleConfiguration,
             (Method::PUT, ["lifecycle"]) => Op::PutBucketLifecycleConfiguration,
             (Method::DELETE, ["lifecycle"]) => Op::DeleteBucketLifecycleConfiguration,
@@ -387,7 +399,6 @@ pub fn parse(
 
 /// The sub-resources answered here, with the policy action that reads each.
 pub const SUBRESOURCES: &[(&str, &str)] = &[
-    ("website", "s3:GetBucketWebsite"),
     ("replication", "s3:GetReplicationConfiguration"),
     ("accelerate", "s3:GetAccelerateConfiguration"),
     ("requestPayment", "s3:GetBucketRequestPayment"),
@@ -482,7 +493,7 @@ mod tests {
     fn unknown_things_are_not_implemented() {
         for (m, b, k, query) in [
             (Method::PUT, Some("b"), None, "replication"),
-            (Method::PUT, Some("b"), None, "website"),
+            (Method::POST, Some("b"), None, "website"),
             (Method::PUT, Some("b"), Some("k"), "cors"),
             (Method::GET, Some("b"), None, "list-type=3"),
             (Method::POST, None, None, ""),

@@ -322,8 +322,7 @@ pub async fn post_object(
     // Form fields that would change what is stored but that this handler does not apply
     // are refused, never accepted and ignored.
     if let Some(f) = fields.keys().find(|k| {
-        *k == "x-amz-website-redirect-location"
-            || *k == "x-amz-object-lock-mode"
+        *k == "x-amz-object-lock-mode"
             || *k == "x-amz-object-lock-retain-until-date"
             || *k == "x-amz-object-lock-legal-hold"
     }) {
@@ -422,6 +421,7 @@ pub async fn post_object(
                 | "expires"
                 | "x-amz-acl"
                 | "x-amz-storage-class"
+                | "x-amz-website-redirect-location"
         ) || k.starts_with("x-amz-meta-")
             || k.starts_with("x-amz-grant-")
             || k.starts_with("x-amz-server-side-encryption");
@@ -450,6 +450,7 @@ pub async fn post_object(
     )?;
     let mut meta = meta_from_headers(&h);
     meta.storage_class = crate::s3::request::headers::storage_class_of(&h)?;
+    meta.website_redirect = crate::s3::request::headers::website_redirect_of(&h)?;
     // The `tagging` field is the XML tag set that PutObjectTagging takes.
     if let Some(t) = fields.get("tagging") {
         meta.tags = crate::s3::request::tagging::from_xml_body(t.as_bytes())?;

@@ -85,6 +85,9 @@ pub fn object_headers(
     }
     put(h, "accept-ranges", "bytes");
     let m = &o.meta;
+    if let Some(r) = &m.website_redirect {
+        put(h, "x-amz-website-redirect-location", r);
+    }
     // AWS sends the class for every class but STANDARD.
     if let Some(c) = m
         .storage_class

@@ -1,4 +1,4 @@
-//! Bucket sub-resources grids3 has no configuration for (website, replication, acceleration,
+//! Bucket sub-resources grids3 has no configuration for (replication, acceleration,
 //! request payment, analytics, metrics, inventory, intelligent tiering). Their GETs answer what AWS answers
 //! for a bucket where nothing was configured, so that clients that read them (consoles, sync
 //! tools, conformance suites) see a truthful "none"; their PUTs and DELETEs stay
@@ -36,10 +36,6 @@ pub async fn get(st: &AppState, req: S3Request, sub: &str) -> S3Result<Response>
     };
     let listing = |root: &str| Ok(body(root, "<IsTruncated>false</IsTruncated>"));
     let doc: S3Result<String> = match sub {
-        "website" => Err(not_found(
-            "NoSuchWebsiteConfiguration",
-            "The specified bucket does not have a website configuration",
-        )),
         "replication" => Err(not_found(
             "ReplicationConfigurationNotFoundError",
             "The replication configuration was not found",

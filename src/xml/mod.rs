@@ -11,12 +11,14 @@ mod multipart;
 mod object;
 #[cfg(test)]
 mod tests;
+mod website;
 
 pub use bucket::*;
 pub use delete::*;
 pub use list::*;
 pub use multipart::*;
 pub use object::*;
+pub use website::*;
 
 /// The S3 XML namespace.
 pub const S3_NS: &str = "http://s3.amazonaws.com/doc/2006-03-01/";

@@ -78,6 +78,7 @@ pub async fn create(st: &AppState, req: S3Request) -> S3Result<Response> {
     let mut meta = meta_from_headers(&req.parts.headers);
     meta.tags = crate::s3::request::tagging::from_header(req.header("x-amz-tagging"))?;
     meta.storage_class = crate::s3::request::headers::storage_class_of(&req.parts.headers)?;
+    meta.website_redirect = crate::s3::request::headers::website_redirect_of(&req.parts.headers)?;
     meta.owner = Some(crate::s3::rules::ownership::owner_for_write(
         &b,
         &req.auth,

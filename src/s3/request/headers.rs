@@ -200,6 +200,23 @@ pub fn storage_class_of(h: &HeaderMap) -> S3Result<Option<String>> {
     }
 }
 
+/// `x-amz-website-redirect-location`, checked as AWS checks it: a path in the bucket (`/...`)
+/// or an absolute `http://` / `https://` URL; anything else is `400 InvalidRedirectLocation`.
+/// Only PutObject, CopyObject, CreateMultipartUpload and POST take it.
+pub fn website_redirect_of(h: &HeaderMap) -> S3Result<Option<String>> {
+    let Some(v) = h.get("x-amz-website-redirect-location") else {
+        return Ok(None);
+    };
+    let v = v
+        .to_str()
+        .map_err(|_| S3Error::invalid_redirect_location())?;
+    if v.starts_with('/') || v.starts_with("http://") || v.starts_with("https://") {
+        Ok(Some(v.to_owned()))
+    } else {
+        Err(S3Error::invalid_redirect_location())
+    }
+}
+
 /// Object attributes from PutObject/CopyObject(REPLACE) request headers.
 pub fn meta_from_headers(h: &HeaderMap) -> ObjectMeta {
     let s = |n: &str| h.get(n).and_then(|v| v.to_str().ok()).map(str::to_owned);

@@ -72,6 +72,7 @@ impl WriteSpec {
         let mut meta = meta_from_headers(h);
         meta.tags = tagging::from_header(h.get("x-amz-tagging").and_then(|v| v.to_str().ok()))?;
         meta.storage_class = storage_class_of(h)?;
+        meta.website_redirect = super::headers::website_redirect_of(h)?;
         Ok(Self {
             md5,
             condition,

@@ -114,6 +114,9 @@ pub fn needs(op: &Op) -> Option<(Role, Option<AclNeed>)> {
         | GetBucketNotificationConfiguration
         | PutBucketNotificationConfiguration
         | ListenBucketNotification
+        | GetBucketWebsite
+        | PutBucketWebsite
+        | DeleteBucketWebsite
         | GetBucketEncryption
         | PutBucketEncryption
         | DeleteBucketEncryption

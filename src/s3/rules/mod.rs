@@ -9,3 +9,4 @@ pub mod ownership;
 pub mod preconditions;
 pub mod public_access;
 pub mod unsupported;
+pub mod website;

@@ -110,9 +110,11 @@ pub static OWNER_ONLY: &[OwnerOnly] = &[
     row(Op::PutObjectLockConfiguration, "PUT", "object-lock"),
     row(Op::PutBucketTagging, "PUT", "tagging"),
     row(Op::DeleteBucketTagging, "DELETE", "tagging"),
-    // The configurations grids3 answers as unconfigured (website, replication, ...): reading
-    // even their absence is the owner's, as in AWS.
-    row(Op::GetUnconfigured("website"), "GET", "website"),
+    row(Op::GetBucketWebsite, "GET", "website"),
+    row(Op::PutBucketWebsite, "PUT", "website"),
+    row(Op::DeleteBucketWebsite, "DELETE", "website"),
+    // The configurations grids3 answers as unconfigured (replication, ...): reading even
+    // their absence is the owner's, as in AWS.
     row(Op::GetUnconfigured("replication"), "GET", "replication"),
     row(Op::GetBucketLogging, "GET", "logging"),
     row(Op::PutBucketLogging, "PUT", "logging"),

@@ -13,22 +13,29 @@ const REFUSED: &[(&str, &str)] = &[
         "x-amz-write-offset-bytes",
         "appending to an object (x-amz-write-offset-bytes) is not implemented: nothing was written",
     ),
-    // Only meaningful to a website endpoint, which grids3 does not have (yet): stored, it
-    // would redirect nobody.
-    (
-        "x-amz-website-redirect-location",
-        "x-amz-website-redirect-location is not implemented (grids3 has no website endpoint): nothing was written",
-    ),
 ];
 
-/// The refusal of the first unimplemented header a request carries, if any. `op` is for the
-/// exceptions to come (a header one operation implements and others do not).
-pub fn refusal<'a>(_op: &Op, mut headers: impl Iterator<Item = &'a str>) -> Option<S3Error> {
+/// Headers only some operations take: anywhere else they would be accepted and ignored, so
+/// they are refused.
+const ONLY_ON: &[(&str, &[Op])] = &[(
+    // Stored with a new object, for the website endpoint (see `crate::website`).
+    "x-amz-website-redirect-location",
+    &[Op::PutObject, Op::CopyObject, Op::CreateMultipartUpload],
+)];
+
+/// The refusal of the first unimplemented header a request carries, if any (one that no
+/// operation takes, or one that `op` does not take).
+pub fn refusal<'a>(op: &Op, mut headers: impl Iterator<Item = &'a str>) -> Option<S3Error> {
     headers.find_map(|h| {
-        REFUSED
-            .iter()
-            .find(|(name, _)| *name == h)
-            .map(|(_, why)| S3Error::not_implemented().with_message(*why))
+        if let Some((_, why)) = REFUSED.iter().find(|(name, _)| *name == h) {
+            return Some(S3Error::not_implemented().with_message(*why));
+        }
+        let (name, ops) = ONLY_ON.iter().find(|(name, _)| *name == h)?;
+        (!ops.contains(op)).then(|| {
+            S3Error::not_implemented().with_message(format!(
+                "{name} is taken by PutObject, CopyObject, CreateMultipartUpload and POST uploads only: nothing was done"
+            ))
+        })
     })
 }
 
@@ -44,8 +51,14 @@ mod tests {
         )
         .unwrap();
         assert_eq!((e.code, e.status.as_u16()), ("NotImplemented", 501));
+        // Stored and served since the website endpoint (issue 38), by the writes that take it.
         assert!(refusal(
             &Op::CopyObject,
+            ["x-amz-website-redirect-location"].into_iter()
+        )
+        .is_none());
+        assert!(refusal(
+            &Op::UploadPart,
             ["x-amz-website-redirect-location"].into_iter()
         )
         .is_some());

@@ -180,6 +180,16 @@ impl MetaStore {
             .await
     }
 
+    /// Sets (`Some`) or removes (`None`) a bucket's website configuration (as its XML).
+    pub async fn set_bucket_website(
+        &self,
+        name: &str,
+        xml: Option<&str>,
+    ) -> mongodb::error::Result<bool> {
+        self.set_attribute(name, "website", xml.map(Bson::from))
+            .await
+    }
+
     /// Records that a bucket's version index is complete (the status is left as it is).
     pub async fn set_versions_indexed(&self, name: &str) -> mongodb::error::Result<bool> {
         self.set_attribute(name, "versionsIndexed", Some(Bson::from(true)))

@@ -44,6 +44,9 @@ pub struct BucketInfo {
     /// The event notification configuration, as the `NotificationConfiguration` XML
     /// PutBucketNotificationConfiguration stored (see `crate::notify::config`).
     pub notification: Option<String>,
+    /// The website configuration, as the `WebsiteConfiguration` XML PutBucketWebsite stored
+    /// (see `crate::website`).
+    pub website: Option<String>,
     /// Versioning status (`Enabled`, `Suspended`; `None`: never enabled).
     pub versioning: Option<String>,
     /// Whether the version index covers every object written before versioning was enabled
@@ -83,6 +86,7 @@ impl BucketInfo {
             lifecycle: None,
             logging: None,
             notification: None,
+            website: None,
             versioning: None,
             versions_indexed: false,
             object_lock: None,
@@ -152,6 +156,7 @@ impl BucketInfo {
             lifecycle: d.get_str("lifecycle").ok().map(str::to_owned),
             logging: d.get_str("logging").ok().map(str::to_owned),
             notification: d.get_str("notification").ok().map(str::to_owned),
+            website: d.get_str("website").ok().map(str::to_owned),
             versioning: d.get_str("versioning").ok().map(str::to_owned),
             versions_indexed: d.get_bool("versionsIndexed").unwrap_or(false),
             object_lock: d

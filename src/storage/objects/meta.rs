@@ -50,6 +50,9 @@ pub struct ObjectMeta {
     /// The storage class the writer named (`s3StorageClass`; `None` is STANDARD). A label
     /// only: every class is stored alike (see `model::storage_class`).
     pub storage_class: Option<String>,
+    /// `x-amz-website-redirect-location` (`s3WebsiteRedirect`): where the website endpoint
+    /// redirects a request for this object (see `crate::website`).
+    pub website_redirect: Option<String>,
     /// The attribute revision (`s3AttrRev`): how many attribute writes (tags, ACL,
     /// retention, legal hold) the revision has had, the value each such write is
     /// conditioned on (`ObjectStore::write_attrs_if`). 0, and not stored, before the first.
@@ -78,6 +81,7 @@ const FIELDS: &[&str] = &[
     "s3LegalHold",
     "s3Sse",
     "s3StorageClass",
+    "s3WebsiteRedirect",
     "s3AttrRev",
 ];
 
@@ -118,6 +122,7 @@ impl ObjectMeta {
             owner: s("s3Owner"),
             version_id: s("s3VersionId"),
             storage_class: Self::storage_class_in(m).map(str::to_owned),
+            website_redirect: s("s3WebsiteRedirect"),
             retention: m.get_document("s3Retention").ok().and_then(|r| {
                 Some((
                     r.get_str("mode").ok()?.to_owned(),
@@ -173,6 +178,7 @@ impl ObjectMeta {
         put("s3Owner", &self.owner);
         put("s3VersionId", &self.version_id);
         put("s3StorageClass", &self.storage_class);
+        put("s3WebsiteRedirect", &self.website_redirect);
         if let Some((mode, until)) = &self.retention {
             d.insert("s3Retention", doc! {"mode": mode, "until": *until});
         }

@@ -190,7 +190,9 @@ impl Failed<'_> {
         let head = parts.method == Method::HEAD;
         let status = e.status.as_u16();
         // `dir` names no object but `dir/` has an index document: the folder, with its slash.
-        if status == 404 {
+        // (403 too: a reader who may not list the bucket is told AccessDenied for a missing
+        // key. The probe reveals only an index document that reader may read anyway.)
+        if status == 404 || (status == 403 && e.code == "AccessDenied") {
             if let Some(index) = rules::folder_index(self.conf, self.asked.key) {
                 if read(
                     st,

@@ -45,3 +45,4 @@ mod support;
 mod tls;
 mod versioned_delete;
 mod versioning;
+mod website;

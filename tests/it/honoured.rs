@@ -429,6 +429,19 @@ impl Case {
 /// Headers the walk leaves to other tests, and where they are checked: the signing headers,
 /// and headers that only responses carry.
 const ELSEWHERE: &[(&str, &str)] = &[
+    // Response headers of the website endpoint's HEAD errors, not request headers.
+    (
+        "x-amz-error-code",
+        "website::a_site_serves_index_documents_folders_and_errors (HEAD of a missing key)",
+    ),
+    (
+        "x-amz-error-message",
+        "website::a_site_serves_index_documents_folders_and_errors (HEAD of a missing key)",
+    ),
+    (
+        "x-amz-error-detail-key",
+        "website::a_site_serves_index_documents_folders_and_errors (HEAD of a missing key)",
+    ),
     (
         "x-amz-skip-destination-validation",
         "notify::filters_lifecycle_and_refusals (true stores an unknown target, other values 400)",

@@ -46,3 +46,4 @@ mod tls;
 mod versioned_delete;
 mod versioning;
 mod website;
+mod website_browser;

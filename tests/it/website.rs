@@ -210,6 +210,7 @@ fn a_site_serves_index_documents_folders_and_errors() {
         assert_eq!(r.status(), 404);
         assert_eq!(r.headers()["x-amz-error-code"], "NoSuchKey");
         assert_eq!(r.headers()["x-amz-error-detail-key"], "missing.html");
+        assert!(r.headers().contains_key("x-amz-error-message"));
         assert!(r.bytes().await.unwrap().is_empty());
 
         // Without an error document: AWS's HTML page, naming the key.

@@ -22,7 +22,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates
 COPY --from=build /src/target/release/grids3 /usr/local/bin/grids3
 USER grids3
 ENV GRIDS3_LISTEN=0.0.0.0:9000
-EXPOSE 9000
+EXPOSE 9000 9002
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
     CMD curl -fsS http://127.0.0.1:9000/_grids3/ready || exit 1
 ENTRYPOINT ["grids3"]

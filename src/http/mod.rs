@@ -22,8 +22,8 @@ use crate::s3::request::S3Request;
 use crate::state::AppState;
 use crate::xml;
 
-/// Longest object key, in UTF-8 bytes, as in S3.
-pub const MAX_KEY_BYTES: usize = 1024;
+pub use crate::s3::request::MAX_KEY_BYTES;
+pub use crate::s3::respond::new_request_id;
 
 /// The application router.
 pub fn router(state: AppState) -> Router {
@@ -69,11 +69,6 @@ async fn ready(State(st): State<AppState>) -> Response {
         Ok(Ok(_)) => (StatusCode::OK, "ready").into_response(),
         _ => (StatusCode::SERVICE_UNAVAILABLE, "database unreachable").into_response(),
     }
-}
-
-/// A new request id (16 upper-case hex digits, as AWS's look).
-pub fn new_request_id() -> String {
-    uuid::Uuid::new_v4().simple().to_string()[..16].to_ascii_uppercase()
 }
 
 /// Renders an error as the S3 XML document (no body for HEAD).

@@ -49,7 +49,7 @@ pub fn describe(op: &Op) -> (Support, &'static str) {
         Op::DeleteObjects => (Yes, "Quiet, per-key errors, per-key ETag / LastModifiedTime / Size conditions"),
         Op::PutObject => (Partly, "conditional writes, checksums, SSE, tagging, ACLs, Object Lock; a body without Content-Length is accepted (AWS answers 411)"),
         Op::CopyObject => (Yes, "COPY / REPLACE directives, `x-amz-copy-source-if-*`, between any encryption modes"),
-        Op::GetObject => (Partly, "single ranges, `response-*` overrides, conditionals, `partNumber`; an invalid or multi-range Range header serves the whole object (RFC 9110 allows it)"),
+        Op::GetObject => (Partly, "single ranges (with `If-Range`), `response-*` overrides, conditionals, `partNumber`; an invalid or multi-range Range header serves the whole object (RFC 9110 allows it)"),
         Op::HeadObject => (Yes, "as GetObject, without the body"),
         Op::DeleteObject => (Yes, "`If-Match`, `x-amz-if-match-last-modified-time`, `x-amz-if-match-size`"),
         Op::CreateMultipartUpload => (Yes, "checksum algorithm and type, SSE, tagging, ACLs"),

@@ -119,7 +119,12 @@ pub async fn get_object(st: &AppState, req: S3Request, head: bool) -> S3Result<R
         }
         let len = info.size();
         let sizes: Vec<u64> = info.meta.parts.iter().map(|(size, _)| *size).collect();
-        let (status, start, end) = spec.range(&sizes, len)?;
+        let holds = crate::s3::rules::preconditions::if_range_holds(
+            spec.if_range.as_deref(),
+            info.etag(),
+            info.file.upload_date,
+        );
+        let (status, start, end) = spec.range(&sizes, len, holds)?;
         let mut r = if head {
             empty(status)
         } else {

@@ -426,11 +426,20 @@ pub async fn post_object(
             || k.starts_with("x-amz-grant-")
             || k.starts_with("x-amz-server-side-encryption");
         if attr {
-            if let (Ok(n), Ok(v)) = (
+            // A value no header could carry is refused, as the same header would be: dropped,
+            // the form would store an object without what it asked for.
+            match (
                 HeaderName::from_bytes(k.as_bytes()),
                 HeaderValue::from_str(v),
             ) {
-                h.insert(n, v);
+                (Ok(n), Ok(v)) => {
+                    h.insert(n, v);
+                }
+                _ => {
+                    return Err(S3Error::invalid_argument(format!(
+                        "The form field {k} has a value no header can carry"
+                    )))
+                }
             }
         }
     }

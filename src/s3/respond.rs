@@ -16,6 +16,11 @@ use crate::storage::objects::sealed::SealedWrite;
 use crate::storage::objects::{Blocked, ObjectInfo};
 use crate::xml::Owner;
 
+/// A new request id (16 upper-case hex digits, as AWS's look).
+pub fn new_request_id() -> String {
+    uuid::Uuid::new_v4().simple().to_string()[..16].to_ascii_uppercase()
+}
+
 /// An XML response.
 pub fn xml_response(status: axum::http::StatusCode, body: String) -> Response {
     let mut r = Response::new(Body::from(body));

@@ -1,33 +1,65 @@
-//! Which bucket a website request is for: from its Host header, as AWS's website endpoint
-//! decides it (`<bucket>.<website-domain>`, or a Host equal to the bucket's name, which is
-//! what a CNAME to the endpoint sends).
+//! Which bucket a website request is for: from its Host (HTTP/1.1) or `:authority` (HTTP/2),
+//! as AWS's website endpoint decides it (`<bucket>.<website-domain>`, or a Host equal to the
+//! bucket's name, which is what a CNAME to the endpoint sends).
 
-/// The bucket a request with Host `host` is for, given the endpoint's `--website-domain`.
-/// `None` when the Host names nothing (empty, or an IPv6 literal).
-pub fn bucket_of(host: &str, domain: Option<&str>) -> Option<String> {
-    let host = host.trim().to_ascii_lowercase();
-    if host.starts_with('[') {
-        return None;
+/// A request's host, checked: a DNS name (lower-cased, without a trailing dot) and the port
+/// it named. Anything else (`a@b`, a path, an IPv6 literal, bytes a name cannot hold) is no
+/// host: redirects are built from this, never from the header as sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Host {
+    /// The name.
+    pub name: String,
+    /// The port, if the request named one.
+    pub port: Option<u16>,
+}
+
+impl Host {
+    /// Parses a Host header value (or an HTTP/2 authority).
+    pub fn parse(raw: &str) -> Option<Host> {
+        let raw = raw.trim();
+        let (name, port) = match raw.rsplit_once(':') {
+            Some((n, p)) => (n, Some(p.parse::<u16>().ok()?)),
+            None => (raw, None),
+        };
+        let name = name.to_ascii_lowercase();
+        let name = name.strip_suffix('.').unwrap_or(&name);
+        let ok = (1..=253).contains(&name.len())
+            && name
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-' | b'_'))
+            && !name.starts_with('.')
+            && !name.contains("..");
+        ok.then(|| Host {
+            name: name.to_owned(),
+            port,
+        })
     }
-    // A port is not part of the name; a trailing dot (a fully qualified name) neither.
-    let name = host.rsplit_once(':').map_or(host.as_str(), |(n, _)| n);
-    let name = name.trim_end_matches('.');
-    let domain = domain
-        .map(|d| d.trim().trim_matches('.').to_ascii_lowercase())
-        .filter(|d| !d.is_empty());
-    if let Some(d) = domain {
-        if let Some(b) = name.strip_suffix(&format!(".{d}")) {
-            if !b.is_empty() {
-                return Some(b.to_owned());
-            }
+
+    /// `name[:port]`, as a redirect's Location keeps it.
+    pub fn authority(&self) -> String {
+        match self.port {
+            Some(p) => format!("{}:{p}", self.name),
+            None => self.name.clone(),
         }
     }
-    (!name.is_empty()).then(|| name.to_owned())
+
+    /// The bucket this host names, given the endpoint's `--website-domain`.
+    pub fn bucket(&self, domain: Option<&str>) -> String {
+        let domain = domain
+            .map(|d| d.trim().trim_matches('.').to_ascii_lowercase())
+            .filter(|d| !d.is_empty());
+        if let Some(d) = domain {
+            if let Some(b) = self.name.strip_suffix(&format!(".{d}")) {
+                return b.to_owned();
+            }
+        }
+        self.name.clone()
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::bucket_of;
+    use super::Host;
 
     #[test]
     fn the_host_names_the_bucket() {
@@ -43,15 +75,24 @@ mod tests {
             ("site.localhost:9002", Some("localhost"), Some("site")),
             // The domain alone names no bucket of its own: it is a bucket named so, if any.
             ("web.example.com", d, Some("web.example.com")),
-            (".web.example.com", d, Some(".web.example.com")),
+            // Not hosts: nothing is looked up, nothing is redirected to them.
+            (".web.example.com", d, None),
             ("", d, None),
             ("[::1]:9002", d, None),
+            ("site.web.example.com:80@evil.example", d, None),
+            ("site.web.example.com:x", d, None),
+            ("a/b", d, None),
+            ("a b", d, None),
+            ("a..b", d, None),
         ] {
             assert_eq!(
-                bucket_of(host, domain).as_deref(),
+                Host::parse(host).map(|h| h.bucket(domain)).as_deref(),
                 bucket,
                 "{host} with {domain:?}"
             );
         }
+        let h = Host::parse("Site.Web.Example.COM.:9002").unwrap();
+        assert_eq!(h.authority(), "site.web.example.com:9002");
+        assert_eq!(Host::parse(&"a".repeat(254)), None);
     }
 }

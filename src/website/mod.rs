@@ -30,6 +30,6 @@ pub fn router(state: AppState) -> axum::Router {
                 key: None,
                 bucket: None,
             };
-            page::response(&failure, None, &crate::http::new_request_id(), false)
+            page::response(&failure, None, &crate::s3::respond::new_request_id(), false)
         }))
 }

@@ -39,11 +39,20 @@ pub enum Before {
     Serve(String),
 }
 
-fn matches_prefix(rule: &RoutingRule, key: &str) -> bool {
-    rule.condition
+/// A rule's `KeyPrefixEquals`, as a key starts: keys have no leading slash, and AWS's own
+/// examples write the prefix both ways (`docs/` and `/docs`), so one leading slash is not part
+/// of it. `""` for a rule without one.
+fn prefix_of(rule: &RoutingRule) -> &str {
+    let p = rule
+        .condition
         .as_ref()
         .and_then(|c| c.key_prefix_equals.as_deref())
-        .is_none_or(|p| key.starts_with(p))
+        .unwrap_or("");
+    p.strip_prefix('/').unwrap_or(p)
+}
+
+fn matches_prefix(rule: &RoutingRule, key: &str) -> bool {
+    key.starts_with(prefix_of(rule))
 }
 
 fn error_code(rule: &RoutingRule) -> Option<u16> {
@@ -68,11 +77,7 @@ fn redirect_to(rule: &RoutingRule, asked: &Asked<'_>) -> Redirection {
     };
     let proto = r.protocol.as_deref().unwrap_or(asked.proto);
     let host = r.host_name.as_deref().unwrap_or(asked.host);
-    let prefix = rule
-        .condition
-        .as_ref()
-        .and_then(|c| c.key_prefix_equals.as_deref())
-        .unwrap_or("");
+    let prefix = prefix_of(rule);
     let key = match (&r.replace_key_with, &r.replace_key_prefix_with) {
         (Some(k), _) => k.clone(),
         (None, Some(p)) => match asked.key.strip_prefix(prefix) {
@@ -157,10 +162,11 @@ pub fn after_error(
         .map(|rule| redirect_to(rule, asked))
 }
 
-/// The custom error document for an error of `status`: AWS serves it for 4XX errors only.
+/// The custom error document for an error of `status`: AWS serves it for 4XX errors, but
+/// not for the answers to a client's own conditions (412 to `If-Match`, 416 to a Range past
+/// the end), which must stay what they say.
 pub fn error_document(c: &WebsiteConfiguration, status: u16) -> Option<&str> {
-    (400..500)
-        .contains(&status)
+    ((400..500).contains(&status) && !matches!(status, 412 | 416))
         .then_some(c.error_document.as_ref()?.key.as_str())
 }
 
@@ -246,6 +252,7 @@ mod tests {
              <RoutingRule><Condition><KeyPrefixEquals>docs/old</KeyPrefixEquals></Condition><Redirect><ReplaceKeyWith>never.html</ReplaceKeyWith></Redirect></RoutingRule>\
              <RoutingRule><Condition><KeyPrefixEquals>old.html</KeyPrefixEquals></Condition><Redirect><HostName>new.example</HostName><Protocol>https</Protocol><ReplaceKeyWith>new.html</ReplaceKeyWith><HttpRedirectCode>302</HttpRedirectCode></Redirect></RoutingRule>\
              <RoutingRule><Condition><KeyPrefixEquals>img/</KeyPrefixEquals></Condition><Redirect><ReplaceKeyPrefixWith>/static/img/</ReplaceKeyPrefixWith></Redirect></RoutingRule>\
+             <RoutingRule><Condition><KeyPrefixEquals>/guide</KeyPrefixEquals></Condition><Redirect><ReplaceKeyPrefixWith>/manual</ReplaceKeyPrefixWith></Redirect></RoutingRule>\
              <RoutingRule><Condition><HttpErrorCodeReturnedEquals>404</HttpErrorCodeReturnedEquals></Condition><Redirect><ReplaceKeyPrefixWith>report-404/</ReplaceKeyPrefixWith></Redirect></RoutingRule>\
              <RoutingRule><Condition><KeyPrefixEquals>private/</KeyPrefixEquals><HttpErrorCodeReturnedEquals>403</HttpErrorCodeReturnedEquals></Condition><Redirect><HostName>login.example</HostName></Redirect></RoutingRule>",
         );
@@ -262,6 +269,10 @@ mod tests {
             (
                 "img/a b.png",
                 redirect(301, "http://site.example:9002/static/img/a%20b.png"),
+            ),
+            (
+                "guide/a.html",
+                redirect(301, "http://site.example:9002/manual/a.html"),
             ),
             ("other.html", Before::Serve("other.html".into())),
             ("", Before::Serve("index.html".into())),
@@ -286,6 +297,8 @@ mod tests {
         assert_eq!(error_document(&c, 404), Some("404.html"));
         assert_eq!(error_document(&c, 403), Some("404.html"));
         assert_eq!(error_document(&c, 503), None);
+        assert_eq!(error_document(&c, 412), None);
+        assert_eq!(error_document(&c, 416), None);
     }
 
     #[test]

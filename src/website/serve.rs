@@ -10,6 +10,7 @@ use axum::http::request::Parts;
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::response::Response;
 
+use super::host::Host;
 use super::page::{self, Failure};
 use super::rules::{self, Asked, Before, Redirection};
 use crate::error::{S3Error, S3Result};
@@ -18,36 +19,50 @@ use crate::s3::request::S3Request;
 use crate::state::AppState;
 use crate::xml::WebsiteConfiguration;
 
-/// Request headers an object read passes on to the S3 read path: a range and the
-/// conditionals. Nothing else of the request (credentials, `response-*` overrides, SSE-C
-/// keys) reaches it: a website read is anonymous.
-const PASSED: [header::HeaderName; 5] = [
+/// Request headers an object read passes on to the S3 read path: a range, the conditionals,
+/// and what a bucket policy's conditions may read (`aws:Referer`, `aws:UserAgent`: the
+/// hotlink protection AWS documents for websites). Nothing else of the request (credentials,
+/// `response-*` overrides, SSE-C keys) reaches it: a website read is anonymous.
+const PASSED: [header::HeaderName; 8] = [
     header::RANGE,
+    header::IF_RANGE,
     header::IF_MATCH,
     header::IF_NONE_MATCH,
     header::IF_MODIFIED_SINCE,
     header::IF_UNMODIFIED_SINCE,
+    header::REFERER,
+    header::USER_AGENT,
 ];
+
+/// Request headers the error document's read passes on: only what a policy may read.
+const PASSED_TO_ERROR_DOCUMENT: [header::HeaderName; 2] = [header::REFERER, header::USER_AGENT];
 
 /// The one website entry.
 pub(super) async fn entry(State(st): State<AppState>, req: Request) -> Response {
     let started = Instant::now();
-    let request_id = crate::http::new_request_id();
+    crate::metrics::in_flight(1.0);
+    let request_id = crate::s3::respond::new_request_id();
     let (parts, _body) = req.into_parts();
+    // HTTP/1.1 sends a Host header; HTTP/2 the `:authority` of the URI.
     let host = parts
         .headers
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
-        .unwrap_or_default()
-        .to_owned();
-    let bucket = super::host::bucket_of(&host, st.config.website_domain.as_deref());
-    let mut resp = answer(&st, &parts, bucket.as_deref(), &host, &request_id).await;
+        .or_else(|| parts.uri.authority().map(|a| a.as_str()))
+        .and_then(Host::parse);
+    let bucket = host
+        .as_ref()
+        .map(|h| h.bucket(st.config.website_domain.as_deref()));
+    let mut resp = answer(&st, &parts, host.as_ref(), bucket.as_deref(), &request_id).await;
     let origin = parts
         .headers
         .get(header::ORIGIN)
         .and_then(|v| v.to_str().ok());
     if let (Some(origin), Some(b), false) = (origin, &bucket, parts.method == Method::OPTIONS) {
-        crate::s3::cors::decorate(&st, b, &parts.method, origin, &mut resp).await;
+        // Bounded like the read: the bucket's rules come from the (cached) bucket lookup.
+        let limit = std::time::Duration::from_secs(st.config.request_timeout.max(1));
+        let decorate = crate::s3::cors::decorate(&st, b, &parts.method, origin, &mut resp);
+        let _ = tokio::time::timeout(limit, decorate).await;
     }
     let h = resp.headers_mut();
     if let Ok(v) = HeaderValue::from_str(&request_id) {
@@ -62,8 +77,15 @@ pub(super) async fn entry(State(st): State<AppState>, req: Request) -> Response 
         .and_then(|v| v.parse().ok())
         .filter(|_| parts.method != Method::HEAD)
         .unwrap_or(0);
+    let op = match parts.method {
+        Method::GET => "WebsiteGet",
+        Method::HEAD => "WebsiteHead",
+        Method::OPTIONS => "WebsitePreflight",
+        _ => "WebsiteOther",
+    };
+    crate::metrics::in_flight(-1.0);
     crate::metrics::request(
-        "WebsiteGet",
+        op,
         resp.status().as_u16(),
         started.elapsed().as_secs_f64(),
         0,
@@ -93,36 +115,31 @@ fn redirect(to: &Redirection) -> Response {
 async fn answer(
     st: &AppState,
     parts: &Parts,
+    host: Option<&Host>,
     bucket: Option<&str>,
-    host: &str,
     request_id: &str,
 ) -> Response {
     let head = parts.method == Method::HEAD;
     let fail = |e: S3Error, bucket: Option<&str>| {
         page::response(&Failure::of_bucket(&e, bucket), None, request_id, head)
     };
-    let Some(bucket) = bucket else {
-        return fail(S3Error::no_such_bucket(), None);
+    let (Some(host), Some(bucket)) = (host, bucket) else {
+        return fail(
+            S3Error::invalid_argument("The Host header does not name a host"),
+            None,
+        );
     };
-    match parts.method {
-        Method::GET | Method::HEAD => {}
-        Method::OPTIONS => {
-            return match crate::s3::cors::preflight(st, Some(bucket), &parts.headers).await {
-                Ok(r) => r,
-                Err(e) => fail(e, Some(bucket)),
-            }
-        }
-        _ => return fail(S3Error::method_not_allowed(), Some(bucket)),
+    if !matches!(parts.method, Method::GET | Method::HEAD | Method::OPTIONS) {
+        return fail(S3Error::method_not_allowed(), Some(bucket));
     }
-    let b =
-        match crate::s3::lookup::within_request_timeout(st, st.store.meta().bucket_cached(bucket))
-            .await
-        {
-            Ok(Ok(Some(b))) => b,
-            Ok(Ok(None)) => return fail(S3Error::no_such_bucket(), Some(bucket)),
-            Ok(Err(e)) => return fail(S3Error::from(e), Some(bucket)),
-            Err(e) => return fail(e, Some(bucket)),
-        };
+    let found =
+        crate::s3::lookup::within_request_timeout(st, st.store.meta().bucket_cached(bucket));
+    let b = match found.await {
+        Ok(Ok(Some(b))) => b,
+        Ok(Ok(None)) => return fail(S3Error::no_such_bucket(), Some(bucket)),
+        Ok(Err(e)) => return fail(S3Error::from(e), Some(bucket)),
+        Err(e) => return fail(e, Some(bucket)),
+    };
     let Some(conf) = b
         .website
         .as_deref()
@@ -130,19 +147,26 @@ async fn answer(
     else {
         return fail(S3Error::no_such_website_configuration(), Some(bucket));
     };
+    if parts.method == Method::OPTIONS {
+        return match crate::s3::cors::preflight(st, Some(bucket), &parts.headers).await {
+            Ok(r) => r,
+            Err(e) => fail(e, Some(bucket)),
+        };
+    }
     let path = parts.uri.path();
     let Ok(key) = percent_encoding::percent_decode_str(path).decode_utf8() else {
         return fail(S3Error::invalid_uri(), Some(bucket));
     };
     // One leading slash separates the host from the key, as on AWS.
     let key = key.strip_prefix('/').unwrap_or(&key).to_owned();
-    if key.len() > crate::http::MAX_KEY_BYTES {
+    if key.len() > crate::s3::request::MAX_KEY_BYTES {
         return fail(S3Error::key_too_long(), Some(bucket));
     }
     let tls = crate::tls::Transport::of(&parts.extensions).tls;
+    let authority = host.authority();
     let asked = Asked {
         key: &key,
-        host,
+        host: &authority,
         proto: if tls { "https" } else { "http" },
         path,
         query: parts.uri.query(),
@@ -152,7 +176,7 @@ async fn answer(
         Before::Serve(object) => object,
     };
     let method = parts.method.clone();
-    match read(st, parts, bucket, &object, method, true, request_id).await {
+    match read(st, parts, bucket, &object, method, &PASSED, request_id).await {
         Ok(resp) => match resp.headers().get("x-amz-website-redirect-location") {
             // The object's own redirect (routing rules, applied above, come first).
             Some(to) if resp.status().is_success() => {
@@ -194,21 +218,24 @@ impl Failed<'_> {
         // key. The probe reveals only an index document that reader may read anyway.)
         if status == 404 || (status == 403 && e.code == "AccessDenied") {
             if let Some(index) = rules::folder_index(self.conf, self.asked.key) {
-                if read(
+                let probe = read(
                     st,
                     parts,
                     self.bucket,
                     &index,
                     Method::HEAD,
-                    false,
+                    &PASSED_TO_ERROR_DOCUMENT,
                     self.request_id,
-                )
-                .await
-                .is_ok()
-                {
+                );
+                if probe.await.is_ok() {
+                    let mut location = rules::folder_location(self.asked.key);
+                    if let Some(q) = self.asked.query.filter(|q| !q.is_empty()) {
+                        location.push('?');
+                        location.push_str(q);
+                    }
                     return redirect(&Redirection {
                         status: 302,
-                        location: rules::folder_location(self.asked.key),
+                        location,
                     });
                 }
             }
@@ -222,21 +249,30 @@ impl Failed<'_> {
         let Some(doc) = doc else {
             return page::response(&failure, None, self.request_id, head);
         };
-        match read(
+        let read_doc = read(
             st,
             parts,
             self.bucket,
             doc,
             Method::GET,
-            false,
+            &PASSED_TO_ERROR_DOCUMENT,
             self.request_id,
-        )
-        .await
-        {
-            // The error document, with the error's status (404, 403), as AWS serves it.
+        );
+        match read_doc.await {
+            // The error document, with the error's status (404, 403), as AWS serves it: its
+            // body and content headers, never its validators, which name another resource
+            // than the one asked for.
             Ok(mut r) if r.status() == StatusCode::OK => {
                 *r.status_mut() = e.status;
-                r.headers_mut().remove("x-amz-website-redirect-location");
+                for h in [
+                    "x-amz-website-redirect-location",
+                    "etag",
+                    "last-modified",
+                    "accept-ranges",
+                    "x-amz-version-id",
+                ] {
+                    r.headers_mut().remove(h);
+                }
                 r
             }
             Ok(_) => page::response(&failure, None, self.request_id, head),
@@ -249,15 +285,15 @@ impl Failed<'_> {
 }
 
 /// Reads `key` as an anonymous GetObject (or HeadObject) on the S3 endpoint would: the same
-/// authorization, lookup, conditionals, Range and headers. `conditionals` passes the
-/// request's Range and `If-*` headers on (not for the index probe or the error document).
+/// authorization, lookup, conditionals, Range and headers. `passed` are the request's headers
+/// it sees (every value of each).
 async fn read(
     st: &AppState,
     parts: &Parts,
     bucket: &str,
     key: &str,
     method: Method,
-    conditionals: bool,
+    passed: &[header::HeaderName],
     request_id: &str,
 ) -> S3Result<Response> {
     let uri = format!(
@@ -274,11 +310,9 @@ async fn read(
     // The connection's facts (the peer's address for `aws:SourceIp`, TLS for
     // `aws:SecureTransport`) are the request's.
     p.extensions = parts.extensions.clone();
-    if conditionals {
-        for name in PASSED {
-            if let Some(v) = parts.headers.get(&name) {
-                p.headers.insert(name, v.clone());
-            }
+    for name in passed {
+        for v in parts.headers.get_all(name) {
+            p.headers.append(name.clone(), v.clone());
         }
     }
     let source_ip = parts

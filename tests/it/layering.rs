@@ -21,6 +21,9 @@ const LAYERS: &[(&str, u32)] = &[
     ("server", 80),
     // The HTTP side: the router, addressing, the admin API.
     ("http", 70),
+    // The website endpoint (beside the router: it enters `s3` through `s3::dispatch`, as the
+    // router does).
+    ("website", 65),
     // The S3 entry and the background jobs.
     ("s3", 60),
     ("s3::dispatch", 60),
@@ -45,6 +48,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("s3::public_access", 55),
     ("s3::tagging", 55),
     ("s3::unconfigured", 55),
+    ("s3::website", 55),
     // Shared steps with I/O, below the handlers.
     ("s3::attrs", 50),
     ("s3::authz", 50),
@@ -109,6 +113,7 @@ const HANDLERS: &[&str] = &[
     "s3::public_access",
     "s3::tagging",
     "s3::unconfigured",
+    "s3::website",
 ];
 
 /// Arrows that run up, each with its reason (at most 5). None today.

@@ -77,6 +77,30 @@ impl Site {
         r.send().await.unwrap()
     }
 
+    /// A request with the Host header given as it is.
+    pub async fn send_host(
+        &self,
+        method: &str,
+        host: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+    ) -> reqwest::Response {
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap();
+        let mut r = client
+            .request(
+                method.parse().unwrap(),
+                format!("http://{}{path}", self.addr),
+            )
+            .header(HOST, host);
+        for (k, v) in headers {
+            r = r.header(*k, *v);
+        }
+        r.send().await.unwrap()
+    }
+
     pub async fn get(&self, bucket: &str, path: &str) -> reqwest::Response {
         self.send("GET", bucket, path, &[]).await
     }
@@ -200,10 +224,13 @@ fn a_site_serves_index_documents_folders_and_errors() {
         let r = site.get("site", "/docs").await;
         assert_eq!(r.status(), 302);
         assert_eq!(location(&r), "/docs/");
-        // A missing key: 404 with the error document's body.
+        // A missing key: 404 with the error document's body (never its validators: they name
+        // another resource).
         let r = site.get("site", "/missing.html").await;
         assert_eq!(r.status(), 404);
         assert_eq!(r.headers()["content-type"], "text/html");
+        assert!(r.headers().get("etag").is_none());
+        assert!(r.headers().get("last-modified").is_none());
         assert_eq!(r.text().await.unwrap(), "<h1>not here</h1>");
         // A HEAD of it: the status, the error in headers, no body.
         let r = site.send("HEAD", "site", "/missing.html", &[]).await;
@@ -227,6 +254,25 @@ fn a_site_serves_index_documents_folders_and_errors() {
         // A host naming no bucket.
         let r = site.get("nobucket", "/").await;
         html_error(r, 404, "NoSuchBucket").await;
+        // A Host that is no host name is refused, never looked up or redirected to.
+        let r = site
+            .send_host("GET", "site.web.test:80@evil.example", "/docs", &[])
+            .await;
+        html_error(r, 400, "InvalidArgument").await;
+        // HTTP/2 names the host in `:authority`, not in a Host header.
+        let h2 = reqwest::Client::builder()
+            .http2_prior_knowledge()
+            .resolve(&format!("site.{DOMAIN}"), site.addr)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap();
+        let r = h2
+            .get(format!("http://site.{DOMAIN}:{}/docs/", site.addr.port()))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.version(), reqwest::Version::HTTP_2);
+        assert_eq!(r.text().await.unwrap(), "<h1>docs</h1>");
         // Only GET and HEAD: a PUT is 405 (and writes nothing).
         let r = site.send("PUT", "site", "/new.html", &[]).await;
         let allow = r.headers()["allow"].to_str().unwrap().to_owned();
@@ -593,6 +639,73 @@ fn range_conditionals_and_cors_work_as_on_the_s3_endpoint() {
         let r = site.send("HEAD", "media", "/clip.bin", &[]).await;
         assert_eq!(r.status(), 200);
         assert_eq!(r.headers()["content-length"], "10");
+        // If-Range: the range only while the object is the one the client holds; a stale one
+        // gets the whole object (as on the S3 endpoint), never bytes of two objects.
+        let r = site
+            .send(
+                "GET",
+                "media",
+                "/clip.bin",
+                &[("range", "bytes=2-5"), ("if-range", &etag)],
+            )
+            .await;
+        assert_eq!(r.status(), 206);
+        let r = site
+            .send(
+                "GET",
+                "media",
+                "/clip.bin",
+                &[("range", "bytes=2-5"), ("if-range", "\"stale\"")],
+            )
+            .await;
+        assert_eq!(r.status(), 200);
+        assert_eq!(r.text().await.unwrap(), "0123456789");
+        let s3_side = reqwest::Client::new()
+            .get(format!("{}/media/clip.bin", site.gw.endpoint()))
+            .header("range", "bytes=2-5")
+            .header("if-range", "\"stale\"")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(s3_side.status(), 200);
+        // A Range past the end is 416 with its Content-Range, never the error document.
+        s3.put_object()
+            .bucket("media")
+            .key("404.html")
+            .body(ByteStream::from_static(b"custom"))
+            .send()
+            .await
+            .unwrap();
+        configure(&s3, "media", index_and_error(Some("404.html")).build()).await;
+        let r = site
+            .send("GET", "media", "/clip.bin", &[("range", "bytes=100-200")])
+            .await;
+        assert_eq!(r.status(), 416);
+        assert_ne!(r.text().await.unwrap(), "custom");
+
+        // A policy's Referer condition (AWS's hotlink protection) sees the request's Referer.
+        s3.create_bucket().bucket("hotlink").send().await.unwrap();
+        s3.put_bucket_policy()
+            .bucket("hotlink")
+            .policy(r#"{"Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::hotlink/*","Condition":{"StringLike":{"aws:Referer":"http://good.example/*"}}}]}"#)
+            .send()
+            .await
+            .unwrap();
+        put(&s3, "hotlink", "index.html", "linked", "text/html").await;
+        configure(&s3, "hotlink", index_and_error(None).build()).await;
+        let r = site
+            .send(
+                "GET",
+                "hotlink",
+                "/",
+                &[("referer", "http://good.example/page")],
+            )
+            .await;
+        assert_eq!(r.status(), 200);
+        let r = site
+            .send("GET", "hotlink", "/", &[("referer", "http://bad.example/")])
+            .await;
+        assert_eq!(r.status(), 403);
 
         // OPTIONS gets the bucket's CORS answer; GETs with an Origin its headers.
         let preflight = [

@@ -231,11 +231,16 @@ check(not s3.list_bucket_intelligent_tiering_configurations(Bucket="fid")["IsTru
 check(code(lambda: s3.get_bucket_analytics_configuration(Bucket="fid", Id="x")) == "NoSuchConfiguration",
       "GetBucketAnalyticsConfiguration of an unknown id")
 try:
-    s3.put_bucket_website(Bucket="fid", WebsiteConfiguration={"IndexDocument": {"Suffix": "index.html"}})
-    check(False, "PutBucketWebsite refused")
+    s3.put_bucket_replication(Bucket="fid", ReplicationConfiguration={
+        "Role": "arn:aws:iam::1:role/r",
+        "Rules": [{"Status": "Enabled", "Prefix": "", "Destination": {"Bucket": "arn:aws:s3:::x"}}]})
+    check(False, "PutBucketReplication refused")
 except Exception as e:
-    check(e.response["Error"]["Code"] == "NotImplemented" and "website" in e.response["Error"]["Message"],
-          f"PutBucketWebsite is 501 naming the sub-resource ({e.response['Error']['Message']})")
+    check(e.response["Error"]["Code"] == "NotImplemented" and "replication" in e.response["Error"]["Message"],
+          f"PutBucketReplication is 501 naming the sub-resource ({e.response['Error']['Message']})")
+# The website configuration is stored and read back (served by the website endpoint, tests/it/website.rs).
+s3.put_bucket_website(Bucket="fid", WebsiteConfiguration={"IndexDocument": {"Suffix": "index.html"}})
+check(s3.get_bucket_website(Bucket="fid")["IndexDocument"]["Suffix"] == "index.html", "PutBucketWebsite stored")
 check(code(lambda: other.get_bucket_website(Bucket="fid")) == "AccessDenied", "and only the owner may ask")
 
 print("fidelity: all checks passed")

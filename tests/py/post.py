@@ -92,6 +92,19 @@ check(status == 201 and b"<PostResponse>" in body and b"<Key>meta.txt</Key>" in 
 h = v4.head_object(Bucket="forms", Key="meta.txt")
 check(h["ContentType"] == "text/plain" and h["Metadata"] == {"color": "blue"}, "Content-Type and x-amz-meta-* fields stored")
 
+# x-amz-website-redirect-location: stored for the website endpoint, returned by HEAD, and a
+# value that is neither a path nor an http(s) URL refused as AWS refuses it.
+p = v4.generate_presigned_post("forms", "moved.html", Fields={"x-amz-website-redirect-location": "/new.html"},
+                               Conditions=[{"x-amz-website-redirect-location": "/new.html"}], ExpiresIn=300)
+status, body, _ = post(p["url"], p["fields"])
+check(status == 204, f"a form with x-amz-website-redirect-location ({status} {body[:200]!r})")
+check(v4.head_object(Bucket="forms", Key="moved.html").get("WebsiteRedirectLocation") == "/new.html",
+      "the form's website redirect is stored")
+p = v4.generate_presigned_post("forms", "bad.html", Fields={"x-amz-website-redirect-location": "new.html"},
+                               Conditions=[{"x-amz-website-redirect-location": "new.html"}], ExpiresIn=300)
+status, body, _ = post(p["url"], p["fields"])
+check(status == 400 and b"InvalidRedirectLocation" in body, f"a bad website redirect in a form is refused ({status})")
+
 # success_action_redirect.
 p = v4.generate_presigned_post("forms", "redirect.txt",
                                Fields={"success_action_redirect": "http://example.test/done"},

@@ -207,9 +207,10 @@ pub fn website_redirect_of(h: &HeaderMap) -> S3Result<Option<String>> {
     let Some(v) = h.get("x-amz-website-redirect-location") else {
         return Ok(None);
     };
-    let v = v
-        .to_str()
-        .map_err(|_| S3Error::invalid_redirect_location())?;
+    let v = v.to_str().map_err(|_| {
+        S3Error::invalid_redirect_location()
+            .with_message("The website redirect location must be ASCII (percent-encode the rest)")
+    })?;
     if v.starts_with('/') || v.starts_with("http://") || v.starts_with("https://") {
         Ok(Some(v.to_owned()))
     } else {

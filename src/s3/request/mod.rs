@@ -20,6 +20,9 @@ use crate::storage::versions;
 use access::{Access, PerKey};
 use base64::Engine;
 
+/// Longest object key, in UTF-8 bytes, as in S3.
+pub const MAX_KEY_BYTES: usize = 1024;
+
 /// A parsed, authenticated request.
 pub struct S3Request {
     /// Method, URI, headers.

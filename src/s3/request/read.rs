@@ -23,6 +23,10 @@ pub struct ReadSpec {
     pub if_modified_since: Option<String>,
     /// `Range`, as sent.
     pub range: Option<String>,
+    /// `If-Range`, as sent: the Range applies only while it names the object's ETag or
+    /// Last-Modified (RFC 9110 section 13.1.5), so a resumed download never stitches two
+    /// objects' bytes together.
+    pub if_range: Option<String>,
     /// `partNumber`, as sent.
     pub part_number: Option<String>,
     /// `x-amz-checksum-mode: ENABLED`.
@@ -54,6 +58,7 @@ impl ReadSpec {
             if_none_match: h("if-none-match"),
             if_modified_since: h("if-modified-since"),
             range: h("range"),
+            if_range: h("if-range"),
             part_number: req.q("partNumber").map(str::to_owned),
             checksum_mode: req
                 .header("x-amz-checksum-mode")
@@ -62,9 +67,17 @@ impl ReadSpec {
     }
 
     /// The status and the byte range `[start, end)` to send of an object of `len` bytes whose
-    /// parts have `sizes` (a part number addresses a part; else the Range header).
-    pub fn range(&self, sizes: &[u64], len: u64) -> S3Result<(StatusCode, u64, u64)> {
+    /// parts have `sizes` (a part number addresses a part; else the Range header, unless
+    /// `If-Range` no longer holds: `range_holds`, see `rules::preconditions::if_range_holds`,
+    /// which makes the answer the whole object).
+    pub fn range(
+        &self,
+        sizes: &[u64],
+        len: u64,
+        range_holds: bool,
+    ) -> S3Result<(StatusCode, u64, u64)> {
         Ok(match &self.part_number {
+            None if !range_holds => (StatusCode::OK, 0, len),
             Some(n) => {
                 let (a, b) = part_range(n, sizes, len)?;
                 (StatusCode::PARTIAL_CONTENT, a, b)
@@ -90,24 +103,36 @@ mod tests {
         };
         let sizes = [5u64, 3];
         assert_eq!(
-            spec(None, None).range(&sizes, 8).unwrap(),
+            spec(None, None).range(&sizes, 8, true).unwrap(),
             (StatusCode::OK, 0, 8)
         );
         assert_eq!(
-            spec(Some("bytes=2-4"), None).range(&sizes, 8).unwrap(),
+            spec(Some("bytes=2-4"), None)
+                .range(&sizes, 8, true)
+                .unwrap(),
             (StatusCode::PARTIAL_CONTENT, 2, 5)
         );
         assert_eq!(
-            spec(None, Some("2")).range(&sizes, 8).unwrap(),
+            spec(None, Some("2")).range(&sizes, 8, true).unwrap(),
             (StatusCode::PARTIAL_CONTENT, 5, 8)
         );
         assert_eq!(
-            spec(None, Some("3")).range(&sizes, 8).unwrap_err().code,
+            spec(None, Some("3"))
+                .range(&sizes, 8, true)
+                .unwrap_err()
+                .code,
             "InvalidPartNumber"
         );
         assert_eq!(
+            spec(Some("bytes=2-4"), None)
+                .range(&sizes, 8, false)
+                .unwrap(),
+            (StatusCode::OK, 0, 8),
+            "a stale If-Range: the whole object"
+        );
+        assert_eq!(
             spec(Some("bytes=9-"), None)
-                .range(&sizes, 8)
+                .range(&sizes, 8, true)
                 .unwrap_err()
                 .code,
             "InvalidRange"

@@ -51,6 +51,26 @@ fn etag_matches(list: &str, etag: &str) -> bool {
     list.split(',').any(|t| t.trim() == "*" || bare(t) == want)
 }
 
+/// Whether a Range still applies under `If-Range` (RFC 9110 section 13.1.5): with none, yes;
+/// an entity tag must match the object's strongly (a weak one never does); a date must be the
+/// object's Last-Modified exactly. Anything else (an unparseable value) does not hold, and the
+/// whole object is sent.
+pub fn if_range_holds(if_range: Option<&str>, etag: &str, last_modified: DateTime) -> bool {
+    let Some(v) = if_range.map(str::trim) else {
+        return true;
+    };
+    if v.starts_with("W/") {
+        return false;
+    }
+    if v.starts_with('"') {
+        return v == etag.trim();
+    }
+    httpdate::parse_http_date(v)
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .is_some_and(|d| d.as_secs() as i64 == secs(last_modified))
+}
+
 /// RFC 9110 section 13.2.2 precedence: If-Match, else If-Unmodified-Since; then If-None-Match,
 /// else If-Modified-Since (the latter two give 304 on GET/HEAD).
 pub fn evaluate(
@@ -93,6 +113,25 @@ pub fn evaluate(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn if_range_needs_the_same_object() {
+        let lm = DateTime::from_millis(1_700_000_000_500);
+        let etag = "\"abc\"";
+        let exact =
+            httpdate::fmt_http_date(UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000));
+        for (v, holds) in [
+            (None, true),
+            (Some("\"abc\""), true),
+            (Some("\"abd\""), false),
+            (Some("W/\"abc\""), false),
+            (Some(exact.as_str()), true),
+            (Some("Tue, 14 Nov 2023 22:00:00 GMT"), false),
+            (Some("yesterday"), false),
+        ] {
+            assert_eq!(if_range_holds(v, etag, lm), holds, "{v:?}");
+        }
+    }
 
     #[test]
     fn conditional_precedence() {

@@ -20,6 +20,16 @@ fn refused(message: impl Into<String>) -> S3Error {
     S3Error::invalid_request(message)
 }
 
+/// Whether a `HostName` is a host (a name, optionally with a port): it becomes the authority
+/// of a redirect's `Location`, so nothing that would change the URL's meaning (`@`, `/`, `?`,
+/// `#`, `\\`) or break the header (whitespace, control characters) is taken.
+fn host_name_ok(h: &str) -> bool {
+    !h.is_empty()
+        && h.bytes().all(|c| {
+            c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-' | b'_' | b':' | b'[' | b']')
+        })
+}
+
 fn check_protocol(p: Option<&str>) -> S3Result<()> {
     match p {
         None | Some("http") | Some("https") => Ok(()),
@@ -46,6 +56,9 @@ fn check_redirect(r: &Redirect) -> S3Result<()> {
         return Err(refused(
             "The HostName cannot be blank. To redirect within the same domain, the element should not be present.",
         ));
+    }
+    if r.host_name.as_deref().is_some_and(|h| !host_name_ok(h)) {
+        return Err(invalid("The HostName is not well formed"));
     }
     check_protocol(r.protocol.as_deref())?;
     if r.replace_key_prefix_with.is_some() && r.replace_key_with.is_some() {
@@ -85,6 +98,7 @@ pub fn validate(mut c: WebsiteConfiguration) -> S3Result<WebsiteConfiguration> {
                     "A host name must be provided to redirect all requests (e.g. \"example.com\").",
                 ))
             }
+            Some(h) if !host_name_ok(h) => return Err(invalid("The HostName is not well formed")),
             Some(_) => {}
         }
         check_protocol(all.protocol.as_deref())?;
@@ -203,6 +217,9 @@ mod tests {
             (&rule("<Condition><HttpErrorCodeReturnedEquals>200</HttpErrorCodeReturnedEquals></Condition><Redirect><HostName>h</HostName></Redirect>"), "InvalidRequest", "(200)"),
             (&rule("<Redirect></Redirect>"), "InvalidRequest", "at least one"),
             (&rule("<Redirect><HostName> </HostName></Redirect>"), "InvalidRequest", "cannot be blank"),
+            (&rule("<Redirect><HostName>a.example&#13;&#10;Set-Cookie: x=1</HostName></Redirect>"), "InvalidArgument", "HostName"),
+            (&rule("<Redirect><HostName>good.example@evil.example</HostName></Redirect>"), "InvalidArgument", "HostName"),
+            ("<WebsiteConfiguration><RedirectAllRequestsTo><HostName>a/b</HostName></RedirectAllRequestsTo></WebsiteConfiguration>", "InvalidArgument", "HostName"),
             (&rule("<Condition><KeyPrefixEquals>a</KeyPrefixEquals></Condition>"), "MalformedXML", ""),
             (&rule("<Redirect><Protocol>gopher</Protocol></Redirect>"), "InvalidRequest", "protocol"),
             ("<WebsiteConfiguration><IndexDocument><Suffix>i</Suffix></IndexDocument><RoutingRules></RoutingRules></WebsiteConfiguration>", "MalformedXML", ""),

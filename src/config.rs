@@ -135,6 +135,24 @@ pub struct Config {
     #[arg(long, env = "GRIDS3_WEBSITE_DOMAIN")]
     pub website_domain: Option<String>,
 
+    /// Address to serve the web console on (see `crate::console`). Unset: no console, except
+    /// with --local-db, which serves it on 127.0.0.1:9001.
+    #[arg(long, env = "GRIDS3_CONSOLE_LISTEN")]
+    pub console_listen: Option<SocketAddr>,
+
+    /// The S3 endpoint's URL as browsers reach it (share links and uploads point there).
+    /// Unset: the S3 listen address (`http://` or, with TLS, `https://`).
+    #[arg(long, env = "GRIDS3_CONSOLE_S3_URL")]
+    pub console_s3_url: Option<String>,
+
+    /// Console sessions end after this many minutes without a request.
+    #[arg(long, env = "GRIDS3_CONSOLE_IDLE_MINUTES", default_value_t = 30)]
+    pub console_idle_minutes: u64,
+
+    /// Console sessions end this many hours after login, whatever their use.
+    #[arg(long, env = "GRIDS3_CONSOLE_SESSION_HOURS", default_value_t = 12)]
+    pub console_session_hours: u64,
+
     /// Root access key id (stored in the metastore so every instance shares it).
     #[arg(long, env = "GRIDS3_ROOT_ACCESS_KEY")]
     pub root_access_key: Option<String>,

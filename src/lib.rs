@@ -11,6 +11,7 @@ pub mod background;
 pub mod bench;
 pub mod checksum;
 pub mod config;
+pub mod console;
 pub mod crypto;
 pub mod dberror;
 pub mod devdb;

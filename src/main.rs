@@ -271,7 +271,34 @@ async fn run() -> Result<()> {
         }
         None => None,
     };
+    // The web console (`grids3::console`): off unless asked for, on at 127.0.0.1:9001 with
+    // the local database.
+    let console_addr = config.console_listen.or_else(|| {
+        config
+            .local_db
+            .then(|| std::net::SocketAddr::from(([127, 0, 0, 1], 9001)))
+    });
+    let console = match console_addr {
+        Some(at) => {
+            let l =
+                grids3::server::bind(at).with_context(|| format!("binding the console to {at}"))?;
+            let at = l.local_addr()?;
+            println!("console: {scheme}://{at} (sign in with an access key and its secret)");
+            let app = grids3::console::router(state.clone());
+            Some(tokio::spawn(grids3::server::serve(
+                l,
+                app,
+                limits,
+                tls.clone(),
+                stopped(stopping.clone()),
+            )))
+        }
+        None => None,
+    };
     grids3::server::serve(listener, grids3::app(state), limits, tls, stopped(stopping)).await?;
+    if let Some(c) = console {
+        c.await??;
+    }
     if let Some(w) = website {
         w.await??;
     }

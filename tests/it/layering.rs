@@ -24,6 +24,8 @@ const LAYERS: &[(&str, u32)] = &[
     // The website endpoint (beside the router: it enters `s3` through `s3::dispatch`, as the
     // router does).
     ("website", 65),
+    // The web console: the same door as the website endpoint.
+    ("console", 65),
     // The S3 entry and the background jobs.
     ("s3", 60),
     ("s3::dispatch", 60),

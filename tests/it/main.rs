@@ -5,6 +5,7 @@ mod attr_races;
 mod authz;
 mod browser;
 mod concerns;
+mod console;
 mod content;
 mod contract;
 mod cors;

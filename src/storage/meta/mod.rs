@@ -18,6 +18,7 @@ mod leases;
 mod posts;
 mod progress;
 mod replay;
+mod sessions;
 mod uploads;
 mod writes;
 
@@ -32,6 +33,7 @@ pub use keys::{KeyError, KeyInfo, KeySecret};
 pub use lead::Lead;
 pub use leases::{Lease, PendingReclaim};
 pub use progress::Progress;
+pub use sessions::ConsoleSession;
 pub use uploads::{PartRecord, UploadRecord, MAX_PART_SLOTS, PART_SPAN};
 pub use writes::{DeadWrite, WriteReg, POOL_SIZE};
 

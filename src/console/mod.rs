@@ -1,0 +1,100 @@
+//! The web console: browse, upload, share and manage from a browser, on a listener of its own
+//! (`--console-listen`; 127.0.0.1:9001 with `--local-db`).
+//!
+//! Server-rendered HTML (askama templates, escaping on by default) and one small script,
+//! embedded in the binary: no Node build step. Every action is the S3 request the signed-in
+//! key would send, run through `s3::dispatch` (`s3call`), so the console can do exactly what
+//! that key can do through S3, and a refusal shows AWS's reason.
+//!
+//! - `session`: login, the session cookie, CSRF, the login throttle.
+//! - `s3call`: the S3 requests.
+//! - `pages`: the routes.
+//! - `views`: the templates.
+
+mod pages;
+mod s3call;
+pub mod session;
+mod views;
+
+use axum::http::{header, HeaderValue};
+use axum::routing::{get, post};
+use axum::Router;
+
+use crate::state::AppState;
+
+/// The console's stylesheet and script, embedded.
+const CSS: &str = include_str!("../../assets/console/console.css");
+const JS: &str = include_str!("../../assets/console/console.js");
+
+/// The console's router.
+pub fn router(state: AppState) -> Router {
+    let asset = |body: &'static str, ct: &'static str| {
+        move || async move {
+            (
+                [
+                    (header::CONTENT_TYPE, ct),
+                    (header::CACHE_CONTROL, "max-age=300"),
+                ],
+                body,
+            )
+        }
+    };
+    Router::new()
+        .route("/", get(pages::buckets))
+        .route("/login", get(pages::login_page).post(pages::login))
+        .route("/logout", post(pages::logout))
+        .route("/buckets/create", post(pages::create_bucket))
+        .route("/buckets/delete", post(pages::delete_bucket))
+        .route("/browse", get(pages::browse))
+        .route("/object", get(pages::object))
+        .route("/download", get(pages::download))
+        .route("/objects/delete", post(pages::delete_objects))
+        .route("/objects/share", post(pages::share))
+        .route(
+            "/static/console.css",
+            get(asset(CSS, "text/css; charset=utf-8")),
+        )
+        .route(
+            "/static/console.js",
+            get(asset(JS, "text/javascript; charset=utf-8")),
+        )
+        .with_state(state)
+        .layer(axum::middleware::map_response(protect))
+        .layer(tower_http::catch_panic::CatchPanicLayer::new())
+}
+
+/// The S3 endpoint's URL as browsers reach it (`--console-s3-url`, else the S3 listener).
+pub fn s3_url(st: &AppState) -> String {
+    match &st.config.console_s3_url {
+        Some(u) => u.trim_end_matches('/').to_owned(),
+        None => {
+            let scheme = if st.config.tls_cert.is_some() {
+                "https"
+            } else {
+                "http"
+            };
+            format!("{scheme}://{}", st.config.listen)
+        }
+    }
+}
+
+/// Headers every console answer carries: no framing, no sniffing, scripts and styles only
+/// from the console itself, no referrer leaking keys into other sites' logs.
+async fn protect(mut r: axum::response::Response) -> axum::response::Response {
+    let h = r.headers_mut();
+    for (k, v) in [
+        (
+            "content-security-policy",
+            "default-src 'self'; img-src 'self' data: blob:; media-src 'self' blob:; object-src 'none'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
+        ),
+        ("x-content-type-options", "nosniff"),
+        ("x-frame-options", "DENY"),
+        ("referrer-policy", "no-referrer"),
+    ] {
+        h.insert(k, HeaderValue::from_static(v));
+    }
+    if !h.contains_key(header::CACHE_CONTROL) {
+        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    r
+}

@@ -1,0 +1,653 @@
+//! The console's routes: gather the session and the form, send the S3 request as the
+//! signed-in key, render the page.
+
+use askama::Template;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::request::Parts;
+use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+
+use super::s3call::{BucketList, Caller, ObjectList};
+use super::session::{self, Signed};
+use super::views;
+use crate::error::S3Error;
+use crate::state::AppState;
+
+/// Largest form body the console reads.
+const MAX_FORM: usize = 256 * 1024;
+
+/// Objects and folders on one page of a folder.
+const PAGE: &str = "200";
+
+fn html(t: impl Template) -> Response {
+    match t.render() {
+        Ok(body) => ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response(),
+        Err(e) => {
+            tracing::error!(error = %e, "a console template failed");
+            StatusCode::INTERNAL_SERVER_ERROR.into_response()
+        }
+    }
+}
+
+fn see_other(to: &str) -> Response {
+    let mut r = StatusCode::SEE_OTHER.into_response();
+    if let Ok(v) = HeaderValue::from_str(to) {
+        r.headers_mut().insert(header::LOCATION, v);
+    }
+    r
+}
+
+fn tls(parts: &Parts) -> bool {
+    crate::tls::Transport::of(&parts.extensions).tls
+}
+
+/// A form or query string, decoded (`+` is a space in forms).
+fn pairs(raw: &str) -> Vec<(String, String)> {
+    raw.split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            let d = |s: &str| crate::percent::decode(&s.replace('+', " "));
+            (d(k), d(v))
+        })
+        .collect()
+}
+
+fn field<'a>(f: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    f.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+}
+
+async fn form(body: Body) -> Result<Vec<(String, String)>, Response> {
+    let bytes = axum::body::to_bytes(body, MAX_FORM)
+        .await
+        .map_err(|_| StatusCode::PAYLOAD_TOO_LARGE.into_response())?;
+    Ok(pairs(&String::from_utf8_lossy(&bytes)))
+}
+
+/// What every signed-in page needs.
+struct Ctx {
+    parts: Parts,
+    signed: Signed,
+    request_id: String,
+}
+
+impl Ctx {
+    fn caller<'a>(&'a self, st: &'a AppState) -> Caller<'a> {
+        Caller {
+            st,
+            access_key: &self.signed.session.access_key,
+            root: self.signed.root,
+            parts: &self.parts,
+            request_id: &self.request_id,
+        }
+    }
+
+    fn who(&self) -> String {
+        self.signed.session.access_key.clone()
+    }
+
+    fn csrf(&self) -> String {
+        self.signed.session.csrf.clone()
+    }
+
+    /// A page saying what happened (an S3 refusal shows AWS's code and reason).
+    fn message(
+        &self,
+        status: StatusCode,
+        title: &str,
+        error: Option<S3Error>,
+        back: &str,
+    ) -> Response {
+        let mut r = html(views::Message {
+            who: self.who(),
+            csrf: self.csrf(),
+            root: self.signed.root,
+            error: error.map(|e| reason(&e)),
+            title: title.to_owned(),
+            back: back.to_owned(),
+        });
+        *r.status_mut() = status;
+        r
+    }
+}
+
+/// AWS's code and message of a refusal, as the console shows it.
+fn reason(e: &S3Error) -> String {
+    format!("{}: {}", e.code, e.message)
+}
+
+/// The session of a request, or the way to the login page.
+async fn signed_in(st: &AppState, parts: Parts) -> Result<Ctx, Response> {
+    match session::current(st, &parts).await {
+        Ok(Some(signed)) => Ok(Ctx {
+            parts,
+            signed,
+            request_id: crate::s3::respond::new_request_id(),
+        }),
+        Ok(None) => Err(see_other("/login")),
+        Err(e) => Err((e.status, reason(&e)).into_response()),
+    }
+}
+
+/// A signed-in POST: the session, its form, and the CSRF check.
+async fn signed_post(
+    st: &AppState,
+    req: Request,
+) -> Result<(Ctx, Vec<(String, String)>), Response> {
+    let (parts, body) = req.into_parts();
+    let ctx = signed_in(st, parts).await?;
+    let f = form(body).await?;
+    if let Err(e) = session::check_csrf(
+        &ctx.parts,
+        Some(&ctx.signed.session),
+        field(&f, "csrf").unwrap_or(""),
+    ) {
+        return Err(ctx.message(StatusCode::FORBIDDEN, "Refused", Some(e), "/"));
+    }
+    Ok((ctx, f))
+}
+
+/// GET /login.
+pub async fn login_page(State(st): State<AppState>, req: Request) -> Response {
+    let (parts, _) = req.into_parts();
+    if let Ok(Some(_)) = session::current(&st, &parts).await {
+        return see_other("/");
+    }
+    html(views::Login {
+        who: String::new(),
+        csrf: String::new(),
+        root: false,
+        error: None,
+    })
+}
+
+/// POST /login.
+pub async fn login(State(st): State<AppState>, req: Request) -> Response {
+    let (parts, body) = req.into_parts();
+    let f = match form(body).await {
+        Ok(f) => f,
+        Err(r) => return r,
+    };
+    let page = |status: StatusCode, error: &str| {
+        let mut r = html(views::Login {
+            who: String::new(),
+            csrf: String::new(),
+            root: false,
+            error: Some(error.to_owned()),
+        });
+        *r.status_mut() = status;
+        r
+    };
+    if let Err(e) = session::same_origin(&parts) {
+        return page(StatusCode::FORBIDDEN, &reason(&e));
+    }
+    let client = parts
+        .extensions
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|c| c.0.ip().to_string())
+        .unwrap_or_default();
+    let ak = field(&f, "access_key").unwrap_or("").trim();
+    let secret = field(&f, "secret").unwrap_or("");
+    match session::login(&st, &client, ak, secret).await {
+        Ok(Ok(s)) => {
+            let mut r = see_other("/");
+            if let Ok(v) =
+                HeaderValue::from_str(&session::set_cookie(&st, Some(&s.id), tls(&parts)))
+            {
+                r.headers_mut().insert(header::SET_COOKIE, v);
+            }
+            r
+        }
+        Ok(Err(session::Refused::Wrong)) => page(
+            StatusCode::UNAUTHORIZED,
+            "The access key and secret do not match a key of this server.",
+        ),
+        Ok(Err(session::Refused::Throttled)) => page(
+            StatusCode::TOO_MANY_REQUESTS,
+            "Too many failed sign-ins lately: wait a few minutes and try again.",
+        ),
+        Err(e) => page(e.status, &reason(&e)),
+    }
+}
+
+/// POST /logout.
+pub async fn logout(State(st): State<AppState>, req: Request) -> Response {
+    let (ctx, _) = match signed_post(&st, req).await {
+        Ok(x) => x,
+        Err(r) => return r,
+    };
+    if let Err(e) = session::logout(&st, &ctx.signed.session).await {
+        return ctx.message(e.status, "Sign-out failed", Some(e), "/");
+    }
+    let mut r = see_other("/login");
+    if let Ok(v) = HeaderValue::from_str(&session::set_cookie(&st, None, tls(&ctx.parts))) {
+        r.headers_mut().insert(header::SET_COOKIE, v);
+    }
+    r
+}
+
+/// GET /: the buckets this key may list.
+pub async fn buckets(State(st): State<AppState>, req: Request) -> Response {
+    let ctx = match signed_in(&st, req.into_parts().0).await {
+        Ok(c) => c,
+        Err(r) => return r,
+    };
+    let (list, error) = match ctx
+        .caller(&st)
+        .xml::<BucketList>(Method::GET, None, &[])
+        .await
+    {
+        Ok(l) => (l, None),
+        Err(e) => (BucketList::default(), Some(reason(&e))),
+    };
+    html(views::Buckets {
+        who: ctx.who(),
+        csrf: ctx.csrf(),
+        root: ctx.signed.root,
+        error,
+        buckets: list
+            .buckets
+            .bucket
+            .into_iter()
+            .map(|b| views::BucketRow {
+                name: b.name,
+                created: b.creation_date,
+            })
+            .collect(),
+    })
+}
+
+/// POST /buckets/create: CreateBucket (with Object Lock and the storage mode as its headers
+/// ask), then PutBucketVersioning when asked.
+pub async fn create_bucket(State(st): State<AppState>, req: Request) -> Response {
+    let (ctx, f) = match signed_post(&st, req).await {
+        Ok(x) => x,
+        Err(r) => return r,
+    };
+    let name = field(&f, "name").unwrap_or("").trim().to_owned();
+    let caller = ctx.caller(&st);
+    let mut headers = Vec::new();
+    if field(&f, "object_lock") == Some("on") {
+        headers.push(("x-amz-bucket-object-lock-enabled", "true".to_owned()));
+    }
+    if let Some(mode) = field(&f, "storage").filter(|m| !m.is_empty()) {
+        headers.push(("x-grids3-storage-mode", mode.to_owned()));
+    }
+    if let Err(e) = caller
+        .send(Method::PUT, Some(&name), None, &[], &headers, Body::empty())
+        .await
+    {
+        return ctx.message(e.status, "The bucket was not created", Some(e), "/");
+    }
+    if field(&f, "versioning") == Some("on") {
+        let body = format!(
+            "<VersioningConfiguration xmlns=\"{}\"><Status>Enabled</Status></VersioningConfiguration>",
+            crate::xml::S3_NS
+        );
+        if let Err(e) = caller
+            .send(
+                Method::PUT,
+                Some(&name),
+                None,
+                &[("versioning", "")],
+                &[],
+                Body::from(body),
+            )
+            .await
+        {
+            return ctx.message(
+                e.status,
+                "The bucket was created without versioning",
+                Some(e),
+                "/",
+            );
+        }
+    }
+    see_other(&format!(
+        "/browse?bucket={}",
+        crate::percent::uri_encode(&name, false)
+    ))
+}
+
+/// POST /buckets/delete: DeleteBucket.
+pub async fn delete_bucket(State(st): State<AppState>, req: Request) -> Response {
+    let (ctx, f) = match signed_post(&st, req).await {
+        Ok(x) => x,
+        Err(r) => return r,
+    };
+    let bucket = field(&f, "bucket").unwrap_or("").to_owned();
+    match ctx
+        .caller(&st)
+        .send(Method::DELETE, Some(&bucket), None, &[], &[], Body::empty())
+        .await
+    {
+        Ok(_) => see_other("/"),
+        Err(e) => ctx.message(
+            e.status,
+            "The bucket was not deleted",
+            Some(e),
+            &format!(
+                "/browse?bucket={}",
+                crate::percent::uri_encode(&bucket, false)
+            ),
+        ),
+    }
+}
+
+/// GET /browse?bucket=&prefix=&token=: one page of a folder (ListObjectsV2 with `/` as the
+/// delimiter: bounded queries, so a page costs the same at 100k keys).
+pub async fn browse(State(st): State<AppState>, req: Request) -> Response {
+    let (parts, _) = req.into_parts();
+    let q = pairs(parts.uri.query().unwrap_or(""));
+    let ctx = match signed_in(&st, parts).await {
+        Ok(c) => c,
+        Err(r) => return r,
+    };
+    let bucket = field(&q, "bucket").unwrap_or("").to_owned();
+    let prefix = field(&q, "prefix").unwrap_or("").to_owned();
+    let mut query = vec![
+        ("list-type", "2"),
+        ("delimiter", "/"),
+        ("max-keys", PAGE),
+        ("encoding-type", "url"),
+        ("prefix", prefix.as_str()),
+    ];
+    if let Some(t) = field(&q, "token").filter(|t| !t.is_empty()) {
+        query.push(("continuation-token", t));
+    }
+    let (list, error) = match ctx
+        .caller(&st)
+        .xml::<ObjectList>(Method::GET, Some(&bucket), &query)
+        .await
+    {
+        Ok(l) => (l, None),
+        Err(e) => (ObjectList::default(), Some(reason(&e))),
+    };
+    // Keys came URL-encoded (encoding-type=url): any byte a key holds survives the XML.
+    let decode = |s: &str| crate::percent::decode(s);
+    let short = |full: &str| {
+        full.strip_prefix(prefix.as_str())
+            .unwrap_or(full)
+            .to_owned()
+    };
+    let mut crumbs = Vec::new();
+    let mut at = String::new();
+    for part in prefix.split_inclusive('/') {
+        at.push_str(part);
+        crumbs.push(views::Crumb {
+            label: part.trim_end_matches('/').to_owned(),
+            prefix: at.clone(),
+        });
+    }
+    html(views::Browse {
+        who: ctx.who(),
+        csrf: ctx.csrf(),
+        root: ctx.signed.root,
+        error,
+        crumbs,
+        folders: list
+            .prefixes
+            .iter()
+            .map(|p| {
+                let full = decode(&p.prefix);
+                views::Folder {
+                    name: short(&full),
+                    prefix: full,
+                }
+            })
+            .collect(),
+        objects: list
+            .contents
+            .iter()
+            .map(|o| {
+                let key = decode(&o.key);
+                views::ObjectRow {
+                    name: short(&key),
+                    key,
+                    size: o.size,
+                    modified: o.last_modified.clone(),
+                }
+            })
+            .collect(),
+        next: list.next.filter(|_| list.truncated),
+        bucket,
+        prefix,
+    })
+}
+
+fn parent_of(key: &str) -> String {
+    match key.rfind('/') {
+        Some(i) => key[..=i].to_owned(),
+        None => String::new(),
+    }
+}
+
+/// The object page (HeadObject), with a share link when one was just made.
+async fn object_page(
+    st: &AppState,
+    ctx: &Ctx,
+    bucket: &str,
+    key: &str,
+    share: Option<(String, String)>,
+) -> Response {
+    let head = ctx
+        .caller(st)
+        .send(
+            Method::HEAD,
+            Some(bucket),
+            Some(key),
+            &[],
+            &[],
+            Body::empty(),
+        )
+        .await;
+    let back = format!(
+        "/browse?bucket={}",
+        crate::percent::uri_encode(bucket, false)
+    );
+    let r = match head {
+        Ok(r) => r,
+        Err(e) => return ctx.message(e.status, "The object cannot be shown", Some(e), &back),
+    };
+    let h = |n: &str| {
+        r.headers()
+            .get(n)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_owned()
+    };
+    let headers = r
+        .headers()
+        .iter()
+        .filter(|(k, _)| {
+            let k = k.as_str();
+            k.starts_with("x-amz-meta-")
+                || k.starts_with("x-amz-server-side-encryption")
+                || k.starts_with("x-amz-object-lock")
+                || matches!(
+                    k,
+                    "cache-control"
+                        | "content-encoding"
+                        | "content-disposition"
+                        | "x-amz-version-id"
+                        | "x-amz-storage-class"
+                        | "x-amz-website-redirect-location"
+                )
+        })
+        .map(|(k, v)| {
+            (
+                k.as_str().to_owned(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    let (share, share_until) = share.unzip();
+    html(views::Object {
+        who: ctx.who(),
+        csrf: ctx.csrf(),
+        root: ctx.signed.root,
+        error: None,
+        bucket: bucket.to_owned(),
+        key: key.to_owned(),
+        parent: parent_of(key),
+        size: h("content-length"),
+        content_type: h("content-type"),
+        etag: h("etag"),
+        modified: h("last-modified"),
+        headers,
+        share,
+        share_until: share_until.unwrap_or_default(),
+    })
+}
+
+/// GET /object?bucket=&key=.
+pub async fn object(State(st): State<AppState>, req: Request) -> Response {
+    let (parts, _) = req.into_parts();
+    let q = pairs(parts.uri.query().unwrap_or(""));
+    let ctx = match signed_in(&st, parts).await {
+        Ok(c) => c,
+        Err(r) => return r,
+    };
+    let bucket = field(&q, "bucket").unwrap_or("").to_owned();
+    let key = field(&q, "key").unwrap_or("").to_owned();
+    object_page(&st, &ctx, &bucket, &key, None).await
+}
+
+/// GET /download?bucket=&key=: GetObject as the key, streamed, as an attachment.
+pub async fn download(State(st): State<AppState>, req: Request) -> Response {
+    let (parts, _) = req.into_parts();
+    let q = pairs(parts.uri.query().unwrap_or(""));
+    let ctx = match signed_in(&st, parts).await {
+        Ok(c) => c,
+        Err(r) => return r,
+    };
+    let bucket = field(&q, "bucket").unwrap_or("").to_owned();
+    let key = field(&q, "key").unwrap_or("").to_owned();
+    match ctx
+        .caller(&st)
+        .send(
+            Method::GET,
+            Some(&bucket),
+            Some(&key),
+            &[],
+            &[],
+            Body::empty(),
+        )
+        .await
+    {
+        Ok(mut r) => {
+            let name = key.rsplit('/').next().unwrap_or("download");
+            let disposition = format!(
+                "attachment; filename*=UTF-8''{}",
+                crate::percent::uri_encode(name, false)
+            );
+            if let Ok(v) = HeaderValue::from_str(&disposition) {
+                r.headers_mut().insert(header::CONTENT_DISPOSITION, v);
+            }
+            r
+        }
+        Err(e) => ctx.message(e.status, "The object cannot be downloaded", Some(e), "/"),
+    }
+}
+
+/// POST /objects/delete: DeleteObject of each selected key, each authorized on its own.
+pub async fn delete_objects(State(st): State<AppState>, req: Request) -> Response {
+    let (ctx, f) = match signed_post(&st, req).await {
+        Ok(x) => x,
+        Err(r) => return r,
+    };
+    let bucket = field(&f, "bucket").unwrap_or("").to_owned();
+    let prefix = field(&f, "prefix").unwrap_or("").to_owned();
+    let back = format!(
+        "/browse?bucket={}&prefix={}",
+        crate::percent::uri_encode(&bucket, false),
+        crate::percent::uri_encode(&prefix, false)
+    );
+    let caller = ctx.caller(&st);
+    for key in f.iter().filter(|(k, _)| k == "key").map(|(_, v)| v) {
+        if let Err(e) = caller
+            .send(
+                Method::DELETE,
+                Some(&bucket),
+                Some(key),
+                &[],
+                &[],
+                Body::empty(),
+            )
+            .await
+        {
+            return ctx.message(e.status, &format!("{key} was not deleted"), Some(e), &back);
+        }
+    }
+    see_other(&back)
+}
+
+/// POST /objects/share: a presigned GET of the object, signed with the session key's secret,
+/// valid for the time chosen (at most 7 days, as SigV4 allows). Only a key that may read the
+/// object gets a link (the HEAD first), and the link itself is checked again when used.
+pub async fn share(State(st): State<AppState>, req: Request) -> Response {
+    let (ctx, f) = match signed_post(&st, req).await {
+        Ok(x) => x,
+        Err(r) => return r,
+    };
+    let bucket = field(&f, "bucket").unwrap_or("").to_owned();
+    let key = field(&f, "key").unwrap_or("").to_owned();
+    let seconds = field(&f, "seconds")
+        .filter(|s| !s.is_empty())
+        .or(field(&f, "expires"))
+        .and_then(|s| s.parse::<u64>().ok())
+        .filter(|s| (1..=604_800).contains(s));
+    let Some(seconds) = seconds else {
+        let e =
+            S3Error::invalid_argument("A link is valid for 1 second to 7 days (604800 seconds)");
+        return ctx.message(StatusCode::BAD_REQUEST, "No link was made", Some(e), "/");
+    };
+    if let Err(e) = ctx
+        .caller(&st)
+        .send(
+            Method::HEAD,
+            Some(&bucket),
+            Some(&key),
+            &[],
+            &[],
+            Body::empty(),
+        )
+        .await
+    {
+        return ctx.message(e.status, "No link was made", Some(e), "/");
+    }
+    let secret = match st.creds.secret_of(&ctx.signed.session.access_key).await {
+        Ok(Some(s)) => s,
+        _ => return see_other("/login"),
+    };
+    let base = super::s3_url(&st);
+    let host = base
+        .split_once("://")
+        .map(|(_, rest)| rest.split('/').next().unwrap_or(rest))
+        .unwrap_or(&base)
+        .to_owned();
+    let path = format!(
+        "/{}/{}",
+        crate::percent::uri_encode(&bucket, false),
+        crate::percent::uri_encode(&key, true)
+    );
+    let now = st.store.meta().clock().now().to_chrono();
+    let amz_date = now.format("%Y%m%dT%H%M%SZ").to_string();
+    let query = crate::auth::sigv4::presign_query(&crate::auth::sigv4::Presign {
+        access_key: &ctx.signed.session.access_key,
+        secret: &secret.secret,
+        region: &st.config.region,
+        host: &host,
+        method: "GET",
+        path: &path,
+        amz_date: &amz_date,
+        expires: seconds,
+        extra: &[],
+    });
+    let until = (now + chrono::Duration::seconds(seconds as i64))
+        .format("%Y-%m-%d %H:%M:%S UTC")
+        .to_string();
+    let url = format!("{}{path}?{query}", base.trim_end_matches('/'));
+    object_page(&st, &ctx, &bucket, &key, Some((url, until))).await
+}

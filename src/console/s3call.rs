@@ -1,0 +1,174 @@
+//! The console's S3 requests: each action is the S3 request the same key would send, parsed
+//! by the router's own parser (`s3::op::parse`) and run by `s3::dispatch`, so that it is
+//! authorized by the same decision code and answered by the same handler. A refusal is the
+//! S3 error itself, with AWS's code and reason.
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::request::Parts;
+use axum::http::{HeaderName, HeaderValue, Method};
+use axum::response::Response;
+use serde::Deserialize;
+
+use crate::error::{S3Error, S3Result};
+use crate::s3::request::S3Request;
+use crate::state::AppState;
+
+/// Who acts: the signed-in key, and the facts of the browser's request that a bucket policy
+/// may read (its address, transport, Referer, User-Agent).
+pub struct Caller<'a> {
+    pub st: &'a AppState,
+    pub access_key: &'a str,
+    pub root: bool,
+    pub parts: &'a Parts,
+    pub request_id: &'a str,
+}
+
+impl Caller<'_> {
+    /// Sends one S3 request as the signed-in key.
+    pub async fn send(
+        &self,
+        method: Method,
+        bucket: Option<&str>,
+        key: Option<&str>,
+        query: &[(&str, &str)],
+        headers: &[(&str, String)],
+        body: Body,
+    ) -> S3Result<Response> {
+        let mut path = String::from("/");
+        if let Some(b) = bucket {
+            path.push_str(&crate::percent::uri_encode(b, false));
+            if let Some(k) = key {
+                path.push('/');
+                path.push_str(&crate::percent::uri_encode(k, true));
+            }
+        }
+        let (mut p, ()) = Request::builder()
+            .method(method.clone())
+            .uri(path)
+            .body(())
+            .map_err(|_| S3Error::invalid_uri())?
+            .into_parts();
+        p.extensions = self.parts.extensions.clone();
+        for name in [axum::http::header::REFERER, axum::http::header::USER_AGENT] {
+            if let Some(v) = self.parts.headers.get(&name) {
+                p.headers.insert(name, v.clone());
+            }
+        }
+        for (k, v) in headers {
+            let name = HeaderName::from_bytes(k.as_bytes())
+                .map_err(|_| S3Error::invalid_argument("bad header"))?;
+            let value = HeaderValue::from_str(v)
+                .map_err(|_| S3Error::invalid_argument(format!("{k} cannot carry this value")))?;
+            p.headers.insert(name, value);
+        }
+        let query: Vec<(String, String)> = query
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        let op = crate::s3::op::parse(&method, bucket, key, &query, &p.headers);
+        if let crate::s3::op::Op::NotImplemented(what) = &op {
+            return Err(S3Error::not_implemented()
+                .with_message(format!("{what} is not implemented by grids3")));
+        }
+        let source_ip = self
+            .parts
+            .extensions
+            .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+            .map(|c| c.0.ip());
+        let req = S3Request {
+            parts: p,
+            query,
+            bucket: bucket.map(str::to_owned),
+            key: key.map(str::to_owned),
+            auth: crate::auth::Auth::unsigned_body(self.access_key.to_owned(), self.root),
+            body,
+            access: crate::s3::request::access::Access::Denied,
+            source_access: crate::s3::request::access::Access::Granted,
+            per_key: None,
+            bypass_governance: false,
+            source_ip,
+            request_id: self.request_id.to_owned(),
+            tagging: None,
+        };
+        if op.moves_data() {
+            crate::s3::dispatch(self.st, op, req).await
+        } else {
+            crate::s3::lookup::within_request_timeout(
+                self.st,
+                crate::s3::dispatch(self.st, op, req),
+            )
+            .await?
+        }
+    }
+
+    /// Sends a request whose answer is XML, and reads it as `T` (of the root `root`).
+    pub async fn xml<T: for<'de> Deserialize<'de>>(
+        &self,
+        method: Method,
+        bucket: Option<&str>,
+        query: &[(&str, &str)],
+    ) -> S3Result<T> {
+        let r = self
+            .send(method, bucket, None, query, &[], Body::empty())
+            .await?;
+        let bytes = axum::body::to_bytes(r.into_body(), 16 * 1024 * 1024)
+            .await
+            .map_err(|_| S3Error::internal())?;
+        let text = std::str::from_utf8(&bytes).map_err(|_| S3Error::internal())?;
+        quick_xml::de::from_str(text).map_err(|e| {
+            tracing::error!(error = %e, "the console could not read an S3 answer");
+            S3Error::internal()
+        })
+    }
+}
+
+/// `ListAllMyBucketsResult`, as the console reads it.
+#[derive(Deserialize, Debug, Default)]
+pub struct BucketList {
+    #[serde(rename = "Buckets", default)]
+    pub buckets: Buckets,
+}
+
+#[derive(Deserialize, Debug, Default)]
+pub struct Buckets {
+    #[serde(rename = "Bucket", default)]
+    pub bucket: Vec<BucketEntry>,
+}
+
+#[derive(Deserialize, Debug, Default)]
+pub struct BucketEntry {
+    #[serde(rename = "Name")]
+    pub name: String,
+    #[serde(rename = "CreationDate", default)]
+    pub creation_date: String,
+}
+
+/// `ListBucketResult` (ListObjectsV2), as the console reads it.
+#[derive(Deserialize, Debug, Default)]
+pub struct ObjectList {
+    #[serde(rename = "Contents", default)]
+    pub contents: Vec<ObjectEntry>,
+    #[serde(rename = "CommonPrefixes", default)]
+    pub prefixes: Vec<PrefixEntry>,
+    #[serde(rename = "IsTruncated", default)]
+    pub truncated: bool,
+    #[serde(rename = "NextContinuationToken", default)]
+    pub next: Option<String>,
+}
+
+#[derive(Deserialize, Debug, Default)]
+pub struct ObjectEntry {
+    #[serde(rename = "Key")]
+    pub key: String,
+    #[serde(rename = "Size", default)]
+    pub size: u64,
+    #[serde(rename = "LastModified", default)]
+    pub last_modified: String,
+}
+
+#[derive(Deserialize, Debug, Default)]
+pub struct PrefixEntry {
+    #[serde(rename = "Prefix")]
+    pub prefix: String,
+}

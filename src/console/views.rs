@@ -1,0 +1,99 @@
+//! The console's pages, as askama templates (`templates/console/`): every value is escaped
+//! by default, so a key name is always text, never markup.
+
+use askama::Template;
+
+/// The sign-in page.
+#[derive(Template)]
+#[template(path = "console/login.html")]
+pub struct Login {
+    pub who: String,
+    pub csrf: String,
+    pub root: bool,
+    pub error: Option<String>,
+}
+
+/// One bucket of the list.
+pub struct BucketRow {
+    pub name: String,
+    pub created: String,
+}
+
+/// The bucket list.
+#[derive(Template)]
+#[template(path = "console/buckets.html")]
+pub struct Buckets {
+    pub who: String,
+    pub csrf: String,
+    pub root: bool,
+    pub error: Option<String>,
+    pub buckets: Vec<BucketRow>,
+}
+
+/// One step of the breadcrumbs.
+pub struct Crumb {
+    pub label: String,
+    pub prefix: String,
+}
+
+/// One folder (common prefix) of a listing.
+pub struct Folder {
+    pub name: String,
+    pub prefix: String,
+}
+
+/// One object of a listing.
+pub struct ObjectRow {
+    pub name: String,
+    pub key: String,
+    pub size: u64,
+    pub modified: String,
+}
+
+/// A folder of a bucket.
+#[derive(Template)]
+#[template(path = "console/browse.html")]
+pub struct Browse {
+    pub who: String,
+    pub csrf: String,
+    pub root: bool,
+    pub error: Option<String>,
+    pub bucket: String,
+    pub prefix: String,
+    pub crumbs: Vec<Crumb>,
+    pub folders: Vec<Folder>,
+    pub objects: Vec<ObjectRow>,
+    pub next: Option<String>,
+}
+
+/// An object's details.
+#[derive(Template)]
+#[template(path = "console/object.html")]
+pub struct Object {
+    pub who: String,
+    pub csrf: String,
+    pub root: bool,
+    pub error: Option<String>,
+    pub bucket: String,
+    pub key: String,
+    pub parent: String,
+    pub size: String,
+    pub content_type: String,
+    pub etag: String,
+    pub modified: String,
+    pub headers: Vec<(String, String)>,
+    pub share: Option<String>,
+    pub share_until: String,
+}
+
+/// A page with a title and a way back (after an action, or to show a refusal).
+#[derive(Template)]
+#[template(path = "console/message.html")]
+pub struct Message {
+    pub who: String,
+    pub csrf: String,
+    pub root: bool,
+    pub error: Option<String>,
+    pub title: String,
+    pub back: String,
+}

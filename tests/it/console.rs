@@ -1,0 +1,328 @@
+//! The web console (issue 39), from outside: sessions, CSRF and the login throttle with raw
+//! HTTP; the pages in headless Chromium (`console_browser.rs`).
+
+use aws_sdk_s3::primitives::ByteStream;
+use reqwest::header::{COOKIE, LOCATION, SET_COOKIE};
+
+use crate::support::{self, Gateway};
+
+/// A gateway with its console on an ephemeral port.
+pub struct Console {
+    pub gw: Gateway,
+    pub addr: std::net::SocketAddr,
+    server: tokio::task::AbortHandle,
+}
+
+impl Drop for Console {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+impl Console {
+    pub async fn start(tag: &str) -> Console {
+        let gw = support::gateway(tag).await;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        // Share links point at this gateway's S3 listener.
+        let mut state = gw.state.clone();
+        let mut config = (*state.config).clone();
+        config.console_s3_url = Some(gw.endpoint());
+        state.config = std::sync::Arc::new(config);
+        let app = grids3::console::router(state);
+        let server = tokio::spawn(async move {
+            axum::serve(
+                listener,
+                app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+            )
+            .await
+            .unwrap();
+        });
+        Console {
+            gw,
+            addr,
+            server: server.abort_handle(),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    fn client() -> reqwest::Client {
+        reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap()
+    }
+
+    /// Signs in; the session cookie (`name=value`) or the refusal's status.
+    pub async fn login(&self, ak: &str, sk: &str) -> Result<String, u16> {
+        let r = Self::client()
+            .post(self.url("/login"))
+            .form(&[("access_key", ak), ("secret", sk)])
+            .send()
+            .await
+            .unwrap();
+        if r.status() != 303 {
+            return Err(r.status().as_u16());
+        }
+        let c = r.headers()[SET_COOKIE].to_str().unwrap().to_owned();
+        assert!(c.contains("HttpOnly"), "{c}");
+        assert!(c.contains("SameSite=Strict"), "{c}");
+        Ok(c.split(';').next().unwrap().to_owned())
+    }
+
+    pub async fn get(&self, cookie: &str, path: &str) -> reqwest::Response {
+        Self::client()
+            .get(self.url(path))
+            .header(COOKIE, cookie)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    pub async fn post(
+        &self,
+        cookie: &str,
+        path: &str,
+        form: &[(&str, &str)],
+        origin: Option<&str>,
+    ) -> reqwest::Response {
+        let mut r = Self::client()
+            .post(self.url(path))
+            .header(COOKIE, cookie)
+            .form(form);
+        if let Some(o) = origin {
+            r = r.header("origin", o);
+        }
+        r.send().await.unwrap()
+    }
+
+    /// The session's CSRF token, read from a page's form.
+    pub async fn csrf(&self, cookie: &str) -> String {
+        let page = self.get(cookie, "/").await.text().await.unwrap();
+        let at = page
+            .find("name=\"csrf\" value=\"")
+            .expect("a form with the token")
+            + 19;
+        page[at..at + 64].to_owned()
+    }
+}
+
+#[test]
+fn sessions_csrf_and_the_login_throttle() {
+    support::run(async {
+        let c = Console::start("console").await;
+        // Signed out: every page leads to the login.
+        let r = c.get("", "/").await;
+        assert_eq!(
+            (r.status().as_u16(), r.headers()[LOCATION].to_str().unwrap()),
+            (303, "/login")
+        );
+        // A wrong secret is refused; the right one makes a session.
+        assert_eq!(c.login(support::AK, "wrong").await, Err(401));
+        assert_eq!(c.login("nosuchkey", "x").await, Err(401));
+        let cookie = c.login(support::AK, support::SK).await.unwrap();
+        let page = c.get(&cookie, "/").await;
+        assert_eq!(page.status(), 200);
+        assert!(page.headers()["content-security-policy"]
+            .to_str()
+            .unwrap()
+            .contains("frame-ancestors 'none'"));
+        assert!(page.text().await.unwrap().contains(support::AK));
+        // A forged cookie (another id, or the signature changed) is no session.
+        let (name, value) = cookie.split_once('=').unwrap();
+        let (id, _) = value.split_once('.').unwrap();
+        let forged = format!("{name}={id}.{}", "0".repeat(64));
+        assert_eq!(c.get(&forged, "/").await.status(), 303);
+
+        // CSRF: a state-changing request without the session's token, or from another
+        // origin, is refused and changes nothing.
+        let csrf = c.csrf(&cookie).await;
+        let r = c
+            .post(
+                &cookie,
+                "/buckets/create",
+                &[("csrf", "nope"), ("name", "forged")],
+                None,
+            )
+            .await;
+        assert_eq!(r.status(), 403);
+        let r = c
+            .post(
+                &cookie,
+                "/buckets/create",
+                &[("csrf", &csrf), ("name", "forged")],
+                Some("http://evil.example"),
+            )
+            .await;
+        assert_eq!(r.status(), 403);
+        let s3 = c.gw.sdk();
+        assert!(s3.head_bucket().bucket("forged").send().await.is_err());
+        // The same request from the console's own page goes through.
+        let own = c.url("");
+        let r = c
+            .post(
+                &cookie,
+                "/buckets/create",
+                &[("csrf", &csrf), ("name", "made-here"), ("versioning", "on")],
+                Some(&own),
+            )
+            .await;
+        assert_eq!(r.status(), 303);
+        let v = s3
+            .get_bucket_versioning()
+            .bucket("made-here")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(v.status().map(|s| s.as_str()), Some("Enabled"));
+        // A refusal shows AWS's reason.
+        let r = c
+            .post(
+                &cookie,
+                "/buckets/create",
+                &[("csrf", &csrf), ("name", "Bad_Name")],
+                None,
+            )
+            .await;
+        assert_eq!(r.status(), 400);
+        assert!(r.text().await.unwrap().contains("InvalidBucketName"));
+
+        // An expired session leads to the login (its last request two hours ago: the idle
+        // expiry is 30 minutes).
+        let sessions =
+            c.gw.db
+                .collection::<mongodb::bson::Document>("__consoleSessions");
+        let other = c.login(support::AK, support::SK).await.unwrap();
+        let other_id = other
+            .split_once('=')
+            .unwrap()
+            .1
+            .split_once('.')
+            .unwrap()
+            .0
+            .to_owned();
+        let two_hours_ago = mongodb::bson::DateTime::from_millis(
+            mongodb::bson::DateTime::now().timestamp_millis() - 2 * 3_600_000,
+        );
+        sessions
+            .update_one(
+                mongodb::bson::doc! {"_id": &other_id},
+                mongodb::bson::doc! {"$set": {"seen": two_hours_ago}},
+            )
+            .await
+            .unwrap();
+        let r = c.get(&other, "/").await;
+        assert_eq!(r.status(), 303, "an idle session ends");
+        assert_eq!(
+            sessions
+                .count_documents(mongodb::bson::doc! {"_id": &other_id})
+                .await
+                .unwrap(),
+            0,
+            "and is removed"
+        );
+
+        // Logout ends the session everywhere: the same cookie, replayed, is no session.
+        let r = c.post(&cookie, "/logout", &[("csrf", &csrf)], None).await;
+        assert_eq!(r.status(), 303);
+        assert!(r.headers()[SET_COOKIE]
+            .to_str()
+            .unwrap()
+            .contains("Max-Age=0"));
+        assert_eq!(c.get(&cookie, "/").await.status(), 303);
+
+        // The throttle: after 10 failures from one address (2 above), even the right secret
+        // is refused for a while (the failures are counted in the database, for every
+        // instance).
+        for _ in 0..8 {
+            assert_eq!(c.login(support::AK, "wrong").await, Err(401));
+        }
+        assert_eq!(c.login(support::AK, support::SK).await, Err(429));
+    });
+}
+
+#[test]
+fn a_key_sees_only_what_its_policy_allows() {
+    support::run(async {
+        let c = Console::start("consolekey").await;
+        let s3 = c.gw.sdk();
+        for b in ["shared", "private"] {
+            s3.create_bucket().bucket(b).send().await.unwrap();
+            s3.put_object()
+                .bucket(b)
+                .key("docs/readme.txt")
+                .body(ByteStream::from_static(b"hello"))
+                .send()
+                .await
+                .unwrap();
+        }
+        let (ak, sk) = crate::authz::new_key(&c.gw, "viewer").await;
+        s3.put_bucket_policy()
+            .bucket("shared")
+            .policy(
+                serde_json::json!({"Statement": [
+                    {"Effect": "Allow", "Principal": {"AWS": ak}, "Action": "s3:ListBucket",
+                     "Resource": "arn:aws:s3:::shared"},
+                    {"Effect": "Allow", "Principal": {"AWS": ak}, "Action": "s3:GetObject",
+                     "Resource": "arn:aws:s3:::shared/*"}]})
+                .to_string(),
+            )
+            .send()
+            .await
+            .unwrap();
+        let cookie = c.login(&ak, &sk).await.unwrap();
+        let page = c.get(&cookie, "/browse?bucket=shared&prefix=docs%2F").await;
+        assert_eq!(page.status(), 200);
+        let text = page.text().await.unwrap();
+        assert!(text.contains("readme.txt"), "{text}");
+        let page = c
+            .get(&cookie, "/browse?bucket=private")
+            .await
+            .text()
+            .await
+            .unwrap();
+        assert!(
+            page.contains("AccessDenied"),
+            "the refusal shows AWS's reason: {page}"
+        );
+        assert!(!page.contains("readme.txt"));
+        let r = c
+            .get(&cookie, "/download?bucket=shared&key=docs%2Freadme.txt")
+            .await;
+        assert_eq!(r.status(), 200);
+        assert!(r.headers()["content-disposition"]
+            .to_str()
+            .unwrap()
+            .contains("readme.txt"));
+        assert_eq!(r.text().await.unwrap(), "hello");
+        let r = c
+            .get(&cookie, "/download?bucket=private&key=docs%2Freadme.txt")
+            .await;
+        assert_eq!(r.status(), 403);
+        // It may not delete what the policy does not allow, and nothing is deleted.
+        let csrf = c.csrf(&cookie).await;
+        let r = c
+            .post(
+                &cookie,
+                "/objects/delete",
+                &[
+                    ("csrf", &csrf),
+                    ("bucket", "shared"),
+                    ("key", "docs/readme.txt"),
+                ],
+                None,
+            )
+            .await;
+        assert_eq!(r.status(), 403);
+        assert!(s3
+            .head_object()
+            .bucket("shared")
+            .key("docs/readme.txt")
+            .send()
+            .await
+            .is_ok());
+    });
+}

@@ -79,7 +79,7 @@ pub fn s3_url(st: &AppState) -> String {
 }
 
 /// Headers every console answer carries: no framing, no sniffing, scripts and styles only
-/// from the console itself, no referrer leaking keys into other sites' logs.
+/// from the console itself, no referrer (with its key names) sent to other sites.
 async fn protect(mut r: axum::response::Response) -> axum::response::Response {
     let h = r.headers_mut();
     for (k, v) in [
@@ -89,7 +89,7 @@ async fn protect(mut r: axum::response::Response) -> axum::response::Response {
         ),
         ("x-content-type-options", "nosniff"),
         ("x-frame-options", "DENY"),
-        ("referrer-policy", "no-referrer"),
+        ("referrer-policy", "same-origin"),
     ] {
         h.insert(k, HeaderValue::from_static(v));
     }

@@ -6,6 +6,7 @@ mod authz;
 mod browser;
 mod concerns;
 mod console;
+mod console_browser;
 mod content;
 mod contract;
 mod cors;

@@ -1,0 +1,100 @@
+//! The web console in a real browser (issue 39): headless Chromium driven by Playwright
+//! (`tests/py/console_browser.py`) signs in, pages through 2,000 keys, shows keys named as
+//! markup as text, makes a share link that curl fetches before it expires and not after, and
+//! signs out.
+
+use crate::console::Console;
+use crate::support;
+
+#[test]
+fn chromium_signs_in_browses_shares_and_signs_out() {
+    support::run(async {
+        let Some(chromium) = support::chromium() else {
+            println!("SKIPPED: the browser test needs chromium, which cannot be installed here");
+            return;
+        };
+        support::apt_tool("curl", "curl").expect("curl");
+        let c = Console::start("consolebrowser").await;
+        let s3 = c.gw.sdk();
+        s3.create_bucket().bucket("many").send().await.unwrap();
+        let objects = (0..2000)
+            .map(|i| (format!("k{i:04}"), vec![b'x'; 10]))
+            .collect();
+        support::put_many(&s3, "many", objects).await;
+        s3.create_bucket().bucket("xss").send().await.unwrap();
+        let names = [
+            "<img src=x onerror=alert(1)>",
+            "\"><script>alert(1)</script>",
+        ];
+        for n in names {
+            s3.put_object()
+                .bucket("xss")
+                .key(n)
+                .body(aws_sdk_s3::primitives::ByteStream::from_static(b"markup"))
+                .send()
+                .await
+                .unwrap();
+        }
+        let script =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/console_browser.py");
+        let args = vec![
+            c.url(""),
+            support::AK.to_owned(),
+            support::SK.to_owned(),
+            chromium.display().to_string(),
+        ];
+        let out = tokio::task::spawn_blocking(move || {
+            std::process::Command::new(support::python())
+                .arg(script)
+                .args(args)
+                .output()
+                .expect("python")
+        })
+        .await
+        .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{stdout}\n{stderr}");
+        let line = stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("RESULT "))
+            .unwrap_or_else(|| panic!("no result: {stdout}\n{stderr}"));
+        println!("console browser: {line}");
+        let r: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(r["redirected_to_login"], true);
+        assert!(r["wrong_secret"].as_str().unwrap().contains("do not match"));
+        assert_eq!(r["buckets"], serde_json::json!(["many", "xss"]));
+        let paging = &r["paging"];
+        assert_eq!(paging["keys"], 2000);
+        assert_eq!(paging["distinct"], 2000);
+        assert_eq!(paging["pages"], 10, "200 keys a page");
+        assert_eq!(paging["first"], "k0000");
+        assert_eq!(paging["last"], "k1999");
+        assert_eq!(paging["ordered"], true);
+        // The second name holds a slash: it shows as a folder and, inside, an object.
+        assert_eq!(
+            r["xss_names"],
+            serde_json::json!([names[0]]),
+            "names shown as text"
+        );
+        assert_eq!(
+            r["xss_folders"],
+            serde_json::json!(["\"><script>alert(1)</"])
+        );
+        assert_eq!(r["xss_in_folder"], serde_json::json!(["script>"]));
+        assert!(r["xss_crumbs"]
+            .as_str()
+            .unwrap()
+            .contains("\"><script>alert(1)<"));
+        assert_eq!(r["xss_img_elements"], 0, "no element was made of a name");
+        assert!(names.contains(&r["xss_object_title"].as_str().unwrap()));
+        assert_eq!(r["dialogs"], serde_json::json!([]), "no dialog fired");
+        assert_eq!(r["share"]["before"], "200");
+        assert_eq!(r["share"]["after"], "403");
+        assert!(r["share"]["after_body"]
+            .as_str()
+            .unwrap()
+            .contains("AccessDenied"));
+        assert_eq!(r["after_logout"], true);
+    });
+}

@@ -1,0 +1,94 @@
+"""The web console in headless Chromium (issue 39), driven by Playwright through Debian's
+chromium (executable_path; never Playwright's own browser download).
+
+Usage: console_browser.py CONSOLE_URL ACCESS_KEY SECRET_KEY CHROMIUM
+
+The gateway holds bucket `many` with 2,000 keys `k0000`..`k1999` and bucket `xss` with objects
+named as markup. Prints `RESULT {...}` with what the pages showed.
+"""
+
+import json
+import subprocess
+import sys
+import time
+
+from playwright.sync_api import sync_playwright
+
+url, ak, sk, chromium = sys.argv[1:5]
+result = {}
+dialogs = []
+
+with sync_playwright() as p:
+    browser = p.chromium.launch(executable_path=chromium,
+                                args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+    page = browser.new_page()
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+
+    # A wrong secret is refused, on the page.
+    page.goto(url + "/")
+    result["redirected_to_login"] = page.url.endswith("/login")
+    page.fill("#access_key", ak)
+    page.fill("#secret", "wrong")
+    page.click("button[type=submit]")
+    result["wrong_secret"] = page.text_content("#error")
+
+    # Sign in.
+    page.fill("#access_key", ak)
+    page.fill("#secret", sk)
+    page.click("button[type=submit]")
+    page.wait_for_selector("#buckets")
+    result["buckets"] = page.eval_on_selector_all("#buckets tbody a", "els => els.map(e => e.textContent)")
+
+    # Browse and page through 2,000 keys.
+    page.click("text=many")
+    page.wait_for_selector("#objects")
+    seen = []
+    pages = 0
+    started = time.time()
+    while True:
+        pages += 1
+        seen += page.eval_on_selector_all("#objects a.key", "els => els.map(e => e.textContent)")
+        nxt = page.query_selector("#next")
+        if not nxt:
+            break
+        nxt.click()
+        page.wait_for_load_state("load")
+    result["paging"] = {"pages": pages, "keys": len(seen), "distinct": len(set(seen)),
+                        "first": seen[0], "last": seen[-1], "ordered": seen == sorted(seen),
+                        "seconds": round(time.time() - started, 2)}
+
+    # Keys named as markup render as text, and nothing runs.
+    page.goto(url + "/browse?bucket=xss")
+    page.wait_for_selector("#objects")
+    result["xss_names"] = page.eval_on_selector_all("#objects a.key", "els => els.map(e => e.textContent)")
+    result["xss_folders"] = page.eval_on_selector_all("#objects tr.folder a", "els => els.map(e => e.textContent)")
+    result["xss_img_elements"] = page.eval_on_selector_all("#objects img, #objects script", "els => els.length")
+    page.click("#objects tr.folder a")
+    page.wait_for_selector("#objects")
+    result["xss_in_folder"] = page.eval_on_selector_all("#objects a.key", "els => els.map(e => e.textContent)")
+    result["xss_crumbs"] = page.text_content("nav.crumbs")
+    page.goto(url + "/browse?bucket=xss")
+    page.wait_for_selector("#objects")
+    first = page.query_selector("#objects a.key")
+    first.click()
+    page.wait_for_selector("#key")
+    result["xss_object_title"] = page.text_content("#key")
+
+    # A share link, valid for 3 seconds: fetched by curl before it expires, refused after.
+    page.fill("#seconds", "3")
+    page.click("text=Make a link")
+    page.wait_for_selector("#share-url")
+    link = page.input_value("#share-url")
+    before = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", link], capture_output=True, text=True)
+    time.sleep(4.5)
+    after = subprocess.run(["curl", "-s", "-w", " %{http_code}", link], capture_output=True, text=True)
+    result["share"] = {"before": before.stdout, "after": after.stdout[-3:], "after_body": after.stdout[:300]}
+
+    # Sign out: the pages lead to the login again.
+    page.click("text=Sign out")
+    page.wait_for_selector("#access_key")
+    page.goto(url + "/browse?bucket=many")
+    result["after_logout"] = page.url.endswith("/login")
+    result["dialogs"] = dialogs
+    browser.close()
+print("RESULT " + json.dumps(result, sort_keys=True))

@@ -50,6 +50,10 @@ pub fn router(state: AppState) -> Router {
         .route("/download", get(pages::download))
         .route("/objects/delete", post(pages::delete_objects))
         .route("/objects/share", post(pages::share))
+        .route("/objects/tags", post(pages::tags))
+        .route("/objects/restore", post(pages::restore))
+        .route("/objects/delete-version", post(pages::delete_version))
+        .route("/raw", get(pages::raw))
         .route(
             "/static/console.css",
             get(asset(CSS, "text/css; charset=utf-8")),

@@ -450,39 +450,131 @@ async fn object_page(
         Ok(r) => r,
         Err(e) => return ctx.message(e.status, "The object cannot be shown", Some(e), &back),
     };
-    let h = |n: &str| {
-        r.headers()
-            .get(n)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_owned()
-    };
-    let headers = r
-        .headers()
-        .iter()
-        .filter(|(k, _)| {
-            let k = k.as_str();
-            k.starts_with("x-amz-meta-")
-                || k.starts_with("x-amz-server-side-encryption")
-                || k.starts_with("x-amz-object-lock")
-                || matches!(
-                    k,
-                    "cache-control"
-                        | "content-encoding"
-                        | "content-disposition"
-                        | "x-amz-version-id"
-                        | "x-amz-storage-class"
-                        | "x-amz-website-redirect-location"
+    // What the page shows of the answer, taken before anything else is awaited (the
+    // response's body is not `Sync`).
+    let (size, content_type, etag, modified, headers) = {
+        let h = |n: &str| {
+            r.headers()
+                .get(n)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_owned()
+        };
+        let headers = r
+            .headers()
+            .iter()
+            .filter(|(k, _)| {
+                let k = k.as_str();
+                k.starts_with("x-amz-meta-")
+                    || k.starts_with("x-amz-server-side-encryption")
+                    || k.starts_with("x-amz-object-lock")
+                    || matches!(
+                        k,
+                        "cache-control"
+                            | "content-encoding"
+                            | "content-disposition"
+                            | "x-amz-version-id"
+                            | "x-amz-storage-class"
+                            | "x-amz-website-redirect-location"
+                    )
+            })
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_owned(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
                 )
-        })
-        .map(|(k, v)| {
-            (
-                k.as_str().to_owned(),
-                String::from_utf8_lossy(v.as_bytes()).into_owned(),
-            )
-        })
-        .collect();
+            })
+            .collect();
+        (
+            h("content-length"),
+            h("content-type"),
+            h("etag"),
+            h("last-modified"),
+            headers,
+        )
+    };
+    drop(r);
     let (share, share_until) = share.unzip();
+    let preview = preview_kind(&content_type);
+    let raw_url = format!(
+        "/raw?bucket={}&key={}",
+        crate::percent::uri_encode(bucket, false),
+        crate::percent::uri_encode(key, false)
+    );
+    let caller = ctx.caller(st);
+    // The start of a text object, shown as text (escaped like every value).
+    let text = if preview == "text" {
+        let range = [("range", "bytes=0-65535".to_owned())];
+        match caller
+            .send(
+                Method::GET,
+                Some(bucket),
+                Some(key),
+                &[],
+                &range,
+                Body::empty(),
+            )
+            .await
+        {
+            Ok(r) => caller.text(r, 70_000).await.ok(),
+            Err(_) => None,
+        }
+    } else {
+        None
+    };
+    // Tags and versions, when this key may read them (a refusal leaves them out).
+    let tags: Vec<(String, String)> = caller
+        .xml_of::<super::s3call::Tagging>(Method::GET, Some(bucket), Some(key), &[("tagging", "")])
+        .await
+        .map(|t| {
+            t.tag_set
+                .tags
+                .into_iter()
+                .map(|t| (t.key, t.value))
+                .collect()
+        })
+        .unwrap_or_default();
+    let tags_text = tags.iter().map(|(k, v)| format!("{k}={v}\n")).collect();
+    let versions = match caller
+        .send(
+            Method::GET,
+            Some(bucket),
+            None,
+            &[
+                ("versions", ""),
+                ("prefix", key),
+                ("encoding-type", "url"),
+                ("max-keys", "100"),
+            ],
+            &[],
+            Body::empty(),
+        )
+        .await
+    {
+        Ok(r) => caller
+            .text(r, 4 * 1024 * 1024)
+            .await
+            .ok()
+            .and_then(|x| super::s3call::versions_of(&x))
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|v| v.key == key)
+            .map(|v| views::VersionRow {
+                id: v.version_id,
+                modified: v.last_modified,
+                size: v.size,
+                latest: v.latest,
+                marker: v.delete_marker,
+            })
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    // A bucket that never had versioning lists its one "null" version: no history to show.
+    let versions = if versions.len() == 1 && versions[0].id == "null" {
+        Vec::new()
+    } else {
+        versions
+    };
     html(views::Object {
         who: ctx.who(),
         csrf: ctx.csrf(),
@@ -491,14 +583,222 @@ async fn object_page(
         bucket: bucket.to_owned(),
         key: key.to_owned(),
         parent: parent_of(key),
-        size: h("content-length"),
-        content_type: h("content-type"),
-        etag: h("etag"),
-        modified: h("last-modified"),
+        size,
+        content_type,
+        etag,
+        modified,
         headers,
         share,
         share_until: share_until.unwrap_or_default(),
+        preview: preview.to_owned(),
+        raw_url,
+        text,
+        tags,
+        tags_text,
+        versions,
     })
+}
+
+/// How the console previews a content type.
+fn preview_kind(content_type: &str) -> &'static str {
+    let ct = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    if ct.starts_with("image/") {
+        "image"
+    } else if ct.starts_with("video/") {
+        "video"
+    } else if ct.starts_with("audio/") {
+        "audio"
+    } else if ct == "application/pdf" {
+        "pdf"
+    } else if ct.starts_with("text/")
+        || matches!(
+            ct.as_str(),
+            "application/json" | "application/xml" | "application/x-ndjson" | "application/yaml"
+        )
+    {
+        "text"
+    } else {
+        ""
+    }
+}
+
+/// GET /raw?bucket=&key=: the object for a preview, read as the key with the browser's Range
+/// and conditionals passed on (a video seeks). It is served in a sandbox (no script, no
+/// plugin, an origin of its own), and as plain text unless it is an image, video, audio or
+/// PDF: an object that is HTML or SVG never runs in the console's origin.
+pub async fn raw(State(st): State<AppState>, req: Request) -> Response {
+    let (parts, _) = req.into_parts();
+    let q = pairs(parts.uri.query().unwrap_or(""));
+    let passed: Vec<(&str, String)> = ["range", "if-range", "if-none-match", "if-modified-since"]
+        .into_iter()
+        .filter_map(|n| Some((n, parts.headers.get(n)?.to_str().ok()?.to_owned())))
+        .collect();
+    let ctx = match signed_in(&st, parts).await {
+        Ok(c) => c,
+        Err(r) => return r,
+    };
+    let bucket = field(&q, "bucket").unwrap_or("").to_owned();
+    let key = field(&q, "key").unwrap_or("").to_owned();
+    match ctx
+        .caller(&st)
+        .send(
+            Method::GET,
+            Some(&bucket),
+            Some(&key),
+            &[],
+            &passed,
+            Body::empty(),
+        )
+        .await
+    {
+        Ok(mut r) => {
+            let ct = r
+                .headers()
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_owned();
+            let kind = preview_kind(&ct);
+            let h = r.headers_mut();
+            if !matches!(kind, "image" | "video" | "audio" | "pdf") || ct.contains("svg") {
+                h.insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("text/plain; charset=utf-8"),
+                );
+            }
+            h.insert(
+                header::CONTENT_DISPOSITION,
+                HeaderValue::from_static("inline"),
+            );
+            h.insert(
+                "content-security-policy",
+                HeaderValue::from_static("sandbox; default-src 'none'"),
+            );
+            r
+        }
+        Err(e) => ctx.message(e.status, "The object cannot be shown", Some(e), "/"),
+    }
+}
+
+/// Parses `key=value` lines (blank lines skipped) into a Tagging body.
+fn tagging_body(text: &str) -> Result<String, S3Error> {
+    let mut out = format!("<Tagging xmlns=\"{}\"><TagSet>", crate::xml::S3_NS);
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        let (k, v) = line
+            .split_once('=')
+            .ok_or_else(|| S3Error::invalid_argument(format!("\"{line}\" is not key=value")))?;
+        out.push_str(&format!(
+            "<Tag><Key>{}</Key><Value>{}</Value></Tag>",
+            crate::xml::escape(k.trim()),
+            crate::xml::escape(v.trim())
+        ));
+    }
+    out.push_str("</TagSet></Tagging>");
+    Ok(out)
+}
+
+fn object_link(bucket: &str, key: &str) -> String {
+    format!(
+        "/object?bucket={}&key={}",
+        crate::percent::uri_encode(bucket, false),
+        crate::percent::uri_encode(key, false)
+    )
+}
+
+/// POST /objects/tags: PutObjectTagging (or DeleteObjectTagging for none).
+pub async fn tags(State(st): State<AppState>, req: Request) -> Response {
+    let (ctx, f) = match signed_post(&st, req).await {
+        Ok(x) => x,
+        Err(r) => return r,
+    };
+    let bucket = field(&f, "bucket").unwrap_or("").to_owned();
+    let key = field(&f, "key").unwrap_or("").to_owned();
+    let back = object_link(&bucket, &key);
+    let body = match tagging_body(field(&f, "tags").unwrap_or("")) {
+        Ok(b) => b,
+        Err(e) => return ctx.message(e.status, "The tags were not saved", Some(e), &back),
+    };
+    let sent = ctx
+        .caller(&st)
+        .send(
+            Method::PUT,
+            Some(&bucket),
+            Some(&key),
+            &[("tagging", "")],
+            &[],
+            Body::from(body),
+        )
+        .await;
+    match sent {
+        Ok(_) => see_other(&back),
+        Err(e) => ctx.message(e.status, "The tags were not saved", Some(e), &back),
+    }
+}
+
+/// POST /objects/restore: a version made the latest again, as S3 does it (CopyObject of the
+/// version onto its own key).
+pub async fn restore(State(st): State<AppState>, req: Request) -> Response {
+    let (ctx, f) = match signed_post(&st, req).await {
+        Ok(x) => x,
+        Err(r) => return r,
+    };
+    let bucket = field(&f, "bucket").unwrap_or("").to_owned();
+    let key = field(&f, "key").unwrap_or("").to_owned();
+    let version = field(&f, "version").unwrap_or("").to_owned();
+    let back = object_link(&bucket, &key);
+    let source = format!(
+        "/{}/{}?versionId={}",
+        crate::percent::uri_encode(&bucket, false),
+        crate::percent::uri_encode(&key, true),
+        crate::percent::uri_encode(&version, false)
+    );
+    let sent = ctx
+        .caller(&st)
+        .send(
+            Method::PUT,
+            Some(&bucket),
+            Some(&key),
+            &[],
+            &[("x-amz-copy-source", source)],
+            Body::empty(),
+        )
+        .await;
+    match sent {
+        Ok(_) => see_other(&back),
+        Err(e) => ctx.message(e.status, "The version was not restored", Some(e), &back),
+    }
+}
+
+/// POST /objects/delete-version: DeleteObject of one version.
+pub async fn delete_version(State(st): State<AppState>, req: Request) -> Response {
+    let (ctx, f) = match signed_post(&st, req).await {
+        Ok(x) => x,
+        Err(r) => return r,
+    };
+    let bucket = field(&f, "bucket").unwrap_or("").to_owned();
+    let key = field(&f, "key").unwrap_or("").to_owned();
+    let version = field(&f, "version").unwrap_or("").to_owned();
+    let back = object_link(&bucket, &key);
+    let sent = ctx
+        .caller(&st)
+        .send(
+            Method::DELETE,
+            Some(&bucket),
+            Some(&key),
+            &[("versionId", &version)],
+            &[],
+            Body::empty(),
+        )
+        .await;
+    match sent {
+        Ok(_) => see_other(&back),
+        Err(e) => ctx.message(e.status, "The version was not deleted", Some(e), &back),
+    }
 }
 
 /// GET /object?bucket=&key=.
@@ -524,13 +824,17 @@ pub async fn download(State(st): State<AppState>, req: Request) -> Response {
     };
     let bucket = field(&q, "bucket").unwrap_or("").to_owned();
     let key = field(&q, "key").unwrap_or("").to_owned();
+    let version: Vec<(&str, &str)> = field(&q, "version")
+        .filter(|v| !v.is_empty())
+        .map(|v| vec![("versionId", v)])
+        .unwrap_or_default();
     match ctx
         .caller(&st)
         .send(
             Method::GET,
             Some(&bucket),
             Some(&key),
-            &[],
+            &version,
             &[],
             Body::empty(),
         )

@@ -102,15 +102,26 @@ impl Caller<'_> {
         }
     }
 
-    /// Sends a request whose answer is XML, and reads it as `T` (of the root `root`).
+    /// Sends a request whose answer is XML, and reads it as `T`.
     pub async fn xml<T: for<'de> Deserialize<'de>>(
         &self,
         method: Method,
         bucket: Option<&str>,
         query: &[(&str, &str)],
     ) -> S3Result<T> {
+        self.xml_of(method, bucket, None, query).await
+    }
+
+    /// [`Caller::xml`] of an object's sub-resource.
+    pub async fn xml_of<T: for<'de> Deserialize<'de>>(
+        &self,
+        method: Method,
+        bucket: Option<&str>,
+        key: Option<&str>,
+        query: &[(&str, &str)],
+    ) -> S3Result<T> {
         let r = self
-            .send(method, bucket, None, query, &[], Body::empty())
+            .send(method, bucket, key, query, &[], Body::empty())
             .await?;
         let bytes = axum::body::to_bytes(r.into_body(), 16 * 1024 * 1024)
             .await
@@ -171,4 +182,95 @@ pub struct ObjectEntry {
 pub struct PrefixEntry {
     #[serde(rename = "Prefix")]
     pub prefix: String,
+}
+
+/// `Tagging`, as the console reads it.
+#[derive(Deserialize, Debug, Default)]
+pub struct Tagging {
+    #[serde(rename = "TagSet", default)]
+    pub tag_set: TagSet,
+}
+
+#[derive(Deserialize, Debug, Default)]
+pub struct TagSet {
+    #[serde(rename = "Tag", default)]
+    pub tags: Vec<Tag>,
+}
+
+#[derive(Deserialize, Debug, Default)]
+pub struct Tag {
+    #[serde(rename = "Key")]
+    pub key: String,
+    #[serde(rename = "Value", default)]
+    pub value: String,
+}
+
+/// One version (or delete marker) of ListObjectVersions.
+#[derive(Debug, Default, Clone)]
+pub struct VersionEntry {
+    pub key: String,
+    pub version_id: String,
+    pub latest: bool,
+    pub last_modified: String,
+    pub size: String,
+    pub delete_marker: bool,
+}
+
+/// The versions and delete markers of a `ListVersionsResult`, in order (they interleave,
+/// which a derived reader does not take: read by events).
+pub fn versions_of(xml: &str) -> Option<Vec<VersionEntry>> {
+    use quick_xml::events::Event;
+    let mut r = quick_xml::Reader::from_str(xml);
+    let mut out = Vec::new();
+    let mut current: Option<VersionEntry> = None;
+    let mut field = String::new();
+    loop {
+        match r.read_event().ok()? {
+            Event::Start(e) => {
+                let name = String::from_utf8_lossy(e.local_name().as_ref()).into_owned();
+                match name.as_str() {
+                    "Version" | "DeleteMarker" => {
+                        current = Some(VersionEntry {
+                            delete_marker: name == "DeleteMarker",
+                            ..Default::default()
+                        })
+                    }
+                    _ => field = name,
+                }
+            }
+            Event::Text(t) => {
+                if let Some(v) = current.as_mut() {
+                    let text = t.unescape().ok()?.into_owned();
+                    match field.as_str() {
+                        "Key" => v.key = crate::percent::decode(&text),
+                        "VersionId" => v.version_id = text,
+                        "IsLatest" => v.latest = text == "true",
+                        "LastModified" => v.last_modified = text,
+                        "Size" => v.size = text,
+                        _ => {}
+                    }
+                }
+            }
+            Event::End(e) => {
+                let name = e.local_name();
+                if matches!(name.as_ref(), b"Version" | b"DeleteMarker") {
+                    out.extend(current.take());
+                }
+                field.clear();
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    Some(out)
+}
+
+impl Caller<'_> {
+    /// The body of a successful answer, as text (at most `limit` bytes).
+    pub async fn text(&self, r: Response, limit: usize) -> S3Result<String> {
+        let bytes = axum::body::to_bytes(r.into_body(), limit)
+            .await
+            .map_err(|_| S3Error::internal())?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
 }

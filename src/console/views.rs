@@ -84,6 +84,25 @@ pub struct Object {
     pub headers: Vec<(String, String)>,
     pub share: Option<String>,
     pub share_until: String,
+    /// How the object is previewed: `image`, `video`, `audio`, `text`, `pdf`, or `""`.
+    pub preview: String,
+    /// The preview's source (the console's `/raw`, which Range reaches).
+    pub raw_url: String,
+    /// The start of a text object, shown as text.
+    pub text: Option<String>,
+    pub tags: Vec<(String, String)>,
+    /// The tags as the edit box shows them (`key=value` lines).
+    pub tags_text: String,
+    pub versions: Vec<VersionRow>,
+}
+
+/// One version of an object.
+pub struct VersionRow {
+    pub id: String,
+    pub modified: String,
+    pub size: String,
+    pub latest: bool,
+    pub marker: bool,
 }
 
 /// A page with a title and a way back (after an action, or to show a refusal).

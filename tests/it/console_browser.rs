@@ -35,6 +35,29 @@ fn chromium_signs_in_browses_shares_and_signs_out() {
                 .await
                 .unwrap();
         }
+        // A bucket with an image and a text object with two versions.
+        s3.create_bucket().bucket("media").send().await.unwrap();
+        crate::versioning::enable(&s3, "media").await;
+        s3.put_object()
+            .bucket("media")
+            .key("logo.png")
+            .content_type("image/png")
+            .body(aws_sdk_s3::primitives::ByteStream::from(png(23, 9)))
+            .send()
+            .await
+            .unwrap();
+        for text in ["first draft", "second draft"] {
+            s3.put_object()
+                .bucket("media")
+                .key("notes.txt")
+                .content_type("text/plain")
+                .body(aws_sdk_s3::primitives::ByteStream::from(
+                    text.as_bytes().to_vec(),
+                ))
+                .send()
+                .await
+                .unwrap();
+        }
         let script =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/console_browser.py");
         let args = vec![
@@ -63,7 +86,7 @@ fn chromium_signs_in_browses_shares_and_signs_out() {
         let r: serde_json::Value = serde_json::from_str(line).unwrap();
         assert_eq!(r["redirected_to_login"], true);
         assert!(r["wrong_secret"].as_str().unwrap().contains("do not match"));
-        assert_eq!(r["buckets"], serde_json::json!(["many", "xss"]));
+        assert_eq!(r["buckets"], serde_json::json!(["many", "media", "xss"]));
         let paging = &r["paging"];
         assert_eq!(paging["keys"], 2000);
         assert_eq!(paging["distinct"], 2000);
@@ -96,5 +119,56 @@ fn chromium_signs_in_browses_shares_and_signs_out() {
             .unwrap()
             .contains("AccessDenied"));
         assert_eq!(r["after_logout"], true);
+        assert_eq!(
+            r["image_width"], 23,
+            "the image previewed at its natural width"
+        );
+        assert_eq!(
+            r["tags"],
+            serde_json::json!(["team = web", "stage = draft"])
+        );
+        let tags = s3
+            .get_object_tagging()
+            .bucket("media")
+            .key("logo.png")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(tags.tag_set().len(), 2, "the tags were stored");
+        assert_eq!(r["text_before"], "second draft");
+        assert_eq!(
+            r["text_after"], "first draft",
+            "the old version restored as latest"
+        );
+        assert_eq!(r["versions_after"], 3);
     });
+}
+
+/// A solid PNG of the given size.
+fn png(w: u32, h: u32) -> Vec<u8> {
+    fn chunk(out: &mut Vec<u8>, kind: &[u8], data: &[u8]) {
+        out.extend((data.len() as u32).to_be_bytes());
+        let mut body = kind.to_vec();
+        body.extend(data);
+        out.extend(&body);
+        out.extend(crc32fast::hash(&body).to_be_bytes());
+    }
+    let mut raw = Vec::new();
+    for _ in 0..h {
+        raw.push(0);
+        for _ in 0..w {
+            raw.extend([0x20, 0x80, 0xc0]);
+        }
+    }
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut z, &raw).unwrap();
+    let mut ihdr = Vec::new();
+    ihdr.extend(w.to_be_bytes());
+    ihdr.extend(h.to_be_bytes());
+    ihdr.extend([8, 2, 0, 0, 0]);
+    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+    chunk(&mut out, b"IHDR", &ihdr);
+    chunk(&mut out, b"IDAT", &z.finish().unwrap());
+    chunk(&mut out, b"IEND", &[]);
+    out
 }

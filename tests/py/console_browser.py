@@ -84,6 +84,23 @@ with sync_playwright() as p:
     after = subprocess.run(["curl", "-s", "-w", " %{http_code}", link], capture_output=True, text=True)
     result["share"] = {"before": before.stdout, "after": after.stdout[-3:], "after_body": after.stdout[:300]}
 
+    # An image previews at its natural size; tags are edited; a version is restored.
+    page.goto(url + "/object?bucket=media&key=logo.png")
+    page.wait_for_selector("#preview")
+    page.wait_for_function("document.getElementById('preview').complete")
+    result["image_width"] = page.evaluate("document.getElementById('preview').naturalWidth")
+    page.fill("#tagset", "team=web\nstage=draft")
+    page.click("text=Save tags")
+    page.wait_for_selector("#tags")
+    result["tags"] = page.eval_on_selector_all("#tags li", "els => els.map(e => e.textContent)")
+    page.goto(url + "/object?bucket=media&key=notes.txt")
+    page.wait_for_selector("#preview-text")
+    result["text_before"] = page.text_content("#preview-text")
+    page.click("#versions button.restore")
+    page.wait_for_selector("#preview-text")
+    result["text_after"] = page.text_content("#preview-text")
+    result["versions_after"] = page.eval_on_selector_all("#versions tbody tr", "els => els.length")
+
     # Sign out: the pages lead to the login again.
     page.click("text=Sign out")
     page.wait_for_selector("#access_key")

@@ -153,13 +153,11 @@ fn png(w: u32, h: u32) -> Vec<u8> {
         out.extend(&body);
         out.extend(crc32fast::hash(&body).to_be_bytes());
     }
-    let mut raw = Vec::new();
-    for _ in 0..h {
-        raw.push(0);
-        for _ in 0..w {
-            raw.extend([0x20, 0x80, 0xc0]);
-        }
+    let mut row = vec![0u8];
+    for _ in 0..w {
+        row.extend([0x20, 0x80, 0xc0]);
     }
+    let raw = row.repeat(h as usize);
     let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
     std::io::Write::write_all(&mut z, &raw).unwrap();
     let mut ihdr = Vec::new();

@@ -12,6 +12,9 @@ RUN mkdir -p src benches tests/it \
     && cargo build --release --locked --bin grids3 \
     && rm -rf src
 COPY src ./src
+# The console's templates (compiled in by askama) and its embedded stylesheet and script.
+COPY templates ./templates
+COPY assets ./assets
 RUN touch src/main.rs src/lib.rs && cargo build --release --locked --bin grids3
 
 # Runtime stage: slim, non-root.
@@ -22,7 +25,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates
 COPY --from=build /src/target/release/grids3 /usr/local/bin/grids3
 USER grids3
 ENV GRIDS3_LISTEN=0.0.0.0:9000
-EXPOSE 9000 9002
+EXPOSE 9000 9001 9002
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
     CMD curl -fsS http://127.0.0.1:9000/_grids3/ready || exit 1
 ENTRYPOINT ["grids3"]

@@ -79,7 +79,10 @@ fn dockerfile_is_complete() {
         "AS build",
         "--locked",
         "USER grids3",
-        "EXPOSE 9000",
+        "EXPOSE 9000 9001 9002",
+        // The console's templates and assets are compiled into the binary.
+        "COPY templates ./templates",
+        "COPY assets ./assets",
         "HEALTHCHECK",
         "/_grids3/ready",
     ] {

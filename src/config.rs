@@ -145,6 +145,12 @@ pub struct Config {
     #[arg(long, env = "GRIDS3_CONSOLE_S3_URL")]
     pub console_s3_url: Option<String>,
 
+    /// The console's own origin as browsers reach it (`https://console.example.com`): a
+    /// state-changing request's Origin must be this. Unset: the scheme and Host of each
+    /// request (set it behind a TLS-terminating proxy, and to refuse rebound DNS names).
+    #[arg(long, env = "GRIDS3_CONSOLE_URL")]
+    pub console_url: Option<String>,
+
     /// Console sessions end after this many minutes without a request.
     #[arg(long, env = "GRIDS3_CONSOLE_IDLE_MINUTES", default_value_t = 30)]
     pub console_idle_minutes: u64,

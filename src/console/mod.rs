@@ -95,7 +95,10 @@ async fn protect(mut r: axum::response::Response) -> axum::response::Response {
         ("x-frame-options", "DENY"),
         ("referrer-policy", "same-origin"),
     ] {
-        h.insert(k, HeaderValue::from_static(v));
+        // A handler's own policy (the sandbox of object bytes) is stricter: it stays.
+        if !h.contains_key(k) {
+            h.insert(k, HeaderValue::from_static(v));
+        }
     }
     if !h.contains_key(header::CACHE_CONTROL) {
         h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));

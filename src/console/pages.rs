@@ -139,6 +139,7 @@ async fn signed_post(
     let ctx = signed_in(st, parts).await?;
     let f = form(body).await?;
     if let Err(e) = session::check_csrf(
+        st,
         &ctx.parts,
         Some(&ctx.signed.session),
         field(&f, "csrf").unwrap_or(""),
@@ -179,7 +180,7 @@ pub async fn login(State(st): State<AppState>, req: Request) -> Response {
         *r.status_mut() = status;
         r
     };
-    if let Err(e) = session::same_origin(&parts) {
+    if let Err(e) = session::same_origin(&st, &parts) {
         return page(StatusCode::FORBIDDEN, &reason(&e));
     }
     let client = parts
@@ -467,7 +468,7 @@ async fn object_page(
                 let k = k.as_str();
                 k.starts_with("x-amz-meta-")
                     || k.starts_with("x-amz-server-side-encryption")
-                    || k.starts_with("x-amz-object-lock")
+                    || k.starts_with("x-amz-object-lock-")
                     || matches!(
                         k,
                         "cache-control"
@@ -599,23 +600,60 @@ async fn object_page(
     })
 }
 
+/// The media types the console serves as themselves (exactly these, lower-case, nothing
+/// after them): anything else is served as plain text, so that no stored Content-Type
+/// (`text/html`, `image/SVG+xml`, `image/png, text/html`) makes object bytes a document of
+/// the console's origin.
+const MEDIA: &[&str] = &[
+    "image/png",
+    "image/jpeg",
+    "image/gif",
+    "image/webp",
+    "image/avif",
+    "video/mp4",
+    "video/webm",
+    "video/ogg",
+    "audio/mpeg",
+    "audio/ogg",
+    "audio/wav",
+    "audio/webm",
+    "audio/mp4",
+    "audio/flac",
+    "application/pdf",
+];
+
+/// The media type a stored Content-Type is served as: one of [`MEDIA`] when it is exactly
+/// that (parameters aside), else `None` (plain text).
+fn media_type(content_type: &str) -> Option<&'static str> {
+    if content_type.contains(',') {
+        return None;
+    }
+    let essence = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    MEDIA.iter().copied().find(|m| *m == essence)
+}
+
 /// How the console previews a content type.
 fn preview_kind(content_type: &str) -> &'static str {
+    if let Some(m) = media_type(content_type) {
+        return match m.split('/').next() {
+            Some("image") => "image",
+            Some("video") => "video",
+            Some("audio") => "audio",
+            _ => "pdf",
+        };
+    }
     let ct = content_type
         .split(';')
         .next()
         .unwrap_or("")
         .trim()
         .to_ascii_lowercase();
-    if ct.starts_with("image/") {
-        "image"
-    } else if ct.starts_with("video/") {
-        "video"
-    } else if ct.starts_with("audio/") {
-        "audio"
-    } else if ct == "application/pdf" {
-        "pdf"
-    } else if ct.starts_with("text/")
+    if ct.starts_with("text/")
         || matches!(
             ct.as_str(),
             "application/json" | "application/xml" | "application/x-ndjson" | "application/yaml"
@@ -625,6 +663,26 @@ fn preview_kind(content_type: &str) -> &'static str {
     } else {
         ""
     }
+}
+
+/// Headers of object bytes served by the console: a sandbox (no script, no plugin, an
+/// origin of their own), never cached (they were read under a session), and the type given.
+fn object_bytes(r: &mut Response, content_type: &'static str, disposition: Option<HeaderValue>) {
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    h.insert(
+        header::CONTENT_DISPOSITION,
+        disposition.unwrap_or(HeaderValue::from_static("inline")),
+    );
+    h.insert(
+        "content-security-policy",
+        HeaderValue::from_static("sandbox; default-src 'none'"),
+    );
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("private, no-store"),
+    );
+    h.remove(header::EXPIRES);
 }
 
 /// GET /raw?bucket=&key=: the object for a preview, read as the key with the browser's Range
@@ -663,22 +721,8 @@ pub async fn raw(State(st): State<AppState>, req: Request) -> Response {
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or("")
                 .to_owned();
-            let kind = preview_kind(&ct);
-            let h = r.headers_mut();
-            if !matches!(kind, "image" | "video" | "audio" | "pdf") || ct.contains("svg") {
-                h.insert(
-                    header::CONTENT_TYPE,
-                    HeaderValue::from_static("text/plain; charset=utf-8"),
-                );
-            }
-            h.insert(
-                header::CONTENT_DISPOSITION,
-                HeaderValue::from_static("inline"),
-            );
-            h.insert(
-                "content-security-policy",
-                HeaderValue::from_static("sandbox; default-src 'none'"),
-            );
+            let served = media_type(&ct).unwrap_or("text/plain; charset=utf-8");
+            object_bytes(&mut r, served, None);
             r
         }
         Err(e) => ctx.message(e.status, "The object cannot be shown", Some(e), "/"),
@@ -846,9 +890,13 @@ pub async fn download(State(st): State<AppState>, req: Request) -> Response {
                 "attachment; filename*=UTF-8''{}",
                 crate::percent::uri_encode(name, false)
             );
-            if let Ok(v) = HeaderValue::from_str(&disposition) {
-                r.headers_mut().insert(header::CONTENT_DISPOSITION, v);
-            }
+            // Bytes to save, never a document or script of the console's origin (a
+            // `text/javascript` object must not load as `<script src>` here).
+            object_bytes(
+                &mut r,
+                "application/octet-stream",
+                HeaderValue::from_str(&disposition).ok(),
+            );
             r
         }
         Err(e) => ctx.message(e.status, "The object cannot be downloaded", Some(e), "/"),
@@ -869,7 +917,22 @@ pub async fn delete_objects(State(st): State<AppState>, req: Request) -> Respons
         crate::percent::uri_encode(&prefix, false)
     );
     let caller = ctx.caller(&st);
-    for key in f.iter().filter(|(k, _)| k == "key").map(|(_, v)| v) {
+    let keys: Vec<&String> = f
+        .iter()
+        .filter(|(k, _)| k == "key")
+        .map(|(_, v)| v)
+        .collect();
+    // A page shows 200 keys: a form naming more did not come from it.
+    if keys.len() > 1000 {
+        let e = S3Error::invalid_argument("At most 1,000 objects are deleted at once");
+        return ctx.message(
+            StatusCode::BAD_REQUEST,
+            "Nothing was deleted",
+            Some(e),
+            &back,
+        );
+    }
+    for key in keys {
         if let Err(e) = caller
             .send(
                 Method::DELETE,
@@ -907,6 +970,14 @@ pub async fn share(State(st): State<AppState>, req: Request) -> Response {
             S3Error::invalid_argument("A link is valid for 1 second to 7 days (604800 seconds)");
         return ctx.message(StatusCode::BAD_REQUEST, "No link was made", Some(e), "/");
     };
+    // Browsers resolve `.` and `..` segments of a URL's path before sending it: the link
+    // would name another key than the one signed.
+    if key.split('/').any(|s| s == "." || s == "..") {
+        let e = S3Error::invalid_argument(
+            "A key with . or .. segments cannot be shared as a link (browsers rewrite them)",
+        );
+        return ctx.message(StatusCode::BAD_REQUEST, "No link was made", Some(e), "/");
+    }
     if let Err(e) = ctx
         .caller(&st)
         .send(
@@ -925,12 +996,7 @@ pub async fn share(State(st): State<AppState>, req: Request) -> Response {
         Ok(Some(s)) => s,
         _ => return see_other("/login"),
     };
-    let base = super::s3_url(&st);
-    let host = base
-        .split_once("://")
-        .map(|(_, rest)| rest.split('/').next().unwrap_or(rest))
-        .unwrap_or(&base)
-        .to_owned();
+    let (base, host) = share_base(&st, &ctx.parts);
     let path = format!(
         "/{}/{}",
         crate::percent::uri_encode(&bucket, false),
@@ -952,6 +1018,43 @@ pub async fn share(State(st): State<AppState>, req: Request) -> Response {
     let until = (now + chrono::Duration::seconds(seconds as i64))
         .format("%Y-%m-%d %H:%M:%S UTC")
         .to_string();
-    let url = format!("{}{path}?{query}", base.trim_end_matches('/'));
+    let url = format!("{base}{path}?{query}");
     object_page(&st, &ctx, &bucket, &key, Some((url, until))).await
+}
+
+/// Where share links point, and the Host they sign: `--console-s3-url` (else the S3
+/// listener), as a browser will send it (lower-case, without a default port). An unspecified
+/// listen address (`0.0.0.0`) is replaced by the name the browser reached the console by.
+fn share_base(st: &AppState, parts: &Parts) -> (String, String) {
+    let base = super::s3_url(st);
+    let (scheme, rest) = base.split_once("://").unwrap_or(("http", base.as_str()));
+    let scheme = scheme.to_ascii_lowercase();
+    let authority = rest.split('/').next().unwrap_or(rest).to_ascii_lowercase();
+    let (name, port) = match authority.rsplit_once(':') {
+        Some((n, p)) if !n.ends_with(']') || n.starts_with('[') => {
+            (n.to_owned(), Some(p.to_owned()))
+        }
+        _ => (authority.clone(), None),
+    };
+    let name = if matches!(name.as_str(), "0.0.0.0" | "[::]") {
+        parts
+            .headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .map(|h| {
+                h.rsplit_once(':')
+                    .map_or(h, |(n, _)| n)
+                    .to_ascii_lowercase()
+            })
+            .unwrap_or_else(|| "127.0.0.1".to_owned())
+    } else {
+        name
+    };
+    let port =
+        port.filter(|p| !((scheme == "http" && p == "80") || (scheme == "https" && p == "443")));
+    let host = match port {
+        Some(p) => format!("{name}:{p}"),
+        None => name,
+    };
+    (format!("{scheme}://{host}"), host)
 }

@@ -17,10 +17,22 @@ use crate::error::{S3Error, S3Result};
 use crate::state::AppState;
 use crate::storage::meta::ConsoleSession;
 
-/// The cookie's name.
+/// The cookie's name over plain HTTP.
 pub const COOKIE: &str = "grids3_console";
 
-/// Failed logins allowed per client address, and per key, within [`THROTTLE_WINDOW_MS`].
+/// The cookie's name under TLS: the `__Host-` prefix makes browsers refuse one set by
+/// another host or for a wider path (a page on the S3 or website endpoint of the same site).
+pub const COOKIE_TLS: &str = "__Host-grids3_console";
+
+fn cookie_name(tls: bool) -> &'static str {
+    if tls {
+        COOKIE_TLS
+    } else {
+        COOKIE
+    }
+}
+
+/// Failed logins allowed per client address within [`THROTTLE_WINDOW_MS`].
 pub const MAX_FAILURES: i64 = 10;
 
 /// The window of the login throttle.
@@ -67,28 +79,33 @@ fn random_hex() -> String {
 /// The `Set-Cookie` value naming session `id` (`None`: the one that clears it).
 pub fn set_cookie(st: &AppState, id: Option<&str>, tls: bool) -> String {
     let secure = if tls { "; Secure" } else { "" };
+    let name = cookie_name(tls);
     match id {
         Some(id) => format!(
-            "{COOKIE}={id}.{}; Path=/; HttpOnly; SameSite=Strict{secure}",
+            "{name}={id}.{}; Path=/; HttpOnly; SameSite=Strict{secure}",
             signature(st, id)
         ),
-        None => format!("{COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0{secure}"),
+        None => format!("{name}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0{secure}"),
     }
 }
 
-/// The session id a request's cookie names, if its signature holds.
-fn cookie_session(st: &AppState, headers: &HeaderMap) -> Option<String> {
-    headers
+/// The session id a request's cookie names, if its signature holds. A request carrying more
+/// than one console cookie has none: another page of the same site may have planted one (its
+/// own valid session) beside the user's.
+fn cookie_session(st: &AppState, headers: &HeaderMap, tls: bool) -> Option<String> {
+    let prefix = format!("{}=", cookie_name(tls));
+    let values: Vec<&str> = headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
-        .filter_map(|c| c.trim().strip_prefix(&format!("{COOKIE}=")))
-        .find_map(|v| {
-            let (id, sig) = v.split_once('.')?;
-            crate::crypto::keys::same(sig.as_bytes(), signature(st, id).as_bytes())
-                .then(|| id.to_owned())
-        })
+        .filter_map(|c| c.trim().strip_prefix(prefix.as_str()))
+        .collect();
+    let [v] = values.as_slice() else {
+        return None;
+    };
+    let (id, sig) = v.split_once('.')?;
+    crate::crypto::keys::same(sig.as_bytes(), signature(st, id).as_bytes()).then(|| id.to_owned())
 }
 
 fn expired(st: &AppState, s: &ConsoleSession, now: DateTime) -> bool {
@@ -100,7 +117,8 @@ fn expired(st: &AppState, s: &ConsoleSession, now: DateTime) -> bool {
 
 /// The session of a request, if it has a live one (`None`: sign in again).
 pub async fn current(st: &AppState, parts: &Parts) -> S3Result<Option<Signed>> {
-    let Some(id) = cookie_session(st, &parts.headers) else {
+    let tls = crate::tls::Transport::of(&parts.extensions).tls;
+    let Some(id) = cookie_session(st, &parts.headers, tls) else {
         return Ok(None);
     };
     let meta = st.store.meta();
@@ -135,7 +153,10 @@ pub enum Refused {
     Throttled,
 }
 
-/// Checks a login and begins its session.
+/// Checks a login and begins its session. Failures are throttled per client address only: a
+/// per-key limit would let anyone who has seen an access key id (every share link carries
+/// one) lock its owner out, and would tell which keys exist; the secrets themselves (40
+/// random characters) are beyond guessing at any rate a throttled address allows.
 pub async fn login(
     st: &AppState,
     client: &str,
@@ -146,10 +167,7 @@ pub async fn login(
     let now = meta.clock().now();
     let since = DateTime::from_millis(now.timestamp_millis() - THROTTLE_WINDOW_MS);
     let by_client = format!("ip:{client}");
-    let by_key = format!("key:{access_key}");
-    if meta.login_failures(&by_client, since).await? >= MAX_FAILURES
-        || meta.login_failures(&by_key, since).await? >= MAX_FAILURES
-    {
+    if !meta.login_reserve(&by_client, since, MAX_FAILURES).await? {
         return Ok(Err(Refused::Throttled));
     }
     let known = if access_key.is_empty() || access_key.len() > 128 {
@@ -161,12 +179,9 @@ pub async fn login(
         .as_ref()
         .is_some_and(|k| crate::crypto::keys::same(k.secret.as_bytes(), secret.as_bytes()));
     if !matches {
-        meta.login_failed(&by_client, since).await?;
-        if known.is_some() {
-            meta.login_failed(&by_key, since).await?;
-        }
         return Ok(Err(Refused::Wrong));
     }
+    meta.login_release(&by_client).await?;
     let session = ConsoleSession {
         id: random_hex(),
         access_key: access_key.to_owned(),
@@ -192,8 +207,13 @@ pub async fn logout(st: &AppState, s: &ConsoleSession) -> S3Result<()> {
 /// Refuses a state-changing request that does not come from the console's own pages: a
 /// CSRF token that is not the session's, or an Origin (when the browser sends one) that is
 /// not the console's.
-pub fn check_csrf(parts: &Parts, session: Option<&ConsoleSession>, token: &str) -> S3Result<()> {
-    same_origin(parts)?;
+pub fn check_csrf(
+    st: &AppState,
+    parts: &Parts,
+    session: Option<&ConsoleSession>,
+    token: &str,
+) -> S3Result<()> {
+    same_origin(st, parts)?;
     if let Some(s) = session {
         if !crate::crypto::keys::same(token.as_bytes(), s.csrf.as_bytes()) {
             return Err(S3Error::access_denied()
@@ -203,11 +223,20 @@ pub fn check_csrf(parts: &Parts, session: Option<&ConsoleSession>, token: &str) 
     Ok(())
 }
 
-/// An Origin header, when sent, must name this console (scheme and host of the request).
-pub fn same_origin(parts: &Parts) -> S3Result<()> {
+/// An Origin header, when sent, must name this console: `--console-url` when set (behind a
+/// proxy, or to refuse a rebound DNS name), else the scheme and Host of the request.
+pub fn same_origin(st: &AppState, parts: &Parts) -> S3Result<()> {
     let Some(origin) = parts.headers.get(header::ORIGIN) else {
         return Ok(());
     };
+    if let Some(url) = st.config.console_url.as_deref() {
+        return if origin.to_str().ok() == Some(url.trim_end_matches('/')) {
+            Ok(())
+        } else {
+            Err(S3Error::access_denied()
+                .with_message("Cross-origin requests are refused by the console"))
+        };
+    }
     let host = parts
         .headers
         .get(header::HOST)

@@ -326,3 +326,86 @@ fn a_key_sees_only_what_its_policy_allows() {
             .is_ok());
     });
 }
+
+#[test]
+fn object_bytes_never_run_in_the_consoles_origin() {
+    support::run(async {
+        let c = Console::start("consolebytes").await;
+        let s3 = c.gw.sdk();
+        s3.create_bucket().bucket("bytes").send().await.unwrap();
+        // Stored types that would make the bytes a document or a script of the console.
+        for (key, ct) in [
+            ("a.html", "text/html"),
+            ("b.svg", "image/SVG+xml"),
+            ("c.png", "image/png, text/html"),
+            ("d.pdf", "application/pdf; x=1, text/html"),
+            ("e.js", "text/javascript"),
+            ("f.png", "image/png"),
+        ] {
+            s3.put_object()
+                .bucket("bytes")
+                .key(key)
+                .content_type(ct)
+                .cache_control("public, max-age=31536000")
+                .body(ByteStream::from_static(b"<script>alert(1)</script>"))
+                .send()
+                .await
+                .unwrap();
+        }
+        let cookie = c.login(support::AK, support::SK).await.unwrap();
+        for (key, served) in [
+            ("a.html", "text/plain; charset=utf-8"),
+            ("b.svg", "text/plain; charset=utf-8"),
+            ("c.png", "text/plain; charset=utf-8"),
+            ("d.pdf", "text/plain; charset=utf-8"),
+            ("e.js", "text/plain; charset=utf-8"),
+            ("f.png", "image/png"),
+        ] {
+            let r = c
+                .get(&cookie, &format!("/raw?bucket=bytes&key={key}"))
+                .await;
+            assert_eq!(r.status(), 200, "{key}");
+            assert_eq!(r.headers()["content-type"], served, "{key}");
+            assert_eq!(
+                r.headers()["content-security-policy"],
+                "sandbox; default-src 'none'",
+                "{key}"
+            );
+            assert_eq!(r.headers()["cache-control"], "private, no-store", "{key}");
+            let r = c
+                .get(&cookie, &format!("/download?bucket=bytes&key={key}"))
+                .await;
+            assert_eq!(
+                r.headers()["content-type"],
+                "application/octet-stream",
+                "{key}"
+            );
+            assert!(r.headers()["content-disposition"]
+                .to_str()
+                .unwrap()
+                .starts_with("attachment"));
+            assert_eq!(r.headers()["cache-control"], "private, no-store", "{key}");
+        }
+        // Two console cookies (one planted by another page of the same site): no session.
+        let other = c.login(support::AK, support::SK).await.unwrap();
+        let both = format!("{cookie}; {other}");
+        assert_eq!(c.get(&both, "/").await.status(), 303);
+        assert_eq!(c.get(&cookie, "/").await.status(), 200);
+        // A key with a dot segment cannot be shared (a browser would rewrite the link).
+        let csrf = c.csrf(&cookie).await;
+        let r = c
+            .post(
+                &cookie,
+                "/objects/share",
+                &[
+                    ("csrf", &csrf),
+                    ("bucket", "bytes"),
+                    ("key", "x/../f.png"),
+                    ("expires", "3600"),
+                ],
+                None,
+            )
+            .await;
+        assert_eq!(r.status(), 400);
+    });
+}

@@ -119,6 +119,19 @@ impl MetaStore {
         )
         .await?;
         index(&m.uploads, "initiated", doc! {"initiated": 1}).await?;
+        // Console sessions and login windows are removed by these (see `sessions`).
+        index(
+            &db.collection("__consoleSessions"),
+            "expires",
+            doc! {"expires": 1},
+        )
+        .await?;
+        index(
+            &db.collection("__consoleLogins"),
+            "since",
+            doc! {"since": 1},
+        )
+        .await?;
         index(&m.uploads, "fileId", doc! {"fileId": 1}).await?;
         index(&m.uploads, "completedAt", doc! {"completedAt": 1}).await?;
         index(&m.uploads, "aborting", doc! {"aborting": 1}).await?;

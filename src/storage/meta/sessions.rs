@@ -99,31 +99,43 @@ impl MetaStore {
         Ok(())
     }
 
-    /// Failed logins of `who` (a client address or an access key) since `since`.
-    pub async fn login_failures(&self, who: &str, since: DateTime) -> mongodb::error::Result<i64> {
-        let d = self
+    /// Takes one of `max` failed-login slots of `who` (a client address) in the window that
+    /// began at `since`, before the secret is checked: `false` when all are taken (the login
+    /// is throttled). One conditional write, so logins at once cannot overrun the limit; a
+    /// login that succeeds gives its slot back ([`MetaStore::login_release`]).
+    pub async fn login_reserve(
+        &self,
+        who: &str,
+        since: DateTime,
+        max: i64,
+    ) -> mongodb::error::Result<bool> {
+        // Windows that ended are forgotten (indexed on `since`), whoever they were of.
+        self.logins()
+            .delete_many(doc! {"since": {"$lt": since}})
+            .await?;
+        let taken = self
             .logins()
-            .find_one(doc! {"_id": who, "since": {"$gte": since}})
-            .await?;
-        Ok(d.and_then(|d| d.get_i64("failures").ok()).unwrap_or(0))
-    }
-
-    /// Counts a failed login of `who`: a window that began before `since` starts again.
-    pub async fn login_failed(&self, who: &str, since: DateTime) -> mongodb::error::Result<()> {
-        let now = self.clock.now();
-        // Two steps, each one conditional write: restart a stale window, then count.
-        self.logins()
             .update_one(
-                doc! {"_id": who, "since": {"$lt": since}},
-                doc! {"$set": {"since": now, "failures": 0_i64}},
-            )
-            .await?;
-        self.logins()
-            .update_one(
-                doc! {"_id": who},
-                doc! {"$inc": {"failures": 1_i64}, "$setOnInsert": {"since": now}},
+                doc! {"_id": who, "failures": {"$lt": max}},
+                doc! {"$inc": {"failures": 1_i64}, "$setOnInsert": {"since": self.clock.now()}},
             )
             .upsert(true)
+            .await;
+        match taken {
+            Ok(_) => Ok(true),
+            // The window's document exists with every slot taken: the upsert met its id.
+            Err(e) if super::is_duplicate_key(&e) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Gives back a slot [`MetaStore::login_reserve`] took (the login succeeded).
+    pub async fn login_release(&self, who: &str) -> mongodb::error::Result<()> {
+        self.logins()
+            .update_one(
+                doc! {"_id": who, "failures": {"$gt": 0_i64}},
+                doc! {"$inc": {"failures": -1_i64}},
+            )
             .await?;
         Ok(())
     }

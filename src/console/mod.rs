@@ -49,6 +49,7 @@ pub fn router(state: AppState) -> Router {
         .route("/object", get(pages::object))
         .route("/download", get(pages::download))
         .route("/objects/delete", post(pages::delete_objects))
+        .route("/folders/delete", post(pages::delete_folder))
         .route("/objects/share", post(pages::share))
         .route("/objects/tags", post(pages::tags))
         .route("/objects/restore", post(pages::restore))

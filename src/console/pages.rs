@@ -1058,3 +1058,82 @@ fn share_base(st: &AppState, parts: &Parts) -> (String, String) {
     };
     (format!("{scheme}://{host}"), host)
 }
+
+/// Objects one folder deletion removes at most (more are left for the next request, and
+/// the page says so).
+const FOLDER_DELETE_MAX: usize = 10_000;
+
+/// POST /folders/delete: every object under a folder's prefix (listed as the key lists them,
+/// each DeleteObject authorized on its own), after the page's confirmation.
+pub async fn delete_folder(State(st): State<AppState>, req: Request) -> Response {
+    let (ctx, f) = match signed_post(&st, req).await {
+        Ok(x) => x,
+        Err(r) => return r,
+    };
+    let bucket = field(&f, "bucket").unwrap_or("").to_owned();
+    let folder = field(&f, "folder").unwrap_or("").to_owned();
+    let back = format!(
+        "/browse?bucket={}&prefix={}",
+        crate::percent::uri_encode(&bucket, false),
+        crate::percent::uri_encode(field(&f, "prefix").unwrap_or(""), false)
+    );
+    // A folder is a prefix ending in `/`; an empty one would be the whole bucket.
+    if folder.is_empty() || !folder.ends_with('/') {
+        let e = S3Error::invalid_argument("A folder is a prefix ending in /");
+        return ctx.message(
+            StatusCode::BAD_REQUEST,
+            "Nothing was deleted",
+            Some(e),
+            &back,
+        );
+    }
+    let caller = ctx.caller(&st);
+    let mut deleted = 0usize;
+    let mut token: Option<String> = None;
+    loop {
+        let mut query = vec![
+            ("list-type", "2"),
+            ("max-keys", "1000"),
+            ("encoding-type", "url"),
+            ("prefix", folder.as_str()),
+        ];
+        if let Some(t) = token.as_deref() {
+            query.push(("continuation-token", t));
+        }
+        let list = match caller
+            .xml::<ObjectList>(Method::GET, Some(&bucket), &query)
+            .await
+        {
+            Ok(l) => l,
+            Err(e) => return ctx.message(e.status, "The folder was not deleted", Some(e), &back),
+        };
+        for o in &list.contents {
+            let key = crate::percent::decode(&o.key);
+            if let Err(e) = caller
+                .send(
+                    Method::DELETE,
+                    Some(&bucket),
+                    Some(&key),
+                    &[],
+                    &[],
+                    Body::empty(),
+                )
+                .await
+            {
+                let title = format!("{deleted} objects were deleted; {key} was not");
+                return ctx.message(e.status, &title, Some(e), &back);
+            }
+            deleted += 1;
+            if deleted >= FOLDER_DELETE_MAX {
+                let title =
+                    format!("{deleted} objects were deleted; more remain: delete the folder again");
+                return ctx.message(StatusCode::OK, &title, None, &back);
+            }
+        }
+        match list.next.filter(|_| list.truncated) {
+            Some(t) => token = Some(t),
+            None => break,
+        }
+    }
+    see_other(&back)
+}

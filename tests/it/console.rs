@@ -409,3 +409,65 @@ fn object_bytes_never_run_in_the_consoles_origin() {
         assert_eq!(r.status(), 400);
     });
 }
+
+#[test]
+fn a_folder_is_deleted_with_everything_in_it_and_nothing_else() {
+    support::run(async {
+        let c = Console::start("consolefolder").await;
+        let s3 = c.gw.sdk();
+        s3.create_bucket().bucket("tree").send().await.unwrap();
+        for k in ["a/1", "a/2", "a/b/3", "a-sibling", "ab/4", "top"] {
+            s3.put_object()
+                .bucket("tree")
+                .key(k)
+                .body(ByteStream::from_static(b"x"))
+                .send()
+                .await
+                .unwrap();
+        }
+        let cookie = c.login(support::AK, support::SK).await.unwrap();
+        let page = c
+            .get(&cookie, "/browse?bucket=tree")
+            .await
+            .text()
+            .await
+            .unwrap();
+        assert!(page.contains("Delete folder"), "{page}");
+        let csrf = c.csrf(&cookie).await;
+        // Not a folder (no slash): refused, nothing deleted.
+        let r = c
+            .post(
+                &cookie,
+                "/folders/delete",
+                &[("csrf", &csrf), ("bucket", "tree"), ("folder", "a")],
+                None,
+            )
+            .await;
+        assert_eq!(r.status(), 400);
+        let r = c
+            .post(
+                &cookie,
+                "/folders/delete",
+                &[
+                    ("csrf", &csrf),
+                    ("bucket", "tree"),
+                    ("folder", "a/"),
+                    ("prefix", ""),
+                ],
+                None,
+            )
+            .await;
+        assert_eq!(r.status(), 303);
+        let left: Vec<String> = s3
+            .list_objects_v2()
+            .bucket("tree")
+            .send()
+            .await
+            .unwrap()
+            .contents()
+            .iter()
+            .map(|o| o.key().unwrap().to_owned())
+            .collect();
+        assert_eq!(left, ["a-sibling", "ab/4", "top"]);
+    });
+}

@@ -71,26 +71,16 @@ impl Caller<'_> {
             return Err(S3Error::not_implemented()
                 .with_message(format!("{what} is not implemented by grids3")));
         }
-        let source_ip = self
-            .parts
-            .extensions
-            .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
-            .map(|c| c.0.ip());
-        let req = S3Request {
-            parts: p,
+        let auth = crate::auth::Auth::unsigned_body(self.access_key.to_owned(), self.root);
+        let req = S3Request::on_behalf(
+            p,
             query,
-            bucket: bucket.map(str::to_owned),
-            key: key.map(str::to_owned),
-            auth: crate::auth::Auth::unsigned_body(self.access_key.to_owned(), self.root),
+            bucket.map(str::to_owned),
+            key.map(str::to_owned),
+            auth,
             body,
-            access: crate::s3::request::access::Access::Denied,
-            source_access: crate::s3::request::access::Access::Granted,
-            per_key: None,
-            bypass_governance: false,
-            source_ip,
-            request_id: self.request_id.to_owned(),
-            tagging: None,
-        };
+            self.request_id,
+        );
         if op.moves_data() {
             crate::s3::dispatch(self.st, op, req).await
         } else {

@@ -127,12 +127,12 @@ pub async fn current(st: &AppState, parts: &Parts) -> S3Result<Option<Signed>> {
     };
     let now = meta.clock().now();
     if expired(st, &s, now) {
-        meta.session_end(&id).await?;
+        meta.session_end_if(&id, s.seen).await?;
         return Ok(None);
     }
     // A deleted key's sessions end with it (within the credentials cache's 10 s).
     let Some(secret) = st.creds.secret_of(&s.access_key).await? else {
-        meta.session_end(&id).await?;
+        meta.session_end_if(&id, s.seen).await?;
         return Ok(None);
     };
     if now.timestamp_millis() - s.seen.timestamp_millis() > SEEN_EVERY_MS {

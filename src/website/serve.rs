@@ -315,25 +315,15 @@ async fn read(
             p.headers.append(name.clone(), v.clone());
         }
     }
-    let source_ip = parts
-        .extensions
-        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
-        .map(|c| c.0.ip());
-    let req = S3Request {
-        parts: p,
-        query: Vec::new(),
-        bucket: Some(bucket.to_owned()),
-        key: Some(key.to_owned()),
-        auth: crate::auth::Auth::anonymous(),
-        body: Body::empty(),
-        access: crate::s3::request::access::Access::Denied,
-        source_access: crate::s3::request::access::Access::Granted,
-        per_key: None,
-        bypass_governance: false,
-        source_ip,
-        request_id: request_id.to_owned(),
-        tagging: None,
-    };
+    let req = S3Request::on_behalf(
+        p,
+        Vec::new(),
+        Some(bucket.to_owned()),
+        Some(key.to_owned()),
+        crate::auth::Auth::anonymous(),
+        Body::empty(),
+        request_id,
+    );
     let op = if method == Method::HEAD {
         Op::HeadObject
     } else {

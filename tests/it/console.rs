@@ -22,27 +22,13 @@ impl Drop for Console {
 impl Console {
     pub async fn start(tag: &str) -> Console {
         let gw = support::gateway(tag).await;
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
         // Share links point at this gateway's S3 listener.
         let mut state = gw.state.clone();
         let mut config = (*state.config).clone();
         config.console_s3_url = Some(gw.endpoint());
         state.config = std::sync::Arc::new(config);
-        let app = grids3::console::router(state);
-        let server = tokio::spawn(async move {
-            axum::serve(
-                listener,
-                app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
-            )
-            .await
-            .unwrap();
-        });
-        Console {
-            gw,
-            addr,
-            server: server.abort_handle(),
-        }
+        let (addr, server) = support::serve_router(grids3::console::router(state)).await;
+        Console { gw, addr, server }
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -469,5 +455,48 @@ fn a_folder_is_deleted_with_everything_in_it_and_nothing_else() {
             .map(|o| o.key().unwrap().to_owned())
             .collect();
         assert_eq!(left, ["a-sibling", "ab/4", "top"]);
+    });
+}
+
+/// The storage writes the console adds, raced: the login throttle's reservation (logins at
+/// once never get more than their slots) and the end of an expired session (compare and set
+/// on the `seen` it read: a request recorded in between is not undone).
+#[test]
+fn throttle_slots_and_session_ends_hold_under_races() {
+    support::run(async {
+        let c = Console::start("consolerace").await;
+        // 30 wrong logins at once from one address: exactly 10 are checked (401), the rest
+        // find every slot taken (429), whatever the interleaving.
+        let tries = (0..30).map(|_| c.login(support::AK, "wrong"));
+        let answers = futures::future::join_all(tries).await;
+        let checked = answers.iter().filter(|a| **a == Err(401)).count();
+        let throttled = answers.iter().filter(|a| **a == Err(429)).count();
+        assert_eq!((checked, throttled), (10, 20), "{answers:?}");
+
+        // A session read as expired, then recorded by another request: the stale end removes
+        // nothing; the end of what is there now does.
+        let meta = c.gw.state.store.meta();
+        let now = meta.clock().now();
+        let s = grids3::storage::meta::ConsoleSession {
+            id: "race".repeat(16),
+            access_key: support::AK.into(),
+            csrf: "c".repeat(64),
+            created: now,
+            seen: now,
+        };
+        let expires = mongodb::bson::DateTime::from_millis(now.timestamp_millis() + 3_600_000);
+        meta.session_create(&s, expires).await.unwrap();
+        let later = mongodb::bson::DateTime::from_millis(now.timestamp_millis() + 1000);
+        assert!(meta.session_seen(&s.id, s.seen, later).await.unwrap());
+        assert!(
+            !meta.session_end_if(&s.id, s.seen).await.unwrap(),
+            "a stale end"
+        );
+        assert!(
+            meta.session(&s.id).await.unwrap().is_some(),
+            "the session lives on"
+        );
+        assert!(meta.session_end_if(&s.id, later).await.unwrap());
+        assert!(meta.session(&s.id).await.unwrap().is_none());
     });
 }

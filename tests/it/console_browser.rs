@@ -58,32 +58,13 @@ fn chromium_signs_in_browses_shares_and_signs_out() {
                 .await
                 .unwrap();
         }
-        let script =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/console_browser.py");
         let args = vec![
             c.url(""),
             support::AK.to_owned(),
             support::SK.to_owned(),
             chromium.display().to_string(),
         ];
-        let out = tokio::task::spawn_blocking(move || {
-            std::process::Command::new(support::python())
-                .arg(script)
-                .args(args)
-                .output()
-                .expect("python")
-        })
-        .await
-        .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert!(out.status.success(), "{stdout}\n{stderr}");
-        let line = stdout
-            .lines()
-            .find_map(|l| l.strip_prefix("RESULT "))
-            .unwrap_or_else(|| panic!("no result: {stdout}\n{stderr}"));
-        println!("console browser: {line}");
-        let r: serde_json::Value = serde_json::from_str(line).unwrap();
+        let r = support::py_result("console_browser.py", args).await;
         assert_eq!(r["redirected_to_login"], true);
         assert!(r["wrong_secret"].as_str().unwrap().contains("do not match"));
         assert_eq!(r["buckets"], serde_json::json!(["many", "media", "xss"]));

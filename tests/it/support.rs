@@ -345,13 +345,25 @@ pub fn error_code(body: &str) -> String {
 /// Runs `tests/py/<script>` with the gateway's endpoint and the root credentials followed by
 /// `extra`, asserts it succeeded and printed `<tag>: all checks passed`, and returns stdout.
 pub async fn run_py_checks(gw: &Gateway, script: &str, tag: &str, extra: &[&str]) -> String {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/py")
-        .join(script);
     // The scripts also drive curl; a machine without it gets it here, like chromium.
     apt_tool("curl", "curl").expect("curl is needed by the Python checks");
     let mut args = vec![gw.endpoint(), AK.to_owned(), SK.to_owned()];
     args.extend(extra.iter().map(|s| s.to_string()));
+    let stdout = run_py(script, args).await;
+    println!("{stdout}");
+    assert!(
+        stdout.contains(&format!("{tag}: all checks passed")),
+        "{stdout}"
+    );
+    stdout
+}
+
+/// Runs `tests/py/<script>` with `args` off the async workers, asserts it succeeded, and
+/// returns its stdout.
+pub async fn run_py(script: &str, args: Vec<String>) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/py")
+        .join(script);
     let out = tokio::task::spawn_blocking(move || {
         std::process::Command::new(python())
             .arg(path)
@@ -362,15 +374,10 @@ pub async fn run_py_checks(gw: &Gateway, script: &str, tag: &str, extra: &[&str]
     .await
     .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    println!("{stdout}");
     assert!(
         out.status.success(),
         "{script} failed:\n{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        stdout.contains(&format!("{tag}: all checks passed")),
-        "{stdout}"
     );
     stdout
 }
@@ -900,4 +907,32 @@ pub async fn delete_objects(
         .send()
         .await
         .unwrap()
+}
+
+/// Serves `app` (the website endpoint's or the console's router) on an ephemeral loopback
+/// port, with the peer's address known to it; aborting the handle stops it.
+pub async fn serve_router(app: axum::Router) -> (std::net::SocketAddr, tokio::task::AbortHandle) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(async move {
+        axum::serve(
+            listener,
+            app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+        )
+        .await
+        .unwrap();
+    });
+    (addr, server.abort_handle())
+}
+
+/// Runs `tests/py/<script>` with `args` and returns the JSON of its `RESULT {...}` line,
+/// failing with its output when it fails or prints none.
+pub async fn py_result(script: &str, args: Vec<String>) -> serde_json::Value {
+    let stdout = run_py(script, args).await;
+    let line = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("RESULT "))
+        .unwrap_or_else(|| panic!("{script} printed no result:\n{stdout}"));
+    println!("{script}: {line}");
+    serde_json::from_str(line).unwrap()
 }

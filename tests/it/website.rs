@@ -34,22 +34,8 @@ impl Site {
             &uuid::Uuid::new_v4().simple().to_string()[..12]
         );
         let gw = support::gateway_with(&name, |c| c.website_domain = Some(DOMAIN.into())).await;
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let app = grids3::website::router(gw.state.clone());
-        let server = tokio::spawn(async move {
-            axum::serve(
-                listener,
-                app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
-            )
-            .await
-            .unwrap();
-        });
-        Site {
-            gw,
-            addr,
-            server: server.abort_handle(),
-        }
+        let (addr, server) = support::serve_router(grids3::website::router(gw.state.clone())).await;
+        Site { gw, addr, server }
     }
 
     /// A request to the website endpoint for `bucket` (Host `<bucket>.web.test:<port>`),
@@ -61,20 +47,8 @@ impl Site {
         path: &str,
         headers: &[(&str, &str)],
     ) -> reqwest::Response {
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .unwrap();
-        let mut r = client
-            .request(
-                method.parse().unwrap(),
-                format!("http://{}{path}", self.addr),
-            )
-            .header(HOST, format!("{bucket}.{DOMAIN}:{}", self.addr.port()));
-        for (k, v) in headers {
-            r = r.header(*k, *v);
-        }
-        r.send().await.unwrap()
+        let host = format!("{bucket}.{DOMAIN}:{}", self.addr.port());
+        self.send_host(method, &host, path, headers).await
     }
 
     /// A request with the Host header given as it is.

@@ -39,8 +39,6 @@ fn chromium_renders_a_synced_site_and_its_deep_links() {
             .await
             .unwrap();
         let url = format!("http://www.{DOMAIN}:{}", site.addr.port());
-        let script =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/website_browser.py");
         let args = vec![
             site.gw.endpoint(),
             support::AK.to_owned(),
@@ -49,24 +47,7 @@ fn chromium_renders_a_synced_site_and_its_deep_links() {
             url,
             chromium.display().to_string(),
         ];
-        let out = tokio::task::spawn_blocking(move || {
-            std::process::Command::new(support::python())
-                .arg(script)
-                .args(args)
-                .output()
-                .expect("python")
-        })
-        .await
-        .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert!(out.status.success(), "{stdout}\n{stderr}");
-        let line = stdout
-            .lines()
-            .find_map(|l| l.strip_prefix("RESULT "))
-            .unwrap_or_else(|| panic!("no result: {stdout}\n{stderr}"));
-        println!("website browser: {line}");
-        let r: serde_json::Value = serde_json::from_str(line).unwrap();
+        let r = support::py_result("website_browser.py", args).await;
         // Synced: every file is an object.
         for key in ["index.html", "css/site.css", "js/app.js", "img/logo.png"] {
             s3.head_object()

@@ -57,6 +57,41 @@ pub struct S3Request {
 }
 
 impl S3Request {
+    /// A request grids3 makes on a client's behalf (the website endpoint's anonymous reads,
+    /// the console's actions as the signed-in key), to be run by `s3::dispatch` as the S3
+    /// endpoint would run it. `parts` carry its method, URI and headers, and in their
+    /// extensions the client's connection (its address for `aws:SourceIp`, TLS for
+    /// `aws:SecureTransport`); nothing is authorized yet.
+    pub fn on_behalf(
+        parts: Parts,
+        query: Vec<(String, String)>,
+        bucket: Option<String>,
+        key: Option<String>,
+        auth: Auth,
+        body: Body,
+        request_id: &str,
+    ) -> Self {
+        let source_ip = parts
+            .extensions
+            .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+            .map(|c| c.0.ip());
+        S3Request {
+            parts,
+            query,
+            bucket,
+            key,
+            auth,
+            body,
+            access: Access::Denied,
+            source_access: Access::Granted,
+            per_key: None,
+            bypass_governance: false,
+            source_ip,
+            request_id: request_id.to_owned(),
+            tagging: None,
+        }
+    }
+
     /// A query parameter.
     pub fn q(&self, name: &str) -> Option<&str> {
         self.query

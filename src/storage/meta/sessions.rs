@@ -93,10 +93,22 @@ impl MetaStore {
             == 1)
     }
 
-    /// Ends a session (logout, or one found expired).
+    /// Ends a session (logout: whatever its state, the user asked).
     pub async fn session_end(&self, id: &str) -> mongodb::error::Result<()> {
         self.sessions().delete_one(doc! {"_id": id}).await?;
         Ok(())
+    }
+
+    /// Ends a session found expired (or whose key is gone) as it was read: only if its last
+    /// request is still `seen` (compare and set), so a request another instance recorded in
+    /// between, which found it live, is not undone. `false` when it had changed.
+    pub async fn session_end_if(&self, id: &str, seen: DateTime) -> mongodb::error::Result<bool> {
+        Ok(self
+            .sessions()
+            .delete_one(doc! {"_id": id, "seen": seen})
+            .await?
+            .deleted_count
+            == 1)
     }
 
     /// Takes one of `max` failed-login slots of `who` (a client address) in the window that
@@ -113,20 +125,30 @@ impl MetaStore {
         self.logins()
             .delete_many(doc! {"since": {"$lt": since}})
             .await?;
-        let taken = self
+        // The window's document first (a second creator meets the first's id: fine), then
+        // the slot, taken only while one is free: concurrent logins never overrun the limit,
+        // and none is refused while a slot is free.
+        let created = self
             .logins()
             .update_one(
-                doc! {"_id": who, "failures": {"$lt": max}},
-                doc! {"$inc": {"failures": 1_i64}, "$setOnInsert": {"since": self.clock.now()}},
+                doc! {"_id": who},
+                doc! {"$setOnInsert": {"since": self.clock.now(), "failures": 0_i64}},
             )
             .upsert(true)
             .await;
-        match taken {
-            Ok(_) => Ok(true),
-            // The window's document exists with every slot taken: the upsert met its id.
-            Err(e) if super::is_duplicate_key(&e) => Ok(false),
-            Err(e) => Err(e),
+        match created {
+            Err(e) if !super::is_duplicate_key(&e) => return Err(e),
+            _ => {}
         }
+        Ok(self
+            .logins()
+            .update_one(
+                doc! {"_id": who, "failures": {"$lt": max}},
+                doc! {"$inc": {"failures": 1_i64}},
+            )
+            .await?
+            .matched_count
+            == 1)
     }
 
     /// Gives back a slot [`MetaStore::login_reserve`] took (the login succeeded).

@@ -1,0 +1,169 @@
+//! The console's routes: gather the session and the form, send the S3 request as the
+//! signed-in key, render the page. One file per job: `signin` (login, logout), `buckets`
+//! (buckets, folders, deletes), `objects` (an object's page and actions, share links),
+//! `bytes` (serving object bytes safely); the steps they share are here.
+
+use askama::Template;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::request::Parts;
+use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+
+use super::s3call::{BucketList, Caller, ObjectList};
+use super::session::{self, Signed};
+use super::views;
+use crate::error::S3Error;
+use crate::state::AppState;
+
+mod buckets;
+mod bytes;
+mod objects;
+mod signin;
+
+pub use buckets::{browse, buckets, create_bucket, delete_bucket, delete_folder, delete_objects};
+pub use bytes::raw;
+pub use objects::{delete_version, download, object, restore, share, tags};
+pub use signin::{login, login_page, logout};
+
+/// Largest form body the console reads.
+const MAX_FORM: usize = 256 * 1024;
+
+/// Objects and folders on one page of a folder.
+const PAGE: &str = "200";
+
+fn html(t: impl Template) -> Response {
+    match t.render() {
+        Ok(body) => ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response(),
+        Err(e) => {
+            tracing::error!(error = %e, "a console template failed");
+            StatusCode::INTERNAL_SERVER_ERROR.into_response()
+        }
+    }
+}
+
+fn see_other(to: &str) -> Response {
+    let mut r = StatusCode::SEE_OTHER.into_response();
+    if let Ok(v) = HeaderValue::from_str(to) {
+        r.headers_mut().insert(header::LOCATION, v);
+    }
+    r
+}
+
+fn tls(parts: &Parts) -> bool {
+    crate::tls::Transport::of(&parts.extensions).tls
+}
+
+/// A form or query string, decoded (`+` is a space in forms).
+fn pairs(raw: &str) -> Vec<(String, String)> {
+    raw.split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            let d = |s: &str| crate::percent::decode(&s.replace('+', " "));
+            (d(k), d(v))
+        })
+        .collect()
+}
+
+fn field<'a>(f: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    f.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+}
+
+async fn form(body: Body) -> Result<Vec<(String, String)>, Response> {
+    let bytes = axum::body::to_bytes(body, MAX_FORM)
+        .await
+        .map_err(|_| StatusCode::PAYLOAD_TOO_LARGE.into_response())?;
+    Ok(pairs(&String::from_utf8_lossy(&bytes)))
+}
+
+/// What every signed-in page needs.
+struct Ctx {
+    parts: Parts,
+    signed: Signed,
+    request_id: String,
+}
+
+impl Ctx {
+    fn caller<'a>(&'a self, st: &'a AppState) -> Caller<'a> {
+        Caller {
+            st,
+            access_key: &self.signed.session.access_key,
+            root: self.signed.root,
+            parts: &self.parts,
+            request_id: &self.request_id,
+        }
+    }
+
+    fn who(&self) -> String {
+        self.signed.session.access_key.clone()
+    }
+
+    fn csrf(&self) -> String {
+        self.signed.session.csrf.clone()
+    }
+
+    /// A page saying what happened (an S3 refusal shows AWS's code and reason).
+    fn message(
+        &self,
+        status: StatusCode,
+        title: &str,
+        error: Option<S3Error>,
+        back: &str,
+    ) -> Response {
+        let mut r = html(views::Message {
+            who: self.who(),
+            csrf: self.csrf(),
+            root: self.signed.root,
+            error: error.map(|e| reason(&e)),
+            title: title.to_owned(),
+            back: back.to_owned(),
+        });
+        *r.status_mut() = status;
+        r
+    }
+}
+
+/// AWS's code and message of a refusal, as the console shows it.
+fn reason(e: &S3Error) -> String {
+    format!("{}: {}", e.code, e.message)
+}
+
+/// The session of a request, or the way to the login page.
+async fn signed_in(st: &AppState, parts: Parts) -> Result<Ctx, Response> {
+    match session::current(st, &parts).await {
+        Ok(Some(signed)) => Ok(Ctx {
+            parts,
+            signed,
+            request_id: crate::s3::respond::new_request_id(),
+        }),
+        Ok(None) => Err(see_other("/login")),
+        Err(e) => Err((e.status, reason(&e)).into_response()),
+    }
+}
+
+/// A signed-in GET: the session and the query string.
+async fn signed_get(st: &AppState, req: Request) -> Result<(Ctx, Vec<(String, String)>), Response> {
+    let (parts, _) = req.into_parts();
+    let q = pairs(parts.uri.query().unwrap_or(""));
+    Ok((signed_in(st, parts).await?, q))
+}
+
+/// A signed-in POST: the session, its form, and the CSRF check.
+async fn signed_post(
+    st: &AppState,
+    req: Request,
+) -> Result<(Ctx, Vec<(String, String)>), Response> {
+    let (parts, body) = req.into_parts();
+    let ctx = signed_in(st, parts).await?;
+    let f = form(body).await?;
+    if let Err(e) = session::check_csrf(
+        st,
+        &ctx.parts,
+        Some(&ctx.signed.session),
+        field(&f, "csrf").unwrap_or(""),
+    ) {
+        return Err(ctx.message(StatusCode::FORBIDDEN, "Refused", Some(e), "/"));
+    }
+    Ok((ctx, f))
+}

@@ -135,6 +135,12 @@ async fn run() -> Result<()> {
     } else {
         None
     };
+    // The web console (`grids3::console`): off unless asked for, on at 127.0.0.1:9001 with
+    // the local database. Known before the state is built: the S3 endpoint lets the console's
+    // origin read its answers (`s3::cors`).
+    if config.local_db && config.console_listen.is_none() {
+        config.console_listen = Some(std::net::SocketAddr::from(([127, 0, 0, 1], 9001)));
+    }
     let Some(uri) = config.mongodb_uri.clone() else {
         bail!("set MONGODB_URI (or --mongodb-uri), or pass --local-db for the local development database");
     };
@@ -271,14 +277,7 @@ async fn run() -> Result<()> {
         }
         None => None,
     };
-    // The web console (`grids3::console`): off unless asked for, on at 127.0.0.1:9001 with
-    // the local database.
-    let console_addr = config.console_listen.or_else(|| {
-        config
-            .local_db
-            .then(|| std::net::SocketAddr::from(([127, 0, 0, 1], 9001)))
-    });
-    let console = match console_addr {
+    let console = match config.console_listen {
         Some(at) => {
             let l =
                 grids3::server::bind(at).with_context(|| format!("binding the console to {at}"))?;

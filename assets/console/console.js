@@ -1,4 +1,4 @@
-// The console's script: confirmations and the copy button. Pages work without it.
+// The console's script: confirmations, the copy button and uploads. Pages work without it.
 document.addEventListener('click', function (e) {
   var t = e.target;
   if (t.dataset && t.dataset.confirm && !window.confirm(t.dataset.confirm)) {
@@ -11,3 +11,206 @@ document.addEventListener('click', function (e) {
     t.textContent = 'Copied';
   }
 });
+
+// Uploads: the console starts a multipart upload as the signed-in key and signs a URL per
+// part; the parts go straight to the S3 endpoint, a few at a time, each retried on failure;
+// then the console completes the upload (or aborts it when cancelled).
+(function () {
+  var box = document.getElementById('upload');
+  if (!box) { return; }
+  var bucket = box.dataset.bucket, prefix = box.dataset.prefix, csrf = box.dataset.csrf;
+  var PARTS_AT_ONCE = 4, FILES_AT_ONCE = 2, TRIES = 4;
+  var jobs = [], waiting = [], running = 0;
+  var total = document.getElementById('total'), totalText = document.getElementById('total-text');
+  var queue = document.getElementById('queue'), refresh = document.getElementById('refresh');
+
+  function size(n) {
+    var u = ['B', 'KiB', 'MiB', 'GiB', 'TiB'], i = 0;
+    while (n >= 1024 && i < u.length - 1) { n /= 1024; i++; }
+    return (i ? n.toFixed(1) : n) + ' ' + u[i];
+  }
+  // The bars' values are attributes, so that what they show can be observed.
+  function show(bar, value, max) {
+    bar.setAttribute('max', String(Math.max(max, 1)));
+    bar.setAttribute('value', String(value));
+  }
+  function post(path, fields) {
+    var body = new URLSearchParams(fields);
+    body.set('csrf', csrf);
+    return fetch(path, { method: 'POST', body: body, credentials: 'same-origin' }).then(function (r) {
+      if (r.redirected) { throw new Error('The session has ended: sign in again'); }
+      return r.text().then(function (t) {
+        var j = null;
+        try { j = JSON.parse(t); } catch (e) { j = { error: 'HTTP ' + r.status }; }
+        if (!r.ok || j.error) { throw new Error(j.error || ('HTTP ' + r.status)); }
+        return j;
+      });
+    });
+  }
+  function sent(job) { return job.sent.reduce(function (a, b) { return a + b; }, 0); }
+  function update() {
+    var s = 0, m = 0, busy = false;
+    jobs.forEach(function (j) {
+      if (j.state !== 'cancelled') { s += sent(j); m += j.size; }
+      if (j.state === 'waiting' || j.state === 'uploading') { busy = true; }
+    });
+    show(total, s, m);
+    totalText.textContent = size(s) + ' of ' + size(m);
+    refresh.hidden = busy;
+  }
+  function setState(job, state, text) {
+    job.state = state;
+    job.row.className = 'state-' + state;
+    job.row.dataset.state = state;
+    job.label.textContent = text;
+    job.cancel.hidden = !(state === 'waiting' || state === 'uploading');
+    update();
+  }
+  function add(file, rel) {
+    var li = document.createElement('li');
+    var name = document.createElement('span');
+    name.className = 'name';
+    name.textContent = prefix + rel; // a key is always text
+    var bar = document.createElement('progress');
+    bar.setAttribute('aria-label', 'progress of ' + rel);
+    var label = document.createElement('span');
+    label.className = 'state';
+    var cancel = document.createElement('button');
+    cancel.type = 'button';
+    cancel.textContent = 'Cancel';
+    li.append(name, bar, label, cancel);
+    queue.append(li);
+    var job = { file: file, key: prefix + rel, size: file.size, sent: [], xhrs: [], row: li, bar: bar, label: label, cancel: cancel };
+    cancel.addEventListener('click', function () { stop(job); });
+    jobs.push(job);
+    show(bar, 0, file.size);
+    setState(job, 'waiting', 'waiting');
+    waiting.push(job);
+    document.getElementById('uploads').hidden = false;
+    pump();
+  }
+  function pump() {
+    while (running < FILES_AT_ONCE && waiting.length) {
+      var job = waiting.shift();
+      if (job.state !== 'waiting') { continue; }
+      running++;
+      run(job).then(function () { running--; pump(); });
+    }
+  }
+  function stop(job) {
+    if (job.state !== 'waiting' && job.state !== 'uploading') { return; }
+    setState(job, 'cancelled', 'cancelled');
+    job.xhrs.forEach(function (x) { x.abort(); });
+    if (job.uploadId) {
+      post('/uploads/abort', { bucket: bucket, key: job.key, uploadId: job.uploadId })
+        .catch(function (e) { job.label.textContent = 'cancelled; ' + e.message; });
+    }
+  }
+  function putOnce(job, p) {
+    return new Promise(function (resolve, reject) {
+      var x = new XMLHttpRequest();
+      job.xhrs.push(x);
+      x.open('PUT', p.url);
+      x.upload.onprogress = function (e) {
+        job.sent[p.n - 1] = e.loaded;
+        show(job.bar, sent(job), job.size);
+        update();
+      };
+      x.onload = function () {
+        var etag = x.getResponseHeader('ETag');
+        if (x.status === 200 && etag) { resolve(etag); return; }
+        var code = /<Code>([^<]*)<\/Code>/.exec(x.responseText || '');
+        var err = new Error('part ' + p.n + ': HTTP ' + x.status + (code ? ' ' + code[1] : ''));
+        err.final = x.status === 403 || x.status === 404 || x.status === 400;
+        reject(err);
+      };
+      x.onerror = function () { reject(new Error('part ' + p.n + ': the connection failed')); };
+      x.onabort = function () { reject(new Error('cancelled')); };
+      x.send(job.file.slice(p.start, p.end));
+    });
+  }
+  function putPart(job, p, attempt) {
+    return putOnce(job, p).catch(function (e) {
+      job.sent[p.n - 1] = 0;
+      if (job.state !== 'uploading' || e.final || attempt + 1 >= TRIES) { throw e; }
+      job.label.textContent = e.message + ', retrying';
+      return new Promise(function (r) { setTimeout(r, 500 * Math.pow(2, attempt)); })
+        .then(function () { return putPart(job, p, attempt + 1); });
+    });
+  }
+  function run(job) {
+    setState(job, 'uploading', 'starting');
+    return post('/uploads/start', { bucket: bucket, key: job.key, size: String(job.size), type: job.file.type || '' })
+      .then(function (s) {
+        job.uploadId = s.uploadId;
+        if (job.state !== 'uploading') {
+          // Cancelled while it started: nothing was sent, the upload is aborted.
+          post('/uploads/abort', { bucket: bucket, key: job.key, uploadId: job.uploadId }).catch(function () {});
+          throw new Error('cancelled');
+        }
+        job.label.textContent = 'uploading';
+        var parts = s.urls.map(function (url, i) {
+          return { n: i + 1, url: url, start: i * s.partSize, end: Math.min(job.size, (i + 1) * s.partSize) };
+        });
+        job.sent = parts.map(function () { return 0; });
+        var etags = [], next = 0;
+        function worker() {
+          if (next >= parts.length || job.state !== 'uploading') { return Promise.resolve(); }
+          var p = parts[next++];
+          return putPart(job, p, 0).then(function (etag) { etags[p.n - 1] = etag; return worker(); });
+        }
+        var workers = [];
+        for (var i = 0; i < PARTS_AT_ONCE; i++) { workers.push(worker()); }
+        return Promise.all(workers).then(function () {
+          if (job.state !== 'uploading') { throw new Error('cancelled'); }
+          job.label.textContent = 'completing';
+          return post('/uploads/complete', { bucket: bucket, key: job.key, uploadId: job.uploadId, etags: etags.join('\n') });
+        });
+      })
+      .then(function () { show(job.bar, job.size, job.size); setState(job, 'done', 'uploaded'); })
+      .catch(function (e) {
+        if (job.state === 'cancelled') { return; }
+        setState(job, 'failed', 'failed: ' + e.message);
+        job.xhrs.forEach(function (x) { x.abort(); });
+        if (job.uploadId) { post('/uploads/abort', { bucket: bucket, key: job.key, uploadId: job.uploadId }).catch(function () {}); }
+      });
+  }
+  function addFiles(list) {
+    Array.prototype.forEach.call(list, function (f) { add(f, f.webkitRelativePath || f.name); });
+  }
+  document.getElementById('pick-files').addEventListener('change', function (e) { addFiles(e.target.files); e.target.value = ''; });
+  document.getElementById('pick-folder').addEventListener('change', function (e) { addFiles(e.target.files); e.target.value = ''; });
+  document.getElementById('cancel-all').addEventListener('click', function () { jobs.forEach(stop); });
+  refresh.addEventListener('click', function (e) { e.preventDefault(); window.location.reload(); });
+  // Drag and drop, folders included (walked through the entries API).
+  var drop = document.getElementById('drop');
+  function walk(entry, path) {
+    if (entry.isFile) {
+      entry.file(function (f) { add(f, path + f.name); });
+    } else if (entry.isDirectory) {
+      var reader = entry.createReader();
+      var more = function () {
+        reader.readEntries(function (es) {
+          es.forEach(function (c) { walk(c, path + entry.name + '/'); });
+          if (es.length) { more(); }
+        });
+      };
+      more();
+    }
+  }
+  drop.addEventListener('dragover', function (e) { e.preventDefault(); drop.classList.add('over'); });
+  drop.addEventListener('dragleave', function () { drop.classList.remove('over'); });
+  drop.addEventListener('drop', function (e) {
+    e.preventDefault();
+    drop.classList.remove('over');
+    var items = e.dataTransfer.items;
+    if (items && items.length && items[0].webkitGetAsEntry) {
+      Array.prototype.forEach.call(items, function (it) {
+        var en = it.webkitGetAsEntry();
+        if (en) { walk(en, ''); }
+      });
+    } else {
+      addFiles(e.dataTransfer.files);
+    }
+  });
+})();

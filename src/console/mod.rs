@@ -55,6 +55,9 @@ pub fn router(state: AppState) -> Router {
         .route("/objects/restore", post(pages::restore))
         .route("/objects/delete-version", post(pages::delete_version))
         .route("/raw", get(pages::raw))
+        .route("/uploads/start", post(pages::start_upload))
+        .route("/uploads/complete", post(pages::complete_upload))
+        .route("/uploads/abort", post(pages::abort_upload))
         .route(
             "/static/console.css",
             get(asset(CSS, "text/css; charset=utf-8")),
@@ -63,8 +66,8 @@ pub fn router(state: AppState) -> Router {
             "/static/console.js",
             get(asset(JS, "text/javascript; charset=utf-8")),
         )
-        .with_state(state)
-        .layer(axum::middleware::map_response(protect))
+        .with_state(state.clone())
+        .layer(axum::middleware::from_fn_with_state(state, protect))
         .layer(tower_http::catch_panic::CatchPanicLayer::new())
 }
 
@@ -83,15 +86,70 @@ pub fn s3_url(st: &AppState) -> String {
     }
 }
 
+/// Where share links and uploads point, and the Host they sign: `--console-s3-url` (else the S3
+/// listener), as a browser will send it (lower-case, without a default port). An unspecified
+/// listen address (`0.0.0.0`) is replaced by the name the browser reached the console by.
+pub fn s3_base(st: &AppState, headers: &axum::http::HeaderMap) -> (String, String) {
+    let base = crate::console::s3_url(st);
+    let (scheme, rest) = base.split_once("://").unwrap_or(("http", base.as_str()));
+    let scheme = scheme.to_ascii_lowercase();
+    let authority = rest.split('/').next().unwrap_or(rest).to_ascii_lowercase();
+    let (name, port) = match authority.rsplit_once(':') {
+        Some((n, p)) if !n.ends_with(']') || n.starts_with('[') => {
+            (n.to_owned(), Some(p.to_owned()))
+        }
+        _ => (authority.clone(), None),
+    };
+    let name = if matches!(name.as_str(), "0.0.0.0" | "[::]") {
+        headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .map(|h| {
+                h.rsplit_once(':')
+                    .map_or(h, |(n, _)| n)
+                    .to_ascii_lowercase()
+            })
+            // Only a host name or address: the name also goes into the page's CSP.
+            .filter(|h| {
+                !h.is_empty()
+                    && h.bytes()
+                        .all(|c| c.is_ascii_alphanumeric() || b".-[]:".contains(&c))
+            })
+            .unwrap_or_else(|| "127.0.0.1".to_owned())
+    } else {
+        name
+    };
+    let port =
+        port.filter(|p| !((scheme == "http" && p == "80") || (scheme == "https" && p == "443")));
+    let host = match port {
+        Some(p) => format!("{name}:{p}"),
+        None => name,
+    };
+    (format!("{scheme}://{host}"), host)
+}
+
 /// Headers every console answer carries: no framing, no sniffing, scripts and styles only
-/// from the console itself, no referrer (with its key names) sent to other sites.
-async fn protect(mut r: axum::response::Response) -> axum::response::Response {
+/// from the console itself, no referrer (with its key names) sent to other sites. Scripts may
+/// connect to the console and to the S3 endpoint (browser uploads), nowhere else.
+async fn protect(
+    axum::extract::State(st): axum::extract::State<AppState>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let (s3, _) = s3_base(&st, req.headers());
+    let mut r = next.run(req).await;
+    let csp = format!(
+        "default-src 'self'; connect-src 'self' {s3}; img-src 'self' data: blob:; media-src 'self' blob:; object-src 'none'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'"
+    );
+    let csp = HeaderValue::from_str(&csp).unwrap_or(HeaderValue::from_static(
+        "default-src 'self'; object-src 'none'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
+    ));
     let h = r.headers_mut();
+    // A handler's own policy (the sandbox of object bytes) is stricter: it stays.
+    if !h.contains_key(header::CONTENT_SECURITY_POLICY) {
+        h.insert(header::CONTENT_SECURITY_POLICY, csp);
+    }
     for (k, v) in [
-        (
-            "content-security-policy",
-            "default-src 'self'; img-src 'self' data: blob:; media-src 'self' blob:; object-src 'none'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
-        ),
         ("x-content-type-options", "nosniff"),
         ("x-frame-options", "DENY"),
         ("referrer-policy", "same-origin"),

@@ -9,6 +9,12 @@
 //! bucket without rules uses the server-wide default rule (`--cors-default-origins`), if one
 //! is configured; GetBucketCors still answers NoSuchCORSConfiguration for it, because the
 //! default is the server's, not the bucket's.
+//!
+//! When the web console is on, one more rule follows a bucket's own: the console's origin may
+//! PUT, GET and HEAD and read the ETag (browser uploads go straight to this endpoint with
+//! presigned part URLs). It grants a script of the console nothing a request needs: every
+//! such request is still authenticated by its signature (the S3 endpoint has no cookies), as
+//! any browser request is; it only lets the console's page read the answer.
 
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::Response;
@@ -174,10 +180,59 @@ async fn rules_for(st: &AppState, bucket: &str) -> S3Result<Option<Vec<CorsRule>
     let Some(b) = st.store.meta().bucket_cached(bucket).await? else {
         return Ok(None);
     };
-    if !b.cors.is_empty() {
-        return Ok(Some(b.cors));
+    let mut rules = if b.cors.is_empty() {
+        default_rule(st).into_iter().collect()
+    } else {
+        b.cors
+    };
+    rules.extend(console_rule(st));
+    Ok(Some(rules))
+}
+
+/// The console's rule (see the module's comment): its origin is `--console-url` when set,
+/// else its listen address (a loopback address also as `localhost`; an unspecified one as any
+/// host on the console's port, since the names it is reached by are not known here).
+fn console_rule(st: &AppState) -> Option<CorsRule> {
+    let origins = console_origins(
+        st.config.console_url.as_deref(),
+        st.config.console_listen,
+        st.config.tls_cert.is_some(),
+    );
+    if origins.is_empty() {
+        return None;
     }
-    Ok(Some(default_rule(st).into_iter().collect()))
+    Some(CorsRule {
+        id: Some("grids3-console".into()),
+        allowed_origins: origins,
+        allowed_methods: vec!["PUT".into(), "GET".into(), "HEAD".into()],
+        allowed_headers: vec!["*".into()],
+        expose_headers: DEFAULT_EXPOSE.iter().map(|h| (*h).to_owned()).collect(),
+        max_age_seconds: Some(3000),
+    })
+}
+
+/// The origins browsers load the console from (see [`console_rule`]).
+fn console_origins(
+    url: Option<&str>,
+    listen: Option<std::net::SocketAddr>,
+    tls: bool,
+) -> Vec<String> {
+    if let Some(u) = url {
+        return vec![u.trim_end_matches('/').to_owned()];
+    }
+    let Some(at) = listen else {
+        return Vec::new();
+    };
+    let scheme = if tls { "https" } else { "http" };
+    let port = at.port();
+    if at.ip().is_unspecified() {
+        return vec![format!("{scheme}://*:{port}")];
+    }
+    let mut out = vec![format!("{scheme}://{at}")];
+    if at.ip().is_loopback() {
+        out.push(format!("{scheme}://localhost:{port}"));
+    }
+    out
 }
 
 /// The server-wide default rule, from `--cors-default-origins`.
@@ -318,6 +373,32 @@ mod tests {
             allowed_headers: headers.iter().map(|s| (*s).to_owned()).collect(),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn the_consoles_origins() {
+        let at = |s: &str| Some(s.parse::<std::net::SocketAddr>().unwrap());
+        assert_eq!(
+            console_origins(Some("https://c.example.com/"), at("0.0.0.0:9001"), true),
+            ["https://c.example.com"]
+        );
+        assert_eq!(
+            console_origins(None, at("127.0.0.1:9001"), false),
+            ["http://127.0.0.1:9001", "http://localhost:9001"]
+        );
+        assert_eq!(
+            console_origins(None, at("0.0.0.0:9001"), true),
+            ["https://*:9001"]
+        );
+        assert_eq!(
+            console_origins(None, at("10.1.2.3:80"), false),
+            ["http://10.1.2.3:80"]
+        );
+        assert!(console_origins(None, None, false).is_empty());
+        // Any host on the console's port and scheme, nothing else.
+        assert!(wildcard("http://*:9001", "http://files.lan:9001"));
+        assert!(!wildcard("http://*:9001", "https://files.lan:9001"));
+        assert!(!wildcard("http://*:9001", "http://files.lan:9000"));
     }
 
     #[test]

@@ -21,13 +21,21 @@ impl Drop for Console {
 
 impl Console {
     pub async fn start(tag: &str) -> Console {
-        let gw = support::gateway(tag).await;
-        // Share links point at this gateway's S3 listener.
+        // The console's address is known to the S3 listener (its CORS rule for uploads).
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let at = listener.local_addr().unwrap();
+        let name = format!(
+            "g_{tag}_{}",
+            &uuid::Uuid::new_v4().simple().to_string()[..12]
+        );
+        let gw = support::gateway_with(&name, |c| c.console_listen = Some(at)).await;
+        // Share links and uploads point at this gateway's S3 listener.
         let mut state = gw.state.clone();
         let mut config = (*state.config).clone();
         config.console_s3_url = Some(gw.endpoint());
         state.config = std::sync::Arc::new(config);
-        let (addr, server) = support::serve_router(grids3::console::router(state)).await;
+        let (addr, server) =
+            support::serve_router_on(listener, grids3::console::router(state)).await;
         Console { gw, addr, server }
     }
 

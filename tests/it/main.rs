@@ -7,6 +7,7 @@ mod browser;
 mod concerns;
 mod console;
 mod console_browser;
+mod console_upload;
 mod content;
 mod contract;
 mod cors;

@@ -913,6 +913,14 @@ pub async fn delete_objects(
 /// port, with the peer's address known to it; aborting the handle stops it.
 pub async fn serve_router(app: axum::Router) -> (std::net::SocketAddr, tokio::task::AbortHandle) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    serve_router_on(listener, app).await
+}
+
+/// [`serve_router`] on a listener bound beforehand.
+pub async fn serve_router_on(
+    listener: tokio::net::TcpListener,
+    app: axum::Router,
+) -> (std::net::SocketAddr, tokio::task::AbortHandle) {
     let addr = listener.local_addr().unwrap();
     let server = tokio::spawn(async move {
         axum::serve(

@@ -20,11 +20,13 @@ mod buckets;
 mod bytes;
 mod objects;
 mod signin;
+mod upload;
 
 pub use buckets::{browse, buckets, create_bucket, delete_bucket, delete_folder, delete_objects};
 pub use bytes::raw;
 pub use objects::{delete_version, download, object, restore, share, tags};
 pub use signin::{login, login_page, logout};
+pub use upload::{abort as abort_upload, complete as complete_upload, start as start_upload};
 
 /// Largest form body the console reads.
 const MAX_FORM: usize = 256 * 1024;

@@ -423,7 +423,7 @@ pub async fn share(State(st): State<AppState>, req: Request) -> Response {
         Ok(Some(s)) => s,
         _ => return see_other("/login"),
     };
-    let (base, host) = share_base(&st, &ctx.parts);
+    let (base, host) = crate::console::s3_base(&st, &ctx.parts.headers);
     let path = format!(
         "/{}/{}",
         crate::percent::uri_encode(&bucket, false),
@@ -447,41 +447,4 @@ pub async fn share(State(st): State<AppState>, req: Request) -> Response {
         .to_string();
     let url = format!("{base}{path}?{query}");
     object_page(&st, &ctx, &bucket, &key, Some((url, until))).await
-}
-
-/// Where share links point, and the Host they sign: `--console-s3-url` (else the S3
-/// listener), as a browser will send it (lower-case, without a default port). An unspecified
-/// listen address (`0.0.0.0`) is replaced by the name the browser reached the console by.
-fn share_base(st: &AppState, parts: &Parts) -> (String, String) {
-    let base = crate::console::s3_url(st);
-    let (scheme, rest) = base.split_once("://").unwrap_or(("http", base.as_str()));
-    let scheme = scheme.to_ascii_lowercase();
-    let authority = rest.split('/').next().unwrap_or(rest).to_ascii_lowercase();
-    let (name, port) = match authority.rsplit_once(':') {
-        Some((n, p)) if !n.ends_with(']') || n.starts_with('[') => {
-            (n.to_owned(), Some(p.to_owned()))
-        }
-        _ => (authority.clone(), None),
-    };
-    let name = if matches!(name.as_str(), "0.0.0.0" | "[::]") {
-        parts
-            .headers
-            .get(header::HOST)
-            .and_then(|h| h.to_str().ok())
-            .map(|h| {
-                h.rsplit_once(':')
-                    .map_or(h, |(n, _)| n)
-                    .to_ascii_lowercase()
-            })
-            .unwrap_or_else(|| "127.0.0.1".to_owned())
-    } else {
-        name
-    };
-    let port =
-        port.filter(|p| !((scheme == "http" && p == "80") || (scheme == "https" && p == "443")));
-    let host = match port {
-        Some(p) => format!("{name}:{p}"),
-        None => name,
-    };
-    (format!("{scheme}://{host}"), host)
 }

@@ -214,3 +214,12 @@ document.addEventListener('click', function (e) {
     }
   });
 })();
+
+// A policy refused as JSON: the cursor goes where parsing stopped.
+(function () {
+  var ed = document.querySelector('textarea[data-error-offset]');
+  if (!ed) { return; }
+  var at = parseInt(ed.dataset.errorOffset, 10) || 0;
+  ed.focus();
+  ed.setSelectionRange(at, Math.min(at + 1, ed.value.length));
+})();

@@ -116,3 +116,31 @@ pub struct Message {
     pub title: String,
     pub back: String,
 }
+
+/// One setting of a bucket, in its editor.
+pub struct Setting {
+    /// The S3 sub-resource (`cors`, `policy`...): also the editor's id.
+    pub sub: String,
+    pub title: String,
+    pub deletable: bool,
+    /// The document shown: the current one, an example when not set, or the one refused.
+    pub doc: String,
+    pub set: bool,
+    /// AWS's code and reason of a refusal (or the JSON error of a policy).
+    pub error: Option<String>,
+    /// Where in `doc` the JSON error is (characters), for the editor's cursor.
+    pub error_offset: Option<usize>,
+}
+
+/// A bucket's settings.
+#[derive(Template)]
+#[template(path = "console/settings.html")]
+pub struct Settings {
+    pub who: String,
+    pub csrf: String,
+    pub root: bool,
+    pub error: Option<String>,
+    pub bucket: String,
+    pub settings: Vec<Setting>,
+    pub saved: Option<String>,
+}

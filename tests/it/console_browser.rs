@@ -122,6 +122,43 @@ fn chromium_signs_in_browses_shares_and_signs_out() {
             "the old version restored as latest"
         );
         assert_eq!(r["versions_after"], 3);
+        // Settings: the versioning document, a policy's JSON error at its place, AWS's
+        // refusal of a bad policy and of a bad CORS rule, and the good policy stored.
+        assert!(r["versioning_doc"]
+            .as_str()
+            .unwrap()
+            .contains("<Status>Enabled</Status>"));
+        let je = &r["policy_json_error"];
+        assert!(
+            je["text"]
+                .as_str()
+                .unwrap()
+                .starts_with("The policy is not JSON: line 3, column 3"),
+            "{je}"
+        );
+        assert!(je["kept"].as_str().unwrap().contains("\"Statement\": []"));
+        assert_eq!(je["focused"], "doc-policy");
+        assert_eq!(je["cursor"], je["expected_cursor"], "{je}");
+        assert!(
+            r["policy_refused"]
+                .as_str()
+                .unwrap()
+                .starts_with("MalformedPolicy:"),
+            "{}",
+            r["policy_refused"]
+        );
+        assert_eq!(r["policy_saved"]["errors"], false, "{}", r["policy_saved"]);
+        assert_eq!(r["policy_saved"]["shown"], "ReadLogo");
+        let stored = s3.get_bucket_policy().bucket("media").send().await.unwrap();
+        assert!(stored.policy().unwrap().contains("ReadLogo"));
+        assert!(
+            r["cors_refused"]
+                .as_str()
+                .unwrap()
+                .starts_with("InvalidRequest:"),
+            "{}",
+            r["cors_refused"]
+        );
     });
 }
 

@@ -101,6 +101,36 @@ with sync_playwright() as p:
     result["text_after"] = page.text_content("#preview-text")
     result["versions_after"] = page.eval_on_selector_all("#versions tbody tr", "els => els.length")
 
+    # Bucket settings: a policy with a JSON error is shown with its place, then one that S3
+    # refuses shows AWS's reason, then a good one is saved; a CORS document too.
+    page.goto(url + "/browse?bucket=media")
+    page.click("#settings-link")
+    page.wait_for_selector("#doc-policy")
+    result["versioning_doc"] = page.input_value("#doc-versioning")
+    broken = '{\n  "Version": "2012-10-17"\n  "Statement": []\n}'
+    page.fill("#doc-policy", broken)
+    page.click("#save-policy")
+    page.wait_for_selector("#error-policy")
+    focused = page.evaluate("[document.activeElement.id, document.activeElement.selectionStart]")
+    result["policy_json_error"] = {"text": page.text_content("#error-policy"), "kept": page.input_value("#doc-policy"),
+                                   "focused": focused[0], "cursor": focused[1], "expected_cursor": broken.index('"Statement')}
+    page.fill("#doc-policy", json.dumps({"Version": "2012-10-17", "Statement": [
+        {"Effect": "Maybe", "Principal": "*", "Action": "s3:GetObject", "Resource": "arn:aws:s3:::media/*"}]}))
+    page.click("#save-policy")
+    page.wait_for_selector("#error-policy")
+    result["policy_refused"] = page.text_content("#error-policy")
+    good = json.dumps({"Version": "2012-10-17", "Statement": [
+        {"Sid": "ReadLogo", "Effect": "Allow", "Principal": "*", "Action": "s3:GetObject", "Resource": "arn:aws:s3:::media/logo.png"}]}, indent=2)
+    page.fill("#doc-policy", good)
+    page.click("#save-policy")
+    page.wait_for_selector("#saved")
+    result["policy_saved"] = {"status": page.text_content("#saved"), "errors": page.query_selector("#error-policy") is not None,
+                              "shown": json.loads(page.input_value("#doc-policy"))["Statement"][0]["Sid"]}
+    page.fill("#doc-cors", "<CORSConfiguration><CORSRule><AllowedMethod>BREW</AllowedMethod><AllowedOrigin>*</AllowedOrigin></CORSRule></CORSConfiguration>")
+    page.click("#save-cors")
+    page.wait_for_selector("#error-cors")
+    result["cors_refused"] = page.text_content("#error-cors")
+
     # Sign out: the pages lead to the login again.
     page.click("text=Sign out")
     page.wait_for_selector("#access_key")

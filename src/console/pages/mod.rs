@@ -19,12 +19,14 @@ use crate::state::AppState;
 mod buckets;
 mod bytes;
 mod objects;
+mod settings;
 mod signin;
 mod upload;
 
 pub use buckets::{browse, buckets, create_bucket, delete_bucket, delete_folder, delete_objects};
 pub use bytes::raw;
 pub use objects::{delete_version, download, object, restore, share, tags};
+pub use settings::{delete as delete_setting, save as save_setting, settings};
 pub use signin::{login, login_page, logout};
 pub use upload::{abort as abort_upload, complete as complete_upload, start as start_upload};
 

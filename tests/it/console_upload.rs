@@ -159,6 +159,31 @@ fn chromium_uploads_multipart_folders_and_cancels() {
             serde_json::json!(["site/", "big.bin", "two.bin"])
         );
 
+        // The video previewed seeks, by Range.
+        let v = &r["video"];
+        assert!((v["duration"].as_f64().unwrap() - 6.0).abs() < 0.2, "{v}");
+        assert!((v["at"].as_f64().unwrap() - 5.5).abs() < 0.01, "{v}");
+        assert_eq!(v["width"], 320, "{v}");
+        // The seek asked for a range that starts inside the file, and got it.
+        assert!(
+            v["raw"].as_array().unwrap().iter().any(|x| x[0] == 206
+                && x[1]
+                    .as_str()
+                    .and_then(|r| r.strip_prefix("bytes="))
+                    .and_then(|r| r.split('-').next())
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .is_some_and(|n| n > 0)),
+            "the browser read the video by ranges: {v}"
+        );
+        let clip = s3
+            .head_object()
+            .bucket("uploads")
+            .key("clip.webm")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(clip.content_type(), Some("video/webm"));
+
         // CSRF: refused, nothing created.
         assert_eq!(r["csrf"]["status"], 403, "{}", r["csrf"]);
         assert_eq!(

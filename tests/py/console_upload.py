@@ -15,6 +15,7 @@ import sys
 import time
 
 import pymongo
+import webm
 from playwright.sync_api import sync_playwright
 
 console, s3, ak, sk, chromium, files, mongo_uri, db_name, trap = sys.argv[1:10]
@@ -125,6 +126,37 @@ with sync_playwright() as p:
     page.wait_for_selector("#objects")
     result["listed"] = page.eval_on_selector_all("#objects a.key, #objects tr.folder a",
                                                  "els => els.map(e => e.textContent)")
+
+    # A video (VP8 in WebM, encoded by Chromium itself) uploaded and previewed: it seeks, the
+    # browser asking for byte ranges.
+    maker = browser.new_page()
+    maker.goto(trap)
+    clip = os.path.join(files, "clip.webm")
+    with open(clip, "wb") as f:
+        f.write(webm.webm(maker))
+    maker.close()
+    page.set_input_files("#pick-files", clip)
+    wait_states(page, 1)
+    raw = []
+    page.on("response", lambda r: raw.append([r.status, r.request.headers.get("range")]) if "/raw?" in r.url else None)
+    page.goto(console + "/object?bucket=uploads&key=clip.webm")
+    page.wait_for_selector("video#preview")
+    seek = page.evaluate("""async () => {
+      const v = document.getElementById('preview');
+      const event = (name) => new Promise((ok, fail) => {
+        v.addEventListener(name, ok, { once: true });
+        v.addEventListener('error', () => fail(new Error('media error ' + (v.error && v.error.code))), { once: true });
+        setTimeout(() => fail(new Error('no ' + name)), 20000);
+      });
+      if (v.readyState < 1) { await event('loadedmetadata'); }
+      const duration = v.duration;
+      v.currentTime = 5.5;
+      await event('seeked');
+      return { duration: duration, at: v.currentTime, width: v.videoWidth };
+    }""")
+    seek["raw"] = raw
+    seek["bytes"] = os.path.getsize(clip)
+    result["video"] = seek
 
     # CSRF: a page of another origin on the same site (the S3 endpoint) posts a form to the
     # console. The browser sends the session cookie (same site), the console refuses it.

@@ -64,6 +64,13 @@ fn chromium_signs_in_browses_shares_and_signs_out() {
             support::SK.to_owned(),
             chromium.display().to_string(),
         ];
+        // `GRIDS3_WRITE_DOCS=1` saves the main screens for docs/console.md.
+        let mut args = args;
+        if std::env::var("GRIDS3_WRITE_DOCS").is_ok_and(|v| v == "1") {
+            let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/console");
+            std::fs::create_dir_all(dir).unwrap();
+            args.push(dir.to_owned());
+        }
         let r = support::py_result("console_browser.py", args).await;
         assert_eq!(r["redirected_to_login"], true);
         assert!(r["wrong_secret"].as_str().unwrap().contains("do not match"));

@@ -1,7 +1,9 @@
 """The web console in headless Chromium (issue 39), driven by Playwright through Debian's
 chromium (executable_path; never Playwright's own browser download).
 
-Usage: console_browser.py CONSOLE_URL ACCESS_KEY SECRET_KEY CHROMIUM
+Usage: console_browser.py CONSOLE_URL ACCESS_KEY SECRET_KEY CHROMIUM [SHOTS_DIR]
+
+With SHOTS_DIR, the main screens are saved there as PNG (docs/console/, see console.md).
 
 The gateway holds bucket `many` with 2,000 keys `k0000`..`k1999` and bucket `xss` with objects
 named as markup. Prints `RESULT {...}` with what the pages showed.
@@ -15,13 +17,19 @@ import time
 from playwright.sync_api import sync_playwright
 
 url, ak, sk, chromium = sys.argv[1:5]
+shots = sys.argv[5] if len(sys.argv) > 5 else ""
 result = {}
 dialogs = []
+
+
+def shot(page, name):
+    if shots:
+        page.screenshot(path=f"{shots}/{name}.png", full_page=False)
 
 with sync_playwright() as p:
     browser = p.chromium.launch(executable_path=chromium,
                                 args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
-    page = browser.new_page()
+    page = browser.new_page(viewport={"width": 1100, "height": 720})
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
 
     # A wrong secret is refused, on the page.
@@ -34,14 +42,18 @@ with sync_playwright() as p:
 
     # Sign in.
     page.fill("#access_key", ak)
+    page.fill("#secret", "")
+    shot(page, "login")
     page.fill("#secret", sk)
     page.click("button[type=submit]")
     page.wait_for_selector("#buckets")
+    shot(page, "buckets")
     result["buckets"] = page.eval_on_selector_all("#buckets tbody a", "els => els.map(e => e.textContent)")
 
     # Browse and page through 2,000 keys.
     page.click("text=many")
     page.wait_for_selector("#objects")
+    shot(page, "browse")
     seen = []
     pages = 0
     started = time.time()
@@ -89,6 +101,7 @@ with sync_playwright() as p:
     page.wait_for_selector("#preview")
     page.wait_for_function("document.getElementById('preview').complete")
     result["image_width"] = page.evaluate("document.getElementById('preview').naturalWidth")
+    shot(page, "object")
     page.fill("#tagset", "team=web\nstage=draft")
     page.click("text=Save tags")
     page.wait_for_selector("#tags")
@@ -119,6 +132,8 @@ with sync_playwright() as p:
     page.click("#save-policy")
     page.wait_for_selector("#error-policy")
     result["policy_refused"] = page.text_content("#error-policy")
+    page.eval_on_selector("#setting-policy", "e => e.scrollIntoView()")
+    shot(page, "settings")
     good = json.dumps({"Version": "2012-10-17", "Statement": [
         {"Sid": "ReadLogo", "Effect": "Allow", "Principal": "*", "Action": "s3:GetObject", "Resource": "arn:aws:s3:::media/logo.png"}]}, indent=2)
     page.fill("#doc-policy", good)

@@ -133,6 +133,16 @@ async fn request(config: &Config, endpoint: &Target, action: &AdminAction) -> Re
             format!("/_grids3/admin/keys/{}", sigv4::uri_encode(id, false)),
             String::new(),
         ),
+        AdminAction::DisableKey { id } => (
+            "POST",
+            format!("/_grids3/admin/keys/{}/disable", sigv4::uri_encode(id, false)),
+            String::new(),
+        ),
+        AdminAction::EnableKey { id } => (
+            "POST",
+            format!("/_grids3/admin/keys/{}/enable", sigv4::uri_encode(id, false)),
+            String::new(),
+        ),
         AdminAction::Grant { bucket, key, role } => (
             "PUT",
             format!(

@@ -539,6 +539,16 @@ pub enum AdminAction {
         /// The access key id.
         id: String,
     },
+    /// Disable an access key: it is refused as unknown until enabled again.
+    DisableKey {
+        /// The access key id.
+        id: String,
+    },
+    /// Enable a disabled access key again.
+    EnableKey {
+        /// The access key id.
+        id: String,
+    },
     /// Grant a key read, write or owner on a bucket (none revokes).
     Grant {
         /// Bucket.

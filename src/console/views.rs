@@ -144,3 +144,45 @@ pub struct Settings {
     pub settings: Vec<Setting>,
     pub saved: Option<String>,
 }
+
+/// An access key, as root sees it (never its secret).
+pub struct KeyRow {
+    pub id: String,
+    pub name: String,
+    pub email: String,
+    pub root: bool,
+    pub disabled: bool,
+    pub created: String,
+}
+
+/// A KMS key of the keyring.
+pub struct KmsRow {
+    pub id: String,
+    pub arn: String,
+    pub alias: String,
+    pub description: String,
+    pub enabled: bool,
+    pub created: String,
+}
+
+/// A key just created: its secret is shown on this page only.
+pub struct NewKey {
+    pub id: String,
+    pub secret: String,
+}
+
+/// Administration (root only).
+#[derive(Template)]
+#[template(path = "console/admin.html")]
+pub struct Admin {
+    pub who: String,
+    pub csrf: String,
+    pub root: bool,
+    pub error: Option<String>,
+    pub keys: Vec<KeyRow>,
+    pub kms: Vec<KmsRow>,
+    /// Why there is no keyring (no master key), if so.
+    pub kms_note: Option<String>,
+    pub created: Option<NewKey>,
+    pub done: Option<String>,
+}

@@ -21,6 +21,11 @@ impl Drop for Console {
 
 impl Console {
     pub async fn start(tag: &str) -> Console {
+        Self::start_with(tag, |_| {}).await
+    }
+
+    /// [`Console::start`] with the gateway's configuration adjusted by `tweak`.
+    pub async fn start_with(tag: &str, tweak: impl FnOnce(&mut grids3::config::Config)) -> Console {
         // The console's address is known to the S3 listener (its CORS rule for uploads).
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let at = listener.local_addr().unwrap();
@@ -28,7 +33,11 @@ impl Console {
             "g_{tag}_{}",
             &uuid::Uuid::new_v4().simple().to_string()[..12]
         );
-        let gw = support::gateway_with(&name, |c| c.console_listen = Some(at)).await;
+        let gw = support::gateway_with(&name, |c| {
+            tweak(c);
+            c.console_listen = Some(at);
+        })
+        .await;
         // Share links and uploads point at this gateway's S3 listener.
         let mut state = gw.state.clone();
         let mut config = (*state.config).clone();

@@ -6,6 +6,7 @@ mod authz;
 mod browser;
 mod concerns;
 mod console;
+mod console_admin;
 mod console_browser;
 mod console_upload;
 mod content;

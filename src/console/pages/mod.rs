@@ -16,6 +16,7 @@ use super::views;
 use crate::error::S3Error;
 use crate::state::AppState;
 
+mod admin;
 mod buckets;
 mod bytes;
 mod objects;
@@ -23,6 +24,7 @@ mod settings;
 mod signin;
 mod upload;
 
+pub use admin::{admin, keys as admin_keys, kms as admin_kms};
 pub use buckets::{browse, buckets, create_bucket, delete_bucket, delete_folder, delete_objects};
 pub use bytes::raw;
 pub use objects::{delete_version, download, object, restore, share, tags};

@@ -18,6 +18,8 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/_grids3/admin/keys", get(list_keys).post(create_key))
         .route("/_grids3/admin/keys/{id}", delete(delete_key))
+        .route("/_grids3/admin/keys/{id}/disable", post(disable_key))
+        .route("/_grids3/admin/keys/{id}/enable", post(enable_key))
         .route("/_grids3/admin/buckets/{bucket}/grants", put(grant))
         .route("/_grids3/admin/access", post(access))
 }
@@ -59,7 +61,7 @@ async fn list_keys(State(st): State<AppState>, req: Request) -> Result<Response,
     let keys = st.store.meta().list_access_keys().await.map_err(db_error)?;
     let keys: Vec<_> = keys
         .into_iter()
-        .map(|k| json!({"accessKeyId": k.id, "name": k.name, "email": k.email, "root": k.root, "created": crate::s3::request::headers::iso8601(k.created)}))
+        .map(|k| json!({"accessKeyId": k.id, "name": k.name, "email": k.email, "root": k.root, "disabled": k.disabled, "created": crate::s3::request::headers::iso8601(k.created)}))
         .collect();
     Ok(Json(json!({"keys": keys})).into_response())
 }
@@ -74,6 +76,48 @@ async fn delete_key(
         .store
         .meta()
         .delete_access_key(&id)
+        .await
+        .map_err(db_error)?
+    {
+        return Err(AdminError(error(
+            StatusCode::NOT_FOUND,
+            "NoSuchKey",
+            "no such access key (or it is the root key)",
+        )));
+    }
+    st.creds.forget(&id);
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+async fn disable_key(
+    State(st): State<AppState>,
+    Path(id): Path<String>,
+    req: Request,
+) -> Result<Response, AdminError> {
+    set_disabled(st, id, req, true).await
+}
+
+async fn enable_key(
+    State(st): State<AppState>,
+    Path(id): Path<String>,
+    req: Request,
+) -> Result<Response, AdminError> {
+    set_disabled(st, id, req, false).await
+}
+
+/// A disabled key is refused on every instance within the credentials cache's 10 seconds (at
+/// once on this one), and its console sessions end with it.
+async fn set_disabled(
+    st: AppState,
+    id: String,
+    req: Request,
+    disabled: bool,
+) -> Result<Response, AdminError> {
+    root_body(&st, req).await?;
+    if !st
+        .store
+        .meta()
+        .set_key_disabled(&id, disabled)
         .await
         .map_err(db_error)?
     {

@@ -26,6 +26,8 @@ pub struct KeyInfo {
     pub created: DateTime,
     /// The e-mail address ACL grants may name it by (`emailAddress=`), if one was given.
     pub email: Option<String>,
+    /// A disabled key signs nothing: it is answered as an unknown key until enabled again.
+    pub disabled: bool,
 }
 
 /// A key's secret and whether it is root.
@@ -242,6 +244,7 @@ impl MetaStore {
                     name: d.get_str("name").unwrap_or_default().to_owned(),
                     root: d.get_bool("root").unwrap_or(false),
                     email: d.get_str("email").ok().map(str::to_owned),
+                    disabled: d.get_bool("disabled").unwrap_or(false),
                     created: d
                         .get_datetime("created")
                         .ok()
@@ -262,9 +265,27 @@ impl MetaStore {
             == 1)
     }
 
-    /// The secret of an access key and whether it is root.
+    /// Disables (or enables again) a key; `false` when there is no such key or it is root (the
+    /// root key is never disabled: it is how an operator gets in).
+    pub async fn set_key_disabled(&self, id: &str, disabled: bool) -> mongodb::error::Result<bool> {
+        let r = self
+            .keys
+            .update_one(
+                doc! {"_id": id, "root": {"$ne": true}},
+                doc! {"$set": {"disabled": disabled}},
+            )
+            .await?;
+        Ok(r.matched_count == 1)
+    }
+
+    /// The secret of an access key and whether it is root; `None` for an unknown or disabled
+    /// key.
     pub async fn secret_of(&self, access_key: &str) -> Result<Option<KeySecret>, KeyError> {
-        let Some(d) = self.keys.find_one(doc! {"_id": access_key}).await? else {
+        let Some(d) = self
+            .keys
+            .find_one(doc! {"_id": access_key, "disabled": {"$ne": true}})
+            .await?
+        else {
             return Ok(None);
         };
         let stored = d.get_str("secret").unwrap_or_default();

@@ -223,3 +223,119 @@ document.addEventListener('click', function (e) {
   ed.focus();
   ed.setSelectionRange(at, Math.min(at + 1, ed.value.length));
 })();
+
+// Live folders: the page follows the bucket's changes through the listen stream (a URL
+// presigned as the signed-in key, read straight from the S3 endpoint), adding new objects
+// and folders and removing deleted objects without a reload.
+(function () {
+  var table = document.getElementById('objects');
+  var box = document.getElementById('upload');
+  if (!table || !box || !table.dataset.live) { return; }
+  var bucket = box.dataset.bucket, prefix = box.dataset.prefix;
+  var body = table.tBodies[0];
+  var more = table.dataset.next === 'true';
+  function link(href, text, cls) {
+    var a = document.createElement('a');
+    a.href = href;
+    a.textContent = text; // a key is always text
+    if (cls) { a.className = cls; }
+    return a;
+  }
+  function cell(child) {
+    var td = document.createElement('td');
+    if (child !== undefined) { td.append(child); }
+    return td;
+  }
+  function find(attr, value) {
+    return Array.prototype.find.call(body.rows, function (r) { return r.dataset[attr] === value; });
+  }
+  function emptyGone() { var e = document.getElementById('empty'); if (e) { e.remove(); } }
+  function addFolder(p) {
+    if (find('prefix', p)) { return; }
+    emptyGone();
+    var tr = document.createElement('tr');
+    tr.className = 'folder';
+    tr.dataset.prefix = p;
+    tr.append(cell(), cell(link('/browse?bucket=' + encodeURIComponent(bucket) + '&prefix=' + encodeURIComponent(p),
+      p.slice(prefix.length))), cell('folder'), cell());
+    var before = Array.prototype.find.call(body.rows, function (r) {
+      return r.classList.contains('object') || (r.dataset.prefix && r.dataset.prefix > p);
+    });
+    body.insertBefore(tr, before || null);
+  }
+  function addObject(key, size, time) {
+    var old = find('key', key);
+    if (old) {
+      old.cells[2].textContent = String(size);
+      old.cells[3].textContent = time;
+      return;
+    }
+    var objects = Array.prototype.filter.call(body.rows, function (r) { return r.classList.contains('object'); });
+    var before = objects.find(function (r) { return r.dataset.key > key; });
+    // Beyond the last key of a page that has a next one: it belongs to a later page.
+    if (!before && more) { return; }
+    emptyGone();
+    var tr = document.createElement('tr');
+    tr.className = 'object';
+    tr.dataset.key = key;
+    var box = document.createElement('input');
+    box.type = 'checkbox';
+    box.name = 'key';
+    box.value = key;
+    box.setAttribute('aria-label', 'select ' + key.slice(prefix.length));
+    tr.append(cell(box), cell(link('/object?bucket=' + encodeURIComponent(bucket) + '&key=' + encodeURIComponent(key),
+      key.slice(prefix.length), 'key')), cell(String(size)), cell(time));
+    body.insertBefore(tr, before || null);
+  }
+  function apply(rec) {
+    var o = rec.s3 && rec.s3.object;
+    if (!o || typeof rec.eventName !== 'string') { return; }
+    var key = decodeURIComponent(String(o.key).replace(/\+/g, ' '));
+    if (key.slice(0, prefix.length) !== prefix) { return; }
+    var rest = key.slice(prefix.length);
+    var slash = rest.indexOf('/');
+    if (rec.eventName.indexOf('ObjectCreated:') === 0) {
+      if (slash >= 0) { addFolder(prefix + rest.slice(0, slash + 1)); } else { addObject(key, o.size || 0, rec.eventTime || ''); }
+    } else if (rec.eventName.indexOf('ObjectRemoved:') === 0 && slash < 0) {
+      var row = find('key', key);
+      if (row) { row.remove(); }
+    }
+  }
+  function follow(url) {
+    fetch(url).then(function (r) {
+      if (!r.ok || !r.body) {
+        // Refused (no permission to listen, a database without change streams): stop.
+        var e = new Error('HTTP ' + r.status);
+        e.final = r.status >= 400 && r.status !== 503;
+        throw e;
+      }
+      table.dataset.liveState = 'on';
+      var reader = r.body.getReader(), decoder = new TextDecoder(), buffered = '';
+      function next() {
+        return reader.read().then(function (chunk) {
+          if (chunk.done) { return; }
+          buffered += decoder.decode(chunk.value, { stream: true });
+          var lines = buffered.split('\n');
+          buffered = lines.pop();
+          lines.forEach(function (line) {
+            if (!line.trim()) { return; }
+            try { (JSON.parse(line).Records || []).forEach(apply); } catch (e) { /* not a record */ }
+          });
+          return next();
+        });
+      }
+      return next();
+    }).catch(function (e) { return e && e.final; }).then(function (final) {
+      table.dataset.liveState = 'off';
+      if (final === true) { return; }
+      // The stream ended (a restart, the URL's hour): follow again with a new URL.
+      setTimeout(function () {
+        fetch('/live?bucket=' + encodeURIComponent(bucket) + '&prefix=' + encodeURIComponent(prefix), { credentials: 'same-origin' })
+          .then(function (r) { return r.ok && !r.redirected ? r.json() : null; })
+          .then(function (j) { if (j && j.url) { follow(j.url); } })
+          .catch(function () {});
+      }, 3000);
+    });
+  }
+  follow(table.dataset.live);
+})();

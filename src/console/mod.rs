@@ -55,6 +55,7 @@ pub fn router(state: AppState) -> Router {
         .route("/objects/restore", post(pages::restore))
         .route("/objects/delete-version", post(pages::delete_version))
         .route("/raw", get(pages::raw))
+        .route("/live", get(pages::live))
         .route("/admin", get(pages::admin))
         .route("/admin/keys", post(pages::admin_keys))
         .route("/admin/kms", post(pages::admin_kms))

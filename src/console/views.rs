@@ -64,6 +64,8 @@ pub struct Browse {
     pub folders: Vec<Folder>,
     pub objects: Vec<ObjectRow>,
     pub next: Option<String>,
+    /// The presigned listen URL the page follows (empty: none).
+    pub live: String,
 }
 
 /// An object's details.

@@ -159,6 +159,30 @@ fn chromium_uploads_multipart_folders_and_cancels() {
             serde_json::json!(["site/", "big.bin", "two.bin"])
         );
 
+        // Live: the folder followed the changes, in order, on the same page.
+        let live = &r["live"];
+        assert!(
+            live["first"].is_u64(),
+            "an object written showed up live: {live}"
+        );
+        assert_eq!(live["same_page"], true, "without a reload");
+        let rows: Vec<String> = live["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_owned())
+            .collect();
+        let mut expected = vec![
+            "newdir/".to_owned(),
+            "site/".to_owned(),
+            "aaa.txt".to_owned(),
+            "big.bin".to_owned(),
+        ];
+        let first = live["first"].as_u64().unwrap();
+        expected.extend((0..=first).map(|i| format!("live-{i:02}.txt")));
+        expected.push("two.bin".to_owned());
+        assert_eq!(rows, expected, "{live}");
+
         // The video previewed seeks, by Range.
         let v = &r["video"];
         assert!((v["duration"].as_f64().unwrap() - 6.0).abs() < 0.2, "{v}");

@@ -14,6 +14,7 @@ import os
 import sys
 import time
 
+import boto3
 import pymongo
 import webm
 from playwright.sync_api import sync_playwright
@@ -126,6 +127,33 @@ with sync_playwright() as p:
     page.wait_for_selector("#objects")
     result["listed"] = page.eval_on_selector_all("#objects a.key, #objects tr.folder a",
                                                  "els => els.map(e => e.textContent)")
+
+    # Live: the open folder follows the bucket's changes (objects written and deleted with
+    # boto3 through the S3 endpoint) without a reload. Changes are recorded for a listener
+    # once its registration is seen (within a second), so objects are written until the
+    # first one shows; after that every change must show.
+    page.wait_for_selector("#objects[data-live-state=on]", timeout=30_000)
+    page.evaluate("window.__same_page = true")
+    s3c = boto3.client("s3", endpoint_url=s3, aws_access_key_id=ak, aws_secret_access_key=sk, region_name="us-east-1")
+    first = None
+    for i in range(40):
+        s3c.put_object(Bucket="uploads", Key=f"live-{i:02d}.txt", Body=b"live")
+        try:
+            page.wait_for_selector(f"#objects tr[data-key='live-{i:02d}.txt']", timeout=500)
+            first = i
+            break
+        except Exception:
+            pass
+    s3c.put_object(Bucket="uploads", Key="newdir/inside.txt", Body=b"x")
+    s3c.put_object(Bucket="uploads", Key="aaa.txt", Body=b"sorted first")
+    s3c.put_object(Bucket="uploads", Key="gone.txt", Body=b"soon deleted")
+    page.wait_for_selector("#objects tr[data-prefix='newdir/']", timeout=10_000)
+    page.wait_for_selector("#objects tr[data-key='aaa.txt']", timeout=10_000)
+    page.wait_for_selector("#objects tr[data-key='gone.txt']", timeout=10_000)
+    s3c.delete_object(Bucket="uploads", Key="gone.txt")
+    page.wait_for_selector("#objects tr[data-key='gone.txt']", state="detached", timeout=10_000)
+    result["live"] = {"first": first, "same_page": page.evaluate("window.__same_page === true"),
+                      "rows": page.eval_on_selector_all("#objects tbody tr", "els => els.map(e => e.dataset.key || e.dataset.prefix)")}
 
     # A video (VP8 in WebM, encoded by Chromium itself) uploaded and previewed: it seeks, the
     # browser asking for byte ranges.

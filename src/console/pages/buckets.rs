@@ -154,7 +154,13 @@ pub async fn browse(State(st): State<AppState>, req: Request) -> Response {
             prefix: at.clone(),
         });
     }
+    // Only a folder that was listed follows its changes.
+    let live = match error {
+        None => super::live::listen_url(&st, &ctx, &bucket, &prefix).await,
+        Some(_) => None,
+    };
     html(views::Browse {
+        live: live.unwrap_or_default(),
         who: ctx.who(),
         csrf: ctx.csrf(),
         root: ctx.signed.root,

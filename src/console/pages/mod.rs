@@ -19,6 +19,7 @@ use crate::state::AppState;
 mod admin;
 mod buckets;
 mod bytes;
+mod live;
 mod objects;
 mod settings;
 mod signin;
@@ -27,6 +28,7 @@ mod upload;
 pub use admin::{admin, keys as admin_keys, kms as admin_kms};
 pub use buckets::{browse, buckets, create_bucket, delete_bucket, delete_folder, delete_objects};
 pub use bytes::raw;
+pub use live::live;
 pub use objects::{delete_version, download, object, restore, share, tags};
 pub use settings::{delete as delete_setting, save as save_setting, settings};
 pub use signin::{login, login_page, logout};
@@ -133,6 +135,70 @@ impl Ctx {
 /// AWS's code and message of a refusal, as the console shows it.
 fn reason(e: &S3Error) -> String {
     format!("{}: {}", e.code, e.message)
+}
+
+/// Signs presigned URLs of the S3 endpoint with the session key's secret, at the database's
+/// time, for the Host the browser will send (share links, upload parts, the live listing).
+struct Presigner {
+    access_key: String,
+    secret: crate::storage::meta::KeySecret,
+    region: String,
+    base: String,
+    host: String,
+    amz_date: String,
+    /// The time the URLs are signed at (the database's).
+    now: chrono::DateTime<chrono::Utc>,
+}
+
+impl Presigner {
+    async fn new(st: &AppState, ctx: &Ctx) -> Result<Presigner, S3Error> {
+        let access_key = ctx.signed.session.access_key.clone();
+        let secret = st
+            .creds
+            .secret_of(&access_key)
+            .await?
+            .ok_or_else(S3Error::access_denied)?;
+        let (base, host) = crate::console::s3_base(st, &ctx.parts.headers);
+        let now = st.store.meta().clock().now().to_chrono();
+        let amz_date = now.format("%Y%m%dT%H%M%SZ").to_string();
+        Ok(Presigner {
+            now,
+            access_key,
+            secret,
+            region: st.config.region.clone(),
+            base,
+            host,
+            amz_date,
+        })
+    }
+
+    /// The URL of `method` on `bucket` (and `key`), with `extra` query parameters signed.
+    fn url(
+        &self,
+        method: &str,
+        bucket: &str,
+        key: Option<&str>,
+        extra: &[(String, String)],
+        expires: u64,
+    ) -> String {
+        let mut path = format!("/{}", crate::percent::uri_encode(bucket, false));
+        if let Some(k) = key {
+            path.push('/');
+            path.push_str(&crate::percent::uri_encode(k, true));
+        }
+        let query = crate::auth::sigv4::presign_query(&crate::auth::sigv4::Presign {
+            access_key: &self.access_key,
+            secret: &self.secret.secret,
+            region: &self.region,
+            host: &self.host,
+            method,
+            path: &path,
+            amz_date: &self.amz_date,
+            expires,
+            extra,
+        });
+        format!("{}{path}?{query}", self.base)
+    }
 }
 
 /// The session of a request, or the way to the login page.

@@ -419,32 +419,12 @@ pub async fn share(State(st): State<AppState>, req: Request) -> Response {
     {
         return ctx.message(e.status, "No link was made", Some(e), "/");
     }
-    let secret = match st.creds.secret_of(&ctx.signed.session.access_key).await {
-        Ok(Some(s)) => s,
-        _ => return see_other("/login"),
+    let Ok(signer) = Presigner::new(&st, &ctx).await else {
+        return see_other("/login");
     };
-    let (base, host) = crate::console::s3_base(&st, &ctx.parts.headers);
-    let path = format!(
-        "/{}/{}",
-        crate::percent::uri_encode(&bucket, false),
-        crate::percent::uri_encode(&key, true)
-    );
-    let now = st.store.meta().clock().now().to_chrono();
-    let amz_date = now.format("%Y%m%dT%H%M%SZ").to_string();
-    let query = crate::auth::sigv4::presign_query(&crate::auth::sigv4::Presign {
-        access_key: &ctx.signed.session.access_key,
-        secret: &secret.secret,
-        region: &st.config.region,
-        host: &host,
-        method: "GET",
-        path: &path,
-        amz_date: &amz_date,
-        expires: seconds,
-        extra: &[],
-    });
-    let until = (now + chrono::Duration::seconds(seconds as i64))
+    let url = signer.url("GET", &bucket, Some(&key), &[], seconds);
+    let until = (signer.now + chrono::Duration::seconds(seconds as i64))
         .format("%Y-%m-%d %H:%M:%S UTC")
         .to_string();
-    let url = format!("{base}{path}?{query}");
     object_page(&st, &ctx, &bucket, &key, Some((url, until))).await
 }

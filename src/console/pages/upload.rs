@@ -15,7 +15,7 @@ use axum::http::{Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
-use super::{field, reason, signed_post, Ctx};
+use super::{field, reason, signed_post, Ctx, Presigner};
 use crate::error::S3Error;
 use crate::state::AppState;
 
@@ -133,8 +133,7 @@ pub async fn start(State(st): State<AppState>, req: Request) -> Response {
     }
 }
 
-/// The presigned UploadPart URL of parts 1..=`parts`, signed with the session key's secret
-/// at the database's time.
+/// The presigned UploadPart URL of parts 1..=`parts`.
 async fn part_urls(
     st: &AppState,
     ctx: &Ctx,
@@ -143,43 +142,14 @@ async fn part_urls(
     upload_id: &str,
     parts: u64,
 ) -> Result<Vec<String>, S3Error> {
-    let secret = st
-        .creds
-        .secret_of(&ctx.signed.session.access_key)
-        .await?
-        .ok_or_else(S3Error::access_denied)?;
-    let (base, host) = crate::console::s3_base(st, &ctx.parts.headers);
-    let path = format!(
-        "/{}/{}",
-        crate::percent::uri_encode(bucket, false),
-        crate::percent::uri_encode(key, true)
-    );
-    let amz_date = st
-        .store
-        .meta()
-        .clock()
-        .now()
-        .to_chrono()
-        .format("%Y%m%dT%H%M%SZ")
-        .to_string();
+    let signer = Presigner::new(st, ctx).await?;
     Ok((1..=parts)
         .map(|n| {
             let extra = [
                 ("partNumber".to_owned(), n.to_string()),
                 ("uploadId".to_owned(), upload_id.to_owned()),
             ];
-            let query = crate::auth::sigv4::presign_query(&crate::auth::sigv4::Presign {
-                access_key: &ctx.signed.session.access_key,
-                secret: &secret.secret,
-                region: &st.config.region,
-                host: &host,
-                method: "PUT",
-                path: &path,
-                amz_date: &amz_date,
-                expires: PART_URL_SECONDS,
-                extra: &extra,
-            });
-            format!("{base}{path}?{query}")
+            signer.url("PUT", bucket, Some(key), &extra, PART_URL_SECONDS)
         })
         .collect())
 }

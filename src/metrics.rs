@@ -27,8 +27,50 @@ pub fn handle() -> &'static PrometheusHandle {
     })
 }
 
+/// This process's running totals of S3 requests, for the status samples each instance
+/// writes to the database (`storage::meta::instances`): the Prometheus handle only renders.
+static TOTALS: [std::sync::atomic::AtomicU64; 6] =
+    [const { std::sync::atomic::AtomicU64::new(0) }; 6];
+
+/// Running totals since the process started.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Totals {
+    pub requests: u64,
+    /// Answers with a 5xx status.
+    pub errors: u64,
+    /// Answers with a 4xx status.
+    pub refused: u64,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    /// The requests' time, summed, in microseconds.
+    pub micros: u64,
+}
+
+/// This process's totals now.
+pub fn totals() -> Totals {
+    use std::sync::atomic::Ordering::Relaxed;
+    Totals {
+        requests: TOTALS[0].load(Relaxed),
+        errors: TOTALS[1].load(Relaxed),
+        refused: TOTALS[2].load(Relaxed),
+        bytes_in: TOTALS[3].load(Relaxed),
+        bytes_out: TOTALS[4].load(Relaxed),
+        micros: TOTALS[5].load(Relaxed),
+    }
+}
+
 /// Records one finished S3 request.
 pub fn request(op: &str, status: u16, seconds: f64, bytes_in: u64, bytes_out: u64) {
+    use std::sync::atomic::Ordering::Relaxed;
+    TOTALS[0].fetch_add(1, Relaxed);
+    match status {
+        500.. => TOTALS[1].fetch_add(1, Relaxed),
+        400..=499 => TOTALS[2].fetch_add(1, Relaxed),
+        _ => 0,
+    };
+    TOTALS[3].fetch_add(bytes_in, Relaxed);
+    TOTALS[4].fetch_add(bytes_out, Relaxed);
+    TOTALS[5].fetch_add((seconds * 1e6) as u64, Relaxed);
     let labels = [("op", op.to_owned()), ("status", status.to_string())];
     metrics::counter!("grids3_requests_total", &labels).increment(1);
     metrics::histogram!("grids3_request_duration_seconds", "op" => op.to_owned()).record(seconds);

@@ -57,6 +57,7 @@ pub fn router(state: AppState) -> Router {
         .route("/raw", get(pages::raw))
         .route("/live", get(pages::live))
         .route("/admin", get(pages::admin))
+        .route("/status", get(pages::status))
         .route("/admin/keys", post(pages::admin_keys))
         .route("/admin/kms", post(pages::admin_kms))
         .route("/settings", get(pages::settings))

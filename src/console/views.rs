@@ -188,3 +188,49 @@ pub struct Admin {
     pub created: Option<NewKey>,
     pub done: Option<String>,
 }
+
+/// An instance of the deployment.
+pub struct InstanceRow {
+    pub id: String,
+    /// The instance serving this page.
+    pub this: bool,
+    pub listen: String,
+    pub version: String,
+    pub started: String,
+    /// Seconds since its last report.
+    pub seen_secs: i64,
+    pub live: bool,
+}
+
+/// A background job's lead.
+pub struct LeadRow {
+    pub job: String,
+    pub holder: String,
+    pub held: bool,
+    pub fence: i64,
+}
+
+/// A small chart: an SVG polyline's points (300 x 60), and its last and largest values.
+pub struct Chart {
+    pub title: String,
+    pub last: String,
+    pub max: String,
+    pub points: String,
+}
+
+/// Server status (root only).
+#[derive(Template)]
+#[template(path = "console/status.html")]
+pub struct Status {
+    pub who: String,
+    pub csrf: String,
+    pub root: bool,
+    pub error: Option<String>,
+    pub instances: Vec<InstanceRow>,
+    pub leads: Vec<LeadRow>,
+    pub charts: Vec<Chart>,
+    pub database: String,
+    pub db_version: String,
+    pub db_stats: String,
+    pub now: String,
+}

@@ -6,6 +6,7 @@
 
 pub mod fsck;
 pub mod lifecycle;
+pub mod status;
 
 use std::time::Duration;
 
@@ -66,6 +67,9 @@ pub fn spawn(state: &AppState) -> Vec<tokio::task::AbortHandle> {
             flush,
         ),
     );
+    handles.push(h.abort_handle());
+    // The instance's status reports (the console's server status).
+    let h = crate::background::spawn("status", status::run(state.clone()));
     handles.push(h.abort_handle());
     // Event notifications: delivery by the lead's holder.
     let h = crate::background::spawn(

@@ -174,3 +174,70 @@ fn root_administers_keys_and_kms_keys_and_no_one_else_does() {
         assert_eq!(r.status(), 400);
     });
 }
+
+/// Server status: every instance on the database (each reports itself), the last hour's
+/// requests as charts, the database and the background jobs; root only.
+#[test]
+fn server_status_shows_every_instance_and_the_last_hour() {
+    support::run(async {
+        let c = Console::start("consolestatus").await;
+        // A second instance on the same database.
+        let other = support::gateway_on(c.gw.db.name()).await;
+        let root = c.login(support::AK, support::SK).await.unwrap();
+        // A minute's sample of this process's requests, as the reporter writes it.
+        let mut reporter = grids3::janitor::status::Reporter::new(&c.gw.state);
+        reporter.report(&c.gw.state).await.unwrap();
+        let s3 = c.gw.sdk();
+        s3.create_bucket().bucket("counted").send().await.unwrap();
+        for i in 0..25 {
+            s3.put_object()
+                .bucket("counted")
+                .key(format!("k{i}"))
+                .body(aws_sdk_s3::primitives::ByteStream::from_static(b"12345"))
+                .send()
+                .await
+                .unwrap();
+        }
+        assert!(s3
+            .get_object()
+            .bucket("counted")
+            .key("nope")
+            .send()
+            .await
+            .is_err());
+        reporter.report(&c.gw.state).await.unwrap();
+
+        // Both instances report (the other one at its start, asynchronously).
+        let mut page = String::new();
+        for _ in 0..100 {
+            page = c.get(&root, "/status").await.text().await.unwrap();
+            if page.contains(&other.state.instance_id) {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        assert!(page.contains(&c.gw.state.instance_id), "{page}");
+        assert!(page.contains(&other.state.instance_id), "{page}");
+        assert!(page.contains("(this one)"));
+        // The charts: six, the requests chart's last minute holds at least those 27.
+        assert_eq!(page.matches("<polyline").count(), 6);
+        let value = |title: &str| -> f64 {
+            let needle = format!("{title}: <strong>");
+            let at = page.find(&needle).unwrap() + needle.len();
+            page[at..at + page[at..].find(' ').unwrap()]
+                .parse()
+                .unwrap()
+        };
+        let last = value("Requests a minute");
+        assert!(last >= 27.0, "requests this minute: {last}");
+        let refused = value("Refusals (4xx) a minute");
+        assert!(refused >= 1.0, "the 404 counted: {refused}");
+        assert!(page.contains("Server version"));
+        assert!(page.contains("id=\"leads\""));
+
+        // Not root: refused.
+        let (ak, sk) = crate::authz::new_key(&c.gw, "viewer").await;
+        let user = c.login(&ak, &sk).await.unwrap();
+        assert_eq!(c.get(&user, "/status").await.status(), 403);
+    });
+}

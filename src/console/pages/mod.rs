@@ -23,6 +23,7 @@ mod live;
 mod objects;
 mod settings;
 mod signin;
+mod status;
 mod upload;
 
 pub use admin::{admin, keys as admin_keys, kms as admin_kms};
@@ -32,6 +33,7 @@ pub use live::live;
 pub use objects::{delete_version, download, object, restore, share, tags};
 pub use settings::{delete as delete_setting, save as save_setting, settings};
 pub use signin::{login, login_page, logout};
+pub use status::status;
 pub use upload::{abort as abort_upload, complete as complete_upload, start as start_upload};
 
 /// Largest form body the console reads.

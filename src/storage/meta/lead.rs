@@ -116,3 +116,43 @@ impl super::MetaStore {
         }
     }
 }
+
+/// A background job's lead as it stands, for the console's server status.
+#[derive(Clone, Debug)]
+pub struct LeadInfo {
+    pub job: String,
+    /// The process that took it last.
+    pub holder: String,
+    /// Until when that run holds it, unless it renews.
+    pub expires: Option<mongodb::bson::DateTime>,
+    /// How many runs have taken it.
+    pub fence: i64,
+}
+
+impl super::MetaStore {
+    /// Every job's lead (`lead:<job>` documents: a range of `_id`s, no regex).
+    pub async fn leads(&self) -> mongodb::error::Result<Vec<LeadInfo>> {
+        use futures::TryStreamExt;
+        let docs: Vec<Document> = self
+            .info
+            .find(doc! {"_id": {"$gte": "lead:", "$lt": "lead;"}})
+            .limit(1000)
+            .await?
+            .try_collect()
+            .await?;
+        Ok(docs
+            .iter()
+            .filter_map(|d| {
+                Some(LeadInfo {
+                    job: d.get_str("_id").ok()?.strip_prefix("lead:")?.to_owned(),
+                    holder: d.get_str("holder").unwrap_or_default().to_owned(),
+                    expires: d.get_datetime("expires").ok().copied(),
+                    fence: d
+                        .get("fence")
+                        .and_then(crate::storage::gridfs::as_i64)
+                        .unwrap_or(0),
+                })
+            })
+            .collect())
+    }
+}

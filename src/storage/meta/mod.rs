@@ -10,6 +10,7 @@ mod bucket_attrs;
 mod bucket_settings;
 mod buckets;
 mod clock;
+mod instances;
 mod keylock_batch;
 mod keylocks;
 mod keys;
@@ -27,10 +28,11 @@ pub use buckets::{
     BUCKET_CACHE_TTL,
 };
 pub use clock::DbClock;
+pub use instances::{Instance, Sample, SAMPLES};
 pub use keylock_batch::KeyLocks;
 pub use keylocks::{KeyLock, LOCK_TTL};
 pub use keys::{KeyError, KeyInfo, KeySecret};
-pub use lead::Lead;
+pub use lead::{Lead, LeadInfo};
 pub use leases::{Lease, PendingReclaim};
 pub use progress::Progress;
 pub use sessions::ConsoleSession;
@@ -133,6 +135,7 @@ impl MetaStore {
         )
         .await?;
         index(&m.uploads, "fileId", doc! {"fileId": 1}).await?;
+        index(&db.collection("__instances"), "seen", doc! {"seen": 1}).await?;
         index(&m.uploads, "completedAt", doc! {"completedAt": 1}).await?;
         index(&m.uploads, "aborting", doc! {"aborting": 1}).await?;
         index(&m.buckets, "deleted", doc! {"deleted": 1, "deletedAt": 1}).await?;

@@ -52,6 +52,7 @@ pub fn router(state: AppState) -> Router {
         .route("/folders/delete", post(pages::delete_folder))
         .route("/objects/share", post(pages::share))
         .route("/objects/tags", post(pages::tags))
+        .route("/objects/lock", post(pages::lock))
         .route("/objects/restore", post(pages::restore))
         .route("/objects/delete-version", post(pages::delete_version))
         .route("/raw", get(pages::raw))

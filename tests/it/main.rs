@@ -8,6 +8,7 @@ mod concerns;
 mod console;
 mod console_admin;
 mod console_browser;
+mod console_object;
 mod console_upload;
 mod content;
 mod contract;

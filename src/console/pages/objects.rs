@@ -244,15 +244,15 @@ pub async fn tags(State(st): State<AppState>, req: Request) -> Response {
 }
 
 /// The object a form acts on (`bucket`, `key`, `version`), and the page to go back to.
-struct Target {
-    bucket: String,
-    key: String,
-    version: String,
+pub(super) struct Target {
+    pub bucket: String,
+    pub key: String,
+    pub version: String,
     back: String,
 }
 
 impl Target {
-    fn of(f: &[(String, String)]) -> Self {
+    pub fn of(f: &[(String, String)]) -> Self {
         let get = |n: &str| field(f, n).unwrap_or("").to_owned();
         let (bucket, key) = (get("bucket"), get("key"));
         Target {
@@ -264,7 +264,12 @@ impl Target {
     }
 
     /// Back to the object's page, or the refusal with AWS's reason.
-    fn answer(&self, ctx: &Ctx, sent: crate::error::S3Result<Response>, failed: &str) -> Response {
+    pub fn answer(
+        &self,
+        ctx: &Ctx,
+        sent: crate::error::S3Result<Response>,
+        failed: &str,
+    ) -> Response {
         match sent {
             Ok(_) => see_other(&self.back),
             Err(e) => ctx.message(e.status, failed, Some(e), &self.back),

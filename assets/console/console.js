@@ -339,3 +339,12 @@ document.addEventListener('click', function (e) {
   }
   follow(table.dataset.live);
 })();
+
+// A conversion under way: its progress is reloaded every few seconds.
+(function () {
+  var c = document.getElementById('converting');
+  if (c && c.dataset.refresh) {
+    setTimeout(function () { window.location.replace(window.location.pathname + window.location.search); },
+      1000 * parseInt(c.dataset.refresh, 10));
+  }
+})();

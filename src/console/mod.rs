@@ -64,6 +64,7 @@ pub fn router(state: AppState) -> Router {
         .route("/settings", get(pages::settings))
         .route("/settings/save", post(pages::save_setting))
         .route("/settings/delete", post(pages::delete_setting))
+        .route("/settings/convert", post(pages::convert))
         .route("/uploads/start", post(pages::start_upload))
         .route("/uploads/complete", post(pages::complete_upload))
         .route("/uploads/abort", post(pages::abort_upload))
@@ -113,17 +114,7 @@ pub fn s3_base(st: &AppState, headers: &axum::http::HeaderMap) -> (String, Strin
         headers
             .get(header::HOST)
             .and_then(|h| h.to_str().ok())
-            .map(|h| {
-                h.rsplit_once(':')
-                    .map_or(h, |(n, _)| n)
-                    .to_ascii_lowercase()
-            })
-            // Only a host name or address: the name also goes into the page's CSP.
-            .filter(|h| {
-                !h.is_empty()
-                    && h.bytes()
-                        .all(|c| c.is_ascii_alphanumeric() || b".-[]:".contains(&c))
-            })
+            .and_then(host_name)
             .unwrap_or_else(|| "127.0.0.1".to_owned())
     } else {
         name
@@ -172,4 +163,32 @@ async fn protect(
         h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     }
     r
+}
+
+/// The name of a Host header without its port (an IPv6 address keeps its brackets), or
+/// `None` when it is not a host name or address: the name goes into URLs and the page's CSP.
+fn host_name(h: &str) -> Option<String> {
+    let name = match h.find(']') {
+        Some(end) if h.starts_with('[') => &h[..=end],
+        _ => h.rsplit_once(':').map_or(h, |(n, _)| n),
+    };
+    let ok = !name.is_empty()
+        && name
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || b".-[]:".contains(&c));
+    ok.then(|| name.to_ascii_lowercase())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn host_names_lose_their_port_only() {
+        use super::host_name;
+        assert_eq!(host_name("Files.LAN:9001").as_deref(), Some("files.lan"));
+        assert_eq!(host_name("files.lan").as_deref(), Some("files.lan"));
+        assert_eq!(host_name("[::1]").as_deref(), Some("[::1]"));
+        assert_eq!(host_name("[::1]:9001").as_deref(), Some("[::1]"));
+        assert_eq!(host_name("a b; script-src *"), None);
+        assert_eq!(host_name(":9001"), None);
+    }
 }

@@ -145,6 +145,19 @@ pub struct Settings {
     pub bucket: String,
     pub settings: Vec<Setting>,
     pub saved: Option<String>,
+    /// The storage mode and a conversion's progress (root only).
+    pub storage: Option<StorageView>,
+}
+
+/// A bucket's storage mode, as root sees it.
+pub struct StorageView {
+    pub mode: String,
+    /// The other mode, which it can be converted to.
+    pub other: String,
+    pub converting: bool,
+    /// Objects converted so far, of all, while converting.
+    pub done: u64,
+    pub total: u64,
 }
 
 /// An access key, as root sees it (never its secret).

@@ -113,6 +113,8 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
     let request_id = new_request_id();
     let (parts, body) = req.into_parts();
     let query = sigv4::parse_query(parts.uri.query());
+    // Only presigned requests get the console's CORS rule (see `s3::cors`).
+    let presigned = query.iter().any(|(k, _)| k == "X-Amz-Signature");
     let host = parts
         .headers
         .get(header::HOST)
@@ -170,7 +172,8 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
     let result = async {
         if op == op::Op::Preflight {
             // Browsers send preflights without credentials; the bucket's rules decide.
-            return s3::cors::preflight(&st, target.bucket.as_deref(), &parts.headers).await;
+            return s3::cors::preflight(&st, target.bucket.as_deref(), &parts.headers, presigned)
+                .await;
         }
         if op == op::Op::PostObject {
             // A form upload carries its signature in the form (a signed policy).
@@ -256,7 +259,7 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
         }
     };
     if let (Some(origin), Some(b), false) = (&origin, &bucket, method == Method::OPTIONS) {
-        s3::cors::decorate(&st, b, &method, origin, &mut resp).await;
+        s3::cors::decorate(&st, b, &method, origin, presigned, &mut resp).await;
     }
     let h = resp.headers_mut();
     if let Ok(v) = HeaderValue::from_str(&request_id) {

@@ -30,7 +30,10 @@ impl Reporter {
     /// requests since the one before.
     pub async fn report(&mut self, st: &AppState) -> mongodb::error::Result<()> {
         let now = crate::metrics::totals();
-        let sample = self.last.map(|l| Sample {
+        // Taken as sent, whatever becomes of the write: a report that failed (or whose write
+        // landed after its timeout) loses its minute rather than folding it into the next.
+        let last = self.last.replace(now);
+        let sample = last.map(|l| Sample {
             at: st.store.meta().clock().now(),
             requests: now.requests.saturating_sub(l.requests) as i64,
             errors: now.errors.saturating_sub(l.errors) as i64,
@@ -42,14 +45,13 @@ impl Reporter {
         st.store
             .meta()
             .instance_report(
-                &st.instance_id,
+                st.store.meta().process_id(),
                 env!("CARGO_PKG_VERSION"),
                 &st.config.listen.to_string(),
                 self.started,
                 sample.as_ref(),
             )
             .await?;
-        self.last = Some(now);
         Ok(())
     }
 }

@@ -10,11 +10,12 @@
 //! is configured; GetBucketCors still answers NoSuchCORSConfiguration for it, because the
 //! default is the server's, not the bucket's.
 //!
-//! When the web console is on, one more rule follows a bucket's own: the console's origin may
-//! PUT, GET and HEAD and read the ETag (browser uploads go straight to this endpoint with
-//! presigned part URLs). It grants a script of the console nothing a request needs: every
-//! such request is still authenticated by its signature (the S3 endpoint has no cookies), as
-//! any browser request is; it only lets the console's page read the answer.
+//! When the web console is on, one more rule follows a bucket's own, for presigned requests
+//! only (a SigV4 signature in the query, as the console's upload parts and live listings
+//! carry): the console's origin may PUT, GET and HEAD and read the ETag, without credentials.
+//! A page of that origin can then read only the answers to URLs it holds a signature for,
+//! which it could fetch from anywhere else anyway; unsigned and header-signed requests (an
+//! object readable by address, say) get only the bucket's own rules.
 
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::Response;
@@ -176,7 +177,11 @@ pub fn find_rule<'a>(
 
 /// The rules that apply to `bucket`: its own, else the server's default rule (if any).
 /// `None` when the bucket does not exist.
-async fn rules_for(st: &AppState, bucket: &str) -> S3Result<Option<Vec<CorsRule>>> {
+async fn rules_for(
+    st: &AppState,
+    bucket: &str,
+    presigned: bool,
+) -> S3Result<Option<Vec<CorsRule>>> {
     let Some(b) = st.store.meta().bucket_cached(bucket).await? else {
         return Ok(None);
     };
@@ -185,7 +190,9 @@ async fn rules_for(st: &AppState, bucket: &str) -> S3Result<Option<Vec<CorsRule>
     } else {
         b.cors
     };
-    rules.extend(console_rule(st));
+    if presigned {
+        rules.extend(console_rule(st));
+    }
     Ok(Some(rules))
 }
 
@@ -202,7 +209,7 @@ fn console_rule(st: &AppState) -> Option<CorsRule> {
         return None;
     }
     Some(CorsRule {
-        id: Some("grids3-console".into()),
+        id: Some(CONSOLE_RULE.into()),
         allowed_origins: origins,
         allowed_methods: vec!["PUT".into(), "GET".into(), "HEAD".into()],
         allowed_headers: vec!["*".into()],
@@ -210,6 +217,9 @@ fn console_rule(st: &AppState) -> Option<CorsRule> {
         max_age_seconds: Some(3000),
     })
 }
+
+/// The id of the console's rule, which [`grant`] sends without credentials.
+const CONSOLE_RULE: &str = "grids3-console";
 
 /// The origins browsers load the console from (see [`console_rule`]).
 fn console_origins(
@@ -224,13 +234,21 @@ fn console_origins(
         return Vec::new();
     };
     let scheme = if tls { "https" } else { "http" };
-    let port = at.port();
+    // Browsers leave a scheme's default port out of an origin.
+    let port = match (tls, at.port()) {
+        (false, 80) | (true, 443) => String::new(),
+        (_, p) => format!(":{p}"),
+    };
     if at.ip().is_unspecified() {
-        return vec![format!("{scheme}://*:{port}")];
+        return vec![format!("{scheme}://*{port}")];
     }
-    let mut out = vec![format!("{scheme}://{at}")];
+    let ip = match at.ip() {
+        std::net::IpAddr::V6(v6) => format!("[{v6}]"),
+        v4 => v4.to_string(),
+    };
+    let mut out = vec![format!("{scheme}://{ip}{port}")];
     if at.ip().is_loopback() {
-        out.push(format!("{scheme}://localhost:{port}"));
+        out.push(format!("{scheme}://localhost{port}"));
     }
     out
 }
@@ -271,7 +289,9 @@ fn grant(h: &mut HeaderMap, rule: &CorsRule, origin: &str) {
         set(h, "access-control-allow-origin", "*");
     } else {
         set(h, "access-control-allow-origin", origin);
-        set(h, "access-control-allow-credentials", "true");
+        if rule.id.as_deref() != Some(CONSOLE_RULE) {
+            set(h, "access-control-allow-credentials", "true");
+        }
     }
     set(
         h,
@@ -303,6 +323,7 @@ pub async fn preflight(
     st: &AppState,
     bucket: Option<&str>,
     headers: &HeaderMap,
+    presigned: bool,
 ) -> S3Result<Response> {
     let header = |n: &str| headers.get(n).and_then(|v| v.to_str().ok());
     let Some(origin) = header("origin") else {
@@ -322,7 +343,7 @@ pub async fn preflight(
     let Some(bucket) = bucket else {
         return Err(S3Error::cors_forbidden());
     };
-    let rules = rules_for(st, bucket)
+    let rules = rules_for(st, bucket, presigned)
         .await?
         .ok_or_else(S3Error::no_such_bucket)?;
     if rules.is_empty() {
@@ -348,9 +369,10 @@ pub async fn decorate(
     bucket: &str,
     method: &Method,
     origin: &str,
+    presigned: bool,
     resp: &mut Response,
 ) {
-    let rules = match rules_for(st, bucket).await {
+    let rules = match rules_for(st, bucket, presigned).await {
         Ok(Some(r)) => r,
         _ => return,
     };
@@ -392,7 +414,12 @@ mod tests {
         );
         assert_eq!(
             console_origins(None, at("10.1.2.3:80"), false),
-            ["http://10.1.2.3:80"]
+            ["http://10.1.2.3"],
+            "a default port is not in an origin"
+        );
+        assert_eq!(
+            console_origins(None, at("[::1]:9001"), false),
+            ["http://[::1]:9001", "http://localhost:9001"]
         );
         assert!(console_origins(None, None, false).is_empty());
         // Any host on the console's port and scheme, nothing else.

@@ -164,12 +164,81 @@ pub async fn listen(st: &AppState, req: S3Request) -> S3Result<Response> {
             )),
             Refused::Db(e) => e.into(),
         })?;
-    let mut r = Response::new(axum::body::Body::from_stream(lines));
+    let guard = Guard {
+        st: st.clone(),
+        access_key: (!req.auth.is_anonymous()).then(|| req.auth.access_key.clone()),
+        until: presigned_until(st, &req.query),
+        every: std::time::Duration::from_secs(ping.min(10)),
+    };
+    let mut r = Response::new(axum::body::Body::from_stream(guard.wrap(lines)));
     r.headers_mut().insert(
         axum::http::header::CONTENT_TYPE,
         axum::http::HeaderValue::from_static("application/x-ndjson"),
     );
     Ok(r)
+}
+
+/// What keeps a listener's stream open after it was authorized: a presigned URL's expiry
+/// (the stream ends then, as any request with it would be refused), and its key (a key
+/// disabled or deleted meanwhile ends the stream within the credentials cache's 10 s).
+struct Guard {
+    st: AppState,
+    access_key: Option<String>,
+    until: Option<tokio::time::Instant>,
+    every: std::time::Duration,
+}
+
+impl Guard {
+    fn wrap<S>(
+        self,
+        lines: S,
+    ) -> impl futures::Stream<Item = std::io::Result<bytes::Bytes>> + Send + 'static
+    where
+        S: futures::Stream<Item = std::io::Result<bytes::Bytes>> + Send + 'static,
+    {
+        use futures::StreamExt;
+        let check = tokio::time::interval_at(tokio::time::Instant::now() + self.every, self.every);
+        futures::stream::unfold(
+            (Box::pin(lines), check, self),
+            |(mut lines, mut check, guard)| async move {
+                loop {
+                    let expiry = async {
+                        match guard.until {
+                            Some(t) => tokio::time::sleep_until(t).await,
+                            None => std::future::pending().await,
+                        }
+                    };
+                    tokio::select! {
+                        line = lines.next() => return line.map(|l| (l, (lines, check, guard))),
+                        _ = expiry => return None,
+                        _ = check.tick() => {
+                            if let Some(k) = &guard.access_key {
+                                if !matches!(guard.st.creds.secret_of(k).await, Ok(Some(_))) {
+                                    return None;
+                                }
+                            }
+                        }
+                    }
+                }
+            },
+        )
+    }
+}
+
+/// When a presigned request's signature stops being valid (SigV4 `X-Amz-Date` plus
+/// `X-Amz-Expires`; SigV2 `Expires`), measured on the database's clock; `None` when the
+/// request is not presigned.
+fn presigned_until(st: &AppState, query: &[(String, String)]) -> Option<tokio::time::Instant> {
+    let q = |n: &str| query.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str());
+    let end = if let (Some(date), Some(exp)) = (q("X-Amz-Date"), q("X-Amz-Expires")) {
+        let at = chrono::NaiveDateTime::parse_from_str(date, "%Y%m%dT%H%M%SZ").ok()?;
+        at.and_utc().timestamp() + exp.parse::<i64>().ok()?
+    } else {
+        q("Expires")?.parse::<i64>().ok()?
+    };
+    let now = st.store.meta().clock().now().timestamp_millis() / 1000;
+    let left = u64::try_from(end - now).unwrap_or(0);
+    Some(tokio::time::Instant::now() + std::time::Duration::from_secs(left))
 }
 
 /// GetBucketNotificationConfiguration: the configuration, or an empty one.

@@ -61,7 +61,7 @@ pub(super) async fn entry(State(st): State<AppState>, req: Request) -> Response 
     if let (Some(origin), Some(b), false) = (origin, &bucket, parts.method == Method::OPTIONS) {
         // Bounded like the read: the bucket's rules come from the (cached) bucket lookup.
         let limit = std::time::Duration::from_secs(st.config.request_timeout.max(1));
-        let decorate = crate::s3::cors::decorate(&st, b, &parts.method, origin, &mut resp);
+        let decorate = crate::s3::cors::decorate(&st, b, &parts.method, origin, false, &mut resp);
         let _ = tokio::time::timeout(limit, decorate).await;
     }
     let h = resp.headers_mut();
@@ -148,7 +148,7 @@ async fn answer(
         return fail(S3Error::no_such_website_configuration(), Some(bucket));
     };
     if parts.method == Method::OPTIONS {
-        return match crate::s3::cors::preflight(st, Some(bucket), &parts.headers).await {
+        return match crate::s3::cors::preflight(st, Some(bucket), &parts.headers, false).await {
             Ok(r) => r,
             Err(e) => fail(e, Some(bucket)),
         };

@@ -211,14 +211,22 @@ fn server_status_shows_every_instance_and_the_last_hour() {
         let mut page = String::new();
         for _ in 0..100 {
             page = c.get(&root, "/status").await.text().await.unwrap();
-            if page.contains(&other.state.instance_id) {
+            if page.contains(other.state.store.meta().process_id()) {
                 break;
             }
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
-        assert!(page.contains(&c.gw.state.instance_id), "{page}");
-        assert!(page.contains(&other.state.instance_id), "{page}");
-        assert!(page.contains("(this one)"));
+        let (me, them) = (
+            c.gw.state.store.meta().process_id(),
+            other.state.store.meta().process_id(),
+        );
+        assert_ne!(me, them, "each instance reports as itself");
+        assert!(page.contains(me), "{page}");
+        assert!(page.contains(them), "{page}");
+        let table = &page[page.find("id=\"instances\"").unwrap()..];
+        let table = &table[..table.find("</table>").unwrap()];
+        assert_eq!(table.matches("<tr class=\"live\">").count(), 2, "{table}");
+        assert_eq!(table.matches("(this one)").count(), 1, "{table}");
         // The charts: six, the requests chart's last minute holds at least those 27.
         assert_eq!(page.matches("<polyline").count(), 6);
         let value = |title: &str| -> f64 {
@@ -239,5 +247,135 @@ fn server_status_shows_every_instance_and_the_last_hour() {
         let (ak, sk) = crate::authz::new_key(&c.gw, "viewer").await;
         let user = c.login(&ak, &sk).await.unwrap();
         assert_eq!(c.get(&user, "/status").await.status(), 403);
+    });
+}
+
+/// Reads a streaming answer to its end; `true` when it ended within `secs`.
+async fn ends_within(mut resp: reqwest::Response, secs: u64) -> bool {
+    let ended = async { while let Ok(Some(_)) = resp.chunk().await {} };
+    tokio::time::timeout(std::time::Duration::from_secs(secs), ended)
+        .await
+        .is_ok()
+}
+
+/// A listen stream lasts no longer than what authorized it: it ends when its key is disabled
+/// (checked each ping) and when its presigned URL expires.
+#[test]
+fn listen_streams_end_with_their_key_and_their_url() {
+    support::run(async {
+        let gw = support::gateway("listenguard").await;
+        let (ak, sk) = crate::authz::new_key(&gw, "watcher").await;
+        gw.sdk_as(&ak, &sk)
+            .create_bucket()
+            .bucket("watched")
+            .send()
+            .await
+            .unwrap();
+        let path = "/watched?events=s3:ObjectCreated:*&ping=1";
+        let mut raw = support::Raw::new("GET", path);
+        raw.access_key = &ak;
+        raw.secret = &sk;
+        let resp = raw.send(&gw).await;
+        assert_eq!(resp.status(), 200);
+        let meta = gw.state.store.meta();
+        assert!(meta.set_key_disabled(&ak, true).await.unwrap());
+        gw.state.creds.forget(&ak);
+        assert!(
+            ends_within(resp, 5).await,
+            "the disabled key's stream ended"
+        );
+        assert!(meta.set_key_disabled(&ak, false).await.unwrap());
+        gw.state.creds.forget(&ak);
+
+        // Presigned for 2 seconds: the stream ends then, not an hour later.
+        let now = gw.state.store.meta().clock().now().to_chrono();
+        let query = grids3::auth::sigv4::presign_query(&grids3::auth::sigv4::Presign {
+            access_key: &ak,
+            secret: &sk,
+            region: &gw.state.config.region,
+            host: &gw.addr.to_string(),
+            method: "GET",
+            path: "/watched",
+            amz_date: &now.format("%Y%m%dT%H%M%SZ").to_string(),
+            expires: 2,
+            extra: &[
+                ("events".into(), "s3:ObjectCreated:*".into()),
+                ("ping".into(), "1".into()),
+            ],
+        });
+        let resp = reqwest::get(format!("{}/watched?{query}", gw.endpoint()))
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 200);
+        let started = std::time::Instant::now();
+        assert!(ends_within(resp, 6).await, "the stream ended at expiry");
+        assert!(started.elapsed() >= std::time::Duration::from_millis(500));
+    });
+}
+
+/// A key that becomes the root key is enabled whatever it was: the configured root key always
+/// signs in (a restart with a root key disabled earlier would otherwise lock everyone out).
+#[test]
+fn the_root_key_is_never_disabled() {
+    support::run(async {
+        let gw = support::gateway("rootenabled").await;
+        let meta = gw.state.store.meta();
+        let (ak, sk) = crate::authz::new_key(&gw, "future-root").await;
+        assert!(meta.set_key_disabled(&ak, true).await.unwrap());
+        assert!(meta.secret_of(&ak).await.unwrap().is_none());
+        // As the start-up makes the configured key root.
+        meta.put_access_key(&ak, &sk, true, "root").await.unwrap();
+        let s = meta
+            .secret_of(&ak)
+            .await
+            .unwrap()
+            .expect("the root key works");
+        assert!(s.root);
+        assert!(!meta.set_key_disabled(&ak, true).await.unwrap());
+        let keys = meta.list_access_keys().await.unwrap();
+        assert!(!keys.iter().find(|k| k.id == ak).unwrap().disabled);
+    });
+}
+
+/// The console's CORS rule is for presigned requests only, and grants no credentials.
+#[test]
+fn the_consoles_cors_rule_covers_presigned_requests_only() {
+    support::run(async {
+        let c = Console::start("consolecors").await;
+        let s3 = c.gw.sdk();
+        s3.create_bucket().bucket("corsed").send().await.unwrap();
+        let origin = format!("http://{}", c.addr);
+        let preflight = |query: &'static str| {
+            let url = format!("{}/corsed/k?{query}", c.gw.endpoint());
+            let origin = origin.clone();
+            async move {
+                reqwest::Client::new()
+                    .request(reqwest::Method::OPTIONS, url)
+                    .header("origin", origin)
+                    .header("access-control-request-method", "PUT")
+                    .send()
+                    .await
+                    .unwrap()
+            }
+        };
+        let plain = preflight("x=1").await;
+        assert_eq!(plain.status(), 403, "no rule for an unsigned request");
+        let signed = preflight("partNumber=1&uploadId=u&X-Amz-Signature=abc").await;
+        assert_eq!(signed.status(), 200);
+        let h = signed.headers();
+        assert_eq!(h["access-control-allow-origin"], origin.as_str());
+        assert!(h.get("access-control-allow-credentials").is_none());
+        // Another origin gets nothing, presigned or not.
+        let other = reqwest::Client::new()
+            .request(
+                reqwest::Method::OPTIONS,
+                format!("{}/corsed/k?X-Amz-Signature=abc", c.gw.endpoint()),
+            )
+            .header("origin", "http://evil.example")
+            .header("access-control-request-method", "PUT")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(other.status(), 403);
     });
 }

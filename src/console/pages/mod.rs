@@ -33,7 +33,7 @@ pub use bytes::raw;
 pub use live::live;
 pub use lock::lock;
 pub use objects::{delete_version, download, object, restore, share, tags};
-pub use settings::{delete as delete_setting, save as save_setting, settings};
+pub use settings::{convert, delete as delete_setting, save as save_setting, settings};
 pub use signin::{login, login_page, logout};
 pub use status::status;
 pub use upload::{abort as abort_upload, complete as complete_upload, start as start_upload};
@@ -82,8 +82,8 @@ fn field<'a>(f: &'a [(String, String)], name: &str) -> Option<&'a str> {
     f.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
 }
 
-async fn form(body: Body) -> Result<Vec<(String, String)>, Response> {
-    let bytes = axum::body::to_bytes(body, MAX_FORM)
+async fn form(body: Body, limit: usize) -> Result<Vec<(String, String)>, Response> {
+    let bytes = axum::body::to_bytes(body, limit)
         .await
         .map_err(|_| StatusCode::PAYLOAD_TOO_LARGE.into_response())?;
     Ok(pairs(&String::from_utf8_lossy(&bytes)))
@@ -230,9 +230,18 @@ async fn signed_post(
     st: &AppState,
     req: Request,
 ) -> Result<(Ctx, Vec<(String, String)>), Response> {
+    signed_post_with(st, req, MAX_FORM).await
+}
+
+/// [`signed_post`] of a form of up to `limit` bytes (a settings document).
+async fn signed_post_with(
+    st: &AppState,
+    req: Request,
+    limit: usize,
+) -> Result<(Ctx, Vec<(String, String)>), Response> {
     let (parts, body) = req.into_parts();
     let ctx = signed_in(st, parts).await?;
-    let f = form(body).await?;
+    let f = form(body, limit).await?;
     if let Err(e) = session::check_csrf(
         st,
         &ctx.parts,

@@ -9,10 +9,11 @@ use axum::extract::{Request, State};
 use axum::http::{Method, StatusCode};
 use axum::response::Response;
 
-use super::{field, html, reason, see_other, signed_get, signed_post, Ctx};
-use crate::console::views::{Setting, Settings};
+use super::{field, html, reason, see_other, signed_get, signed_post, signed_post_with, Ctx};
+use crate::console::views::{Setting, Settings, StorageView};
 use crate::error::S3Error;
 use crate::state::AppState;
+use crate::storage::meta::StorageMode;
 
 /// A setting: its S3 sub-resource, its title, whether DELETE removes it, and a starting
 /// document shown when it is not set.
@@ -209,7 +210,13 @@ async fn page(
         }
         settings.push(s);
     }
+    let storage = if ctx.signed.root {
+        storage_view(st, bucket).await
+    } else {
+        None
+    };
     html(Settings {
+        storage,
         who: ctx.who(),
         csrf: ctx.csrf(),
         root: ctx.signed.root,
@@ -218,6 +225,66 @@ async fn page(
         settings,
         saved,
     })
+}
+
+/// The bucket's storage mode, and while it converts, how far it is.
+async fn storage_view(st: &AppState, bucket: &str) -> Option<StorageView> {
+    let b = st.store.meta().get_bucket(bucket).await.ok()??;
+    let other = match b.storage {
+        StorageMode::Gridfs => StorageMode::Content,
+        StorageMode::Content => StorageMode::Gridfs,
+    };
+    let (done, total) = if b.converting {
+        let (left, total) = st
+            .store
+            .conversion_left(bucket, b.storage)
+            .await
+            .unwrap_or((0, 0));
+        (total.saturating_sub(left), total)
+    } else {
+        (0, 0)
+    };
+    Some(StorageView {
+        mode: b.storage.as_str().to_owned(),
+        other: other.as_str().to_owned(),
+        converting: b.converting,
+        done,
+        total,
+    })
+}
+
+/// POST /settings/convert (root only, as the admin API's conversion): starts converting the
+/// bucket to `to`, in the background; the settings page shows its progress.
+pub async fn convert(State(st): State<AppState>, req: Request) -> Response {
+    let (ctx, f) = match signed_post(&st, req).await {
+        Ok(x) => x,
+        Err(r) => return r,
+    };
+    let bucket = field(&f, "bucket").unwrap_or("").to_owned();
+    if !ctx.signed.root {
+        let e = S3Error::access_denied().with_message("Only the root key converts buckets");
+        return ctx.message(StatusCode::FORBIDDEN, "Refused", Some(e), "/");
+    }
+    let Some(to) = field(&f, "to").and_then(StorageMode::parse) else {
+        let e = S3Error::invalid_argument("to must be gridfs or content");
+        return ctx.message(StatusCode::BAD_REQUEST, "Not converted", Some(e), "/");
+    };
+    match st.store.begin_conversion(&bucket, to).await {
+        Ok(Some(_)) => {
+            let saved = format!("Converting to {}", to.as_str());
+            page(&st, &ctx, &bucket, None, Some(saved)).await
+        }
+        Ok(None) => ctx.message(
+            StatusCode::NOT_FOUND,
+            "Not converted",
+            Some(S3Error::no_such_bucket()),
+            "/",
+        ),
+        Err(e) => {
+            let e = S3Error::from(e);
+            ctx.message(e.status, "Not converted", Some(e), "/")
+        }
+    }
 }
 
 /// GET /settings?bucket=: every setting of a bucket.
@@ -241,7 +308,9 @@ pub async fn delete(State(st): State<AppState>, req: Request) -> Response {
 }
 
 async fn change(st: AppState, req: Request, delete: bool) -> Response {
-    let (ctx, f) = match signed_post(&st, req).await {
+    // A document the editor shows can be saved back: up to MAX_DOC, URL-encoded (3 bytes a
+    // byte at worst).
+    let (ctx, f) = match signed_post_with(&st, req, 3 * MAX_DOC + 64 * 1024).await {
         Ok(x) => x,
         Err(r) => return r,
     };

@@ -19,7 +19,7 @@ pub async fn login_page(State(st): State<AppState>, req: Request) -> Response {
 /// POST /login.
 pub async fn login(State(st): State<AppState>, req: Request) -> Response {
     let (parts, body) = req.into_parts();
-    let f = match form(body).await {
+    let f = match form(body, MAX_FORM).await {
         Ok(f) => f,
         Err(r) => return r,
     };

@@ -95,7 +95,7 @@ pub async fn status(State(st): State<AppState>, req: Request) -> Response {
         .iter()
         .map(|i| InstanceRow {
             id: i.id.clone(),
-            this: i.id == st.instance_id,
+            this: i.id == meta.process_id(),
             listen: i.listen.clone(),
             version: i.version.clone(),
             started: crate::s3::request::headers::iso8601(i.started),
@@ -117,11 +117,23 @@ pub async fn status(State(st): State<AppState>, req: Request) -> Response {
         .collect();
     // Best effort: a database that does not answer these is said so, not fatal.
     let db = st.store.db();
-    let version = match db.run_command(doc! {"buildInfo": 1}).await {
-        Ok(d) => d.get_str("version").unwrap_or("?").to_owned(),
-        Err(e) => format!("unknown ({})", reason(&S3Error::from(e))),
+    let ask = |cmd: &'static str| {
+        let db = db.clone();
+        async move {
+            tokio::time::timeout(
+                std::time::Duration::from_secs(2),
+                db.run_command(doc! {cmd: 1}),
+            )
+            .await
+            .map_err(|_| "no answer within 2 s".to_owned())
+            .and_then(|r| r.map_err(|e| reason(&S3Error::from(e))))
+        }
     };
-    let stats = match db.run_command(doc! {"dbStats": 1}).await {
+    let version = match ask("buildInfo").await {
+        Ok(d) => d.get_str("version").unwrap_or("?").to_owned(),
+        Err(e) => format!("unknown ({e})"),
+    };
+    let stats = match ask("dbStats").await {
         Ok(d) => {
             let n = |k: &str| {
                 d.get(k)
@@ -136,7 +148,7 @@ pub async fn status(State(st): State<AppState>, req: Request) -> Response {
                 n("storageSize") as f64 / 1e6
             )
         }
-        Err(e) => format!("not available ({})", reason(&S3Error::from(e))),
+        Err(e) => format!("not available ({e})"),
     };
     html(Status {
         who: ctx.who(),

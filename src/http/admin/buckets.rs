@@ -109,34 +109,26 @@ async fn convert(
             "to must be gridfs or content",
         ))
     })?;
-    let meta = st.store.meta();
-    let Some(b) = meta.get_bucket(&bucket).await.map_err(db_error)? else {
+    let Some(b) = st
+        .store
+        .meta()
+        .get_bucket(&bucket)
+        .await
+        .map_err(db_error)?
+    else {
         return Err(crate::error::S3Error::no_such_bucket().into());
     };
     if b.storage == to && !b.converting {
         return Ok(Json(describe(&b)).into_response());
     }
-    if !meta.start_conversion(&bucket, to).await.map_err(db_error)? {
-        return Err(crate::error::S3Error::no_such_bucket().into());
-    }
-    let store = st.store.clone();
-    let name = bucket.clone();
-    crate::background::spawn("convert", async move {
-        match store.run_conversion(&name).await {
-            Ok(Some(c)) => {
-                tracing::info!(bucket = %name, objects = c.objects, bytes = c.bytes, "bucket converted")
-            }
-            Ok(None) => {}
-            Err(e) => {
-                tracing::warn!(bucket = %name, error = %e, "bucket conversion stopped; the janitor resumes it")
-            }
-        }
-    });
-    let now = meta
-        .get_bucket(&bucket)
+    let Some(now) = st
+        .store
+        .begin_conversion(&bucket, to)
         .await
-        .map_err(db_error)?
-        .unwrap_or(b);
+        .map_err(|e| AdminError::from(crate::error::S3Error::from(e)))?
+    else {
+        return Err(crate::error::S3Error::no_such_bucket().into());
+    };
     Ok((StatusCode::ACCEPTED, Json(describe(&now))).into_response())
 }
 

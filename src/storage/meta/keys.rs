@@ -144,14 +144,17 @@ impl MetaStore {
         root: bool,
         name: &str,
     ) -> mongodb::error::Result<()> {
+        let mut update = doc! {
+            "$set": {"secret": self.seal(secret), "root": root, "name": name},
+            "$setOnInsert": {"created": self.clock.now()},
+        };
+        // A key made root is never disabled (one disabled before it became root included):
+        // the root key is how an operator gets in.
+        if root {
+            update.insert("$unset", doc! {"disabled": ""});
+        }
         self.keys
-            .update_one(
-                doc! {"_id": access_key},
-                doc! {
-                    "$set": {"secret": self.seal(secret), "root": root, "name": name},
-                    "$setOnInsert": {"created": self.clock.now()},
-                },
-            )
+            .update_one(doc! {"_id": access_key}, update)
             .upsert(true)
             .await?;
         Ok(())
@@ -283,7 +286,9 @@ impl MetaStore {
     pub async fn secret_of(&self, access_key: &str) -> Result<Option<KeySecret>, KeyError> {
         let Some(d) = self
             .keys
-            .find_one(doc! {"_id": access_key, "disabled": {"$ne": true}})
+            .find_one(
+                doc! {"_id": access_key, "$or": [{"disabled": {"$ne": true}}, {"root": true}]},
+            )
             .await?
         else {
             return Ok(None);

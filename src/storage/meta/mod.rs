@@ -261,6 +261,13 @@ impl MetaStore {
         &self.db
     }
 
+    /// This process's own id (a UUID made when the store opened): what leads and write
+    /// registrations name as their holder, and what an instance's status report is keyed by.
+    /// Unlike [`MetaStore::instance_id`], it differs between instances.
+    pub fn process_id(&self) -> &str {
+        &self.process_id
+    }
+
     /// The instance identity: a UUID created once. Two instances starting together agree,
     /// because creation is an upsert with `$setOnInsert` on a fixed `_id`, and both read back
     /// whatever won.

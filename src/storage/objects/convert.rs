@@ -57,6 +57,49 @@ pub struct Converted {
 }
 
 impl ObjectStore {
+    /// Marks `bucket` converting to `to` and starts the conversion in the background (the
+    /// admin API's and the console's one way to start one); the bucket as it stands after,
+    /// or `None` when there is no such bucket. Nothing starts when it is in that mode already.
+    pub async fn begin_conversion(
+        &self,
+        bucket: &str,
+        to: StorageMode,
+    ) -> Result<Option<crate::storage::meta::BucketInfo>> {
+        let Some(b) = self.meta.get_bucket(bucket).await? else {
+            return Ok(None);
+        };
+        if b.storage == to && !b.converting {
+            return Ok(Some(b));
+        }
+        if !self.meta.start_conversion(bucket, to).await? {
+            return Ok(None);
+        }
+        let store = self.clone();
+        let name = bucket.to_owned();
+        crate::background::spawn("convert", async move {
+            match store.run_conversion(&name).await {
+                Ok(Some(c)) => {
+                    tracing::info!(bucket = %name, objects = c.objects, bytes = c.bytes, "bucket converted")
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    tracing::warn!(bucket = %name, error = %e, "bucket conversion stopped; the janitor resumes it")
+                }
+            }
+        });
+        Ok(Some(self.meta.get_bucket(bucket).await?.unwrap_or(b)))
+    }
+
+    /// How many objects of `bucket` are still stored the other way than `to`, and how many
+    /// files it holds: a conversion's progress.
+    pub async fn conversion_left(&self, bucket: &str, to: StorageMode) -> Result<(u64, u64)> {
+        let fs = self.gridfs(bucket);
+        let files = fs.files();
+        let left = files.count_documents(old_way(to)).await?;
+        let all = files.count_documents(doc! {}).await?;
+        Ok((left, all))
+    }
+
     /// Converts the objects of a bucket marked `converting` that are stored the other way,
     /// then clears the mark. Returns `None` when another instance leads the conversion (or
     /// there is none).
@@ -91,15 +134,7 @@ impl ObjectStore {
             StorageMode::Content => self.contents(bucket).ensure_indexes().await?,
             StorageMode::Gridfs => self.gridfs(bucket).ensure_indexes().await?,
         }
-        let old_way = match to {
-            // Reaped writes' tombstones are no objects to convert.
-            StorageMode::Content => {
-                doc! {"in": {"$exists": false}, "sha": {"$exists": false}, "metadata.s3Reaped": {"$exists": false}}
-            }
-            StorageMode::Gridfs => {
-                doc! {"$or": [{"in": {"$exists": true}}, {"sha": {"$exists": true}}]}
-            }
-        };
+        let old_way = old_way(to);
         let mut done = Converted::default();
         let mut after: Option<Bson> = None;
         // Objects whose old chunks a reader still holds (to GridFS): the mark stays, and the
@@ -478,5 +513,18 @@ fn only_duplicates(e: &mongodb::error::Error) -> bool {
                     .is_some_and(|w| w.iter().all(|e| e.code == 11000))
         }
         _ => crate::storage::meta::is_duplicate_key(e),
+    }
+}
+
+/// The files of a bucket stored the other way than `to`.
+fn old_way(to: StorageMode) -> Document {
+    match to {
+        // Reaped writes' tombstones are no objects to convert.
+        StorageMode::Content => {
+            doc! {"in": {"$exists": false}, "sha": {"$exists": false}, "metadata.s3Reaped": {"$exists": false}}
+        }
+        StorageMode::Gridfs => {
+            doc! {"$or": [{"in": {"$exists": true}}, {"sha": {"$exists": true}}]}
+        }
     }
 }

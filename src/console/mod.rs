@@ -11,6 +11,7 @@
 //! - `pages`: the routes.
 //! - `views`: the templates.
 
+mod markdown;
 mod pages;
 mod s3call;
 pub mod session;

@@ -92,6 +92,8 @@ pub struct Object {
     pub raw_url: String,
     /// The start of a text object, shown as text.
     pub text: Option<String>,
+    /// The text rendered as Markdown (safe HTML, see `console::markdown`), for Markdown objects.
+    pub markdown: Option<String>,
     pub tags: Vec<(String, String)>,
     /// The tags as the edit box shows them (`key=value` lines).
     pub tags_text: String,

@@ -58,11 +58,26 @@ fn chromium_signs_in_browses_shares_and_signs_out() {
                 .await
                 .unwrap();
         }
+        // A Markdown object, with markup and a script link in it.
+        s3.put_object()
+            .bucket("media")
+            .key("README.md")
+            .content_type("text/markdown")
+            .body(aws_sdk_s3::primitives::ByteStream::from_static(
+                b"# Hello\n\nSee [the site](https://example.com) or [this](javascript:alert(1)).\n\n<img src=x onerror=alert(1)>\n",
+            ))
+            .send()
+            .await
+            .unwrap();
+        // A key that the policy saved in the browser lets list and read `media` only.
+        let (vk, vs) = crate::authz::new_key(&c.gw, "viewer").await;
         let args = vec![
             c.url(""),
             support::AK.to_owned(),
             support::SK.to_owned(),
             chromium.display().to_string(),
+            vk.clone(),
+            vs.clone(),
         ];
         // `GRIDS3_WRITE_DOCS=1` saves the main screens for docs/console.md.
         let mut args = args;
@@ -107,6 +122,45 @@ fn chromium_signs_in_browses_shares_and_signs_out() {
             .unwrap()
             .contains("AccessDenied"));
         assert_eq!(r["after_logout"], true);
+        // Markdown rendered, inert.
+        let md = &r["markdown"];
+        assert_eq!(md["h1"], "Hello", "{md}");
+        assert_eq!(
+            md["links"],
+            serde_json::json!(["https://example.com"]),
+            "{md}"
+        );
+        assert_eq!(md["elements"], 0, "{md}");
+        assert!(
+            md["text"]
+                .as_str()
+                .unwrap()
+                .contains("<img src=x onerror=alert(1)>"),
+            "{md}"
+        );
+        // The viewer: media listed, `many` refused with AWS's reason, no administration.
+        let v = &r["viewer"];
+        assert_eq!(v["admin_link"], false, "{v}");
+        assert!(
+            v["media"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|k| k == "logo.png"),
+            "{v}"
+        );
+        assert!(
+            v["many_error"]
+                .as_str()
+                .unwrap()
+                .starts_with("AccessDenied"),
+            "{v}"
+        );
+        assert_eq!(v["many_keys"], 0, "{v}");
+        assert!(
+            v["admin_page"].as_str().unwrap().contains("AccessDenied"),
+            "{v}"
+        );
         assert_eq!(
             r["image_width"], 23,
             "the image previewed at its natural width"

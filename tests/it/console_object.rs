@@ -129,3 +129,105 @@ fn legal_hold_and_retention_are_set_as_s3_allows() {
         assert_eq!(status, 400, "{page}");
     });
 }
+
+/// Root converts a bucket's storage mode from its settings page; the page shows the mode and,
+/// while it runs, the conversion's progress; the objects read the same after. Not root: no.
+#[test]
+fn root_converts_a_bucket_from_its_settings() {
+    support::run(async {
+        let c = Console::start_with("consoleconvert", |c| {
+            c.master_key = Some("console convert test master".into())
+        })
+        .await;
+        let s3 = c.gw.sdk();
+        s3.create_bucket().bucket("conv").send().await.unwrap();
+        for i in 0..5 {
+            s3.put_object()
+                .bucket("conv")
+                .key(format!("k{i}"))
+                .body(ByteStream::from(format!("body {i}").into_bytes()))
+                .send()
+                .await
+                .unwrap();
+        }
+        let root = c.login(support::AK, support::SK).await.unwrap();
+        let csrf = c.csrf(&root).await;
+        let page = c
+            .get(&root, "/settings?bucket=conv")
+            .await
+            .text()
+            .await
+            .unwrap();
+        assert!(page.contains("id=\"storage-mode\">gridfs<"), "{page}");
+        let r = c
+            .post(
+                &root,
+                "/settings/convert",
+                &[("csrf", &csrf), ("bucket", "conv"), ("to", "content")],
+                None,
+            )
+            .await;
+        assert_eq!(r.status(), 200);
+        let mut page = String::new();
+        for _ in 0..100 {
+            page = c
+                .get(&root, "/settings?bucket=conv")
+                .await
+                .text()
+                .await
+                .unwrap();
+            if page.contains("id=\"storage-mode\">content<") && !page.contains("id=\"converting\"")
+            {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        assert!(page.contains("id=\"storage-mode\">content<"), "{page}");
+        assert!(
+            !page.contains("id=\"converting\""),
+            "the conversion finished: {page}"
+        );
+        for i in 0..5 {
+            let got = s3
+                .get_object()
+                .bucket("conv")
+                .key(format!("k{i}"))
+                .send()
+                .await
+                .unwrap();
+            let body = got.body.collect().await.unwrap().into_bytes();
+            assert_eq!(&body[..], format!("body {i}").as_bytes());
+        }
+        let files = c
+            .gw
+            .db
+            .collection::<mongodb::bson::Document>("conv.files")
+            .count_documents(
+                mongodb::bson::doc! {"$or": [{"sha": {"$exists": true}}, {"in": {"$exists": true}}]},
+            )
+            .await
+            .unwrap();
+        assert_eq!(files, 5, "stored content-addressed");
+
+        // Another key sees no storage section and cannot convert.
+        let (ak, sk) = crate::authz::new_key(&c.gw, "viewer").await;
+        let user = c.login(&ak, &sk).await.unwrap();
+        let user_csrf = c.csrf(&user).await;
+        let r = c
+            .post(
+                &user,
+                "/settings/convert",
+                &[("csrf", &user_csrf), ("bucket", "conv"), ("to", "gridfs")],
+                None,
+            )
+            .await;
+        assert_eq!(r.status(), 403);
+        let page = c
+            .get(&user, "/settings?bucket=conv")
+            .await
+            .text()
+            .await
+            .unwrap();
+        assert!(!page.contains("id=\"storage\""));
+    });
+}

@@ -1,7 +1,10 @@
 """The web console in headless Chromium (issue 39), driven by Playwright through Debian's
 chromium (executable_path; never Playwright's own browser download).
 
-Usage: console_browser.py CONSOLE_URL ACCESS_KEY SECRET_KEY CHROMIUM [SHOTS_DIR]
+Usage: console_browser.py CONSOLE_URL ACCESS_KEY SECRET_KEY CHROMIUM VIEWER_KEY VIEWER_SECRET [SHOTS_DIR]
+
+VIEWER_KEY has no rights of its own: the bucket policy saved through the settings page lets
+it list and read bucket `media`, nothing else.
 
 With SHOTS_DIR, the main screens are saved there as PNG (docs/console/, see console.md).
 
@@ -16,8 +19,8 @@ import time
 
 from playwright.sync_api import sync_playwright
 
-url, ak, sk, chromium = sys.argv[1:5]
-shots = sys.argv[5] if len(sys.argv) > 5 else ""
+url, ak, sk, chromium, viewer_ak, viewer_sk = sys.argv[1:7]
+shots = sys.argv[7] if len(sys.argv) > 7 else ""
 result = {}
 dialogs = []
 
@@ -134,8 +137,11 @@ with sync_playwright() as p:
     result["policy_refused"] = page.text_content("#error-policy")
     page.eval_on_selector("#setting-policy", "e => e.scrollIntoView()")
     shot(page, "settings")
+    # The good policy also lets the viewer key list and read `media` (used at the end).
     good = json.dumps({"Version": "2012-10-17", "Statement": [
-        {"Sid": "ReadLogo", "Effect": "Allow", "Principal": "*", "Action": "s3:GetObject", "Resource": "arn:aws:s3:::media/logo.png"}]}, indent=2)
+        {"Sid": "ReadLogo", "Effect": "Allow", "Principal": "*", "Action": "s3:GetObject", "Resource": "arn:aws:s3:::media/logo.png"},
+        {"Effect": "Allow", "Principal": {"AWS": viewer_ak}, "Action": "s3:ListBucket", "Resource": "arn:aws:s3:::media"},
+        {"Effect": "Allow", "Principal": {"AWS": viewer_ak}, "Action": "s3:GetObject", "Resource": "arn:aws:s3:::media/*"}]}, indent=2)
     page.fill("#doc-policy", good)
     page.click("#save-policy")
     page.wait_for_selector("#saved")
@@ -146,11 +152,37 @@ with sync_playwright() as p:
     page.wait_for_selector("#error-cors")
     result["cors_refused"] = page.text_content("#error-cors")
 
+    # Markdown renders, its markup and script links inert.
+    page.goto(url + "/object?bucket=media&key=README.md")
+    page.wait_for_selector("#preview-markdown")
+    result["markdown"] = {
+        "h1": page.text_content("#preview-markdown h1"),
+        "links": page.eval_on_selector_all("#preview-markdown a", "els => els.map(e => e.getAttribute('href'))"),
+        "elements": page.eval_on_selector_all("#preview-markdown img, #preview-markdown script", "els => els.length"),
+        "text": page.text_content("#preview-markdown"),
+    }
+
     # Sign out: the pages lead to the login again.
     page.click("text=Sign out")
     page.wait_for_selector("#access_key")
     page.goto(url + "/browse?bucket=many")
     result["after_logout"] = page.url.endswith("/login")
+
+    # A key that its bucket policy lets read `media` only.
+    page.fill("#access_key", viewer_ak)
+    page.fill("#secret", viewer_sk)
+    page.click("button[type=submit]")
+    page.wait_for_selector("#buckets")
+    result["viewer"] = {"admin_link": page.query_selector("#admin-link") is not None}
+    page.goto(url + "/browse?bucket=media")
+    page.wait_for_selector("#objects")
+    result["viewer"]["media"] = page.eval_on_selector_all("#objects a.key", "els => els.map(e => e.textContent)")
+    page.goto(url + "/browse?bucket=many")
+    page.wait_for_selector("#objects")
+    result["viewer"]["many_error"] = page.text_content("#error")
+    result["viewer"]["many_keys"] = page.eval_on_selector_all("#objects a.key", "els => els.length")
+    page.goto(url + "/admin")
+    result["viewer"]["admin_page"] = page.text_content("main")
     result["dialogs"] = dialogs
     browser.close()
 print("RESULT " + json.dumps(result, sort_keys=True))

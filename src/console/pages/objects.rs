@@ -109,6 +109,11 @@ async fn object_page(
     } else {
         None
     };
+    // Markdown is also shown rendered (raw HTML in it as text, only safe links).
+    let markdown = text
+        .as_deref()
+        .filter(|_| crate::console::markdown::is_markdown(&content_type, key))
+        .map(crate::console::markdown::render);
     // Tags and versions, when this key may read them (a refusal leaves them out).
     let tags: Vec<(String, String)> = caller
         .xml_of::<crate::console::s3call::Tagging>(
@@ -185,6 +190,7 @@ async fn object_page(
         preview: preview.to_owned(),
         raw_url,
         text,
+        markdown,
         tags,
         tags_text,
         versions,

@@ -1,0 +1,127 @@
+//! Markdown previews (pulldown-cmark), made safe to place in the console's own page: raw HTML
+//! in the document is shown as text, links keep only http, https and mailto targets (and
+//! in-page anchors), and images become links (the console loads no image from elsewhere,
+//! and its CSP would refuse one). Everything else is escaped by the renderer.
+
+use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+
+/// Whether a link's target may stay a link.
+fn safe_target(url: &str) -> bool {
+    let lower = url.trim().to_ascii_lowercase();
+    lower.starts_with("http://")
+        || lower.starts_with("https://")
+        || lower.starts_with("mailto:")
+        || lower.starts_with('#')
+}
+
+/// The HTML of a Markdown document, safe to embed.
+pub fn render(text: &str) -> String {
+    let mut opts = Options::empty();
+    opts.insert(Options::ENABLE_TABLES);
+    opts.insert(Options::ENABLE_STRIKETHROUGH);
+    opts.insert(Options::ENABLE_TASKLISTS);
+    // Which links were dropped, so that their ends are dropped too (links nest in nothing).
+    let mut dropped = Vec::new();
+    let events = Parser::new_ext(text, opts).filter_map(|e| match e {
+        // Markup in the document is shown as what it is.
+        Event::Html(h) | Event::InlineHtml(h) => Some(Event::Text(h)),
+        Event::Start(Tag::Link {
+            link_type,
+            dest_url,
+            title,
+            id,
+        }) => {
+            let keep = safe_target(&dest_url);
+            dropped.push(!keep);
+            keep.then_some(Event::Start(Tag::Link {
+                link_type,
+                dest_url,
+                title,
+                id,
+            }))
+        }
+        Event::End(TagEnd::Link) => {
+            (!dropped.pop().unwrap_or(false)).then_some(Event::End(TagEnd::Link))
+        }
+        // An image is its alt text, linked when its address is one a link may have.
+        Event::Start(Tag::Image {
+            link_type,
+            dest_url,
+            title,
+            id,
+        }) => {
+            let keep = safe_target(&dest_url);
+            dropped.push(!keep);
+            keep.then_some(Event::Start(Tag::Link {
+                link_type,
+                dest_url,
+                title,
+                id,
+            }))
+        }
+        Event::End(TagEnd::Image) => {
+            (!dropped.pop().unwrap_or(false)).then_some(Event::End(TagEnd::Link))
+        }
+        other => Some(other),
+    });
+    let mut out = String::new();
+    pulldown_cmark::html::push_html(&mut out, events);
+    out
+}
+
+/// Whether an object is shown as Markdown: by its type, or by its name when the type is a
+/// generic text one.
+pub fn is_markdown(content_type: &str, key: &str) -> bool {
+    let ct = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    let named = {
+        let k = key.to_ascii_lowercase();
+        k.ends_with(".md") || k.ends_with(".markdown")
+    };
+    ct == "text/markdown" || ct == "text/x-markdown" || (named && ct == "text/plain")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markdown_renders_and_markup_stays_text() {
+        let html = render("# Title\n\nSome *text* and a [link](https://example.com).\n\n| a | b |\n|---|---|\n| 1 | 2 |\n");
+        assert!(html.contains("<h1>Title</h1>"), "{html}");
+        assert!(html.contains("<em>text</em>"));
+        assert!(html.contains("<a href=\"https://example.com\">link</a>"));
+        assert!(html.contains("<table>"));
+        let html = render("<script>alert(1)</script>\n\nx <img src=x onerror=alert(1)> y");
+        assert!(!html.contains("<script"), "{html}");
+        assert!(!html.contains("<img"), "{html}");
+        assert!(html.contains("&lt;script&gt;"), "{html}");
+    }
+
+    #[test]
+    fn only_safe_links_and_no_images() {
+        let html = render("[a](javascript:alert(1)) [b](JaVaScRiPt:alert(1)) [c](data:text/html,x) [d](mailto:x@y.z) [e](#top)");
+        assert!(!html.to_ascii_lowercase().contains("javascript:"), "{html}");
+        assert!(!html.contains("data:"), "{html}");
+        assert!(html.contains("href=\"mailto:x@y.z\""));
+        assert!(html.contains("href=\"#top\""));
+        assert!(html.contains(">a<") || html.contains("a "), "{html}");
+        let html = render("![logo](https://example.com/x.png) ![bad](javascript:x)");
+        assert!(!html.contains("<img"), "{html}");
+        assert!(
+            html.contains("<a href=\"https://example.com/x.png\">logo</a>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("bad") && !html.contains("javascript"),
+            "{html}"
+        );
+        assert!(is_markdown("text/markdown; charset=utf-8", "x"));
+        assert!(is_markdown("text/plain", "README.md"));
+        assert!(!is_markdown("text/html", "README.md"));
+    }
+}

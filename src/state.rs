@@ -122,6 +122,9 @@ impl AppState {
             bail!("GRIDS3_ROOT_ACCESS_KEY and GRIDS3_ROOT_SECRET_KEY must be set");
         };
         meta.put_access_key(ak, sk, true, "root").await?;
+        if meta.secret_of(ak).await.ok().flatten().is_none() {
+            tracing::error!(access_key = %ak, "the configured root key is a former root key that was disabled: it signs nothing; configure another root key");
+        }
         // Rotation: the configured root key is the only root key.
         for old in meta
             .retire_other_roots(ak, config.delete_old_root_keys)

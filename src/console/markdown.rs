@@ -31,7 +31,8 @@ pub fn render(text: &str) -> String {
             title,
             id,
         }) => {
-            let keep = safe_target(&dest_url);
+            // An e-mail autolink (`<a@b.c>`) is written `mailto:` by the renderer.
+            let keep = link_type == pulldown_cmark::LinkType::Email || safe_target(&dest_url);
             dropped.push(!keep);
             keep.then_some(Event::Start(Tag::Link {
                 link_type,
@@ -109,6 +110,7 @@ mod tests {
         assert!(!html.contains("data:"), "{html}");
         assert!(html.contains("href=\"mailto:x@y.z\""));
         assert!(html.contains("href=\"#top\""));
+        assert!(render("<a@b.c>").contains("href=\"mailto:a@b.c\""));
         assert!(html.contains(">a<") || html.contains("a "), "{html}");
         let html = render("![logo](https://example.com/x.png) ![bad](javascript:x)");
         assert!(!html.contains("<img"), "{html}");

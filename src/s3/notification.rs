@@ -167,7 +167,7 @@ pub async fn listen(st: &AppState, req: S3Request) -> S3Result<Response> {
     let guard = Guard {
         st: st.clone(),
         access_key: (!req.auth.is_anonymous()).then(|| req.auth.access_key.clone()),
-        until: presigned_until(st, &req.query),
+        until: presigned_until(st, &req.parts.headers, &req.query),
         every: std::time::Duration::from_secs(ping.min(10)),
     };
     let mut r = Response::new(axum::body::Body::from_stream(guard.wrap(lines)));
@@ -212,8 +212,15 @@ impl Guard {
                         line = lines.next() => return line.map(|l| (l, (lines, check, guard))),
                         _ = expiry => return None,
                         _ = check.tick() => {
+                            // Only a key known to be gone ends the stream: a database that is
+                            // slow to answer (bounded here) does not end every listener.
                             if let Some(k) = &guard.access_key {
-                                if !matches!(guard.st.creds.secret_of(k).await, Ok(Some(_))) {
+                                let looked = tokio::time::timeout(
+                                    std::time::Duration::from_secs(5),
+                                    guard.st.creds.secret_of(k),
+                                )
+                                .await;
+                                if matches!(looked, Ok(Ok(None))) {
                                     return None;
                                 }
                             }
@@ -225,19 +232,35 @@ impl Guard {
     }
 }
 
-/// When a presigned request's signature stops being valid (SigV4 `X-Amz-Date` plus
-/// `X-Amz-Expires`; SigV2 `Expires`), measured on the database's clock; `None` when the
-/// request is not presigned.
-fn presigned_until(st: &AppState, query: &[(String, String)]) -> Option<tokio::time::Instant> {
+/// When a presigned request's signature stops being valid, measured on the database's clock;
+/// `None` when the request is not presigned. Only the parameters its signature covers count:
+/// SigV4's `X-Amz-Date` and `X-Amz-Expires` when it carries `X-Amz-Signature`, SigV2's
+/// `Expires` when it carries `Signature` (a SigV2 signature does not cover `X-Amz-*`
+/// parameters, which anyone could add). A header-signed request has no expiry here.
+fn presigned_until(
+    st: &AppState,
+    headers: &axum::http::HeaderMap,
+    query: &[(String, String)],
+) -> Option<tokio::time::Instant> {
+    if headers.contains_key(axum::http::header::AUTHORIZATION) {
+        return None;
+    }
     let q = |n: &str| query.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str());
-    let end = if let (Some(date), Some(exp)) = (q("X-Amz-Date"), q("X-Amz-Expires")) {
-        let at = chrono::NaiveDateTime::parse_from_str(date, "%Y%m%dT%H%M%SZ").ok()?;
-        at.and_utc().timestamp() + exp.parse::<i64>().ok()?
-    } else {
+    let end = if q("X-Amz-Signature").is_some() {
+        let at = chrono::NaiveDateTime::parse_from_str(q("X-Amz-Date")?, "%Y%m%dT%H%M%SZ").ok()?;
+        at.and_utc()
+            .timestamp()
+            .checked_add(q("X-Amz-Expires")?.parse::<i64>().ok()?)?
+    } else if q("Signature").is_some() {
         q("Expires")?.parse::<i64>().ok()?
+    } else {
+        return None;
     };
     let now = st.store.meta().clock().now().timestamp_millis() / 1000;
-    let left = u64::try_from(end - now).unwrap_or(0);
+    // At most a week (SigV4's longest), whatever a SigV2 `Expires` says.
+    let left = u64::try_from(end.saturating_sub(now))
+        .unwrap_or(0)
+        .min(7 * 86_400);
     Some(tokio::time::Instant::now() + std::time::Duration::from_secs(left))
 }
 

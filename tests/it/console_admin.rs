@@ -310,6 +310,29 @@ fn listen_streams_end_with_their_key_and_their_url() {
         let started = std::time::Instant::now();
         assert!(ends_within(resp, 6).await, "the stream ended at expiry");
         assert!(started.elapsed() >= std::time::Duration::from_millis(500));
+
+        // SigV2, valid 2 seconds, with SigV4 expiry parameters added (SigV2 does not sign
+        // them): the signed `Expires` decides.
+        use grids3::auth::sigv2;
+        let expires = gw.state.store.meta().clock().now().timestamp_millis() / 1000 + 2;
+        let sts = sigv2::string_to_sign(
+            "GET",
+            &axum::http::HeaderMap::new(),
+            &expires.to_string(),
+            &sigv2::canonical_resource(None, "/watched", &[]),
+        );
+        let sig = sigv2::sign(&sk, &sts);
+        let url = format!(
+            "{}/watched?events=s3:ObjectCreated:*&ping=1&AWSAccessKeyId={ak}&Expires={expires}&Signature={}&X-Amz-Date=29991231T000000Z&X-Amz-Expires=604800",
+            gw.endpoint(),
+            percent_encoding::utf8_percent_encode(&sig, percent_encoding::NON_ALPHANUMERIC)
+        );
+        let resp = reqwest::get(url).await.unwrap();
+        assert_eq!(resp.status(), 200);
+        assert!(
+            ends_within(resp, 6).await,
+            "the SigV2 stream ended at its Expires"
+        );
     });
 }
 
@@ -334,6 +357,20 @@ fn the_root_key_is_never_disabled() {
         assert!(!meta.set_key_disabled(&ak, true).await.unwrap());
         let keys = meta.list_access_keys().await.unwrap();
         assert!(!keys.iter().find(|k| k.id == ak).unwrap().disabled);
+
+        // A former root key disabled after it lost root (it leaked) stays disabled when it is
+        // configured as root again: closed, not open.
+        let (next, next_secret) = crate::authz::new_key(&gw, "next-root").await;
+        meta.put_access_key(&next, &next_secret, true, "root")
+            .await
+            .unwrap();
+        meta.retire_other_roots(&next, false).await.unwrap();
+        assert!(meta.set_key_disabled(&ak, true).await.unwrap());
+        meta.put_access_key(&ak, &sk, true, "root").await.unwrap();
+        assert!(
+            meta.secret_of(&ak).await.unwrap().is_none(),
+            "the leaked key stays disabled"
+        );
     });
 }
 

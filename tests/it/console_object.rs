@@ -167,7 +167,9 @@ fn root_converts_a_bucket_from_its_settings() {
                 None,
             )
             .await;
-        assert_eq!(r.status(), 200);
+        // To the settings page (a GET, which the progress reloads).
+        assert_eq!(r.status(), 303);
+        assert_eq!(r.headers()["location"], "/settings?bucket=conv");
         let mut page = String::new();
         for _ in 0..100 {
             page = c

@@ -235,11 +235,16 @@ async fn storage_view(st: &AppState, bucket: &str) -> Option<StorageView> {
         StorageMode::Content => StorageMode::Gridfs,
     };
     let (done, total) = if b.converting {
-        let (left, total) = st
-            .store
-            .conversion_left(bucket, b.storage)
-            .await
-            .unwrap_or((0, 0));
+        // Bounded: two counts over the bucket's files, on a page that reloads while it runs.
+        let counted = tokio::time::timeout(
+            std::time::Duration::from_secs(2),
+            st.store.conversion_left(bucket, b.storage),
+        )
+        .await;
+        let (left, total) = match counted {
+            Ok(Ok(c)) => c,
+            _ => (0, 0),
+        };
         (total.saturating_sub(left), total)
     } else {
         (0, 0)
@@ -270,10 +275,11 @@ pub async fn convert(State(st): State<AppState>, req: Request) -> Response {
         return ctx.message(StatusCode::BAD_REQUEST, "Not converted", Some(e), "/");
     };
     match st.store.begin_conversion(&bucket, to).await {
-        Ok(Some(_)) => {
-            let saved = format!("Converting to {}", to.as_str());
-            page(&st, &ctx, &bucket, None, Some(saved)).await
-        }
+        // The settings page (a GET, which the progress reloads), not this POST's answer.
+        Ok(Some(_)) => see_other(&format!(
+            "/settings?bucket={}",
+            crate::percent::uri_encode(&bucket, false)
+        )),
         Ok(None) => ctx.message(
             StatusCode::NOT_FOUND,
             "Not converted",

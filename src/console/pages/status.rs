@@ -67,9 +67,14 @@ pub async fn status(State(st): State<AppState>, req: Request) -> Response {
     let meta = st.store.meta();
     let now = meta.clock().now();
     let now_ms = now.timestamp_millis();
-    let (instances, error) = match meta.instances_seen().await {
-        Ok(i) => (i, None),
-        Err(e) => (Vec::new(), Some(reason(&S3Error::from(e)))),
+    let bound = std::time::Duration::from_secs(2);
+    let (instances, error) = match tokio::time::timeout(bound, meta.instances_seen()).await {
+        Ok(Ok(i)) => (i, None),
+        Ok(Err(e)) => (Vec::new(), Some(reason(&S3Error::from(e)))),
+        Err(_) => (
+            Vec::new(),
+            Some("The instances could not be read within 2 s".to_owned()),
+        ),
     };
     let samples: Vec<Sample> = instances.iter().flat_map(|i| i.samples.clone()).collect();
     let requests = per_minute(now_ms, &samples, |s| s.requests as f64);
@@ -103,9 +108,10 @@ pub async fn status(State(st): State<AppState>, req: Request) -> Response {
             live: now_ms - i.seen.timestamp_millis() <= SILENT_MS,
         })
         .collect();
-    let leads = meta
-        .leads()
+    let leads = tokio::time::timeout(bound, meta.leads())
         .await
+        .ok()
+        .and_then(Result::ok)
         .unwrap_or_default()
         .into_iter()
         .map(|l| LeadRow {

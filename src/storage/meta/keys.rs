@@ -144,19 +144,26 @@ impl MetaStore {
         root: bool,
         name: &str,
     ) -> mongodb::error::Result<()> {
-        let mut update = doc! {
+        let update = doc! {
             "$set": {"secret": self.seal(secret), "root": root, "name": name},
             "$setOnInsert": {"created": self.clock.now()},
         };
-        // A key made root is never disabled (one disabled before it became root included):
-        // the root key is how an operator gets in.
-        if root {
-            update.insert("$unset", doc! {"disabled": ""});
-        }
         self.keys
             .update_one(doc! {"_id": access_key}, update)
             .upsert(true)
             .await?;
+        if root {
+            // A key made root is enabled (one disabled before it became root, say): the root
+            // key is how an operator gets in. Except a former root key disabled after it lost
+            // root, as one is when it leaked: configured as root again, it stays disabled (the
+            // start-up says so) rather than fail open.
+            self.keys
+                .update_one(
+                    doc! {"_id": access_key, "formerRoot": {"$ne": true}},
+                    doc! {"$unset": {"disabled": ""}},
+                )
+                .await?;
+        }
         Ok(())
     }
 
@@ -286,9 +293,7 @@ impl MetaStore {
     pub async fn secret_of(&self, access_key: &str) -> Result<Option<KeySecret>, KeyError> {
         let Some(d) = self
             .keys
-            .find_one(
-                doc! {"_id": access_key, "$or": [{"disabled": {"$ne": true}}, {"root": true}]},
-            )
+            .find_one(doc! {"_id": access_key, "disabled": {"$ne": true}})
             .await?
         else {
             return Ok(None);

@@ -944,3 +944,32 @@ pub async fn py_result(script: &str, args: Vec<String>) -> serde_json::Value {
     println!("{script}: {line}");
     serde_json::from_str(line).unwrap()
 }
+
+/// Inserts `doc` (which names its `_id`) straight into `coll`, as a test plants a document.
+/// A duplicate-key refusal counts as done only when the document there is this very one: the
+/// driver retries a write whose answer was lost (the database reports itself a replica set,
+/// so writes are retryable), and the retry then meets the first attempt's document.
+pub async fn plant(
+    coll: &mongodb::Collection<mongodb::bson::Document>,
+    doc: mongodb::bson::Document,
+) {
+    match coll.insert_one(doc.clone()).await {
+        Ok(_) => {}
+        Err(e) if grids3::storage::meta::is_duplicate_key(&e) => {
+            let id = doc
+                .get("_id")
+                .expect("a planted document names its _id")
+                .clone();
+            let there = coll
+                .find_one(mongodb::bson::doc! {"_id": id})
+                .await
+                .unwrap();
+            assert_eq!(
+                there.as_ref(),
+                Some(&doc),
+                "a different document was there: {e}"
+            );
+        }
+        Err(e) => panic!("planting into {}: {e}", coll.name()),
+    }
+}

@@ -288,21 +288,19 @@ fn a_dead_write_indexed_after_a_delete_marker_does_not_come_back() {
         let id = ObjectId::new();
         let at = DateTime::from_millis(now - 1_000);
         let vid = make_vid(at, &Bson::ObjectId(id));
-        gw.db
-            .collection::<Document>("jrn.chunks")
-            .insert_one(doc! {"files_id": id, "n": 0, "data": Binary {
-            subtype: mongodb::bson::spec::BinarySubtype::Generic, bytes: b"two".to_vec() }})
-            .await
-            .unwrap();
-        gw.db
-            .collection::<Document>("jrn.files")
-            .insert_one(
-                doc! {"_id": id, "filename": "k", "length": 3i64, "chunkSize": 261120,
-                "uploadDate": at, "metadata": {"s3VersionId": &vid,
-                "etag": "\"bb1e1d1f7b3c2b4a2bd0e38a0cfc2d21\""}},
-            )
-            .await
-            .unwrap();
+        support::plant(
+            &gw.db.collection::<Document>("jrn.chunks"),
+            doc! {"_id": ObjectId::new(), "files_id": id, "n": 0, "data": Binary {
+            subtype: mongodb::bson::spec::BinarySubtype::Generic, bytes: b"two".to_vec() }},
+        )
+        .await;
+        support::plant(
+            &gw.db.collection::<Document>("jrn.files"),
+            doc! {"_id": id, "filename": "k", "length": 3i64, "chunkSize": 261120,
+            "uploadDate": at, "metadata": {"s3VersionId": &vid,
+            "etag": "\"bb1e1d1f7b3c2b4a2bd0e38a0cfc2d21\""}},
+        )
+        .await;
         let d = s3
             .delete_object()
             .bucket("jrn")
@@ -313,15 +311,13 @@ fn a_dead_write_indexed_after_a_delete_marker_does_not_come_back() {
         assert_eq!(d.delete_marker(), Some(true));
         // Its registration, expired: the janitor finds the files document published and
         // records its version.
-        gw.db
-            .collection::<Document>("__writes")
-            .insert_one(
-                doc! {"_id": ObjectId::new(), "bucket": "jrn", "fileIds": [id],
-                "process": "dead", "started": DateTime::from_millis(now - 60_000),
-                "expires": DateTime::from_millis(now - 30_000)},
-            )
-            .await
-            .unwrap();
+        support::plant(
+            &gw.db.collection::<Document>("__writes"),
+            doc! {"_id": ObjectId::new(), "bucket": "jrn", "fileIds": [id],
+            "process": "dead", "started": DateTime::from_millis(now - 60_000),
+            "expires": DateTime::from_millis(now - 30_000)},
+        )
+        .await;
         let entries = gw.db.collection::<Document>("jrn.versions");
         let indexed = support::eventually(60, || async {
             entries

@@ -22,51 +22,44 @@ pub fn render(text: &str) -> String {
     opts.insert(Options::ENABLE_TASKLISTS);
     // Which links were dropped, so that their ends are dropped too (links nest in nothing).
     let mut dropped = Vec::new();
-    let events = Parser::new_ext(text, opts).filter_map(|e| match e {
-        // Markup in the document is shown as what it is.
-        Event::Html(h) | Event::InlineHtml(h) => Some(Event::Text(h)),
-        Event::Start(Tag::Link {
-            link_type,
-            dest_url,
-            title,
-            id,
-        }) => {
-            // An e-mail autolink (`<a@b.c>`) is written `mailto:` by the renderer.
-            let keep = link_type == pulldown_cmark::LinkType::Email || safe_target(&dest_url);
-            dropped.push(!keep);
-            keep.then_some(Event::Start(Tag::Link {
+    let mut events = Vec::new();
+    for e in Parser::new_ext(text, opts) {
+        let e = match e {
+            // Markup in the document is shown as what it is.
+            Event::Html(h) | Event::InlineHtml(h) => Some(Event::Text(h)),
+            // An image becomes a link: the console loads no image from elsewhere.
+            Event::Start(Tag::Link {
                 link_type,
                 dest_url,
                 title,
                 id,
-            }))
-        }
-        Event::End(TagEnd::Link) => {
-            (!dropped.pop().unwrap_or(false)).then_some(Event::End(TagEnd::Link))
-        }
-        // An image is its alt text, linked when its address is one a link may have.
-        Event::Start(Tag::Image {
-            link_type,
-            dest_url,
-            title,
-            id,
-        }) => {
-            let keep = safe_target(&dest_url);
-            dropped.push(!keep);
-            keep.then_some(Event::Start(Tag::Link {
+            })
+            | Event::Start(Tag::Image {
                 link_type,
                 dest_url,
                 title,
                 id,
-            }))
-        }
-        Event::End(TagEnd::Image) => {
-            (!dropped.pop().unwrap_or(false)).then_some(Event::End(TagEnd::Link))
-        }
-        other => Some(other),
-    });
+            }) => {
+                // An e-mail autolink (`<a@b.c>`) is written `mailto:` by the renderer.
+                let keep = link_type == pulldown_cmark::LinkType::Email || safe_target(&dest_url);
+                dropped.push(!keep);
+                keep.then_some(Event::Start(Tag::Link {
+                    link_type,
+                    dest_url,
+                    title,
+                    id,
+                }))
+            }
+            // A dropped link's end goes with it.
+            Event::End(TagEnd::Link) | Event::End(TagEnd::Image) => {
+                (!dropped.pop().unwrap_or(false)).then_some(Event::End(TagEnd::Link))
+            }
+            other => Some(other),
+        };
+        events.extend(e);
+    }
     let mut out = String::new();
-    pulldown_cmark::html::push_html(&mut out, events);
+    pulldown_cmark::html::push_html(&mut out, events.into_iter());
     out
 }
 

@@ -256,6 +256,23 @@ pub fn versions_of(xml: &str) -> Option<Vec<VersionEntry>> {
 }
 
 impl Caller<'_> {
+    /// Sends one S3 request as the key and reads its answer's body as text (at most `limit`
+    /// bytes).
+    #[allow(clippy::too_many_arguments)]
+    pub async fn send_text(
+        &self,
+        method: Method,
+        bucket: Option<&str>,
+        key: Option<&str>,
+        query: &[(&str, &str)],
+        headers: &[(&str, String)],
+        body: Body,
+        limit: usize,
+    ) -> S3Result<String> {
+        let r = self.send(method, bucket, key, query, headers, body).await?;
+        self.text(r, limit).await
+    }
+
     /// The body of a successful answer, as text (at most `limit` bytes).
     pub async fn text(&self, r: Response, limit: usize) -> S3Result<String> {
         let bytes = axum::body::to_bytes(r.into_body(), limit)

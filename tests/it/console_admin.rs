@@ -416,3 +416,42 @@ fn the_consoles_cors_rule_covers_presigned_requests_only() {
         assert_eq!(other.status(), 403);
     });
 }
+
+/// The status reports' one delete: instances silent for a day go, in the delete's own filter
+/// (`seen` older than a day, evaluated by the database per document), so an instance whose
+/// report landed first is never removed, whatever order the two writes meet in.
+#[test]
+fn a_silent_instance_goes_and_one_that_reported_stays() {
+    support::run(async {
+        use mongodb::bson::{doc, DateTime, Document};
+        let gw = support::gateway("instancesgone").await;
+        let meta = gw.state.store.meta();
+        let coll = gw.db.collection::<Document>("__instances");
+        let two_days_ago =
+            DateTime::from_millis(meta.clock().now().timestamp_millis() - 2 * 86_400_000);
+        for id in ["silent", "back"] {
+            support::plant(
+                &coll,
+                doc! {"_id": id, "version": "0", "listen": "x", "started": two_days_ago, "seen": two_days_ago},
+            )
+            .await;
+        }
+        // "back" reports (its seen becomes now) before another instance's report cleans up.
+        meta.instance_report("back", "0", "x", two_days_ago, None)
+            .await
+            .unwrap();
+        meta.instance_report("other", "0", "y", two_days_ago, None)
+            .await
+            .unwrap();
+        let ids: Vec<String> = meta
+            .instances_seen()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|i| i.id)
+            .collect();
+        assert!(ids.contains(&"back".to_owned()), "{ids:?}");
+        assert!(ids.contains(&"other".to_owned()), "{ids:?}");
+        assert!(!ids.contains(&"silent".to_owned()), "{ids:?}");
+    });
+}

@@ -150,22 +150,20 @@ pub fn json_error(text: &str) -> Option<(String, usize)> {
 
 /// Reads one setting as the key: its document, or `None` when it is not set.
 async fn read(st: &AppState, ctx: &Ctx, bucket: &str, k: &Kind) -> Result<Option<String>, S3Error> {
-    let caller = ctx.caller(st);
-    match caller
-        .send(
+    let read = ctx
+        .caller(st)
+        .send_text(
             Method::GET,
             Some(bucket),
             None,
             &[(k.sub, "")],
             &[],
             Body::empty(),
+            MAX_DOC,
         )
-        .await
-    {
-        Ok(r) => {
-            let text = caller.text(r, MAX_DOC).await?;
-            Ok(Some(if k.json { text } else { indent(&text) }))
-        }
+        .await;
+    match read {
+        Ok(text) => Ok(Some(if k.json { text } else { indent(&text) })),
         Err(e) if e.status == StatusCode::NOT_FOUND && e.code != "NoSuchBucket" => Ok(None),
         Err(e) => Err(e),
     }
@@ -179,7 +177,9 @@ async fn page(
     saved: Option<String>,
 ) -> Response {
     let mut settings = Vec::new();
-    for k in KINDS {
+    // The eleven reads at once: each is its own S3 request, none depends on another.
+    let reads = futures::future::join_all(KINDS.iter().map(|k| read(st, ctx, bucket, k))).await;
+    for (k, got) in KINDS.iter().zip(reads) {
         let mut s = Setting {
             sub: k.sub.to_owned(),
             title: k.title.to_owned(),
@@ -189,7 +189,7 @@ async fn page(
             error: None,
             error_offset: None,
         };
-        match read(st, ctx, bucket, k).await {
+        match got {
             Ok(Some(doc)) => {
                 s.doc = doc;
                 s.set = true;

@@ -103,22 +103,20 @@ pub async fn start(State(st): State<AppState>, req: Request) -> Response {
     if let Some(t) = field(&f, "type").filter(|t| !t.is_empty()) {
         headers.push(("content-type", t.to_owned()));
     }
-    let caller = ctx.caller(&st);
-    let created = caller
-        .send(
+    let created = ctx
+        .caller(&st)
+        .send_text(
             Method::POST,
             Some(&bucket),
             Some(&key),
             &[("uploads", "")],
             &headers,
             Body::empty(),
+            64 * 1024,
         )
         .await;
     let text = match created {
-        Ok(r) => match caller.text(r, 64 * 1024).await {
-            Ok(t) => t,
-            Err(e) => return refused(&e),
-        },
+        Ok(t) => t,
         Err(e) => return refused(&e),
     };
     let Ok(init) = quick_xml::de::from_str::<Initiated>(&text) else {
@@ -191,22 +189,20 @@ pub async fn complete(State(st): State<AppState>, req: Request) -> Response {
             "An upload id and the parts' ETags are needed",
         ));
     }
-    let caller = ctx.caller(&st);
-    let done = caller
-        .send(
+    let done = ctx
+        .caller(&st)
+        .send_text(
             Method::POST,
             Some(&bucket),
             Some(&key),
             &[("uploadId", upload_id)],
             &[],
             Body::from(complete_body(&etags)),
+            64 * 1024,
         )
         .await;
     let text = match done {
-        Ok(r) => match caller.text(r, 64 * 1024).await {
-            Ok(t) => t,
-            Err(e) => return refused(&e),
-        },
+        Ok(t) => t,
         Err(e) => return refused(&e),
     };
     // CompleteMultipartUpload may fail after its 200 has started: the error is in the body.

@@ -344,7 +344,9 @@ pub struct Config {
     #[arg(long, env = "GRIDS3_DOWNLOAD_BUDGET_MIB", default_value_t = 16)]
     pub download_budget_mib: usize,
 
-    /// Connections served at once; more wait in the listen backlog until one closes.
+    /// Connections served at once. When all are taken, the connection that has gone longest
+    /// without a request in progress (idle for at least 1 s) is closed to make room; only when
+    /// every connection has a request in progress does a new one wait in the listen backlog.
     #[arg(long, env = "GRIDS3_MAX_CONNECTIONS", default_value_t = 1024)]
     pub max_connections: usize,
 

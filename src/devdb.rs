@@ -11,6 +11,7 @@
 //! process: when this process ends, however it ends, the pipe closes and the watchdog kills the
 //! server by its pid. Dropping [`LocalDb`] closes the pipe too, and waits.
 
+use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -39,6 +40,8 @@ pub struct LocalDb {
     watchdog: Option<Child>,
     server_pid: Option<u32>,
     _tmp: Option<tempdir::TempDir>,
+    /// The data directory's lock, held while this process serves it.
+    _lock: Option<std::fs::File>,
 }
 
 impl LocalDb {
@@ -52,6 +55,7 @@ impl LocalDb {
                     watchdog: None,
                     server_pid: None,
                     _tmp: None,
+                    _lock: None,
                 });
             }
         }
@@ -61,10 +65,16 @@ impl LocalDb {
     /// Starts a server of its own (never `MONGODB_URI`) on `port`: tests use it to stop a
     /// database and start it again on the same port and data directory.
     pub async fn start_server(port: u16, storage: Storage) -> Result<Self> {
-        if let Some(mongod) = which("mongod") {
-            return start_mongod(&mongod, port, storage).await;
-        }
-        start_secantus(port, storage).await
+        let lock = match &storage {
+            Storage::Dir(d) => Some(lock_dir(d)?),
+            Storage::Ephemeral => None,
+        };
+        let mut db = match which("mongod") {
+            Some(mongod) => start_mongod(&mongod, port, storage, lock.as_ref()).await?,
+            None => start_secantus(port, storage, lock.as_ref()).await?,
+        };
+        db._lock = lock;
+        Ok(db)
     }
 
     /// The port of the server this process started.
@@ -91,6 +101,75 @@ impl Drop for LocalDb {
     }
 }
 
+/// Takes `dir`'s lock file (`grids3.lock`, holding the pid), so that a second `--local-db`
+/// start on the same directory ends with one line naming the process that serves it, instead
+/// of the database server's own lock error. The lock is the kernel's (`flock`): it goes with
+/// the process, however it ends, so a crash leaves nothing stale behind.
+fn lock_dir(dir: &Path) -> Result<std::fs::File> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let path = dir.join("grids3.lock");
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .with_context(|| format!("opening {}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let holder = std::fs::read_to_string(&path).unwrap_or_default();
+            let holder = holder.trim().to_owned();
+            let alive = !holder.is_empty() && Path::new("/proc").join(&holder).exists();
+            // A grids3 that is gone leaves its database server stopping (it holds the lock
+            // until it has): wait for that, as a restart right after a stop would.
+            let deadline = Instant::now() + Duration::from_secs(20);
+            let mut free = false;
+            while !alive && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(100));
+                if file.try_lock().is_ok() {
+                    free = true;
+                    break;
+                }
+            }
+            if !free {
+                let who = match (holder.is_empty(), alive) {
+                    (true, _) => "another process".to_owned(),
+                    (false, true) => format!("another grids3 (pid {holder})"),
+                    (false, false) => {
+                        format!("the database server of a stopped grids3 (pid {holder})")
+                    }
+                };
+                bail!(
+                    "{} is in use by {who}: stop it first, or use that one",
+                    display_dir(dir)
+                );
+            }
+        }
+        Err(std::fs::TryLockError::Error(e)) => {
+            return Err(e).with_context(|| format!("locking {}", path.display()))
+        }
+    }
+    use std::io::{Seek, Write};
+    file.set_len(0)?;
+    file.seek(std::io::SeekFrom::Start(0))?;
+    write!(file, "{}", std::process::id())?;
+    Ok(file)
+}
+
+/// `dir` relative to the working directory when it is under it (`./data/db`), as a user
+/// typed nothing longer.
+fn display_dir(dir: &Path) -> String {
+    std::env::current_dir()
+        .ok()
+        .and_then(|cwd| {
+            dir.strip_prefix(cwd)
+                .ok()
+                .map(|r| format!("./{}", r.display()))
+        })
+        .unwrap_or_else(|| dir.display().to_string())
+}
+
 /// The project's root directory (holds `requirements-dev.txt` and `.venv`).
 pub fn project_dir() -> PathBuf {
     std::env::var_os("GRIDS3_PROJECT_DIR")
@@ -111,7 +190,12 @@ pub fn ensure_venv() -> Result<PathBuf> {
     if python.exists() && std::fs::read_to_string(&stamp).ok().as_deref() == Some(&reqs) {
         return Ok(python);
     }
-    eprintln!("grids3: installing Python tools into {}", venv.display());
+    // pip's own lines (each package as it is fetched and installed) are the progress: the
+    // first install takes a minute or more, and a silent minute looks like a hang.
+    eprintln!(
+        "grids3: installing Python tools into {} (the first time takes a minute or two)",
+        venv.display()
+    );
     if !python.exists() {
         run(Command::new("python3").arg("-m").arg("venv").arg(&venv))?;
     }
@@ -120,8 +204,9 @@ pub fn ensure_venv() -> Result<PathBuf> {
             "-m",
             "pip",
             "install",
-            "-q",
             "--disable-pip-version-check",
+            "--progress-bar",
+            "off",
             "-r",
         ])
         .arg(&reqs_path))?;
@@ -152,28 +237,45 @@ fn which(bin: &str) -> Option<PathBuf> {
     })
 }
 
-/// Starts `program args` under the watchdog; returns the watchdog and the server's pid.
-fn spawn_watched(program: &Path, args: &[String], log: &Path) -> Result<(Child, u32)> {
+/// Starts `program args` under the watchdog; returns the watchdog and the server's pid. With
+/// `hold`, the server holds a copy of that file (the data directory's lock, on its fd 4) for
+/// as long as it runs: a directory stays locked until its server has stopped, even when this
+/// process is gone first.
+fn spawn_watched(
+    program: &Path,
+    args: &[String],
+    log: &Path,
+    hold: Option<&File>,
+) -> Result<(Child, u32)> {
     // Background jobs of a non-interactive sh read /dev/null, so the pipe is kept on fd 3. The
     // SIGCONT after the SIGTERM ends a server that a test left stopped (a stopped process
     // holds a SIGTERM until it is continued); a server still there 5 s later (SecantusDB's
     // graceful shutdown can wait on clients that stay connected) is killed.
+    // The held file comes in as stderr, moves to fd 4 (which the server inherits) and the
+    // shell lets go of it once the server is started, so that only the server holds it.
     const SCRIPT: &str = r#"exec 3<&0
+if [ -n "$GRIDS3_WATCH_LOG" ]; then exec 4>&2 2>"$GRIDS3_WATCH_LOG"; fi
 "$@" </dev/null &
 pid=$!
+exec 4>&-
 echo "$pid"
 ( cat <&3 >/dev/null; kill "$pid" 2>/dev/null; kill -CONT "$pid" 2>/dev/null; sleep 5; kill -9 "$pid" 2>/dev/null ) &
 wait "$pid""#;
-    let log_file = std::fs::File::create(log)?;
-    let mut child = Command::new("sh")
-        .arg("-c")
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
         .arg(SCRIPT)
         .arg("sh")
         .arg(program)
         .args(args)
         .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(log_file)
+        .stdout(Stdio::piped());
+    match hold {
+        Some(f) => cmd.env("GRIDS3_WATCH_LOG", log).stderr(f.try_clone()?),
+        None => cmd
+            .env_remove("GRIDS3_WATCH_LOG")
+            .stderr(std::fs::File::create(log)?),
+    };
+    let mut child = cmd
         .spawn()
         .with_context(|| format!("starting {}", program.display()))?;
     let mut line = String::new();
@@ -208,7 +310,7 @@ async fn wait_ready(uri: &str, log: &Path, watchdog: &mut Child) -> Result<()> {
     }
 }
 
-async fn start_secantus(port: u16, storage: Storage) -> Result<LocalDb> {
+async fn start_secantus(port: u16, storage: Storage, hold: Option<&File>) -> Result<LocalDb> {
     let python = ensure_venv()?;
     let path = match &storage {
         Storage::Ephemeral => ":memory:".to_owned(),
@@ -244,7 +346,7 @@ async fn start_secantus(port: u16, storage: Storage) -> Result<LocalDb> {
         args.push("--sync-on-commit".to_owned());
     }
     let log = std::env::temp_dir().join(format!("grids3-secantus-{port}.log"));
-    let (mut watchdog, pid) = spawn_watched(&python, &args, &log)?;
+    let (mut watchdog, pid) = spawn_watched(&python, &args, &log, hold)?;
     let uri = format!("mongodb://127.0.0.1:{port}/?directConnection=true");
     let mut db = LocalDb {
         uri,
@@ -252,13 +354,19 @@ async fn start_secantus(port: u16, storage: Storage) -> Result<LocalDb> {
         watchdog: None,
         server_pid: Some(pid),
         _tmp: None,
+        _lock: None,
     };
     let ready = wait_ready(&db.uri, &log, &mut watchdog).await;
     db.watchdog = Some(watchdog);
     ready.map(|_| db)
 }
 
-async fn start_mongod(mongod: &Path, port: u16, storage: Storage) -> Result<LocalDb> {
+async fn start_mongod(
+    mongod: &Path,
+    port: u16,
+    storage: Storage,
+    hold: Option<&File>,
+) -> Result<LocalDb> {
     let (tmp, dbpath) = match storage {
         Storage::Ephemeral => {
             let t = tempdir::TempDir::new("grids3-mongod")?;
@@ -282,7 +390,7 @@ async fn start_mongod(mongod: &Path, port: u16, storage: Storage) -> Result<Loca
         "--quiet".into(),
     ];
     let log = std::env::temp_dir().join(format!("grids3-mongod-{port}.log"));
-    let (mut watchdog, pid) = spawn_watched(mongod, &args, &log)?;
+    let (mut watchdog, pid) = spawn_watched(mongod, &args, &log, hold)?;
     let uri = format!("mongodb://127.0.0.1:{port}/?directConnection=true");
     let mut db = LocalDb {
         uri,
@@ -290,6 +398,7 @@ async fn start_mongod(mongod: &Path, port: u16, storage: Storage) -> Result<Loca
         watchdog: None,
         server_pid: Some(pid),
         _tmp: tmp,
+        _lock: None,
     };
     let ready = wait_ready(&db.uri, &log, &mut watchdog).await;
     db.watchdog = Some(watchdog);

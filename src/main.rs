@@ -116,7 +116,14 @@ async fn run() -> Result<()> {
             .json()
             .init();
     } else {
-        tracing_subscriber::fmt().with_env_filter(filter).init();
+        // Colour only on a terminal: logs redirected to a file or a collector stay plain text
+        // (NO_COLOR turns it off on a terminal too).
+        let ansi = std::io::IsTerminal::is_terminal(&std::io::stdout())
+            && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+        tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_ansi(ansi)
+            .init();
     }
 
     // The local database lives as long as `main` (dropping it stops the server it started).

@@ -23,6 +23,9 @@ pub fn local_gateway(
         .env("MONGODB_URI", &support::db().uri)
         .env("GRIDS3_DATABASE", db)
         .env("GRIDS3_LISTEN", addr.to_string())
+        // Not the fixed 9001 and 9002: tests that start --local-db may overlap.
+        .env("GRIDS3_CONSOLE_LISTEN", "127.0.0.1:0")
+        .env("GRIDS3_WEBSITE_LISTEN", "127.0.0.1:0")
         .env_remove("GRIDS3_ROOT_ACCESS_KEY")
         .env_remove("GRIDS3_ROOT_SECRET_KEY")
         .env_remove("GRIDS3_MASTER_KEY")
@@ -165,4 +168,119 @@ fn local_db_keeps_a_master_key_and_the_admin_cli_finds_the_credentials() {
             b"sealed at the first start"
         );
     });
+}
+
+/// Issue 40, item 7: a second `--local-db` start on the same project, while the first serves
+/// `./data/db`, ends at once with one line that names the directory and the process holding it
+/// (before: SecantusDB's Python traceback and a WiredTiger lock message). Both start their own
+/// database here (no `MONGODB_URI`), as a reader's would.
+#[test]
+fn a_second_local_db_start_says_the_data_directory_is_in_use() {
+    support::run(async {
+        let project = tempfile::tempdir().unwrap();
+        let venv = grids3::devdb::ensure_venv().unwrap();
+        std::os::unix::fs::symlink(
+            venv.parent().unwrap().parent().unwrap(),
+            project.path().join(".venv"),
+        )
+        .unwrap();
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        std::fs::copy(
+            root.join("requirements-dev.txt"),
+            project.path().join("requirements-dev.txt"),
+        )
+        .unwrap();
+        let start = |out: &std::path::Path| {
+            let port = grids3::devdb::free_port().unwrap();
+            let f = std::fs::File::create(out).unwrap();
+            let child = std::process::Command::new(env!("CARGO_BIN_EXE_grids3"))
+                .arg("--local-db")
+                .current_dir(project.path())
+                .env("GRIDS3_PROJECT_DIR", project.path())
+                .env_remove("MONGODB_URI")
+                .env("GRIDS3_LISTEN", format!("127.0.0.1:{port}"))
+                .env("GRIDS3_CONSOLE_LISTEN", "127.0.0.1:0")
+                .env("GRIDS3_WEBSITE_LISTEN", "127.0.0.1:0")
+                .env("GRIDS3_DEVDB_CACHE", "256M")
+                // A reader's shell: no backtraces under the error line.
+                .env_remove("RUST_BACKTRACE")
+                .env_remove("RUST_LIB_BACKTRACE")
+                .env("RUST_LOG", "info")
+                .stdout(f.try_clone().unwrap())
+                .stderr(f)
+                .spawn()
+                .unwrap();
+            let addr = format!("127.0.0.1:{port}").parse().unwrap();
+            (
+                support::Process { child, addr },
+                format!("http://127.0.0.1:{port}"),
+            )
+        };
+        let first_out = project.path().join("first.txt");
+        let (first, endpoint) = start(&first_out);
+        ready(&endpoint).await;
+        let second_out = project.path().join("second.txt");
+        let (mut second, _) = start(&second_out);
+        let status = tokio::task::spawn_blocking(move || {
+            let status = second.child.wait().unwrap();
+            (status, second)
+        })
+        .await
+        .unwrap()
+        .0;
+        let said = std::fs::read_to_string(&second_out).unwrap();
+        assert!(!status.success(), "the second start served: {said}");
+        let pid = first.child.id();
+        assert_eq!(
+            said.trim(),
+            format!("Error: ./data/db is in use by another grids3 (pid {pid}): stop it first, or use that one"),
+            "{said}"
+        );
+        assert!(
+            !said.contains("Traceback") && !said.contains("WiredTiger"),
+            "{said}"
+        );
+        // The first one still serves.
+        assert!(reqwest::get(format!("{endpoint}/_grids3/ready"))
+            .await
+            .unwrap()
+            .status()
+            .is_success());
+        // Item 7: a log written to a file has no colour codes (they are for a terminal).
+        let logged = std::fs::read_to_string(&first_out).unwrap();
+        assert!(
+            logged.contains(" INFO "),
+            "no log lines to look at: {logged}"
+        );
+        assert!(
+            !logged.contains('\u{1b}'),
+            "colour codes in a log file: {logged:?}"
+        );
+        drop(first);
+        // Its lock went with it: a new start serves the same directory.
+        let third_out = project.path().join("third.txt");
+        let (_third, endpoint3) = start(&third_out);
+        ready(&endpoint3).await;
+    });
+}
+
+/// Issue 40, item 7: `--help` for `--max-connections` describes what the limit does now (the
+/// idlest connection is closed to make room), not the listen backlog alone.
+#[test]
+fn max_connections_help_describes_the_shedding() {
+    let help = std::process::Command::new(env!("CARGO_BIN_EXE_grids3"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&help.stdout);
+    let from = text
+        .find("--max-connections <")
+        .expect("the flag in --help");
+    let para = &text[from..];
+    let para = &para[..para[3..].find("\n      --").map_or(para.len(), |i| i + 3)];
+    assert!(
+        para.contains("closed to make room") && para.contains("request in progress"),
+        "{para}"
+    );
+    assert!(!para.contains("until one closes"), "{para}");
 }

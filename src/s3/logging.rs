@@ -60,7 +60,7 @@ pub async fn put(st: &AppState, mut req: S3Request) -> S3Result<Response> {
                 "The target bucket for logging must not use SSE-KMS default encryption: log delivery encrypts with SSE-S3 (AES256) only",
             ));
         }
-        if !crate::s3::authz::allows_log_delivery(&tb, &format!("{}probe", t.prefix)) {
+        if !crate::s3::authz::allows_log_delivery(&tb, &format!("{}probe", t.prefix), &b.name) {
             return Err(invalid_target(
                 "You must either provide the necessary permissions to the logging service using a bucket policy or give the log-delivery group WRITE and READ_ACP permissions to the target bucket",
             ));

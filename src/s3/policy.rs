@@ -70,13 +70,26 @@ pub async fn delete_bucket_policy(st: &AppState, req: S3Request) -> S3Result<Res
     Ok(empty(StatusCode::NO_CONTENT))
 }
 
-/// GetBucketPolicyStatus: whether the policy makes the bucket public.
+/// GetBucketPolicyStatus: whether the bucket is public, by its policy or by its ACL (a grant
+/// to AllUsers or AuthenticatedUsers, in force: ACLs enabled and not ignored by Block Public
+/// Access). A bucket with neither a policy nor a public ACL answers `NoSuchBucketPolicy`, as
+/// AWS does for a bucket without a policy; one whose ACL is public answers `IsPublic: true`
+/// even without a policy, which is what clients that check a bucket's exposure expect.
 pub async fn get_bucket_policy_status(st: &AppState, req: S3Request) -> S3Result<Response> {
     let b = require_bucket(st, req.bucket()).await?;
-    let text = b.policy.ok_or_else(S3Error::no_such_bucket_policy)?;
-    let public = policy::parse(&text, &b.name, &|_| true)
-        .map(|p| p.is_public())
-        .unwrap_or(false);
+    let acl_public = !crate::s3::rules::ownership::acls_disabled(&b)
+        && !crate::s3::rules::public_access::effective(st, &b).ignore_public_acls
+        && crate::s3::request::grants::from_stored(&b.acl)
+            .iter()
+            .any(crate::s3::rules::public_access::is_public);
+    let policy_public = match &b.policy {
+        Some(text) => policy::parse(text, &b.name, &|_| true)
+            .map(|p| p.is_public())
+            .unwrap_or(false),
+        None if acl_public => false,
+        None => return Err(S3Error::no_such_bucket_policy()),
+    };
+    let public = policy_public || acl_public;
     Ok(xml_response(
         StatusCode::OK,
         format!(

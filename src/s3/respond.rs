@@ -60,12 +60,19 @@ pub fn version_headers(r: &mut Response, src: &ObjectInfo, new: Option<&ObjectIn
     {
         h.insert("x-amz-copy-source-version-id", v);
     }
-    if let Some(v) = new
-        .and_then(|n| n.version_id.as_deref())
-        .and_then(|v| HeaderValue::from_str(v).ok())
-    {
+    if let Some(v) = new.and_then(new_version_id) {
         h.insert("x-amz-version-id", v);
     }
+}
+
+/// The `x-amz-version-id` of a write's answer: the new version's id, and none for the null
+/// version a versioning-suspended bucket writes (AWS answers a write there without the
+/// header; GET and HEAD still name the version `null`).
+pub fn new_version_id(info: &ObjectInfo) -> Option<axum::http::HeaderValue> {
+    info.version_id
+        .as_deref()
+        .filter(|v| *v != "null")
+        .and_then(|v| axum::http::HeaderValue::from_str(v).ok())
 }
 
 /// The object's headers on GET/HEAD, with the `response-*` query overrides applied.
@@ -259,11 +266,7 @@ pub fn written(
     if let Ok(v) = HeaderValue::from_str(info.etag()) {
         r.headers_mut().insert("etag", v);
     }
-    if let Some(v) = info
-        .version_id
-        .as_deref()
-        .and_then(|v| HeaderValue::from_str(v).ok())
-    {
+    if let Some(v) = new_version_id(info) {
         r.headers_mut().insert("x-amz-version-id", v);
     }
     expiration_header(st, b, info, r.headers_mut());

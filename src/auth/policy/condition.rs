@@ -16,6 +16,9 @@ enum Op {
     StringEquals,
     StringEqualsIgnoreCase,
     StringLike,
+    /// `ArnEquals` and `ArnLike`, which IAM defines alike: each of the ARN's six
+    /// colon-separated parts matched on its own, case-sensitively, with `*` and `?`.
+    ArnLike,
     NumericEquals,
     NumericLessThan,
     NumericLessThanEquals,
@@ -59,6 +62,8 @@ fn operator(name: &str) -> Option<(Op, bool)> {
         "StringNotEqualsIgnoreCase" => (StringEqualsIgnoreCase, true),
         "StringLike" => (StringLike, false),
         "StringNotLike" => (StringLike, true),
+        "ArnEquals" | "ArnLike" => (ArnLike, false),
+        "ArnNotEquals" | "ArnNotLike" => (ArnLike, true),
         "NumericEquals" => (NumericEquals, false),
         "NumericNotEquals" => (NumericEquals, true),
         "NumericLessThan" => (NumericLessThan, false),
@@ -194,6 +199,15 @@ fn in_range(ip: &str, range: (IpAddr, u8)) -> bool {
     }
 }
 
+/// `ArnLike`: both are ARNs (`arn:partition:service:region:account:resource`, the resource
+/// keeping any further colons), and each part of `have` matches the same part of `pattern`.
+/// A value that is not an ARN matches nothing.
+fn arn_like(pattern: &str, have: &str) -> bool {
+    let p: Vec<&str> = pattern.splitn(6, ':').collect();
+    let h: Vec<&str> = have.splitn(6, ':').collect();
+    p.len() == 6 && h.len() == 6 && p.iter().zip(&h).all(|(p, h)| glob_var(p, h, false))
+}
+
 impl Condition {
     /// Checks the policy's values for the operator (dates, numbers, ranges, booleans).
     fn validate(&self) -> S3Result<()> {
@@ -233,6 +247,7 @@ impl Condition {
                 substitute(want, vars).is_some_and(|w| w.to_lowercase() == have.to_lowercase())
             }
             Op::StringLike => substitute(want, vars).is_some_and(|w| glob_var(&w, have, false)),
+            Op::ArnLike => substitute(want, vars).is_some_and(|w| arn_like(&w, have)),
             Op::NumericEquals => num().is_some_and(|(h, w)| h == w),
             Op::NumericLessThan => num().is_some_and(|(h, w)| h < w),
             Op::NumericLessThanEquals => num().is_some_and(|(h, w)| h <= w),

@@ -401,3 +401,43 @@ fn globs_and_variables() {
     assert!(glob_var(&star, "a*", false));
     assert!(!glob_var(&star, "ab", false));
 }
+
+/// Issue 40, item 2: the ARN operators parse (AWS's log-delivery policy names
+/// `aws:SourceArn` under `ArnLike`) and match part by part.
+#[test]
+fn arn_operators() {
+    use Verdict::*;
+    let log_delivery = policy(
+        r#"{"Effect":"Allow","Principal":{"Service":"logging.s3.amazonaws.com"},"Action":"s3:PutObject","Resource":"arn:aws:s3:::b/*","Condition":{"ArnLike":{"aws:SourceArn":"arn:aws:s3:::source-*"},"StringEquals":{"aws:SourceAccount":"123456789012"}}}"#,
+    );
+    // No grids3 request carries aws:SourceArn: the statement never applies to a key.
+    assert_eq!(
+        log_delivery.evaluate(&cx(me(), "s3:PutObject", "k", &[])),
+        Silent
+    );
+    for (op, have, want) in [
+        ("ArnLike", "arn:aws:s3:::source-logs", Allow),
+        ("ArnEquals", "arn:aws:s3:::source-logs", Allow),
+        ("ArnLike", "arn:aws:s3:::SOURCE-logs", Silent),
+        ("ArnLike", "arn:aws:s3:::other", Silent),
+        ("ArnLike", "not-an-arn", Silent),
+        ("ArnNotLike", "arn:aws:s3:::other", Allow),
+        ("ArnNotEquals", "arn:aws:s3:::source-logs", Silent),
+    ] {
+        let p = policy(&format!(
+            r#"{{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::b/*","Condition":{{"{op}":{{"aws:SourceArn":"arn:aws:s3:::source-*"}}}}}}"#
+        ));
+        assert_eq!(
+            p.evaluate(&cx(me(), "s3:GetObject", "k", &[("aws:SourceArn", have)])),
+            want,
+            "{op} {have}"
+        );
+    }
+    // Each part on its own: a `*` in the resource part does not reach into the others.
+    let p = policy(
+        r#"{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::b/*","Condition":{"ArnLike":{"aws:SourceArn":"arn:aws:iam::*:user/a*"}}}"#,
+    );
+    let allow = |have| p.evaluate(&cx(me(), "s3:GetObject", "k", &[("aws:SourceArn", have)]));
+    assert_eq!(allow("arn:aws:iam::123456789012:user/alice"), Allow);
+    assert_eq!(allow("arn:aws:iam::123:456:user/alice"), Silent);
+}

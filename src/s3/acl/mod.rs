@@ -289,12 +289,9 @@ fn from_document(
         .collect();
     let mut out = Vec::new();
     for g in &doc.list.grants {
+        // WRITE on an object is kept and listed but gives nothing, as on AWS (whose
+        // `public-read-write` object ACL lists it, so a read-modify-write sends it back).
         let perm = Perm::parse(g.permission.trim()).ok_or_else(S3Error::malformed_acl_error)?;
-        if object && perm == Perm::Write {
-            return Err(
-                S3Error::malformed_acl_error().with_message("WRITE is not a permission on objects")
-            );
-        }
         let grantee = match (&g.grantee.id, &g.grantee.uri, &g.grantee.email) {
             (Some(id), None, None) => grants::user(id)?,
             (None, Some(uri), None) => Grantee::group(uri)?,

@@ -67,14 +67,28 @@ fn canonical(auth: &Auth) -> String {
 type ParsedPolicies = HashMap<String, (String, Arc<Policy>)>;
 
 /// Whether a bucket's policy lets the server access log delivery
-/// (`logging.s3.amazonaws.com`) write `key` into it, as PutBucketLogging checks a target.
-pub fn allows_log_delivery(b: &BucketInfo, key: &str) -> bool {
+/// (`logging.s3.amazonaws.com`) write `key` into it for the logs of bucket `source`, as
+/// PutBucketLogging checks a target. The delivery's `aws:SourceArn` is the source bucket's
+/// ARN, as AWS's documented policy expects (`ArnLike`); `aws:SourceAccount` is
+/// `000000000000`, the account grids3's partitioned log keys name (it has one account and no
+/// account id; docs/access-logs.md).
+pub fn allows_log_delivery(b: &BucketInfo, key: &str, source: &str) -> bool {
+    let values = HashMap::from([
+        (
+            "aws:sourcearn".to_owned(),
+            vec![format!("arn:aws:s3:::{source}")],
+        ),
+        (
+            "aws:sourceaccount".to_owned(),
+            vec!["000000000000".to_owned()],
+        ),
+    ]);
     bucket_policy(b).is_some_and(|p| {
         p.evaluate(&policy::Context {
             who: Who::Service("logging.s3.amazonaws.com".to_owned()),
             action: "s3:PutObject",
             resource: resource(&b.name, Some(key)),
-            values: HashMap::new(),
+            values,
         }) == Verdict::Allow
     })
 }

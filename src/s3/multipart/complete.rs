@@ -318,11 +318,7 @@ fn complete_result(
         StatusCode::OK,
         to_xml("CompleteMultipartUploadResult", &body),
     );
-    if let Some(v) = info
-        .version_id
-        .as_deref()
-        .and_then(|v| axum::http::HeaderValue::from_str(v).ok())
-    {
+    if let Some(v) = crate::s3::respond::new_version_id(info) {
         r.headers_mut().insert("x-amz-version-id", v);
     }
     crate::s3::respond::response_headers(st, r.headers_mut(), info.meta.sse.as_ref(), None);

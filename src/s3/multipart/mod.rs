@@ -384,9 +384,23 @@ pub async fn abort(st: &AppState, req: S3Request) -> S3Result<Response> {
     Ok(empty(StatusCode::NO_CONTENT))
 }
 
+/// An upload's `Owner` and `Initiator`, as AWS reports them: the initiator is the key that
+/// started it; the owner is whoever will own the object (the bucket's owner under
+/// `BucketOwnerEnforced`, or under `BucketOwnerPreferred` with `bucket-owner-full-control`;
+/// the initiator otherwise), as decided when the upload was created.
+fn owner_and_initiator(
+    b: &crate::storage::meta::BucketInfo,
+    initiator: &str,
+    meta: &mongodb::bson::Document,
+) -> (xml::Owner, xml::Owner) {
+    let recorded = meta.get_str("s3Owner").ok().unwrap_or(initiator);
+    let owner = crate::s3::rules::ownership::object_owner(b, Some(recorded));
+    (owner_of(owner), owner_of(initiator))
+}
+
 /// ListParts (part-number-marker, max-parts).
 pub async fn list_parts(st: &AppState, req: S3Request) -> S3Result<Response> {
-    require_bucket(st, req.bucket()).await?;
+    let bucket = require_bucket(st, req.bucket()).await?;
     let up = require_upload(st, req.bucket(), req.key(), req.q("uploadId")).await?;
     // SSE-C key headers are optional here, but when sent they must be the upload's key.
     super::sse::upload_key(st, &up, &req.parts.headers, false).await?;
@@ -406,7 +420,7 @@ pub async fn list_parts(st: &AppState, req: S3Request) -> S3Result<Response> {
     let mut parts = st.store.meta().list_parts(&up.id, marker, max + 1).await?;
     let truncated = parts.len() as i64 > max;
     parts.truncate(max as usize);
-    let owner = owner_of(&up.owner);
+    let (owner, initiator) = owner_and_initiator(&bucket, &up.owner, &up.meta);
     let body = xml::ListPartsResult {
         xmlns: S3_NS,
         bucket: up.bucket.clone(),
@@ -426,7 +440,7 @@ pub async fn list_parts(st: &AppState, req: S3Request) -> S3Result<Response> {
                 ..part_checksums(p)
             })
             .collect(),
-        initiator: owner.clone(),
+        initiator,
         owner,
         storage_class: crate::model::storage_class::reported(
             crate::storage::objects::ObjectMeta::storage_class_in(&up.meta),
@@ -544,11 +558,11 @@ pub async fn list_uploads(st: &AppState, req: S3Request) -> S3Result<Response> {
             }
             None => {
                 last = Some((u.key.clone(), u.id.clone()));
-                let owner = owner_of(&u.owner);
+                let (owner, initiator) = owner_and_initiator(&bucket, &u.owner, &u.meta);
                 uploads.push(xml::UploadEntry {
                     key: u.key,
                     upload_id: u.id,
-                    initiator: owner.clone(),
+                    initiator,
                     owner,
                     storage_class: crate::model::storage_class::reported(
                         crate::storage::objects::ObjectMeta::storage_class_in(&u.meta),

@@ -220,18 +220,19 @@ pub const CANNED: &[&str] = &[
 
 /// The grants (beyond the owner's) of a canned ACL, on a bucket or an object.
 ///
-/// On an object, `public-read-write` is `public-read` (objects have no WRITE permission; AWS
-/// stores the grant but it lets nobody do anything), and `bucket-owner-read` and
+/// On an object, `public-read-write` lists AllUsers WRITE as AWS does (three grants with the
+/// owner's), though WRITE lets nobody do anything on an object; `bucket-owner-read` and
 /// `bucket-owner-full-control` grant nothing more, because the bucket's owner owns every
 /// object in grids3. `aws-exec-read` (EC2 reading AMI bundles) and `log-delivery-write`
 /// (access logs) name services grids3 does not have, so they are refused.
-pub fn canned(acl: &str, object: bool) -> S3Result<Vec<Grant>> {
+pub fn canned(acl: &str, _object: bool) -> S3Result<Vec<Grant>> {
     use Grantee::*;
     let g = Grant::new;
     Ok(match acl {
         "private" | "bucket-owner-read" | "bucket-owner-full-control" => vec![],
         "public-read" => vec![g(AllUsers, Perm::Read)],
-        "public-read-write" if object => vec![g(AllUsers, Perm::Read)],
+        // On an object too AWS lists AllUsers WRITE (three grants with the owner's), though
+        // WRITE gives nothing on an object: it is listed, and decides nothing.
         "public-read-write" => vec![g(AllUsers, Perm::Read), g(AllUsers, Perm::Write)],
         "authenticated-read" => vec![g(AuthenticatedUsers, Perm::Read)],
         "aws-exec-read" | "log-delivery-write" => {
@@ -382,9 +383,13 @@ mod tests {
     fn canned_acls() {
         assert_eq!(canned("private", false).unwrap(), vec![]);
         assert_eq!(canned("bucket-owner-full-control", true).unwrap(), vec![]);
+        // Issue 40, item 5: AWS lists AllUsers WRITE on an object too.
         assert_eq!(
             canned("public-read-write", true).unwrap(),
-            vec![Grant::new(Grantee::AllUsers, Perm::Read)]
+            vec![
+                Grant::new(Grantee::AllUsers, Perm::Read),
+                Grant::new(Grantee::AllUsers, Perm::Write)
+            ]
         );
         assert_eq!(canned("public-read-write", false).unwrap().len(), 2);
         assert_eq!(

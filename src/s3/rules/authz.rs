@@ -6,6 +6,7 @@ use crate::auth::Auth;
 use crate::s3::op::Op;
 use crate::s3::request::access::Access;
 use crate::s3::request::grants::{self, Grant, Perm, Principal};
+use crate::s3::rules::owner_only::Others;
 use crate::storage::meta::BucketInfo;
 
 /// What a key may do on a bucket through the admin API's grants.
@@ -240,18 +241,23 @@ pub fn decide_why(
                 Access::Denied,
                 "owner-only: never an unsigned request, whatever the policy says",
             ),
-            Principal::Key(_)
-                if i.policy == Verdict::Allow
-                    && row.others == crate::s3::rules::owner_only::Refusal::MethodNotAllowed =>
-            {
-                (
+            Principal::Key(_) if i.policy == Verdict::Allow => match row.others {
+                Others::Policy => (
+                    Access::Granted,
+                    "an Allow in the bucket policy (AWS lets one grant this to another account)",
+                ),
+                Others::MethodNotAllowed => (
                     Access::MethodNotAllowed,
                     "owner-only: the policy allows it, but the key does not own the bucket (405)",
-                )
-            }
+                ),
+                Others::AccessDenied => (
+                    Access::Denied,
+                    "owner-only: a bucket policy grants it to no other key",
+                ),
+            },
             Principal::Key(_) => (
                 Access::Denied,
-                "owner-only: a bucket policy grants it to no other key",
+                "the owner's: no Allow in the bucket policy for this key",
             ),
         };
     }

@@ -1,28 +1,40 @@
-//! The operations only a bucket's owner may run: its configuration and its deletion. They are
-//! decided by ownership (the owning key, the root key, or a key the admin API made an `owner`
-//! of the bucket), never by a bucket policy's Allow: a policy with `Principal: "*"` naming
-//! `s3:PutBucketPolicy` or `s3:DeleteBucket` grants them to nobody. AWS keeps them to the
-//! bucket owner's account the same way.
+//! The bucket operations that are the owner's by default: its configuration and its deletion.
+//! The owning key, the root key and a key the admin API made an `owner` of the bucket may run
+//! them; what others get is the table's, row by row, after AWS:
 //!
-//! [`OWNER_ONLY`] is the one table of them. [`crate::s3::rules::authz::decide`] reads it, and an
+//! - **Another key** (in grids3 each key is its own "account"): what AWS lets a bucket policy
+//!   grant to another account. For the three bucket-policy operations that is nothing: AWS
+//!   answers an allowed identity of another account `405 MethodNotAllowed`, and so does
+//!   grids3 ([`Others::MethodNotAllowed`]). Every other row can be granted across accounts in
+//!   AWS (its API reference asks only for the action's permission, and AWS's own policy
+//!   checks flag such cross-account grants as possible), so a bucket policy's Allow for the
+//!   key grants it ([`Others::Policy`]). Rows that are grids3's own extensions and have no AWS
+//!   counterpart stay the owner's ([`Others::AccessDenied`]).
+//! - **An unsigned request**: never, whatever the policy says. This is stricter than AWS, which
+//!   lets a public policy grant bucket configuration to anonymous callers when Block Public
+//!   Access is off; grids3 lets no unsigned request delete or reconfigure a bucket.
+//! - The bucket ACL operations are also open to the ACL's own ACP grants (`READ_ACP`,
+//!   `WRITE_ACP`), which is what those permissions mean in AWS.
+//!
+//! [`OWNER_ONLY`] is the one table. [`crate::s3::rules::authz::decide`] reads it, and an
 //! integration test sends every row's request, unsigned and signed by another key, against a
 //! bucket whose policy allows `s3:*` to everyone.
 //!
-//! Where grids3 differs from AWS, by choice:
-//! - In AWS another account's identity that a policy allows gets `405 MethodNotAllowed` for
-//!   the three policy operations, and may be granted the others across accounts. grids3 has
-//!   one key per "account", so another key gets 405 for the policy operations a policy allows
-//!   and `403 AccessDenied` for the rest, whatever a policy says.
-//! - The bucket ACL operations stay open to the ACL's own ACP grants (`READ_ACP`, `WRITE_ACP`),
-//!   which is what those permissions mean in AWS; a policy still grants them to no one.
+//! | rows | another key, allowed by the policy | unsigned, allowed by the policy |
+//! |---|---|---|
+//! | Get/Put/DeleteBucketPolicy | 405 MethodNotAllowed (as AWS) | 403 (AWS: 405 too) |
+//! | DeleteBucket, GetBucketPolicyStatus, Public Access Block, ownership controls, ACL, encryption, lifecycle, CORS, versioning, Object Lock, tagging, website, logging, notification, replication and the other unconfigured reads | granted (as AWS) | 403 (AWS: granted with Block Public Access off) |
+//! | ListenBucketNotification (MinIO's extension) | 403 | 403 |
 
 use crate::s3::op::Op;
 use crate::s3::request::grants::Perm;
 
-/// What a key other than the owner gets when a policy would allow it.
+/// What a key other than the owner gets when the bucket policy allows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Refusal {
-    /// `403 AccessDenied`.
+pub enum Others {
+    /// Granted: AWS lets a bucket policy grant it to another account.
+    Policy,
+    /// `403 AccessDenied` whatever the policy says (grids3's own extensions).
     AccessDenied,
     /// `405 MethodNotAllowed` (the bucket policy operations, as AWS answers them).
     MethodNotAllowed,
@@ -38,7 +50,7 @@ pub struct OwnerOnly {
     /// Its sub-resource (the query word; empty for DeleteBucket).
     pub query: &'static str,
     /// What another key gets when the bucket policy allows it.
-    pub others: Refusal,
+    pub others: Others,
     /// The bucket ACL permission that may grant it to a non-owner (the ACL operations only).
     pub acl: Option<Perm>,
 }
@@ -48,7 +60,18 @@ const fn row(op: Op, method: &'static str, query: &'static str) -> OwnerOnly {
         op,
         method,
         query,
-        others: Refusal::AccessDenied,
+        others: Others::Policy,
+        acl: None,
+    }
+}
+
+/// A row of grids3's own that a policy grants to no other key.
+const fn own_row(op: Op, method: &'static str, query: &'static str) -> OwnerOnly {
+    OwnerOnly {
+        op,
+        method,
+        query,
+        others: Others::AccessDenied,
         acl: None,
     }
 }
@@ -58,7 +81,7 @@ const fn policy_row(op: Op, method: &'static str) -> OwnerOnly {
         op,
         method,
         query: "policy",
-        others: Refusal::MethodNotAllowed,
+        others: Others::MethodNotAllowed,
         acl: None,
     }
 }
@@ -68,7 +91,7 @@ const fn acl_row(op: Op, method: &'static str, perm: Perm) -> OwnerOnly {
         op,
         method,
         query: "acl",
-        others: Refusal::AccessDenied,
+        others: Others::Policy,
         acl: Some(perm),
     }
 }
@@ -128,7 +151,7 @@ pub static OWNER_ONLY: &[OwnerOnly] = &[
         "PUT",
         "notification",
     ),
-    row(Op::ListenBucketNotification, "GET", "events"),
+    own_row(Op::ListenBucketNotification, "GET", "events"),
     row(Op::GetUnconfigured("accelerate"), "GET", "accelerate"),
     row(
         Op::GetUnconfigured("requestPayment"),

@@ -89,6 +89,9 @@ pub struct Shape {
     pub source_version: bool,
     /// It tags what it writes (`x-amz-tagging`).
     pub tagging: bool,
+    /// It is MinIO's force delete of a prefix (`x-minio-force-delete: true`): decided key by
+    /// key, as a DeleteObjects.
+    pub force_delete: bool,
 }
 
 /// The one table of the actions a request is checked as, by its whole shape, as AWS checks

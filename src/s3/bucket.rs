@@ -319,6 +319,7 @@ pub async fn get_location(st: &AppState, req: S3Request) -> S3Result<Response> {
 pub async fn get_versioning(st: &AppState, req: S3Request) -> S3Result<Response> {
     let b = require_bucket(st, req.bucket()).await?;
     let status = Versioning::from_status(b.versioning.as_deref()).status();
+    let e = &b.versioning_exclusions;
     Ok(xml_response(
         StatusCode::OK,
         to_xml(
@@ -326,6 +327,12 @@ pub async fn get_versioning(st: &AppState, req: S3Request) -> S3Result<Response>
             &xml::VersioningConfiguration {
                 xmlns: S3_NS,
                 status,
+                excluded_prefixes: e
+                    .prefixes
+                    .iter()
+                    .map(|p| xml::ExcludedPrefix { prefix: p.clone() })
+                    .collect(),
+                exclude_folders: e.folders.then_some(true),
             },
         ),
     ))
@@ -366,8 +373,51 @@ pub async fn put_versioning(st: &AppState, mut req: S3Request) -> S3Result<Respo
         }
         Some(_) => return Err(S3Error::malformed_xml()),
     };
-    st.store.set_versioning(&bucket, status).await?;
+    let exclusions = exclusions_of(&conf, status)?;
+    st.store
+        .set_versioning(&bucket, status, &exclusions)
+        .await?;
     Ok(empty(StatusCode::OK))
+}
+
+/// MinIO's versioning exclusions in a PutBucketVersioning (`ExcludedPrefixes`, up to 10, and
+/// `ExcludeFolders`): only with `Enabled`, as MinIO takes them; an empty or over-long pattern
+/// and more than 10 are refused, never cut.
+fn exclusions_of(
+    conf: &xml::VersioningConfigurationIn,
+    status: Versioning,
+) -> S3Result<crate::storage::versions::exclusions::Exclusions> {
+    use crate::storage::versions::exclusions::{Exclusions, MAX_PREFIXES};
+    let folders = match conf.exclude_folders.as_deref().map(str::trim) {
+        None | Some("false") => false,
+        Some("true") => true,
+        Some(_) => return Err(S3Error::malformed_xml()),
+    };
+    let prefixes: Vec<String> = conf
+        .excluded_prefixes
+        .iter()
+        .map(|p| p.prefix.clone())
+        .collect();
+    let e = Exclusions { prefixes, folders };
+    if e.is_empty() {
+        return Ok(e);
+    }
+    if status != Versioning::Enabled {
+        return Err(S3Error::invalid_argument(
+            "ExcludedPrefixes and ExcludeFolders apply only when versioning is Enabled",
+        ));
+    }
+    if e.prefixes.len() > MAX_PREFIXES {
+        return Err(S3Error::invalid_argument(format!(
+            "At most {MAX_PREFIXES} ExcludedPrefixes are allowed"
+        )));
+    }
+    if e.prefixes.iter().any(|p| p.is_empty() || p.len() > 1024) {
+        return Err(S3Error::invalid_argument(
+            "An ExcludedPrefixes Prefix must be 1 to 1024 characters",
+        ));
+    }
+    Ok(e)
 }
 
 #[cfg(test)]

@@ -127,10 +127,16 @@ pub async fn dispatch(st: &AppState, op: Op, mut req: S3Request) -> S3Result<Res
         Op::ListObjectsV2 => list::list_objects_v2(st, req).await,
         Op::ListObjects => list::list_objects_v1(st, req).await,
         Op::DeleteObjects => delete::delete_objects(st, req).await,
+        Op::PutObject if crate::s3::minio::snowball::asked(&req.parts.headers) => {
+            crate::s3::minio::snowball::extract(st, req).await
+        }
         Op::PutObject => object::put_object(st, req).await,
         Op::CopyObject => copy::copy_object(st, req).await,
         Op::GetObject => object::get_object(st, req, false).await,
         Op::HeadObject => object::get_object(st, req, true).await,
+        Op::DeleteObject if crate::s3::minio::force_delete::asked(&req.parts.headers)? => {
+            crate::s3::minio::force_delete::delete_prefix(st, req).await
+        }
         Op::DeleteObject => object::delete_object(st, req).await,
         Op::CreateMultipartUpload => multipart::create(st, req).await,
         Op::UploadPart => multipart::upload_part(st, req).await,

@@ -42,6 +42,7 @@ pub mod encryption;
 pub mod lifecycle;
 pub mod list;
 pub mod logging;
+pub mod minio;
 pub mod multipart;
 pub mod notification;
 pub mod object;

@@ -67,6 +67,20 @@ pub struct VersioningConfiguration {
     /// `Enabled` or `Suspended`.
     #[serde(rename = "Status", skip_serializing_if = "Option::is_none")]
     pub status: Option<&'static str>,
+    /// MinIO's extension: keys left out of versioning, one element per pattern.
+    #[serde(rename = "ExcludedPrefixes", skip_serializing_if = "Vec::is_empty")]
+    pub excluded_prefixes: Vec<ExcludedPrefix>,
+    /// MinIO's extension: folder objects left out of versioning (`true` only).
+    #[serde(rename = "ExcludeFolders", skip_serializing_if = "Option::is_none")]
+    pub exclude_folders: Option<bool>,
+}
+
+/// One `<ExcludedPrefixes><Prefix>…</Prefix></ExcludedPrefixes>` (MinIO's extension).
+#[derive(Serialize, Deserialize, Debug, Default)]
+pub struct ExcludedPrefix {
+    /// The pattern.
+    #[serde(rename = "Prefix", default)]
+    pub prefix: String,
 }
 
 /// `<VersioningConfiguration>` request body of PutBucketVersioning.
@@ -78,6 +92,12 @@ pub struct VersioningConfigurationIn {
     /// `Enabled` or `Disabled`.
     #[serde(rename = "MfaDelete", default)]
     pub mfa_delete: Option<String>,
+    /// MinIO's extension: patterns of keys left out of versioning.
+    #[serde(rename = "ExcludedPrefixes", default)]
+    pub excluded_prefixes: Vec<ExcludedPrefix>,
+    /// MinIO's extension: whether folder objects are left out of versioning.
+    #[serde(rename = "ExcludeFolders", default)]
+    pub exclude_folders: Option<String>,
 }
 
 /// `<CreateBucketConfiguration>` request body.

@@ -25,6 +25,12 @@ pub struct Contents {
     /// Storage class.
     #[serde(rename = "StorageClass")]
     pub storage_class: &'static str,
+    /// MinIO's `metadata=true`: content headers and `X-Amz-Meta-*`, one element each.
+    #[serde(rename = "UserMetadata", skip_serializing_if = "Option::is_none")]
+    pub user_metadata: Option<std::collections::BTreeMap<String, String>>,
+    /// MinIO's `metadata=true`: the object's tags, `k=v&k2=v2`.
+    #[serde(rename = "UserTags", skip_serializing_if = "Option::is_none")]
+    pub user_tags: Option<String>,
 }
 
 /// One `<CommonPrefixes>`.

@@ -105,6 +105,8 @@ fn list_v2_golden() {
                 size: 3,
                 owner: None,
                 storage_class: "STANDARD",
+                user_metadata: None,
+                user_tags: None,
             }],
             common_prefixes: vec![CommonPrefix {
                 prefix: "d/".into(),

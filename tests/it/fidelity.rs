@@ -12,6 +12,29 @@ fn behaviours_as_aws_documents_them() {
     });
 }
 
+/// Issue 40, items 1 to 5 (`tests/py/fidelity4.py`): conditional deletes, ARN policy
+/// conditions and the policy status of a public ACL, checksum types and digests, the owner and
+/// initiator of uploads, what a bucket policy grants another key, and the smaller answers.
+#[test]
+fn fourth_pass_behaviours_as_aws_documents_them() {
+    support::run(async {
+        let gw = support::gateway("fidelity4").await;
+        let (ak2, sk2) = new_key(&gw, "second").await;
+        support::run_py_checks(&gw, "fidelity4.py", "fidelity4", &[&ak2, &sk2]).await;
+    });
+}
+
+/// Issue 40, item 6 (`tests/py/minio_ext.py`): MinIO's extensions through minio-py: versioning
+/// exclusions, snowball uploads, ListObjectsV2 `metadata=true`, and `x-minio-force-delete`.
+#[test]
+fn minio_sdk_extensions() {
+    support::run(async {
+        let gw = support::gateway("minioext").await;
+        let (ak2, sk2) = new_key(&gw, "second").await;
+        support::run_py_checks(&gw, "minio_ext.py", "minio_ext", &[&ak2, &sk2]).await;
+    });
+}
+
 #[test]
 fn lifecycle_rules_expire_objects_and_abort_uploads() {
     support::run(async {

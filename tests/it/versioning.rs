@@ -514,7 +514,7 @@ fn an_interrupted_index_build_is_finished_by_the_janitor() {
         }
         // What PutBucketVersioning stores before it builds, and nothing after.
         let meta = gw.state.store.meta();
-        meta.set_bucket_versioning("vbuild", "Enabled", false)
+        meta.set_bucket_versioning("vbuild", "Enabled", &Default::default(), false)
             .await
             .unwrap();
         meta.forget_bucket("vbuild");

@@ -281,7 +281,7 @@ async fn decide_on(
                 }
             }
         }
-        if *op == Op::DeleteObjects {
+        if *op == Op::DeleteObjects || (*op == Op::DeleteObject && t.shape.force_delete) {
             // Each key is decided on its own; the request itself needs nothing more.
             let base = decide(
                 op,

@@ -106,5 +106,7 @@ pub fn shape_of(
         source_version: text("x-amz-copy-source")
             .is_some_and(|v| matches!(super::copy_source_version(v), Ok(Some(_)))),
         tagging: has("x-amz-tagging"),
+        force_delete: text("x-minio-force-delete")
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true")),
     }
 }

@@ -196,17 +196,23 @@ impl MetaStore {
             .await
     }
 
-    /// Sets the versioning status; `indexed` records that the version index is complete.
+    /// Sets the versioning status and its exclusions (MinIO's extension; none removes them)
+    /// in one update, so that a concurrent PutBucketVersioning never leaves one's status with
+    /// the other's exclusions; `indexed` records that the version index is complete.
     pub async fn set_bucket_versioning(
         &self,
         name: &str,
         status: &str,
+        exclusions: &crate::storage::versions::exclusions::Exclusions,
         indexed: bool,
     ) -> mongodb::error::Result<bool> {
-        self.set_attribute(name, "versioning", Some(Bson::from(status)))
-            .await?;
-        self.set_attribute(name, "versionsIndexed", Some(Bson::from(indexed)))
-            .await
+        let mut update = doc! {"$set": {"versioning": status, "versionsIndexed": indexed}};
+        if exclusions.is_empty() {
+            update.insert("$unset", doc! {"versioningExclusions": ""});
+        } else if let Ok(set) = update.get_document_mut("$set") {
+            set.insert("versioningExclusions", exclusions.to_document());
+        }
+        self.update_live(name, update).await
     }
 
     /// Sets (`Some`) or removes a bucket's default encryption.

@@ -49,6 +49,8 @@ pub struct BucketInfo {
     pub website: Option<String>,
     /// Versioning status (`Enabled`, `Suspended`; `None`: never enabled).
     pub versioning: Option<String>,
+    /// Keys left out of versioning (MinIO's `ExcludedPrefixes` and `ExcludeFolders`).
+    pub versioning_exclusions: crate::storage::versions::exclusions::Exclusions,
     /// Whether the version index covers every object written before versioning was enabled
     /// (see `storage::versions`); until then reads fall back to GridFS revisions.
     pub versions_indexed: bool,
@@ -88,6 +90,7 @@ impl BucketInfo {
             notification: None,
             website: None,
             versioning: None,
+            versioning_exclusions: Default::default(),
             versions_indexed: false,
             object_lock: None,
             encryption: None,
@@ -158,6 +161,10 @@ impl BucketInfo {
             notification: d.get_str("notification").ok().map(str::to_owned),
             website: d.get_str("website").ok().map(str::to_owned),
             versioning: d.get_str("versioning").ok().map(str::to_owned),
+            versioning_exclusions: d
+                .get_document("versioningExclusions")
+                .map(crate::storage::versions::exclusions::Exclusions::from_document)
+                .unwrap_or_default(),
             versions_indexed: d.get_bool("versionsIndexed").unwrap_or(false),
             object_lock: d
                 .get_document("objectLock")

@@ -47,9 +47,30 @@ impl ObjectStore {
         let (mode, _) = self.versioning(bucket).await?;
         let mut out: Vec<Option<KeyOutcome>> = (0..keys.len()).map(|_| None).collect();
         if mode == Versioning::Enabled {
-            if let Err(e) = self.mark_batch(bucket, keys, owner, &mut out).await {
-                tracing::warn!(bucket, error = %e, "a batch of delete markers failed; its keys go one by one");
-                out.iter_mut().for_each(|o| *o = None);
+            // Keys the bucket's versioning exclusions name are written as in a suspended
+            // bucket (a null marker replacing the null version): they go one by one too.
+            let exclusions = match self.meta.bucket_cached(bucket).await? {
+                Some(b) => b.versioning_exclusions,
+                None => Default::default(),
+            };
+            let batch: Vec<usize> = (0..keys.len())
+                .filter(|i| !exclusions.excludes(&keys[*i]))
+                .collect();
+            let batch_keys: Vec<String> = batch.iter().map(|i| keys[*i].clone()).collect();
+            let mut batch_out: Vec<Option<KeyOutcome>> = batch.iter().map(|_| None).collect();
+            match self
+                .mark_batch(bucket, &batch_keys, owner, &mut batch_out)
+                .await
+            {
+                _ if batch_keys.is_empty() => {}
+                Ok(()) => {
+                    for (i, o) in batch.into_iter().zip(batch_out) {
+                        out[i] = o;
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(bucket, error = %e, "a batch of delete markers failed; its keys go one by one");
+                }
             }
         }
         let unconditional = DeleteCondition::default();

@@ -8,6 +8,7 @@ use mongodb::bson::{doc, oid::ObjectId, Bson, DateTime};
 use super::{Blocked, ObjectInfo, ObjectStore, Result};
 use crate::storage::gridfs::{FileDoc, GridFsError};
 use crate::storage::meta::KeyLock;
+use crate::storage::versions::exclusions::Exclusions;
 use crate::storage::versions::{
     entry_id, make_vid, Master, VersionEntry, VersionIndex, Versioning,
 };
@@ -127,6 +128,25 @@ impl ObjectStore {
         VersionIndex::new(&self.db, bucket)
     }
 
+    /// How a write or delete of `key` is versioned: the bucket's state, except that a key
+    /// its exclusions name (MinIO's `ExcludedPrefixes`, `ExcludeFolders`) is written as in a
+    /// suspended bucket while versioning is enabled. With whether the index is complete.
+    pub async fn versioning_of(&self, bucket: &str, key: &str) -> Result<(Versioning, bool)> {
+        Ok(match self.meta.bucket_cached(bucket).await? {
+            Some(b) => {
+                let mode = Versioning::from_status(b.versioning.as_deref());
+                let excluded = mode == Versioning::Enabled && b.versioning_exclusions.excludes(key);
+                let mode = if excluded {
+                    Versioning::Suspended
+                } else {
+                    mode
+                };
+                (mode, b.versions_indexed)
+            }
+            None => (Versioning::Off, false),
+        })
+    }
+
     /// A bucket's versioning state and whether its index is complete (from the bucket cache:
     /// a change through another instance is seen within a second).
     pub async fn versioning(&self, bucket: &str) -> Result<(Versioning, bool)> {
@@ -236,7 +256,7 @@ impl ObjectStore {
         key: &str,
         file_id: &Bson,
     ) -> Result<Prepared> {
-        let (mode, indexed) = self.versioning(bucket).await?;
+        let (mode, indexed) = self.versioning_of(bucket, key).await?;
         if mode == Versioning::Off {
             let older = self.revisions(bucket, key).await?;
             let date = self.stamp(&older);
@@ -396,7 +416,7 @@ impl ObjectStore {
         cond: &DeleteCondition,
         owner: &str,
     ) -> Result<std::result::Result<DeleteOutcome, Blocked>> {
-        let (mode, _) = self.versioning(bucket).await?;
+        let (mode, _) = self.versioning_of(bucket, key).await?;
         if mode == Versioning::Off && !cond.is_set() {
             self.delete(bucket, key).await?;
             return Ok(Ok(DeleteOutcome::default()));
@@ -517,18 +537,27 @@ impl ObjectStore {
     /// build finishes within the request; a large one's goes on in the background (and, should
     /// this process die, in another instance's janitor pass), reads meanwhile falling back to
     /// the GridFS revisions of keys the index does not cover yet.
-    pub async fn set_versioning(&self, bucket: &str, status: Versioning) -> Result<()> {
+    pub async fn set_versioning(
+        &self,
+        bucket: &str,
+        status: Versioning,
+        exclusions: &Exclusions,
+    ) -> Result<()> {
         let Some(b) = self.meta.get_bucket(bucket).await? else {
             return Err(GridFsError::FileNotFound);
         };
         let name = status.status().unwrap_or("Suspended");
         if b.versions_indexed {
-            self.meta.set_bucket_versioning(bucket, name, true).await?;
+            self.meta
+                .set_bucket_versioning(bucket, name, exclusions, true)
+                .await?;
             self.meta.forget_bucket(bucket);
             return Ok(());
         }
         self.versions(bucket).ensure_indexes().await?;
-        self.meta.set_bucket_versioning(bucket, name, false).await?;
+        self.meta
+            .set_bucket_versioning(bucket, name, exclusions, false)
+            .await?;
         self.meta.forget_bucket(bucket);
         let (store, name) = (self.clone(), bucket.to_owned());
         let build =

@@ -27,6 +27,8 @@ pub mod index;
 
 pub use index::{Master, VersionIndex};
 
+pub mod exclusions;
+
 use mongodb::bson::{doc, Bson, DateTime, Document};
 use sha2::{Digest, Sha256};
 

@@ -19,6 +19,8 @@ use crate::storage::objects::{
 use crate::storage::versions;
 use crate::xml::{self, to_xml, S3_NS};
 
+mod metadata;
+
 struct Common {
     prefix: String,
     delimiter: Option<String>,
@@ -96,6 +98,8 @@ fn contents(o: &ObjectInfo, url: bool, owner: Option<xml::Owner>) -> xml::Conten
         size: o.size(),
         owner,
         storage_class: crate::model::storage_class::reported(o.meta.storage_class.as_deref()),
+        user_metadata: None,
+        user_tags: None,
     }
 }
 
@@ -142,7 +146,19 @@ pub async fn list_objects_v2(st: &AppState, req: S3Request) -> S3Result<Response
         .list(&bucket.name, &c.query(after.as_deref().unwrap_or_default()))
         .await?;
     let fetch_owner = req.q("fetch-owner") == Some("true");
-    let (contents, prefixes) = split(&page, c.url, fetch_owner.then_some(&bucket));
+    let (mut contents, prefixes) = split(&page, c.url, fetch_owner.then_some(&bucket));
+    if metadata::asked(&req) {
+        let objects: Vec<&ObjectInfo> = page
+            .entries
+            .iter()
+            .filter_map(|e| match e {
+                ListEntry::Object(o) => Some(&**o),
+                ListEntry::Prefix(_) => None,
+            })
+            .collect();
+        let who = metadata::Caller::of(st, &req);
+        metadata::fill(st, &who, &objects, &mut contents).await?;
+    }
     let next = page
         .truncated
         .then(|| {

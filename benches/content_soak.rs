@@ -160,7 +160,7 @@ async fn writer(w: Arc<World>, s3: aws_sdk_s3::Client, id: u64) {
         let b = (seq + id) as usize % 2;
         let k = ((seq * 7 + id * 3) % KEYS as u64) as usize;
         // A third shared between keys; the rest unique to this write.
-        let n = if seq % 3 == 0 {
+        let n = if seq.is_multiple_of(3) {
             seq % SHARED
         } else {
             1_000_000 * (id + 1) + seq

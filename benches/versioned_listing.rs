@@ -63,7 +63,7 @@ async fn main() -> anyhow::Result<()> {
     let store = ObjectStore::new(db.clone(), meta.clone(), 255 * 1024);
     meta.create_bucket(&bucket("plain")).await?;
     meta.create_bucket(&bucket("versioned")).await?;
-    meta.set_bucket_versioning("versioned", "Enabled", true)
+    meta.set_bucket_versioning("versioned", "Enabled", &Default::default(), true)
         .await?;
     store.gridfs("plain").ensure_indexes().await?;
     store.gridfs("versioned").ensure_indexes().await?;

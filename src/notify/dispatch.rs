@@ -408,7 +408,7 @@ async fn round(notifier: &Notifier, l: &mut Live) -> mongodb::error::Result<Roun
                     h.until = l.next_try + backoff(h.tries, notifier.settings().retry_max);
                 }
             }
-            if l.failures == 1 || l.failures % 20 == 0 {
+            if l.failures == 1 || l.failures.is_multiple_of(20) {
                 tracing::warn!(target = %name, error = %e, failures = l.failures, retry_in = ?wait, "could not deliver an event notification");
             }
         }

@@ -436,8 +436,8 @@ impl ObjectStore {
         while i < parts.len()
             && parts[i].base < 0
             && parts[i].file_id == final_id
-            && offset % cs == 0
-            && (parts[i].size % cs == 0 || i + 1 == parts.len())
+            && offset.is_multiple_of(cs)
+            && (parts[i].size.is_multiple_of(cs) || i + 1 == parts.len())
         {
             // Fits in an Int32 (see `MAX_PART_SLOTS`), so `$inc` keeps `n` an Int32.
             let shift = i32::try_from((offset / cs) as i64 - parts[i].base).map_err(|_| {

@@ -47,7 +47,7 @@ pub fn is_post(key: &str) -> bool {
         h ^= *b as u64;
         h = h.wrapping_mul(0x100_0000_01b3);
     }
-    h % SPACING == 0
+    h.is_multiple_of(SPACING)
 }
 
 /// The posts of one key space. Each post says whether the keys from it up to the next post

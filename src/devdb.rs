@@ -120,7 +120,7 @@ fn lock_dir(dir: &Path) -> Result<std::fs::File> {
         Err(std::fs::TryLockError::WouldBlock) => {
             let holder = std::fs::read_to_string(&path).unwrap_or_default();
             let holder = holder.trim().to_owned();
-            let alive = !holder.is_empty() && Path::new("/proc").join(&holder).exists();
+            let alive = process_alive(&holder);
             // A grids3 that is gone leaves its database server stopping (it holds the lock
             // until it has): wait for that, as a restart right after a stop would.
             let deadline = Instant::now() + Duration::from_secs(20);
@@ -155,6 +155,19 @@ fn lock_dir(dir: &Path) -> Result<std::fs::File> {
     file.seek(std::io::SeekFrom::Start(0))?;
     write!(file, "{}", std::process::id())?;
     Ok(file)
+}
+
+/// Whether a process with this pid runs (`kill -0`, which works where there is no `/proc`).
+pub fn process_alive(pid: &str) -> bool {
+    !pid.is_empty()
+        && pid.bytes().all(|b| b.is_ascii_digit())
+        // The shell's builtin: a minimal image may have no /bin/kill.
+        && Command::new("sh")
+            .args(["-c", &format!("kill -0 {pid}")])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
 }
 
 /// `dir` relative to the working directory when it is under it (`./data/db`), as a user

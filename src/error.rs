@@ -78,6 +78,10 @@ errors! {
     invalid_range => "InvalidRange", RANGE_NOT_SATISFIABLE, "The requested range is not satisfiable";
     /// XML that does not parse or does not fit the schema.
     malformed_xml => "MalformedXML", BAD_REQUEST, "The XML you provided was not well-formed or did not validate against our published schema.";
+    /// A session token (`x-amz-security-token`): grids3 issues none, so none is valid.
+    invalid_token => "InvalidToken", BAD_REQUEST, "The provided token is malformed or otherwise invalid.";
+    /// User metadata over 2 KB.
+    metadata_too_large => "MetadataTooLarge", BAD_REQUEST, "Your metadata headers exceed the maximum allowed metadata size.";
     /// A required header is missing.
     missing_content_length => "MissingContentLength", LENGTH_REQUIRED, "You must provide the Content-Length HTTP header.";
     /// No such bucket.

@@ -98,7 +98,10 @@ pub fn header_text(bytes: &[u8]) -> String {
 /// Whether a request carries any credentials at all (a signature in the header or the query).
 /// One without is anonymous: the authorization decides what it may do.
 pub fn has_credentials(headers: &HeaderMap, query: &[(String, String)]) -> bool {
+    // A session token counts: `authenticate` refuses it, rather than let an unsigned request
+    // carry it unread.
     headers.contains_key("authorization")
+        || headers.contains_key("x-amz-security-token")
         || query.iter().any(|(k, _)| {
             matches!(
                 k.as_str(),
@@ -107,6 +110,7 @@ pub fn has_credentials(headers: &HeaderMap, query: &[(String, String)]) -> bool 
                     | "X-Amz-Credential"
                     | "AWSAccessKeyId"
                     | "Signature"
+                    | "X-Amz-Security-Token"
             )
         })
 }
@@ -172,6 +176,11 @@ pub(crate) fn parse_header_auth(value: &str, headers: &HeaderMap) -> S3Result<Pa
             return Err(S3Error::invalid_request(
                 "The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256.",
             ));
+        }
+        // Another scheme altogether (`Basic`, `Bearer`): AWS answers `400 InvalidArgument`
+        // "Unsupported Authorization Type".
+        if !value.starts_with("AWS4-") {
+            return Err(S3Error::invalid_argument("Unsupported Authorization Type"));
         }
         return Err(malformed(
             "the authorization mechanism is not AWS4-HMAC-SHA256.".into(),
@@ -307,6 +316,14 @@ pub async fn authenticate(
     v2: Option<SigV2Request<'_>>,
 ) -> S3Result<Auth> {
     let now = Utc::now();
+    // A session token names temporary credentials (STS), which grids3 does not issue: no
+    // token it is given can be valid, and AWS answers an invalid one `400 InvalidToken`
+    // rather than ignoring it.
+    if parts.headers.contains_key("x-amz-security-token")
+        || query.iter().any(|(k, _)| k == "X-Amz-Security-Token")
+    {
+        return Err(S3Error::invalid_token());
+    }
     let authz = header(&parts.headers, "authorization");
     let has = |k: &str| query.iter().any(|(n, _)| n == k);
     let v2_query = authz.is_none() && has("AWSAccessKeyId") && has("Signature");
@@ -355,7 +372,16 @@ pub async fn authenticate(
             .with_message("AWS authentication requires a valid Date or x-amz-date header")
     })?;
     if !p.amz_date.starts_with(&p.date) {
-        return Err(S3Error::signature_does_not_match());
+        // AWS: "Invalid credential date. Date is not the same as X-Amz-Date."
+        let m = format!(
+            "Invalid credential date. Date is not the same as X-Amz-Date: {} against {}.",
+            p.date, p.amz_date
+        );
+        return Err(if p.presigned {
+            S3Error::authorization_query_parameters_error(m)
+        } else {
+            S3Error::authorization_header_malformed(m)
+        });
     }
     if !p.presigned && (now - when).num_seconds().abs() > MAX_SKEW_SECS {
         return Err(S3Error::request_time_too_skewed());

@@ -367,13 +367,29 @@ pub async fn put_versioning(st: &AppState, mut req: S3Request) -> S3Result<Respo
             }
             Versioning::Suspended
         }
-        None => {
+        None if conf.excluded_prefixes.is_empty() && conf.exclude_folders.is_none() => {
             // AWS accepts a configuration without Status and changes nothing.
             return Ok(empty(StatusCode::OK));
+        }
+        None => {
+            return Err(S3Error::invalid_argument(
+                "ExcludedPrefixes and ExcludeFolders need a Status of Enabled",
+            ))
         }
         Some(_) => return Err(S3Error::malformed_xml()),
     };
     let exclusions = exclusions_of(&conf, status)?;
+    if !exclusions.is_empty() && b.object_lock.is_some() {
+        // A version under retention must never be replaced: with Object Lock every key is
+        // versioned (MinIO refuses exclusions there too).
+        return Err(S3Error {
+            code: "InvalidBucketState",
+            status: StatusCode::CONFLICT,
+            message: "Versioning exclusions are not allowed on a bucket with Object Lock".into(),
+            headers: Vec::new(),
+            extra: Vec::new(),
+        });
+    }
     st.store
         .set_versioning(&bucket, status, &exclusions)
         .await?;

@@ -58,7 +58,7 @@ pub fn describe(op: &Op) -> (Support, &'static str) {
         Op::CompleteMultipartUpload => (Partly, "conditional writes, composite and full-object checksums (a whole-object `x-amz-checksum-*` header is checked against the parts': `400 BadDigest` when it differs); at most `--max-completions` run at once, more wait and answer `503 SlowDown` after `--completion-wait` (30 s)"),
         Op::AbortMultipartUpload => (Yes, ""),
         Op::ListParts => (Yes, "`Owner` is the object's owner to be (the bucket owner under BucketOwnerEnforced), `Initiator` the key that started it"),
-        Op::ListMultipartUploads => (Yes, "`Owner` and `Initiator` as ListParts"),
+        Op::ListMultipartUploads => (Yes, "`Owner` and `Initiator` as ListParts; encoding-type=url"),
         Op::GetObjectAttributes => (Yes, ""),
         Op::GetBucketLogging => (Yes, ""),
         Op::GetBucketNotificationConfiguration => (Yes, ""),

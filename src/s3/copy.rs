@@ -109,7 +109,7 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
             }
         };
         let mut meta = if replace {
-            let mut m = meta_from_headers(&req.parts.headers);
+            let mut m = meta_from_headers(&req.parts.headers)?;
             m.checksums = src.meta.checksums.clone();
             m
         } else {

@@ -22,14 +22,7 @@ pub async fn dispatch(st: &AppState, op: Op, mut req: S3Request) -> S3Result<Res
     if op == Op::PutObjectTagging {
         req.tagging = Some(crate::s3::request::tagging::read_object_tagging(&mut req).await?);
     }
-    let mut facts = authz::facts(
-        &req.parts.headers,
-        &req.query,
-        &req.auth,
-        req.source_ip,
-        crate::tls::Transport::of(&req.parts.extensions),
-        st.store.meta().clock().now().to_chrono(),
-    );
+    let mut facts = authz::facts_of(st, &req);
     for (k, v) in req.tagging.iter().flatten() {
         authz::add_request_tag(&mut facts, k, v);
     }

@@ -34,6 +34,7 @@ use crate::storage::gridfs::GridFsError;
 pub async fn put_object(st: &AppState, mut req: S3Request) -> S3Result<Response> {
     let b = require_bucket(st, req.bucket()).await?;
     let mut spec = WriteSpec::parse(&req.parts.headers)?;
+    req.require_length()?;
     let reader = req.body_reader()?;
     if reader.declared_len().is_some_and(|l| l > MAX_PUT_SIZE) {
         return Err(S3Error::entity_too_large());

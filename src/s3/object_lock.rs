@@ -110,6 +110,13 @@ pub async fn put_config(st: &AppState, mut req: S3Request) -> S3Result<Response>
             "Versioning must be 'Enabled' on the bucket to apply a Object Lock configuration",
         ));
     }
+    // Keys left out of versioning (MinIO's exclusions) would replace their null version
+    // whatever its retention: no Object Lock while there are any, as MinIO refuses it.
+    if !b.versioning_exclusions.is_empty() {
+        return Err(invalid_state(
+            "Object Lock cannot be enabled while versioning excludes prefixes or folders",
+        ));
+    }
     st.store.meta().set_object_lock(&bucket, &config).await?;
     st.store.meta().forget_bucket(&bucket);
     Ok(empty(StatusCode::OK))

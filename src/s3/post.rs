@@ -457,7 +457,7 @@ pub async fn post_object(
         crate::s3::rules::public_access::effective(st, &b),
         acl.as_deref(),
     )?;
-    let mut meta = meta_from_headers(&h);
+    let mut meta = meta_from_headers(&h)?;
     meta.storage_class = crate::s3::request::headers::storage_class_of(&h)?;
     meta.website_redirect = crate::s3::request::headers::website_redirect_of(&h)?;
     // The `tagging` field is the XML tag set that PutObjectTagging takes.

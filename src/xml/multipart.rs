@@ -279,6 +279,9 @@ pub struct ListMultipartUploadsResult {
     /// max-uploads.
     #[serde(rename = "MaxUploads")]
     pub max_uploads: i64,
+    /// `url` when the request asked for `encoding-type=url`.
+    #[serde(rename = "EncodingType", skip_serializing_if = "Option::is_none")]
+    pub encoding_type: Option<String>,
     /// More to come.
     #[serde(rename = "IsTruncated")]
     pub is_truncated: bool,

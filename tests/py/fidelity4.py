@@ -152,6 +152,13 @@ check(status(lambda: other.get_bucket_policy(Bucket=W)) == ("MethodNotAllowed", 
 check(status(lambda: anon.put_bucket_acl(Bucket=W, ACL="public-read-write")) == ("AccessDenied", 403),
       "an unsigned PutBucketAcl: 403 whatever the policy says")
 check(status(lambda: anon.delete_bucket(Bucket=W)) == ("AccessDenied", 403), "an unsigned DeleteBucket: 403")
+# RestrictPublicBuckets blocks the cross-account access a public policy gives (AWS), so
+# another key gets no bucket configuration from this policy then.
+s3.put_public_access_block(Bucket=W, PublicAccessBlockConfiguration={"RestrictPublicBuckets": True})
+check(status(lambda: other.put_bucket_tagging(Bucket=W, Tagging={"TagSet": [{"Key": "c", "Value": "d"}]})) == ("AccessDenied", 403),
+      "with RestrictPublicBuckets, a public policy grants another key no bucket configuration")
+check(status(lambda: other.delete_public_access_block(Bucket=W)) == ("AccessDenied", 403), "nor the removal of the block")
+s3.delete_public_access_block(Bucket=W)
 
 # 5. Smaller: public-read-write object ACL, suspended versioning, partNumber beyond the parts.
 S = "fid4-small"
@@ -176,5 +183,58 @@ check("VersionId" not in r, "nor does CompleteMultipartUpload")
 check(s3.head_object(Bucket=V, Key="p").get("VersionId") == "null", "HEAD still names the null version")
 check(status(lambda: s3.get_object(Bucket=V, Key="m", PartNumber=3)) == ("InvalidPartNumber", 416),
       "GET ?partNumber= beyond the part count: 416 InvalidPartNumber")
+
+# Other answers checked against AWS's documentation.
+import socket
+from botocore.awsrequest import AWSRequest
+from botocore.auth import SigV4Auth
+from botocore.credentials import Credentials
+def signed(method, path, body=b"", headers=None):
+    headers = dict(headers or {})
+    # SigV4 with a body needs its hash (botocore's plain SigV4Auth does not add it).
+    headers.setdefault("x-amz-content-sha256", __import__("hashlib").sha256(body).hexdigest())
+    req = AWSRequest(method=method, url=f"{endpoint}{path}", data=body, headers=headers)
+    SigV4Auth(Credentials(ak, sk), "s3", "us-east-1").add_auth(req)
+    return req
+req = signed("PUT", f"/{S}/no-length", headers={"x-amz-content-sha256": "UNSIGNED-PAYLOAD"})
+host, port = endpoint.split("//")[1].split(":")
+with socket.create_connection((host, int(port))) as conn:
+    head = f"PUT /{S}/no-length HTTP/1.1\r\nHost: {req.headers['host'] if 'host' in req.headers else host + ':' + port}\r\n"
+    for k, v in req.headers.items():
+        if k.lower() != "host":
+            head += f"{k}: {v}\r\n"
+    conn.sendall((head + "Connection: close\r\n\r\n").encode())
+    answer = b""
+    while chunk := conn.recv(65536):
+        answer += chunk
+check(answer.startswith(b"HTTP/1.1 411") and b"MissingContentLength" in answer,
+      f"a PUT with neither Content-Length nor chunked transfer: 411 MissingContentLength ({answer[:40]!r})")
+check(code(lambda: s3.head_object(Bucket=S, Key="no-length")) == "404", "and no empty object is stored")
+check(status(lambda: s3.put_object(Bucket=S, Key="meta", Body=b"x", Metadata={"big": "x" * 2100})) == ("MetadataTooLarge", 400),
+      "user metadata over 2 KB: 400 MetadataTooLarge")
+check(status(lambda: s3.put_object(Bucket=S, Key="meta", Body=b"x", Metadata={"ok": "x" * 2000})) == ("OK", 200),
+      "and 2,000 bytes are taken")
+import boto3
+tokened = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=ak, aws_secret_access_key=sk,
+                       aws_session_token="FwoGZXIvYXdzEXAMPLE", region_name="us-east-1")
+check(status(lambda: tokened.list_objects_v2(Bucket=S)) == ("InvalidToken", 400),
+      "a request with a session token grids3 never issued: 400 InvalidToken")
+r = requests.get(f"{endpoint}/{S}", headers={"Authorization": "Basic dXNlcjpwYXNz"})
+check(r.status_code == 400 and "<Code>InvalidArgument</Code>" in r.text and "Unsupported Authorization Type" in r.text,
+      f"Authorization: Basic: 400 InvalidArgument, Unsupported Authorization Type ({r.status_code})")
+req = signed("GET", f"/{S}")
+h = dict(req.headers)
+h["X-Amz-Date"] = "20200101T000000Z"
+r = requests.get(req.url, headers=h)
+check(r.status_code == 400 and "AuthorizationHeaderMalformed" in r.text and "Invalid credential date" in r.text,
+      f"a credential date other than X-Amz-Date's day: 400 AuthorizationHeaderMalformed ({r.status_code})")
+req = signed("GET", f"/{S}?uploads&encoding-type=bogus")
+r = requests.get(req.url, headers=dict(req.headers))
+check(r.status_code == 400 and "InvalidArgument" in r.text, f"ListMultipartUploads encoding-type=bogus: 400 ({r.status_code})")
+s3.create_multipart_upload(Bucket=S, Key="a key+with&odd")
+req = signed("GET", f"/{S}?uploads&encoding-type=url")
+r = requests.get(req.url, headers=dict(req.headers))
+check("<Key>a%20key%2Bwith%26odd</Key>" in r.text and "<EncodingType>url</EncodingType>" in r.text,
+      "and encoding-type=url encodes the keys")
 
 print("fidelity4: all checks passed")

@@ -9,6 +9,8 @@ import json
 import sys
 import urllib.parse
 
+import tarfile
+
 from minio import Minio
 from minio.commonconfig import ENABLED, SnowballObject, Tags
 from minio.versioningconfig import VersioningConfig
@@ -46,6 +48,31 @@ check(not r.get("Versions") and [m["VersionId"] for m in r.get("DeleteMarkers", 
 s3.put_bucket_versioning(Bucket=B, VersioningConfiguration={"Status": "Enabled"})
 check(mc.get_bucket_versioning(B).excluded_prefixes in ([], None), "a configuration without exclusions removes them")
 check("ExcludedPrefixes" not in str(s3.get_bucket_versioning(Bucket=B)), "and GetBucketVersioning is AWS's again")
+import requests as rq
+from botocore.awsrequest import AWSRequest
+from botocore.auth import SigV4Auth
+from botocore.credentials import Credentials
+def signed(method, path, body=b"", headers=None):
+    headers = dict(headers or {})
+    # SigV4 with a body needs its hash (botocore's plain SigV4Auth does not add it).
+    headers.setdefault("x-amz-content-sha256", __import__("hashlib").sha256(body).hexdigest())
+    req = AWSRequest(method=method, url=f"{endpoint}{path}", data=body, headers=headers)
+    SigV4Auth(Credentials(ak, sk), "s3", "us-east-1").add_auth(req)
+    return rq.request(method, req.url, data=body, headers=dict(req.headers))
+r = signed("PUT", f"/{B}?versioning", b"<VersioningConfiguration><ExcludeFolders>true</ExcludeFolders></VersioningConfiguration>")
+check(r.status_code == 400 and "InvalidArgument" in r.text, f"exclusions without a Status are refused, not ignored ({r.status_code} {r.text[:300]})")
+# Object Lock: every key stays versioned (a retained version is never a null version to replace).
+s3.create_bucket(Bucket="minio-lock-excl", ObjectLockEnabledForBucket=True)
+try:
+    mc.set_bucket_versioning("minio-lock-excl", VersioningConfig(ENABLED, excluded_prefixes=["ledger/"]))
+    check(False, "exclusions on an Object Lock bucket are refused")
+except Exception as e:
+    check("InvalidBucketState" in str(e), "exclusions on an Object Lock bucket are refused (InvalidBucketState)")
+s3.create_bucket(Bucket="minio-excl-lock")
+mc.set_bucket_versioning("minio-excl-lock", VersioningConfig(ENABLED, excluded_prefixes=["tmp/"]))
+check(code(lambda: s3.put_object_lock_configuration(Bucket="minio-excl-lock", ObjectLockConfiguration={
+    "ObjectLockEnabled": "Enabled", "Rule": {"DefaultRetention": {"Mode": "GOVERNANCE", "Days": 1}}})) == "InvalidBucketState",
+    "and Object Lock on a bucket with exclusions")
 bad = VersioningConfig("Suspended", excluded_prefixes=["tmp/"])
 try:
     mc.set_bucket_versioning(B, bad)
@@ -92,11 +119,34 @@ try:
 except Exception as e:
     check("AccessDenied" in str(e), f"a member outside what the key may write is refused ({type(e).__name__})")
 check(code(lambda: s3.head_object(Bucket=S, Key="elsewhere.txt")) == "404", "and is not stored")
+# A root Deny binds a snowball's members too.
+s3.put_bucket_policy(Bucket=S, Policy=json.dumps({"Version": "2012-10-17", "Statement": [
+    {"Effect": "Allow", "Principal": {"AWS": ak2}, "Action": "s3:PutObject",
+     "Resource": [f"arn:aws:s3:::{S}/in/*", f"arn:aws:s3:::{S}/snowball.*"]},
+    {"Effect": "Deny", "Principal": "*", "Action": "s3:PutObject", "Resource": f"arn:aws:s3:::{S}/protected/*"}]}))
+try:
+    mc.upload_snowball_objects(S, [SnowballObject("protected/evil", data=io.BytesIO(b"no"), length=2)])
+    check(False, "an explicit Deny binds the root key's members")
+except Exception as e:
+    check("AccessDenied" in str(e), "an explicit Deny binds the root key's members")
+# Damaged archives are refused: an empty body, a partial block, a gzip stream whose CRC fails.
+import gzip
+def snow(body):
+    return signed("PUT", f"/{S}/snow.tar", body, {"X-Amz-Meta-Snowball-Auto-Extract": "true"})
+for what, body in [("an empty body", b""), ("a partial header", b"x" * 88)]:
+    r = snow(body)
+    check(r.status_code == 400 and "The snowball archive is not a valid tar" in r.text, f"{what} is refused ({r.status_code} {r.text[:200]})")
+buf = io.BytesIO()
+with tarfile.open(fileobj=buf, mode="w") as t:
+    info = tarfile.TarInfo("crc/bad.txt"); info.size = 3
+    t.addfile(info, io.BytesIO(b"abc"))
+z = bytearray(gzip.compress(buf.getvalue()))
+z[-8] ^= 0xff
+r = snow(bytes(z))
+check(r.status_code == 400 and "not a valid tar" in r.text and code(lambda: s3.head_object(Bucket=S, Key="crc/bad.txt")) == "OK",
+      f"a gzip stream whose CRC does not match is refused, after its members ({r.status_code} {r.text[:200]})")
 # A body that fails its signature's payload hash stores nothing.
-from botocore.awsrequest import AWSRequest
-import hashlib, tarfile, requests
-from botocore.auth import SigV4Auth
-from botocore.credentials import Credentials
+import hashlib, requests
 buf = io.BytesIO()
 with tarfile.open(fileobj=buf, mode="w") as t:
     info = tarfile.TarInfo("tampered.txt"); info.size = 4
@@ -148,6 +198,19 @@ def force(client, bucket, key):
 check(force(s3, F, "dir/") == "OK", "a force delete of dir/")
 left = sorted(o["Key"] for o in s3.list_objects_v2(Bucket=F).get("Contents", []))
 check(left == ["dirt", "other"], f"removes every key under dir/, nothing else ({left})")
+for k in ["logs", "logs/1", "logs/2/3", "logs-archive/keep.gz", "logsheet.xlsx"]:
+    s3.put_object(Bucket=F, Key=k, Body=b"x")
+check(force(s3, F, "logs") == "OK", "a force delete of logs (no slash)")
+left = sorted(o["Key"] for o in s3.list_objects_v2(Bucket=F, Prefix="logs").get("Contents", []))
+check(left == ["logs-archive/keep.gz", "logsheet.xlsx"], f"takes logs and logs/..., as MinIO deletes a path ({left})")
+# An unsigned caller that may not list learns nothing (no count, no per-prefix answer).
+s3.put_bucket_policy(Bucket=F, Policy=json.dumps({"Version": "2012-10-17", "Statement": [{"Effect": "Allow",
+    "Principal": {"AWS": ak2}, "Action": "s3:GetObject", "Resource": f"arn:aws:s3:::{F}/public/*"}]}))
+anon = make_client(endpoint, "", "", unsigned=True)
+check(force(anon, F, "other") == "AccessDenied" and force(anon, F, "nothing-here/") == "AccessDenied",
+      "an unsigned force delete without ListBucket is refused whether or not the prefix holds keys")
+check(code(lambda: s3.head_object(Bucket=F, Key="other")) == "OK", "and removes nothing")
+s3.delete_bucket_policy(Bucket=F)
 FV = "minio-force-versions"
 s3.create_bucket(Bucket=FV)
 s3.put_bucket_versioning(Bucket=FV, VersioningConfiguration={"Status": "Enabled"})
@@ -159,11 +222,21 @@ check(force(s3, FV, "logs/") == "OK", "a force delete in a versioned bucket")
 r = s3.list_object_versions(Bucket=FV)
 left = sorted(v["Key"] for v in r.get("Versions", []) + r.get("DeleteMarkers", []))
 check(left == ["keep"], f"removes every version and marker under the prefix ({left})")
+# Past one page (1,000 versions): a key whose versions straddle the page's end loses them all.
+from concurrent.futures import ThreadPoolExecutor
+with ThreadPoolExecutor(16) as pool:
+    list(pool.map(lambda i: s3.put_object(Bucket=FV, Key=f"big/a{i:04d}", Body=b"x"), range(998)))
+for body in [b"1", b"2", b"3"]:
+    s3.put_object(Bucket=FV, Key="big/k", Body=body)
+check(force(s3, FV, "big/") == "OK", "a force delete of 1,001 versions")
+r = s3.list_object_versions(Bucket=FV, Prefix="big/")
+check(not r.get("Versions") and not r.get("DeleteMarkers"), f"leaves none behind ({len(r.get('Versions', []))})")
 # Authorized key by key, as DeleteObjects: a Deny on part of the prefix keeps that part.
 s3.put_object(Bucket=F, Key="dir/x", Body=b"x")
 s3.put_object(Bucket=F, Key="dir/locked/y", Body=b"y")
 s3.put_bucket_policy(Bucket=F, Policy=json.dumps({"Version": "2012-10-17", "Statement": [
     {"Effect": "Allow", "Principal": {"AWS": ak2}, "Action": "s3:DeleteObject", "Resource": f"arn:aws:s3:::{F}/*"},
+    {"Effect": "Allow", "Principal": {"AWS": ak2}, "Action": "s3:ListBucket", "Resource": f"arn:aws:s3:::{F}"},
     {"Effect": "Deny", "Principal": {"AWS": ak2}, "Action": "s3:DeleteObject", "Resource": f"arn:aws:s3:::{F}/dir/locked/*"}]}))
 other = make_client(endpoint, ak2, sk2)
 check(force(other, F, "dir/") == "AccessDenied", "a force delete over a denied key answers AccessDenied")

@@ -265,6 +265,16 @@ async fn decide_on(
                 .or_insert_with(|| vec![key.to_owned()]);
         }
         inputs.policy_list = p.evaluate(&list_cx);
+        if pab.restrict_public_buckets
+            && p.is_public()
+            && inputs.policy == Verdict::Allow
+            && crate::s3::rules::owner_only::lookup(op).is_some()
+        {
+            // RestrictPublicBuckets blocks the cross-account access a public policy gives
+            // (AWS: "public and cross-account access within any public bucket policy ... is
+            // blocked"): another key gets no bucket configuration from it.
+            inputs.policy = Verdict::Silent;
+        }
         if pab.restrict_public_buckets && auth.is_anonymous() && p.is_public() {
             // RestrictPublicBuckets: a public policy allows only signed requests; its Deny
             // statements still apply.
@@ -374,6 +384,22 @@ pub struct Explanation {
     pub acls_disabled: bool,
     /// Whether the request asked for, and may use, a GOVERNANCE bypass.
     pub bypass_governance: bool,
+}
+
+/// The condition keys of a request ([`facts`] of its headers, query, key, address and
+/// transport, at the database's time).
+pub fn facts_of(
+    st: &AppState,
+    req: &crate::s3::request::S3Request,
+) -> HashMap<String, Vec<String>> {
+    facts(
+        &req.parts.headers,
+        &req.query,
+        &req.auth,
+        req.source_ip,
+        crate::tls::Transport::of(&req.parts.extensions),
+        st.store.meta().clock().now().to_chrono(),
+    )
 }
 
 /// The decision on an operation for a principal, explained (no side effects).

@@ -7,7 +7,8 @@
 //! decided per key as those requests would be: an entry the caller may not read has no
 //! `<UserMetadata>`, one whose tags it may not read no `<UserTags>`. Metadata names that are
 //! not XML names (HTTP allows `!#$%&'*+^`|~` in a header name) are left out of the element,
-//! since MinIO's answer would not parse.
+//! since MinIO's answer would not parse. SSE-C objects are listed without either: their
+//! attributes are told only to a request that carries their key.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -36,14 +37,7 @@ impl Caller {
     /// The caller of `req`.
     pub fn of(st: &AppState, req: &S3Request) -> Self {
         Self {
-            facts: authz::facts(
-                &req.parts.headers,
-                &req.query,
-                &req.auth,
-                req.source_ip,
-                crate::tls::Transport::of(&req.parts.extensions),
-                st.store.meta().clock().now().to_chrono(),
-            ),
+            facts: authz::facts_of(st, req),
             auth: req.auth.clone(),
             bucket: req.bucket().to_owned(),
         }
@@ -59,6 +53,15 @@ pub async fn fill(
     contents: &mut [xml::Contents],
 ) -> S3Result<()> {
     for (o, c) in objects.iter().zip(contents.iter_mut()) {
+        // An SSE-C object tells nothing about itself without its key (HEAD answers 400), and
+        // a listing cannot carry one key per object.
+        if o.meta
+            .sse
+            .as_ref()
+            .is_some_and(|s| s.mode == crate::crypto::MODE_C)
+        {
+            continue;
+        }
         if may(st, who, &Op::GetObject, o).await? {
             c.user_metadata = Some(user_metadata(o));
         }
@@ -72,9 +75,7 @@ pub async fn fill(
 /// Whether the caller may run `op` on the listed object, decided as that request would be
 /// (the policy on the object's ARN, roles, and the object's ACL).
 async fn may(st: &AppState, who: &Caller, op: &Op, o: &ObjectInfo) -> S3Result<bool> {
-    if who.auth.root {
-        return Ok(true);
-    }
+    // The root key too: a bucket policy's explicit Deny binds it.
     let target = authz::Target {
         bucket: &who.bucket,
         key: Some(o.key()),

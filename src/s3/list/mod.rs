@@ -42,15 +42,7 @@ fn common(req: &S3Request) -> S3Result<Common> {
             })?
             .min(1000) as usize,
     };
-    let url = match req.q("encoding-type") {
-        None => false,
-        Some("url") => true,
-        Some(_) => {
-            return Err(S3Error::invalid_argument(
-                "Invalid Encoding Method specified in Request",
-            ))
-        }
-    };
+    let url = req.url_encoding()?;
     Ok(Common {
         prefix: req.q("prefix").unwrap_or_default().to_owned(),
         delimiter: req

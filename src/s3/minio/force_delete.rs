@@ -1,24 +1,30 @@
-//! MinIO's force delete: DeleteObject with `x-minio-force-delete: true` removes every object
-//! and every version whose key starts with the request's key (minio-go's `ForceDelete`,
-//! minio-js's `forceDelete`, `mc rm --force --recursive` on one request).
+//! MinIO's force delete: DeleteObject with `x-minio-force-delete: true` removes the key and
+//! everything under it as a folder, every version included (minio-go's `ForceDelete`,
+//! minio-js's `forceDelete`). As MinIO deletes a path, `logs` takes `logs` and `logs/...`, not
+//! `logs-archive/...`; `logs/` takes `logs/...`.
 //!
-//! Authorized as a DeleteObjects of those keys would be: each key (each version) on its own,
-//! `s3:DeleteObject` (`s3:DeleteObjectVersion`) on the object's ARN, so a bucket policy's Deny
-//! on part of the prefix keeps that part (the answer is then `403 AccessDenied`, after the
-//! rest was removed, as DeleteObjects reports such keys one by one). Refused, never ignored:
-//! with `?versionId=` (the delete removes every version already), in a bucket with Object
-//! Lock (retained versions cannot go, and MinIO refuses it there too), and while a bucket's
-//! version index is still being built (`503 SlowDown`, retry).
+//! Authorized as a listing and a DeleteObjects of those keys would be: the caller must be
+//! allowed to list the bucket (the request tells which keys existed), and each key (each
+//! version) is decided on its own, `s3:DeleteObject` (`s3:DeleteObjectVersion`) on the
+//! object's ARN, so a bucket policy's Deny on part of the folder keeps that part (the answer is
+//! then `403 AccessDenied`, after the rest was removed, as DeleteObjects reports such keys one
+//! by one). Refused, never ignored: with `?versionId=` (the delete removes every version
+//! already), in a bucket with Object Lock (retained versions cannot go, and MinIO refuses it
+//! there too), and while a bucket's version index is still being built (`503 SlowDown`, retry).
 
 use axum::http::StatusCode;
 use axum::response::Response;
 
 use crate::error::{S3Error, S3Result};
 use crate::notify::{Change, EventName};
+use crate::s3::authz;
 use crate::s3::lookup::require_bucket;
+use crate::s3::op::Op;
+use crate::s3::request::access::Access;
 use crate::s3::request::S3Request;
 use crate::s3::respond::empty;
 use crate::state::AppState;
+use crate::storage::meta::BucketInfo;
 use crate::storage::objects::{
     DeleteCondition, ListEntry, ListQuery, VersionItem, VersionListQuery,
 };
@@ -42,6 +48,41 @@ pub fn asked(headers: &axum::http::HeaderMap) -> S3Result<bool> {
 /// Keys (or versions) removed per round.
 const PAGE: usize = 1000;
 
+/// What one force delete takes: which listed keys are its own.
+struct Scope {
+    /// The key itself (a request without a trailing `/`), besides `folder`.
+    exact: Option<String>,
+    /// Keys starting with this are taken.
+    folder: String,
+}
+
+impl Scope {
+    fn of(key: &str) -> Self {
+        if key.ends_with('/') {
+            Self {
+                exact: None,
+                folder: key.to_owned(),
+            }
+        } else {
+            Self {
+                exact: Some(key.to_owned()),
+                folder: format!("{key}/"),
+            }
+        }
+    }
+
+    fn takes(&self, key: &str) -> bool {
+        self.exact.as_deref() == Some(key) || key.starts_with(&self.folder)
+    }
+
+    /// The listing queries: the folder, and the key itself when it is one.
+    fn prefixes(&self) -> Vec<String> {
+        let mut v = vec![self.folder.clone()];
+        v.extend(self.exact.clone());
+        v
+    }
+}
+
 /// DeleteObject with `x-minio-force-delete: true`.
 pub async fn delete_prefix(st: &AppState, req: S3Request) -> S3Result<Response> {
     let b = require_bucket(st, req.bucket()).await?;
@@ -59,19 +100,94 @@ pub async fn delete_prefix(st: &AppState, req: S3Request) -> S3Result<Response> 
         return Err(S3Error::slow_down()
             .with_message("The bucket's version index is being built: retry the force delete"));
     }
-    let prefix = req.key().to_owned();
-    let origin = crate::s3::events::origin(&req);
-    let allows = |key: &str, version: Option<&str>| {
-        req.per_key
-            .as_ref()
-            .is_none_or(|check| check.allows(key, version))
+    let who = Who::of(st, &req);
+    who.may_list(st).await?;
+    let scope = Scope::of(req.key());
+    let run = Run {
+        st,
+        who: &who,
+        b: &b,
+        scope: &scope,
     };
     let mut denied = 0usize;
-    if b.versioning.is_none() {
+    for prefix in scope.prefixes() {
+        denied += if b.versioning.is_none() {
+            run.unversioned(&prefix).await?
+        } else {
+            run.versioned(&prefix).await?
+        };
+    }
+    if denied > 0 {
+        return Err(S3Error::access_denied().with_message(
+            "Access Denied: the bucket policy keeps some of the objects or versions under the key",
+        ));
+    }
+    Ok(empty(StatusCode::NO_CONTENT))
+}
+
+/// Who asks, as the deletes need it (the request itself is not `Sync`).
+struct Who {
+    auth: crate::auth::Auth,
+    bucket: String,
+    facts: std::collections::HashMap<String, Vec<String>>,
+    per_key: Option<crate::s3::request::access::PerKey>,
+    origin: crate::notify::Origin,
+}
+
+impl Who {
+    fn of(st: &AppState, req: &S3Request) -> Self {
+        Self {
+            facts: authz::facts_of(st, req),
+            auth: req.auth.clone(),
+            bucket: req.bucket().to_owned(),
+            per_key: req.per_key.clone(),
+            origin: crate::s3::events::origin(req),
+        }
+    }
+
+    /// The caller may list the bucket (a force delete's answer tells which keys existed).
+    async fn may_list(&self, st: &AppState) -> S3Result<()> {
+        let target = authz::Target {
+            bucket: &self.bucket,
+            key: None,
+            facts: &self.facts,
+            shape: Default::default(),
+        };
+        let ex = authz::explain(st, &Op::ListObjectsV2, &self.auth, &target).await?;
+        match ex.access {
+            Access::Granted | Access::GrantedUnlisted => Ok(()),
+            _ => Err(S3Error::access_denied()),
+        }
+    }
+
+    fn allows(&self, key: &str, version: Option<&str>) -> bool {
+        self.per_key
+            .as_ref()
+            .is_none_or(|check| check.allows(key, version))
+    }
+}
+
+/// One force delete's removals.
+#[derive(Clone, Copy)]
+struct Run<'a> {
+    st: &'a AppState,
+    who: &'a Who,
+    b: &'a BucketInfo,
+    scope: &'a Scope,
+}
+
+impl Run<'_> {
+    /// Removes the keys of an unversioned bucket listed under `prefix` that `scope` takes; the
+    /// number the policy kept. Each round lists again from the last key kept (what was removed
+    /// is gone from the listing).
+    async fn unversioned(&self, prefix: &str) -> S3Result<usize> {
+        let Run { st, who, b, scope } = *self;
+        let origin = &who.origin;
         let mut after: Option<String> = None;
+        let mut denied = 0;
         loop {
             let q = ListQuery {
-                prefix: prefix.clone(),
+                prefix: prefix.to_owned(),
                 delimiter: None,
                 after: after.clone(),
                 max: PAGE,
@@ -81,27 +197,40 @@ pub async fn delete_prefix(st: &AppState, req: S3Request) -> S3Result<Response> 
                 .entries
                 .iter()
                 .filter_map(|e| match e {
-                    ListEntry::Object(o) => Some(o.key().to_owned()),
-                    ListEntry::Prefix(_) => None,
+                    ListEntry::Object(o) if scope.takes(o.key()) => Some(o.key().to_owned()),
+                    _ => None,
                 })
                 .collect();
-            after = page.entries.last().map(|e| e.name().to_owned());
-            let (gone, kept): (Vec<String>, Vec<String>) =
-                keys.into_iter().partition(|k| allows(k, None));
-            denied += kept.len();
+            let mut gone = Vec::new();
+            for k in keys {
+                if who.allows(&k, None) {
+                    gone.push(k);
+                } else {
+                    denied += 1;
+                    after = Some(k);
+                }
+            }
             st.store.delete_keys(&b.name, &gone).await?;
             let changes: Vec<Change> = gone.iter().map(|k| removed(k, None)).collect();
-            crate::s3::events::record(st, &b.name, &origin, &changes).await?;
-            if !page.truncated {
-                break;
+            crate::s3::events::record(st, &b.name, origin, &changes).await?;
+            // The exact key's listing ends at the first other key.
+            let past = page.entries.iter().any(|e| !scope.takes(e.name()));
+            if !page.truncated || (scope.exact.as_deref() == Some(prefix) && past) {
+                return Ok(denied);
             }
         }
-    } else {
-        let mut marker: Option<(String, String)> = None;
+    }
+
+    /// [`Run::unversioned`] for a versioned bucket: every version and delete marker.
+    async fn versioned(&self, prefix: &str) -> S3Result<usize> {
+        let Run { st, who, b, scope } = *self;
+        let origin = &who.origin;
         let none = DeleteCondition::default();
+        let mut marker: Option<(String, String)> = None;
+        let mut denied = 0;
         loop {
             let q = VersionListQuery {
-                prefix: prefix.clone(),
+                prefix: prefix.to_owned(),
                 delimiter: None,
                 key_marker: marker.as_ref().map(|m| m.0.clone()),
                 version_marker: marker.as_ref().map(|m| m.1.clone()),
@@ -109,44 +238,41 @@ pub async fn delete_prefix(st: &AppState, req: S3Request) -> S3Result<Response> 
             };
             let page = st.store.list_versions(&b.name, &q).await?;
             let mut changes = Vec::new();
+            let mut past = false;
             for item in &page.items {
                 let VersionItem::Version(e, _) = item else {
                     continue;
                 };
-                marker = Some((e.key.clone(), e.version_id().to_owned()));
-                let vid = e.version_id();
-                if !allows(&e.key, Some(vid)) {
-                    denied += 1;
+                if !scope.takes(&e.key) {
+                    past = true;
                     continue;
                 }
-                match st
-                    .store
-                    .delete_object(&b.name, &e.key, Some(vid), &none, &req.auth.access_key)
-                    .await?
-                {
-                    Ok(_) => changes.push(removed(&e.key, Some(vid))),
-                    // Another writer holds the key: the client retries the whole delete.
-                    Err(_) => {
-                        crate::s3::events::record(st, &b.name, &origin, &changes).await?;
-                        return Err(S3Error::slow_down().with_message(format!(
-                            "{} is being written: retry the force delete",
-                            e.key
-                        )));
-                    }
+                let vid = e.version_id();
+                if !who.allows(&e.key, Some(vid)) {
+                    // Listing again starts after the last version kept.
+                    denied += 1;
+                    marker = Some((e.key.clone(), vid.to_owned()));
+                    continue;
                 }
+                let out = st
+                    .store
+                    .delete_object(&b.name, &e.key, Some(vid), &none, &who.auth.access_key)
+                    .await?;
+                if out.is_err() {
+                    // Another writer holds the key: the client retries the whole delete.
+                    crate::s3::events::record(st, &b.name, origin, &changes).await?;
+                    return Err(S3Error::slow_down().with_message(
+                        "A key under the prefix is being written: retry the force delete",
+                    ));
+                }
+                changes.push(removed(&e.key, Some(vid)));
             }
-            crate::s3::events::record(st, &b.name, &origin, &changes).await?;
-            if !page.truncated {
-                break;
+            crate::s3::events::record(st, &b.name, origin, &changes).await?;
+            if !page.truncated || (scope.exact.as_deref() == Some(prefix) && past) {
+                return Ok(denied);
             }
         }
     }
-    if denied > 0 {
-        return Err(S3Error::access_denied().with_message(format!(
-            "Access Denied: the bucket policy keeps {denied} of the objects or versions under the prefix"
-        )));
-    }
-    Ok(empty(StatusCode::NO_CONTENT))
 }
 
 /// The event of one removal.

@@ -65,13 +65,65 @@ fn spool_error(what: &str, e: std::io::Error) -> S3Error {
     S3Error::internal()
 }
 
-/// A temporary file removed when dropped, however the request ends.
+/// A temporary file removed when dropped, however the request ends (and, after a crash, by
+/// the next extraction of any instance on the host: [`sweep`]).
 struct Spool(std::path::PathBuf);
 
 impl Drop for Spool {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.0);
     }
+}
+
+const SPOOL_PREFIX: &str = "grids3-snowball-";
+
+/// Extractions at once per instance: each may spool up to 5 GiB, so more wait for a slot and
+/// answer `503 SlowDown` after 10 s without one.
+const AT_ONCE: usize = 4;
+
+/// Most bytes an archive may expand to: an object's largest size. A compressed archive is
+/// refused past it (`400 EntityTooLarge`), so a small body cannot make terabytes.
+const MAX_EXTRACTED: u64 = MAX_PUT_SIZE;
+
+/// Removes spool files whose process is gone (a crash leaves its file behind).
+fn sweep(dir: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix(SPOOL_PREFIX)
+            .and_then(|r| r.split('-').next())
+        else {
+            continue;
+        };
+        if !crate::devdb::process_alive(pid) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+/// A spool file of this process, readable by its owner only (it may hold an SSE upload's
+/// plaintext).
+async fn create_spool() -> S3Result<(Spool, tokio::fs::File)> {
+    let dir = std::env::temp_dir();
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    SWEPT.call_once(|| sweep(&dir));
+    let path = dir.join(format!(
+        "{SPOOL_PREFIX}{}-{}",
+        std::process::id(),
+        uuid::Uuid::new_v4().simple()
+    ));
+    let spool = Spool(path);
+    let file = tokio::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&spool.0)
+        .await
+        .map_err(|e| spool_error("creating a snowball spool file", e))?;
+    Ok((spool, file))
 }
 
 /// PutObject with `X-Amz-Meta-Snowball-Auto-Extract: true`.
@@ -91,16 +143,20 @@ pub async fn extract(st: &AppState, mut req: S3Request) -> S3Result<Response> {
     }
     let prefix = meta_header(&h, PREFIX).unwrap_or_default().to_owned();
     let ignore_dirs = meta_header(&h, IGNORE_DIRS).is_some_and(|v| v.eq_ignore_ascii_case("true"));
-    // 1. The whole body into a spool file, verified as any PUT's body.
-    let path = std::env::temp_dir().join(format!("grids3-snowball-{}", uuid::Uuid::new_v4()));
-    let spool = Spool(path);
+    req.require_length()?;
     let mut reader = req.body_reader()?;
     if reader.declared_len().is_some_and(|l| l > MAX_PUT_SIZE) {
         return Err(S3Error::entity_too_large());
     }
-    let mut file = tokio::fs::File::create(&spool.0)
-        .await
-        .map_err(|e| spool_error("spooling a snowball upload", e))?;
+    static SLOTS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(AT_ONCE);
+    let Ok(Ok(_slot)) =
+        tokio::time::timeout(std::time::Duration::from_secs(10), SLOTS.acquire()).await
+    else {
+        return Err(S3Error::slow_down()
+            .with_message("Too many snowball uploads are being extracted: retry"));
+    };
+    // 1. The whole body into a spool file, verified as any PUT's body.
+    let (spool, mut file) = create_spool().await?;
     let mut md5 = Md5::new();
     let mut len: u64 = 0;
     while let Some(chunk) = reader.next().await? {
@@ -142,7 +198,14 @@ pub async fn extract(st: &AppState, mut req: S3Request) -> S3Result<Response> {
     let mut tar = Reader::new(source);
     let who = Writer::of(st, &req, &b, spec);
     let mut stored = 0u64;
+    let mut extracted = 0u64;
     while let Some(m) = tar.next().await? {
+        extracted += m.size;
+        if extracted > MAX_EXTRACTED {
+            return Err(S3Error::entity_too_large().with_message(
+                "The snowball archive expands to more than an object's largest size (5 GiB)",
+            ));
+        }
         if m.kind == Kind::Other || (m.kind == Kind::Dir && ignore_dirs) {
             continue;
         }
@@ -161,9 +224,12 @@ pub async fn extract(st: &AppState, mut req: S3Request) -> S3Result<Response> {
         if key.len() > 1024 {
             return Err(S3Error::key_too_long());
         }
-        who.member(st, &key, &mut tar).await?;
+        who.member(st, &key, &mut tar, m.kind == Kind::File).await?;
         stored += 1;
     }
+    // A gzip stream's trailer (its CRC) is checked at its end; what follows the archive is
+    // bounded like the rest.
+    tar.finish(MAX_EXTRACTED - extracted).await?;
     let mut r = empty(StatusCode::OK);
     if let Ok(v) = HeaderValue::from_str(&stored.to_string()) {
         // How many objects the archive made (grids3's own header; MinIO answers nothing).
@@ -194,14 +260,7 @@ impl Writer {
         ));
         Self {
             auth: req.auth.clone(),
-            facts: authz::facts(
-                &req.parts.headers,
-                &req.query,
-                &req.auth,
-                req.source_ip,
-                crate::tls::Transport::of(&req.parts.extensions),
-                st.store.meta().clock().now().to_chrono(),
-            ),
+            facts: authz::facts_of(st, req),
             shape: crate::s3::request::access::shape_of(&req.parts.headers, &req.query),
             bucket: b.clone(),
             spec,
@@ -209,12 +268,14 @@ impl Writer {
         }
     }
 
-    /// Authorizes, stores and publishes one member from `tar`'s current data.
+    /// Authorizes, stores and publishes one member from `tar`'s current data (none for a
+    /// directory: `data` is false).
     async fn member<R: AsyncRead + Unpin>(
         &self,
         st: &AppState,
         key: &str,
         tar: &mut Reader<R>,
+        data: bool,
     ) -> S3Result<()> {
         let target = authz::Target {
             bucket: &self.bucket.name,
@@ -222,13 +283,12 @@ impl Writer {
             facts: &self.facts,
             shape: self.shape,
         };
-        if !self.auth.root {
-            let ex = authz::explain(st, &Op::PutObject, &self.auth, &target).await?;
-            if !matches!(ex.access, Access::Granted | Access::GrantedUnlisted) {
-                return Err(S3Error::access_denied().with_message(format!(
-                    "Access Denied: the archive's member {key} may not be written"
-                )));
-            }
+        // The root key too: a bucket policy's explicit Deny binds it.
+        let ex = authz::explain(st, &Op::PutObject, &self.auth, &target).await?;
+        if !matches!(ex.access, Access::Granted | Access::GrantedUnlisted) {
+            return Err(S3Error::access_denied().with_message(format!(
+                "Access Denied: the archive's member {key} may not be written"
+            )));
         }
         let mut meta = self.spec.meta.clone();
         meta.content_type = Some(content_type(key).to_owned());
@@ -241,6 +301,9 @@ impl Writer {
             crate::s3::sse::open_upload(st, &self.bucket, key, self.spec.sse.clone()).await?;
         let mut buf = vec![0u8; 256 * 1024];
         let streamed: S3Result<()> = async {
+            if !data {
+                return Ok(());
+            }
             loop {
                 let n = tar.read(&mut buf).await?;
                 if n == 0 {

@@ -10,6 +10,8 @@ use crate::error::{S3Error, S3Result};
 const BLOCK: usize = 512;
 /// Largest pax or GNU long-name record taken (names are at most 1,024 bytes as keys).
 const MAX_RECORD: u64 = 64 * 1024;
+/// Largest member taken: an object's largest size (a bigger one is refused before its data).
+const MAX_MEMBER: u64 = crate::s3::request::MAX_PUT_SIZE;
 
 /// What a member is.
 #[derive(Debug, PartialEq, Eq)]
@@ -100,13 +102,26 @@ pub fn header(block: &[u8; BLOCK]) -> S3Result<Option<(Member, u8)>> {
         _ => Kind::Other,
     };
     let size = number(&block[124..136])?;
+    if size > MAX_MEMBER {
+        return Err(S3Error::entity_too_large()
+            .with_message("A member of the snowball archive is larger than an object may be"));
+    }
     Ok(Some((Member { path, size, kind }, flag)))
 }
 
-/// The `path` of a pax extended header's records (`<len> <key>=<value>\n`).
-pub fn pax_path(records: &[u8]) -> S3Result<Option<String>> {
+/// What a pax extended header says of the next member: its `path` and `size`.
+#[derive(Debug, Default)]
+pub struct Pax {
+    /// `path=`.
+    pub path: Option<String>,
+    /// `size=` (for members over 8 GiB, which ustar cannot say).
+    pub size: Option<u64>,
+}
+
+/// Parses a pax extended header's records (`<len> <key>=<value>\n`).
+pub fn pax(records: &[u8]) -> S3Result<Pax> {
     let mut rest = records;
-    let mut path = None;
+    let mut out = Pax::default();
     while !rest.is_empty() {
         let space = rest
             .iter()
@@ -120,13 +135,24 @@ pub fn pax_path(records: &[u8]) -> S3Result<Option<String>> {
         let record = &rest[space + 1..len];
         let record = record.strip_suffix(b"\n").unwrap_or(record);
         if let Some(v) = record.strip_prefix(b"path=") {
-            path = Some(
+            out.path = Some(
                 String::from_utf8(v.to_vec()).map_err(|_| malformed("a path that is not UTF-8"))?,
             );
+        } else if let Some(v) = record.strip_prefix(b"size=") {
+            let size = std::str::from_utf8(v)
+                .ok()
+                .and_then(|s| s.parse::<u64>().ok())
+                .ok_or_else(|| malformed("a pax size that is not a number"))?;
+            if size > MAX_MEMBER {
+                return Err(S3Error::entity_too_large().with_message(
+                    "A member of the snowball archive is larger than an object may be",
+                ));
+            }
+            out.size = Some(size);
         }
         rest = &rest[len..];
     }
-    Ok(path)
+    Ok(out)
 }
 
 /// Reads members from `r`.
@@ -135,12 +161,66 @@ pub struct Reader<R> {
     /// Bytes of the current member's data (and padding) not yet read.
     left: u64,
     pad: u64,
+    /// Whether any block was read (an empty body is no archive).
+    started: bool,
 }
 
 impl<R: AsyncRead + Unpin> Reader<R> {
     /// A reader at the archive's start.
     pub fn new(r: R) -> Self {
-        Self { r, left: 0, pad: 0 }
+        Self {
+            r,
+            left: 0,
+            pad: 0,
+            started: false,
+        }
+    }
+
+    /// Reads what follows the archive's end to its own end (a compressed stream checks its
+    /// trailer there); refuses more than `limit` bytes of it.
+    pub async fn finish(&mut self, limit: u64) -> S3Result<()> {
+        let mut buf = [0u8; 8192];
+        let mut seen = 0u64;
+        loop {
+            let n = self
+                .r
+                .read(&mut buf)
+                .await
+                .map_err(|_| malformed("its stream is damaged"))?;
+            if n == 0 {
+                return Ok(());
+            }
+            seen += n as u64;
+            if seen > limit {
+                return Err(malformed("data follows the archive's end"));
+            }
+        }
+    }
+
+    /// One header block; `None` at the stream's end on a block boundary.
+    async fn block(&mut self) -> S3Result<Option<[u8; BLOCK]>> {
+        let mut block = [0u8; BLOCK];
+        let mut got = 0;
+        while got < BLOCK {
+            let n = self
+                .r
+                .read(&mut block[got..])
+                .await
+                .map_err(|_| malformed("it could not be read"))?;
+            if n == 0 {
+                break;
+            }
+            got += n;
+        }
+        match got {
+            0 if self.started => Ok(None),
+            0 => Err(malformed("the body is empty")),
+            BLOCK => {
+                self.started = true;
+                Ok(Some(block))
+            }
+            _ => Err(malformed("it ends inside a header")),
+        }
     }
 
     async fn skip(&mut self, mut n: u64) -> S3Result<()> {
@@ -170,27 +250,28 @@ impl<R: AsyncRead + Unpin> Reader<R> {
     }
 
     /// The next member (its data is read with [`Reader::read`]), or `None` at the end.
+    /// Sizes are at most an object's largest ([`MAX_MEMBER`]), so no sum here overflows.
     pub async fn next(&mut self) -> S3Result<Option<Member>> {
         let rest = self.left + self.pad;
         self.skip(rest).await?;
         self.left = 0;
         self.pad = 0;
         let mut long_name: Option<String> = None;
+        let mut long_size: Option<u64> = None;
         loop {
-            let mut block = [0u8; BLOCK];
-            match self.r.read_exact(&mut block).await {
-                Ok(_) => {}
-                // An archive without its two zero blocks ends where its data does.
-                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
-                Err(_) => return Err(malformed("it could not be read")),
-            }
+            let Some(block) = self.block().await? else {
+                // An archive without its two zero blocks ends where its last member does.
+                return Ok(None);
+            };
             let Some((mut m, flag)) = header(&block)? else {
                 return Ok(None);
             };
             match flag {
                 b'x' => {
                     let rec = self.record(m.size).await?;
-                    long_name = pax_path(&rec)?.or(long_name);
+                    let p = pax(&rec)?;
+                    long_name = p.path.or(long_name);
+                    long_size = p.size.or(long_size);
                 }
                 b'L' => {
                     let rec = self.record(m.size).await?;
@@ -205,14 +286,15 @@ impl<R: AsyncRead + Unpin> Reader<R> {
                     if let Some(n) = long_name.take() {
                         m.path = n;
                     }
+                    if let Some(s) = long_size.take() {
+                        m.size = s;
+                    }
+                    // Whatever its kind, a member's data is read or skipped before the next
+                    // header (a directory or link with data keeps the archive in step).
+                    self.left = m.size;
+                    self.pad = padding(m.size);
                     if m.kind != Kind::File {
-                        // Directories and links have no data to store (a hard link's size is
-                        // 0; anything else's data is skipped with it).
-                        self.left = if m.kind == Kind::Dir { 0 } else { m.size };
-                        self.pad = padding(self.left);
-                    } else {
-                        self.left = m.size;
-                        self.pad = padding(m.size);
+                        m.size = 0;
                     }
                     return Ok(Some(m));
                 }
@@ -220,7 +302,8 @@ impl<R: AsyncRead + Unpin> Reader<R> {
         }
     }
 
-    /// Reads the current member's data into `buf`; 0 at its end.
+    /// Reads the current member's data into `buf`; 0 at its end. Only a file's data is read
+    /// (the caller reads nothing of other kinds, which [`Reader::next`] skips).
     pub async fn read(&mut self, buf: &mut [u8]) -> S3Result<usize> {
         if self.left == 0 {
             return Ok(0);
@@ -294,9 +377,26 @@ mod tests {
         let d = r.next().await.unwrap().unwrap();
         assert_eq!((d.path.as_str(), d.kind), ("dir/", Kind::Dir));
         assert!(r.next().await.unwrap().is_none());
-        // A flipped byte fails the checksum.
+        // A flipped byte fails the checksum; an empty body, a partial block and a size past
+        // an object's largest are refused too.
         let mut bad = tar.clone();
         bad[10] = b'!';
         assert!(Reader::new(&bad[..]).next().await.is_err());
+        assert!(Reader::new(&b""[..]).next().await.is_err());
+        assert!(Reader::new(&tar[..88]).next().await.is_err());
+        // A base-256 size of 8 GiB (past an object's largest), and one past u64 (malformed).
+        let mut huge = block("big", 0, b'0');
+        huge[124..136].copy_from_slice(&[0x80, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0]);
+        huge[148..156].copy_from_slice(b"        ");
+        let sum: u64 = huge.iter().map(|x| u64::from(*x)).sum();
+        huge[148..155].copy_from_slice(format!("{sum:06o}\0").as_bytes());
+        let e = Reader::new(&huge[..]).next().await.unwrap_err();
+        assert_eq!(e.code, "EntityTooLarge");
+        huge[125..136].copy_from_slice(&[0xff; 11]);
+        huge[148..156].copy_from_slice(b"        ");
+        let sum: u64 = huge.iter().map(|x| u64::from(*x)).sum();
+        huge[148..155].copy_from_slice(format!("{sum:06o}\0").as_bytes());
+        let e = Reader::new(&huge[..]).next().await.unwrap_err();
+        assert_eq!(e.code, "InvalidRequest");
     }
 }

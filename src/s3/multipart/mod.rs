@@ -75,7 +75,7 @@ fn part_number(req: &S3Request) -> S3Result<i32> {
 /// CreateMultipartUpload.
 pub async fn create(st: &AppState, req: S3Request) -> S3Result<Response> {
     let b = require_bucket(st, req.bucket()).await?;
-    let mut meta = meta_from_headers(&req.parts.headers);
+    let mut meta = meta_from_headers(&req.parts.headers)?;
     meta.tags = crate::s3::request::tagging::from_header(req.header("x-amz-tagging"))?;
     meta.storage_class = crate::s3::request::headers::storage_class_of(&req.parts.headers)?;
     meta.website_redirect = crate::s3::request::headers::website_redirect_of(&req.parts.headers)?;
@@ -175,6 +175,7 @@ pub async fn upload_part(st: &AppState, mut req: S3Request) -> S3Result<Response
     crate::s3::request::sse::refuse_write_headers(&req.parts.headers)?;
     let sse = super::sse::upload_key(st, &up, &req.parts.headers, true).await?;
     let md5 = crate::s3::request::content_md5(&req)?;
+    req.require_length()?;
     let mut reader = req.body_reader()?;
     if reader.declared_len().is_some_and(|l| l > MAX_PART_SIZE) {
         return Err(S3Error::entity_too_large());
@@ -467,6 +468,16 @@ pub async fn list_uploads(st: &AppState, req: S3Request) -> S3Result<Response> {
         .map(str::to_owned);
     let key_marker = req.q("key-marker").unwrap_or_default().to_owned();
     let id_marker = req.q("upload-id-marker").unwrap_or_default().to_owned();
+    // `encoding-type=url`: keys, prefixes, markers and the delimiter URL-encoded, as in the
+    // object listings; any other value is refused as there.
+    let url = req.url_encoding()?;
+    let enc = |s: String| {
+        if url {
+            crate::auth::sigv4::uri_encode(&s, true)
+        } else {
+            s
+        }
+    };
     let max: usize = match req.q("max-uploads") {
         None => 1000,
         Some(m) => m
@@ -580,22 +591,31 @@ pub async fn list_uploads(st: &AppState, req: S3Request) -> S3Result<Response> {
     let body = xml::ListMultipartUploadsResult {
         xmlns: S3_NS,
         bucket: bucket.name,
-        key_marker,
+        key_marker: enc(key_marker),
         upload_id_marker: id_marker,
         next_key_marker: truncated
-            .then(|| last.as_ref().map(|l| l.0.clone()))
+            .then(|| last.as_ref().map(|l| enc(l.0.clone())))
             .flatten(),
         next_upload_id_marker: truncated
             .then(|| last.as_ref().map(|l| l.1.clone()))
             .flatten(),
-        prefix,
-        delimiter,
+        prefix: enc(prefix),
+        delimiter: delimiter.map(enc),
         max_uploads: max as i64,
         is_truncated: truncated,
-        uploads,
+        encoding_type: url.then(|| "url".to_owned()),
+        uploads: uploads
+            .into_iter()
+            .map(|mut u| {
+                u.key = enc(u.key);
+                u
+            })
+            .collect(),
         common_prefixes: prefixes
             .into_iter()
-            .map(|prefix| xml::CommonPrefix { prefix })
+            .map(|prefix| xml::CommonPrefix {
+                prefix: enc(prefix),
+            })
             .collect(),
     };
     Ok(xml_response(

@@ -218,8 +218,13 @@ pub fn website_redirect_of(h: &HeaderMap) -> S3Result<Option<String>> {
     }
 }
 
-/// Object attributes from PutObject/CopyObject(REPLACE) request headers.
-pub fn meta_from_headers(h: &HeaderMap) -> ObjectMeta {
+/// Most bytes of user metadata a write may carry: AWS limits the `x-amz-meta-*` names (without
+/// the prefix) and values, summed in UTF-8, to 2 KB.
+pub const MAX_USER_METADATA: usize = 2048;
+
+/// Object attributes from PutObject/CopyObject(REPLACE) request headers; `400
+/// MetadataTooLarge` for user metadata over [`MAX_USER_METADATA`], as AWS answers.
+pub fn meta_from_headers(h: &HeaderMap) -> S3Result<ObjectMeta> {
     let s = |n: &str| h.get(n).and_then(|v| v.to_str().ok()).map(str::to_owned);
     let mut user: Vec<(String, String)> = h
         .iter()
@@ -229,7 +234,10 @@ pub fn meta_from_headers(h: &HeaderMap) -> ObjectMeta {
         })
         .collect();
     user.sort();
-    ObjectMeta {
+    if user.iter().map(|(k, v)| k.len() + v.len()).sum::<usize>() > MAX_USER_METADATA {
+        return Err(S3Error::metadata_too_large());
+    }
+    Ok(ObjectMeta {
         // Validated before the handler runs (`acl::request_acl`).
         acl: None,
         grants: super::grants::object_grants_from_headers(h),
@@ -243,7 +251,7 @@ pub fn meta_from_headers(h: &HeaderMap) -> ObjectMeta {
         expires: s("expires"),
         user,
         ..Default::default()
-    }
+    })
 }
 
 #[cfg(test)]

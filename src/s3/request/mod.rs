@@ -120,6 +120,32 @@ impl S3Request {
         let body = std::mem::take(&mut self.body);
         BodyReader::new(body, &self.parts.headers, &self.auth)
     }
+
+    /// `encoding-type`: `url` (true), none (false), anything else `400 InvalidArgument`, as
+    /// AWS answers it on every listing.
+    pub fn url_encoding(&self) -> S3Result<bool> {
+        match self.q("encoding-type") {
+            None => Ok(false),
+            Some("url") => Ok(true),
+            Some(_) => Err(S3Error::invalid_argument(
+                "Invalid Encoding Method specified in Request",
+            )),
+        }
+    }
+
+    /// An object's data needs a length: an HTTP/1 request with neither `Content-Length` nor
+    /// chunked transfer has no body at all, and AWS answers it `411 MissingContentLength`
+    /// (storing it would make an empty object of data the client meant to send). HTTP/2
+    /// frames its body, so it needs neither.
+    pub fn require_length(&self) -> S3Result<()> {
+        let h = &self.parts.headers;
+        let framed = self.parts.version >= axum::http::Version::HTTP_2;
+        if framed || h.contains_key("content-length") || h.contains_key("transfer-encoding") {
+            Ok(())
+        } else {
+            Err(S3Error::missing_content_length())
+        }
+    }
 }
 
 /// `?versionId=`: `null` or an id grids3 could have made, else `InvalidArgument` as AWS

@@ -69,7 +69,7 @@ impl WriteSpec {
             .map(str::to_owned);
         let md5 = content_md5_of(h)?;
         let condition = write_condition(h)?;
-        let mut meta = meta_from_headers(h);
+        let mut meta = meta_from_headers(h)?;
         meta.tags = tagging::from_header(h.get("x-amz-tagging").and_then(|v| v.to_str().ok()))?;
         meta.storage_class = storage_class_of(h)?;
         meta.website_redirect = super::headers::website_redirect_of(h)?;

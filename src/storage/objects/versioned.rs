@@ -135,7 +135,12 @@ impl ObjectStore {
         Ok(match self.meta.bucket_cached(bucket).await? {
             Some(b) => {
                 let mode = Versioning::from_status(b.versioning.as_deref());
-                let excluded = mode == Versioning::Enabled && b.versioning_exclusions.excludes(key);
+                // Under Object Lock every key is versioned, whatever exclusions a race with
+                // PutObjectLockConfiguration left stored: a retained version is never the
+                // null version a later write would replace.
+                let excluded = mode == Versioning::Enabled
+                    && b.object_lock.is_none()
+                    && b.versioning_exclusions.excludes(key);
                 let mode = if excluded {
                     Versioning::Suspended
                 } else {

@@ -102,6 +102,9 @@ pub fn has_credentials(headers: &HeaderMap, query: &[(String, String)]) -> bool 
     // carry it unread.
     headers.contains_key("authorization")
         || headers.contains_key("x-amz-security-token")
+        || query
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("x-amz-security-token"))
         || query.iter().any(|(k, _)| {
             matches!(
                 k.as_str(),
@@ -110,7 +113,6 @@ pub fn has_credentials(headers: &HeaderMap, query: &[(String, String)]) -> bool 
                     | "X-Amz-Credential"
                     | "AWSAccessKeyId"
                     | "Signature"
-                    | "X-Amz-Security-Token"
             )
         })
 }
@@ -320,7 +322,9 @@ pub async fn authenticate(
     // token it is given can be valid, and AWS answers an invalid one `400 InvalidToken`
     // rather than ignoring it.
     if parts.headers.contains_key("x-amz-security-token")
-        || query.iter().any(|(k, _)| k == "X-Amz-Security-Token")
+        || query
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("x-amz-security-token"))
     {
         return Err(S3Error::invalid_token());
     }

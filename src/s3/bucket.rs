@@ -319,7 +319,14 @@ pub async fn get_location(st: &AppState, req: S3Request) -> S3Result<Response> {
 pub async fn get_versioning(st: &AppState, req: S3Request) -> S3Result<Response> {
     let b = require_bucket(st, req.bucket()).await?;
     let status = Versioning::from_status(b.versioning.as_deref()).status();
-    let e = &b.versioning_exclusions;
+    // Under Object Lock no exclusion applies (storage versions every key there), so none is
+    // shown, whatever a race with PutObjectLockConfiguration left stored.
+    let none = Default::default();
+    let e = if b.object_lock.is_some() {
+        &none
+    } else {
+        &b.versioning_exclusions
+    };
     Ok(xml_response(
         StatusCode::OK,
         to_xml(

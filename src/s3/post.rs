@@ -336,6 +336,10 @@ pub async fn post_object(
         .cloned()
         .ok_or_else(|| bad("Bucket POST must contain a field named 'key'.  If it is specified, please check the order of the fields."))?;
     let key = key_field.replace("${filename}", &filename);
+    // A session token names temporary credentials grids3 never issues (as on any request).
+    if fields.contains_key("x-amz-security-token") {
+        return Err(S3Error::invalid_token());
+    }
     let auth = verify(st, &fields).await?;
     // An anonymous form has no policy to satisfy: the bucket's ACL alone decides.
     let policy = if auth.is_anonymous() {

@@ -118,6 +118,16 @@ fn presigned_urls_refuse_every_unsigned_amz_header() {
                 .unwrap();
             let status = r.status().as_u16();
             let body = r.text().await.unwrap();
+            if name == "x-amz-security-token" {
+                // Refused before any signature is looked at (grids3 issues no session
+                // tokens): 400 InvalidToken, signed or not.
+                assert_eq!(
+                    (status, support::error_code(&body).as_str()),
+                    (400, "InvalidToken")
+                );
+                sent += 1;
+                continue;
+            }
             assert_eq!(
                 (
                     status,

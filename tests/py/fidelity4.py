@@ -158,6 +158,9 @@ s3.put_public_access_block(Bucket=W, PublicAccessBlockConfiguration={"RestrictPu
 check(status(lambda: other.put_bucket_tagging(Bucket=W, Tagging={"TagSet": [{"Key": "c", "Value": "d"}]})) == ("AccessDenied", 403),
       "with RestrictPublicBuckets, a public policy grants another key no bucket configuration")
 check(status(lambda: other.delete_public_access_block(Bucket=W)) == ("AccessDenied", 403), "nor the removal of the block")
+check(status(lambda: other.put_object(Bucket=W, Key="x", Body=b"x")) == ("AccessDenied", 403),
+      "nor objects: AWS blocks a public policy's cross-account access under RestrictPublicBuckets")
+check(status(lambda: s3.put_object(Bucket=W, Key="x", Body=b"x")) == ("OK", 200), "while the owner keeps its access")
 s3.delete_public_access_block(Bucket=W)
 
 # 5. Smaller: public-read-write object ACL, suspended versioning, partNumber beyond the parts.
@@ -219,6 +222,9 @@ tokened = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=ak, aws_se
                        aws_session_token="FwoGZXIvYXdzEXAMPLE", region_name="us-east-1")
 check(status(lambda: tokened.list_objects_v2(Bucket=S)) == ("InvalidToken", 400),
       "a request with a session token grids3 never issued: 400 InvalidToken")
+post = tokened.generate_presigned_post(S, "tokened")
+r = requests.post(post["url"], data=post["fields"], files={"file": ("f", b"x")})
+check(r.status_code == 400 and "InvalidToken" in r.text, f"a POST form with a session token: 400 InvalidToken ({r.status_code})")
 r = requests.get(f"{endpoint}/{S}", headers={"Authorization": "Basic dXNlcjpwYXNz"})
 check(r.status_code == 400 and "<Code>InvalidArgument</Code>" in r.text and "Unsupported Authorization Type" in r.text,
       f"Authorization: Basic: 400 InvalidArgument, Unsupported Authorization Type ({r.status_code})")

@@ -265,19 +265,12 @@ async fn decide_on(
                 .or_insert_with(|| vec![key.to_owned()]);
         }
         inputs.policy_list = p.evaluate(&list_cx);
-        if pab.restrict_public_buckets
-            && p.is_public()
-            && inputs.policy == Verdict::Allow
-            && crate::s3::rules::owner_only::lookup(op).is_some()
-        {
-            // RestrictPublicBuckets blocks the cross-account access a public policy gives
-            // (AWS: "public and cross-account access within any public bucket policy ... is
-            // blocked"): another key gets no bucket configuration from it.
-            inputs.policy = Verdict::Silent;
-        }
-        if pab.restrict_public_buckets && auth.is_anonymous() && p.is_public() {
-            // RestrictPublicBuckets: a public policy allows only signed requests; its Deny
-            // statements still apply.
+        // RestrictPublicBuckets: a public policy's Allows count for nothing to an unsigned
+        // request, nor to another key (each key is an "account" of its own, and AWS blocks
+        // "public and cross-account access within any public bucket policy, including
+        // non-public delegation to specific accounts"); its Deny statements still apply. The
+        // bucket's owner keeps its access by ownership, not by the policy.
+        if pab.restrict_public_buckets && p.is_public() && (auth.is_anonymous() || !inputs.owner) {
             for v in [
                 &mut inputs.policy,
                 &mut inputs.policy_list,
@@ -301,13 +294,16 @@ async fn decide_on(
                     ..inputs
                 },
             ) == Access::Granted;
+            let restrict_public = pab.restrict_public_buckets
+                && p.is_public()
+                && (auth.is_anonymous() || !inputs.owner);
             per_key = Some(PerKey {
                 policy: p,
                 cx,
                 bucket: t.bucket.to_owned(),
                 base,
                 bypass: t.shape.bypass.then_some(inputs.role == Some(Role::Owner)),
-                restrict_public: pab.restrict_public_buckets && auth.is_anonymous(),
+                restrict_public,
             });
             inputs.policy = Verdict::Allow;
         }

@@ -45,8 +45,9 @@ pub fn asked(headers: &axum::http::HeaderMap) -> S3Result<bool> {
     }
 }
 
-/// Keys (or versions) removed per round.
-const PAGE: usize = 1000;
+/// Keys (or versions) removed per round (each version is its own delete under its key's
+/// lock, so a round is kept short).
+const PAGE: usize = 200;
 
 /// What one force delete takes: which listed keys are its own.
 struct Scope {
@@ -101,8 +102,8 @@ pub async fn delete_prefix(st: &AppState, req: S3Request) -> S3Result<Response> 
             .with_message("The bucket's version index is being built: retry the force delete"));
     }
     let who = Who::of(st, &req);
-    who.may_list(st).await?;
     let scope = Scope::of(req.key());
+    who.may_list(st, &scope).await?;
     let run = Run {
         st,
         who: &who,
@@ -146,18 +147,24 @@ impl Who {
     }
 
     /// The caller may list the bucket (a force delete's answer tells which keys existed).
-    async fn may_list(&self, st: &AppState) -> S3Result<()> {
-        let target = authz::Target {
-            bucket: &self.bucket,
-            key: None,
-            facts: &self.facts,
-            shape: Default::default(),
-        };
-        let ex = authz::explain(st, &Op::ListObjectsV2, &self.auth, &target).await?;
-        match ex.access {
-            Access::Granted | Access::GrantedUnlisted => Ok(()),
-            _ => Err(S3Error::access_denied()),
+    /// Decided for each listing the delete makes, with its prefix as `s3:prefix` (a key
+    /// whose listing is allowed under its home prefix only may force delete there).
+    async fn may_list(&self, st: &AppState, scope: &Scope) -> S3Result<()> {
+        for prefix in scope.prefixes() {
+            let mut facts = self.facts.clone();
+            facts.insert("s3:prefix".to_owned(), vec![prefix]);
+            let target = authz::Target {
+                bucket: &self.bucket,
+                key: None,
+                facts: &facts,
+                shape: Default::default(),
+            };
+            let ex = authz::explain(st, &Op::ListObjectsV2, &self.auth, &target).await?;
+            if !matches!(ex.access, Access::Granted | Access::GrantedUnlisted) {
+                return Err(S3Error::access_denied());
+            }
         }
+        Ok(())
     }
 
     fn allows(&self, key: &str, version: Option<&str>) -> bool {

@@ -8,8 +8,11 @@
 //! How it keeps grids3's promises:
 //! - **Verified before anything is visible.** The body is first stored whole in a temporary
 //!   file and checked as any PUT's body is (its signature's payload hash or chunk signatures,
-//!   `x-amz-checksum-*`, `Content-MD5`); only then are members published, each as a PutObject
-//!   is (written, then made visible). A body that fails its check stores nothing.
+//!   `x-amz-checksum-*`, `Content-MD5`), in a file unlinked as it is created (nothing is left
+//!   behind, whatever ends the process). Then the archive is read once without publishing
+//!   anything (its headers, its sizes against a 5 GiB cap on everything it expands to, a gzip
+//!   stream's CRC); only then are members published, each as a PutObject is (written, then
+//!   made visible). A body or an archive that fails a check stores nothing.
 //! - **Authorized per member.** Each member is decided as the PutObject of its key would be
 //!   (a policy that allows writes under one prefix does not let an archive write elsewhere);
 //!   the first member refused ends the request with `403 AccessDenied`, and the members before
@@ -25,7 +28,7 @@
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use md5::{Digest, Md5};
-use tokio::io::{AsyncRead, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncSeekExt, AsyncWriteExt, BufReader};
 
 use crate::error::{S3Error, S3Result};
 use crate::notify::EventName;
@@ -65,65 +68,57 @@ fn spool_error(what: &str, e: std::io::Error) -> S3Error {
     S3Error::internal()
 }
 
-/// A temporary file removed when dropped, however the request ends (and, after a crash, by
-/// the next extraction of any instance on the host: [`sweep`]).
-struct Spool(std::path::PathBuf);
-
-impl Drop for Spool {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
-const SPOOL_PREFIX: &str = "grids3-snowball-";
-
 /// Extractions at once per instance: each may spool up to 5 GiB, so more wait for a slot and
 /// answer `503 SlowDown` after 10 s without one.
 const AT_ONCE: usize = 4;
 
-/// Most bytes an archive may expand to: an object's largest size. A compressed archive is
-/// refused past it (`400 EntityTooLarge`), so a small body cannot make terabytes.
+/// Most bytes an archive may expand to: an object's largest size. Every byte read from the
+/// archive counts (members of every kind, skipped data and what follows the end), so a small
+/// compressed body cannot make the server decompress terabytes (`400 EntityTooLarge`).
 const MAX_EXTRACTED: u64 = MAX_PUT_SIZE;
 
-/// Removes spool files whose process is gone (a crash leaves its file behind).
-fn sweep(dir: &std::path::Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let Some(pid) = name
-            .strip_prefix(SPOOL_PREFIX)
-            .and_then(|r| r.split('-').next())
-        else {
-            continue;
-        };
-        if !crate::devdb::process_alive(pid) {
-            let _ = std::fs::remove_file(e.path());
-        }
-    }
-}
-
-/// A spool file of this process, readable by its owner only (it may hold an SSE upload's
-/// plaintext).
-async fn create_spool() -> S3Result<(Spool, tokio::fs::File)> {
-    let dir = std::env::temp_dir();
-    static SWEPT: std::sync::Once = std::sync::Once::new();
-    SWEPT.call_once(|| sweep(&dir));
-    let path = dir.join(format!(
-        "{SPOOL_PREFIX}{}-{}",
-        std::process::id(),
-        uuid::Uuid::new_v4().simple()
-    ));
-    let spool = Spool(path);
+/// A spool file, unlinked as soon as it is created: nothing is left behind however the
+/// process ends (a crash, an OOM kill, a container restart), and no other process can open
+/// it; it was created readable by its owner only (it may hold an SSE upload's plaintext).
+async fn create_spool() -> S3Result<tokio::fs::File> {
+    let path =
+        std::env::temp_dir().join(format!("grids3-snowball-{}", uuid::Uuid::new_v4().simple()));
     let file = tokio::fs::OpenOptions::new()
+        .read(true)
         .write(true)
         .create_new(true)
         .mode(0o600)
-        .open(&spool.0)
+        .open(&path)
         .await
         .map_err(|e| spool_error("creating a snowball spool file", e))?;
-    Ok((spool, file))
+    tokio::fs::remove_file(&path)
+        .await
+        .map_err(|e| spool_error("unlinking a snowball spool file", e))?;
+    Ok(file)
+}
+
+/// The archive in `spool`, from its start, decompressed when it is a gzip stream.
+async fn archive(spool: &tokio::fs::File) -> S3Result<Reader<Box<dyn AsyncRead + Unpin + Send>>> {
+    let mut file = spool
+        .try_clone()
+        .await
+        .map_err(|e| spool_error("reading a snowball spool file", e))?;
+    file.seek(std::io::SeekFrom::Start(0))
+        .await
+        .map_err(|e| spool_error("reading a snowball spool file", e))?;
+    let mut buffered = BufReader::new(file);
+    let gzip = tokio::io::AsyncBufReadExt::fill_buf(&mut buffered)
+        .await
+        .map(|b| b.starts_with(&[0x1f, 0x8b]))
+        .unwrap_or(false);
+    let source: Box<dyn AsyncRead + Unpin + Send> = if gzip {
+        let mut d = async_compression::tokio::bufread::GzipDecoder::new(buffered);
+        d.multiple_members(true);
+        Box::new(d)
+    } else {
+        Box::new(buffered)
+    };
+    Ok(Reader::new(source, MAX_EXTRACTED))
 }
 
 /// PutObject with `X-Amz-Meta-Snowball-Auto-Extract: true`.
@@ -156,7 +151,7 @@ pub async fn extract(st: &AppState, mut req: S3Request) -> S3Result<Response> {
             .with_message("Too many snowball uploads are being extracted: retry"));
     };
     // 1. The whole body into a spool file, verified as any PUT's body.
-    let (spool, mut file) = create_spool().await?;
+    let mut file = create_spool().await?;
     let mut md5 = Md5::new();
     let mut len: u64 = 0;
     while let Some(chunk) = reader.next().await? {
@@ -178,39 +173,21 @@ pub async fn extract(st: &AppState, mut req: S3Request) -> S3Result<Response> {
     {
         return Err(S3Error::bad_digest());
     }
-    drop(file);
-    // 2. The members, one by one, each published as a PutObject.
-    let file = tokio::fs::File::open(&spool.0)
-        .await
-        .map_err(|e| spool_error("reading a spooled snowball upload", e))?;
-    let mut buffered = BufReader::new(file);
-    let gzip = tokio::io::AsyncBufReadExt::fill_buf(&mut buffered)
-        .await
-        .map(|b| b.starts_with(&[0x1f, 0x8b]))
-        .unwrap_or(false);
-    let source: Box<dyn AsyncRead + Unpin + Send> = if gzip {
-        let mut d = async_compression::tokio::bufread::GzipDecoder::new(buffered);
-        d.multiple_members(true);
-        Box::new(d)
-    } else {
-        Box::new(buffered)
-    };
-    let mut tar = Reader::new(source);
+    // 2. The whole archive read once without publishing anything: its headers, its sizes
+    //    against the cap, a gzip stream's CRC. A damaged archive stores nothing.
+    let mut check = archive(&file).await?;
+    while check.next().await?.is_some() {}
+    check.finish().await?;
+    // 3. The members, one by one, each published as a PutObject.
+    let mut tar = archive(&file).await?;
     let who = Writer::of(st, &req, &b, spec);
     let mut stored = 0u64;
-    let mut extracted = 0u64;
     while let Some(m) = tar.next().await? {
-        extracted += m.size;
-        if extracted > MAX_EXTRACTED {
-            return Err(S3Error::entity_too_large().with_message(
-                "The snowball archive expands to more than an object's largest size (5 GiB)",
-            ));
-        }
         if m.kind == Kind::Other || (m.kind == Kind::Dir && ignore_dirs) {
             continue;
         }
         let name = m.path.trim_start_matches("./").trim_start_matches('/');
-        if name.is_empty() {
+        if name.is_empty() || name == "." {
             continue;
         }
         let mut key = if prefix.is_empty() {
@@ -227,9 +204,6 @@ pub async fn extract(st: &AppState, mut req: S3Request) -> S3Result<Response> {
         who.member(st, &key, &mut tar, m.kind == Kind::File).await?;
         stored += 1;
     }
-    // A gzip stream's trailer (its CRC) is checked at its end; what follows the archive is
-    // bounded like the rest.
-    tar.finish(MAX_EXTRACTED - extracted).await?;
     let mut r = empty(StatusCode::OK);
     if let Ok(v) = HeaderValue::from_str(&stored.to_string()) {
         // How many objects the archive made (grids3's own header; MinIO answers nothing).

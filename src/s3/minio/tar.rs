@@ -63,9 +63,11 @@ fn number(field: &[u8]) -> S3Result<u64> {
     u64::from_str_radix(text, 8).map_err(|_| malformed("a number field is not octal"))
 }
 
-fn text(field: &[u8]) -> String {
+/// A member's name: UTF-8, or refused (a lossy conversion would let two members land on one
+/// key).
+fn name(field: &[u8]) -> S3Result<String> {
     let end = field.iter().position(|b| *b == 0).unwrap_or(field.len());
-    String::from_utf8_lossy(&field[..end]).into_owned()
+    String::from_utf8(field[..end].to_vec()).map_err(|_| malformed("a member's name is not UTF-8"))
 }
 
 /// Parses one header block: `None` for an all-zero block (the archive's end).
@@ -88,9 +90,9 @@ pub fn header(block: &[u8; BLOCK]) -> S3Result<Option<(Member, u8)>> {
     if sum != want {
         return Err(malformed("a header checksum does not match"));
     }
-    let mut path = text(&block[0..100]);
+    let mut path = name(&block[0..100])?;
     if &block[257..262] == b"ustar" {
-        let prefix = text(&block[345..500]);
+        let prefix = name(&block[345..500])?;
         if !prefix.is_empty() {
             path = format!("{prefix}/{path}");
         }
@@ -155,7 +157,9 @@ pub fn pax(records: &[u8]) -> S3Result<Pax> {
     Ok(out)
 }
 
-/// Reads members from `r`.
+/// Reads members from `r`, counting every byte it reads (headers, skipped data and what
+/// follows the archive included) against a limit: a compressed archive cannot make the server
+/// decompress more than that, whatever kinds of members carry the bytes.
 pub struct Reader<R> {
     r: R,
     /// Bytes of the current member's data (and padding) not yet read.
@@ -163,74 +167,86 @@ pub struct Reader<R> {
     pad: u64,
     /// Whether any block was read (an empty body is no archive).
     started: bool,
+    /// Bytes read so far, and the most that may be.
+    total: u64,
+    limit: u64,
 }
 
 impl<R: AsyncRead + Unpin> Reader<R> {
-    /// A reader at the archive's start.
-    pub fn new(r: R) -> Self {
+    /// A reader at the archive's start that reads at most `limit` bytes.
+    pub fn new(r: R, limit: u64) -> Self {
         Self {
             r,
             left: 0,
             pad: 0,
             started: false,
+            total: 0,
+            limit,
         }
     }
 
-    /// Reads what follows the archive's end to its own end (a compressed stream checks its
-    /// trailer there); refuses more than `limit` bytes of it.
-    pub async fn finish(&mut self, limit: u64) -> S3Result<()> {
-        let mut buf = [0u8; 8192];
-        let mut seen = 0u64;
-        loop {
-            let n = self
-                .r
-                .read(&mut buf)
-                .await
-                .map_err(|_| malformed("its stream is damaged"))?;
-            if n == 0 {
-                return Ok(());
-            }
-            seen += n as u64;
-            if seen > limit {
-                return Err(malformed("data follows the archive's end"));
-            }
+    /// One read, counted; `why` names what a failed read means.
+    async fn pull(&mut self, buf: &mut [u8], why: &str) -> S3Result<usize> {
+        let n = self.r.read(buf).await.map_err(|_| malformed(why))?;
+        self.total += n as u64;
+        if self.total > self.limit {
+            return Err(S3Error::entity_too_large().with_message(
+                "The snowball archive expands to more than an object's largest size (5 GiB)",
+            ));
         }
+        Ok(n)
+    }
+
+    /// Fills `buf`; `Err(got)` with the bytes read when the stream ends first.
+    async fn fill(
+        &mut self,
+        buf: &mut [u8],
+        why: &str,
+    ) -> S3Result<std::result::Result<(), usize>> {
+        let mut got = 0;
+        while got < buf.len() {
+            let n = self.pull(&mut buf[got..], why).await?;
+            if n == 0 {
+                return Ok(Err(got));
+            }
+            got += n;
+        }
+        Ok(Ok(()))
+    }
+
+    /// Reads what follows the archive's end to its own end (a compressed stream checks its
+    /// trailer there).
+    pub async fn finish(&mut self) -> S3Result<()> {
+        let mut buf = [0u8; 8192];
+        while self.pull(&mut buf, "its stream is damaged").await? > 0 {}
+        Ok(())
     }
 
     /// One header block; `None` at the stream's end on a block boundary.
     async fn block(&mut self) -> S3Result<Option<[u8; BLOCK]>> {
         let mut block = [0u8; BLOCK];
-        let mut got = 0;
-        while got < BLOCK {
-            let n = self
-                .r
-                .read(&mut block[got..])
-                .await
-                .map_err(|_| malformed("it could not be read"))?;
-            if n == 0 {
-                break;
-            }
-            got += n;
-        }
-        match got {
-            0 if self.started => Ok(None),
-            0 => Err(malformed("the body is empty")),
-            BLOCK => {
+        match self.fill(&mut block, "it could not be read").await? {
+            Ok(()) => {
                 self.started = true;
                 Ok(Some(block))
             }
-            _ => Err(malformed("it ends inside a header")),
+            Err(0) if self.started => Ok(None),
+            Err(0) => Err(malformed("the body is empty")),
+            Err(_) => Err(malformed("it ends inside a header")),
         }
     }
 
     async fn skip(&mut self, mut n: u64) -> S3Result<()> {
-        let mut buf = [0u8; BLOCK];
+        let mut buf = [0u8; 8192];
         while n > 0 {
-            let take = n.min(BLOCK as u64) as usize;
-            self.r
-                .read_exact(&mut buf[..take])
-                .await
-                .map_err(|_| malformed("it ends inside a member"))?;
+            let take = n.min(buf.len() as u64) as usize;
+            if self
+                .fill(&mut buf[..take], "it ends inside a member")
+                .await?
+                .is_err()
+            {
+                return Err(malformed("it ends inside a member"));
+            }
             n -= take as u64;
         }
         Ok(())
@@ -241,10 +257,9 @@ impl<R: AsyncRead + Unpin> Reader<R> {
             return Err(malformed("an extended header over 64 KiB"));
         }
         let mut v = vec![0u8; size as usize];
-        self.r
-            .read_exact(&mut v)
-            .await
-            .map_err(|_| malformed("it ends inside a header"))?;
+        if self.fill(&mut v, "it ends inside a header").await?.is_err() {
+            return Err(malformed("it ends inside a header"));
+        }
         self.skip(padding(size)).await?;
         Ok(v)
     }
@@ -275,7 +290,7 @@ impl<R: AsyncRead + Unpin> Reader<R> {
                 }
                 b'L' => {
                     let rec = self.record(m.size).await?;
-                    long_name = Some(text(&rec));
+                    long_name = Some(name(&rec)?);
                 }
                 // A global pax header, GNU volume and other meta entries: nothing to keep.
                 b'g' | b'V' | b'K' => {
@@ -309,11 +324,7 @@ impl<R: AsyncRead + Unpin> Reader<R> {
             return Ok(0);
         }
         let take = (buf.len() as u64).min(self.left) as usize;
-        let n = self
-            .r
-            .read(&mut buf[..take])
-            .await
-            .map_err(|_| malformed("it could not be read"))?;
+        let n = self.pull(&mut buf[..take], "it could not be read").await?;
         if n == 0 {
             return Err(malformed("it ends inside a member"));
         }
@@ -360,7 +371,7 @@ mod tests {
         tar.extend_from_slice(&block("short", 0, b'0'));
         tar.extend_from_slice(&block("dir/", 0, b'5'));
         tar.extend_from_slice(&[0u8; 1024]);
-        let mut r = Reader::new(&tar[..]);
+        let mut r = Reader::new(&tar[..], u64::MAX);
         let m = r.next().await.unwrap().unwrap();
         assert_eq!((m.path.as_str(), m.size, m.kind), ("a.txt", 5, Kind::File));
         let mut buf = [0u8; 3];
@@ -381,22 +392,27 @@ mod tests {
         // an object's largest are refused too.
         let mut bad = tar.clone();
         bad[10] = b'!';
-        assert!(Reader::new(&bad[..]).next().await.is_err());
-        assert!(Reader::new(&b""[..]).next().await.is_err());
-        assert!(Reader::new(&tar[..88]).next().await.is_err());
+        assert!(Reader::new(&bad[..], u64::MAX).next().await.is_err());
+        assert!(Reader::new(&b""[..], u64::MAX).next().await.is_err());
+        assert!(Reader::new(&tar[..88], u64::MAX).next().await.is_err());
         // A base-256 size of 8 GiB (past an object's largest), and one past u64 (malformed).
         let mut huge = block("big", 0, b'0');
         huge[124..136].copy_from_slice(&[0x80, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0]);
         huge[148..156].copy_from_slice(b"        ");
         let sum: u64 = huge.iter().map(|x| u64::from(*x)).sum();
         huge[148..155].copy_from_slice(format!("{sum:06o}\0").as_bytes());
-        let e = Reader::new(&huge[..]).next().await.unwrap_err();
+        let e = Reader::new(&huge[..], u64::MAX).next().await.unwrap_err();
         assert_eq!(e.code, "EntityTooLarge");
         huge[125..136].copy_from_slice(&[0xff; 11]);
         huge[148..156].copy_from_slice(b"        ");
         let sum: u64 = huge.iter().map(|x| u64::from(*x)).sum();
         huge[148..155].copy_from_slice(format!("{sum:06o}\0").as_bytes());
-        let e = Reader::new(&huge[..]).next().await.unwrap_err();
+        let e = Reader::new(&huge[..], u64::MAX).next().await.unwrap_err();
         assert_eq!(e.code, "InvalidRequest");
+        // Every byte read counts against the limit, skipped ones included.
+        let mut r = Reader::new(&tar[..], 600);
+        assert!(r.next().await.is_ok());
+        let e = r.next().await.unwrap_err();
+        assert_eq!(e.code, "EntityTooLarge");
     }
 }

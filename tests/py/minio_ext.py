@@ -151,6 +151,14 @@ with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT, encoding="
     t.addfile(info, io.BytesIO(b"x"))
 r = snow(buf.getvalue())
 check(r.status_code == 400 and "not UTF-8" in r.text, f"a member name that is not UTF-8 is refused ({r.status_code})")
+buf = io.BytesIO()
+with tarfile.open(fileobj=buf, mode="w") as t:
+    for name in ["long/ok.txt", "long/" + "z" * 1100]:
+        info = tarfile.TarInfo(name); info.size = 1
+        t.addfile(info, io.BytesIO(b"x"))
+r = snow(buf.getvalue())
+check(r.status_code == 400 and "KeyTooLong" in r.text and code(lambda: s3.head_object(Bucket=S, Key="long/ok.txt")) == "404",
+      f"a member key over 1,024 bytes stores nothing, not even the members before it ({r.status_code})")
 # A body that fails its signature's payload hash stores nothing.
 import hashlib, requests
 buf = io.BytesIO()

@@ -265,12 +265,21 @@ async fn decide_on(
                 .or_insert_with(|| vec![key.to_owned()]);
         }
         inputs.policy_list = p.evaluate(&list_cx);
-        // RestrictPublicBuckets: a public policy's Allows count for nothing to an unsigned
-        // request, nor to another key (each key is an "account" of its own, and AWS blocks
-        // "public and cross-account access within any public bucket policy, including
-        // non-public delegation to specific accounts"); its Deny statements still apply. The
-        // bucket's owner keeps its access by ownership, not by the policy.
-        if pab.restrict_public_buckets && p.is_public() && (auth.is_anonymous() || !inputs.owner) {
+        if pab.restrict_public_buckets
+            && p.is_public()
+            && !inputs.owner
+            && inputs.policy == Verdict::Allow
+            && crate::s3::rules::owner_only::lookup(op).is_some()
+        {
+            // RestrictPublicBuckets blocks the cross-account access a public policy gives:
+            // another key gets no bucket configuration from it (the operations a policy grants
+            // it as to another account). Objects stay open to the keys, which belong to
+            // grids3's one account, whom AWS still lets in.
+            inputs.policy = Verdict::Silent;
+        }
+        // RestrictPublicBuckets: a public policy allows only signed requests; its Deny
+        // statements still apply.
+        if pab.restrict_public_buckets && auth.is_anonymous() && p.is_public() {
             for v in [
                 &mut inputs.policy,
                 &mut inputs.policy_list,
@@ -294,9 +303,8 @@ async fn decide_on(
                     ..inputs
                 },
             ) == Access::Granted;
-            let restrict_public = pab.restrict_public_buckets
-                && p.is_public()
-                && (auth.is_anonymous() || !inputs.owner);
+            let restrict_public =
+                pab.restrict_public_buckets && p.is_public() && auth.is_anonymous();
             per_key = Some(PerKey {
                 policy: p,
                 cx,

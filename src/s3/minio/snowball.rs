@@ -72,10 +72,12 @@ fn spool_error(what: &str, e: std::io::Error) -> S3Error {
 /// answer `503 SlowDown` after 10 s without one.
 const AT_ONCE: usize = 4;
 
-/// Most bytes an archive may expand to: an object's largest size. Every byte read from the
-/// archive counts (members of every kind, skipped data and what follows the end), so a small
-/// compressed body cannot make the server decompress terabytes (`400 EntityTooLarge`).
-const MAX_EXTRACTED: u64 = MAX_PUT_SIZE;
+/// Most bytes an archive may expand to: an object's largest size of data, and 1 GiB more for
+/// headers, padding and what follows the end (a 5 GiB member is 5 GiB and 1.5 KiB of tar).
+/// Every byte read from the archive counts (members of every kind and skipped data too), so
+/// a small compressed body cannot make the server decompress terabytes
+/// (`400 EntityTooLarge`).
+const MAX_EXTRACTED: u64 = MAX_PUT_SIZE + (1 << 30);
 
 /// A spool file, unlinked as soon as it is created: nothing is left behind however the
 /// process ends (a crash, an OOM kill, a container restart), and no other process can open
@@ -175,32 +177,20 @@ pub async fn extract(st: &AppState, mut req: S3Request) -> S3Result<Response> {
     }
     // 2. The whole archive read once without publishing anything: its headers, its sizes
     //    against the cap, a gzip stream's CRC. A damaged archive stores nothing.
+    //    Each member's key is made here too, so that one over 1,024 bytes stores nothing.
     let mut check = archive(&file).await?;
-    while check.next().await?.is_some() {}
+    while let Some(m) = check.next().await? {
+        key_of(&m, &prefix, ignore_dirs)?;
+    }
     check.finish().await?;
     // 3. The members, one by one, each published as a PutObject.
     let mut tar = archive(&file).await?;
     let who = Writer::of(st, &req, &b, spec);
     let mut stored = 0u64;
     while let Some(m) = tar.next().await? {
-        if m.kind == Kind::Other || (m.kind == Kind::Dir && ignore_dirs) {
+        let Some(key) = key_of(&m, &prefix, ignore_dirs)? else {
             continue;
-        }
-        let name = m.path.trim_start_matches("./").trim_start_matches('/');
-        if name.is_empty() || name == "." {
-            continue;
-        }
-        let mut key = if prefix.is_empty() {
-            name.to_owned()
-        } else {
-            format!("{}/{name}", prefix.trim_end_matches('/'))
         };
-        if m.kind == Kind::Dir && !key.ends_with('/') {
-            key.push('/');
-        }
-        if key.len() > 1024 {
-            return Err(S3Error::key_too_long());
-        }
         who.member(st, &key, &mut tar, m.kind == Kind::File).await?;
         stored += 1;
     }
@@ -210,6 +200,30 @@ pub async fn extract(st: &AppState, mut req: S3Request) -> S3Result<Response> {
         r.headers_mut().insert("x-grids3-snowball-objects", v);
     }
     Ok(r)
+}
+
+/// The key a member is stored under (`None`: it is not stored: links and the like, `.`, and
+/// directories with `-Ignore-Dirs`); `400 KeyTooLongError` past 1,024 bytes.
+fn key_of(m: &super::tar::Member, prefix: &str, ignore_dirs: bool) -> S3Result<Option<String>> {
+    if m.kind == Kind::Other || (m.kind == Kind::Dir && ignore_dirs) {
+        return Ok(None);
+    }
+    let name = m.path.trim_start_matches("./").trim_start_matches('/');
+    if name.is_empty() || name == "." {
+        return Ok(None);
+    }
+    let mut key = if prefix.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{}/{name}", prefix.trim_end_matches('/'))
+    };
+    if m.kind == Kind::Dir && !key.ends_with('/') {
+        key.push('/');
+    }
+    if key.len() > 1024 {
+        return Err(S3Error::key_too_long());
+    }
+    Ok(Some(key))
 }
 
 /// Who writes the members, and how.

@@ -91,7 +91,8 @@ pub fn header(block: &[u8; BLOCK]) -> S3Result<Option<(Member, u8)>> {
         return Err(malformed("a header checksum does not match"));
     }
     let mut path = name(&block[0..100])?;
-    if &block[257..262] == b"ustar" {
+    // POSIX ustar only: GNU's magic (`ustar  \0`) keeps times where ustar keeps the prefix.
+    if &block[257..263] == b"ustar\0" {
         let prefix = name(&block[345..500])?;
         if !prefix.is_empty() {
             path = format!("{prefix}/{path}");
@@ -191,7 +192,7 @@ impl<R: AsyncRead + Unpin> Reader<R> {
         self.total += n as u64;
         if self.total > self.limit {
             return Err(S3Error::entity_too_large().with_message(
-                "The snowball archive expands to more than an object's largest size (5 GiB)",
+                "The snowball archive expands to more than 5 GiB of data and 1 GiB of headers",
             ));
         }
         Ok(n)

@@ -45,8 +45,8 @@ pub struct PerKey {
     /// `Some` when the request asks to bypass GOVERNANCE retention: whether the key is one of
     /// the bucket's owners (who may, unless the policy denies it for the entry's key).
     pub(crate) bypass: Option<bool>,
-    /// RestrictPublicBuckets with a public policy, for an unsigned request or another key:
-    /// the policy's Allows count for nothing.
+    /// RestrictPublicBuckets with a public policy, for an unsigned request: the policy's
+    /// Allows count for nothing.
     pub(crate) restrict_public: bool,
 }
 

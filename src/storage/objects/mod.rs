@@ -22,6 +22,7 @@ mod reclaim;
 pub mod sealed;
 mod settle;
 mod version_list;
+mod version_state;
 mod versioned;
 
 pub use attrs::AttrWrite;

@@ -6,18 +6,11 @@
 use mongodb::bson::{doc, oid::ObjectId, Bson, DateTime};
 
 use super::{Blocked, ObjectInfo, ObjectStore, Result};
-use crate::storage::gridfs::{FileDoc, GridFsError};
+use crate::storage::gridfs::FileDoc;
 use crate::storage::meta::KeyLock;
-use crate::storage::versions::exclusions::Exclusions;
 use crate::storage::versions::{
     entry_id, make_vid, Master, VersionEntry, VersionIndex, Versioning,
 };
-
-/// How long PutBucketVersioning waits for the first index build before answering (a larger
-/// bucket's build goes on in the background).
-const INLINE_BUILD: std::time::Duration = std::time::Duration::from_secs(20);
-/// How long one instance leads a bucket's index build before another may take it over.
-const INDEX_LEAD: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// What a key (or one of its versions) is.
 #[derive(Clone, Debug)]
@@ -126,42 +119,6 @@ impl ObjectStore {
     /// The version index of a bucket.
     pub fn versions(&self, bucket: &str) -> VersionIndex {
         VersionIndex::new(&self.db, bucket)
-    }
-
-    /// How a write or delete of `key` is versioned: the bucket's state, except that a key
-    /// its exclusions name (MinIO's `ExcludedPrefixes`, `ExcludeFolders`) is written as in a
-    /// suspended bucket while versioning is enabled. With whether the index is complete.
-    pub async fn versioning_of(&self, bucket: &str, key: &str) -> Result<(Versioning, bool)> {
-        Ok(match self.meta.bucket_cached(bucket).await? {
-            Some(b) => {
-                let mode = Versioning::from_status(b.versioning.as_deref());
-                // Under Object Lock every key is versioned, whatever exclusions a race with
-                // PutObjectLockConfiguration left stored: a retained version is never the
-                // null version a later write would replace.
-                let excluded = mode == Versioning::Enabled
-                    && b.object_lock.is_none()
-                    && b.versioning_exclusions.excludes(key);
-                let mode = if excluded {
-                    Versioning::Suspended
-                } else {
-                    mode
-                };
-                (mode, b.versions_indexed)
-            }
-            None => (Versioning::Off, false),
-        })
-    }
-
-    /// A bucket's versioning state and whether its index is complete (from the bucket cache:
-    /// a change through another instance is seen within a second).
-    pub async fn versioning(&self, bucket: &str) -> Result<(Versioning, bool)> {
-        Ok(match self.meta.bucket_cached(bucket).await? {
-            Some(b) => (
-                Versioning::from_status(b.versioning.as_deref()),
-                b.versions_indexed,
-            ),
-            None => (Versioning::Off, false),
-        })
     }
 
     /// The current object of `key`, or the version named. In a versioned bucket the current
@@ -533,167 +490,8 @@ impl ObjectStore {
         }
     }
 
-    /// Enables (or suspends) versioning. The first time, the index is built from the
-    /// bucket's revisions: after the status is stored and every instance's bucket cache has
-    /// seen it (so every new write records its version), each revision without an entry
-    /// gets one, the newest of a key's pre-existing revisions as its `null` version and
-    /// older ones (other GridFS writers keep several) with ids derived from their `_id`.
-    /// Re-running it (after a crash) finds the same ids and changes nothing. A small bucket's
-    /// build finishes within the request; a large one's goes on in the background (and, should
-    /// this process die, in another instance's janitor pass), reads meanwhile falling back to
-    /// the GridFS revisions of keys the index does not cover yet.
-    pub async fn set_versioning(
-        &self,
-        bucket: &str,
-        status: Versioning,
-        exclusions: &Exclusions,
-    ) -> Result<()> {
-        let Some(b) = self.meta.get_bucket(bucket).await? else {
-            return Err(GridFsError::FileNotFound);
-        };
-        let name = status.status().unwrap_or("Suspended");
-        if b.versions_indexed {
-            self.meta
-                .set_bucket_versioning(bucket, name, exclusions, true)
-                .await?;
-            self.meta.forget_bucket(bucket);
-            return Ok(());
-        }
-        self.versions(bucket).ensure_indexes().await?;
-        self.meta
-            .set_bucket_versioning(bucket, name, exclusions, false)
-            .await?;
-        self.meta.forget_bucket(bucket);
-        let (store, name) = (self.clone(), bucket.to_owned());
-        let build =
-            crate::background::spawn(
-                "version-index",
-                async move { store.finish_index(&name).await },
-            );
-        let waited = async {
-            let led = build
-                .await
-                .map_err(|e| GridFsError::Conflict(format!("index build: {e}")))??;
-            if !led {
-                // Another run leads the build (the janitor's resume, or a PutBucketVersioning
-                // on another instance): wait for it as for our own, so that this answer comes
-                // once listings see every version (they list `null` versions until then).
-                crate::failpoint::hit("versioning.wait", bucket).await;
-                while !self
-                    .meta
-                    .get_bucket(bucket)
-                    .await?
-                    .is_some_and(|b| b.versions_indexed)
-                {
-                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-                }
-                self.meta.forget_bucket(bucket);
-            }
-            Ok::<_, GridFsError>(())
-        };
-        match tokio::time::timeout(INLINE_BUILD, waited).await {
-            Ok(done) => done?,
-            Err(_) => tracing::info!(bucket, "the version index build goes on in the background"),
-        }
-        Ok(())
-    }
-
-    /// Builds a bucket's version index and records it complete, if this instance leads the
-    /// build (one instance at a time, through a lead in `__infostore`); `false` when another
-    /// instance leads it.
-    pub async fn finish_index(&self, bucket: &str) -> Result<bool> {
-        let Some(lead) = self
-            .meta
-            .take_lead(&format!("version-index\u{0}{bucket}"), INDEX_LEAD)
-            .await?
-        else {
-            return Ok(false);
-        };
-        // (Where a test holds a build that leads, to race a PutBucketVersioning against it.)
-        crate::failpoint::hit("index.led", bucket).await;
-        tokio::time::sleep(
-            crate::storage::meta::BUCKET_CACHE_TTL + std::time::Duration::from_millis(500),
-        )
-        .await;
-        // The build is idempotent (each entry's id is derived from its revision), so a run
-        // that outlived its lead only repeats what the next one writes.
-        let built = async {
-            self.build_index(bucket, &self.versions(bucket)).await?;
-            self.meta.set_versions_indexed(bucket).await?;
-            self.meta.forget_bucket(bucket);
-            Ok::<_, GridFsError>(())
-        }
-        .await;
-        // Given up either way: a failed build is retried by the next janitor pass, not after
-        // the lead's ten minutes.
-        lead.release_or_warn().await;
-        built.map(|()| true)
-    }
-
-    /// Finishes the version index builds that stopped (their instance died), for the janitor.
-    pub async fn resume_index_builds(&self) -> Result<usize> {
-        let mut done = 0;
-        for b in self.meta.list_buckets().await? {
-            if b.versioning.is_some() && !b.versions_indexed && self.finish_index(&b.name).await? {
-                done += 1;
-            }
-        }
-        Ok(done)
-    }
-
-    async fn build_index(&self, bucket: &str, idx: &VersionIndex) -> Result<()> {
-        use futures::TryStreamExt;
-        let mut cursor = self
-            .gridfs(bucket)
-            .files()
-            .find(doc! {"metadata.s3VersionId": {"$exists": false}})
-            .sort(doc! {"filename": 1, "uploadDate": -1})
-            .batch_size(1000)
-            .await?;
-        let mut last_key: Option<String> = None;
-        while let Some(d) = cursor.try_next().await? {
-            let Ok(file) = FileDoc::from_document(&d) else {
-                continue;
-            };
-            let Some(key) = file.filename.clone() else {
-                continue;
-            };
-            let newest = last_key.as_deref() != Some(key.as_str());
-            if newest {
-                if let Some(k) = last_key.take() {
-                    self.sync_locked(bucket, &k).await?;
-                }
-                last_key = Some(key.clone());
-            }
-            let mut file = file;
-            if let (Some(m), Ok(md5)) = (file.metadata.as_mut(), d.get_str("md5")) {
-                if !m.contains_key("etag") && md5.len() == 32 {
-                    m.insert("etag", format!("\"{}\"", md5.to_ascii_lowercase()));
-                }
-            } else if let Ok(md5) = d.get_str("md5") {
-                if file.metadata.is_none() && md5.len() == 32 {
-                    file.metadata =
-                        Some(doc! {"etag": format!("\"{}\"", md5.to_ascii_lowercase())});
-                }
-            }
-            let e = VersionEntry {
-                vid: make_vid(file.upload_date, &file.id),
-                null: newest,
-                at: file.upload_date,
-                owner: None,
-                file: Some(file),
-                key,
-            };
-            idx.insert(&e).await?;
-        }
-        if let Some(k) = last_key {
-            self.sync_locked(bucket, &k).await?;
-        }
-        Ok(())
-    }
-
     /// Sets a key's master from its entries, taking the key's lock.
-    async fn sync_locked(&self, bucket: &str, key: &str) -> Result<()> {
+    pub(super) async fn sync_locked(&self, bucket: &str, key: &str) -> Result<()> {
         let idx = self.versions(bucket);
         self.under_lock(bucket, key, idx.sync_master(key))
             .await

@@ -12,6 +12,7 @@ use crate::s3::request::S3Request;
 use crate::s3::respond::empty;
 use crate::s3::respond::owner_of;
 use crate::s3::respond::xml_response;
+use crate::s3::rules::lock::invalid_state;
 use crate::state::AppState;
 use crate::storage::meta::{BucketInfo, StorageMode};
 use crate::storage::versions::Versioning;
@@ -365,12 +366,7 @@ pub async fn put_versioning(st: &AppState, mut req: S3Request) -> S3Result<Respo
         Some("Enabled") => Versioning::Enabled,
         Some("Suspended") => {
             if b.object_lock.is_some() {
-                return Err(S3Error {
-                    code: "InvalidBucketState",
-                    status: StatusCode::CONFLICT,
-                    message: "An Object Lock configuration is present on this bucket, so the versioning state cannot be changed.".into(),
-                    headers: Vec::new(), extra: Vec::new(),
-                });
+                return Err(invalid_state(LOCKED_SUSPEND));
             }
             Versioning::Suspended
         }
@@ -389,19 +385,31 @@ pub async fn put_versioning(st: &AppState, mut req: S3Request) -> S3Result<Respo
     if !exclusions.is_empty() && b.object_lock.is_some() {
         // A version under retention must never be replaced: with Object Lock every key is
         // versioned (MinIO refuses exclusions there too).
-        return Err(S3Error {
-            code: "InvalidBucketState",
-            status: StatusCode::CONFLICT,
-            message: "Versioning exclusions are not allowed on a bucket with Object Lock".into(),
-            headers: Vec::new(),
-            extra: Vec::new(),
-        });
+        return Err(invalid_state(LOCKED_EXCLUSIONS));
     }
-    st.store
+    crate::failpoint::hit("versioning.decided", &bucket).await;
+    // Written only if Object Lock is still off where that was decided (exclusions, or a
+    // suspension): a lock set since makes the write match nothing.
+    if !st
+        .store
         .set_versioning(&bucket, status, &exclusions)
-        .await?;
+        .await?
+    {
+        if st.store.meta().get_bucket(&bucket).await?.is_none() {
+            return Err(S3Error::no_such_bucket());
+        }
+        return Err(invalid_state(if exclusions.is_empty() {
+            LOCKED_SUSPEND
+        } else {
+            LOCKED_EXCLUSIONS
+        }));
+    }
     Ok(empty(StatusCode::OK))
 }
+
+const LOCKED_SUSPEND: &str = "An Object Lock configuration is present on this bucket, so the versioning state cannot be changed.";
+const LOCKED_EXCLUSIONS: &str =
+    "Versioning exclusions are not allowed on a bucket with Object Lock";
 
 /// MinIO's versioning exclusions in a PutBucketVersioning (`ExcludedPrefixes`, up to 10, and
 /// `ExcludeFolders`): only with `Enabled`, as MinIO takes them; an empty or over-long pattern

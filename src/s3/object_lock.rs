@@ -99,25 +99,41 @@ pub fn parse_config(body: &[u8]) -> S3Result<ObjectLockConfig> {
     })
 }
 
+const LOCK_EXCLUDED: &str =
+    "Object Lock cannot be enabled while versioning excludes prefixes or folders";
+
+/// Whether a bucket may take Object Lock: versioning enabled, and (MinIO's exclusions would
+/// replace a key's null version whatever its retention) no versioning exclusions, as MinIO
+/// refuses them.
+fn may_lock(b: &crate::storage::meta::BucketInfo) -> S3Result<()> {
+    if b.versioning.as_deref() != Some("Enabled") {
+        return Err(invalid_state(
+            "Versioning must be 'Enabled' on the bucket to apply a Object Lock configuration",
+        ));
+    }
+    if !b.versioning_exclusions.is_empty() {
+        return Err(invalid_state(LOCK_EXCLUDED));
+    }
+    Ok(())
+}
+
 /// PutObjectLockConfiguration: needs versioning `Enabled`.
 pub async fn put_config(st: &AppState, mut req: S3Request) -> S3Result<Response> {
     let bucket = req.bucket().to_owned();
     let b = require_bucket(st, &bucket).await?;
     let body = req.body_reader()?.read_to_vec(xml::MAX_XML_BODY).await?;
     let config = parse_config(&body)?;
-    if b.versioning.as_deref() != Some("Enabled") {
-        return Err(invalid_state(
-            "Versioning must be 'Enabled' on the bucket to apply a Object Lock configuration",
-        ));
+    may_lock(&b)?;
+    crate::failpoint::hit("lock.decided", &bucket).await;
+    // Written only if the bucket is still as decided (versioning enabled, no exclusions):
+    // a PutBucketVersioning since makes the write match nothing, and the answer says why.
+    if !st.store.meta().set_object_lock(&bucket, &config).await? {
+        let Some(now) = st.store.meta().get_bucket(&bucket).await? else {
+            return Err(S3Error::no_such_bucket());
+        };
+        may_lock(&now)?;
+        return Err(invalid_state(LOCK_EXCLUDED));
     }
-    // Keys left out of versioning (MinIO's exclusions) would replace their null version
-    // whatever its retention: no Object Lock while there are any, as MinIO refuses it.
-    if !b.versioning_exclusions.is_empty() {
-        return Err(invalid_state(
-            "Object Lock cannot be enabled while versioning excludes prefixes or folders",
-        ));
-    }
-    st.store.meta().set_object_lock(&bucket, &config).await?;
     st.store.meta().forget_bucket(&bucket);
     Ok(empty(StatusCode::OK))
 }

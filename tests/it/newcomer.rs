@@ -37,6 +37,16 @@ pub fn local_gateway(
     (support::Process { child, addr }, format!("http://{addr}"))
 }
 
+/// Gives a reader's project directory the suite's `.venv` (a link: no second install).
+pub fn link_venv(project: &std::path::Path) {
+    let venv = grids3::devdb::ensure_venv().unwrap();
+    std::os::unix::fs::symlink(
+        venv.parent().unwrap().parent().unwrap(),
+        project.join(".venv"),
+    )
+    .unwrap();
+}
+
 pub async fn ready(endpoint: &str) {
     let url = format!("{endpoint}/_grids3/ready");
     assert!(
@@ -178,12 +188,7 @@ fn local_db_keeps_a_master_key_and_the_admin_cli_finds_the_credentials() {
 fn a_second_local_db_start_says_the_data_directory_is_in_use() {
     support::run(async {
         let project = tempfile::tempdir().unwrap();
-        let venv = grids3::devdb::ensure_venv().unwrap();
-        std::os::unix::fs::symlink(
-            venv.parent().unwrap().parent().unwrap(),
-            project.path().join(".venv"),
-        )
-        .unwrap();
+        crate::newcomer::link_venv(project.path());
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         std::fs::copy(
             root.join("requirements-dev.txt"),

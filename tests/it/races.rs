@@ -1298,3 +1298,49 @@ fn the_tombstone_purge_removes_chunks_only_under_a_tombstone() {
         assert_eq!(reaped.count_documents(doc! {}).await.unwrap(), 0);
     });
 }
+
+/// Issue 40: MinIO's force delete removes what its listing read, as of the revision read. A
+/// PUT acknowledged between the listing and the delete (stopped at `force_delete.listed`)
+/// writes a newer revision, which stays; the other listed key goes. Before, the delete went
+/// by name and took the acknowledged newer revision too.
+#[test]
+fn a_force_delete_keeps_a_revision_written_after_its_listing() {
+    support::run(async {
+        let gw = support::gateway("force_race").await;
+        let s3 = gw.sdk();
+        let b = "force-race";
+        s3.create_bucket().bucket(b).send().await.unwrap();
+        for (k, body) in [("p/a", "old"), ("p/b", "b")] {
+            s3.put_object()
+                .bucket(b)
+                .key(k)
+                .body(ByteStream::from(body.as_bytes().to_vec()))
+                .send()
+                .await
+                .unwrap();
+        }
+        let stop = failpoint::pause("force_delete.listed", Some(b));
+        let mut del = support::Raw::new("DELETE", "/force-race/p/");
+        del.headers
+            .push(("x-minio-force-delete".to_owned(), "true".to_owned()));
+        let (answer, ()) = tokio::join!(del.send(&gw), async {
+            stop.reached().await;
+            s3.put_object()
+                .bucket(b)
+                .key("p/a")
+                .body(ByteStream::from_static(b"new"))
+                .send()
+                .await
+                .unwrap();
+            drop(stop);
+        });
+        assert_eq!(answer.status().as_u16(), 204);
+        let got = s3.get_object().bucket(b).key("p/a").send().await.unwrap();
+        assert_eq!(
+            &got.body.collect().await.unwrap().into_bytes()[..],
+            b"new",
+            "the revision acknowledged after the listing stays"
+        );
+        assert!(s3.head_object().bucket(b).key("p/b").send().await.is_err());
+    });
+}

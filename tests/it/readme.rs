@@ -89,12 +89,7 @@ fn every_readme_and_docs_example_runs_as_written() {
         // A project directory of its own: the venv the suite made, the README the tour
         // uploads, and data/local.env written by this gateway.
         let project = tempfile::tempdir().unwrap();
-        let venv = grids3::devdb::ensure_venv().unwrap();
-        std::os::unix::fs::symlink(
-            venv.parent().unwrap().parent().unwrap(),
-            project.path().join(".venv"),
-        )
-        .unwrap();
+        crate::newcomer::link_venv(project.path());
         std::fs::copy(root.join("README.md"), project.path().join("README.md")).unwrap();
         let out = project.path().join("gateway.log");
         let db = format!(

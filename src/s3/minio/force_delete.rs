@@ -200,25 +200,29 @@ impl Run<'_> {
                 max: PAGE,
             };
             let page = st.store.list(&b.name, &q).await?;
-            let keys: Vec<String> = page
+            let keys: Vec<(String, mongodb::bson::DateTime)> = page
                 .entries
                 .iter()
                 .filter_map(|e| match e {
-                    ListEntry::Object(o) if scope.takes(o.key()) => Some(o.key().to_owned()),
+                    ListEntry::Object(o) if scope.takes(o.key()) => {
+                        Some((o.key().to_owned(), o.file.upload_date))
+                    }
                     _ => None,
                 })
                 .collect();
             let mut gone = Vec::new();
-            for k in keys {
+            for (k, at) in keys {
                 if who.allows(&k, None) {
-                    gone.push(k);
+                    gone.push((k, at));
                 } else {
                     denied += 1;
                     after = Some(k);
                 }
             }
-            st.store.delete_keys(&b.name, &gone).await?;
-            let changes: Vec<Change> = gone.iter().map(|k| removed(k, None)).collect();
+            // As listed: a revision written since the listing is newer and stays.
+            crate::failpoint::hit("force_delete.listed", &b.name).await;
+            st.store.delete_listed(&b.name, &gone).await?;
+            let changes: Vec<Change> = gone.iter().map(|(k, _)| removed(k, None)).collect();
             crate::s3::events::record(st, &b.name, origin, &changes).await?;
             // The exact key's listing ends at the first other key.
             let past = page.entries.iter().any(|e| !scope.takes(e.name()));

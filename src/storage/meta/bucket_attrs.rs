@@ -93,13 +93,21 @@ impl MetaStore {
         name: &str,
         update: Document,
     ) -> mongodb::error::Result<bool> {
+        self.update_live_if(name, doc! {}, update).await
+    }
+
+    /// [`Self::update_live`] where the document also matches `condition` (what the caller's
+    /// decision read); `false` when the bucket does not exist or no longer matches.
+    async fn update_live_if(
+        &self,
+        name: &str,
+        condition: Document,
+        update: Document,
+    ) -> mongodb::error::Result<bool> {
+        let mut filter = doc! {"_id": name, "deleted": {"$ne": true}};
+        filter.extend(condition);
         self.changed(name, async {
-            Ok(self
-                .buckets
-                .update_one(doc! {"_id": name, "deleted": {"$ne": true}}, update)
-                .await?
-                .matched_count
-                == 1)
+            Ok(self.buckets.update_one(filter, update).await?.matched_count == 1)
         })
         .await
     }
@@ -207,12 +215,20 @@ impl MetaStore {
         indexed: bool,
     ) -> mongodb::error::Result<bool> {
         let mut update = doc! {"$set": {"versioning": status, "versionsIndexed": indexed}};
+        // Exclusions only where Object Lock is not on, as the caller read: a lock set since
+        // makes this write match nothing (`false`), so the two never both hold.
+        // A suspension likewise (Object Lock needs versioning enabled).
+        let mut condition = doc! {};
+        if status == "Suspended" {
+            condition.insert("objectLock", doc! {"$exists": false});
+        }
         if exclusions.is_empty() {
             update.insert("$unset", doc! {"versioningExclusions": ""});
         } else if let Ok(set) = update.get_document_mut("$set") {
             set.insert("versioningExclusions", exclusions.to_document());
+            condition.insert("objectLock", doc! {"$exists": false});
         }
-        self.update_live(name, update).await
+        self.update_live_if(name, condition, update).await
     }
 
     /// Sets (`Some`) or removes a bucket's default encryption.
@@ -225,13 +241,21 @@ impl MetaStore {
         self.set_attribute(name, "encryption", value).await
     }
 
-    /// Sets a bucket's Object Lock configuration (it is never removed, as on AWS).
+    /// Sets a bucket's Object Lock configuration (it is never removed, as on AWS); `false`
+    /// when the bucket is gone, its versioning is not enabled, or it has exclusions.
     pub async fn set_object_lock(
         &self,
         name: &str,
         config: &ObjectLockConfig,
     ) -> mongodb::error::Result<bool> {
+        // Only where versioning is still enabled and has no exclusions, as the caller read
+        // (`false` otherwise).
         let value = Bson::Document(config.to_document());
-        self.set_attribute(name, "objectLock", Some(value)).await
+        self.update_live_if(
+            name,
+            doc! {"versioning": "Enabled", "versioningExclusions": {"$exists": false}},
+            doc! {"$set": {"objectLock": value}},
+        )
+        .await
     }
 }

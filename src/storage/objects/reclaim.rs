@@ -104,6 +104,48 @@ impl ObjectStore {
             .into_iter()
             .filter_map(|mut d| d.remove("_id"))
             .collect();
+        self.delete_files(bucket, ids).await
+    }
+
+    /// Deletes the keys a caller listed, each as of the revision it read (`(key, its upload
+    /// date)`): that revision and older ones go; a revision written since the listing is
+    /// newer and stays (compare-and-set on what was read, one find for all the keys).
+    pub async fn delete_listed(
+        &self,
+        bucket: &str,
+        listed: &[(String, mongodb::bson::DateTime)],
+    ) -> Result<()> {
+        let fs = self.gridfs(bucket);
+        let read: std::collections::HashMap<&str, mongodb::bson::DateTime> =
+            listed.iter().map(|(k, d)| (k.as_str(), *d)).collect();
+        let names: Vec<Bson> = listed
+            .iter()
+            .map(|(k, _)| Bson::String(k.clone()))
+            .collect();
+        let found = find_in(
+            fs.files(),
+            "filename",
+            &names,
+            &doc! {},
+            doc! {"_id": 1, "filename": 1, "uploadDate": 1},
+        )
+        .await?;
+        let ids: Vec<Bson> = found
+            .into_iter()
+            .filter(|d| {
+                let at = d.get_datetime("uploadDate").ok();
+                let as_read = d.get_str("filename").ok().and_then(|k| read.get(k));
+                matches!((at, as_read), (Some(at), Some(r)) if at <= r)
+            })
+            .filter_map(|mut d| d.remove("_id"))
+            .collect();
+        self.delete_files(bucket, ids).await
+    }
+
+    /// Deletes exactly the files documents `ids`, then their chunks as [`Self::delete_keys`] does:
+    /// recorded for the janitor first, never while a reader's lease names them.
+    pub async fn delete_files(&self, bucket: &str, ids: Vec<Bson>) -> Result<()> {
+        let fs = self.gridfs(bucket);
         if ids.is_empty() {
             return Ok(());
         }

@@ -59,29 +59,36 @@ impl ObjectStore {
     /// Re-running it (after a crash) finds the same ids and changes nothing. A small bucket's
     /// build finishes within the request; a large one's goes on in the background (and, should
     /// this process die, in another instance's janitor pass), reads meanwhile falling back to
-    /// the GridFS revisions of keys the index does not cover yet.
+    /// the GridFS revisions of keys the index does not cover yet. `false` when the bucket
+    /// no longer matches what the caller read (exclusions asked for, and Object Lock set
+    /// since): nothing is written then.
     pub async fn set_versioning(
         &self,
         bucket: &str,
         status: Versioning,
         exclusions: &Exclusions,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         let Some(b) = self.meta.get_bucket(bucket).await? else {
             return Err(GridFsError::FileNotFound);
         };
         let name = status.status().unwrap_or("Suspended");
         if b.versions_indexed {
-            self.meta
+            let set = self
+                .meta
                 .set_bucket_versioning(bucket, name, exclusions, true)
                 .await?;
             self.meta.forget_bucket(bucket);
-            return Ok(());
+            return Ok(set);
         }
         self.versions(bucket).ensure_indexes().await?;
-        self.meta
+        let set = self
+            .meta
             .set_bucket_versioning(bucket, name, exclusions, false)
             .await?;
         self.meta.forget_bucket(bucket);
+        if !set {
+            return Ok(false);
+        }
         let (store, name) = (self.clone(), bucket.to_owned());
         let build =
             crate::background::spawn(
@@ -113,7 +120,7 @@ impl ObjectStore {
             Ok(done) => done?,
             Err(_) => tracing::info!(bucket, "the version index build goes on in the background"),
         }
-        Ok(())
+        Ok(true)
     }
 
     /// Builds a bucket's version index and records it complete, if this instance leads the

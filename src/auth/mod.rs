@@ -354,18 +354,24 @@ const UNSIGNED_AMZ_ALLOWED: &[&str] = &["x-amz-content-sha256"];
 /// header can change what the request does (`x-amz-copy-source` turns a PUT into a copy,
 /// `x-amz-object-lock-*` locks the object for years), so none may ride along unsigned.
 /// `x-amzn-trace-id` and other `x-amzn-*` headers are not `x-amz-*` and stay unsigned, as
-/// the SDKs send them.
+/// the SDKs send them. MinIO's `x-minio-*` headers count too (`x-minio-force-delete` turns
+/// the DELETE of one key into that of a folder); the MinIO SDKs sign them.
 pub fn unsigned_amz_headers(headers: &HeaderMap, signed: &str) -> Vec<String> {
     let mut names: Vec<String> = headers
         .keys()
         .map(|k| k.as_str())
-        .filter(|k| k.starts_with("x-amz-") && !UNSIGNED_AMZ_ALLOWED.contains(k))
+        .filter(|k| must_be_signed(k) && !UNSIGNED_AMZ_ALLOWED.contains(k))
         .filter(|k| !signed.split(';').any(|s| s.eq_ignore_ascii_case(k)))
         .map(str::to_owned)
         .collect();
     names.sort();
     names.dedup();
     names
+}
+
+/// Whether a header changes what a request does, so that a signature must cover it.
+fn must_be_signed(name: &str) -> bool {
+    name.starts_with("x-amz-") || name.starts_with("x-minio-")
 }
 
 /// AWS's answer to `x-amz-*` headers outside the signature.
@@ -387,6 +393,17 @@ async fn authenticate_v2(
     in_query: bool,
 ) -> S3Result<Auth> {
     let get = |k: &str| query.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+    // SigV2 signs `x-amz-*` headers only: a MinIO header would ride unsigned.
+    let minio: Vec<String> = parts
+        .headers
+        .keys()
+        .map(|k| k.as_str())
+        .filter(|k| k.starts_with("x-minio-"))
+        .map(str::to_owned)
+        .collect();
+    if !minio.is_empty() {
+        return Err(headers_not_signed(&minio));
+    }
     if let Some(sub) = crate::subresource::sigv2_unsignable(query) {
         return Err(S3Error::access_denied().with_message(format!(
             "Signature Version 2 does not sign the sub-resource `{sub}`: sign the request with AWS4-HMAC-SHA256 (SigV4)"

@@ -209,6 +209,12 @@ def force(client, bucket, key):
         return code(lambda: client.delete_object(Bucket=bucket, Key=key))
     finally:
         client.meta.events.unregister("before-sign.s3.DeleteObject", add)
+# On a presigned URL (made to delete one key) the header rides unsigned: refused, as AWS
+# refuses unsigned x-amz-* headers, and nothing is deleted.
+url = s3.generate_presigned_url("delete_object", Params={"Bucket": F, "Key": "dir/"})
+r = requests.delete(url, headers={"x-minio-force-delete": "true"})
+check(r.status_code == 403 and "x-minio-force-delete" in r.text and code(lambda: s3.head_object(Bucket=F, Key="dir/a")) == "OK",
+      f"an unsigned x-minio-force-delete on a presigned URL is refused ({r.status_code})")
 check(force(s3, F, "dir/") == "OK", "a force delete of dir/")
 left = sorted(o["Key"] for o in s3.list_objects_v2(Bucket=F).get("Contents", []))
 check(left == ["dirt", "other"], f"removes every key under dir/, nothing else ({left})")

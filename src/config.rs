@@ -344,6 +344,13 @@ pub struct Config {
     #[arg(long, env = "GRIDS3_DOWNLOAD_BUDGET_MIB", default_value_t = 16)]
     pub download_budget_mib: usize,
 
+    /// MiB of small objects' chunks (objects of one chunk) this instance keeps after reading
+    /// or writing them, so that a GET of one sends a plain find of its files document and
+    /// reads no chunk. Every GET still reads the files document, and a kept chunk serves only
+    /// the file it came from: never stale, whatever other instances write. 0 turns it off.
+    #[arg(long, env = "GRIDS3_SMALL_OBJECT_CACHE_MIB", default_value_t = 32)]
+    pub small_object_cache_mib: usize,
+
     /// Connections served at once. When all are taken, the connection that has gone longest
     /// without a request in progress (idle for at least 1 s) is closed to make room; only when
     /// every connection has a request in progress does a new one wait in the listen backlog.

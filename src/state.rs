@@ -107,7 +107,9 @@ pub async fn open_store(config: &Config, client: mongodb::Client) -> anyhow::Res
             .collect(),
         grace: Duration::from_secs(config.content_grace),
     };
-    Ok(ObjectStore::new(db, meta, DEFAULT_CHUNK_SIZE).with_content_settings(content))
+    Ok(ObjectStore::new(db, meta, DEFAULT_CHUNK_SIZE)
+        .with_content_settings(content)
+        .with_small_cache(config.small_object_cache_mib.saturating_mul(1024 * 1024)))
 }
 
 impl AppState {

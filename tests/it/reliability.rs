@@ -1197,7 +1197,8 @@ fn a_small_get_takes_one_round_trip() {
             put_background <= 2,
             "a small PUT queued {put_background} background commands"
         );
-        // The files document and its one chunk in one aggregation (`$lookup`).
+        // One query: a `find` of the files document, the chunk kept from the PUT (see
+        // `small_cache.rs`, which also counts the `$lookup` join the GET is with the cache off).
         assert_eq!(
             get_commands, 1,
             "a small GET took {get_commands} round trips"

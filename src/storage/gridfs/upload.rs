@@ -191,6 +191,19 @@ impl Upload {
         &self.filename
     }
 
+    /// A copy of the file's only chunk, once the upload has ended, when the whole file is
+    /// that chunk and it is still held for the publish (a small file: see
+    /// [`Upload::whole_in_batch`]); `None` otherwise.
+    pub fn sole_chunk(&self) -> Option<RawDocumentBuf> {
+        (self.pending.is_empty()
+            && self.in_flight.is_empty()
+            && self.first_chunk == 0
+            && self.next_n == 1
+            && self.batch.len() == 1)
+            .then(|| RawDocumentBuf::from_bytes(self.batch[0].as_bytes().to_vec()).ok())
+            .flatten()
+    }
+
     /// Bytes written so far.
     pub fn length(&self) -> u64 {
         self.length

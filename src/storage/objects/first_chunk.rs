@@ -63,6 +63,7 @@ impl ObjectStore {
                     self.gridfs(bucket).files(),
                     doc! {"filename": key},
                     "_id",
+                    small_cache::slot(bucket, 'f', key),
                 )
                 .await?;
             let Some(Some((d, chunk))) = found else {
@@ -83,8 +84,9 @@ impl ObjectStore {
             Some(v) => crate::storage::versions::entry_id(key, v),
         };
         let idx = self.versions(bucket);
+        let slot = small_cache::slot(bucket, 'v', &id);
         let found = self
-            .joined(bucket, idx.collection(), doc! {"_id": id}, "fileId")
+            .joined(bucket, idx.collection(), doc! {"_id": id}, "fileId", slot)
             .await?;
         let Some(found) = found else {
             return self.lookup(bucket, key, version).await;
@@ -126,14 +128,22 @@ impl ObjectStore {
     /// The first document of `coll` matching `filter` (the newest by `uploadDate` for files
     /// documents), with chunk 0 of the file its `id_field` names when that file is one chunk
     /// of at most [`SMALL_READ`] bytes: `Some(None)` when nothing matches, `None` when the
-    /// database refuses the join (it is then not tried again).
+    /// database refuses the join (it is then not tried again). A document whose chunk this
+    /// instance keeps (see `small_cache`, where `slot` names it) is read without the join.
     async fn joined(
         &self,
         bucket: &str,
         coll: &mongodb::Collection<Document>,
         filter: Document,
         id_field: &str,
+        slot: String,
     ) -> Result<Option<Option<(Document, Option<FirstChunk>)>>> {
+        if let Some(known) = self.small.get(&slot) {
+            return self
+                .found_known(bucket, coll, filter, id_field, &slot, known)
+                .await
+                .map(Some);
+        }
         let mut pipeline = vec![doc! {"$match": filter}];
         if id_field == "_id" {
             pipeline.push(doc! {"$sort": {"uploadDate": -1, "_id": -1}});
@@ -184,6 +194,96 @@ impl ObjectStore {
             },
             _ => None,
         };
+        if let (Some(c), Some(id)) = (&chunk, d.get(id_field)) {
+            self.small
+                .put(&slot, id.clone(), std::sync::Arc::new(c.0.clone()));
+        }
         Ok(Some(Some((d, chunk))))
     }
+
+    /// [`ObjectStore::joined`] of a document whose chunk 0 this instance keeps: a `find` of
+    /// the document alone, and the chunk kept when the document still names the same file
+    /// (else chunk 0 of the file it names now, read and kept for the next GET).
+    async fn found_known(
+        &self,
+        bucket: &str,
+        coll: &mongodb::Collection<Document>,
+        filter: Document,
+        id_field: &str,
+        slot: &str,
+        known: small_cache::Entry,
+    ) -> Result<Option<(Document, Option<FirstChunk>)>> {
+        let find = coll.find_one(filter);
+        let find = if id_field == "_id" {
+            find.sort(doc! {"uploadDate": -1, "_id": -1})
+        } else {
+            find
+        };
+        let Some(d) = find.await? else {
+            self.small.forget(slot);
+            return Ok(None);
+        };
+        let Some(id) = one_small_chunk(&d, id_field) else {
+            self.small.forget(slot);
+            return Ok(Some((d, None)));
+        };
+        if id == known.file_id {
+            return Ok(Some((d, Some(FirstChunk((*known.chunk).clone())))));
+        }
+        // Replaced since (here or by another instance): its chunk, as the join would read it.
+        let chunk = self
+            .gridfs(bucket)
+            .chunks()
+            .clone_with_type::<RawDocumentBuf>()
+            .find_one(doc! {"files_id": id.clone(), "n": 0})
+            .await?;
+        match &chunk {
+            Some(c) => self.small.put(slot, id, std::sync::Arc::new(c.clone())),
+            None => self.small.forget(slot),
+        }
+        Ok(Some((d, chunk.map(FirstChunk))))
+    }
+
+    /// Remembers chunk 0 of a small object just published as `key` (see `small_cache`), so
+    /// that the GET that often follows a write needs no join.
+    pub(super) fn keep_written(
+        &self,
+        bucket: &str,
+        key: &str,
+        versioned: bool,
+        file: &FileDoc,
+        chunk: RawDocumentBuf,
+    ) {
+        let slot = if versioned {
+            small_cache::slot(bucket, 'v', &crate::storage::versions::master_id(key))
+        } else {
+            small_cache::slot(bucket, 'f', key)
+        };
+        self.small
+            .put(&slot, file.id.clone(), std::sync::Arc::new(chunk));
+    }
+
+    /// Whether the small cache is on (a write then keeps its chunk 0 for it).
+    pub(super) fn small_cache_on(&self) -> bool {
+        self.small.enabled()
+    }
+}
+
+/// The file id a files document or version entry names when the file is one non-empty chunk
+/// of at most [`SMALL_READ`] bytes stored as GridFS chunks: the join's condition (see
+/// [`ObjectStore::joined`]).
+fn one_small_chunk(d: &Document, id_field: &str) -> Option<Bson> {
+    let id = d.get(id_field)?;
+    let num = |f: &str| match d.get(f) {
+        Some(Bson::Int32(v)) => Some(i64::from(*v)),
+        Some(Bson::Int64(v)) => Some(*v),
+        Some(Bson::Double(v)) if v.fract() == 0.0 => Some(*v as i64),
+        _ => None,
+    };
+    let (length, chunk_size) = (num("length")?, num("chunkSize")?);
+    // A content-addressed object's document points at its content (`in` or `sha`: see
+    // `FileDoc::content`): no chunks of its own.
+    let pointer = d.contains_key("in") || d.contains_key("sha");
+    (length > 0 && length <= chunk_size && length <= SMALL_READ as i64 && !pointer)
+        .then(|| id.clone())
 }

@@ -21,6 +21,7 @@ mod read;
 mod reclaim;
 pub mod sealed;
 mod settle;
+mod small_cache;
 mod version_list;
 mod version_state;
 mod versioned;
@@ -253,6 +254,8 @@ pub struct ObjectStore {
     content_settings: ContentSettings,
     /// Where listings' range queries should end (see `storage::ranges`).
     posts: Arc<super::ranges::Posts>,
+    /// Chunk 0 of small objects recently read or written (see `small_cache`).
+    small: Arc<small_cache::SmallCache>,
 }
 
 impl ObjectStore {
@@ -266,7 +269,14 @@ impl ObjectStore {
             settling: settle::Settling::default(),
             content_settings: ContentSettings::default(),
             posts: Arc::default(),
+            small: Arc::default(),
         }
+    }
+
+    /// Keeps chunk 0 of small objects read or written, up to `bytes` (see `small_cache`).
+    pub fn with_small_cache(mut self, bytes: usize) -> Self {
+        self.small = Arc::new(small_cache::SmallCache::new(bytes));
+        self
     }
 
     /// Where listings' range queries should end, as this instance has seen the key spaces.

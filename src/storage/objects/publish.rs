@@ -269,10 +269,17 @@ impl ObjectStore {
         }
         write.upload.end().await?;
         let key = write.upload.filename().to_owned();
+        // Kept for the GET that often follows (see `small_cache`): a copy of a small chunk.
+        let sole = if self.small_cache_on() {
+            write.upload.sole_chunk()
+        } else {
+            None
+        };
         let mut meta = meta;
         let prepared = self
             .prepare_publish(bucket, &key, &write.upload.id().clone())
             .await?;
+        let versioned = prepared.mode != Versioning::Off;
         meta.version_id = prepared.vid.clone();
         self.fence(lock, Some(&write.reg)).await?;
         crate::failpoint::hit("publish.fenced", bucket).await;
@@ -285,6 +292,9 @@ impl ObjectStore {
         // the janitor finish the record (`index_file`).
         let info = self.finish_publish(bucket, prepared, file).await?;
         write.reg.done().await;
+        if let Some(chunk) = sole {
+            self.keep_written(bucket, &key, versioned, &info.file, chunk);
+        }
         Ok(info)
     }
 

@@ -43,7 +43,7 @@ mod sharding;
 mod sigv2;
 #[path = "../../benches/slowload/mod.rs"]
 mod slowload;
-mod small_cache;
+mod small_objects;
 mod smoke;
 mod soak;
 mod sse;

@@ -7,8 +7,11 @@
 //!
 //! **Pools.** One registration names [`POOL_SIZE`] file ids, registered together before any
 //! of them is used: a process keeps a pool per bucket and hands its ids out to writes, so a
-//! write costs no round trip of its own to register (a small PUT is three commands: chunk,
-//! revision lookup, files document). A pool's document lives while it has ids to hand out
+//! write costs no round trip of its own to register (a small PUT is two commands: the
+//! revision lookup, then the chunk and files document together). One pool is registered at
+//! a time: when a pool runs out under many concurrent writes, they wait for the one new pool
+//! rather than each registering its own (32 writers once registered 32 pools of 64 ids, 31
+//! of them orphaned, about one insert and one delete for every six small PUTs). A pool's document lives while it has ids to hand out
 //! or writes in progress; it is removed (in a batch, within [`FLUSH_EVERY`]) once every id
 //! was used and finished, or after [`POOL_IDLE`] without a write in progress. Until then it
 //! names published files too, which is harmless: the janitor only reaps unpublished ids.
@@ -42,9 +45,13 @@ pub const POOL_IDLE: Duration = Duration::from_secs(1);
 #[derive(Clone, Debug, Default)]
 pub(super) struct FinishedWrites(Arc<Mutex<(Vec<ObjectId>, bool)>>);
 
-/// This process's registration pools, by bucket.
+/// This process's registration pools, by bucket, and the gate one new pool is registered
+/// through at a time (with the error of the last attempt that failed, and when).
 #[derive(Clone, Debug, Default)]
-pub(super) struct Pools(Arc<Mutex<HashMap<String, Arc<Pool>>>>);
+pub(super) struct Pools(
+    Arc<Mutex<HashMap<String, Arc<Pool>>>>,
+    Arc<tokio::sync::Mutex<Option<(Instant, mongodb::error::Error)>>>,
+);
 
 /// One registration document and the ids it still has to hand out.
 #[derive(Debug)]
@@ -143,19 +150,44 @@ impl MetaStore {
     /// bucket, registering a new pool (one round trip) when there is none with ids left.
     pub async fn register_write(&self, bucket: &str) -> mongodb::error::Result<WriteReg> {
         loop {
-            let pool = self.pools.0.lock().expect("pools").get(bucket).cloned();
-            if let Some(pool) = pool {
-                if let Some(file_id) = pool.take() {
-                    return Ok(WriteReg {
-                        file_id,
-                        pool,
-                        meta: self.clone(),
-                        finished: false,
-                    });
+            if let Some(reg) = self.from_pool(bucket) {
+                return Ok(reg);
+            }
+            let asked = Instant::now();
+            crate::failpoint::hit("writes.pool_wait", bucket).await;
+            let mut gate = self.pools.1.lock().await;
+            // Another writer may have registered one while this one waited.
+            if let Some(reg) = self.from_pool(bucket) {
+                return Ok(reg);
+            }
+            // One that failed while this one waited: the same answer, not one more wait each
+            // (a database that is down would otherwise hold every writer for a timeout in turn).
+            if let Some((at, e)) = gate.as_ref() {
+                if *at >= asked {
+                    return Err(e.clone());
                 }
             }
-            self.new_pool(bucket).await?;
+            crate::failpoint::hit("writes.new_pool", bucket).await;
+            match self.new_pool(bucket).await {
+                Ok(()) => *gate = None,
+                Err(e) => {
+                    *gate = Some((Instant::now(), e.clone()));
+                    return Err(e);
+                }
+            }
         }
+    }
+
+    /// A registration from this process's pool for `bucket`, if it has ids left.
+    fn from_pool(&self, bucket: &str) -> Option<WriteReg> {
+        let pool = self.pools.0.lock().expect("pools").get(bucket).cloned()?;
+        let file_id = pool.take()?;
+        Some(WriteReg {
+            file_id,
+            pool,
+            meta: self.clone(),
+            finished: false,
+        })
     }
 
     /// Registers a pool of ids for `bucket` and makes it the one new writes take from.

@@ -147,7 +147,7 @@ mod tests {
     fn chunk(n: usize) -> std::sync::Arc<RawDocumentBuf> {
         std::sync::Arc::new(
             RawDocumentBuf::from_document(&doc! {"files_id": 1, "n": 0, "data": Binary {
-                subtype: BinarySubtype::Generic, bytes: vec![7; n]}})
+            subtype: BinarySubtype::Generic, bytes: vec![7; n]}})
             .unwrap(),
         )
     }
@@ -156,8 +156,16 @@ mod tests {
     fn bounded_in_bytes_least_recently_used_out_first() {
         let c = SmallCache::new(64 * 1024);
         for i in 0..40 {
-            c.put(&slot("b", 'f', &format!("k{i}")), Bson::Int32(i), chunk(4000));
-            assert!(c.bytes() <= 64 * 1024, "over the bound at {i}: {}", c.bytes());
+            c.put(
+                &slot("b", 'f', &format!("k{i}")),
+                Bson::Int32(i),
+                chunk(4000),
+            );
+            assert!(
+                c.bytes() <= 64 * 1024,
+                "over the bound at {i}: {}",
+                c.bytes()
+            );
         }
         // 15 of about 4.2 KB fit in 64 KiB: the newest, and k0..k24 went.
         assert!(c.get(&slot("b", 'f', "k0")).is_none());
@@ -165,7 +173,11 @@ mod tests {
         // A use keeps an entry: k30 used, then 10 more put, and k31 goes before it.
         assert!(c.get(&slot("b", 'f', "k30")).is_some());
         for i in 40..48 {
-            c.put(&slot("b", 'f', &format!("k{i}")), Bson::Int32(i), chunk(4000));
+            c.put(
+                &slot("b", 'f', &format!("k{i}")),
+                Bson::Int32(i),
+                chunk(4000),
+            );
         }
         assert!(c.get(&slot("b", 'f', "k30")).is_some());
         assert!(c.get(&slot("b", 'f', "k31")).is_none());
@@ -173,7 +185,10 @@ mod tests {
         let before = c.bytes();
         c.put(&slot("b", 'f', "k47"), Bson::Int32(99), chunk(4000));
         assert_eq!(c.bytes(), before);
-        assert_eq!(c.get(&slot("b", 'f', "k47")).unwrap().file_id, Bson::Int32(99));
+        assert_eq!(
+            c.get(&slot("b", 'f', "k47")).unwrap().file_id,
+            Bson::Int32(99)
+        );
         c.forget(&slot("b", 'f', "k47"));
         assert!(c.get(&slot("b", 'f', "k47")).is_none());
         assert!(c.bytes() < before);

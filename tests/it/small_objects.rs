@@ -1,6 +1,9 @@
-//! The small-object cache (`storage::objects::small_cache`): a GET of a small object this
-//! instance knows is one plain `find` and reads no chunk, and a kept chunk never serves
-//! anything but the file it came from, whatever another instance writes.
+//! Small objects near the round-trip floor (issue 36):
+//! - the small-object cache (`storage::objects::small_cache`): a GET of a small object this
+//!   instance knows is one plain `find` and reads no chunk, and a kept chunk never serves
+//!   anything but the file it came from, whatever another instance writes;
+//! - write registrations: concurrent writes share one new pool instead of registering one
+//!   each (`storage::meta::writes`).
 
 use aws_sdk_s3::error::ProvideErrorMetadata;
 use aws_sdk_s3::primitives::ByteStream;
@@ -76,7 +79,11 @@ fn a_known_small_object_is_one_find_and_never_stale_across_instances() {
                 .filter(|c| !c.contains("\"__"))
                 .cloned()
                 .collect();
-            assert_eq!(own() - before, 1, "{bucket}: a known small GET sent {sent:?}");
+            assert_eq!(
+                own() - before,
+                1,
+                "{bucket}: a known small GET sent {sent:?}"
+            );
             assert!(
                 sent[0].starts_with("find ") && !sent[0].contains("chunks"),
                 "{bucket}: {sent:?}"
@@ -85,7 +92,11 @@ fn a_known_small_object_is_one_find_and_never_stale_across_instances() {
             let id2 = put(&sb, bucket, "k", &v2).await;
             let before = own();
             assert_eq!(get(&sa, bucket, "k").await.unwrap(), v2, "{bucket}");
-            assert_eq!(own() - before, 2, "{bucket}: the files document, then chunk 0");
+            assert_eq!(
+                own() - before,
+                2,
+                "{bucket}: the files document, then chunk 0"
+            );
             let before = own();
             assert_eq!(get(&sa, bucket, "k").await.unwrap(), v2, "{bucket}");
             assert_eq!(own() - before, 1, "{bucket}: known again");
@@ -114,7 +125,11 @@ fn a_known_small_object_is_one_find_and_never_stale_across_instances() {
                 .send()
                 .await
                 .unwrap();
-            assert_eq!(get(&sa, bucket, "k").await, None, "{bucket}: deleted elsewhere");
+            assert_eq!(
+                get(&sa, bucket, "k").await,
+                None,
+                "{bucket}: deleted elsewhere"
+            );
             if bucket == "vers" {
                 // Older versions by id, each its own bytes.
                 for (id, want) in [(id1, &v1), (id2, &v2)] {
@@ -154,9 +169,9 @@ fn a_known_small_object_is_one_find_and_never_stale_across_instances() {
         new.remove("metadata");
         chunks
             .insert_one(mongodb::bson::doc! {"files_id": new_id, "n": 0,
-                "data": mongodb::bson::Binary {
-                    subtype: mongodb::bson::spec::BinarySubtype::Generic,
-                    bytes: b"new".to_vec() }})
+            "data": mongodb::bson::Binary {
+                subtype: mongodb::bson::spec::BinarySubtype::Generic,
+                bytes: b"new".to_vec() }})
             .await
             .unwrap();
         files.insert_one(new).await.unwrap();
@@ -192,6 +207,53 @@ fn with_the_cache_off_a_small_get_is_still_one_query() {
             assert_eq!(sent.len(), 1, "{sent:?}");
             assert_eq!(own() - before, 1);
             assert!(sent[0].starts_with("aggregate "), "the join: {sent:?}");
+        }
+    });
+}
+
+#[test]
+fn concurrent_writes_register_one_pool_between_them() {
+    use grids3::failpoint;
+    support::run(async {
+        let (gw, counters) = support::gateway_counting_split("pools", |_| {}).await;
+        let s3 = gw.sdk();
+        let bucket = "pool-herd";
+        s3.create_bucket().bucket(bucket).send().await.unwrap();
+        let pools = || {
+            counters
+                .log
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|c| c.as_str() == "insert \"__writes\"")
+                .count()
+        };
+        let before = pools();
+        let data = random_bytes(1000, 5);
+        let spawn_put = |i: usize| {
+            let (s3, data) = (s3.clone(), data.clone());
+            tokio::spawn(async move { put(&s3, bucket, &format!("k{i}"), &data).await })
+        };
+        // The first write stops while it registers the bucket's first pool; 23 more then
+        // arrive at the gate while it holds it, and are let through to it together.
+        let registering = failpoint::pause("writes.new_pool", Some(bucket));
+        let first = spawn_put(0);
+        registering.reached().await;
+        let waiting = failpoint::pause_times("writes.pool_wait", Some(bucket), 23);
+        let rest: Vec<_> = (1..24).map(spawn_put).collect();
+        waiting
+            .reached_n(23, std::time::Duration::from_secs(60))
+            .await;
+        drop(waiting);
+        drop(registering);
+        first.await.unwrap();
+        for p in rest {
+            p.await.unwrap();
+        }
+        // (Without the gate each of the 23 registers a pool of its own: 24.)
+        assert_eq!(pools() - before, 1, "24 writes, fewer than a pool's 64 ids");
+        for i in 0..24 {
+            assert_eq!(get(&s3, bucket, &format!("k{i}")).await.unwrap(), data);
         }
     });
 }

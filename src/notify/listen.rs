@@ -51,6 +51,10 @@ pub struct Listeners {
     coll: Collection<Document>,
     /// Buckets listened to, each with whether a listener wants reads (`s3:ObjectAccessed:*`).
     cache: Mutex<Option<(Instant, HashMap<String, bool>)>>,
+    /// Whether a reading of the registry is under way: the requests that find the cached
+    /// reading expired meanwhile use it a moment longer rather than each reading the registry
+    /// (32 concurrent writers once read it up to 32 times a second).
+    refreshing: Arc<std::sync::atomic::AtomicBool>,
     /// The shared change stream's fan-out, while one runs. One stream for every listener:
     /// a stream per listener would hold a connection of the driver's pool each, and a dozen
     /// listeners would starve every request of connections.
@@ -65,6 +69,7 @@ impl Listeners {
         Self {
             coll: db.collection("__notify_listeners"),
             cache: Mutex::new(None),
+            refreshing: Arc::default(),
             hub: HubSlot::default(),
             live: Arc::default(),
         }
@@ -115,11 +120,22 @@ impl Notifier {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner());
             if let Some((at, map)) = c.as_ref() {
-                if at.elapsed() < REGISTRY_TTL {
+                if at.elapsed() < REGISTRY_TTL
+                    || self.listeners.refreshing.load(Ordering::SeqCst)
+                {
                     return map.get(bucket).copied();
                 }
             }
         }
+        // Cleared when this reading ends, or is dropped unfinished.
+        struct Reading(Arc<std::sync::atomic::AtomicBool>);
+        impl Drop for Reading {
+            fn drop(&mut self) {
+                self.0.store(false, Ordering::SeqCst);
+            }
+        }
+        self.listeners.refreshing.store(true, Ordering::SeqCst);
+        let _reading = Reading(self.listeners.refreshing.clone());
         let now = self.clock.now();
         let read = async {
             futures::TryStreamExt::try_collect::<Vec<Document>>(

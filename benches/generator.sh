@@ -21,3 +21,12 @@ set -x
   --baseline --bucket bench-multi1 2>/dev/null
 "$BIN" bench --endpoint $E --ops put,get --size 256MiB --concurrency 1 --duration 20 --objects 2 \
   --gateway-pid "$GW" --bucket bench-big 2>/dev/null
+# GET without the small-object cache (a gateway of its own, started with it off): what a GET
+# of an object this instance has not seen costs (the one-query join).
+set +x
+GRIDS3_SMALL_OBJECT_CACHE_MIB=0
+export GRIDS3_SMALL_OBJECT_CACHE_MIB
+start_gateway 9122
+set -x
+"$BIN" bench --endpoint http://127.0.0.1:9122 --ops get --duration 10 --objects 5000 \
+  --baseline --gateway-pid "$GW_PID" --bucket bench-cold 2>/dev/null

@@ -120,22 +120,32 @@ impl Notifier {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner());
             if let Some((at, map)) = c.as_ref() {
+                // (While another request reads it, for at most one more TTL: a reading that
+                // hangs does not keep every request on an old one.)
                 if at.elapsed() < REGISTRY_TTL
-                    || self.listeners.refreshing.load(Ordering::SeqCst)
+                    || (at.elapsed() < 2 * REGISTRY_TTL
+                        && self.listeners.refreshing.load(Ordering::SeqCst))
                 {
                     return map.get(bucket).copied();
                 }
             }
         }
-        // Cleared when this reading ends, or is dropped unfinished.
-        struct Reading(Arc<std::sync::atomic::AtomicBool>);
+        // Cleared when this reading ends, or is dropped unfinished; only by the request that
+        // set it.
+        struct Reading(Option<Arc<std::sync::atomic::AtomicBool>>);
         impl Drop for Reading {
             fn drop(&mut self) {
-                self.0.store(false, Ordering::SeqCst);
+                if let Some(flag) = &self.0 {
+                    flag.store(false, Ordering::SeqCst);
+                }
             }
         }
-        self.listeners.refreshing.store(true, Ordering::SeqCst);
-        let _reading = Reading(self.listeners.refreshing.clone());
+        let flag = &self.listeners.refreshing;
+        let _reading = Reading(
+            flag.compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+                .then(|| flag.clone()),
+        );
         let now = self.clock.now();
         let read = async {
             futures::TryStreamExt::try_collect::<Vec<Document>>(

@@ -180,6 +180,44 @@ fn a_known_small_object_is_one_find_and_never_stale_across_instances() {
             .await
             .unwrap();
         assert_eq!(get(&sa, "plain", "ext").await.unwrap(), b"new");
+        assert_eq!(get(&sa, "plain", "ext").await.unwrap(), b"new");
+        // Rewritten under the same `_id` (GridFS allows it: PyMongo's `delete(id)` then
+        // `put(..., _id=id)`), with bytes of the same length and of another length: the
+        // upload date tells the files apart.
+        for body in [&b"NEW"[..], &b"longer now"[..]] {
+            let old = files
+                .find_one(mongodb::bson::doc! {"filename": "ext"})
+                .await
+                .unwrap()
+                .unwrap();
+            let id = old.get("_id").unwrap().clone();
+            chunks
+                .delete_many(mongodb::bson::doc! {"files_id": id.clone()})
+                .await
+                .unwrap();
+            files
+                .delete_one(mongodb::bson::doc! {"_id": id.clone()})
+                .await
+                .unwrap();
+            let later = mongodb::bson::DateTime::from_millis(
+                old.get_datetime("uploadDate").unwrap().timestamp_millis() + 1000,
+            );
+            chunks
+                .insert_one(mongodb::bson::doc! {"files_id": id.clone(), "n": 0,
+                "data": mongodb::bson::Binary {
+                    subtype: mongodb::bson::spec::BinarySubtype::Generic,
+                    bytes: body.to_vec() }})
+                .await
+                .unwrap();
+            files
+                .insert_one(mongodb::bson::doc! {"_id": id, "filename": "ext",
+                "length": body.len() as i64, "chunkSize": 261120,
+                "uploadDate": later})
+                .await
+                .unwrap();
+            assert_eq!(get(&sa, "plain", "ext").await.unwrap(), body);
+            assert_eq!(get(&sa, "plain", "ext").await.unwrap(), body);
+        }
     });
 }
 

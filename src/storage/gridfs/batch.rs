@@ -52,11 +52,22 @@ pub async fn delete_in(
     values: &[Bson],
     filter: &Document,
 ) -> mongodb::error::Result<u64> {
+    delete_in_slices(coll, field, values, filter, DELETE_SLICE).await
+}
+
+/// [`delete_in`] with `$in` slices of `slice` values.
+pub async fn delete_in_slices(
+    coll: &Collection<Document>,
+    field: &str,
+    values: &[Bson],
+    filter: &Document,
+    slice: usize,
+) -> mongodb::error::Result<u64> {
     if values.is_empty() {
         return Ok(0);
     }
     let deletes: Vec<Bson> = values
-        .chunks(DELETE_SLICE)
+        .chunks(slice.max(1))
         .map(|slice| {
             let mut q = filter.clone();
             q.insert(field, doc! {"$in": slice.to_vec()});

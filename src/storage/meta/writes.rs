@@ -8,8 +8,8 @@
 //! **Pools.** One registration names [`POOL_SIZE`] file ids, registered together before any
 //! of them is used: a process keeps a pool per bucket and hands its ids out to writes, so a
 //! write costs no round trip of its own to register (a small PUT is two commands: the
-//! revision lookup, then the chunk and files document together). One pool is registered at
-//! a time: when a pool runs out under many concurrent writes, they wait for the one new pool
+//! revision lookup, then the chunk and files document together). One pool per bucket is
+//! registered at a time: when a pool runs out under many concurrent writes, they wait for the one new pool
 //! rather than each registering its own (32 writers once registered 32 pools of 64 ids, 31
 //! of them orphaned, about one insert and one delete for every six small PUTs). A pool's document lives while it has ids to hand out
 //! or writes in progress; it is removed (in a batch, within [`FLUSH_EVERY`]) once every id
@@ -45,13 +45,17 @@ pub const POOL_IDLE: Duration = Duration::from_secs(1);
 #[derive(Clone, Debug, Default)]
 pub(super) struct FinishedWrites(Arc<Mutex<(Vec<ObjectId>, bool)>>);
 
-/// This process's registration pools, by bucket, and the gate one new pool is registered
-/// through at a time (with the error of the last attempt that failed, and when).
+/// This process's registration pools, by bucket, and per bucket the gate its new pools are
+/// registered through one at a time (see [`Gate`]).
 #[derive(Clone, Debug, Default)]
 pub(super) struct Pools(
     Arc<Mutex<HashMap<String, Arc<Pool>>>>,
-    Arc<tokio::sync::Mutex<Option<(Instant, mongodb::error::Error)>>>,
+    Arc<Mutex<HashMap<String, Gate>>>,
 );
+
+/// A bucket's pool registrations, one at a time, with the error of its last one that failed
+/// and when.
+type Gate = Arc<tokio::sync::Mutex<Option<(Instant, mongodb::error::Error)>>>;
 
 /// One registration document and the ids it still has to hand out.
 #[derive(Debug)]
@@ -155,7 +159,15 @@ impl MetaStore {
             }
             let asked = Instant::now();
             crate::failpoint::hit("writes.pool_wait", bucket).await;
-            let mut gate = self.pools.1.lock().await;
+            let gate = self
+                .pools
+                .1
+                .lock()
+                .expect("gates")
+                .entry(bucket.to_owned())
+                .or_default()
+                .clone();
+            let mut gate = gate.lock_owned().await;
             // Another writer may have registered one while this one waited.
             if let Some(reg) = self.from_pool(bucket) {
                 return Ok(reg);
@@ -169,12 +181,28 @@ impl MetaStore {
             }
             crate::failpoint::hit("writes.new_pool", bucket).await;
             match self.new_pool(bucket).await {
-                Ok(()) => *gate = None,
+                Ok(()) => {
+                    *gate = None;
+                    drop(gate);
+                    self.prune_gate(bucket);
+                }
                 Err(e) => {
                     *gate = Some((Instant::now(), e.clone()));
                     return Err(e);
                 }
             }
+        }
+    }
+
+    /// Forgets `bucket`'s gate when no writer holds or waits for it (a process that wrote
+    /// to many buckets keeps gates only for those being registered).
+    fn prune_gate(&self, bucket: &str) {
+        let mut gates = self.pools.1.lock().expect("gates");
+        if gates
+            .get(bucket)
+            .is_some_and(|g| Arc::strong_count(g) == 1 && g.try_lock().is_ok_and(|s| s.is_none()))
+        {
+            gates.remove(bucket);
         }
     }
 

@@ -194,9 +194,9 @@ impl ObjectStore {
             },
             _ => None,
         };
-        if let (Some(c), Some(id)) = (&chunk, d.get(id_field)) {
+        if let (Some(c), Some((id, stamp))) = (&chunk, one_small_chunk(&d, id_field)) {
             self.small
-                .put(&slot, id.clone(), std::sync::Arc::new(c.0.clone()));
+                .put(&slot, id, stamp, std::sync::Arc::new(c.0.clone()));
         }
         Ok(Some(Some((d, chunk))))
     }
@@ -223,11 +223,11 @@ impl ObjectStore {
             self.small.forget(slot);
             return Ok(None);
         };
-        let Some(id) = one_small_chunk(&d, id_field) else {
+        let Some((id, stamp)) = one_small_chunk(&d, id_field) else {
             self.small.forget(slot);
             return Ok(Some((d, None)));
         };
-        if id == known.file_id {
+        if id == known.file_id && stamp == known.file {
             return Ok(Some((d, Some(FirstChunk((*known.chunk).clone())))));
         }
         // Replaced since (here or by another instance): its chunk, as the join would read it.
@@ -238,7 +238,9 @@ impl ObjectStore {
             .find_one(doc! {"files_id": id.clone(), "n": 0})
             .await?;
         match &chunk {
-            Some(c) => self.small.put(slot, id, std::sync::Arc::new(c.clone())),
+            Some(c) => self
+                .small
+                .put(slot, id, stamp, std::sync::Arc::new(c.clone())),
             None => self.small.forget(slot),
         }
         Ok(Some((d, chunk.map(FirstChunk))))
@@ -259,20 +261,26 @@ impl ObjectStore {
         } else {
             small_cache::slot(bucket, 'f', key)
         };
+        let stamp = small_cache::FileStamp {
+            upload_date: file.upload_date.timestamp_millis(),
+            length: file.length as i64,
+            chunk_size: i64::from(file.chunk_size),
+        };
         self.small
-            .put(&slot, file.id.clone(), std::sync::Arc::new(chunk));
+            .put(&slot, file.id.clone(), stamp, std::sync::Arc::new(chunk));
     }
 
-    /// Whether the small cache is on (a write then keeps its chunk 0 for it).
+    /// Whether the small cache is on and used (a write then keeps its chunk 0 for it): GETs
+    /// of a database that refused the join look up as HEAD does and never ask the cache.
     pub(super) fn small_cache_on(&self) -> bool {
-        self.small.enabled()
+        self.small.enabled() && !JOIN_REFUSED.load(std::sync::atomic::Ordering::Relaxed)
     }
 }
 
-/// The file id a files document or version entry names when the file is one non-empty chunk
-/// of at most [`SMALL_READ`] bytes stored as GridFS chunks: the join's condition (see
-/// [`ObjectStore::joined`]).
-fn one_small_chunk(d: &Document, id_field: &str) -> Option<Bson> {
+/// The file id (and what tells the file from a later one under the same id) a files document
+/// or version entry names when the file is one non-empty chunk of at most [`SMALL_READ`]
+/// bytes stored as GridFS chunks: the join's condition (see [`ObjectStore::joined`]).
+fn one_small_chunk(d: &Document, id_field: &str) -> Option<(Bson, small_cache::FileStamp)> {
     let id = d.get(id_field)?;
     let num = |f: &str| match d.get(f) {
         Some(Bson::Int32(v)) => Some(i64::from(*v)),
@@ -284,6 +292,15 @@ fn one_small_chunk(d: &Document, id_field: &str) -> Option<Bson> {
     // A content-addressed object's document points at its content (`in` or `sha`: see
     // `FileDoc::content`): no chunks of its own.
     let pointer = d.contains_key("in") || d.contains_key("sha");
-    (length > 0 && length <= chunk_size && length <= SMALL_READ as i64 && !pointer)
-        .then(|| id.clone())
+    let upload_date = d.get_datetime("uploadDate").ok()?.timestamp_millis();
+    (length > 0 && length <= chunk_size && length <= SMALL_READ as i64 && !pointer).then(|| {
+        (
+            id.clone(),
+            small_cache::FileStamp {
+                upload_date,
+                length,
+                chunk_size,
+            },
+        )
+    })
 }

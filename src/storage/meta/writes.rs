@@ -154,7 +154,7 @@ impl MetaStore {
     /// bucket, registering a new pool (one round trip) when there is none with ids left.
     pub async fn register_write(&self, bucket: &str) -> mongodb::error::Result<WriteReg> {
         loop {
-            if let Some(reg) = self.from_pool(bucket) {
+            if let Some(reg) = self.take_from_pool(bucket) {
                 return Ok(reg);
             }
             let asked = Instant::now();
@@ -169,7 +169,7 @@ impl MetaStore {
                 .clone();
             let mut gate = gate.lock_owned().await;
             // Another writer may have registered one while this one waited.
-            if let Some(reg) = self.from_pool(bucket) {
+            if let Some(reg) = self.take_from_pool(bucket) {
                 return Ok(reg);
             }
             // One that failed while this one waited: the same answer, not one more wait each
@@ -207,7 +207,7 @@ impl MetaStore {
     }
 
     /// A registration from this process's pool for `bucket`, if it has ids left.
-    fn from_pool(&self, bucket: &str) -> Option<WriteReg> {
+    fn take_from_pool(&self, bucket: &str) -> Option<WriteReg> {
         let pool = self.pools.0.lock().expect("pools").get(bucket).cloned()?;
         let file_id = pool.take()?;
         Some(WriteReg {

@@ -20,7 +20,8 @@
 //!
 //! Between rounds the dispatcher sleeps until this instance queues an event (an in-process
 //! wake-up), or at the latest [`IDLE_POLL`]: events queued by other instances wait at most
-//! that long. What to send is always read from the queue, so a lost wake-up delays an event
+//! that long after the round under way ends (a round waits for its slowest target, up to
+//! one send timeout). What to send is always read from the queue, so a lost wake-up delays an event
 //! by at most one poll.
 //!
 //! No change stream wakes it for other instances' events, although the database may offer
@@ -48,7 +49,7 @@ pub const PARALLEL_KEYS: usize = 16;
 /// How long the dispatcher waits after a round that found less than a window.
 const LINGER: Duration = Duration::from_millis(100);
 /// The longest sleep between rounds with nothing to do (how long another instance's event
-/// may wait before the dispatcher looks).
+/// may wait before the dispatcher looks): one indexed `find` per target each time.
 pub const IDLE_POLL: Duration = Duration::from_millis(200);
 /// How often the targets are read while there are none (a target added through the admin API
 /// is served within this), and while there are some.

@@ -147,6 +147,7 @@ impl Notifier {
                 .then(|| flag.clone()),
         );
         let now = self.clock.now();
+        let started = Instant::now();
         let read = async {
             futures::TryStreamExt::try_collect::<Vec<Document>>(
                 self.listeners
@@ -158,7 +159,13 @@ impl Notifier {
             .await
         };
         let mut map: HashMap<String, bool> = HashMap::new();
-        match read.await {
+        // (Bounded: a registry that does not answer counts as nobody listening, as one that
+        // fails does, rather than holding the write that asked.)
+        match tokio::time::timeout(REGISTRY_TTL, read)
+            .await
+            .map_err(|_| "timed out".to_owned())
+            .and_then(|r| r.map_err(|e| e.to_string()))
+        {
             Ok(docs) => {
                 for d in &docs {
                     if let Ok(b) = d.get_str("b") {
@@ -172,11 +179,15 @@ impl Notifier {
             }
         }
         let hit = map.get(bucket).copied();
-        *self
+        let mut c = self
             .listeners
             .cache
             .lock()
-            .unwrap_or_else(|e| e.into_inner()) = Some((Instant::now(), map));
+            .unwrap_or_else(|e| e.into_inner());
+        // A reading that started before the one cached (a slow one) does not replace it.
+        if c.as_ref().is_none_or(|(at, _)| *at < started) {
+            *c = Some((started, map));
+        }
         hit
     }
 

@@ -254,12 +254,19 @@ impl Notifier {
         if docs.is_empty() {
             return Ok(());
         }
+        // Listen records are the listeners' (they follow the outbox themselves): only events
+        // for targets wake the dispatcher.
+        let for_targets = docs
+            .iter()
+            .any(|d| d.get_str("t").is_ok_and(|t| t != listen::LISTEN));
         if written {
             crate::metrics::notify_outbox_insert(docs.len());
         } else {
             self.outbox.push(docs).await?;
         }
-        self.wake.notify_one();
+        if for_targets {
+            self.wake.notify_one();
+        }
         Ok(())
     }
 

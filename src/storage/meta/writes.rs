@@ -167,41 +167,56 @@ impl MetaStore {
                 .entry(bucket.to_owned())
                 .or_default()
                 .clone();
-            let mut gate = gate.lock_owned().await;
-            // Another writer may have registered one while this one waited.
-            if let Some(reg) = self.take_from_pool(bucket) {
-                return Ok(reg);
-            }
-            // One that failed while this one waited: the same answer, not one more wait each
-            // (a database that is down would otherwise hold every writer for a timeout in turn).
-            if let Some((at, e)) = gate.as_ref() {
-                if *at >= asked {
-                    return Err(e.clone());
-                }
-            }
-            crate::failpoint::hit("writes.new_pool", bucket).await;
-            match self.new_pool(bucket).await {
-                Ok(()) => {
-                    *gate = None;
-                    drop(gate);
-                    self.prune_gate(bucket);
-                }
-                Err(e) => {
-                    *gate = Some((Instant::now(), e.clone()));
-                    return Err(e);
-                }
+            let outcome = self.at_gate(bucket, gate.clone(), asked).await;
+            // Whoever leaves the gate last forgets it.
+            drop(gate);
+            self.prune_gate(bucket);
+            match outcome? {
+                Some(reg) => return Ok(reg),
+                None => continue,
             }
         }
     }
 
-    /// Forgets `bucket`'s gate when no writer holds or waits for it (a process that wrote
-    /// to many buckets keeps gates only for those being registered).
+    /// [`MetaStore::register_write`] through `bucket`'s gate: a registration from the pool
+    /// another writer registered meanwhile, or `None` once this one registered a new pool.
+    async fn at_gate(
+        &self,
+        bucket: &str,
+        gate: Gate,
+        asked: Instant,
+    ) -> mongodb::error::Result<Option<WriteReg>> {
+        let mut gate = gate.lock_owned().await;
+        // Another writer may have registered one while this one waited.
+        if let Some(reg) = self.take_from_pool(bucket) {
+            return Ok(Some(reg));
+        }
+        // One that failed while this one waited: the same answer, not one more wait each
+        // (a database that is down would otherwise hold every writer for a timeout in turn).
+        if let Some((at, e)) = gate.as_ref() {
+            if *at >= asked {
+                return Err(e.clone());
+            }
+        }
+        crate::failpoint::hit("writes.new_pool", bucket).await;
+        match self.new_pool(bucket).await {
+            Ok(()) => {
+                *gate = None;
+                Ok(None)
+            }
+            Err(e) => {
+                *gate = Some((Instant::now(), e.clone()));
+                Err(e)
+            }
+        }
+    }
+
+    /// Forgets `bucket`'s gate when no writer holds or waits for it (a process that wrote to
+    /// many buckets keeps gates only for those being registered; a writer dropped while it
+    /// waited leaves its bucket's to the next one through).
     fn prune_gate(&self, bucket: &str) {
         let mut gates = self.pools.1.lock().expect("gates");
-        if gates
-            .get(bucket)
-            .is_some_and(|g| Arc::strong_count(g) == 1 && g.try_lock().is_ok_and(|s| s.is_none()))
-        {
+        if gates.get(bucket).is_some_and(|g| Arc::strong_count(g) == 1) {
             gates.remove(bucket);
         }
     }

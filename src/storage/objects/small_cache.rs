@@ -67,7 +67,16 @@ pub struct FileStamp {
 }
 
 fn weight(slot: &str, e: &Entry) -> usize {
-    slot.len() + e.chunk.as_bytes().len() + OVERHEAD
+    // (Another GridFS writer's file id may be any value, a long string among them.)
+    let id = match &e.file_id {
+        Bson::String(s) => s.len(),
+        Bson::Binary(b) => b.bytes.len(),
+        Bson::ObjectId(_) => 0,
+        other => {
+            mongodb::bson::to_vec(&mongodb::bson::doc! {"": other.clone()}).map_or(64, |v| v.len())
+        }
+    };
+    slot.len() + id + e.chunk.as_bytes().len() + OVERHEAD
 }
 
 /// Where a GET finds a key: `kind` tells the collection (`f` the files document by name,

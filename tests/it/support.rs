@@ -24,7 +24,23 @@ pub fn runtime() -> &'static Runtime {
 
 /// Runs a test body on the shared runtime.
 pub fn run<F: Future<Output = ()> + Send + 'static>(f: F) {
+    log_answer_errors();
     runtime().block_on(async move { tokio::spawn(f).await.expect("test task panicked") });
+}
+
+/// Why a gateway answered 409 OperationAborted, 500 or 503 (the `grids3::error` warnings),
+/// on the test process's stderr, which the test harness does not capture: a test that fails
+/// on such an answer on a loaded machine (CI) then shows its cause in the run's output. Races
+/// that tests provoke on purpose print a few lines too.
+fn log_answer_errors() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new("grids3::error=warn"))
+            .with_writer(std::io::stderr)
+            .with_ansi(false)
+            .try_init();
+    });
 }
 
 /// The database server, started once per test run; the watchdog stops it when the test

@@ -7,7 +7,6 @@
 
 use aws_sdk_s3::error::ProvideErrorMetadata;
 use aws_sdk_s3::primitives::ByteStream;
-use aws_sdk_s3::types::{BucketVersioningStatus, VersioningConfiguration};
 
 use crate::support::{self, random_bytes};
 
@@ -39,16 +38,7 @@ async fn put(s3: &aws_sdk_s3::Client, bucket: &str, key: &str, data: &[u8]) -> O
 
 async fn versioned(s3: &aws_sdk_s3::Client, bucket: &str) {
     s3.create_bucket().bucket(bucket).send().await.unwrap();
-    s3.put_bucket_versioning()
-        .bucket(bucket)
-        .versioning_configuration(
-            VersioningConfiguration::builder()
-                .status(BucketVersioningStatus::Enabled)
-                .build(),
-        )
-        .send()
-        .await
-        .unwrap();
+    crate::versioning::enable(s3, bucket).await;
 }
 
 #[test]

@@ -146,7 +146,7 @@ impl ObjectStore {
         }
         let mut pipeline = vec![doc! {"$match": filter}];
         if id_field == "_id" {
-            pipeline.push(doc! {"$sort": {"uploadDate": -1, "_id": -1}});
+            pipeline.push(doc! {"$sort": newest_first()});
         }
         pipeline.extend([
             doc! {"$limit": 1},
@@ -215,7 +215,7 @@ impl ObjectStore {
     ) -> Result<Option<(Document, Option<FirstChunk>)>> {
         let find = coll.find_one(filter);
         let find = if id_field == "_id" {
-            find.sort(doc! {"uploadDate": -1, "_id": -1})
+            find.sort(newest_first())
         } else {
             find
         };

@@ -258,6 +258,12 @@ pub struct ObjectStore {
     small: Arc<small_cache::SmallCache>,
 }
 
+/// The order in which a key's files documents come newest first: its current object first
+/// (two revisions stamped in the same millisecond are told apart by `_id`).
+pub(super) fn newest_first() -> Document {
+    doc! {"uploadDate": -1, "_id": -1}
+}
+
 impl ObjectStore {
     /// An object store over `db`, writing new files with `chunk_size`.
     pub fn new(db: Database, meta: MetaStore, chunk_size: u32) -> Self {
@@ -386,7 +392,7 @@ impl ObjectStore {
         let found = fs
             .files()
             .find_one(doc! {"filename": key})
-            .sort(doc! {"uploadDate": -1, "_id": -1})
+            .sort(newest_first())
             .await?;
         let Some(d) = found else { return Ok(None) };
         let mut info = ObjectInfo::from_file(FileDoc::from_document(&d)?);

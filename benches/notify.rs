@@ -10,6 +10,11 @@
 //! the webhook received per second, and the latency from a PUT's acknowledgement to its
 //! event's receipt (p50, p99), both clocks this process's.
 //!
+//! It also prints the CPU time each process spent per PUT (the gateway, the database, this
+//! process with its webhook receiver), off and on. An "on" phase's CPU is counted until its
+//! last event arrived (the dispatcher's work after the phase included), so the difference is
+//! the whole cost of an event.
+//!
 //! Run: `cargo bench --bench notify`.
 
 use std::collections::HashMap;
@@ -19,7 +24,22 @@ use std::time::{Duration, Instant};
 use grids3::devdb::{free_port, LocalDb, Storage};
 
 mod common;
-use common::{put_bytes, request, start_gateway_env};
+use common::{cpu_secs, put_bytes, request, start_gateway_env};
+
+/// CPU seconds so far of the gateway, the database and this process.
+fn cpus(gateway: u32, db: Option<u32>) -> [f64; 3] {
+    [
+        cpu_secs(gateway),
+        db.map(cpu_secs).unwrap_or(0.0),
+        cpu_secs(std::process::id()),
+    ]
+}
+
+/// CPU milliseconds per PUT of each process between `a` and `b`.
+fn per_put(a: [f64; 3], b: [f64; 3], puts: usize) -> [f64; 3] {
+    let n = puts.max(1) as f64;
+    [0, 1, 2].map(|i| (b[i] - a[i]) * 1000.0 / n)
+}
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
@@ -138,22 +158,44 @@ async fn main() -> anyhow::Result<()> {
         "configuration: {}",
         r.text().await?
     );
+    let (gw_pid, db_pid) = (child.id(), db.server_pid());
     let (mut off, mut on, mut acks) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut cpu_off, mut cpu_on) = (Vec::new(), Vec::new());
     for rep in 0..reps {
+        let c0 = cpus(gw_pid, db_pid);
         let t = Instant::now();
         let n = put_phase(&addr, "notify-off", clients, secs, &format!("off{rep}"))
             .await
             .len();
         off.push(n as f64 / t.elapsed().as_secs_f64());
+        cpu_off.push(per_put(c0, cpus(gw_pid, db_pid), n));
+        let c0 = cpus(gw_pid, db_pid);
         let t = Instant::now();
         let a = put_phase(&addr, "notify-on", clients, secs, &format!("on{rep}")).await;
         on.push(a.len() as f64 / t.elapsed().as_secs_f64());
+        acks.extend(a.iter().cloned());
+        // The phase's events arrive before its CPU is read (and before the next phase).
+        let drain = Instant::now();
+        while a
+            .iter()
+            .any(|(k, _)| !receipts.lock().unwrap().contains_key(k))
+            && drain.elapsed() < Duration::from_secs(120)
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        cpu_on.push(per_put(c0, cpus(gw_pid, db_pid), a.len()));
         println!(
-            "rep {rep}: off {:.1} PUT/s, on {:.1} PUT/s",
+            "rep {rep}: off {:.1} PUT/s, on {:.1} PUT/s; CPU ms per PUT (gateway/database/bench) off {:.2}/{:.2}/{:.2}, on with its delivery {:.2}/{:.2}/{:.2}; drained in {:.1} s",
             off.last().unwrap(),
-            on.last().unwrap()
+            on.last().unwrap(),
+            cpu_off.last().unwrap()[0],
+            cpu_off.last().unwrap()[1],
+            cpu_off.last().unwrap()[2],
+            cpu_on.last().unwrap()[0],
+            cpu_on.last().unwrap()[1],
+            cpu_on.last().unwrap()[2],
+            drain.elapsed().as_secs_f64(),
         );
-        acks.extend(a);
     }
     // Every event arrives (the last ones after the last phase ended).
     let wait = Instant::now();
@@ -178,6 +220,18 @@ async fn main() -> anyhow::Result<()> {
     println!("PUT/s notifications off (median): {off_m:.1}");
     println!("PUT/s notifications on  (median): {on_m:.1}");
     println!("ratio on/off: {:.2}", on_m / off_m);
+    let med = |v: &[[f64; 3]], i: usize| median(v.iter().map(|c| c[i]).collect());
+    for (i, who) in ["gateway", "database", "bench + receiver"]
+        .iter()
+        .enumerate()
+    {
+        println!(
+            "CPU ms per PUT, {who}: off {:.2}, on {:.2} (+{:.2} per event)",
+            med(&cpu_off, i),
+            med(&cpu_on, i),
+            med(&cpu_on, i) - med(&cpu_off, i)
+        );
+    }
     println!(
         "events delivered: {} of {} acknowledged; {:.1} events/s from the first acknowledgement to the last receipt",
         lat.len(),
@@ -189,6 +243,29 @@ async fn main() -> anyhow::Result<()> {
         percentile(&lat, 0.5),
         percentile(&lat, 0.99),
         lat.last().copied().unwrap_or(0.0)
+    );
+    // How well concurrent PUTs shared the outbox: events per document inserted.
+    let metrics = client
+        .get(format!("http://{addr}/_grids3/metrics"))
+        .send()
+        .await?
+        .text()
+        .await?;
+    let counter = |name: &str| -> f64 {
+        metrics
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0.0)
+    };
+    let (events, docs) = (
+        counter("grids3_notify_queued_events_total"),
+        counter("grids3_notify_queued_documents_total"),
+    );
+    println!(
+        "outbox: {events} events in {docs} documents ({:.1} events per document)",
+        events / docs.max(1.0)
     );
     let _ = child.kill();
     let _ = child.wait();

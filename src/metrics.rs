@@ -142,9 +142,12 @@ pub fn access_log_dropped() {
     metrics::counter!("grids3_access_log_records_dropped_total").increment(1);
 }
 
-/// Events queued in the notification outbox by one insert.
-pub fn notify_outbox_insert(events: usize) {
+/// Events queued in the notification outbox by one insert, in `documents` documents (a
+/// target's events of one insert are one group: events per document is how well concurrent
+/// requests share).
+pub fn notify_outbox_insert(events: usize, documents: usize) {
     metrics::counter!("grids3_notify_queued_events_total").increment(events as u64);
+    metrics::counter!("grids3_notify_queued_documents_total").increment(documents as u64);
 }
 
 /// Event notifications a target took.

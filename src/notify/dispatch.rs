@@ -1,8 +1,8 @@
 //! The dispatcher: one per deployment, the holder of the fenced `notify` lead, delivers the
 //! outbox's events to their targets.
 //!
-//! Per target, a round reads the head of its queue ([`BATCH`] events, in sequencer order),
-//! groups it by key, and delivers the keys in parallel (at most [`PARALLEL_KEYS`]), each key's
+//! Per target, a round reads the head of its queue (a few dozen of the outbox's documents,
+//! each a group of events, in order: see `outbox`), groups its events by key, and delivers the keys in parallel (at most [`PARALLEL_KEYS`]), each key's
 //! events one after the other, stopping a key at its first failure: a later event of a key is
 //! never sent before an earlier one was taken. Delivered events are removed; the rest stay at
 //! the head. A target that took nothing in a round while something failed waits as a whole
@@ -38,12 +38,15 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use mongodb::bson::{Bson, Document};
 
+use super::outbox::key_of;
+
 use super::targets::{self, Sender, TargetSpec};
 use super::Notifier;
 use crate::storage::meta::MetaStore;
 
-/// Events one round reads per target.
-pub const BATCH: i64 = 256;
+/// Outbox documents one round reads per target (each a group of up to 256 events, see
+/// `outbox`; a deployment's concurrent writes make groups of a few to a few dozen).
+pub const WINDOW: i64 = 32;
 /// Keys delivered at once per target.
 pub const PARALLEL_KEYS: usize = 16;
 /// How long the dispatcher waits after a round that found less than a window.
@@ -224,28 +227,42 @@ async fn refresh_targets(
 async fn round(notifier: &Notifier, l: &mut Live) -> mongodb::error::Result<Round> {
     let name = l.spec.name();
     let now = Instant::now();
-    // Keys are a bucket's (`<bucket>\n<key>`: a bucket name has no line break).
-    let skip: Vec<(&str, &str)> = l
+    let skip: std::collections::HashSet<String> = l
         .held
         .iter()
         .filter(|(_, h)| h.until > now)
-        .filter_map(|(bk, _)| bk.split_once('\n'))
+        .map(|(bk, _)| bk.clone())
         .collect();
-    let head = notifier.outbox().head_skipping(&name, BATCH, &skip).await?;
+    let window = notifier.outbox().head(&name, WINDOW, &skip).await?;
     drop(skip);
-    let key_of = |d: &Document| {
-        format!(
-            "{}\n{}",
-            d.get_str("b").unwrap_or_default(),
-            d.get_str("k").unwrap_or_default()
-        )
-    };
+    // An event that cannot be sent (a damaged document) would otherwise hold up its key for
+    // good: to the dead letters.
+    if !window.damaged.is_empty() {
+        let n = notifier
+            .outbox()
+            .bury(
+                &window,
+                window.damaged.clone(),
+                "damaged",
+                notifier.clock.now(),
+            )
+            .await?;
+        crate::metrics::notify_dead(&name, n);
+        tracing::warn!(target = %name, events = n, "damaged event notifications moved to the dead letters");
+    }
+    let head = &window.events;
     // A held key is forgotten when its next event goes through; one whose wait has long been
     // over without it coming up again (its events were buried by the bounds) is forgotten too.
     l.held.retain(|bk, h| {
         h.until + Duration::from_secs(600) > now || head.iter().any(|d| key_of(d) == *bk)
     });
     let Some(first) = head.first() else {
+        if !window.damaged.is_empty() {
+            return Ok(Round {
+                progress: true,
+                full: window.full,
+            });
+        }
         // Nothing to send but held keys: the target's next try is when the first of them is
         // due (not at once, which would query the queue in a loop while it is down).
         if let Some(due) = l.held.values().map(|h| h.until).filter(|u| *u > now).min() {
@@ -262,7 +279,7 @@ async fn round(notifier: &Notifier, l: &mut Live) -> mongodb::error::Result<Roun
     // Keys in the order their first event comes, each with its events in order.
     let mut keys: Vec<(String, Vec<&Document>)> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
-    for d in &head {
+    for d in head {
         let k = key_of(d);
         let i = *index.entry(k.clone()).or_insert_with(|| {
             keys.push((k, Vec::new()));
@@ -328,14 +345,14 @@ async fn round(notifier: &Notifier, l: &mut Live) -> mongodb::error::Result<Roun
         failure = Some(e);
     }
     if !delivered.is_empty() {
-        notifier.outbox().remove(&delivered).await?;
+        notifier.outbox().remove(&window, &delivered).await?;
         crate::metrics::notify_delivered(&name, delivered.len() as u64);
     }
     let buried = rejected.len();
     for (event, why) in rejected {
         let n = notifier
             .outbox()
-            .bury(vec![event], &why, notifier.clock.now())
+            .bury(&window, vec![event], &why, notifier.clock.now())
             .await?;
         crate::metrics::notify_dead(&name, n);
         tracing::warn!(target = %name, reason = %why, "an event notification its target rejected moved to the dead letters");
@@ -377,7 +394,7 @@ async fn round(notifier: &Notifier, l: &mut Live) -> mongodb::error::Result<Roun
     }
     Ok(Round {
         progress: !delivered.is_empty() || buried > 0,
-        full: head.len() as i64 >= BATCH,
+        full: window.full,
     })
 }
 
@@ -403,6 +420,7 @@ async fn deliver_key<'d>(
         if unreachable.load(Ordering::Relaxed) {
             break;
         }
+        // The window holds only events with both (see `outbox::window`).
         let (Some(id), Ok(body)) = (d.get_object_id("_id").ok(), d.get_str("body")) else {
             continue;
         };
@@ -454,20 +472,25 @@ async fn census(
         // (every instance should have the same ones, but a rolling change has them differ for
         // a while): its events wait for an instance that knows it, up to the age bound.
         // The size bound holds for those too: it protects the database.
-        let (events, reason) = if n > notifier.settings().max_queued {
+        let (window, reason) = if n > notifier.settings().max_queued {
             let over = (n - notifier.settings().max_queued).min(SWEEP);
-            (out.oldest(&target, over).await?, "queue full")
+            (out.oldest(&target, over as usize).await?, "queue full")
         } else {
-            (out.overdue(&target, too_old, SWEEP).await?, "too old")
+            (
+                out.overdue(&target, too_old, SWEEP as usize).await?,
+                "too old",
+            )
         };
-        let buried = out.bury(events, reason, now).await?;
+        let buried = out
+            .bury(&window, window.events.clone(), reason, now)
+            .await?;
         if buried > 0 {
             crate::metrics::notify_dead(&target, buried);
             tracing::warn!(target = %target, events = buried, reason, "event notifications moved to the dead letters");
         }
     }
     for name in live.keys() {
-        if !notifier.outbox().head(name, 1).await?.is_empty() {
+        if notifier.outbox().any(name).await? {
             continue;
         }
         crate::metrics::notify_queued(name, 0.0);

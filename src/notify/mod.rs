@@ -8,7 +8,8 @@
 //!    its final shape, with the principal, the client's address and the request id, which no
 //!    change stream on the data could see;
 //! 2. the events go into the outbox ([`outbox`]) with the database's write concern, group
-//!    committed with those of concurrent requests; only then is the client answered. A
+//!    committed with those of concurrent requests (a target's events of one commit are one
+//!    document); only then is the client answered. A
 //!    request whose events could not be queued is answered `503 SlowDown` (the change was
 //!    made, but the client is not told it succeeded, and retries);
 //! 3. one instance, the holder of the fenced `notify` lead, dispatches ([`dispatch`]): per
@@ -20,12 +21,12 @@
 //! it only once its target took it (or, past the age or size bound, into the dead letters,
 //! counted). A consumer may see an event twice: when a dispatcher dies (or loses the lead)
 //! between a delivery and the removal of the delivered events, the next holder sends those
-//! events again, at most one batch ([`dispatch::BATCH`]) per target. Each event carries a
+//! events again, at most one round's window per target. Each event carries a
 //! stable id (`x-grids3-event-id` on webhooks, `Nats-Msg-Id` on JetStream) to drop repeats by.
 //!
-//! Order per key follows the sequencer: the database's time in milliseconds (as this instance
-//! reads it, see `storage::meta::DbClock`) with a counter that keeps one instance's events
-//! strictly increasing. Two writes of one key that overlap in time may land in either order
+//! Order per key follows the sequencer ([`sequencer`]): the database's time in milliseconds
+//! (as this instance reads it, see `storage::meta::DbClock`) with a counter that keeps one
+//! instance's events strictly increasing. Two writes of one key that overlap in time may land in either order
 //! in S3 and their events may come in either order too; the sequencer says which is newer,
 //! as AWS documents for its own.
 //!
@@ -38,10 +39,10 @@ pub mod dispatch;
 pub mod listen;
 pub mod outbox;
 pub mod record;
+pub mod sequencer;
 pub mod targets;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use mongodb::bson::{doc, oid::ObjectId, DateTime, Document};
@@ -72,8 +73,8 @@ pub struct Notifier {
     settings: Settings,
     /// Parsed configurations by bucket, with the XML they were parsed from.
     parsed: Mutex<HashMap<String, (String, Arc<config::Config>)>>,
-    /// The last sequencer this instance gave out.
-    last_seq: AtomicI64,
+    /// Sequencers of events (and of the outbox's groups).
+    seq: Arc<sequencer::Sequencer>,
     /// Wakes this instance's dispatcher when it queued events.
     wake: tokio::sync::Notify,
     /// Who listens (ListenBucketNotification), see [`listen`].
@@ -96,14 +97,15 @@ impl Notifier {
         env_targets: Vec<TargetSpec>,
         settings: Settings,
     ) -> Self {
+        let seq = Arc::new(sequencer::Sequencer::new(clock.clone()));
         Self {
-            outbox: outbox::Outbox::new(db),
+            outbox: outbox::Outbox::new(db, seq.clone()),
             clock,
             env_targets,
             stored: targets::Stored::new(db),
             settings,
             parsed: Mutex::default(),
-            last_seq: AtomicI64::new(0),
+            seq,
             wake: tokio::sync::Notify::new(),
             listeners: listen::Listeners::new(db),
         }
@@ -146,21 +148,9 @@ impl Notifier {
         let _ = tokio::time::timeout(at_most, self.wake.notified()).await;
     }
 
-    /// The next sequencer: the database's time in milliseconds, shifted left 20 bits, with a
-    /// counter in the low bits; strictly increasing within this instance.
+    /// The next sequencer (see [`sequencer`]).
     fn next_seq(&self) -> i64 {
-        let now = self.clock.now().timestamp_millis() << 20;
-        let mut last = self.last_seq.load(Ordering::Relaxed);
-        loop {
-            let next = now.max(last + 1);
-            match self
-                .last_seq
-                .compare_exchange(last, next, Ordering::Relaxed, Ordering::Relaxed)
-            {
-                Ok(_) => return next,
-                Err(seen) => last = seen,
-            }
-        }
+        self.seq.next()
     }
 
     fn config_of(&self, bucket: &BucketInfo) -> Option<Arc<config::Config>> {
@@ -198,18 +188,18 @@ impl Notifier {
             return Ok(());
         };
         let docs = self.docs(&plan, bucket, origin, changes);
-        self.commit(docs, false).await
+        self.commit(docs).await
     }
 
     /// Who wants the events of `bucket` now: `None` when nobody does (no rule, no listener).
-    pub async fn plan(&self, bucket: &BucketInfo) -> Option<Plan> {
+    async fn plan(&self, bucket: &BucketInfo) -> Option<Plan> {
         let cfg = self.config_of(bucket).unwrap_or_default();
         let listened = self.listened(&bucket.name).await.is_some();
         (!cfg.rules.is_empty() || listened).then_some(Plan { cfg, listened })
     }
 
     /// The outbox documents of `changes` as `plan` wants them, sequenced now.
-    pub fn docs(
+    fn docs(
         &self,
         plan: &Plan,
         bucket: &BucketInfo,
@@ -242,15 +232,8 @@ impl Notifier {
         docs
     }
 
-    /// The outbox, for documents written along with an object (see
-    /// `storage::gridfs::SideWrites`).
-    pub fn outbox_namespace(&self) -> mongodb::Namespace {
-        self.outbox.queue.namespace()
-    }
-
-    /// Makes `docs` durable in the outbox unless they are already (`written`: they went in
-    /// with the object), and wakes the dispatcher.
-    pub async fn commit(&self, docs: Vec<Document>, written: bool) -> mongodb::error::Result<()> {
+    /// Makes `docs` durable in the outbox, and wakes the dispatcher.
+    async fn commit(&self, docs: Vec<Document>) -> mongodb::error::Result<()> {
         if docs.is_empty() {
             return Ok(());
         }
@@ -259,11 +242,7 @@ impl Notifier {
         let for_targets = docs
             .iter()
             .any(|d| d.get_str("t").is_ok_and(|t| t != listen::LISTEN));
-        if written {
-            crate::metrics::notify_outbox_insert(docs.len());
-        } else {
-            self.outbox.push(docs).await?;
-        }
+        self.outbox.push(docs).await?;
         if for_targets {
             self.wake.notify_one();
         }
@@ -350,7 +329,7 @@ fn listen_doc(
 }
 
 /// Who wants a bucket's events at the moment (see [`Notifier::plan`]).
-pub struct Plan {
+struct Plan {
     cfg: Arc<config::Config>,
     listened: bool,
 }

@@ -42,22 +42,9 @@ pub async fn put_object(st: &AppState, mut req: S3Request) -> S3Result<Response>
     spec.meta.owner = Some(owner_for_write(&b, &req.auth, spec.canned_acl.as_deref()));
     (spec.meta.retention, spec.meta.legal_hold) =
         for_new_object(&b, &spec.lock, st.store.meta().clock().now())?;
-    let unconditional = spec.condition == crate::storage::objects::WriteCondition::Always;
-    let mut ride = events::Ride::plan(st, &b, events::origin(&req), unconditional).await;
-    let key = req.key().to_owned();
-    let mut before_publish = |meta: &_, len, up: &mut _| {
-        if let Some(r) = ride.as_mut() {
-            r.attach(st, &b, &key, (meta, len), up);
-        }
-    };
-    let (info, sealed) = store(st, &b, req.key(), spec, reader, &mut before_publish).await?;
-    match ride {
-        Some(r) => r.finish(st, req.bucket(), &info).await?,
-        None => {
-            let change = events::created(EventName::Put, &info);
-            events::record(st, req.bucket(), &events::origin(&req), &[change]).await?;
-        }
-    }
+    let (info, sealed) = store(st, &b, req.key(), spec, reader).await?;
+    let change = events::created(EventName::Put, &info);
+    events::record(st, req.bucket(), &events::origin(&req), &[change]).await?;
     Ok(written(st, &b, &info, sealed.as_ref()))
 }
 

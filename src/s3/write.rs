@@ -15,21 +15,17 @@ use crate::s3::sse::{self, SealedWrite};
 use crate::state::AppState;
 use crate::storage::gridfs::Digests;
 use crate::storage::meta::BucketInfo;
-use crate::storage::objects::{ObjectInfo, ObjectMeta, ObjectWrite};
+use crate::storage::objects::{ObjectInfo, ObjectMeta};
 
 /// Stores and publishes a new object of `bucket` under `key` from `reader`, as `spec` (whose
 /// owner and retention the caller has decided) asks. Returns the published object and its
 /// encryption.
-/// `before_publish` sees the object's attributes and length once the body is in, and may
-/// attach documents to go into the database with it (an event notification's outbox entry,
-/// see `s3::events::Ride`).
 pub async fn store(
     st: &AppState,
     bucket: &BucketInfo,
     key: &str,
     spec: WriteSpec,
     mut reader: BodyReader,
-    before_publish: &mut (dyn FnMut(&ObjectMeta, u64, &mut ObjectWrite) + Send),
 ) -> S3Result<(ObjectInfo, Option<SealedWrite>)> {
     let WriteSpec {
         md5,
@@ -68,7 +64,6 @@ pub async fn store(
     if let Some((alg, v)) = reader.checksum() {
         meta.checksums = vec![(alg.name().to_owned(), v.clone())];
     }
-    before_publish(&meta, digests.length, &mut up);
     let info = within_request_timeout(st, st.store.publish_if(&bucket.name, up, meta, &condition))
         .await??
         .map_err(blocked_error)?;

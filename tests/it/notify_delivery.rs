@@ -49,7 +49,7 @@ fn a_rejected_event_is_dead_lettered_and_a_failing_key_holds_up_no_other() {
             .lock()
             .unwrap()
             .insert("poison".into(), (400, 0));
-        let flaky_n = grids3::notify::dispatch::BATCH as usize + 44;
+        let flaky_n = grids3::notify::dispatch::WINDOW as usize + 44;
         let mut etags = Vec::new();
         for _ in 0..flaky_n {
             let r = s3
@@ -393,65 +393,129 @@ fn targets_added_by_the_admin_cli_serve_every_instance_and_listeners_see_live_ch
 }
 
 #[test]
-fn a_small_put_writes_its_event_in_the_same_command_as_the_object() {
+fn concurrent_puts_share_one_outbox_document_per_target() {
     support::run(async {
+        use grids3::failpoint;
         use std::sync::atomic::Ordering;
         let hook = Receiver::start().await;
         let url = hook.url();
-        let (gw, counters) = support::gateway_counting_split("nride", |c| {
-            c.notify_targets = vec![webhook("ride", &url, None)];
+        let (gw, counters) = support::gateway_counting_split("ngroup", |c| {
+            c.notify_targets = vec![webhook("grp", &url, None)];
         })
         .await;
         let commands =
             || counters.all.load(Ordering::SeqCst) - counters.lookups.load(Ordering::SeqCst);
+        let outbox_inserts = |from: usize| {
+            counters.log.lock().unwrap()[from..]
+                .iter()
+                .filter(|c| c.starts_with("insert") && c.contains("__notify_outbox"))
+                .count()
+        };
         let s3 = gw.sdk();
-        s3.create_bucket().bucket("ride").send().await.unwrap();
+        s3.create_bucket().bucket("grp").send().await.unwrap();
         let rules = queue_rule(
-            "r",
-            "arn:grids3:sqs::ride:webhook",
+            "g",
+            "arn:grids3:sqs::grp:webhook",
             &["s3:ObjectCreated:*"],
             "",
             "",
         );
-        let (status, body) = put_config(&gw, "ride", &rules).await;
+        let (status, body) = put_config(&gw, "grp", &rules).await;
         assert_eq!(status, 200, "{body}");
-        put(&s3, "ride", "warm").await;
+        put(&s3, "grp", "warm").await;
+        // One small PUT: the revision lookup, the object's bulkWrite, and its event's insert.
         let before = commands();
         let log_before = counters.log.lock().unwrap().len();
-        let put = s3
-            .put_object()
-            .bucket("ride")
-            .key("small")
-            .body(ByteStream::from(vec![7u8; 4096]))
-            .send()
-            .await
-            .unwrap();
-        let n = commands() - before;
+        put(&s3, "grp", "one").await;
         let log: Vec<String> = counters.log.lock().unwrap()[log_before..].to_vec();
-        // As without notifications (reliability::a_small_get_takes_one_round_trip): the
-        // revision lookup, then one bulkWrite of the chunk, the files document and the event.
-        assert_eq!(n, 2, "a small PUT with notifications took {log:?}");
-        assert!(
-            !log.iter().any(|c| c.contains("__notify_outbox")),
-            "{log:?}"
-        );
-        let recs = hook.wait_records(2, 20).await;
-        let rec = recs
+        assert_eq!(commands() - before, 3, "{log:?}");
+        assert_eq!(outbox_inserts(log_before), 1, "{log:?}");
+        hook.wait_records(2, 30).await;
+        // Eight PUTs at once: the first one's insert is held until the other seven have
+        // queued their events behind it; those seven then go in one document. The target is
+        // down meanwhile, so that the documents stay to be looked at.
+        hook.down.store(true, Ordering::SeqCst);
+        let db = gw.db.name().to_owned();
+        let log_before = counters.log.lock().unwrap().len();
+        let hold = failpoint::pause("notify.outbox_insert", Some(&db));
+        let first = {
+            let s3 = s3.clone();
+            tokio::spawn(async move { put(&s3, "grp", "c0").await })
+        };
+        hold.reached().await;
+        let queued = failpoint::pause_times("notify.outbox_queued", Some(&db), 7);
+        let rest: Vec<_> = (1..8)
+            .map(|i| {
+                let s3 = s3.clone();
+                tokio::spawn(async move { put(&s3, "grp", &format!("c{i}")).await })
+            })
+            .collect();
+        queued.reached_n(7, Duration::from_secs(60)).await;
+        queued.release();
+        hold.release();
+        first.await.unwrap();
+        for r in rest {
+            r.await.unwrap();
+        }
+        let log: Vec<String> = counters.log.lock().unwrap()[log_before..].to_vec();
+        assert_eq!(outbox_inserts(log_before), 2, "{log:?}");
+        let queued: Vec<mongodb::bson::Document> = {
+            use futures::TryStreamExt;
+            gw.db
+                .collection::<mongodb::bson::Document>("__notify_outbox")
+                .find(doc! {"t": "grp:webhook"})
+                .sort(doc! {"seq": 1})
+                .await
+                .unwrap()
+                .try_collect()
+                .await
+                .unwrap()
+        };
+        let groups: Vec<Vec<String>> = queued
             .iter()
-            .find(|r| obj(r)["key"] == "small")
-            .unwrap_or_else(|| panic!("no event for the PUT in {recs:?}"));
-        assert_eq!(obj(rec)["size"], 4096);
-        assert_eq!(obj(rec)["eTag"], put.e_tag().unwrap().trim_matches('"'));
-        // A conditional PUT takes the key's lock and queues its event on its own.
-        s3.put_object()
-            .bucket("ride")
-            .key("cond")
-            .if_none_match("*")
-            .body(ByteStream::from_static(b"c"))
-            .send()
+            .map(|d| {
+                d.get_array("ev")
+                    .unwrap()
+                    .iter()
+                    .map(|e| e.as_document().unwrap().get_str("k").unwrap().to_owned())
+                    .collect()
+            })
+            .collect();
+        assert_eq!(groups.len(), 2, "{groups:?}");
+        assert_eq!(groups[0], vec!["c0".to_owned()]);
+        assert_eq!(groups[1].len(), 7, "{groups:?}");
+        // The later group sorts after the earlier, and after each of its own events.
+        let seq = |d: &mongodb::bson::Document| d.get_i64("seq").unwrap();
+        assert!(seq(&queued[1]) > seq(&queued[0]));
+        for e in queued[1].get_array("ev").unwrap() {
+            assert!(e.as_document().unwrap().get_i64("s").unwrap() < seq(&queued[1]));
+        }
+        hook.down.store(false, Ordering::SeqCst);
+        // Every event arrives, once.
+        let recs = hook.wait_records(10, 30).await;
+        let mut keys: Vec<String> = recs
+            .iter()
+            .filter_map(|r| obj(r)["key"].as_str().map(str::to_owned))
+            .collect();
+        keys.sort();
+        let mut want: Vec<String> = ["one", "warm"]
+            .into_iter()
+            .map(str::to_owned)
+            .chain((0..8).map(|i| format!("c{i}")))
+            .collect();
+        want.sort();
+        assert_eq!(keys, want, "{recs:?}");
+        // And the outbox empties: every group was removed once delivered.
+        assert!(
+            support::eventually(20, || async {
+                gw.db
+                    .collection::<mongodb::bson::Document>("__notify_outbox")
+                    .count_documents(doc! {"t": "grp:webhook"})
+                    .await
+                    .unwrap()
+                    == 0
+            })
             .await
-            .unwrap();
-        let recs = hook.wait_records(3, 20).await;
-        assert!(recs.iter().any(|r| obj(r)["key"] == "cond"), "{recs:?}");
+        );
     });
 }

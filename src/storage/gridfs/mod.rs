@@ -21,7 +21,7 @@ pub use download::ByteStream;
 pub(crate) use file::as_i64;
 pub use file::FileDoc;
 pub use ops::ids_of;
-pub use upload::{Digests, SideWrites, Upload, UploadOptions};
+pub use upload::{Digests, Upload, UploadOptions};
 
 use std::sync::Arc;
 

@@ -15,7 +15,6 @@ use super::{FileDoc, GridFsBucket, GridFsError, Result};
 
 mod one_command;
 use one_command::refused;
-pub use one_command::SideWrites;
 
 /// Bytes of chunk data gathered into one `insert_many`.
 const BATCH_BYTES: usize = 4 * 1024 * 1024;
@@ -99,9 +98,6 @@ pub struct Upload {
     hold_small: bool,
     in_flight: VecDeque<JoinHandle<Result<()>>>,
     done: bool,
-    /// Documents of other collections to insert with the files document, when it goes in
-    /// one command with its chunks (see [`Upload::ride_along`]).
-    side: Option<Arc<SideWrites>>,
 }
 
 impl GridFsBucket {
@@ -147,7 +143,6 @@ impl GridFsBucket {
             hold_small: opts.hold_small,
             in_flight: VecDeque::new(),
             done: false,
-            side: None,
         })
     }
 

@@ -86,12 +86,6 @@ impl std::ops::DerefMut for ObjectWrite {
 }
 
 impl ObjectWrite {
-    /// Has `side` inserted with the object when it is published in one command (see
-    /// `gridfs::SideWrites`: the caller checks whether they went).
-    pub fn ride_along(&mut self, side: std::sync::Arc<crate::storage::gridfs::SideWrites>) {
-        self.upload.ride_along(side);
-    }
-
     /// Deletes the chunks written so far and ends the registration.
     pub async fn abort(self) -> Result<()> {
         self.upload.abort().await?;

@@ -46,46 +46,7 @@ pub(super) fn refused(e: &GridFsError) -> bool {
     }
 }
 
-/// Documents of other collections that go into the database with a small file's files
-/// document, in the same ordered `bulkWrite` after it (an event notification's outbox entry:
-/// no round trip of its own, and written only if the file was). [`SideWrites::written`] tells
-/// the caller whether they went; when the file takes another way (more than one command, or a
-/// server without `bulkWrite`) they do not, and the caller writes them itself.
-#[derive(Debug)]
-pub struct SideWrites {
-    namespace: mongodb::Namespace,
-    docs: Vec<Document>,
-    written: std::sync::atomic::AtomicBool,
-}
-
-impl SideWrites {
-    /// `docs`, for the collection `namespace`.
-    pub fn new(namespace: mongodb::Namespace, docs: Vec<Document>) -> Self {
-        Self {
-            namespace,
-            docs,
-            written: std::sync::atomic::AtomicBool::new(false),
-        }
-    }
-
-    /// The documents.
-    pub fn docs(&self) -> &[Document] {
-        &self.docs
-    }
-
-    /// Whether they were written with the file.
-    pub fn written(&self) -> bool {
-        self.written.load(std::sync::atomic::Ordering::SeqCst)
-    }
-}
-
 impl Upload {
-    /// Has `side` inserted with the files document when the file is published in one command
-    /// (see [`SideWrites`]).
-    pub fn ride_along(&mut self, side: std::sync::Arc<SideWrites>) {
-        self.side = Some(side);
-    }
-
     /// Whether every chunk of the file is in the batch, none sent, and few enough bytes that
     /// copying them into one `bulkWrite` costs less than a round trip.
     pub(super) fn whole_in_batch(&self) -> bool {
@@ -159,18 +120,6 @@ impl Upload {
                 .build()
                 .into(),
         );
-        let side = self.side.clone();
-        if let Some(s) = &side {
-            for d in &s.docs {
-                models.push(
-                    InsertOneModel::builder()
-                        .namespace(s.namespace.clone())
-                        .document(d.clone())
-                        .build()
-                        .into(),
-                );
-            }
-        }
         let files = self.bucket.files();
         let op = files.client().bulk_write(models).ordered(true);
         let op = match files.write_concern() {
@@ -185,9 +134,6 @@ impl Upload {
             Ok(Ok(_)) => {
                 for d in sent {
                     crate::storage::gridfs::pool::give(d.into_bytes());
-                }
-                if let Some(s) = &side {
-                    s.written.store(true, std::sync::atomic::Ordering::SeqCst);
                 }
                 Ok(())
             }

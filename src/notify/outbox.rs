@@ -46,6 +46,9 @@ pub use window::Window;
 /// command; a census sweep of 10,000 events sends 625.
 const REMOVE_SLICE: usize = 16;
 
+/// The longest a group commit waits for more requests' events (see `Outbox::flush`).
+const LINGER_MAX: std::time::Duration = std::time::Duration::from_millis(20);
+
 /// Documents one insert carries at most.
 const INSERT_BATCH: usize = 1000;
 
@@ -128,7 +131,17 @@ impl Outbox {
     }
 
     async fn flush(&self) {
+        // How long the last insert took, when it carried more than one request's events.
+        let mut busy: Option<std::time::Duration> = None;
         loop {
+            if let Some(d) = busy {
+                // Requests are arriving faster than inserts finish: let the next group gather
+                // for about one more insert's time (up to LINGER_MAX). Each document costs the
+                // database about the same to insert and to remove whatever its size, so twice
+                // the events per group is half the outbox's cost per event; a request writing
+                // alone never waits here.
+                tokio::time::sleep(d.min(LINGER_MAX)).await;
+            }
             let (docs, waiters) = {
                 let mut p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
                 if p.docs.is_empty() {
@@ -140,6 +153,7 @@ impl Outbox {
             crate::failpoint::hit("notify.outbox_insert", &self.queue.namespace().db).await;
             let events = docs.len();
             let docs = self.grouped(docs);
+            let started = std::time::Instant::now();
             let mut result = Ok(());
             for slice in docs.chunks(INSERT_BATCH) {
                 if let Err(e) = self.queue.insert_many(slice.to_vec()).await {
@@ -148,6 +162,7 @@ impl Outbox {
                 }
             }
             crate::metrics::notify_outbox_insert(events, docs.len());
+            busy = (waiters.len() > 1).then(|| started.elapsed());
             for w in waiters {
                 let _ = w.send(result.clone());
             }

@@ -155,9 +155,10 @@ async fn run() -> Result<()> {
         bail!("GRIDS3_ROOT_ACCESS_KEY and GRIDS3_ROOT_SECRET_KEY must be set");
     }
     let timeout = std::time::Duration::from_secs(config.mongodb_timeout.max(1));
-    let client = grids3::metrics::mongodb_client_with_timeout(&uri, timeout)
-        .await
-        .context("connecting to MongoDB")?;
+    let client =
+        grids3::metrics::mongodb_client_with_timeout(&uri, timeout, config.mongodb_command_metrics)
+            .await
+            .context("connecting to MongoDB")?;
     let listener = grids3::server::bind(config.listen)
         .with_context(|| format!("binding {}", config.listen))?;
     let addr = listener.local_addr()?;

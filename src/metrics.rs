@@ -187,15 +187,18 @@ pub fn background_run(task: &'static str, outcome: &'static str, seconds: f64) {
 
 /// A MongoDB client whose commands are measured: latency by command name, and failures.
 pub async fn mongodb_client(uri: &str) -> mongodb::error::Result<mongodb::Client> {
-    mongodb_client_with_timeout(uri, std::time::Duration::from_secs(3)).await
+    mongodb_client_with_timeout(uri, std::time::Duration::from_secs(3), true).await
 }
 
-/// [`mongodb_client`] that gives up on an unreachable server after `timeout` (server selection
+/// A MongoDB client that gives up on an unreachable server after `timeout` (server selection
 /// and connection), so that an outage turns into a prompt 503 instead of the driver's 30 s
-/// wait. Values set in the URI (`serverSelectionTimeoutMS`, `connectTimeoutMS`) win.
+/// wait. Values set in the URI (`serverSelectionTimeoutMS`, `connectTimeoutMS`) win. Its
+/// commands are measured when `commands` (see `Config::mongodb_command_metrics` for what
+/// that costs).
 pub async fn mongodb_client_with_timeout(
     uri: &str,
     timeout: std::time::Duration,
+    commands: bool,
 ) -> mongodb::error::Result<mongodb::Client> {
     use mongodb::event::command::CommandEvent;
     use mongodb::event::EventHandler;
@@ -203,6 +206,9 @@ pub async fn mongodb_client_with_timeout(
     let mut opts = mongodb::options::ClientOptions::parse(uri).await?;
     opts.server_selection_timeout.get_or_insert(timeout);
     opts.connect_timeout.get_or_insert(timeout);
+    if !commands {
+        return mongodb::Client::with_options(opts);
+    }
     opts.command_event_handler = Some(EventHandler::callback(|ev: CommandEvent| match ev {
         CommandEvent::Succeeded(e) => {
             metrics::histogram!("grids3_mongodb_command_duration_seconds", "command" => e.command_name)

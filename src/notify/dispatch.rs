@@ -235,20 +235,19 @@ async fn round(notifier: &Notifier, l: &mut Live) -> mongodb::error::Result<Roun
         .collect();
     let window = notifier.outbox().head(&name, WINDOW, &skip).await?;
     drop(skip);
+    // Everything that leaves the window this round (delivered, or copied to the dead letters)
+    // is removed in one go at its end: see `Outbox::copy_to_dead`.
+    let mut gone: Vec<Bson> = Vec::new();
     // An event that cannot be sent (a damaged document) would otherwise hold up its key for
     // good: to the dead letters.
     if !window.damaged.is_empty() {
-        let n = notifier
+        let ids = notifier
             .outbox()
-            .bury(
-                &window,
-                window.damaged.clone(),
-                "damaged",
-                notifier.clock.now(),
-            )
+            .copy_to_dead(window.damaged.clone(), "damaged", notifier.clock.now())
             .await?;
-        crate::metrics::notify_dead(&name, n);
-        tracing::warn!(target = %name, events = n, "damaged event notifications moved to the dead letters");
+        crate::metrics::notify_dead(&name, ids.len() as u64);
+        tracing::warn!(target = %name, events = ids.len(), "damaged event notifications moved to the dead letters");
+        gone.extend(ids);
     }
     let head = &window.events;
     // A held key is forgotten when its next event goes through; one whose wait has long been
@@ -257,7 +256,9 @@ async fn round(notifier: &Notifier, l: &mut Live) -> mongodb::error::Result<Roun
         h.until + Duration::from_secs(600) > now || head.iter().any(|d| key_of(d) == *bk)
     });
     let Some(first) = head.first() else {
-        if !window.damaged.is_empty() {
+        // The damaged events, and groups found empty (left by a removal cut short): gone, so
+        // that they cannot fill the window.
+        if notifier.outbox().remove(&window, &gone).await? > 0 {
             return Ok(Round {
                 progress: true,
                 full: window.full,
@@ -344,18 +345,20 @@ async fn round(notifier: &Notifier, l: &mut Live) -> mongodb::error::Result<Roun
         }
         failure = Some(e);
     }
-    if !delivered.is_empty() {
-        notifier.outbox().remove(&window, &delivered).await?;
-        crate::metrics::notify_delivered(&name, delivered.len() as u64);
-    }
     let buried = rejected.len();
     for (event, why) in rejected {
-        let n = notifier
+        let ids = notifier
             .outbox()
-            .bury(&window, vec![event], &why, notifier.clock.now())
+            .copy_to_dead(vec![event], &why, notifier.clock.now())
             .await?;
-        crate::metrics::notify_dead(&name, n);
+        crate::metrics::notify_dead(&name, ids.len() as u64);
         tracing::warn!(target = %name, reason = %why, "an event notification its target rejected moved to the dead letters");
+        gone.extend(ids);
+    }
+    gone.extend(delivered.iter().cloned());
+    notifier.outbox().remove(&window, &gone).await?;
+    if !delivered.is_empty() {
+        crate::metrics::notify_delivered(&name, delivered.len() as u64);
     }
     // Too many keys failing one by one: the target is as good as down.
     let too_many_held = l.held.len() > MAX_HELD_KEYS;

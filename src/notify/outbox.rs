@@ -49,6 +49,9 @@ const REMOVE_SLICE: usize = 16;
 /// The longest a group commit waits for more requests' events (see `Outbox::flush`).
 const LINGER_MAX: std::time::Duration = std::time::Duration::from_millis(20);
 
+/// The events after which a window of the queue takes no further document.
+pub const WINDOW_EVENTS: usize = 256;
+
 /// Documents one insert carries at most.
 const INSERT_BATCH: usize = 1000;
 
@@ -161,7 +164,9 @@ impl Outbox {
                     break;
                 }
             }
-            crate::metrics::notify_outbox_insert(events, docs.len());
+            if result.is_ok() {
+                crate::metrics::notify_outbox_insert(events, docs.len());
+            }
             busy = (waiters.len() > 1).then(|| started.elapsed());
             for w in waiters {
                 let _ = w.send(result.clone());
@@ -194,7 +199,9 @@ impl Outbox {
             }
         }
         let at = self.seq.clock().now();
-        for (t, evs, _) in groups {
+        for (t, mut evs, _) in groups {
+            // In sequencer order (requests queue theirs in whatever order they reach the lock).
+            evs.sort_by_key(|e| e.get_i64("s").unwrap_or(i64::MAX));
             out.push(doc! {
                 "_id": ObjectId::new(),
                 "t": t,
@@ -242,6 +249,12 @@ impl Outbox {
         let mut w = Window::default();
         w.full = docs.len() as i64 >= limit;
         for d in docs {
+            // A window takes whole documents up to about `WINDOW_EVENTS`: a round (and the
+            // repeats after a failover) stays a few hundred events however large the groups.
+            if w.events.len() >= WINDOW_EVENTS {
+                w.full = true;
+                break;
+            }
             w.add(d, |e| held.is_empty() || !held.contains(&key_of(e)));
         }
         Ok(w)
@@ -262,6 +275,9 @@ impl Outbox {
     /// events (one more command, only when a round left some of a group behind).
     pub async fn remove(&self, window: &Window, gone: &[Bson]) -> mongodb::error::Result<u64> {
         let r = window.removal(gone);
+        if r == window::Removal::default() {
+            return Ok(0);
+        }
         let mut n = 0;
         if !r.whole.is_empty() {
             crate::storage::gridfs::batch::delete_in_slices(
@@ -280,6 +296,11 @@ impl Outbox {
                     doc! {"_id": {"$in": r.partial.clone()}},
                     doc! {"$pull": {"ev": {"i": {"$in": r.pulled.clone()}}}},
                 )
+                .await?;
+            // A group that another removal emptied meanwhile (a dispatcher that lost its lead
+            // and has not noticed yet): nothing is left in it to lose.
+            self.queue
+                .delete_many(doc! {"_id": {"$in": r.partial}, "ev": {"$size": 0}})
                 .await?;
             n += r.pulled.len() as u64;
         }
@@ -314,14 +335,28 @@ impl Outbox {
         reason: &str,
         now: DateTime,
     ) -> mongodb::error::Result<u64> {
+        let ids = self.copy_to_dead(events, reason, now).await?;
+        self.remove(window, &ids).await?;
+        Ok(ids.len() as u64)
+    }
+
+    /// The first half of a move to the dead letters: copies `events` there with the reason,
+    /// returning their ids for the removal that must follow (one removal for everything a
+    /// round took out of a window: removals of a window one after the other would each `$pull`
+    /// from what was read, and could leave an emptied group behind).
+    pub async fn copy_to_dead(
+        &self,
+        events: Vec<Document>,
+        reason: &str,
+        now: DateTime,
+    ) -> mongodb::error::Result<Vec<Bson>> {
         if events.is_empty() {
-            return Ok(0);
+            return Ok(Vec::new());
         }
         let ids: Vec<Bson> = events
             .iter()
             .filter_map(|d| d.get("_id").cloned())
             .collect();
-        let n = ids.len() as u64;
         let copies: Vec<Document> = events
             .into_iter()
             .map(|mut d| {
@@ -337,8 +372,7 @@ impl Outbox {
                 return Err(e);
             }
         }
-        self.remove(window, &ids).await?;
-        Ok(n)
+        Ok(ids)
     }
 
     /// A target's events queued before `before` (the age bound), oldest first: at most `limit`

@@ -519,3 +519,96 @@ fn concurrent_puts_share_one_outbox_document_per_target() {
         );
     });
 }
+
+#[test]
+fn a_group_whose_events_are_all_rejected_leaves_nothing_behind() {
+    support::run(async {
+        use grids3::failpoint;
+        let hook = Receiver::start().await;
+        let url = hook.url();
+        let db = db_name("nempty");
+        let gw = support::gateway_with(&db, |c| {
+            c.notify_targets = vec![webhook("emp", &url, None)];
+        })
+        .await;
+        let s3 = gw.sdk();
+        s3.create_bucket().bucket("emp").send().await.unwrap();
+        let rules = queue_rule(
+            "e",
+            "arn:grids3:sqs::emp:webhook",
+            &["s3:ObjectCreated:*"],
+            "",
+            "",
+        );
+        assert_eq!(put_config(&gw, "emp", &rules).await.0, 200);
+        for k in ["pa", "pb"] {
+            hook.refuse.lock().unwrap().insert(k.into(), (400, 0));
+        }
+        // "pa" and "pb" in one outbox document: queued behind a held insert.
+        let hold = failpoint::pause("notify.outbox_insert", Some(&db));
+        let first = {
+            let s3 = s3.clone();
+            tokio::spawn(async move { put(&s3, "emp", "w0").await })
+        };
+        hold.reached().await;
+        let queued = failpoint::pause_times("notify.outbox_queued", Some(&db), 2);
+        let both: Vec<_> = ["pa", "pb"]
+            .into_iter()
+            .map(|k| {
+                let s3 = s3.clone();
+                tokio::spawn(async move { put(&s3, "emp", k).await })
+            })
+            .collect();
+        queued.reached_n(2, Duration::from_secs(60)).await;
+        queued.release();
+        hold.release();
+        first.await.unwrap();
+        for t in both {
+            t.await.unwrap();
+        }
+        // Other keys go through meanwhile, so that the rejections count as the events' own.
+        let dead = gw.db.collection::<mongodb::bson::Document>("__notify_dead");
+        let mut i = 0;
+        while dead
+            .count_documents(doc! {"k": {"$in": ["pa", "pb"]}})
+            .await
+            .unwrap()
+            < 2
+        {
+            assert!(i < 60, "pa and pb were not dead-lettered");
+            put(&s3, "emp", &format!("ok/{i}")).await;
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            i += 1;
+        }
+        // Nothing more is written: the group they were in must not stay behind, emptied (a
+        // pile of those at the head of the queue would stop the target).
+        let outbox = gw
+            .db
+            .collection::<mongodb::bson::Document>("__notify_outbox");
+        assert!(
+            support::eventually(20, || async {
+                outbox
+                    .count_documents(doc! {"t": "emp:webhook"})
+                    .await
+                    .unwrap()
+                    == 0
+            })
+            .await,
+            "left in the outbox: {:?}",
+            {
+                use futures::TryStreamExt;
+                outbox
+                    .find(doc! {})
+                    .await
+                    .unwrap()
+                    .try_collect::<Vec<_>>()
+                    .await
+                    .unwrap()
+            }
+        );
+        put(&s3, "emp", "after").await;
+        let recs = hook.wait_records(i + 2, 30).await;
+        assert!(recs.iter().any(|r| obj(r)["key"] == "after"), "{recs:?}");
+        assert!(recs.iter().any(|r| obj(r)["key"] == "w0"), "{recs:?}");
+    });
+}

@@ -406,7 +406,7 @@ pub async fn gateway_on_uri(
     tweak: impl FnOnce(&mut grids3::config::Config),
 ) -> Gateway {
     let client =
-        grids3::metrics::mongodb_client_with_timeout(uri, std::time::Duration::from_secs(2))
+        grids3::metrics::mongodb_client_with_timeout(uri, std::time::Duration::from_secs(2), true)
             .await
             .expect("client");
     gateway_with_client(client, db_name, tweak).await

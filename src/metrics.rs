@@ -185,9 +185,10 @@ pub fn background_run(task: &'static str, outcome: &'static str, seconds: f64) {
     metrics::histogram!("grids3_background_duration_seconds", "task" => task).record(seconds);
 }
 
-/// A MongoDB client whose commands are measured: latency by command name, and failures.
+/// A MongoDB client (without command monitoring, as the gateway runs by default: see
+/// [`mongodb_client_with_timeout`]).
 pub async fn mongodb_client(uri: &str) -> mongodb::error::Result<mongodb::Client> {
-    mongodb_client_with_timeout(uri, std::time::Duration::from_secs(3), true).await
+    mongodb_client_with_timeout(uri, std::time::Duration::from_secs(3), false).await
 }
 
 /// A MongoDB client that gives up on an unreachable server after `timeout` (server selection

@@ -177,9 +177,12 @@ impl Outbox {
     /// The documents to insert for `docs`: each target's events in groups (in the order they
     /// came), listen records as they are. Each group is stamped with a sequencer taken now,
     /// after its events took theirs.
-    fn grouped(&self, docs: Vec<Document>) -> Vec<Document> {
+    fn grouped(&self, mut docs: Vec<Document>) -> Vec<Document> {
         let mut out = Vec::new();
         let mut groups: Vec<(String, Vec<Document>, usize)> = Vec::new();
+        // In sequencer order (requests queue theirs in whatever order they reach the lock),
+        // also across the groups one target's events are split into.
+        docs.sort_by_key(|d| d.get_i64("seq").unwrap_or(i64::MAX));
         for d in docs {
             let t = d.get_str("t").unwrap_or_default().to_owned();
             if t == super::listen::LISTEN {
@@ -199,9 +202,7 @@ impl Outbox {
             }
         }
         let at = self.seq.clock().now();
-        for (t, mut evs, _) in groups {
-            // In sequencer order (requests queue theirs in whatever order they reach the lock).
-            evs.sort_by_key(|e| e.get_i64("s").unwrap_or(i64::MAX));
+        for (t, evs, _) in groups {
             out.push(doc! {
                 "_id": ObjectId::new(),
                 "t": t,
@@ -238,25 +239,26 @@ impl Outbox {
                 ],
             );
         }
-        let docs: Vec<Document> = self
+        // Read in small batches: a window takes whole documents only up to about
+        // `WINDOW_EVENTS` (a round, and the repeats after a failover, stay a few hundred events
+        // however large the groups), and what it does not take is not read.
+        let mut cursor = self
             .queue
             .find(filter)
             .sort(order())
             .limit(limit)
-            .await?
-            .try_collect()
+            .batch_size(4)
             .await?;
         let mut w = Window::default();
-        w.full = docs.len() as i64 >= limit;
-        for d in docs {
-            // A window takes whole documents up to about `WINDOW_EVENTS`: a round (and the
-            // repeats after a failover) stays a few hundred events however large the groups.
-            if w.events.len() >= WINDOW_EVENTS {
-                w.full = true;
+        let mut read = 0;
+        while w.events.len() < WINDOW_EVENTS {
+            let Some(d) = cursor.try_next().await? else {
                 break;
-            }
+            };
+            read += 1;
             w.add(d, |e| held.is_empty() || !held.contains(&key_of(e)));
         }
+        w.full = read >= limit || w.events.len() >= WINDOW_EVENTS;
         Ok(w)
     }
 

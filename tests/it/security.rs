@@ -545,7 +545,20 @@ fn downloads_share_a_bounded_read_ahead_budget() {
             held <= 1048576.0,
             "{held} bytes read ahead, over the budget"
         );
-        // A normal download is not held up by the stalled ones.
+        // A normal download is not held up by the stalled ones: it completes within the
+        // timeout below. (The SDK's own stall check, 1 s without a byte, is relaxed: with the
+        // budget used up the download reads one chunk at a time, and on a 2-core machine
+        // running the whole suite a chunk has once taken over a second to come.)
+        let s3 = aws_sdk_s3::Client::from_conf(
+            s3.config()
+                .to_builder()
+                .stalled_stream_protection(
+                    aws_sdk_s3::config::StalledStreamProtectionConfig::enabled()
+                        .grace_period(std::time::Duration::from_secs(10))
+                        .build(),
+                )
+                .build(),
+        );
         let got = tokio::time::timeout(std::time::Duration::from_secs(30), async {
             s3.get_object()
                 .bucket("dlb")

@@ -65,7 +65,15 @@ pub async fn client() -> mongodb::Client {
     CLIENT
         .get_or_init(|| async {
             let uri = db().uri.clone();
-            grids3::metrics::mongodb_client(&uri).await.expect("client")
+            // With command monitoring, which `s3_raw::health_readiness_and_metrics` checks;
+            // the gateways started as processes (`Process`) run without it, the default.
+            grids3::metrics::mongodb_client_with_timeout(
+                &uri,
+                std::time::Duration::from_secs(3),
+                true,
+            )
+            .await
+            .expect("client")
         })
         .await
         .clone()

@@ -239,7 +239,8 @@ impl Outbox {
                 ],
             );
         }
-        // Read in small batches: a window takes whole documents only up to about
+        // Read in batches of 16 (one command for the usual round of a few groups): a window
+        // takes whole documents only up to about
         // `WINDOW_EVENTS` (a round, and the repeats after a failover, stay a few hundred events
         // however large the groups), and what it does not take is not read.
         let mut cursor = self
@@ -247,7 +248,7 @@ impl Outbox {
             .find(filter)
             .sort(order())
             .limit(limit)
-            .batch_size(4)
+            .batch_size(16)
             .await?;
         let mut w = Window::default();
         let mut read = 0;

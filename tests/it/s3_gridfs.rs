@@ -146,12 +146,16 @@ fn streaming_get_survives_overwrite_and_delete_on_another_instance() {
             old_chunks,
             "the streamed revision's chunks are kept"
         );
-        let pending =
+        // One file's reclaim is deferred. It may be recorded twice: a settling pass (in the
+        // background, `storage::objects::settle`, queued by the first PUT) and the overwrite
+        // can both reclaim the old revision at once, each with a record of its own; whichever
+        // the janitor finishes first, the other then finds nothing to do.
+        let pending: Vec<mongodb::bson::Bson> =
             a.db.collection::<mongodb::bson::Document>("__reclaim")
-                .count_documents(doc! {})
+                .distinct("file_id", doc! {})
                 .await
                 .unwrap();
-        assert_eq!(pending, 1, "its reclaim is deferred");
+        assert_eq!(pending.len(), 1, "its reclaim is deferred: {pending:?}");
         while let Some(piece) = body.next().await {
             received.extend_from_slice(&piece.unwrap());
         }

@@ -243,7 +243,7 @@ async fn round(notifier: &Notifier, l: &mut Live) -> mongodb::error::Result<Roun
     if !window.damaged.is_empty() {
         let ids = notifier
             .outbox()
-            .copy_to_dead(window.damaged.clone(), "damaged", notifier.clock.now())
+            .copy_to_dead(window.damaged.clone(), "damaged", notifier.clock().now())
             .await?;
         crate::metrics::notify_dead(&name, ids.len() as u64);
         tracing::warn!(target = %name, events = ids.len(), "damaged event notifications moved to the dead letters");
@@ -274,7 +274,7 @@ async fn round(notifier: &Notifier, l: &mut Live) -> mongodb::error::Result<Roun
         return Ok(Round::default());
     };
     if let Ok(at) = first.get_datetime("at") {
-        let age = notifier.clock.now().timestamp_millis() - at.timestamp_millis();
+        let age = notifier.clock().now().timestamp_millis() - at.timestamp_millis();
         crate::metrics::notify_oldest(&name, age.max(0) as f64 / 1000.0);
     }
     // Keys in the order their first event comes, each with its events in order.
@@ -349,7 +349,7 @@ async fn round(notifier: &Notifier, l: &mut Live) -> mongodb::error::Result<Roun
     for (event, why) in rejected {
         let ids = notifier
             .outbox()
-            .copy_to_dead(vec![event], &why, notifier.clock.now())
+            .copy_to_dead(vec![event], &why, notifier.clock().now())
             .await?;
         crate::metrics::notify_dead(&name, ids.len() as u64);
         tracing::warn!(target = %name, reason = %why, "an event notification its target rejected moved to the dead letters");
@@ -450,7 +450,7 @@ async fn census(
     notifier: &Notifier,
     live: &HashMap<String, Live>,
 ) -> mongodb::error::Result<Duration> {
-    let now = notifier.clock.now();
+    let now = notifier.clock().now();
     let too_old = mongodb::bson::DateTime::from_millis(
         now.timestamp_millis() - notifier.settings().max_age.as_millis() as i64,
     );

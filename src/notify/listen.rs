@@ -146,7 +146,7 @@ impl Notifier {
                 .is_ok()
                 .then(|| flag.clone()),
         );
-        let now = self.clock.now();
+        let now = self.clock().now();
         let started = Instant::now();
         let read = async {
             futures::TryStreamExt::try_collect::<Vec<Document>>(
@@ -271,7 +271,7 @@ impl Notifier {
         self.listeners
             .coll
             .insert_one(
-                doc! {"_id": id, "b": bucket, "r": reads, "expires": self.clock.after(LEASE)},
+                doc! {"_id": id, "b": bucket, "r": reads, "expires": self.clock().after(LEASE)},
             )
             .await?;
         let registration = Registration {
@@ -322,7 +322,7 @@ impl Notifier {
                             .coll
                             .update_one(
                                 doc! {"_id": reg.id},
-                                doc! {"$set": {"expires": me.clock.after(LEASE)}},
+                                doc! {"$set": {"expires": me.clock().after(LEASE)}},
                             )
                             .await;
                     }

@@ -67,7 +67,6 @@ pub struct Settings {
 /// The notifier: the write path's door, and what the dispatcher reads.
 pub struct Notifier {
     outbox: outbox::Outbox,
-    clock: DbClock,
     env_targets: Vec<TargetSpec>,
     stored: targets::Stored,
     settings: Settings,
@@ -97,10 +96,9 @@ impl Notifier {
         env_targets: Vec<TargetSpec>,
         settings: Settings,
     ) -> Self {
-        let seq = Arc::new(sequencer::Sequencer::new(clock.clone()));
+        let seq = Arc::new(sequencer::Sequencer::new(clock));
         Self {
             outbox: outbox::Outbox::new(db, seq.clone()),
-            clock,
             env_targets,
             stored: targets::Stored::new(db),
             settings,
@@ -148,9 +146,9 @@ impl Notifier {
         let _ = tokio::time::timeout(at_most, self.wake.notified()).await;
     }
 
-    /// The next sequencer (see [`sequencer`]).
-    fn next_seq(&self) -> i64 {
-        self.seq.next()
+    /// The database's clock, as this instance reads it.
+    pub fn clock(&self) -> &DbClock {
+        self.seq.clock()
     }
 
     fn config_of(&self, bucket: &BucketInfo) -> Option<Arc<config::Config>> {
@@ -210,7 +208,7 @@ impl Notifier {
         let facts = facts(bucket, &owner_id);
         let mut docs = Vec::new();
         for change in changes {
-            let seq = self.next_seq();
+            let seq = self.seq.next();
             for rule in plan.cfg.matching(change.event.configured(), &change.key) {
                 let Some(target) = targets::name_of_arn(&rule.arn) else {
                     continue;
@@ -252,7 +250,7 @@ impl Notifier {
     /// The time of records made now (as a date, and as AWS writes it), and the bucket owner's
     /// id as records name it.
     fn stamp(&self, bucket: &BucketInfo) -> (DateTime, String, String) {
-        let now = self.clock.now();
+        let now = self.clock().now();
         let time = now.to_chrono().format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
         let owner_id = crate::auth::sigv4::sha256_hex(bucket.owner.as_bytes());
         (now, time, owner_id)
@@ -271,7 +269,7 @@ impl Notifier {
             origin,
             &facts(bucket, &owner_id),
             (now, &time),
-            self.next_seq(),
+            self.seq.next(),
         );
         if let Err(e) = self.outbox.push(vec![d]).await {
             tracing::debug!(error = %e, "could not record a read for listeners");
@@ -291,12 +289,12 @@ impl Notifier {
         targets: &[String],
         request_id: &str,
     ) -> mongodb::error::Result<()> {
-        let now = self.clock.now();
+        let now = self.clock().now();
         let time = now.to_chrono().format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
         let mut docs = Vec::new();
         for t in targets {
             let body = record::test_event(bucket, &time, request_id);
-            docs.push(event_doc(t, self.next_seq(), "", bucket, now, body));
+            docs.push(event_doc(t, self.seq.next(), "", bucket, now, body));
         }
         self.outbox.push(docs).await?;
         self.wake.notify_one();

@@ -76,11 +76,6 @@ impl Window {
         });
     }
 
-    /// Whether nothing was read.
-    pub fn is_empty(&self) -> bool {
-        self.sources.is_empty()
-    }
-
     /// What to remove once the events `gone` left the queue.
     pub fn removal(&self, gone: &[Bson]) -> Removal {
         let gone: HashSet<ObjectId> = gone.iter().filter_map(Bson::as_object_id).collect();

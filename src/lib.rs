@@ -17,6 +17,7 @@ pub mod dberror;
 pub mod devdb;
 pub mod error;
 pub mod failpoint;
+pub mod hashing;
 pub mod http;
 pub mod janitor;
 pub mod lifecycle;

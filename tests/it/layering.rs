@@ -89,6 +89,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("checksum", 5),
     ("metrics", 5),
     ("failpoint", 5),
+    ("hashing", 5),
     ("background", 5),
     ("subresource", 5),
     ("tls", 5),
@@ -465,6 +466,31 @@ fn violations(src: &Path) -> Vec<String> {
         }
     }
     out
+}
+
+/// `unsafe` is denied crate-wide (Cargo.toml), and one file may allow it: the MD5 lanes,
+/// whose CPU intrinsics are unsafe to call.
+#[test]
+fn only_the_md5_lanes_allow_unsafe_code() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let allowed = src.join("hashing/md5/lanes.rs");
+    let files: Vec<PathBuf> = modules(&src).into_values().collect();
+    assert!(files.contains(&allowed), "{} not read", allowed.display());
+    let allowing: Vec<String> = files
+        .iter()
+        .filter(|f| {
+            let text = std::fs::read_to_string(f).unwrap();
+            text.contains("allow(unsafe_code)") || text.contains("expect(unsafe_code)")
+        })
+        .map(|f| f.strip_prefix(&src).unwrap().display().to_string())
+        .collect();
+    assert_eq!(allowing, ["hashing/md5/lanes.rs"]);
+    let manifest =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).unwrap();
+    assert!(
+        manifest.contains("unsafe_code = \"deny\""),
+        "Cargo.toml no longer denies unsafe code"
+    );
 }
 
 #[test]

@@ -4,8 +4,10 @@
 use std::pin::Pin;
 
 use bytes::Bytes;
-use futures::{Stream, TryStreamExt};
-use mongodb::bson::{doc, Bson, RawBsonRef, RawDocumentBuf};
+use futures::{Stream, StreamExt, TryStreamExt};
+use mongodb::bson::{doc, Bson, RawBsonRef, RawDocument, RawDocumentBuf};
+use mongodb::raw_batch_cursor::{RawBatch, RawBatchCursor};
+use std::ops::Range;
 use std::sync::Arc;
 
 use tokio::sync::{mpsc, Semaphore};
@@ -26,6 +28,78 @@ const WINDOW_BYTES: u64 = 2 * 1024 * 1024;
 struct Hold {
     _own: Option<tokio::sync::OwnedSemaphorePermit>,
     _share: Option<super::budget::DownloadShare>,
+}
+
+/// One reply of chunk documents as the driver read it off the socket. The pieces of its
+/// chunks are slices of it (no copy: the driver's per-document cursor copies each document
+/// twice), so it lives until the last of them is sent; the budget shares of its chunks are
+/// held with it, so the budget counts the memory it keeps.
+struct Reply {
+    batch: RawBatch,
+    _shares: Vec<super::budget::DownloadShare>,
+}
+
+/// A piece of a chunk inside a shared [`Reply`], as the owner of a `Bytes`.
+struct Slice {
+    reply: Arc<Reply>,
+    range: Range<usize>,
+}
+
+impl AsRef<[u8]> for Slice {
+    fn as_ref(&self) -> &[u8] {
+        &self.reply.batch.as_raw_document().as_bytes()[self.range.clone()]
+    }
+}
+
+/// What [`piece`] found in a chunk document.
+enum Piece {
+    /// Plain data, in place: this range of the document's bytes.
+    InPlace(Range<usize>),
+    /// A sealed chunk's plain text, opened into a buffer of its own.
+    Opened(Bytes),
+}
+
+impl Reply {
+    /// The chunk documents of this reply, in order.
+    fn docs(&self) -> Result<Vec<&RawDocument>> {
+        let array = self.batch.doc_slices()?;
+        let mut out = Vec::new();
+        for item in array {
+            let item = item.map_err(|e| GridFsError::Corrupt(format!("a chunk reply: {e}")))?;
+            match item.as_document() {
+                Some(d) => out.push(d),
+                None => {
+                    return Err(GridFsError::Corrupt(
+                        "a chunk that is not a document".into(),
+                    ))
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// `piece` of one of this reply's documents, as a `Bytes` that shares the reply.
+    fn bytes(self: &Arc<Self>, doc: &RawDocument, piece: Piece) -> Bytes {
+        match piece {
+            Piece::Opened(b) => b,
+            Piece::InPlace(r) => {
+                let at = doc.as_bytes().as_ptr() as usize
+                    - self.batch.as_raw_document().as_bytes().as_ptr() as usize;
+                Bytes::from_owner(Slice {
+                    reply: self.clone(),
+                    range: at + r.start..at + r.end,
+                })
+            }
+        }
+    }
+}
+
+/// The next reply of a chunk cursor, bounded by the operation timeout.
+async fn next_reply(cursor: &mut RawBatchCursor) -> Result<Option<RawBatch>> {
+    Ok(tokio::time::timeout(super::OP_TIMEOUT, cursor.next())
+        .await
+        .map_err(|_| GridFsError::Timeout("reading chunks"))?
+        .transpose()?)
 }
 
 impl GridFsBucket {
@@ -161,23 +235,38 @@ impl GridFsBucket {
                             )
                             .sort(doc! {"n": 1})
                             .limit(k)
-                            .batch_size(k as u32),
+                            .batch_size(k as u32)
+                            .batch(),
                     )
                     .await
                     .map_err(|_| GridFsError::Timeout("reading chunks"))??;
                     let mut holds = holds.into_iter();
-                    while let Some(raw) = tokio::time::timeout(super::OP_TIMEOUT, cursor.try_next())
-                        .await
-                        .map_err(|_| GridFsError::Timeout("reading chunks"))??
-                    {
-                        let bytes = piece(raw, next, base, &geo, sealing.as_ref(), start, end)?;
-                        let Some(hold) = holds.next() else {
+                    while let Some(batch) = next_reply(&mut cursor).await? {
+                        // Plain chunks are sent as slices of the reply, which then holds
+                        // their shares; sealed chunks are opened into buffers of their own,
+                        // each sent with its share.
+                        let n = batch.doc_slices()?.into_iter().count();
+                        if n > holds.len() {
                             return Err(GridFsError::Corrupt(format!("chunk {next} twice")));
-                        };
-                        if tx.send(Ok((bytes, hold))).await.is_err() {
-                            return Ok(()); // the reader went away
                         }
-                        next += 1;
+                        let mut mine: Vec<Hold> = holds.by_ref().take(n).collect();
+                        let shares = if sealing.is_some() {
+                            Vec::new()
+                        } else {
+                            mine.iter_mut().filter_map(|h| h._share.take()).collect()
+                        };
+                        let reply = Arc::new(Reply {
+                            batch,
+                            _shares: shares,
+                        });
+                        for (doc, hold) in reply.docs()?.into_iter().zip(mine) {
+                            let p = piece(doc, next, base, &geo, sealing.as_ref(), start, end)?;
+                            let bytes = reply.bytes(doc, p);
+                            if tx.send(Ok((bytes, hold))).await.is_err() {
+                                return Ok(()); // the reader went away
+                            }
+                            next += 1;
+                        }
                     }
                     if holds.len() > 0 {
                         return Err(GridFsError::ChunkMissing(next));
@@ -248,26 +337,38 @@ impl GridFsBucket {
                     .and_then(|v| Bson::try_from(v).ok())
                     .is_some_and(|v| v == file.id)
         });
-        let docs: Vec<RawDocumentBuf> = match ready {
-            Some(c) => vec![c],
+        let mut pieces = Vec::new();
+        let mut expected = first;
+        match ready {
+            Some(c) => {
+                pieces.push(match piece(&c, expected, 0, &geo, sealing, start, end)? {
+                    Piece::Opened(b) => b,
+                    Piece::InPlace(r) => Bytes::from(c.into_bytes()).slice(r),
+                });
+                expected += 1;
+            }
             None => {
-                self.chunks()
-                    .clone_with_type::<RawDocumentBuf>()
+                let mut cursor = self
+                    .chunks()
                     .find(
                         doc! {"files_id": file.id.clone(), "n": {"$gte": first, "$lt": last_excl}},
                     )
                     .sort(doc! {"n": 1})
                     .limit(last_excl - first)
-                    .await?
-                    .try_collect()
-                    .await?
+                    .batch()
+                    .await?;
+                while let Some(batch) = next_reply(&mut cursor).await? {
+                    let reply = Arc::new(Reply {
+                        batch,
+                        _shares: Vec::new(),
+                    });
+                    for doc in reply.docs()? {
+                        let p = piece(doc, expected, 0, &geo, sealing, start, end)?;
+                        pieces.push(reply.bytes(doc, p));
+                        expected += 1;
+                    }
+                }
             }
-        };
-        let mut pieces = Vec::with_capacity(docs.len());
-        let mut expected = first;
-        for raw in docs {
-            pieces.push(piece(raw, expected, 0, &geo, sealing, start, end)?);
-            expected += 1;
         }
         if expected < last_excl {
             return Err(GridFsError::ChunkMissing(expected));
@@ -332,49 +433,50 @@ impl Geometry {
 }
 
 /// Checks chunk `expected` (its `n` and its length against the file's), opens it when the
-/// file is sealed, and returns the part of its (plain) data inside `[start, end)`; the
-/// content's chunk `i` is stored as `n = base + i`. No copy: the chunk document's buffer
-/// becomes the `Bytes`, and the piece is a slice of it.
+/// file is sealed, and finds the part of its (plain) data inside `[start, end)`; the
+/// content's chunk `i` is stored as `n = base + i`. Plain data is not copied: the piece is
+/// a range of the document's bytes. A sealed chunk is opened in a copy of its data, since
+/// the reply it came in is shared.
 fn piece(
-    raw: RawDocumentBuf,
+    raw: &RawDocument,
     expected: i64,
     base: i64,
     geo: &Geometry,
     sealing: Option<&Sealing>,
     start: u64,
     end: u64,
-) -> Result<Bytes> {
+) -> Result<Piece> {
     let n =
-        raw_i64(&raw, "n").ok_or_else(|| GridFsError::Corrupt("chunk without numeric n".into()))?;
+        raw_i64(raw, "n").ok_or_else(|| GridFsError::Corrupt("chunk without numeric n".into()))?;
     if n != expected {
         return Err(GridFsError::ChunkMissing(expected));
     }
-    let (offset, len) = match raw.get("data") {
-        Ok(Some(RawBsonRef::Binary(b))) => (
-            b.bytes.as_ptr() as usize - raw.as_bytes().as_ptr() as usize,
-            b.bytes.len(),
-        ),
+    let data = match raw.get("data") {
+        Ok(Some(RawBsonRef::Binary(b))) => b.bytes,
         _ => return Err(GridFsError::Corrupt(format!("chunk {n} without data"))),
     };
     let i = n - base;
     let want = expected_chunk_len(geo.length, geo.chunk_size, i);
-    let mut buf = raw.into_bytes();
-    if let Some(s) = sealing {
-        open_chunk(s, &geo.id_bytes, i, want, &mut buf[offset..offset + len])?;
-    } else if len != want {
-        return Err(GridFsError::ChunkWrongSize {
-            n: i,
-            expected: want,
-            actual: len,
-        });
-    }
     let chunk_start = i as u64 * u64::from(geo.chunk_size);
     let from = start.saturating_sub(chunk_start) as usize;
     let to = (end - chunk_start).min(want as u64) as usize;
-    Ok(Bytes::from(buf).slice(offset + from..offset + to))
+    if let Some(s) = sealing {
+        let mut buf = data.to_vec();
+        open_chunk(s, &geo.id_bytes, i, want, &mut buf)?;
+        return Ok(Piece::Opened(Bytes::from(buf).slice(from..to)));
+    }
+    if data.len() != want {
+        return Err(GridFsError::ChunkWrongSize {
+            n: i,
+            expected: want,
+            actual: data.len(),
+        });
+    }
+    let offset = data.as_ptr() as usize - raw.as_bytes().as_ptr() as usize;
+    Ok(Piece::InPlace(offset + from..offset + to))
 }
 
-fn raw_i64(doc: &RawDocumentBuf, key: &str) -> Option<i64> {
+fn raw_i64(doc: &RawDocument, key: &str) -> Option<i64> {
     match doc.get(key).ok()?? {
         RawBsonRef::Int32(i) => Some(i64::from(i)),
         RawBsonRef::Int64(i) => Some(i),

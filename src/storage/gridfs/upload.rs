@@ -4,9 +4,10 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use crate::hashing::md5::Md5;
 use futures::{Stream, StreamExt};
-use md5::{Digest, Md5};
 use mongodb::bson::{doc, oid::ObjectId, Bson, DateTime, Document, RawBson, RawDocumentBuf};
+use sha2::Digest;
 use sha2::Sha256;
 use tokio::task::JoinHandle;
 
@@ -256,9 +257,8 @@ impl Upload {
 
     /// Appends `data`, inserting every chunk it completes.
     pub async fn write(&mut self, mut data: &[u8]) -> Result<()> {
-        if let Some(h) = &mut self.md5 {
-            h.update(data);
-        }
+        // MD5 is taken of each chunk as it is pushed (`push_chunk`), where large pieces may be
+        // hashed together with other uploads', and of what is held back at the end (`digests`).
         if let Some(h) = &mut self.sha256 {
             h.update(data);
         }
@@ -288,6 +288,12 @@ impl Upload {
     async fn push_chunk(&mut self, last: bool) -> Result<()> {
         let mut buf = std::mem::take(&mut self.pending);
         let start = self.data_start;
+        if let Some(h) = &mut self.md5 {
+            buf = h
+                .update_owned(buf, start)
+                .await
+                .map_err(|e| GridFsError::Corrupt(e.to_string()))?;
+        }
         if let Some(codec) = &self.codec {
             let at = ChunkBinding {
                 file_id: &self.id_bytes,
@@ -391,7 +397,13 @@ impl Upload {
     fn digests(&self) -> Digests {
         Digests {
             length: self.length,
-            md5: self.md5.clone().map_or([0; 16], |h| h.finalize().into()),
+            // What was not pushed as a chunk (a small content held back) is hashed here.
+            md5: self.md5.clone().map_or([0; 16], |mut h| {
+                if !self.pending.is_empty() {
+                    h.update(&self.pending[self.data_start..]);
+                }
+                h.finalize()
+            }),
             sha256: self.sha256.clone().map(|h| h.finalize().into()),
             sha1: self.sha1.clone().map(|h| h.finalize().into()),
         }

@@ -1,0 +1,123 @@
+use super::lanes::{self, LANES};
+use super::*;
+use ::md5::Digest;
+
+fn reference(data: &[u8]) -> [u8; 16] {
+    ::md5::Md5::digest(data).into()
+}
+
+/// Bytes that differ per seed and position.
+fn bytes(seed: u64, n: usize) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+#[test]
+fn rfc_1321_test_suite() {
+    let cases: [(&str, &str); 7] = [
+        ("", "d41d8cd98f00b204e9800998ecf8427e"),
+        ("a", "0cc175b9c0f1b6a831c399e269772661"),
+        ("abc", "900150983cd24fb0d6963f7d28e17f72"),
+        ("message digest", "f96b697d7cb7938d525a2f31aaf161d0"),
+        (
+            "abcdefghijklmnopqrstuvwxyz",
+            "c3fcd3d76192e4007dfb496cca67e13b",
+        ),
+        (
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
+            "d174ab98d277d9f5a5611c2c9f419d9f",
+        ),
+        (
+            "12345678901234567890123456789012345678901234567890123456789012345678901234567890",
+            "57edf4a22be3c955ac49da2e2107b67a",
+        ),
+    ];
+    for (input, want) in cases {
+        let mut h = Md5::new();
+        h.update(input.as_bytes());
+        assert_eq!(hex::encode(h.finalize()), want, "{input:?}");
+    }
+}
+
+#[test]
+fn any_split_of_any_length_gives_the_reference_digest() {
+    for n in (0..300).chain([4095, 4096, 4097, 261_120, 261_121]) {
+        let data = bytes(n as u64, n);
+        let want = reference(&data);
+        for cut in [0, 1, 55, 56, 63, 64, 65, n / 2, n.saturating_sub(1)] {
+            let cut = cut.min(n);
+            let mut h = Md5::new();
+            h.update(&data[..cut]);
+            h.update(&data[cut..]);
+            assert_eq!(h.finalize(), want, "length {n}, cut at {cut}");
+        }
+    }
+}
+
+#[test]
+fn the_lanes_agree_with_the_scalar_function_lane_by_lane() {
+    if !lanes::available() {
+        eprintln!("no AVX-512F here: the lanes are not tested on this CPU");
+        return;
+    }
+    for blocks in [0, 1, 2, 17, 300] {
+        let bufs: Vec<Vec<u8>> = (0..LANES)
+            .map(|i| bytes(i as u64 + 7, blocks * 64 + i))
+            .collect();
+        let mut states: [[u32; 4]; LANES] =
+            std::array::from_fn(|i| [i as u32, 0xefcdab89 ^ i as u32, 0x98badcfe, 0x10325476]);
+        let mut want = states;
+        for (s, b) in want.iter_mut().zip(&bufs) {
+            compress(s, &b[..blocks * 64]);
+        }
+        let data: [&[u8]; LANES] = std::array::from_fn(|i| &bufs[i][..]);
+        lanes::compress16(&mut states, data, blocks);
+        assert_eq!(states, want, "{blocks} blocks");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_uploads_hash_through_the_engine_to_the_reference_digest() {
+    let before = engine::lane_passes();
+    let mut tasks = Vec::new();
+    for u in 0..12u64 {
+        tasks.push(tokio::spawn(async move {
+            // Odd lengths and a leading piece so that pieces start inside a block.
+            let data = bytes(100 + u, 2 * 1024 * 1024 + 77 * u as usize);
+            let mut h = Md5::new();
+            h.update(&data[..13]);
+            let mut at = 13;
+            while at < data.len() {
+                let n = (261_120 + u as usize).min(data.len() - at);
+                // A buffer with a header before the content, as a chunk document has.
+                let mut buf = vec![0xEE; 40];
+                buf.extend_from_slice(&data[at..at + n]);
+                let back = h.update_owned(buf, 40).await.unwrap();
+                assert_eq!(
+                    &back[40..],
+                    &data[at..at + n],
+                    "the buffer comes back unchanged"
+                );
+                at += n;
+                tokio::task::yield_now().await;
+            }
+            assert_eq!(h.finalize(), reference(&data), "upload {u}");
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    if lanes::available() {
+        assert!(
+            engine::lane_passes() > before,
+            "12 uploads at once never reached the lanes"
+        );
+    }
+}

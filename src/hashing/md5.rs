@@ -64,7 +64,7 @@ pub struct Md5 {
     tail: [u8; 64],
     tail_len: usize,
     length: u64,
-    /// Counts this upload among those hashing large pieces, once it has one.
+    /// Who this upload is to the engine, once it has a large piece.
     member: Option<engine::Member>,
 }
 
@@ -123,9 +123,9 @@ impl Md5 {
             self.update(data);
             return Ok(buf);
         }
-        let member = self.member.get_or_insert_with(engine::Member::join);
+        let member = *self.member.get_or_insert_with(engine::Member::new);
         let who = member.id();
-        let Some(engine) = member.engine() else {
+        let Some(engine) = member.route() else {
             self.update(data);
             return Ok(buf);
         };

@@ -2,13 +2,15 @@
 //! 16 at a time in the lanes of `lanes.rs`. An upload hands a piece over with its buffer and
 //! gets both back with the new state, so nothing is copied and no buffer is shared.
 //!
-//! Pieces go to the engine only while at least [`JOIN_AT`] uploads are hashing large pieces:
-//! with fewer, the lanes would mostly run empty (k lanes busy cost 16/k of one), and a lone
-//! upload hashes in place without a hand-over. The engine hashes lane by lane in the ordinary
-//! way while it holds fewer than [`JOIN_AT`] pieces. Uploads rarely hand pieces over at the
-//! same moment, so when [`JOIN_AT`] or more uploads handed one over lately, a fresh piece
-//! waits up to [`LINGER`] for others to join it. An upload does not stall on that wait: its
-//! earlier chunks' inserts go on meanwhile, and a lone upload never waits.
+//! A piece goes to the engine only while at least [`JOIN_AT`] uploads hashed large pieces
+//! lately (within [`LATELY`]): with fewer, the lanes would mostly run empty (k busy lanes cost
+//! 16/k of one), and a lone upload hashes in place, without a hand-over, however many other
+//! uploads are open but idle. The engine hashes a piece it holds alone in the ordinary way,
+//! and two or more in the lanes ([`LANES_AT`]). Uploads rarely hand pieces over at the same moment,
+//! so a fresh piece waits up to [`LINGER`] for others, but only when the last [`LINGER`] saw
+//! enough other uploads hand pieces over to fill the lanes in the next one: a fast upload
+//! among trickling ones is not held back. While a piece waits, its upload's earlier inserts
+//! go on.
 
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -27,23 +29,88 @@ pub const MIN_BYTES: usize = 64 * 1024;
 /// Uploads hashing large pieces, and pieces in the engine, from which the lanes pay.
 const JOIN_AT: usize = 4;
 
+/// Pieces from which the engine hashes in the lanes: 16 lanes cost 0.16 s/GiB and one
+/// message alone 1.66 s/GiB here, so two busy lanes already pay (1.3 s/GiB each).
+const LANES_AT: usize = 2;
+
 /// Blocks a lane hashes per pass (16 KiB), so that pieces arriving meanwhile join soon.
 const PASS_BLOCKS: usize = 256;
 
 /// How long a fresh piece waits for others at most (see the module's comment).
 const LINGER: Duration = Duration::from_millis(10);
 
-/// How far back "lately" reaches: uploads that handed a piece over within it are counted.
+/// How far back "lately" reaches for routing: uploads that hashed a large piece within it.
 const LATELY: Duration = Duration::from_millis(25);
 
-/// Hand-overs remembered for [`LATELY`].
+/// Large pieces remembered (when, by which upload), in [`RECENT`].
 const REMEMBERED: usize = 64;
 
 /// Ids of [`Member`]s.
 static NEXT_MEMBER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-/// Uploads that hash large pieces now (see [`Member`]).
-static MEMBERS: AtomicUsize = AtomicUsize::new(0);
+/// The last [`REMEMBERED`] large pieces hashed, in place or by the engine: when, by whom.
+static RECENT: Mutex<VecDeque<(Instant, u64)>> = Mutex::new(VecDeque::new());
+
+/// Records a large piece of upload `who` and counts the uploads, other than `except`, that
+/// hashed one within `window` before `now`.
+fn note_and_count(who: Option<u64>, now: Instant, window: Duration, except: &[u64]) -> usize {
+    let Ok(mut recent) = RECENT.lock() else {
+        return 0;
+    };
+    if let Some(w) = who {
+        if recent.len() >= REMEMBERED {
+            recent.pop_front();
+        }
+        recent.push_back((now, w));
+    }
+    distinct_within(&recent, now, window, except)
+}
+
+/// The uploads, other than `except`, with a piece in `recent` within `window` before `now`.
+fn distinct_within(
+    recent: &VecDeque<(Instant, u64)>,
+    now: Instant,
+    window: Duration,
+    except: &[u64],
+) -> usize {
+    let mut seen: Vec<u64> = recent
+        .iter()
+        .filter(|(t, w)| now.saturating_duration_since(*t) <= window && !except.contains(w))
+        .map(|(_, w)| *w)
+        .collect();
+    seen.sort_unstable();
+    seen.dedup();
+    seen.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_uploads_that_hashed_lately_count() {
+        let now = Instant::now();
+        let ago = |ms: u64| now - Duration::from_millis(ms);
+        // Upload 1 hashes fast; 2, 3 and 4 are open but last hashed long ago.
+        let mut recent: VecDeque<(Instant, u64)> =
+            [(ago(900), 2), (ago(800), 3), (ago(700), 4)].into();
+        for ms in [20, 15, 10, 5, 0] {
+            recent.push_back((ago(ms), 1));
+        }
+        assert_eq!(
+            distinct_within(&recent, now, LATELY, &[]),
+            1,
+            "a lone upload"
+        );
+        // Three others hashed within the window: four uploads, so the lanes pay.
+        for (ms, w) in [(24, 2), (8, 3), (3, 4)] {
+            recent.push_back((ago(ms), w));
+        }
+        assert_eq!(distinct_within(&recent, now, LATELY, &[]), 4);
+        // Within the last LINGER, apart from the piece's own upload: 3 and 4 only.
+        assert_eq!(distinct_within(&recent, now, LINGER, &[1]), 2);
+    }
+}
 
 /// Passes of the lanes so far (for tests: that pieces were hashed together).
 static LANE_PASSES: AtomicUsize = AtomicUsize::new(0);
@@ -61,6 +128,7 @@ struct Job {
     buf: Vec<u8>,
     at: Range<usize>,
     arrived: Instant,
+    who: u64,
     /// No block of it is hashed yet.
     fresh: bool,
     done: oneshot::Sender<Done>,
@@ -69,23 +137,6 @@ struct Job {
 #[derive(Default)]
 struct Queue {
     jobs: VecDeque<Job>,
-    /// Recent hand-overs: when, and by which upload.
-    lately: VecDeque<(Instant, u64)>,
-}
-
-impl Queue {
-    /// Whether enough uploads handed pieces over lately for a fresh piece to wait for others.
-    fn others_coming(&self, now: Instant) -> bool {
-        let mut who: Vec<u64> = self
-            .lately
-            .iter()
-            .filter(|(t, _)| now.duration_since(*t) <= LATELY)
-            .map(|(_, w)| *w)
-            .collect();
-        who.sort_unstable();
-        who.dedup();
-        who.len() >= JOIN_AT
-    }
 }
 
 pub struct Engine {
@@ -118,37 +169,26 @@ fn engine() -> Option<&'static Arc<Engine>> {
         .filter(|e| e.alive.load(Ordering::Acquire))
 }
 
-/// One upload counted among those hashing large pieces, for as long as it lives.
+/// An upload, as the engine tells uploads apart.
+#[derive(Clone, Copy)]
 pub struct Member(u64);
 
 impl Member {
-    pub fn join() -> Self {
-        MEMBERS.fetch_add(1, Ordering::Relaxed);
+    pub fn new() -> Self {
         Member(NEXT_MEMBER.fetch_add(1, Ordering::Relaxed))
     }
 
-    pub fn id(&self) -> u64 {
+    pub fn id(self) -> u64 {
         self.0
     }
 
-    /// The engine, when enough uploads hash large pieces for the lanes to pay.
-    pub fn engine(&self) -> Option<&'static Engine> {
-        if MEMBERS.load(Ordering::Relaxed) < JOIN_AT {
+    /// Records a large piece of this upload, and says where to hash it: the engine when
+    /// enough uploads hashed large pieces lately for the lanes to pay, `None` for in place.
+    pub fn route(self) -> Option<&'static Engine> {
+        if note_and_count(Some(self.0), Instant::now(), LATELY, &[]) < JOIN_AT {
             return None;
         }
         engine().map(|e| &**e)
-    }
-}
-
-impl Clone for Member {
-    fn clone(&self) -> Self {
-        Self::join()
-    }
-}
-
-impl Drop for Member {
-    fn drop(&mut self) {
-        MEMBERS.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -167,19 +207,15 @@ impl Engine {
         let (done, rx) = oneshot::channel();
         {
             let mut q = self.queue.lock().map_err(|_| EngineGone)?;
-            let now = Instant::now();
             q.jobs.push_back(Job {
                 state,
                 buf,
                 at,
-                arrived: now,
+                arrived: Instant::now(),
+                who,
                 fresh: true,
                 done,
             });
-            if q.lately.len() >= REMEMBERED {
-                q.lately.pop_front();
-            }
-            q.lately.push_back((now, who));
         }
         self.wake.notify_one();
         rx.await.map_err(|_| EngineGone)
@@ -206,12 +242,12 @@ impl Engine {
                     };
                 }
                 fill(&mut busy, &mut q);
-                // Fresh pieces wait for others while more are coming, up to LINGER after the
-                // first of them arrived.
-                if busy.len() < JOIN_AT
-                    && busy.iter().all(|j| j.fresh)
-                    && q.others_coming(Instant::now())
-                {
+                // Fresh pieces wait for others, up to LINGER after the first of them arrived,
+                // when the last LINGER saw enough other uploads to fill the lanes.
+                if busy.len() < JOIN_AT && busy.iter().all(|j| j.fresh) && {
+                    let here: Vec<u64> = busy.iter().map(|j| j.who).collect();
+                    note_and_count(None, Instant::now(), LINGER, &here) + busy.len() >= JOIN_AT
+                } {
                     let until = busy.iter().map(|j| j.arrived).min().expect("busy") + LINGER;
                     loop {
                         fill(&mut busy, &mut q);
@@ -226,7 +262,7 @@ impl Engine {
                     }
                 }
             }
-            if busy.len() >= JOIN_AT {
+            if busy.len() >= LANES_AT {
                 pass_lanes(&mut busy);
             } else {
                 for j in &mut busy {

@@ -66,6 +66,17 @@ fn note_and_count(who: Option<u64>, now: Instant, window: Duration, except: &[u6
     distinct_within(&recent, now, window, except)
 }
 
+/// Large pieces of upload `who` within `window` before `now` (the current one included).
+fn pieces_of(who: u64, now: Instant, window: Duration) -> usize {
+    let Ok(recent) = RECENT.lock() else {
+        return 0;
+    };
+    recent
+        .iter()
+        .filter(|(t, w)| *w == who && now.saturating_duration_since(*t) <= window)
+        .count()
+}
+
 /// The uploads, other than `except`, with a piece in `recent` within `window` before `now`.
 fn distinct_within(
     recent: &VecDeque<(Instant, u64)>,
@@ -207,6 +218,11 @@ impl Engine {
         let (done, rx) = oneshot::channel();
         {
             let mut q = self.queue.lock().map_err(|_| EngineGone)?;
+            // Checked under the lock that the thread's end clears the queue under: a piece is
+            // either refused here or dropped there, never left unanswered.
+            if !self.alive.load(Ordering::Acquire) {
+                return Err(EngineGone);
+            }
             q.jobs.push_back(Job {
                 state,
                 buf,
@@ -222,15 +238,17 @@ impl Engine {
     }
 
     fn run(&self) {
-        // A panic (a bug) ends the thread: pieces in it fail their uploads (their senders are
-        // dropped), and later pieces are hashed in place.
-        struct Dead<'a>(&'a AtomicBool);
+        // A panic (a bug) ends the thread: the pieces in it and in the queue fail their
+        // uploads (their senders are dropped), and later pieces are hashed in place.
+        struct Dead<'a>(&'a Engine);
         impl Drop for Dead<'_> {
             fn drop(&mut self) {
-                self.0.store(false, Ordering::Release);
+                let mut q = self.0.queue.lock().unwrap_or_else(|e| e.into_inner());
+                self.0.alive.store(false, Ordering::Release);
+                q.jobs.clear();
             }
         }
-        let _dead = Dead(&self.alive);
+        let _dead = Dead(self);
         let mut busy: Vec<Job> = Vec::with_capacity(LANES);
         loop {
             {
@@ -243,10 +261,15 @@ impl Engine {
                 }
                 fill(&mut busy, &mut q);
                 // Fresh pieces wait for others, up to LINGER after the first of them arrived,
-                // when the last LINGER saw enough other uploads to fill the lanes.
+                // when the last LINGER saw enough other uploads to fill the lanes, and none of
+                // them comes from an upload fast enough to lose by waiting (one that handed a
+                // piece over within the last 2 x LINGER before this one: waiting LINGER per
+                // piece would cap it near a chunk per LINGER).
                 if busy.len() < JOIN_AT && busy.iter().all(|j| j.fresh) && {
                     let here: Vec<u64> = busy.iter().map(|j| j.who).collect();
-                    note_and_count(None, Instant::now(), LINGER, &here) + busy.len() >= JOIN_AT
+                    let now = Instant::now();
+                    note_and_count(None, now, LINGER, &here) + busy.len() >= JOIN_AT
+                        && here.iter().all(|w| pieces_of(*w, now, 2 * LINGER) < 2)
                 } {
                     let until = busy.iter().map(|j| j.arrived).min().expect("busy") + LINGER;
                     loop {

@@ -33,7 +33,10 @@ pub fn available() -> bool {
 pub fn compress16(states: &mut [[u32; 4]; LANES], data: [&[u8]; LANES], blocks: usize) {
     assert!(available(), "AVX-512F is not available");
     for d in &data {
-        assert!(d.len() >= blocks * 64, "a lane is shorter than its blocks");
+        assert!(
+            blocks.checked_mul(64).is_some_and(|n| d.len() >= n),
+            "a lane is shorter than its blocks"
+        );
     }
     #[cfg(target_arch = "x86_64")]
     // SAFETY: the CPU has AVX-512F (checked above), and every lane has `blocks * 64`

@@ -109,8 +109,15 @@ impl Md5 {
 
     /// Adds `buf[from..]` and gives `buf` back. A large piece, while enough other uploads are
     /// hashing too, goes to the shared engine and is hashed together with theirs (see
-    /// `lanes.rs`); otherwise it is hashed here, as [`Md5::update`] does.
-    pub async fn update_owned(&mut self, buf: Vec<u8>, from: usize) -> Result<Vec<u8>, EngineGone> {
+    /// `lanes.rs`); otherwise it is hashed here, as [`Md5::update`] does. `patient`: the
+    /// caller would wait for something else next anyway, so the piece may wait a little for
+    /// others to share the lanes with.
+    pub async fn update_owned(
+        &mut self,
+        buf: Vec<u8>,
+        from: usize,
+        patient: bool,
+    ) -> Result<Vec<u8>, EngineGone> {
         let data = &buf[from..];
         // Complete a waiting block first, so that what the engine gets is whole blocks.
         let lead = if self.tail_len > 0 {
@@ -132,7 +139,7 @@ impl Md5 {
         self.update(&data[..lead]);
         let start = from + lead;
         let (state, buf) = engine
-            .hash(who, self.state, buf, start..start + whole)
+            .hash(who, patient, self.state, buf, start..start + whole)
             .await?;
         self.state = state;
         self.length += whole as u64;

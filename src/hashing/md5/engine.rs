@@ -66,17 +66,6 @@ fn note_and_count(who: Option<u64>, now: Instant, window: Duration, except: &[u6
     distinct_within(&recent, now, window, except)
 }
 
-/// Large pieces of upload `who` within `window` before `now` (the current one included).
-fn pieces_of(who: u64, now: Instant, window: Duration) -> usize {
-    let Ok(recent) = RECENT.lock() else {
-        return 0;
-    };
-    recent
-        .iter()
-        .filter(|(t, w)| *w == who && now.saturating_duration_since(*t) <= window)
-        .count()
-}
-
 /// The uploads, other than `except`, with a piece in `recent` within `window` before `now`.
 fn distinct_within(
     recent: &VecDeque<(Instant, u64)>,
@@ -140,6 +129,8 @@ struct Job {
     at: Range<usize>,
     arrived: Instant,
     who: u64,
+    /// Its upload would wait for the database anyway, so it may wait for other pieces.
+    patient: bool,
     /// No block of it is hashed yet.
     fresh: bool,
     done: oneshot::Sender<Done>,
@@ -210,6 +201,7 @@ impl Engine {
     pub async fn hash(
         &self,
         who: u64,
+        patient: bool,
         state: [u32; 4],
         buf: Vec<u8>,
         at: Range<usize>,
@@ -229,6 +221,7 @@ impl Engine {
                 at,
                 arrived: Instant::now(),
                 who,
+                patient,
                 fresh: true,
                 done,
             });
@@ -261,15 +254,13 @@ impl Engine {
                 }
                 fill(&mut busy, &mut q);
                 // Fresh pieces wait for others, up to LINGER after the first of them arrived,
-                // when the last LINGER saw enough other uploads to fill the lanes, and none of
-                // them comes from an upload fast enough to lose by waiting (one that handed a
-                // piece over within the last 2 x LINGER before this one: waiting LINGER per
-                // piece would cap it near a chunk per LINGER).
-                if busy.len() < JOIN_AT && busy.iter().all(|j| j.fresh) && {
+                // when the last LINGER saw enough other uploads to fill the lanes, and only
+                // pieces whose uploads would wait anyway (their inserts in flight are at the
+                // limit): waiting LINGER per piece would cap a fast upload near a chunk per
+                // LINGER.
+                if busy.len() < JOIN_AT && busy.iter().all(|j| j.fresh && j.patient) && {
                     let here: Vec<u64> = busy.iter().map(|j| j.who).collect();
-                    let now = Instant::now();
-                    note_and_count(None, now, LINGER, &here) + busy.len() >= JOIN_AT
-                        && here.iter().all(|w| pieces_of(*w, now, 2 * LINGER) < 2)
+                    note_and_count(None, Instant::now(), LINGER, &here) + busy.len() >= JOIN_AT
                 } {
                     let until = busy.iter().map(|j| j.arrived).min().expect("busy") + LINGER;
                     loop {

@@ -288,9 +288,12 @@ impl Upload {
     async fn push_chunk(&mut self, last: bool) -> Result<()> {
         let mut buf = std::mem::take(&mut self.pending);
         let start = self.data_start;
+        // With its inserts in flight at the limit, this upload waits for the database before
+        // long anyway: its chunk may wait for others' in the MD5 lanes meanwhile.
+        let patient = self.in_flight.iter().filter(|h| !h.is_finished()).count() >= MAX_IN_FLIGHT;
         if let Some(h) = &mut self.md5 {
             buf = h
-                .update_owned(buf, start)
+                .update_owned(buf, start, patient)
                 .await
                 .map_err(|e| GridFsError::Corrupt(e.to_string()))?;
         }

@@ -6,11 +6,11 @@
 //! lately (within [`LATELY`]): with fewer, the lanes would mostly run empty (k busy lanes cost
 //! 16/k of one), and a lone upload hashes in place, without a hand-over, however many other
 //! uploads are open but idle. The engine hashes a piece it holds alone in the ordinary way,
-//! and two or more in the lanes ([`LANES_AT`]). Uploads rarely hand pieces over at the same moment,
-//! so a fresh piece waits up to [`LINGER`] for others, but only when the last [`LINGER`] saw
-//! enough other uploads hand pieces over to fill the lanes in the next one: a fast upload
-//! among trickling ones is not held back. While a piece waits, its upload's earlier inserts
-//! go on.
+//! and two or more in the lanes ([`LANES_AT`]). Uploads rarely hand pieces over at the same
+//! moment, so a fresh piece waits up to [`LINGER`] for others, but only when the last
+//! [`LINGER`] saw enough other uploads hand pieces over to fill the lanes, and only when its
+//! upload said it is patient (its inserts in flight are at their limit, so it waits for the
+//! database next anyway): an upload the database keeps up with is not held back.
 
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -26,7 +26,8 @@ use super::EngineGone;
 /// Pieces smaller than this are hashed in place (a hand-over costs a few microseconds).
 pub const MIN_BYTES: usize = 64 * 1024;
 
-/// Uploads hashing large pieces, and pieces in the engine, from which the lanes pay.
+/// Uploads that hashed large pieces lately from which pieces go to the engine, and pieces a
+/// fresh one waits for.
 const JOIN_AT: usize = 4;
 
 /// Pieces from which the engine hashes in the lanes: 16 lanes cost 0.16 s/GiB and one

@@ -1,6 +1,6 @@
 //! MD5, with the bulk of a large upload's content hashed by a shared engine many uploads at a
-//! time ([`Md5::update_owned`]; see `engine.rs` and `lanes.rs`), and everything else hashed
-//! in place. The digest is the standard one (RFC 1321): the same as the md-5 crate's, which
+//! time ([`DeferredMd5`]; see `engine.rs` and `lanes.rs`), and everything else hashed in
+//! place ([`Md5`]). The digest is the standard one (RFC 1321): the same as the md-5 crate's, which
 //! the tests compare against.
 
 /// MD5's 64 steps, as four rounds of 16: `$step!(f, a, b, c, d, i, g, s)` for function `f`
@@ -25,8 +25,11 @@ macro_rules! md5_rounds {
     };
 }
 
+mod deferred;
 mod engine;
 pub mod lanes;
+
+pub use deferred::DeferredMd5;
 
 /// The sine-derived constants of RFC 1321, one per step.
 const K: [u32; 64] = [
@@ -64,8 +67,6 @@ pub struct Md5 {
     tail: [u8; 64],
     tail_len: usize,
     length: u64,
-    /// Who this upload is to the engine, once it has a large piece.
-    member: Option<engine::Member>,
 }
 
 impl Default for Md5 {
@@ -81,7 +82,6 @@ impl Md5 {
             tail: [0; 64],
             tail_len: 0,
             length: 0,
-            member: None,
         }
     }
 
@@ -105,49 +105,6 @@ impl Md5 {
         let rest = &data[whole..];
         self.tail[..rest.len()].copy_from_slice(rest);
         self.tail_len = rest.len();
-    }
-
-    /// Adds `buf[from..]` and gives `buf` back. A large piece, while enough other uploads are
-    /// hashing too, goes to the shared engine and is hashed together with theirs (see
-    /// `lanes.rs`); otherwise it is hashed here, as [`Md5::update`] does. `patient`: the
-    /// caller would wait for something else next anyway, so the piece may wait a little for
-    /// others to share the lanes with.
-    pub async fn update_owned(
-        &mut self,
-        buf: Vec<u8>,
-        from: usize,
-        patient: bool,
-    ) -> Result<Vec<u8>, EngineGone> {
-        let data = &buf[from..];
-        // Complete a waiting block first, so that what the engine gets is whole blocks.
-        let lead = if self.tail_len > 0 {
-            (64 - self.tail_len).min(data.len())
-        } else {
-            0
-        };
-        let whole = (data.len() - lead) / 64 * 64;
-        if whole < engine::MIN_BYTES {
-            self.update(data);
-            return Ok(buf);
-        }
-        let member = *self.member.get_or_insert_with(engine::Member::new);
-        let who = member.id();
-        let Some(engine) = member.route() else {
-            self.update(data);
-            return Ok(buf);
-        };
-        self.update(&data[..lead]);
-        let start = from + lead;
-        let (state, buf) = engine
-            .hash(who, patient, self.state, buf, start..start + whole)
-            .await?;
-        self.state = state;
-        self.length += whole as u64;
-        let rest = &buf[start + whole..];
-        self.tail[..rest.len()].copy_from_slice(rest);
-        self.tail_len = rest.len();
-        self.length += rest.len() as u64;
-        Ok(buf)
     }
 
     /// The digest.

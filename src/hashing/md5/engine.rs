@@ -1,34 +1,37 @@
 //! The shared MD5 engine: one thread that hashes the large pieces of many uploads together,
-//! 16 at a time in the lanes of `lanes.rs`. An upload hands a piece over with its buffer and
-//! gets both back with the new state, so nothing is copied and no buffer is shared.
+//! 16 at a time in the lanes of `lanes.rs`.
 //!
-//! A piece goes to the engine only while at least [`JOIN_AT`] uploads hashed large pieces
-//! lately (within [`LATELY`]): with fewer, the lanes would mostly run empty (k busy lanes cost
-//! 16/k of one), and a lone upload hashes in place, without a hand-over, however many other
-//! uploads are open but idle. The engine hashes a piece it holds alone in the ordinary way,
-//! and two or more in the lanes ([`LANES_AT`]). Uploads rarely hand pieces over at the same
-//! moment, so a fresh piece waits up to [`LINGER`] for others, but only when the last
-//! [`LINGER`] saw enough other uploads hand pieces over to fill the lanes, and only when its
-//! upload said it is patient (its inserts in flight are at their limit, so it waits for the
-//! database next anyway): an upload the database keeps up with is not held back.
+//! An upload does not wait for its pieces (see `deferred.rs`): it hands each over with a
+//! share of the buffer its chunk is inserted from, and goes on reading its body and inserting
+//! while the piece waits here; only its digest, at the end, waits for the engine. So the
+//! engine is free to let pieces gather: it starts hashing once [`FULL_AT`] uploads have
+//! pieces waiting, once the oldest of them waited [`DEFER`], once it holds [`HELD_MAX`] bytes
+//! of pieces, or at once when an upload waits for its result. The bytes it holds are its own
+//! bound on memory, beside the upload budget (which a chunk's insert gives back whether or not
+//! its MD5 is done: uploads never wait for budget that only MD5 holds). k busy lanes cost 16/k of one, so lanes that run full are what makes
+//! the MD5 of many uploads cheap; hashing each piece as it came, the lanes ran about a
+//! quarter full and a quarter of the bytes went through the one-message function.
+//!
+//! Each upload's pieces are hashed in their order: the engine holds an upload (its
+//! [`Stream`]) in one lane at most, piece after piece. Every large piece goes to the engine
+//! (and a small one too while its upload has pieces there): a lone upload's pieces are
+//! hashed one at a time, as they would be in place, but on the engine's thread while the
+//! upload goes on.
 
 use std::collections::VecDeque;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
-use tokio::sync::oneshot;
-
 use super::lanes::{self, LANES};
-use super::EngineGone;
+use super::{EngineGone, Md5};
 
 /// Pieces smaller than this are hashed in place (a hand-over costs a few microseconds).
 pub const MIN_BYTES: usize = 64 * 1024;
 
-/// Uploads that hashed large pieces lately from which pieces go to the engine, and pieces a
-/// fresh one waits for.
-const JOIN_AT: usize = 4;
+/// Uploads with pieces waiting from which the engine starts hashing without waiting longer.
+const FULL_AT: usize = 12;
 
 /// Pieces from which the engine hashes in the lanes: 16 lanes cost 0.16 s/GiB and one
 /// message alone 1.66 s/GiB here, so two busy lanes already pay (1.3 s/GiB each).
@@ -37,80 +40,25 @@ const LANES_AT: usize = 2;
 /// Blocks a lane hashes per pass (16 KiB), so that pieces arriving meanwhile join soon.
 const PASS_BLOCKS: usize = 256;
 
-/// How long a fresh piece waits for others at most (see the module's comment).
-const LINGER: Duration = Duration::from_millis(10);
+/// How long a piece waits for others at most. Its chunk's memory is held that much longer
+/// (at 300 MB/s of uploads, 9 MB).
+const DEFER: Duration = Duration::from_millis(30);
 
-/// How far back "lately" reaches for routing: uploads that hashed a large piece within it.
-const LATELY: Duration = Duration::from_millis(25);
+/// Bytes of pieces held from which the engine hashes all it holds without waiting longer.
+pub const HELD_MAX: usize = 8 * 1024 * 1024;
 
-/// Large pieces remembered (when, by which upload), in [`RECENT`].
-const REMEMBERED: usize = 64;
+/// Bytes of pieces queued or in lanes.
+static HELD: AtomicUsize = AtomicUsize::new(0);
 
-/// Ids of [`Member`]s.
-static NEXT_MEMBER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-/// The last [`REMEMBERED`] large pieces hashed, in place or by the engine: when, by whom.
-static RECENT: Mutex<VecDeque<(Instant, u64)>> = Mutex::new(VecDeque::new());
-
-/// Records a large piece of upload `who` and counts the uploads, other than `except`, that
-/// hashed one within `window` before `now`.
-fn note_and_count(who: Option<u64>, now: Instant, window: Duration, except: &[u64]) -> usize {
-    let Ok(mut recent) = RECENT.lock() else {
-        return 0;
-    };
-    if let Some(w) = who {
-        if recent.len() >= REMEMBERED {
-            recent.pop_front();
-        }
-        recent.push_back((now, w));
-    }
-    distinct_within(&recent, now, window, except)
+/// The engine holds as many bytes of pieces as it may.
+fn full() -> bool {
+    HELD.load(Ordering::Relaxed) >= HELD_MAX
 }
 
-/// The uploads, other than `except`, with a piece in `recent` within `window` before `now`.
-fn distinct_within(
-    recent: &VecDeque<(Instant, u64)>,
-    now: Instant,
-    window: Duration,
-    except: &[u64],
-) -> usize {
-    let mut seen: Vec<u64> = recent
-        .iter()
-        .filter(|(t, w)| now.saturating_duration_since(*t) <= window && !except.contains(w))
-        .map(|(_, w)| *w)
-        .collect();
-    seen.sort_unstable();
-    seen.dedup();
-    seen.len()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_uploads_that_hashed_lately_count() {
-        let now = Instant::now();
-        let ago = |ms: u64| now - Duration::from_millis(ms);
-        // Upload 1 hashes fast; 2, 3 and 4 are open but last hashed long ago.
-        let mut recent: VecDeque<(Instant, u64)> =
-            [(ago(900), 2), (ago(800), 3), (ago(700), 4)].into();
-        for ms in [20, 15, 10, 5, 0] {
-            recent.push_back((ago(ms), 1));
-        }
-        assert_eq!(
-            distinct_within(&recent, now, LATELY, &[]),
-            1,
-            "a lone upload"
-        );
-        // Three others hashed within the window: four uploads, so the lanes pay.
-        for (ms, w) in [(24, 2), (8, 3), (3, 4)] {
-            recent.push_back((ago(ms), w));
-        }
-        assert_eq!(distinct_within(&recent, now, LATELY, &[]), 4);
-        // Within the last LINGER, apart from the piece's own upload: 3 and 4 only.
-        assert_eq!(distinct_within(&recent, now, LINGER, &[1]), 2);
-    }
+/// Locks `m`, poisoned or not: every critical section here leaves consistent state at every
+/// point a panic could leave it (the engine's own end marks what it held as failed).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Passes of the lanes so far (for tests: that pieces were hashed together).
@@ -121,35 +69,119 @@ pub fn lane_passes() -> usize {
     LANE_PASSES.load(Ordering::Relaxed)
 }
 
-/// What a piece's owner gets back: the new state and its buffer.
-type Done = ([u32; 4], Vec<u8>);
+/// The bytes a piece is part of: a chunk document, shared with its insert.
+pub type Owner = Arc<dyn AsRef<[u8]> + Send + Sync>;
 
-struct Job {
-    state: [u32; 4],
-    buf: Vec<u8>,
+/// Bytes `at` of `owner`, in an upload's content.
+pub struct Piece {
+    owner: Owner,
     at: Range<usize>,
     arrived: Instant,
-    who: u64,
-    /// Its upload would wait for the database anyway, so it may wait for other pieces.
-    patient: bool,
-    /// No block of it is hashed yet.
-    fresh: bool,
-    done: oneshot::Sender<Done>,
+}
+
+impl Drop for Piece {
+    fn drop(&mut self) {
+        HELD.fetch_sub(self.at.len(), Ordering::Relaxed);
+    }
+}
+
+impl Piece {
+    pub fn new(owner: Owner, at: Range<usize>) -> Self {
+        HELD.fetch_add(at.len(), Ordering::Relaxed);
+        Piece {
+            owner,
+            at,
+            arrived: Instant::now(),
+        }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        &(*self.owner).as_ref()[self.at.clone()]
+    }
+}
+
+/// One upload's MD5 as the engine sees it.
+pub struct Stream {
+    inner: Mutex<Inner>,
+    /// Its upload waits for the engine to finish its pieces.
+    urgent: AtomicBool,
+    /// Its upload went away: its pieces need no hashing.
+    abandoned: AtomicBool,
+    /// Told when the stream leaves the engine (or fails).
+    pub idle: tokio::sync::Notify,
+}
+
+pub struct Inner {
+    /// The running MD5; `None` while the engine holds it.
+    pub core: Option<Md5>,
+    /// Pieces not yet started, in order.
+    queue: VecDeque<Piece>,
+    /// The stream is in the engine's hands (waiting or in a lane): pieces queue behind.
+    pub at_engine: bool,
+    /// The engine stopped while holding it: its digest cannot be known.
+    pub failed: bool,
+}
+
+impl Stream {
+    pub fn new() -> Arc<Self> {
+        Arc::new(Stream {
+            inner: Mutex::new(Inner {
+                core: Some(Md5::new()),
+                queue: VecDeque::new(),
+                at_engine: false,
+                failed: false,
+            }),
+            urgent: AtomicBool::new(false),
+            abandoned: AtomicBool::new(false),
+            idle: tokio::sync::Notify::new(),
+        })
+    }
+
+    pub fn lock(&self) -> MutexGuard<'_, Inner> {
+        lock(&self.inner)
+    }
+
+    pub fn abandon(&self) {
+        self.abandoned.store(true, Ordering::Release);
+    }
+
+    /// Queues `piece` behind the stream's others; `Some(stream)` when the engine must be
+    /// told of the stream (it was not in its hands).
+    pub fn queue(self: &Arc<Self>, inner: &mut Inner, piece: Piece) -> Option<Arc<Self>> {
+        inner.queue.push_back(piece);
+        let tell = !inner.at_engine;
+        inner.at_engine = true;
+        tell.then(|| self.clone())
+    }
+
+    fn fail(&self) {
+        let mut inner = self.lock();
+        inner.failed = true;
+        inner.queue.clear();
+        drop(inner);
+        self.idle.notify_waiters();
+    }
 }
 
 #[derive(Default)]
-struct Queue {
-    jobs: VecDeque<Job>,
+struct Shared {
+    /// Streams with pieces, not yet in a lane.
+    ready: VecDeque<Arc<Stream>>,
+    /// Streams in lanes, as of the engine's last look.
+    busy: usize,
+    /// The engine waits for pieces without a deadline.
+    idle: bool,
 }
 
 pub struct Engine {
-    queue: Mutex<Queue>,
+    shared: Mutex<Shared>,
     wake: Condvar,
     alive: AtomicBool,
 }
 
-/// The engine, started on first use; `None` when this CPU has no lanes.
-fn engine() -> Option<&'static Arc<Engine>> {
+/// The engine, started on first use; `None` when this CPU has no lanes or the engine
+/// stopped.
+pub fn engine() -> Option<&'static Engine> {
     static ENGINE: OnceLock<Option<Arc<Engine>>> = OnceLock::new();
     ENGINE
         .get_or_init(|| {
@@ -157,7 +189,7 @@ fn engine() -> Option<&'static Arc<Engine>> {
                 return None;
             }
             let e = Arc::new(Engine {
-                queue: Mutex::new(Queue::default()),
+                shared: Mutex::new(Shared::default()),
                 wake: Condvar::new(),
                 alive: AtomicBool::new(true),
             });
@@ -168,113 +200,136 @@ fn engine() -> Option<&'static Arc<Engine>> {
                 .ok()?;
             Some(e)
         })
-        .as_ref()
+        .as_deref()
         .filter(|e| e.alive.load(Ordering::Acquire))
 }
 
-/// An upload, as the engine tells uploads apart.
-#[derive(Clone, Copy)]
-pub struct Member(u64);
+/// A stream in a lane, with its MD5 and the piece it is on.
+struct Job {
+    stream: Arc<Stream>,
+    core: Option<Md5>,
+    piece: Option<Piece>,
+    /// The whole blocks of the piece still to hash.
+    at: Range<usize>,
+}
 
-impl Member {
-    pub fn new() -> Self {
-        Member(NEXT_MEMBER.fetch_add(1, Ordering::Relaxed))
-    }
-
-    pub fn id(self) -> u64 {
-        self.0
-    }
-
-    /// Records a large piece of this upload, and says where to hash it: the engine when
-    /// enough uploads hashed large pieces lately for the lanes to pay, `None` for in place.
-    pub fn route(self) -> Option<&'static Engine> {
-        if note_and_count(Some(self.0), Instant::now(), LATELY, &[]) < JOIN_AT {
-            return None;
+impl Drop for Job {
+    fn drop(&mut self) {
+        // Only an engine that panicked drops a job still holding the MD5: the upload fails
+        // rather than publish a wrong ETag.
+        if self.core.is_some() {
+            self.stream.fail();
         }
-        engine().map(|e| &**e)
+    }
+}
+
+impl Job {
+    /// Starts `piece`: completes a block left incomplete by the previous piece in place, so
+    /// that the lanes get whole blocks.
+    fn start(&mut self, piece: Piece) {
+        let core = self.core.as_mut().expect("a job holds its MD5");
+        let d = piece.bytes();
+        let lead = if core.tail_len > 0 {
+            (64 - core.tail_len).min(d.len())
+        } else {
+            0
+        };
+        core.update(&d[..lead]);
+        let whole = (d.len() - lead) / 64 * 64;
+        // Counted now; the state catches up pass by pass.
+        core.length += whole as u64;
+        self.at = piece.at.start + lead..piece.at.start + lead + whole;
+        self.piece = Some(piece);
+    }
+
+    fn data(&self) -> &[u8] {
+        let p = self.piece.as_ref().expect("a job in a lane has a piece");
+        &(*p.owner).as_ref()[self.at.clone()]
+    }
+
+    fn arrived(&self) -> Instant {
+        self.piece.as_ref().map_or_else(Instant::now, |p| p.arrived)
     }
 }
 
 impl Engine {
-    /// Hashes `buf[at]` (whole blocks) onto `state`; gives back the new state and `buf`.
-    /// Hashes `buf[at]` (whole blocks) onto `state` for upload `who`; gives back the new
-    /// state and `buf`.
-    pub async fn hash(
-        &self,
-        who: u64,
-        patient: bool,
-        state: [u32; 4],
-        buf: Vec<u8>,
-        at: Range<usize>,
-    ) -> Result<Done, EngineGone> {
-        debug_assert_eq!(at.len() % 64, 0);
-        let (done, rx) = oneshot::channel();
-        {
-            let mut q = self.queue.lock().map_err(|_| EngineGone)?;
-            // Checked under the lock that the thread's end clears the queue under: a piece is
-            // either refused here or dropped there, never left unanswered.
-            if !self.alive.load(Ordering::Acquire) {
-                return Err(EngineGone);
-            }
-            q.jobs.push_back(Job {
-                state,
-                buf,
-                at,
-                arrived: Instant::now(),
-                who,
-                patient,
-                fresh: true,
-                done,
-            });
+    /// Tells the engine of a stream that has pieces now.
+    pub fn take(&self, stream: Arc<Stream>) -> Result<(), EngineGone> {
+        let mut sh = lock(&self.shared);
+        // Checked under the lock that the thread's end empties `ready` under: a stream is
+        // either refused here or failed there, never left waiting.
+        if !self.alive.load(Ordering::Acquire) {
+            drop(sh);
+            stream.fail();
+            return Err(EngineGone);
         }
+        sh.ready.push_back(stream);
+        // A waiting engine with a deadline is woken only when it need not wait any longer.
+        if sh.idle || full() || sh.ready.len() + sh.busy >= FULL_AT {
+            self.wake.notify_one();
+        }
+        Ok(())
+    }
+
+    /// Wakes the engine when a piece queued behind a stream's others made it hold
+    /// [`HELD_MAX`].
+    pub fn queued(&self) {
+        if full() {
+            let _sh = lock(&self.shared);
+            self.wake.notify_one();
+        }
+    }
+
+    /// Wakes the engine to look at `urgent` streams.
+    pub fn hurry(&self, stream: &Stream) {
+        stream.urgent.store(true, Ordering::Release);
+        let _sh = lock(&self.shared);
         self.wake.notify_one();
-        rx.await.map_err(|_| EngineGone)
     }
 
     fn run(&self) {
-        // A panic (a bug) ends the thread: the pieces in it and in the queue fail their
-        // uploads (their senders are dropped), and later pieces are hashed in place.
+        // A panic (a bug) ends the thread: the streams it holds fail their uploads (the jobs'
+        // drops and this guard), and later pieces are hashed in place.
         struct Dead<'a>(&'a Engine);
         impl Drop for Dead<'_> {
             fn drop(&mut self) {
-                let mut q = self.0.queue.lock().unwrap_or_else(|e| e.into_inner());
+                let mut sh = lock(&self.0.shared);
                 self.0.alive.store(false, Ordering::Release);
-                q.jobs.clear();
+                let ready = std::mem::take(&mut sh.ready);
+                drop(sh);
+                for s in ready {
+                    s.fail();
+                }
             }
         }
         let _dead = Dead(self);
         let mut busy: Vec<Job> = Vec::with_capacity(LANES);
         loop {
             {
-                let Ok(mut q) = self.queue.lock() else { return };
-                while busy.is_empty() && q.jobs.is_empty() {
-                    q = match self.wake.wait(q) {
-                        Ok(q) => q,
-                        Err(_) => return,
+                let mut sh = lock(&self.shared);
+                loop {
+                    fill(&mut busy, &mut sh);
+                    sh.busy = busy.len();
+                    let Some(first) = busy.iter().map(Job::arrived).min() else {
+                        sh.idle = true;
+                        sh = self.wake.wait(sh).unwrap_or_else(|e| e.into_inner());
+                        sh.idle = false;
+                        continue;
                     };
-                }
-                fill(&mut busy, &mut q);
-                // Fresh pieces wait for others, up to LINGER after the first of them arrived,
-                // when the last LINGER saw enough other uploads to fill the lanes, and only
-                // pieces whose uploads would wait anyway (their inserts in flight are at the
-                // limit): waiting LINGER per piece would cap a fast upload near a chunk per
-                // LINGER.
-                if busy.len() < JOIN_AT && busy.iter().all(|j| j.fresh && j.patient) && {
-                    let here: Vec<u64> = busy.iter().map(|j| j.who).collect();
-                    note_and_count(None, Instant::now(), LINGER, &here) + busy.len() >= JOIN_AT
-                } {
-                    let until = busy.iter().map(|j| j.arrived).min().expect("busy") + LINGER;
-                    loop {
-                        fill(&mut busy, &mut q);
-                        let now = Instant::now();
-                        if busy.len() >= JOIN_AT || now >= until {
-                            break;
-                        }
-                        q = match self.wake.wait_timeout(q, until - now) {
-                            Ok((q, _)) => q,
-                            Err(_) => return,
-                        };
+                    let due = first + DEFER;
+                    let now = Instant::now();
+                    if busy.len() >= FULL_AT
+                        || full()
+                        || now >= due
+                        || busy.iter().any(|j| j.stream.urgent.load(Ordering::Acquire))
+                    {
+                        break;
                     }
+                    sh = self
+                        .wake
+                        .wait_timeout(sh, due - now)
+                        .map(|(sh, _)| sh)
+                        .unwrap_or_else(|e| e.into_inner().0);
                 }
             }
             if busy.len() >= LANES_AT {
@@ -282,31 +337,87 @@ impl Engine {
             } else {
                 for j in &mut busy {
                     let n = j.at.len().min(PASS_BLOCKS * 64);
-                    super::compress(&mut j.state, &j.buf[j.at.start..j.at.start + n]);
-                    j.at.start += n;
-                    j.fresh = false;
+                    let end = j.at.start + n;
+                    let piece = j.piece.as_ref().expect("a job in a lane has a piece");
+                    let d = &(*piece.owner).as_ref()[j.at.start..end];
+                    super::compress(&mut j.core.as_mut().expect("held").state, d);
+                    j.at.start = end;
                 }
             }
-            let mut i = 0;
-            while i < busy.len() {
-                if busy[i].at.is_empty() {
-                    let j = busy.swap_remove(i);
-                    // An owner that went away (its request ended) drops the buffer.
-                    let _ = j.done.send((j.state, j.buf));
-                } else {
-                    i += 1;
-                }
-            }
+            advance(&mut busy);
         }
     }
 }
 
-/// Moves waiting pieces into free lanes.
-fn fill(busy: &mut Vec<Job>, q: &mut Queue) {
+/// Moves streams with pieces into free lanes, each with its first piece.
+fn fill(busy: &mut Vec<Job>, sh: &mut Shared) {
     while busy.len() < LANES {
-        match q.jobs.pop_front() {
-            Some(j) => busy.push(j),
-            None => break,
+        let Some(stream) = sh.ready.pop_front() else {
+            break;
+        };
+        let mut inner = stream.lock();
+        let piece = if stream.abandoned.load(Ordering::Acquire) {
+            inner.queue.clear();
+            None
+        } else {
+            inner.queue.pop_front()
+        };
+        let Some(piece) = piece else {
+            inner.at_engine = false;
+            drop(inner);
+            stream.idle.notify_waiters();
+            continue;
+        };
+        let core = inner.core.take();
+        drop(inner);
+        let mut job = Job {
+            stream,
+            core,
+            piece: None,
+            at: 0..0,
+        };
+        job.start(piece);
+        busy.push(job);
+    }
+    advance(busy);
+}
+
+/// Ends the pieces whose blocks are all hashed: a stream goes on with its next piece, or
+/// leaves its lane with its MD5 given back.
+fn advance(busy: &mut Vec<Job>) {
+    let mut i = 0;
+    while i < busy.len() {
+        let j = &mut busy[i];
+        if !j.at.is_empty() {
+            i += 1;
+            continue;
+        }
+        let piece = j.piece.take().expect("a job in a lane has a piece");
+        let core = j.core.as_mut().expect("a job holds its MD5");
+        core.update(&(*piece.owner).as_ref()[j.at.end..piece.at.end]);
+        // The share of the buffer goes before the upload hears of it (a sealed chunk's
+        // upload takes its buffer back then).
+        drop(piece);
+        let mut inner = j.stream.lock();
+        let next = if j.stream.abandoned.load(Ordering::Acquire) {
+            inner.queue.clear();
+            None
+        } else {
+            inner.queue.pop_front()
+        };
+        match next {
+            Some(p) => {
+                drop(inner);
+                j.start(p);
+            }
+            None => {
+                inner.core = j.core.take();
+                inner.at_engine = false;
+                j.stream.urgent.store(false, Ordering::Release);
+                drop(inner);
+                let j = busy.swap_remove(i);
+                j.stream.idle.notify_waiters();
+            }
         }
     }
 }
@@ -323,18 +434,16 @@ fn pass_lanes(busy: &mut [Job]) {
     if blocks == 0 {
         return;
     }
-    let mut states = [busy[0].state; LANES];
+    let mut states = [[0u32; 4]; LANES];
     for (s, j) in states.iter_mut().zip(busy.iter()) {
-        *s = j.state;
+        *s = j.core.as_ref().expect("held").state;
     }
-    let first = &busy[0].buf[busy[0].at.clone()];
-    let data: [&[u8]; LANES] =
-        std::array::from_fn(|i| busy.get(i).map_or(first, |j| &j.buf[j.at.clone()]));
+    let first = busy[0].data();
+    let data: [&[u8]; LANES] = std::array::from_fn(|i| busy.get(i).map_or(first, Job::data));
     lanes::compress16(&mut states, data, blocks);
     LANE_PASSES.fetch_add(1, Ordering::Relaxed);
     for (j, s) in busy.iter_mut().zip(states) {
-        j.state = s;
+        j.core.as_mut().expect("held").state = s;
         j.at.start += blocks * 64;
-        j.fresh = false;
     }
 }

@@ -83,32 +83,54 @@ fn the_lanes_agree_with_the_scalar_function_lane_by_lane() {
     }
 }
 
+/// A chunk document's shape: a header before the content.
+fn chunk_like(content: &[u8]) -> Vec<u8> {
+    let mut buf = vec![0xEE; 40];
+    buf.extend_from_slice(content);
+    buf
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_uploads_hash_through_the_engine_to_the_reference_digest() {
     let before = engine::lane_passes();
     let mut tasks = Vec::new();
     for u in 0..12u64 {
         tasks.push(tokio::spawn(async move {
-            // Odd lengths and a leading piece so that pieces start inside a block.
             let data = bytes(100 + u, 2 * 1024 * 1024 + 77 * u as usize);
-            let mut h = Md5::new();
-            h.update(&data[..13]);
+            let mut h = DeferredMd5::new();
+            // A small leading piece (hashed in place), so that large pieces start inside a
+            // block.
+            h.push(std::sync::Arc::new(data[..13].to_vec()), 0..13)
+                .unwrap();
             let mut at = 13;
+            let mut i = 0;
             while at < data.len() {
-                let n = (261_120 + u as usize).min(data.len() - at);
-                // A buffer with a header before the content, as a chunk document has.
-                let mut buf = vec![0xEE; 40];
-                buf.extend_from_slice(&data[at..at + n]);
-                let back = h.update_owned(buf, 40, u % 2 == 0).await.unwrap();
-                assert_eq!(
-                    &back[40..],
-                    &data[at..at + n],
-                    "the buffer comes back unchanged"
-                );
+                // Every fourth piece small: it queues behind the large ones at the engine.
+                let n = match i % 4 {
+                    3 => 1000 + u as usize,
+                    _ => 261_120 + u as usize,
+                }
+                .min(data.len() - at);
+                let buf = chunk_like(&data[at..at + n]);
+                if u % 3 == 0 {
+                    // As a sealed chunk is: the buffer comes back once hashed, unchanged.
+                    let back = h.push_owned(buf, 40).await.unwrap();
+                    assert_eq!(&back[40..], &data[at..at + n]);
+                } else {
+                    let end = buf.len();
+                    h.push(std::sync::Arc::new(buf), 40..end).unwrap();
+                }
                 at += n;
+                i += 1;
                 tokio::task::yield_now().await;
             }
-            assert_eq!(h.finalize(), reference(&data), "upload {u}");
+            let mut whole = data.clone();
+            whole.extend_from_slice(b"held back");
+            assert_eq!(
+                h.digest_with(b"held back").await.unwrap(),
+                reference(&whole),
+                "upload {u}"
+            );
         }));
     }
     for t in tasks {
@@ -119,5 +141,30 @@ async fn concurrent_uploads_hash_through_the_engine_to_the_reference_digest() {
             engine::lane_passes() > before,
             "12 uploads at once never reached the lanes"
         );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_abandoned_upload_lets_go_of_its_pieces() {
+    if !lanes::available() {
+        eprintln!("no AVX-512F here: no engine to hold pieces");
+        return;
+    }
+    let mut h = DeferredMd5::new();
+    let owner = std::sync::Arc::new(chunk_like(&bytes(2, 256 * 1024)));
+    let end = owner.len();
+    for _ in 0..20 {
+        h.push(owner.clone(), 40..end).unwrap();
+    }
+    let held = std::sync::Arc::strong_count(&owner);
+    drop(h);
+    // Dropped unhashed, or hashed and let go: within about one DEFER either way.
+    let t0 = std::time::Instant::now();
+    while std::sync::Arc::strong_count(&owner) > 1 {
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(5),
+            "the engine still holds a piece of an abandoned upload ({held} holders at drop)"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     }
 }

@@ -4,11 +4,12 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use crate::hashing::md5::Md5;
+use crate::hashing::md5::{DeferredMd5, EngineGone};
 use futures::{Stream, StreamExt};
 use mongodb::bson::{doc, oid::ObjectId, Bson, DateTime, Document, RawBson, RawDocumentBuf};
 use sha2::Digest;
 use sha2::Sha256;
+use tokio::sync::OwnedSemaphorePermit;
 use tokio::task::JoinHandle;
 
 use super::codec::{id_bytes, ChunkBinding, ChunkCodec};
@@ -24,6 +25,31 @@ const BATCH_DOCS: usize = 1000;
 /// `insert_many` calls in flight at once; memory per upload is bounded by about
 /// `(MAX_IN_FLIGHT + 1) * BATCH_BYTES` plus one chunk.
 const MAX_IN_FLIGHT: usize = 3;
+
+/// A chunk document on its way to the database, shared by its insert and the MD5 engine,
+/// which may hash it after the insert returned. Its share of the upload budget goes with the
+/// insert: what the engine holds longer is bounded by the engine itself (see
+/// `hashing::md5::engine`), so that uploads never wait for budget that only MD5 holds.
+pub(super) struct Chunk {
+    pub(super) doc: RawDocumentBuf,
+}
+
+impl AsRef<[u8]> for Chunk {
+    fn as_ref(&self) -> &[u8] {
+        self.doc.as_bytes()
+    }
+}
+
+/// Gives a chunk's buffer back to the pool, when nothing else holds it any more.
+pub(super) fn recycle(chunk: Arc<Chunk>) {
+    if let Ok(Chunk { doc, .. }) = Arc::try_unwrap(chunk) {
+        super::pool::give(doc.into_bytes());
+    }
+}
+
+fn engine_gone(e: EngineGone) -> GridFsError {
+    GridFsError::Corrupt(e.to_string())
+}
 
 /// Options of one upload.
 #[derive(Clone, Debug, Default)]
@@ -83,9 +109,9 @@ pub struct Upload {
     files_id_elem: Vec<u8>,
     /// Chunk documents built directly as raw BSON: the driver then copies each once into
     /// its message, instead of serialising a `Document` first (one copy of the data less).
-    batch: Vec<RawDocumentBuf>,
+    batch: Vec<Arc<Chunk>>,
     batch_bytes: usize,
-    batch_permits: Vec<tokio::sync::OwnedSemaphorePermit>,
+    batch_permits: Vec<OwnedSemaphorePermit>,
     next_n: i64,
     first_chunk: i64,
     length: u64,
@@ -93,7 +119,7 @@ pub struct Upload {
     stored: u64,
     codec: Option<Arc<dyn ChunkCodec>>,
     id_bytes: Vec<u8>,
-    md5: Option<Md5>,
+    md5: Option<DeferredMd5>,
     sha256: Option<Sha256>,
     sha1: Option<sha1::Sha1>,
     hold_small: bool,
@@ -138,7 +164,7 @@ impl GridFsBucket {
             length: 0,
             stored: 0,
             codec: opts.codec,
-            md5: (!opts.skip_md5).then(Md5::new),
+            md5: (!opts.skip_md5).then(DeferredMd5::new),
             sha256: opts.sha256.then(Sha256::new),
             sha1: opts.sha1.then(sha1::Sha1::new),
             hold_small: opts.hold_small,
@@ -196,7 +222,7 @@ impl Upload {
             && self.first_chunk == 0
             && self.next_n == 1
             && self.batch.len() == 1)
-            .then(|| RawDocumentBuf::from_bytes(self.batch[0].as_bytes().to_vec()).ok())
+            .then(|| RawDocumentBuf::from_bytes(self.batch[0].doc.as_bytes().to_vec()).ok())
             .flatten()
     }
 
@@ -258,7 +284,8 @@ impl Upload {
     /// Appends `data`, inserting every chunk it completes.
     pub async fn write(&mut self, mut data: &[u8]) -> Result<()> {
         // MD5 is taken of each chunk as it is pushed (`push_chunk`), where large pieces may be
-        // hashed together with other uploads', and of what is held back at the end (`digests`).
+        // hashed later together with other uploads', and of what is held back at the end
+        // (`digests`).
         if let Some(h) = &mut self.sha256 {
             h.update(data);
         }
@@ -288,16 +315,11 @@ impl Upload {
     async fn push_chunk(&mut self, last: bool) -> Result<()> {
         let mut buf = std::mem::take(&mut self.pending);
         let start = self.data_start;
-        // With its inserts in flight at the limit, this upload waits for the database before
-        // long anyway: its chunk may wait for others' in the MD5 lanes meanwhile.
-        let patient = self.in_flight.iter().filter(|h| !h.is_finished()).count() >= MAX_IN_FLIGHT;
-        if let Some(h) = &mut self.md5 {
-            buf = h
-                .update_owned(buf, start, patient)
-                .await
-                .map_err(|e| GridFsError::Corrupt(e.to_string()))?;
-        }
         if let Some(codec) = &self.codec {
+            // Sealed in place next: the plain text is hashed first, and the buffer back.
+            if let Some(h) = &mut self.md5 {
+                buf = h.push_owned(buf, start).await.map_err(engine_gone)?;
+            }
             let at = ChunkBinding {
                 file_id: &self.id_bytes,
                 segment: self.first_chunk,
@@ -314,10 +336,10 @@ impl Upload {
             |n: usize| i32::try_from(n).map_err(|_| GridFsError::Corrupt("chunk too large".into()));
         buf[..4].copy_from_slice(&as_i32(total)?.to_le_bytes());
         buf[start - 5..start - 1].copy_from_slice(&as_i32(data_len)?.to_le_bytes());
-        let chunk = RawDocumentBuf::from_bytes(buf)
+        let doc = RawDocumentBuf::from_bytes(buf)
             .map_err(|e| GridFsError::Corrupt(format!("chunk document: {e}")))?;
         self.stored += data_len as u64;
-        let permit = match super::budget::try_acquire(data_len) {
+        let share = match super::budget::try_acquire(data_len) {
             Some(p) => p,
             None => {
                 // Budget exhausted: send what this upload holds (its insert frees budget
@@ -326,7 +348,15 @@ impl Upload {
                 super::budget::acquire(data_len).await
             }
         };
-        self.batch_permits.push(permit);
+        self.batch_permits.push(share);
+        let chunk = Arc::new(Chunk { doc });
+        if self.codec.is_none() {
+            if let Some(h) = &mut self.md5 {
+                // The insert does not wait for the MD5: the engine holds a share of the chunk.
+                h.push(chunk.clone(), start..start + data_len)
+                    .map_err(engine_gone)?;
+            }
+        }
         self.batch_bytes += data_len;
         self.batch.push(chunk);
         self.next_n += 1;
@@ -353,9 +383,9 @@ impl Upload {
         let chunks = self.bucket.chunks().clone_with_type::<RawDocumentBuf>();
         self.in_flight.push_back(tokio::spawn(async move {
             let _held = permit;
-            let res = chunks.insert_many(docs.iter()).await;
-            for d in docs {
-                super::pool::give(d.into_bytes());
+            let res = chunks.insert_many(docs.iter().map(|c| &c.doc)).await;
+            for c in docs {
+                recycle(c);
             }
             res?;
             Ok(())
@@ -371,7 +401,7 @@ impl Upload {
         while let Some(h) = self.in_flight.pop_front() {
             join(h).await?;
         }
-        Ok(self.digests())
+        self.digests().await
     }
 
     /// The content's digests once the body has ended, like [`Upload::flush`], but a small
@@ -386,7 +416,7 @@ impl Upload {
                 join(h).await?;
             }
         }
-        Ok(self.digests())
+        self.digests().await
     }
 
     /// Adds the short last chunk to the batch.
@@ -397,19 +427,24 @@ impl Upload {
         Ok(())
     }
 
-    fn digests(&self) -> Digests {
-        Digests {
+    async fn digests(&self) -> Result<Digests> {
+        let md5 = match &self.md5 {
+            Some(h) => {
+                // What was not pushed as a chunk (a small content held back) is hashed here.
+                let rest = match self.pending.is_empty() {
+                    true => &[][..],
+                    false => &self.pending[self.data_start..],
+                };
+                h.digest_with(rest).await.map_err(engine_gone)?
+            }
+            None => [0; 16],
+        };
+        Ok(Digests {
             length: self.length,
-            // What was not pushed as a chunk (a small content held back) is hashed here.
-            md5: self.md5.clone().map_or([0; 16], |mut h| {
-                if !self.pending.is_empty() {
-                    h.update(&self.pending[self.data_start..]);
-                }
-                h.finalize()
-            }),
+            md5,
             sha256: self.sha256.clone().map(|h| h.finalize().into()),
             sha1: self.sha1.clone().map(|h| h.finalize().into()),
-        }
+        })
     }
 
     /// Whether the whole content so far is held in memory (see [`UploadOptions::hold_small`]).

@@ -103,7 +103,7 @@ impl Upload {
         let chunks_ns = self.bucket.chunks().namespace();
         let mut models: Vec<WriteModel> = Vec::with_capacity(self.batch.len() + 1);
         for raw in &self.batch {
-            let document = Document::try_from(raw.as_ref())
+            let document = Document::try_from(raw.doc.as_ref())
                 .map_err(|e| GridFsError::Corrupt(format!("chunk document: {e}")))?;
             models.push(
                 InsertOneModel::builder()
@@ -132,8 +132,8 @@ impl Upload {
         self.batch_permits.clear();
         match res {
             Ok(Ok(_)) => {
-                for d in sent {
-                    crate::storage::gridfs::pool::give(d.into_bytes());
+                for c in sent {
+                    super::recycle(c);
                 }
                 Ok(())
             }
@@ -141,7 +141,7 @@ impl Upload {
                 if is_unsupported(&e) {
                     // Put back for the two-command path.
                     self.batch = sent;
-                    self.batch_bytes = self.batch.iter().map(|d| d.as_bytes().len()).sum();
+                    self.batch_bytes = self.batch.iter().map(|d| d.doc.as_bytes().len()).sum();
                 }
                 Err(e.into())
             }

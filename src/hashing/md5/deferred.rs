@@ -1,0 +1,111 @@
+//! An upload's MD5 whose large pieces may be hashed later, by the shared engine, while the
+//! upload goes on: the body is read and the chunks inserted without waiting for MD5, and
+//! only the digest waits (see `engine.rs` for why the engine lets pieces gather).
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use super::engine::{self, Owner, Piece, Stream, MIN_BYTES};
+use super::EngineGone;
+
+/// A running MD5 fed with shared pieces of content.
+pub struct DeferredMd5 {
+    stream: Arc<Stream>,
+}
+
+impl Default for DeferredMd5 {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl DeferredMd5 {
+    pub fn new() -> Self {
+        DeferredMd5 {
+            stream: Stream::new(),
+        }
+    }
+
+    /// Adds bytes `at` of `owner`. A large piece goes to the engine with its share of
+    /// `owner` and is hashed later, together with other uploads' pieces; a small one is
+    /// hashed here, unless earlier pieces are still at the engine, where it then queues
+    /// behind them.
+    pub fn push(&mut self, owner: Owner, at: Range<usize>) -> Result<(), EngineGone> {
+        let mut inner = self.stream.lock();
+        if inner.failed {
+            return Err(EngineGone);
+        }
+        let engine = match engine::engine() {
+            Some(e) if at.len() >= MIN_BYTES || inner.at_engine => e,
+            _ if inner.at_engine => {
+                // The engine stopped while holding the stream's MD5.
+                return Err(EngineGone);
+            }
+            _ => {
+                let core = inner.core.as_mut().expect("not at the engine: held here");
+                core.update(&(*owner).as_ref()[at]);
+                return Ok(());
+            }
+        };
+        let tell = self.stream.queue(&mut inner, Piece::new(owner, at));
+        drop(inner);
+        match tell {
+            Some(s) => engine.take(s),
+            None => {
+                engine.queued();
+                Ok(())
+            }
+        }
+    }
+
+    /// Adds `buf[from..]` and gives `buf` back once it is hashed (for content that is
+    /// changed in place next: a sealed chunk).
+    pub async fn push_owned(&mut self, buf: Vec<u8>, from: usize) -> Result<Vec<u8>, EngineGone> {
+        let end = buf.len();
+        let owner = Arc::new(buf);
+        self.push(owner.clone(), from..end)?;
+        self.wait().await?;
+        // The engine lets go of a piece before it tells that the stream left it.
+        Ok(Arc::try_unwrap(owner).unwrap_or_else(|shared| (*shared).clone()))
+    }
+
+    /// Waits until the engine has hashed every piece, hurrying it.
+    async fn wait(&self) -> Result<(), EngineGone> {
+        loop {
+            let notified = self.stream.idle.notified();
+            let mut notified = std::pin::pin!(notified);
+            notified.as_mut().enable();
+            {
+                let inner = self.stream.lock();
+                if inner.failed {
+                    return Err(EngineGone);
+                }
+                if !inner.at_engine {
+                    return Ok(());
+                }
+            }
+            // A stopped engine fails the stream at its end, which notifies.
+            if let Some(e) = engine::engine() {
+                e.hurry(&self.stream);
+            }
+            notified.await;
+        }
+    }
+
+    /// The digest of everything pushed, then `rest`.
+    pub async fn digest_with(&self, rest: &[u8]) -> Result<[u8; 16], EngineGone> {
+        self.wait().await?;
+        let inner = self.stream.lock();
+        let mut core = inner.core.clone().ok_or(EngineGone)?;
+        drop(inner);
+        core.update(rest);
+        Ok(core.finalize())
+    }
+}
+
+impl Drop for DeferredMd5 {
+    fn drop(&mut self) {
+        // Pieces still waiting need no hashing: the engine drops them and their buffers.
+        self.stream.abandon();
+    }
+}

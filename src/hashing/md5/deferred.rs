@@ -5,12 +5,13 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use super::engine::{self, Owner, Piece, Stream, MIN_BYTES};
+use super::engine::{self, Member, Owner, Piece, Stream, MIN_BYTES};
 use super::EngineGone;
 
 /// A running MD5 fed with shared pieces of content.
 pub struct DeferredMd5 {
     stream: Arc<Stream>,
+    member: Member,
 }
 
 impl Default for DeferredMd5 {
@@ -23,20 +24,31 @@ impl DeferredMd5 {
     pub fn new() -> Self {
         DeferredMd5 {
             stream: Stream::new(),
+            member: Member::new(),
         }
     }
 
-    /// Adds bytes `at` of `owner`. A large piece goes to the engine with its share of
-    /// `owner` and is hashed later, together with other uploads' pieces; a small one is
-    /// hashed here, unless earlier pieces are still at the engine, where it then queues
-    /// behind them.
-    pub fn push(&mut self, owner: Owner, at: Range<usize>) -> Result<(), EngineGone> {
+    /// Adds bytes `at` of `owner`. A large piece, while enough other uploads are hashing
+    /// too, goes to the engine with its share of `owner` and is hashed later, together with
+    /// theirs; anything else is hashed here, unless earlier pieces are still at the engine,
+    /// where it then queues behind them. Returns at once, unless the engine is behind (see
+    /// `engine::behind`): this upload then waits until its pieces are hashed.
+    pub async fn push(&mut self, owner: Owner, at: Range<usize>) -> Result<(), EngineGone> {
+        self.hand_over(owner, at)?;
+        if engine::behind() {
+            self.wait().await?;
+        }
+        Ok(())
+    }
+
+    fn hand_over(&mut self, owner: Owner, at: Range<usize>) -> Result<(), EngineGone> {
+        let lanes_pay = at.len() >= MIN_BYTES && self.member.lanes_pay();
         let mut inner = self.stream.lock();
         if inner.failed {
             return Err(EngineGone);
         }
         let engine = match engine::engine() {
-            Some(e) if at.len() >= MIN_BYTES || inner.at_engine => e,
+            Some(e) if lanes_pay || inner.at_engine => e,
             _ if inner.at_engine => {
                 // The engine stopped while holding the stream's MD5.
                 return Err(EngineGone);
@@ -63,7 +75,7 @@ impl DeferredMd5 {
     pub async fn push_owned(&mut self, buf: Vec<u8>, from: usize) -> Result<Vec<u8>, EngineGone> {
         let end = buf.len();
         let owner = Arc::new(buf);
-        self.push(owner.clone(), from..end)?;
+        self.hand_over(owner.clone(), from..end)?;
         self.wait().await?;
         // The engine lets go of a piece before it tells that the stream left it.
         Ok(Arc::try_unwrap(owner).unwrap_or_else(|shared| (*shared).clone()))

@@ -13,14 +13,15 @@
 //! quarter full and a quarter of the bytes went through the one-message function.
 //!
 //! Each upload's pieces are hashed in their order: the engine holds an upload (its
-//! [`Stream`]) in one lane at most, piece after piece. Every large piece goes to the engine
-//! (and a small one too while its upload has pieces there): a lone upload's pieces are
-//! hashed one at a time, as they would be in place, but on the engine's thread while the
-//! upload goes on.
+//! [`Stream`]) in one lane at most, piece after piece. A piece goes to the engine only while
+//! at least [`JOIN_AT`] uploads hashed large pieces lately (within [`LATELY`]), or while its
+//! upload has pieces there still: one to three uploads hash in place, each on its own core
+//! (the engine's one thread would hash a lone upload no faster, and two or three at about
+//! two thirds of that each, in lanes that run mostly empty).
 
 use std::collections::VecDeque;
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -29,6 +30,59 @@ use super::{EngineGone, Md5};
 
 /// Pieces smaller than this are hashed in place (a hand-over costs a few microseconds).
 pub const MIN_BYTES: usize = 64 * 1024;
+
+/// Uploads that hashed large pieces lately from which pieces go to the engine.
+const JOIN_AT: usize = 4;
+
+/// How far back "lately" reaches for routing: uploads that hashed a large piece within it.
+const LATELY: Duration = Duration::from_millis(25);
+
+/// Large pieces remembered (when, by which upload), in [`RECENT`].
+const REMEMBERED: usize = 64;
+
+/// Ids of [`Member`]s.
+static NEXT_MEMBER: AtomicU64 = AtomicU64::new(0);
+
+/// The last [`REMEMBERED`] large pieces hashed, in place or by the engine: when, by whom.
+static RECENT: Mutex<VecDeque<(Instant, u64)>> = Mutex::new(VecDeque::new());
+
+/// Records a large piece of upload `who` and counts the uploads that hashed one lately.
+fn note_and_count(who: u64, now: Instant) -> usize {
+    let mut recent = lock(&RECENT);
+    if recent.len() >= REMEMBERED {
+        recent.pop_front();
+    }
+    recent.push_back((now, who));
+    distinct_within(&recent, now, LATELY)
+}
+
+/// The uploads with a piece in `recent` within `window` before `now`.
+fn distinct_within(recent: &VecDeque<(Instant, u64)>, now: Instant, window: Duration) -> usize {
+    let mut seen: Vec<u64> = recent
+        .iter()
+        .filter(|(t, _)| now.saturating_duration_since(*t) <= window)
+        .map(|(_, w)| *w)
+        .collect();
+    seen.sort_unstable();
+    seen.dedup();
+    seen.len()
+}
+
+/// An upload, as the engine tells uploads apart.
+#[derive(Clone, Copy)]
+pub struct Member(u64);
+
+impl Member {
+    pub fn new() -> Self {
+        Member(NEXT_MEMBER.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// Records a large piece of this upload, and says whether enough uploads hashed large
+    /// pieces lately for the lanes to pay.
+    pub fn lanes_pay(self) -> bool {
+        note_and_count(self.0, Instant::now()) >= JOIN_AT
+    }
+}
 
 /// Uploads with pieces waiting from which the engine starts hashing without waiting longer.
 const FULL_AT: usize = 12;
@@ -50,9 +104,16 @@ pub const HELD_MAX: usize = 8 * 1024 * 1024;
 /// Bytes of pieces queued or in lanes.
 static HELD: AtomicUsize = AtomicUsize::new(0);
 
-/// The engine holds as many bytes of pieces as it may.
+/// The engine holds as many bytes of pieces as it lets wait.
 fn full() -> bool {
     HELD.load(Ordering::Relaxed) >= HELD_MAX
+}
+
+/// The engine holds twice [`HELD_MAX`]: it hashes more slowly than uploads come in (one
+/// thread against many fast uploads, or starved of CPU), and uploads wait for their own
+/// pieces before they hand more over, so that what it holds stays bounded.
+pub fn behind() -> bool {
+    HELD.load(Ordering::Relaxed) >= 2 * HELD_MAX
 }
 
 /// Locks `m`, poisoned or not: every critical section here leaves consistent state at every
@@ -445,5 +506,28 @@ fn pass_lanes(busy: &mut [Job]) {
     for (j, s) in busy.iter_mut().zip(states) {
         j.core.as_mut().expect("held").state = s;
         j.at.start += blocks * 64;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_uploads_that_hashed_lately_count() {
+        let now = Instant::now();
+        let ago = |ms: u64| now - Duration::from_millis(ms);
+        // Upload 1 hashes fast; 2, 3 and 4 are open but last hashed long ago.
+        let mut recent: VecDeque<(Instant, u64)> =
+            [(ago(900), 2), (ago(800), 3), (ago(700), 4)].into();
+        for ms in [20, 15, 10, 5, 0] {
+            recent.push_back((ago(ms), 1));
+        }
+        assert_eq!(distinct_within(&recent, now, LATELY), 1, "a lone upload");
+        // Three others hashed within the window: four uploads, so the lanes pay.
+        for (ms, w) in [(24, 2), (8, 3), (3, 4)] {
+            recent.push_back((ago(ms), w));
+        }
+        assert_eq!(distinct_within(&recent, now, LATELY), 4);
     }
 }

@@ -101,6 +101,7 @@ async fn concurrent_uploads_hash_through_the_engine_to_the_reference_digest() {
             // A small leading piece (hashed in place), so that large pieces start inside a
             // block.
             h.push(std::sync::Arc::new(data[..13].to_vec()), 0..13)
+                .await
                 .unwrap();
             let mut at = 13;
             let mut i = 0;
@@ -118,7 +119,7 @@ async fn concurrent_uploads_hash_through_the_engine_to_the_reference_digest() {
                     assert_eq!(&back[40..], &data[at..at + n]);
                 } else {
                     let end = buf.len();
-                    h.push(std::sync::Arc::new(buf), 40..end).unwrap();
+                    h.push(std::sync::Arc::new(buf), 40..end).await.unwrap();
                 }
                 at += n;
                 i += 1;
@@ -150,11 +151,18 @@ async fn an_abandoned_upload_lets_go_of_its_pieces() {
         eprintln!("no AVX-512F here: no engine to hold pieces");
         return;
     }
+    // Enough uploads hashing large pieces for the next one's to go to the engine.
+    let mut others: Vec<DeferredMd5> = (0..4).map(|_| DeferredMd5::new()).collect();
+    for h in &mut others {
+        let buf = chunk_like(&bytes(1, 128 * 1024));
+        let end = buf.len();
+        h.push(std::sync::Arc::new(buf), 40..end).await.unwrap();
+    }
     let mut h = DeferredMd5::new();
     let owner = std::sync::Arc::new(chunk_like(&bytes(2, 256 * 1024)));
     let end = owner.len();
     for _ in 0..20 {
-        h.push(owner.clone(), 40..end).unwrap();
+        h.push(owner.clone(), 40..end).await.unwrap();
     }
     let held = std::sync::Arc::strong_count(&owner);
     drop(h);

@@ -40,9 +40,11 @@ impl AsRef<[u8]> for Chunk {
     }
 }
 
-/// Gives a chunk's buffer back to the pool, when nothing else holds it any more.
-pub(super) fn recycle(chunk: Arc<Chunk>) {
-    if let Ok(Chunk { doc, .. }) = Arc::try_unwrap(chunk) {
+impl Drop for Chunk {
+    /// The buffer goes back to the pool whoever lets go last, the insert or the MD5 engine
+    /// (which usually holds a chunk longer than its insert takes).
+    fn drop(&mut self) {
+        let doc = std::mem::replace(&mut self.doc, RawDocumentBuf::new());
         super::pool::give(doc.into_bytes());
     }
 }
@@ -348,15 +350,17 @@ impl Upload {
                 super::budget::acquire(data_len).await
             }
         };
-        self.batch_permits.push(share);
         let chunk = Arc::new(Chunk { doc });
         if self.codec.is_none() {
             if let Some(h) = &mut self.md5 {
-                // The insert does not wait for the MD5: the engine holds a share of the chunk.
+                // The insert does not wait for the MD5: the engine holds a share of the chunk
+                // (unless the engine is that far behind: see `DeferredMd5::push`).
                 h.push(chunk.clone(), start..start + data_len)
+                    .await
                     .map_err(engine_gone)?;
             }
         }
+        self.batch_permits.push(share);
         self.batch_bytes += data_len;
         self.batch.push(chunk);
         self.next_n += 1;
@@ -384,9 +388,7 @@ impl Upload {
         self.in_flight.push_back(tokio::spawn(async move {
             let _held = permit;
             let res = chunks.insert_many(docs.iter().map(|c| &c.doc)).await;
-            for c in docs {
-                recycle(c);
-            }
+            drop(docs);
             res?;
             Ok(())
         }));

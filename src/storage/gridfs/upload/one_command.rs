@@ -132,9 +132,7 @@ impl Upload {
         self.batch_permits.clear();
         match res {
             Ok(Ok(_)) => {
-                for c in sent {
-                    super::recycle(c);
-                }
+                drop(sent);
                 Ok(())
             }
             Ok(Err(e)) => {

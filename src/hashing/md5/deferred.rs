@@ -12,6 +12,8 @@ use super::EngineGone;
 pub struct DeferredMd5 {
     stream: Arc<Stream>,
     member: Member,
+    /// Pieces handed to the engine (for tests).
+    handed: usize,
 }
 
 impl Default for DeferredMd5 {
@@ -25,6 +27,7 @@ impl DeferredMd5 {
         DeferredMd5 {
             stream: Stream::new(),
             member: Member::new(),
+            handed: 0,
         }
     }
 
@@ -61,6 +64,7 @@ impl DeferredMd5 {
         };
         let tell = self.stream.queue(&mut inner, Piece::new(owner, at));
         drop(inner);
+        self.handed += 1;
         match tell {
             Some(s) => engine.take(s),
             None => {
@@ -68,6 +72,12 @@ impl DeferredMd5 {
                 Ok(())
             }
         }
+    }
+
+    /// Pieces handed to the engine so far.
+    #[cfg(test)]
+    pub fn handed(&self) -> usize {
+        self.handed
     }
 
     /// Adds `buf[from..]` and gives `buf` back once it is hashed (for content that is

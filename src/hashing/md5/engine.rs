@@ -6,11 +6,15 @@
 //! while the piece waits here; only its digest, at the end, waits for the engine. So the
 //! engine is free to let pieces gather: it starts hashing once [`FULL_AT`] uploads have
 //! pieces waiting, once the oldest of them waited [`DEFER`], once it holds [`HELD_MAX`] bytes
-//! of pieces, or at once when an upload waits for its result. The bytes it holds are its own
-//! bound on memory, beside the upload budget (which a chunk's insert gives back whether or not
-//! its MD5 is done: uploads never wait for budget that only MD5 holds). k busy lanes cost 16/k of one, so lanes that run full are what makes
-//! the MD5 of many uploads cheap; hashing each piece as it came, the lanes ran about a
-//! quarter full and a quarter of the bytes went through the one-message function.
+//! of pieces, or at once when an upload waits for its result. k busy lanes cost 16/k of one,
+//! so lanes that run full are what makes the MD5 of many uploads cheap; hashing each piece as
+//! it came, the lanes ran about a quarter full and a quarter of the bytes went through the
+//! one-message function.
+//!
+//! What the engine holds is bounded by itself, beside the upload budget (which a chunk's insert
+//! gives back whether or not its MD5 is done: uploads never wait for budget that only MD5
+//! holds). From twice [`HELD_MAX`] ([`behind`]) an upload waits for its own pieces before it
+//! hands more over.
 //!
 //! Each upload's pieces are hashed in their order: the engine holds an upload (its
 //! [`Stream`]) in one lane at most, piece after piece. A piece goes to the engine only while
@@ -120,6 +124,15 @@ pub fn behind() -> bool {
 /// point a panic could leave it (the engine's own end marks what it held as failed).
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Counts `bytes` more (or fewer) as held, as if pieces were waiting (for tests of the bound).
+#[cfg(test)]
+pub fn pretend_held(bytes: usize, more: bool) {
+    match more {
+        true => HELD.fetch_add(bytes, Ordering::Relaxed),
+        false => HELD.fetch_sub(bytes, Ordering::Relaxed),
+    };
 }
 
 /// Passes of the lanes so far (for tests: that pieces were hashed together).

@@ -176,3 +176,49 @@ async fn an_abandoned_upload_lets_go_of_its_pieces() {
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upload_waits_for_its_own_pieces_while_the_engine_is_behind() {
+    if !lanes::available() {
+        eprintln!("no AVX-512F here: no engine to fall behind");
+        return;
+    }
+    let arc = std::sync::Arc::new;
+    let first = bytes(4, 256 * 1024);
+    let second = bytes(5, 256 * 1024);
+    // Routing depends on other uploads' recent pieces, and the first piece may be hashed
+    // before the second is handed over (other tests fill the engine too): an attempt counts
+    // only when both pieces went to the engine.
+    for _ in 0..50 {
+        let mut others: Vec<DeferredMd5> = (0..4).map(|_| DeferredMd5::new()).collect();
+        for h in &mut others {
+            let buf = chunk_like(&bytes(3, 128 * 1024));
+            let end = buf.len();
+            h.push(arc(buf), 40..end).await.unwrap();
+        }
+        let mut g = DeferredMd5::new();
+        let one = arc(chunk_like(&first));
+        let end = one.len();
+        g.push(one, 40..end).await.unwrap();
+        let two = arc(chunk_like(&second));
+        // Behind, as if twice HELD_MAX were waiting: push returns only once this upload's
+        // pieces are hashed, and the engine lets go of a piece before it says so.
+        engine::pretend_held(2 * engine::HELD_MAX, true);
+        let pushed = g.push(two.clone(), 40..end).await;
+        let holders = std::sync::Arc::strong_count(&two);
+        engine::pretend_held(2 * engine::HELD_MAX, false);
+        pushed.unwrap();
+        if g.handed() < 2 {
+            continue;
+        }
+        assert_eq!(
+            holders, 1,
+            "push returned with its piece still at the engine"
+        );
+        let mut whole = first.clone();
+        whole.extend_from_slice(&second);
+        assert_eq!(g.digest_with(b"").await.unwrap(), reference(&whole));
+        return;
+    }
+    panic!("in 50 attempts the pieces never both went to the engine");
+}

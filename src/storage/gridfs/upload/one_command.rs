@@ -131,10 +131,8 @@ impl Upload {
         self.batch_bytes = 0;
         self.batch_permits.clear();
         match res {
-            Ok(Ok(_)) => {
-                drop(sent);
-                Ok(())
-            }
+            // The chunks' buffers go back to the pool as `sent` is dropped.
+            Ok(Ok(_)) => Ok(()),
             Ok(Err(e)) => {
                 if is_unsupported(&e) {
                     // Put back for the two-command path.

@@ -97,7 +97,9 @@ impl Member {
 const FULL_AT: usize = LANES;
 
 /// Pieces from which the engine hashes in the lanes: 16 lanes cost 0.16 s/GiB and one
-/// message alone 1.66 s/GiB here, so two busy lanes already pay (1.3 s/GiB each).
+/// message alone 1.66 s/GiB here, so two busy lanes already pay (1.3 s/GiB each). With AVX2
+/// (passes of 8 lanes; an AMD EPYC): 16 lanes 0.37 s/GiB, one message 2.04, two busy lanes
+/// of a pass 1.48 s/GiB each, so two still pay.
 const LANES_AT: usize = 2;
 
 /// Blocks a lane hashes per pass (16 KiB), so that pieces arriving meanwhile join soon.
@@ -532,7 +534,7 @@ fn pass_lanes(busy: &mut [Job]) {
     }
     let first = busy[0].data();
     let data: [&[u8]; LANES] = std::array::from_fn(|i| busy.get(i).map_or(first, Job::data));
-    lanes::compress16(&mut states, data, blocks);
+    lanes::compress(&mut states, data, blocks, busy.len());
     LANE_PASSES.fetch_add(1, Ordering::Relaxed);
     for (j, s) in busy.iter_mut().zip(states) {
         j.core.as_mut().expect("held").state = s;

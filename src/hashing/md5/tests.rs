@@ -63,10 +63,20 @@ fn any_split_of_any_length_gives_the_reference_digest() {
 
 #[test]
 fn the_lanes_agree_with_the_scalar_function_lane_by_lane() {
-    if !lanes::available() {
-        eprintln!("no AVX-512F here: the lanes are not tested on this CPU");
-        return;
+    let kernels: Vec<lanes::Kernel> = [lanes::Kernel::Avx512, lanes::Kernel::Avx2]
+        .into_iter()
+        .filter(|k| k.supported())
+        .collect();
+    eprintln!("kernels tested on this CPU: {kernels:?}");
+    for kernel in kernels {
+        for used in [LANES, 9, 8, 3] {
+            lanes_agree(kernel, used);
+        }
     }
+}
+
+/// Each lane below `used` of `kernel` against the one-message function.
+fn lanes_agree(kernel: lanes::Kernel, used: usize) {
     for blocks in [0, 1, 2, 17, 300] {
         let bufs: Vec<Vec<u8>> = (0..LANES)
             .map(|i| bytes(i as u64 + 7, blocks * 64 + i))
@@ -78,8 +88,12 @@ fn the_lanes_agree_with_the_scalar_function_lane_by_lane() {
             compress(s, &b[..blocks * 64]);
         }
         let data: [&[u8]; LANES] = std::array::from_fn(|i| &bufs[i][..]);
-        lanes::compress16(&mut states, data, blocks);
-        assert_eq!(states, want, "{blocks} blocks");
+        lanes::compress_with(kernel, &mut states, data, blocks, used);
+        assert_eq!(
+            states[..used],
+            want[..used],
+            "{kernel:?}, {blocks} blocks, {used} lanes used"
+        );
     }
 }
 
@@ -148,7 +162,7 @@ async fn concurrent_uploads_hash_through_the_engine_to_the_reference_digest() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_abandoned_upload_lets_go_of_its_pieces() {
     if !lanes::available() {
-        eprintln!("no AVX-512F here: no engine to hold pieces");
+        eprintln!("no MD5 lanes here: no engine to hold pieces");
         return;
     }
     // Enough uploads hashing large pieces for the next one's to go to the engine.
@@ -180,7 +194,7 @@ async fn an_abandoned_upload_lets_go_of_its_pieces() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_upload_waits_for_its_own_pieces_while_the_engine_is_behind() {
     if !lanes::available() {
-        eprintln!("no AVX-512F here: no engine to fall behind");
+        eprintln!("no MD5 lanes here: no engine to fall behind");
         return;
     }
     let arc = std::sync::Arc::new;

@@ -366,10 +366,11 @@ impl Engine {
         }
     }
 
-    /// Wakes the engine to look at `urgent` streams.
+    /// Wakes the engine to look at `urgent` streams, and puts this one first for a lane.
     pub fn hurry(&self, stream: &Stream) {
         stream.urgent.store(true, Ordering::Release);
-        let _sh = lock(&self.shared);
+        let mut sh = lock(&self.shared);
+        first_in_line(&mut sh.ready, stream);
         self.wake.notify_one();
     }
 
@@ -441,6 +442,18 @@ impl Engine {
 /// waited `waited`, or waits for more to gather (see [`FULL_AT`], [`DEFER`]).
 fn hash_now(busy: usize, held_full: bool, waited: Duration, urgent: bool) -> bool {
     busy >= FULL_AT || held_full || waited >= DEFER || urgent
+}
+
+/// Moves `stream` to the front of `ready` if it waits there. An upload that waits for its
+/// digest while every lane is taken would otherwise wait behind the streams queued before it,
+/// each of which may keep its lane as long as its upload keeps handing pieces over (found in
+/// review; lanes run full more often since [`FULL_AT`] is all of them).
+fn first_in_line(ready: &mut VecDeque<Arc<Stream>>, stream: &Stream) {
+    if let Some(i) = ready.iter().position(|s| std::ptr::eq(&**s, stream)) {
+        if let Some(s) = ready.remove(i) {
+            ready.push_front(s);
+        }
+    }
 }
 
 /// Moves streams with pieces into free lanes, each with its first piece.
@@ -558,6 +571,23 @@ mod tests {
         assert!(hash_now(1, true, fresh, false));
         assert!(hash_now(1, false, DEFER, false));
         assert!(hash_now(1, false, fresh, true));
+    }
+
+    #[test]
+    fn an_upload_that_waits_for_its_digest_is_next_for_a_lane() {
+        let streams: Vec<Arc<Stream>> = (0..4).map(|_| Stream::new()).collect();
+        let mut ready: VecDeque<Arc<Stream>> = streams.iter().cloned().collect();
+        first_in_line(&mut ready, &streams[2]);
+        let order: Vec<usize> = ready
+            .iter()
+            .map(|r| streams.iter().position(|s| Arc::ptr_eq(s, r)).unwrap())
+            .collect();
+        assert_eq!(order, [2, 0, 1, 3]);
+        // A stream not in line (in a lane already) changes nothing.
+        let other = Stream::new();
+        first_in_line(&mut ready, &other);
+        assert_eq!(ready.len(), 4);
+        assert!(Arc::ptr_eq(&ready[0], &streams[2]));
     }
 
     #[test]

@@ -124,16 +124,26 @@ mod x86 {
     const H: i32 = 0x96;
     const I: i32 = 0x39;
 
+    /// The lanes' states as the kernels load them: word j of every lane's state together.
+    fn columns<const N: usize>(states: &[[u32; 4]; N]) -> [[u32; N]; 4] {
+        std::array::from_fn(|j| std::array::from_fn(|i| states[i][j]))
+    }
+
+    /// The inverse of [`columns`]: each lane's state back from the kernel's registers.
+    fn set_rows<const N: usize>(states: &mut [[u32; 4]; N], cols: [[u32; N]; 4]) {
+        for (i, s) in states.iter_mut().enumerate() {
+            *s = [cols[0][i], cols[1][i], cols[2][i], cols[3][i]];
+        }
+    }
+
     #[target_feature(enable = "avx512f")]
     pub(super) unsafe fn compress16(
         states: &mut [[u32; 4]; LANES],
         data: [&[u8]; LANES],
         blocks: usize,
     ) {
-        let column = |j: usize| {
-            let v: [u32; LANES] = std::array::from_fn(|i| states[i][j]);
-            _mm512_loadu_si512(v.as_ptr().cast())
-        };
+        let cols = columns(states);
+        let column = |j: usize| _mm512_loadu_si512(cols[j].as_ptr().cast());
         let (mut a, mut b, mut c, mut d) = (column(0), column(1), column(2), column(3));
         for j in 0..blocks {
             // Block j of every lane, one register each, transposed so that register w holds
@@ -189,9 +199,7 @@ mod x86 {
         for (o, v) in out.iter_mut().zip([a, b, c, d]) {
             _mm512_storeu_si512(o.as_mut_ptr().cast(), v);
         }
-        for (i, s) in states.iter_mut().enumerate() {
-            *s = [out[0][i], out[1][i], out[2][i], out[3][i]];
-        }
+        set_rows(states, out);
     }
 
     /// [`compress16`] for 8 lanes in AVX2 registers. The same steps as above, with what
@@ -199,12 +207,7 @@ mod x86 {
     /// of one `vpternlogd`, and each rotate as two shifts and an or.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn compress8(states: &mut [[u32; 4]; 8], data: [&[u8]; 8], blocks: usize) {
-        let mut cols = [[0u32; 8]; 4];
-        for (i, s) in states.iter().enumerate() {
-            for (j, col) in cols.iter_mut().enumerate() {
-                col[i] = s[j];
-            }
-        }
+        let cols = columns(states);
         let mut a = _mm256_loadu_si256(cols[0].as_ptr().cast());
         let mut b = _mm256_loadu_si256(cols[1].as_ptr().cast());
         let mut c = _mm256_loadu_si256(cols[2].as_ptr().cast());
@@ -279,8 +282,6 @@ mod x86 {
         for (o, v) in out.iter_mut().zip([a, b, c, d]) {
             _mm256_storeu_si256(o.as_mut_ptr().cast(), v);
         }
-        for (i, s) in states.iter_mut().enumerate() {
-            *s = [out[0][i], out[1][i], out[2][i], out[3][i]];
-        }
+        set_rows(states, out);
     }
 }

@@ -4,11 +4,11 @@ FROM rust:1-slim-bookworm AS build
 WORKDIR /src
 RUN apt-get update && apt-get install -y --no-install-recommends pkg-config && rm -rf /var/lib/apt/lists/*
 COPY Cargo.toml Cargo.lock ./
+# The mongodb driver, patched (vendor/README.md): a path dependency of Cargo.toml's [patch].
+COPY vendor ./vendor
 # Build the dependencies against stub sources first so that code changes do not rebuild them.
-RUN mkdir -p src benches tests/it \
-    && echo 'fn main() {}' > src/main.rs && echo '' > src/lib.rs \
-    && for b in gridfs_engine multipart_complete memory listing throughput; do echo 'fn main() {}' > benches/$b.rs; done \
-    && echo '' > tests/it/main.rs \
+COPY scripts/docker-stubs ./scripts/docker-stubs
+RUN sh scripts/docker-stubs \
     && cargo build --release --locked --bin grids3 \
     && rm -rf src
 COPY src ./src

@@ -844,22 +844,29 @@ pub async fn quiesce(commands: &std::sync::atomic::AtomicU64) {
     }
 }
 
-/// Runs `grids3 admin <args>` against `endpoint` as the root key; its JSON answer.
-pub fn admin_cli(endpoint: &str, args: &[&str]) -> serde_json::Value {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_grids3"))
-        .arg("admin")
-        .args(args)
-        .env("GRIDS3_ENDPOINT", endpoint)
-        .env("GRIDS3_ROOT_ACCESS_KEY", AK)
-        .env("GRIDS3_ROOT_SECRET_KEY", SK)
-        .output()
-        .unwrap();
+/// Runs `cmd`, which must succeed (what it printed to stderr is the failure's message); what
+/// it printed to stdout.
+pub fn stdout_of(cmd: &mut std::process::Command) -> Vec<u8> {
+    let out = cmd.output().unwrap();
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).unwrap()
+    out.stdout
+}
+
+/// Runs `grids3 admin <args>` against `endpoint` as the root key; its JSON answer.
+pub fn admin_cli(endpoint: &str, args: &[&str]) -> serde_json::Value {
+    let out = stdout_of(
+        std::process::Command::new(env!("CARGO_BIN_EXE_grids3"))
+            .arg("admin")
+            .args(args)
+            .env("GRIDS3_ENDPOINT", endpoint)
+            .env("GRIDS3_ROOT_ACCESS_KEY", AK)
+            .env("GRIDS3_ROOT_SECRET_KEY", SK),
+    );
+    serde_json::from_slice(&out).unwrap()
 }
 
 /// Runs `grids3 admin ARGS`, which must fail; returns what it printed (stdout, then stderr).

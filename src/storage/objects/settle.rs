@@ -6,16 +6,16 @@
 //! key that overlap in time each miss the other's revision, so the older of the two would stay
 //! behind the newer one, hidden but never reclaimed. Every publish into an unversioned bucket
 //! therefore queues its key here, and a background task looks at the queued keys of each
-//! bucket in one query per [`SETTLE_EVERY`] and reclaims every revision older than a key's
-//! newest. That is what an overwrite does anyway; it never touches the current revision, and a
+//! bucket in one query per [`SETTLE_EVERY`] and reclaims every revision but a key's current
+//! one (newest, and of two stamped in the same millisecond the one readers pick). That is what an overwrite does anyway; it never touches the current revision, and a
 //! reader that holds a lease on an older one keeps it (`reclaim` defers to the janitor).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::TryStreamExt;
-use mongodb::bson::{doc, Bson, DateTime, Document};
+use mongodb::bson::{doc, Document};
 
 use super::{ObjectStore, Result};
 use crate::storage::versions::Versioning;
@@ -66,40 +66,44 @@ impl ObjectStore {
         });
     }
 
-    /// Reclaims every revision of `keys` older than its key's newest. Returns how many.
+    /// Reclaims every revision of `keys` but its key's current one. Returns how many.
     pub async fn settle(&self, bucket: &str, keys: BTreeSet<String>) -> Result<usize> {
         if self.versioning(bucket).await?.0 != Versioning::Off {
             // Revisions are versions there; nothing is published without the lock.
             return Ok(0);
         }
         let keys: Vec<String> = keys.into_iter().collect();
+        // Each key's revisions newest first, in the order readers pick the current one by
+        // (`newest_first`): the database orders `_id`s of any type the same way for both, so
+        // two revisions stamped in the same millisecond (overlapping writes that found the
+        // same newest revision) are settled to the one every GET already returns.
+        let mut sort = doc! {"filename": 1};
+        sort.extend(super::newest_first());
         let docs: Vec<Document> = self
             .gridfs(bucket)
             .files()
             .find(doc! {"filename": {"$in": keys}})
             .projection(doc! {"_id": 1, "filename": 1, "uploadDate": 1})
+            .sort(sort)
             .await?
             .try_collect()
             .await?;
-        let mut by_key: BTreeMap<String, Vec<(DateTime, Bson)>> = BTreeMap::new();
-        for mut d in docs {
-            let (Ok(name), Ok(date)) = (d.get_str("filename"), d.get_datetime("uploadDate")) else {
-                continue;
-            };
-            let (name, date) = (name.to_owned(), *date);
-            if let Some(id) = d.remove("_id") {
-                by_key.entry(name).or_default().push((date, id));
-            }
-        }
         let mut reclaimed = 0;
-        for revs in by_key.values() {
-            let Some(newest) = revs.iter().map(|(d, _)| *d).max() else {
+        let mut current: Option<String> = None;
+        for mut d in docs {
+            // A files document without a date is no revision grids3 wrote: left alone.
+            let (Ok(name), Ok(_)) = (
+                d.get_str("filename").map(str::to_owned),
+                d.get_datetime("uploadDate"),
+            ) else {
                 continue;
             };
-            // Strictly older only: two revisions stamped in the same millisecond are told
-            // apart by `_id`, which a foreign writer's ids may not order; leave such a pair.
-            for (_, id) in revs.iter().filter(|(d, _)| *d < newest) {
-                self.reclaim(bucket, id).await?;
+            if current.as_deref() != Some(name.as_str()) {
+                current = Some(name);
+                continue;
+            }
+            if let Some(id) = d.remove("_id") {
+                self.reclaim(bucket, &id).await?;
                 reclaimed += 1;
             }
         }

@@ -377,9 +377,16 @@ pub async fn run_py_checks(gw: &Gateway, script: &str, tag: &str, extra: &[&str]
     println!("{stdout}");
     assert!(
         stdout.contains(&format!("{tag}: all checks passed")),
-        "{stdout}"
+        "{script} did not finish its checks; its last lines:\n{}",
+        last_lines(&stdout, 15)
     );
     stdout
+}
+
+/// The last `n` lines of `text`.
+fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
 /// Runs `tests/py/<script>` with `args` off the async workers, asserts it succeeded, and
@@ -398,10 +405,13 @@ pub async fn run_py(script: &str, args: Vec<String>) -> String {
     .await
     .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    // stderr (the failed check, or a traceback) first: CI shows only the head and the tail of
+    // a long panic message, and a script's stdout is hundreds of "ok:" lines.
     assert!(
         out.status.success(),
-        "{script} failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+        "{script} failed:\n{}\n--- its last lines of stdout:\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        last_lines(&stdout, 15)
     );
     stdout
 }

@@ -285,8 +285,10 @@ fn a_hundred_requests_become_a_hundred_records() {
         );
         assert_eq!(ids.len() - before, 100);
         let last = std::time::Instant::now();
-        // The log objects appear within the flush interval (plus two seconds for the polling and
-        // the write itself).
+        // The log objects appear within the flush interval plus slack for the polling (a list
+        // and a GET of each log object) and the write on a loaded machine: far below the
+        // default interval (300 s), so the setting is honoured. Two seconds of slack were too
+        // few under CI's load.
         let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
         let delivered = support::eventually(30, || {
             let s3 = s3.clone();
@@ -326,7 +328,7 @@ fn a_hundred_requests_become_a_hundred_records() {
         let took = last.elapsed().as_secs_f64();
         assert!(delivered, "{} records of 101 delivered", lines.len());
         assert!(
-            took <= flush + 2.0,
+            took <= flush + 12.0,
             "delivered {took:.1} s after the last request (flush interval {flush} s)"
         );
         assert_eq!(lines.len(), 101, "one record per request: {lines:#?}");

@@ -316,8 +316,24 @@ fn settling_reclaims_only_hidden_revisions() {
             .unwrap();
         let keys: std::collections::BTreeSet<String> = ["k".to_owned()].into();
         let store = &gw.state.store;
-        assert_eq!(store.settle("settle", keys.clone()).await.unwrap(), 2);
-        assert_eq!(gw.file_count("settle").await, 1);
+        // Checked by what is left rather than by the count settle returns: the PUT's own
+        // settling may run late on a loaded machine and reclaim some of them first.
+        let reclaimed = store.settle("settle", keys.clone()).await.unwrap();
+        assert!(reclaimed <= 2, "{reclaimed}");
+        let left: Vec<Document> = files
+            .find(doc! {"filename": "k"})
+            .await
+            .unwrap()
+            .try_collect()
+            .await
+            .unwrap();
+        assert_eq!(
+            left.iter()
+                .map(|d| d.get("_id").cloned())
+                .collect::<Vec<_>>(),
+            vec![current.get("_id").cloned()],
+            "only the current revision is left: the hidden and the same-millisecond one are gone"
+        );
         assert_eq!(gw.chunk_count("settle").await, 1);
         assert_eq!(
             store.settle("settle", keys.clone()).await.unwrap(),

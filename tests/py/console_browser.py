@@ -89,13 +89,16 @@ with sync_playwright() as p:
     page.wait_for_selector("#key")
     result["xss_object_title"] = page.text_content("#key")
 
-    # A share link, valid for 3 seconds: fetched by curl before it expires, refused after.
-    page.fill("#seconds", "3")
+    # A share link, valid for 10 seconds: fetched by curl before it expires, refused after.
+    # (Its date is whole seconds; with 3 s, rendering and curl on a loaded machine could use up
+    # the link's life before the first fetch.)
+    page.fill("#seconds", "10")
+    made = time.time()
     page.click("text=Make a link")
     page.wait_for_selector("#share-url")
     link = page.input_value("#share-url")
     before = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", link], capture_output=True, text=True)
-    time.sleep(4.5)
+    time.sleep(max(0.0, made + 11.5 - time.time()))
     after = subprocess.run(["curl", "-s", "-w", " %{http_code}", link], capture_output=True, text=True)
     result["share"] = {"before": before.stdout, "after": after.stdout[-3:], "after_body": after.stdout[:300]}
 

@@ -21,7 +21,9 @@ def rules(*rs):
     return {"Rules": list(rs)}
 
 
-expire = {"ID": "tmp", "Status": "Enabled", "Filter": {"Prefix": "tmp/"}, "Expiration": {"Days": 2}}
+# Five "days" (seconds) for tmp/: the HEAD of tmp/a below must come before its expiry on a
+# loaded machine too (with 2, expiry came 1-2 s after the PUT, and a slow run lost the race).
+expire = {"ID": "tmp", "Status": "Enabled", "Filter": {"Prefix": "tmp/"}, "Expiration": {"Days": 5}}
 tagged = {"ID": "tagged", "Status": "Enabled", "Filter": {"Tag": {"Key": "temp", "Value": "yes"}}, "Expiration": {"Days": 2}}
 uploads = {"ID": "uploads", "Status": "Enabled", "Filter": {"Prefix": ""}, "AbortIncompleteMultipartUpload": {"DaysAfterInitiation": 2}}
 off = {"ID": "off", "Status": "Disabled", "Filter": {"Prefix": "keep/"}, "Expiration": {"Days": 1}}

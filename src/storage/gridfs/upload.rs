@@ -6,7 +6,10 @@ use std::sync::Arc;
 
 use crate::hashing::md5::{DeferredMd5, EngineGone};
 use futures::{Stream, StreamExt};
-use mongodb::bson::{doc, oid::ObjectId, Bson, DateTime, Document, RawBson, RawDocumentBuf};
+use mongodb::bson::{
+    doc, oid::ObjectId, Bson, DateTime, Document, RawBson, RawDocument, RawDocumentBuf,
+};
+use mongodb::SharedDocument;
 use sha2::Digest;
 use sha2::Sha256;
 use tokio::sync::OwnedSemaphorePermit;
@@ -37,6 +40,13 @@ pub(super) struct Chunk {
 impl AsRef<[u8]> for Chunk {
     fn as_ref(&self) -> &[u8] {
         self.doc.as_bytes()
+    }
+}
+
+/// What the insert sends (`insert_many_shared`): the chunk's own bytes, not a serialised copy.
+impl AsRef<RawDocument> for Chunk {
+    fn as_ref(&self) -> &RawDocument {
+        &self.doc
     }
 }
 
@@ -388,7 +398,9 @@ impl Upload {
         let chunks = self.bucket.chunks().clone_with_type::<RawDocumentBuf>();
         self.in_flight.push_back(tokio::spawn(async move {
             let _held = permit;
-            chunks.insert_many(docs.iter().map(|c| &c.doc)).await?;
+            chunks
+                .insert_many_shared(docs.iter().map(|c| SharedDocument::new(c.clone())))
+                .await?;
             Ok(())
         }));
         Ok(())

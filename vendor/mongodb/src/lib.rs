@@ -52,6 +52,8 @@ mod sdam;
 mod search_index;
 mod selection_criteria;
 mod serde_util;
+// grids3 patch: see shared_document.rs.
+mod shared_document;
 mod srv;
 #[cfg(feature = "sync")]
 pub mod sync;
@@ -85,6 +87,7 @@ pub use crate::{
 
 pub use client::session::ClusterTime;
 pub use coll::Namespace;
+pub use shared_document::SharedDocument;
 pub use index::IndexModel;
 pub use sdam::public::*;
 pub use search_index::{SearchIndexModel, SearchIndexType};

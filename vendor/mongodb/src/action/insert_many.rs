@@ -1,6 +1,6 @@
-use std::{borrow::Borrow, collections::HashSet, sync::Arc};
+use std::{borrow::Borrow, collections::HashSet};
 
-use crate::bson::{Bson, RawDocumentBuf};
+use crate::bson::Bson;
 use serde::Serialize;
 
 use crate::{
@@ -36,9 +36,25 @@ impl<T: Serialize + Send + Sync> Collection<T> {
                 .into_iter()
                 .map(|v| {
                     crate::bson_compat::serialize_to_raw_document_buf(v.borrow())
+                        .map(Into::into)
                         .map_err(Into::into)
                 })
                 .collect(),
+            options: None,
+            session: None,
+        }
+    }
+
+    /// grids3 patch: inserts documents the caller built as raw BSON and shares, sending their
+    /// bytes as they are: no serialisation into new buffers (`insert_many` serialises each
+    /// document, even a `RawDocumentBuf`, once more).
+    pub fn insert_many_shared(
+        &self,
+        docs: impl IntoIterator<Item = crate::SharedDocument>,
+    ) -> InsertMany<'_> {
+        InsertMany {
+            coll: CollRef::new(self),
+            docs: Ok(docs.into_iter().collect()),
             options: None,
             session: None,
         }
@@ -69,7 +85,7 @@ impl<T: Serialize + Send + Sync> crate::sync::Collection<T> {
 #[must_use]
 pub struct InsertMany<'a> {
     coll: CollRef<'a>,
-    docs: Result<Vec<RawDocumentBuf>>,
+    docs: Result<Vec<crate::SharedDocument>>,
     options: Option<InsertManyOptions>,
     session: Option<&'a mut ClientSession>,
 }
@@ -90,7 +106,7 @@ impl<'a> Action for InsertMany<'a> {
 
     async fn execute(mut self) -> Result<InsertManyResult> {
         // grids3 patch: shared with each attempt's command instead of copied into it.
-        let ds: Vec<Arc<RawDocumentBuf>> = self.docs?.into_iter().map(Arc::new).collect();
+        let ds = self.docs?;
         if ds.is_empty() {
             return Err(ErrorKind::InvalidArgument {
                 message: "No documents provided to insert_many".to_string(),

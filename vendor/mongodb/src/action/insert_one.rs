@@ -88,7 +88,7 @@ impl<'a> Action for InsertOne<'a> {
 
         let insert = Op::new(
             self.coll.clone(),
-            vec![std::sync::Arc::new(doc)],
+            vec![doc.into()],
             self.options.map(InsertManyOptions::from_insert_one_options),
             self.coll.client().should_auto_encrypt().await,
         );

@@ -1,7 +1,7 @@
-use std::{collections::HashMap, marker::PhantomData, sync::Arc};
+use std::{collections::HashMap, marker::PhantomData};
 
 use crate::{
-    bson::{rawdoc, Bson, Document, RawDocumentBuf},
+    bson::{rawdoc, Bson, Document},
     bson_compat::{cstr, CStr},
     bson_util::{
         array_entry_size_bytes,
@@ -24,7 +24,7 @@ use super::{ExecutionContext, MAX_ENCRYPTED_WRITE_SIZE, OP_MSG_OVERHEAD_BYTES};
 pub(crate) struct Insert<'a> {
     target: Collection<Document>,
     /// grids3 patch: shared with the caller and with each attempt's command, not copied.
-    documents: Vec<Arc<RawDocumentBuf>>,
+    documents: Vec<crate::SharedDocument>,
     lifetime: PhantomData<&'a ()>,
     inserted_ids: Vec<Bson>,
     options: InsertManyOptions,
@@ -34,7 +34,7 @@ pub(crate) struct Insert<'a> {
 impl<'a> Insert<'a> {
     pub(crate) fn new(
         target: Collection<Document>,
-        documents: Vec<Arc<RawDocumentBuf>>,
+        documents: Vec<crate::SharedDocument>,
         options: Option<InsertManyOptions>,
         encrypted: bool,
     ) -> Self {
@@ -84,9 +84,9 @@ impl BaseOperation for Insert<'_> {
             let (document, id) = match document.get("_id")? {
                 Some(id) => (document.clone(), id.try_into()?),
                 None => {
-                    let mut document = RawDocumentBuf::clone(document);
+                    let mut document = document.to_raw_document_buf();
                     let id = get_or_prepend_id_field(&mut document)?;
-                    (Arc::new(document), id)
+                    (document.into(), id)
                 }
             };
 
@@ -130,7 +130,7 @@ impl BaseOperation for Insert<'_> {
 
         if self.encrypted {
             // Auto-encryption does not support document sequences
-            let docs = docs.iter().map(|d| RawDocumentBuf::clone(d)).collect();
+            let docs = docs.iter().map(|d| d.to_raw_document_buf()).collect();
             body.append(cstr!("documents"), vec_to_raw_array_buf(docs));
             Ok(Command::from_operation(self, body))
         } else {

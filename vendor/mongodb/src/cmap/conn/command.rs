@@ -141,7 +141,7 @@ impl Command {
     ) {
         self.add_shared_document_sequence(
             identifier,
-            documents.into_iter().map(std::sync::Arc::new).collect(),
+            documents.into_iter().map(Into::into).collect(),
         );
     }
 
@@ -150,7 +150,7 @@ impl Command {
     pub(crate) fn add_shared_document_sequence(
         &mut self,
         identifier: impl ToString,
-        documents: Vec<std::sync::Arc<RawDocumentBuf>>,
+        documents: Vec<crate::SharedDocument>,
     ) {
         self.document_sequences.push(DocumentSequence {
             identifier: identifier.to_string(),

@@ -1,4 +1,4 @@
-use std::{io::Read, sync::Arc};
+use std::io::Read;
 
 use crate::bson::doc;
 use bitflags::bitflags;
@@ -56,7 +56,7 @@ pub(crate) struct DocumentSequence {
     pub(crate) identifier: String,
     /// grids3 patch: shared, so that an insert's documents are not copied into each attempt's
     /// command (they were serialised into new buffers once per attempt).
-    pub(crate) documents: Vec<Arc<RawDocumentBuf>>,
+    pub(crate) documents: Vec<crate::SharedDocument>,
 }
 
 /// Creates a Message from a Command. The response_to and request_id fields must be set manually.
@@ -107,7 +107,7 @@ impl Message {
             };
             let mut documents = RawArrayBuf::new();
             for document in &document_sequence.documents {
-                documents.push(RawDocumentBuf::clone(document));
+                documents.push(document.to_raw_document_buf());
             }
             command.append(ident_cstr, documents);
         }
@@ -557,7 +557,7 @@ impl MessageSection {
         while length_remaining.get()? > count_reader.bytes_read() {
             let bytes = bson_util::read_document_bytes(&mut count_reader)?;
             let document = RawDocumentBuf::from_bytes(bytes)?;
-            documents.push(Arc::new(document));
+            documents.push(document.into());
         }
 
         if length_remaining.get()? != count_reader.bytes_read() {

@@ -119,9 +119,10 @@ pub struct Upload {
     data_start: usize,
     /// The `files_id` element, encoded once.
     files_id_elem: Vec<u8>,
-    /// Chunk documents built directly as raw BSON, so that no `Document` is serialised first
-    /// (the driver still copies each three times on its way into the message: see
-    /// BENCHMARKS.md, "MD5 off the upload's path").
+    /// Chunk documents built directly as raw BSON, so that no `Document` is serialised first;
+    /// the driver sends these very buffers (`insert_many_shared`, vendor/README.md), copying
+    /// them only for command monitoring or auto-encryption, neither of which grids3 enables by
+    /// default.
     batch: Vec<Arc<Chunk>>,
     batch_bytes: usize,
     batch_permits: Vec<OwnedSemaphorePermit>,

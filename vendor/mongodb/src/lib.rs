@@ -87,6 +87,7 @@ pub use crate::{
 
 pub use client::session::ClusterTime;
 pub use coll::Namespace;
+// grids3 patch: see shared_document.rs.
 pub use shared_document::SharedDocument;
 pub use index::IndexModel;
 pub use sdam::public::*;

@@ -9,11 +9,15 @@ use std::{fmt, ops::Deref, sync::Arc};
 use crate::bson::{RawDocument, RawDocumentBuf};
 
 /// A raw BSON document shared between its owner and the driver's commands.
+///
+/// The owner's `as_ref` must return the same bytes every time, for as long as any share is
+/// alive: the driver computes a message's length from one call and writes the bytes from
+/// another, so a document that changed between them would desynchronise the connection.
 #[derive(Clone)]
 pub struct SharedDocument(Arc<dyn AsRef<RawDocument> + Send + Sync>);
 
 impl SharedDocument {
-    /// Shares `owner`'s document.
+    /// Shares `owner`'s document (which must not change: see the type's documentation).
     pub fn new(owner: Arc<dyn AsRef<RawDocument> + Send + Sync>) -> Self {
         Self(owner)
     }

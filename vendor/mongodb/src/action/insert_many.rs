@@ -36,6 +36,7 @@ impl<T: Serialize + Send + Sync> Collection<T> {
                 .into_iter()
                 .map(|v| {
                     crate::bson_compat::serialize_to_raw_document_buf(v.borrow())
+                        // grids3 patch: shared from here on (`SharedDocument`).
                         .map(Into::into)
                         .map_err(Into::into)
                 })
@@ -47,7 +48,8 @@ impl<T: Serialize + Send + Sync> Collection<T> {
 
     /// grids3 patch: inserts documents the caller built as raw BSON and shares, sending their
     /// bytes as they are: no serialisation into new buffers (`insert_many` serialises each
-    /// document, even a `RawDocumentBuf`, once more).
+    /// document, even a `RawDocumentBuf`, once more). Each document must not change while the
+    /// insert runs (see `SharedDocument`).
     pub fn insert_many_shared(
         &self,
         docs: impl IntoIterator<Item = crate::SharedDocument>,
@@ -85,6 +87,8 @@ impl<T: Serialize + Send + Sync> crate::sync::Collection<T> {
 #[must_use]
 pub struct InsertMany<'a> {
     coll: CollRef<'a>,
+    /// grids3 patch: shared documents, serialised by `insert_many` or the caller's own
+    /// (`insert_many_shared`).
     docs: Result<Vec<crate::SharedDocument>>,
     options: Option<InsertManyOptions>,
     session: Option<&'a mut ClientSession>,
@@ -127,6 +131,7 @@ impl<'a> Action for InsertMany<'a> {
         let mut n_attempted = 0;
 
         while n_attempted < ds.len() {
+            // grids3 patch: shares of the documents, not copies.
             let docs: Vec<_> = ds.iter().skip(n_attempted).cloned().collect();
             let insert = Op::new(self.coll.clone(), docs, self.options.clone(), encrypted);
 

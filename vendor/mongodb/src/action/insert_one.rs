@@ -88,6 +88,7 @@ impl<'a> Action for InsertOne<'a> {
 
         let insert = Op::new(
             self.coll.clone(),
+            // grids3 patch: the document sequence holds shared documents.
             vec![doc.into()],
             self.options.map(InsertManyOptions::from_insert_one_options),
             self.coll.client().should_auto_encrypt().await,

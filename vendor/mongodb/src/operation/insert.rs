@@ -34,6 +34,7 @@ pub(crate) struct Insert<'a> {
 impl<'a> Insert<'a> {
     pub(crate) fn new(
         target: Collection<Document>,
+        // grids3 patch: shared documents (see the field).
         documents: Vec<crate::SharedDocument>,
         options: Option<InsertManyOptions>,
         encrypted: bool,
@@ -47,6 +48,7 @@ impl<'a> Insert<'a> {
             target,
             options,
             documents,
+            // grids3 patch: the lifetime the borrowed documents had.
             lifetime: PhantomData,
             inserted_ids: vec![],
             encrypted,
@@ -129,7 +131,8 @@ impl BaseOperation for Insert<'_> {
         extend_raw_document_buf(&mut body, options_doc)?;
 
         if self.encrypted {
-            // Auto-encryption does not support document sequences
+            // Auto-encryption does not support document sequences. grids3 patch: the shared
+            // documents are copied into the array, as upstream copied its serialised ones.
             let docs = docs.iter().map(|d| d.to_raw_document_buf()).collect();
             body.append(cstr!("documents"), vec_to_raw_array_buf(docs));
             Ok(Command::from_operation(self, body))

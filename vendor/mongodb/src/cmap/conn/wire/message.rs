@@ -107,6 +107,7 @@ impl Message {
             };
             let mut documents = RawArrayBuf::new();
             for document in &document_sequence.documents {
+                // grids3 patch: a copy of the shared document, as upstream cloned its own.
                 documents.push(document.to_raw_document_buf());
             }
             command.append(ident_cstr, documents);
@@ -293,6 +294,7 @@ impl Message {
             return Err(Error::invalid_response(format!(
                 "The server indicated that the reply would be {} bytes long, but it instead was {}",
                 header.length,
+                // grids3 patch: with what was read before the remaining sections.
                 header_len - length_remaining + count_reader.bytes_read() + read_before,
             )));
         }
@@ -355,6 +357,7 @@ impl Message {
 
         header.write_to(&mut writer).await?;
         writer.write_u32_le(self.flags.bits()).await?;
+        // grids3 patch: see above.
         self.write_sections_to(&mut writer).await?;
 
         if let Some(checksum) = self.checksum {
@@ -557,6 +560,7 @@ impl MessageSection {
         while length_remaining.get()? > count_reader.bytes_read() {
             let bytes = bson_util::read_document_bytes(&mut count_reader)?;
             let document = RawDocumentBuf::from_bytes(bytes)?;
+            // grids3 patch: the sequence holds shared documents.
             documents.push(document.into());
         }
 

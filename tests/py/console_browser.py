@@ -93,12 +93,13 @@ with sync_playwright() as p:
     # (Its date is whole seconds; with 3 s, rendering and curl on a loaded machine could use up
     # the link's life before the first fetch.)
     page.fill("#seconds", "10")
-    made = time.time()
     page.click("text=Make a link")
     page.wait_for_selector("#share-url")
+    # Signed before it is shown: it expires at most 10 s after `shown`.
+    shown = time.time()
     link = page.input_value("#share-url")
     before = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", link], capture_output=True, text=True)
-    time.sleep(max(0.0, made + 11.5 - time.time()))
+    time.sleep(max(0.0, shown + 11.5 - time.time()))
     after = subprocess.run(["curl", "-s", "-w", " %{http_code}", link], capture_output=True, text=True)
     result["share"] = {"before": before.stdout, "after": after.stdout[-3:], "after_body": after.stdout[:300]}
 

@@ -7,8 +7,9 @@
 //! behind the newer one, hidden but never reclaimed. Every publish into an unversioned bucket
 //! therefore queues its key here, and a background task looks at the queued keys of each
 //! bucket in one query per [`SETTLE_EVERY`] and reclaims every revision but a key's current
-//! one (newest, and of two stamped in the same millisecond the one readers pick). That is what an overwrite does anyway; it never touches the current revision, and a
-//! reader that holds a lease on an older one keeps it (`reclaim` defers to the janitor).
+//! one (the newest, and of two stamped in the same millisecond the one readers pick). That is
+//! what an overwrite does anyway; it never touches the current revision, and a reader that
+//! holds a lease on an older one keeps it (`reclaim` defers to the janitor).
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
@@ -92,14 +93,12 @@ impl ObjectStore {
         let mut current: Option<String> = None;
         for mut d in docs {
             // A files document without a date is no revision grids3 wrote: left alone.
-            let (Ok(name), Ok(_)) = (
-                d.get_str("filename").map(str::to_owned),
-                d.get_datetime("uploadDate"),
-            ) else {
+            let (Ok(name), Ok(_)) = (d.get_str("filename"), d.get_datetime("uploadDate")) else {
                 continue;
             };
-            if current.as_deref() != Some(name.as_str()) {
-                current = Some(name);
+            // The first of a key's revisions is its current one, kept.
+            if current.as_deref() != Some(name) {
+                current = Some(name.to_owned());
                 continue;
             }
             if let Some(id) = d.remove("_id") {

@@ -4,7 +4,14 @@ gateway's CPU per GiB: a sender pushes the bytes to a relay that reads each buff
 it on to a sink (what a gateway does with a body, minus everything else). Prints the relay's
 CPU seconds per GiB. Sender and sink are forked, so only the relay's CPU is counted.
 
-    python3 benches/relay_floor.py [GiB=4] [buffer bytes=1048576]
+    python3 benches/relay_floor.py [GiB=4] [buffer bytes=1048576] [sender MB/s, 0 = unpaced]
+        [SO_RCVLOWAT bytes of the relay's input]
+
+A gateway moves bytes at the database's rate, which is far below what loopback takes, and the
+kernel's work per byte rises as the rate falls (each wake-up finds fewer bytes): the third
+argument paces the sender (2 MiB bursts, as the gateway's read-ahead window asks for) so that
+the floor can be measured at the rate the gateway saw. The fourth sets SO_RCVLOWAT, so that a
+read wakes the relay only once that much has arrived (fewer wake-ups: the lowest floor found).
 """
 import os
 import resource
@@ -15,6 +22,9 @@ import time
 GIB = 1 << 30
 total = int(float(sys.argv[1]) * GIB) if len(sys.argv) > 1 else 4 * GIB
 bufsize = int(sys.argv[2]) if len(sys.argv) > 2 else 1 << 20
+rate = float(sys.argv[3]) * 1e6 if len(sys.argv) > 3 else 0.0
+lowat = int(sys.argv[4]) if len(sys.argv) > 4 else 0
+BURST = 2 << 20
 
 
 def listener():
@@ -36,10 +46,14 @@ def sink():
 
 def sender():
     c = socket.create_connection(relay_l.getsockname())
-    data, sent = os.urandom(1 << 20), 0
+    data, sent, start = os.urandom(BURST), 0, time.time()
     while sent < total:
         c.sendall(data)
         sent += len(data)
+        if rate:
+            ahead = sent / rate - (time.time() - start)
+            if ahead > 0:
+                time.sleep(ahead)
     c.close()
 
 
@@ -51,6 +65,8 @@ for f in (sink, sender):
         os._exit(0)
     pids.append(pid)
 inp, _ = relay_l.accept()
+if lowat:
+    inp.setsockopt(socket.SOL_SOCKET, socket.SO_RCVLOWAT, lowat)
 out = socket.create_connection(sink_l.getsockname())
 mv = memoryview(bytearray(bufsize))
 r0, t0, moved = resource.getrusage(resource.RUSAGE_SELF), time.time(), 0
@@ -67,6 +83,7 @@ for p in pids:
 g = moved / GIB
 user, system = (r1.ru_utime - r0.ru_utime) / g, (r1.ru_stime - r0.ru_stime) / g
 print(
-    f"relay: {g:.2f} GiB in {t1 - t0:.2f} s ({moved / (t1 - t0) / 1e6:.0f} MB/s), buffer {bufsize} B: "
+    f"relay: {g:.2f} GiB in {t1 - t0:.2f} s ({moved / (t1 - t0) / 1e6:.0f} MB/s), buffer {bufsize} B, "
+    f"sender {'unpaced' if not rate else f'paced at {rate / 1e6:.0f} MB/s'}, SO_RCVLOWAT {lowat or 'unset'}: "
     f"user {user:.3f}, system {system:.3f}, total {user + system:.3f} s/GiB"
 )

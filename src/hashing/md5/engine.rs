@@ -40,7 +40,13 @@ pub const MIN_BYTES: usize = 64 * 1024;
 const JOIN_AT: usize = 4;
 
 /// How far back "lately" reaches for routing: uploads that hashed a large piece within it.
-const LATELY: Duration = Duration::from_millis(25);
+/// An upload hands a piece over each time a chunk fills, so this must span the time between
+/// one upload's chunks at the rates the database takes: 16 uploads sharing 55 MB/s fill a
+/// 255 KiB chunk each about every 75 ms, and with 25 ms (the value until the twelfth session)
+/// fewer than [`JOIN_AT`] of them showed within it at most moments, so most pieces were hashed
+/// in place as one message (9% of the gateway's CPU, the lanes 8%; BENCHMARKS.md). One to
+/// three fast uploads still count as one to three, however wide the window.
+const LATELY: Duration = Duration::from_millis(250);
 
 /// Large pieces remembered (when, by which upload), in [`RECENT`].
 const REMEMBERED: usize = 64;
@@ -606,5 +612,17 @@ mod tests {
             recent.push_back((ago(ms), w));
         }
         assert_eq!(distinct_within(&recent, now, LATELY), 4);
+    }
+
+    #[test]
+    fn uploads_held_back_by_a_slow_database_still_count() {
+        // Sixteen uploads sharing 55 MB/s: each fills a 255 KiB chunk about every 75 ms, so
+        // their latest pieces lie up to 75 ms back, spread evenly.
+        let now = Instant::now();
+        let recent: VecDeque<(Instant, u64)> = (0..16u64)
+            .map(|w| (now - Duration::from_millis(75 * w / 16), w))
+            .collect();
+        assert_eq!(distinct_within(&recent, now, LATELY), 16);
+        assert!(distinct_within(&recent, now, LATELY) >= JOIN_AT);
     }
 }

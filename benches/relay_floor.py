@@ -9,8 +9,9 @@ CPU seconds per GiB. Sender and sink are forked, so only the relay's CPU is coun
 
 A gateway moves bytes at the database's rate, which is far below what loopback takes, and the
 kernel's work per byte rises as the rate falls (each wake-up finds fewer bytes): the third
-argument paces the sender (2 MiB bursts, as the gateway's read-ahead window asks for) so that
-the floor can be measured at the rate the gateway saw. The fourth sets SO_RCVLOWAT, so that a
+argument paces the sender (in 2 MiB writes, the size of a GET's read-ahead window; a PUT's
+input comes as the client sends it) so that the floor can be measured at the rate the gateway
+saw. The sender writes 2 MiB at a time paced or not (1 MiB until 2026-12-01). The fourth sets SO_RCVLOWAT, so that a
 read wakes the relay only once that much has arrived (fewer wake-ups: the lowest floor found).
 """
 import os
@@ -46,12 +47,12 @@ def sink():
 
 def sender():
     c = socket.create_connection(relay_l.getsockname())
-    data, sent, start = os.urandom(BURST), 0, time.time()
+    data, sent, start = os.urandom(BURST), 0, time.monotonic()
     while sent < total:
         c.sendall(data)
         sent += len(data)
         if rate:
-            ahead = sent / rate - (time.time() - start)
+            ahead = sent / rate - (time.monotonic() - start)
             if ahead > 0:
                 time.sleep(ahead)
     c.close()

@@ -15,7 +15,19 @@
 pub async fn hit(_name: &'static str, _detail: &str) {}
 
 #[cfg(feature = "failpoints")]
-pub use armed::{hit, pause, pause_times, Pause};
+pub use armed::{hit, limit, pause, pause_times, shorten, Pause, Shortened};
+
+/// `default`: the time limit a place uses (a test may shorten it in `failpoints` builds, so
+/// that what happens after a timeout is reproduced without waiting a minute).
+#[cfg(not(feature = "failpoints"))]
+#[inline(always)]
+pub fn limit(
+    _name: &'static str,
+    _detail: &str,
+    default: std::time::Duration,
+) -> std::time::Duration {
+    default
+}
 
 #[cfg(feature = "failpoints")]
 mod armed {
@@ -128,6 +140,51 @@ mod armed {
         pub fn release(&self) {
             *self.point.left.lock().unwrap_or_else(|e| e.into_inner()) = 0;
             self.point.released.send_replace(true);
+        }
+    }
+
+    /// Time limits shortened by tests, by name: the detail each applies to and the limit.
+    type Limits = Mutex<HashMap<&'static str, Vec<(String, Duration, u64)>>>;
+
+    fn limits() -> &'static Limits {
+        static L: OnceLock<Limits> = OnceLock::new();
+        L.get_or_init(Default::default)
+    }
+
+    /// The limit a test set for `name` and `detail` with [`shorten`], else `default`.
+    pub fn limit(name: &'static str, detail: &str, default: Duration) -> Duration {
+        let l = limits().lock().unwrap_or_else(|e| e.into_inner());
+        l.get(name)
+            .and_then(|v| v.iter().find(|(d, _, _)| d == detail))
+            .map_or(default, |(_, t, _)| *t)
+    }
+
+    /// A test's shortened limit; dropping it restores the default.
+    pub struct Shortened {
+        name: &'static str,
+        id: u64,
+    }
+
+    /// Makes the place `name` use `to` as its time limit for `detail` (a bucket), until the
+    /// returned guard is dropped.
+    pub fn shorten(name: &'static str, detail: &str, to: Duration) -> Shortened {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        limits()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(name)
+            .or_default()
+            .push((detail.to_owned(), to, id));
+        Shortened { name, id }
+    }
+
+    impl Drop for Shortened {
+        fn drop(&mut self) {
+            let mut l = limits().lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(v) = l.get_mut(self.name) {
+                v.retain(|(_, _, id)| *id != self.id);
+            }
         }
     }
 

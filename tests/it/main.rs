@@ -49,6 +49,7 @@ mod soak;
 mod sse;
 mod support;
 mod tls;
+mod upload_cleanup;
 mod versioned_delete;
 mod versioning;
 mod website;

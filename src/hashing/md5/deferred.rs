@@ -129,5 +129,7 @@ impl Drop for DeferredMd5 {
     fn drop(&mut self) {
         // Pieces still waiting need no hashing: the engine drops them and their buffers.
         self.stream.abandon();
+        // An ended upload no longer makes others' pieces go to the lanes.
+        self.member.leave();
     }
 }

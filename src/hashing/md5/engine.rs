@@ -19,8 +19,8 @@
 //!
 //! Each upload's pieces are hashed in their order: the engine holds an upload (its
 //! [`Stream`]) in one lane at most, piece after piece. A piece goes to the engine only while
-//! at least [`JOIN_AT`] uploads hashed large pieces lately (within [`LATELY`]), or while its
-//! upload has pieces there still: one to three uploads hash in place, each on its own core
+//! at least [`JOIN_AT`] open uploads hashed large pieces lately (within [`LATELY`]), or while
+//! its upload has pieces there still: one to three uploads hash in place, each on its own core
 //! (the engine's one thread would hash a lone upload no faster, and two or three at about
 //! two thirds of that each, in lanes that run mostly empty).
 
@@ -39,45 +39,50 @@ pub const MIN_BYTES: usize = 64 * 1024;
 /// Uploads that hashed large pieces lately from which pieces go to the engine.
 const JOIN_AT: usize = 4;
 
-/// How far back "lately" reaches for routing: uploads that hashed a large piece within it.
-/// An upload hands a piece over each time a chunk fills, so this must span the time between
-/// one upload's chunks at the rates the database takes: 16 uploads sharing 55 MB/s fill a
-/// 255 KiB chunk each about every 75 ms, and with 25 ms (the value until the twelfth session)
-/// fewer than [`JOIN_AT`] of them showed within it at most moments, so most pieces were hashed
-/// in place as one message (9% of the gateway's CPU, the lanes 8%; BENCHMARKS.md). One to
-/// three fast uploads still count as one to three, however wide the window.
+/// How far back "lately" reaches for routing: open uploads whose last large piece is within
+/// it. An upload hands a piece over each time a chunk fills, so this must span the time
+/// between one upload's chunks at the rates the database takes: 16 uploads sharing 55-70 MB/s
+/// fill a 255 KiB chunk each about every 60-75 ms, in bursts (they wait for the upload budget
+/// and the database together), and with 25 ms (the value until the twelfth session) most of
+/// their pieces were hashed in place as one message (9% of the gateway's CPU beside the
+/// lanes' 8%; BENCHMARKS.md). Only open uploads count (see [`Recent`]), so one to three fast
+/// uploads, or one client's PUTs one after another, are one to three however wide the window.
 const LATELY: Duration = Duration::from_millis(250);
-
-/// Large pieces remembered (when, by which upload), in [`RECENT`].
-const REMEMBERED: usize = 64;
 
 /// Ids of [`Member`]s.
 static NEXT_MEMBER: AtomicU64 = AtomicU64::new(0);
 
-/// The last [`REMEMBERED`] large pieces hashed, in place or by the engine: when, by whom.
-static RECENT: Mutex<VecDeque<(Instant, u64)>> = Mutex::new(VecDeque::new());
+/// The open uploads that hashed a large piece, in place or by the engine, each with when it
+/// last did; an upload leaves when its MD5 is dropped. (Until the twelfth session this was a
+/// ring of the last 64 pieces, in which finished uploads went on counting until pushed out,
+/// and which at high rates reached back less far than the window: found in review.)
+#[derive(Default)]
+struct Recent(Vec<(u64, Instant)>);
 
-/// Records a large piece of upload `who` and counts the uploads that hashed one lately.
-fn note_and_count(who: u64, now: Instant) -> usize {
-    let mut recent = lock(&RECENT);
-    if recent.len() >= REMEMBERED {
-        recent.pop_front();
+impl Recent {
+    /// Records a large piece of upload `who` at `now`.
+    fn note(&mut self, who: u64, now: Instant) {
+        match self.0.iter_mut().find(|(w, _)| *w == who) {
+            Some(e) => e.1 = now,
+            None => self.0.push((who, now)),
+        }
     }
-    recent.push_back((now, who));
-    distinct_within(&recent, now, LATELY)
+
+    /// Upload `who` ended.
+    fn leave(&mut self, who: u64) {
+        self.0.retain(|(w, _)| *w != who);
+    }
+
+    /// The uploads whose last large piece lies within `window` before `now`.
+    fn within(&self, now: Instant, window: Duration) -> usize {
+        self.0
+            .iter()
+            .filter(|(_, t)| now.saturating_duration_since(*t) <= window)
+            .count()
+    }
 }
 
-/// The uploads with a piece in `recent` within `window` before `now`.
-fn distinct_within(recent: &VecDeque<(Instant, u64)>, now: Instant, window: Duration) -> usize {
-    let mut seen: Vec<u64> = recent
-        .iter()
-        .filter(|(t, _)| now.saturating_duration_since(*t) <= window)
-        .map(|(_, w)| *w)
-        .collect();
-    seen.sort_unstable();
-    seen.dedup();
-    seen.len()
-}
+static RECENT: Mutex<Recent> = Mutex::new(Recent(Vec::new()));
 
 /// An upload, as the engine tells uploads apart.
 #[derive(Clone, Copy)]
@@ -91,7 +96,15 @@ impl Member {
     /// Records a large piece of this upload, and says whether enough uploads hashed large
     /// pieces lately for the lanes to pay.
     pub fn lanes_pay(self) -> bool {
-        note_and_count(self.0, Instant::now()) >= JOIN_AT
+        let now = Instant::now();
+        let mut recent = lock(&RECENT);
+        recent.note(self.0, now);
+        recent.within(now, LATELY) >= JOIN_AT
+    }
+
+    /// The upload ended: it no longer counts for routing.
+    pub fn leave(self) {
+        lock(&RECENT).leave(self.0);
     }
 }
 
@@ -597,32 +610,50 @@ mod tests {
     }
 
     #[test]
-    fn only_uploads_that_hashed_lately_count() {
+    fn only_open_uploads_that_hashed_lately_count() {
         let now = Instant::now();
         let ago = |ms: u64| now - Duration::from_millis(ms);
+        let mut r = Recent::default();
         // Upload 1 hashes fast; 2, 3 and 4 are open but last hashed long ago.
-        let mut recent: VecDeque<(Instant, u64)> =
-            [(ago(900), 2), (ago(800), 3), (ago(700), 4)].into();
-        for ms in [20, 15, 10, 5, 0] {
-            recent.push_back((ago(ms), 1));
+        for (w, ms) in [(2, 900), (3, 800), (4, 700), (1, 20), (1, 5), (1, 0)] {
+            r.note(w, ago(ms));
         }
-        assert_eq!(distinct_within(&recent, now, LATELY), 1, "a lone upload");
+        assert_eq!(r.within(now, LATELY), 1, "a lone upload");
         // Three others hashed within the window: four uploads, so the lanes pay.
-        for (ms, w) in [(24, 2), (8, 3), (3, 4)] {
-            recent.push_back((ago(ms), w));
+        for (w, ms) in [(2, 240), (3, 8), (4, 3)] {
+            r.note(w, ago(ms));
         }
-        assert_eq!(distinct_within(&recent, now, LATELY), 4);
+        assert_eq!(r.within(now, LATELY), 4);
+        // Uploads that ended do not count, however recent their last piece.
+        r.leave(2);
+        r.leave(3);
+        assert_eq!(r.within(now, LATELY), 2);
+    }
+
+    #[test]
+    fn one_clients_uploads_one_after_another_count_as_one() {
+        // A client that PUTs small objects back to back starts a new upload (a new member)
+        // each time; the ended ones must not add up to enough for the lanes.
+        let now = Instant::now();
+        let mut r = Recent::default();
+        for w in 0..10u64 {
+            r.note(w, now - Duration::from_millis(10 * (10 - w)));
+            assert_eq!(r.within(now, LATELY), 1);
+            r.leave(w);
+        }
+        assert_eq!(r.within(now, LATELY), 0);
     }
 
     #[test]
     fn uploads_held_back_by_a_slow_database_still_count() {
-        // Sixteen uploads sharing 55 MB/s: each fills a 255 KiB chunk about every 75 ms, so
-        // their latest pieces lie up to 75 ms back, spread evenly.
+        // Sixteen open uploads held back together by the database and the upload budget:
+        // their last pieces lie up to 200 ms back (with 25 ms only two of them counted).
         let now = Instant::now();
-        let recent: VecDeque<(Instant, u64)> = (0..16u64)
-            .map(|w| (now - Duration::from_millis(75 * w / 16), w))
-            .collect();
-        assert_eq!(distinct_within(&recent, now, LATELY), 16);
-        assert!(distinct_within(&recent, now, LATELY) >= JOIN_AT);
+        let mut r = Recent::default();
+        for w in 0..16u64 {
+            r.note(w, now - Duration::from_millis(200 * w / 15));
+        }
+        assert_eq!(r.within(now, LATELY), 16);
+        assert!(r.within(now, Duration::from_millis(25)) < JOIN_AT);
     }
 }

@@ -389,16 +389,17 @@ impl Upload {
             return Ok(());
         }
         while self.in_flight.len() >= MAX_IN_FLIGHT {
-            let oldest = self.in_flight.pop_front().expect("non-empty");
-            join(oldest).await?;
+            join_oldest(&mut self.in_flight, self.bucket.name()).await?;
         }
         // The batch's share of the budget is given back when its insert returns.
         let permit = std::mem::take(&mut self.batch_permits);
         let docs = std::mem::take(&mut self.batch);
         self.batch_bytes = 0;
         let chunks = self.bucket.chunks().clone_with_type::<RawDocumentBuf>();
+        let name = self.bucket.name().to_owned();
         self.in_flight.push_back(tokio::spawn(async move {
             let _held = permit;
+            crate::failpoint::hit("upload.insert", &name).await;
             chunks
                 .insert_many_shared(docs.iter().map(|c| SharedDocument::new(c.clone())))
                 .await?;
@@ -412,8 +413,8 @@ impl Upload {
     pub async fn flush(&mut self) -> Result<Digests> {
         self.end_body().await?;
         self.send_batch().await?;
-        while let Some(h) = self.in_flight.pop_front() {
-            join(h).await?;
+        while !self.in_flight.is_empty() {
+            join_oldest(&mut self.in_flight, self.bucket.name()).await?;
         }
         self.digests().await
     }
@@ -426,8 +427,8 @@ impl Upload {
         self.end_body().await?;
         if !self.whole_in_batch() {
             self.send_batch().await?;
-            while let Some(h) = self.in_flight.pop_front() {
-                join(h).await?;
+            while !self.in_flight.is_empty() {
+                join_oldest(&mut self.in_flight, self.bucket.name()).await?;
             }
         }
         self.digests().await
@@ -547,23 +548,55 @@ impl Upload {
         self.publish(None).await
     }
 
-    /// Deletes every chunk written so far; no files document is written.
+    /// Deletes every chunk written so far; no files document is written. The inserts still
+    /// in flight are waited for first, at most one time limit: an insert that timed out (see
+    /// [`join_oldest`]) may never answer, and the request must still get its answer. Past the
+    /// limit the delete is left to a task that waits for them as long as they take, and this
+    /// returns [`GridFsError::Timeout`] (the write's registration, left unfinished, then also
+    /// expires and is reaped by the janitor).
     pub async fn abort(mut self) -> Result<()> {
         self.done = true;
-        let in_flight = std::mem::take(&mut self.in_flight);
-        delete_chunks(
+        let mut in_flight = std::mem::take(&mut self.in_flight);
+        let (bucket, id, written) = (
             self.bucket.clone(),
             self.id.clone(),
             self.first_chunk..self.next_n,
-            in_flight,
-        )
-        .await
+        );
+        let limit = crate::failpoint::limit("upload.join", bucket.name(), super::OP_TIMEOUT);
+        let settled = tokio::time::timeout(limit, async {
+            // A handle leaves the queue in the same poll that sees it finish, so a timeout
+            // leaves exactly the unfinished ones.
+            while let Some(h) = in_flight.front_mut() {
+                let _ = h.await;
+                in_flight.pop_front();
+            }
+        })
+        .await;
+        if settled.is_err() {
+            tokio::spawn(async move {
+                if let Err(e) = delete_chunks(bucket, id.clone(), written, in_flight).await {
+                    tracing::warn!(file_id = %id, error = %e, "could not remove chunks of an aborted upload");
+                }
+            });
+            return Err(GridFsError::Timeout("a chunk insert"));
+        }
+        delete_chunks(bucket, id, written, in_flight).await
     }
 }
 
-async fn join(h: JoinHandle<Result<()>>) -> Result<()> {
-    match tokio::time::timeout(super::OP_TIMEOUT, h).await {
+/// Waits for the oldest insert in flight, at most [`super::OP_TIMEOUT`]. An insert that times
+/// out stays in `in_flight`, still running: the upload fails, and the clean-up of a dropped or
+/// aborted upload ([`delete_chunks`]) waits for it before it deletes. Dropped here instead (as
+/// until the twelfth session), it went on detached and could land after the delete, leaving
+/// chunks that nothing names once the write's registration is gone.
+async fn join_oldest(in_flight: &mut VecDeque<JoinHandle<Result<()>>>, bucket: &str) -> Result<()> {
+    let limit = crate::failpoint::limit("upload.join", bucket, super::OP_TIMEOUT);
+    let Some(oldest) = in_flight.front_mut() else {
+        return Ok(());
+    };
+    match tokio::time::timeout(limit, oldest).await {
         Ok(joined) => {
+            in_flight.pop_front();
             joined.map_err(|e| GridFsError::Source(format!("chunk insert task failed: {e}")))?
         }
         Err(_) => Err(GridFsError::Timeout("a chunk insert")),
@@ -582,13 +615,13 @@ async fn delete_chunks(
     for h in in_flight {
         let _ = h.await;
     }
-    if written.is_empty() {
-        return Ok(());
+    if !written.is_empty() {
+        bucket
+            .chunks()
+            .delete_many(doc! {"files_id": id, "n": {"$gte": written.start, "$lt": written.end}})
+            .await?;
     }
-    bucket
-        .chunks()
-        .delete_many(doc! {"files_id": id, "n": {"$gte": written.start, "$lt": written.end}})
-        .await?;
+    crate::failpoint::hit("upload.cleaned", bucket.name()).await;
     Ok(())
 }
 

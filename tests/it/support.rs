@@ -166,6 +166,18 @@ impl Gateway {
         aws_sdk_s3::Client::from_conf(conf)
     }
 
+    /// An SDK client that never retries: for tests where a retry whose first attempt did (or
+    /// did not) land would change what they check.
+    pub fn sdk_once(&self) -> aws_sdk_s3::Client {
+        let conf = self
+            .sdk()
+            .config()
+            .to_builder()
+            .retry_config(aws_sdk_s3::config::retry::RetryConfig::disabled())
+            .build();
+        aws_sdk_s3::Client::from_conf(conf)
+    }
+
     /// An AWS SDK client signing with other credentials.
     pub fn sdk_as(&self, ak: &str, sk: &str) -> aws_sdk_s3::Client {
         let creds = aws_credential_types::Credentials::new(ak, sk, None, None, "test");

@@ -20,13 +20,7 @@ fn a_chunk_insert_that_times_out_is_cleaned_up_after_it_lands() {
         );
         let gw = support::gateway_with(&db, |c| c.janitor_interval = 3600).await;
         // One attempt: a retried PUT would store the object afresh.
-        let conf = gw
-            .sdk()
-            .config()
-            .to_builder()
-            .retry_config(aws_sdk_s3::config::retry::RetryConfig::disabled())
-            .build();
-        let s3 = aws_sdk_s3::Client::from_conf(conf);
+        let s3 = gw.sdk_once();
         let b = "fp-join-late";
         s3.create_bucket().bucket(b).send().await.unwrap();
 

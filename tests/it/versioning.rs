@@ -255,16 +255,7 @@ fn two_instances_race_on_one_versioned_key() {
         let g2 = support::gateway_on(&name).await;
         // No SDK retries: a retried PUT or DELETE whose first attempt did land would add a
         // version or marker nobody was told about.
-        let once = |gw: &support::Gateway| {
-            let conf = gw
-                .sdk()
-                .config()
-                .to_builder()
-                .retry_config(aws_sdk_s3::config::retry::RetryConfig::disabled())
-                .build();
-            aws_sdk_s3::Client::from_conf(conf)
-        };
-        let (s1, s2) = (once(&g1), once(&g2));
+        let (s1, s2) = (g1.sdk_once(), g2.sdk_once());
         s1.create_bucket().bucket("race").send().await.unwrap();
         enable(&s1, "race").await;
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(8);

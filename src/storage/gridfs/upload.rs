@@ -396,10 +396,10 @@ impl Upload {
         let docs = std::mem::take(&mut self.batch);
         self.batch_bytes = 0;
         let chunks = self.bucket.chunks().clone_with_type::<RawDocumentBuf>();
-        let name = self.bucket.name().to_owned();
+        let bucket = self.bucket.clone();
         self.in_flight.push_back(tokio::spawn(async move {
             let _held = permit;
-            crate::failpoint::hit("upload.insert", &name).await;
+            crate::failpoint::hit("upload.insert", bucket.name()).await;
             chunks
                 .insert_many_shared(docs.iter().map(|c| SharedDocument::new(c.clone())))
                 .await?;

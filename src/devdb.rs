@@ -4,7 +4,7 @@
 //! 1. `MONGODB_URI` set: use it, start nothing.
 //! 2. A `mongod` on `PATH`: start it on a free loopback port with a temporary dbpath as a
 //!    single-node replica set.
-//! 3. Otherwise: install SecantusDB (PyPI `secantusdb`, pinned in `requirements-dev.txt`) into
+//! 3. Otherwise: install SecantusDB (PyPI `secantusdb`, pinned in `requirements.txt`) into
 //!    the project's `.venv` and start it.
 //!
 //! A started server runs under a tiny shell watchdog that holds the read end of a pipe from this
@@ -183,57 +183,137 @@ fn display_dir(dir: &Path) -> String {
         .unwrap_or_else(|| dir.display().to_string())
 }
 
-/// The project's root directory (holds `requirements-dev.txt` and `.venv`).
+/// The project's root directory (holds `requirements.txt`, `requirements-dev.txt` and `.venv`).
 pub fn project_dir() -> PathBuf {
     std::env::var_os("GRIDS3_PROJECT_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
 }
 
-/// The project virtualenv's Python, created and filled from `requirements-dev.txt` when it is
-/// missing or the requirements changed since it was filled.
+/// Which Python packages the project's `.venv` must hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tools {
+    /// What the run command needs: the local database (`requirements.txt`, about 145 MB).
+    Server,
+    /// Everything the tests drive as well (`requirements-dev.txt`, which includes the server's
+    /// file): pymongo, boto3, awscli, Playwright, the NATS server...
+    Dev,
+}
+
+impl Tools {
+    fn files(self) -> &'static [&'static str] {
+        match self {
+            Tools::Server => &["requirements.txt"],
+            Tools::Dev => &["requirements.txt", "requirements-dev.txt"],
+        }
+    }
+
+    fn stamp(self) -> &'static str {
+        match self {
+            Tools::Server => "grids3-server.txt",
+            Tools::Dev => "grids3-dev.txt",
+        }
+    }
+
+    fn what(self) -> &'static str {
+        match self {
+            Tools::Server => "the local database (SecantusDB)",
+            Tools::Dev => "the test tools (pymongo, boto3, awscli, Playwright, NATS)",
+        }
+    }
+}
+
+/// The project virtualenv's Python with every test tool installed ([`Tools::Dev`]).
 pub fn ensure_venv() -> Result<PathBuf> {
+    ensure_venv_for(Tools::Dev)
+}
+
+/// The project virtualenv's Python, created and filled with `tools` when it is missing or the
+/// requirements changed since it was filled. The run command asks for [`Tools::Server`] only
+/// (issue 59: a first start installed the whole test toolset, 624 MB, with 100 lines of pip
+/// output); the test command for [`Tools::Dev`]. One line says what is installing; pip's own
+/// output is shown only when it fails. Callers in several threads or processes take turns (a
+/// lock file beside the venv), so pip never runs twice at once on one venv.
+pub fn ensure_venv_for(tools: Tools) -> Result<PathBuf> {
+    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let dir = project_dir();
     let venv = dir.join(".venv");
     let python = venv.join("bin/python");
-    let reqs_path = dir.join("requirements-dev.txt");
-    let reqs = std::fs::read_to_string(&reqs_path)
-        .with_context(|| format!("reading {}", reqs_path.display()))?;
-    let stamp = venv.join("grids3-requirements.txt");
-    if python.exists() && std::fs::read_to_string(&stamp).ok().as_deref() == Some(&reqs) {
+    let mut reqs = String::new();
+    for f in tools.files() {
+        let path = dir.join(f);
+        reqs.push_str(
+            &std::fs::read_to_string(&path)
+                .with_context(|| format!("reading {}", path.display()))?,
+        );
+    }
+    let stamp = venv.join(tools.stamp());
+    let ready =
+        || python.exists() && std::fs::read_to_string(&stamp).ok().as_deref() == Some(&reqs);
+    if ready() {
         return Ok(python);
     }
-    // pip's own lines (each package as it is fetched and installed) are the progress: the
-    // first install takes a minute or more, and a silent minute looks like a hang.
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let lock = File::create(dir.join(".venv.lock"))
+        .with_context(|| format!("creating {}", dir.join(".venv.lock").display()))?;
+    lock.lock().context("locking .venv.lock")?;
+    if ready() {
+        return Ok(python);
+    }
     eprintln!(
-        "grids3: installing Python tools into {} (the first time takes a minute or two)",
+        "grids3: installing {} into {} (the first time takes a minute or two)...",
+        tools.what(),
         venv.display()
     );
+    let started = Instant::now();
     if !python.exists() {
-        run(Command::new("python3").arg("-m").arg("venv").arg(&venv))?;
+        run_quiet(Command::new("python3").arg("-m").arg("venv").arg(&venv))?;
     }
-    run(Command::new(&python)
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--disable-pip-version-check",
-            "--progress-bar",
-            "off",
-            "-r",
-        ])
-        .arg(&reqs_path))?;
-    std::fs::write(&stamp, reqs)?;
+    let main_file = dir.join(tools.files().last().expect("a requirements file"));
+    run_quiet(
+        Command::new(&python)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--progress-bar",
+                "off",
+                "-r",
+            ])
+            .arg(&main_file),
+    )?;
+    std::fs::write(&stamp, &reqs)?;
+    if tools == Tools::Dev {
+        // requirements-dev.txt includes requirements.txt: the server's tools are in too.
+        let server: String = Tools::Server
+            .files()
+            .iter()
+            .map(|f| std::fs::read_to_string(dir.join(f)).unwrap_or_default())
+            .collect();
+        std::fs::write(venv.join(Tools::Server.stamp()), server)?;
+    }
+    eprintln!(
+        "grids3: installed in {:.0} s",
+        started.elapsed().as_secs_f64()
+    );
     Ok(python)
 }
 
-fn run(cmd: &mut Command) -> Result<()> {
-    let status = cmd
+/// Runs `cmd` with its output captured, shown only when it fails.
+fn run_quiet(cmd: &mut Command) -> Result<()> {
+    let out = cmd
         .stdin(Stdio::null())
-        .status()
+        .output()
         .with_context(|| format!("running {cmd:?}"))?;
-    if !status.success() {
-        bail!("{cmd:?} failed: {status}");
+    if !out.status.success() {
+        bail!(
+            "{cmd:?} failed: {}\n{}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     Ok(())
 }
@@ -324,7 +404,7 @@ async fn wait_ready(uri: &str, log: &Path, watchdog: &mut Child) -> Result<()> {
 }
 
 async fn start_secantus(port: u16, storage: Storage, hold: Option<&File>) -> Result<LocalDb> {
-    let python = ensure_venv()?;
+    let python = ensure_venv_for(Tools::Server)?;
     let path = match &storage {
         Storage::Ephemeral => ":memory:".to_owned(),
         Storage::Dir(d) => {

@@ -17,13 +17,23 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// default in a debug build); 8 MiB of address space per worker costs nothing until touched.
 const WORKER_STACK: usize = 8 << 20;
 
-fn main() -> Result<()> {
-    tokio::runtime::Builder::new_multi_thread()
+fn main() -> std::process::ExitCode {
+    let result = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_stack_size(WORKER_STACK)
         .build()
-        .context("starting the runtime")?
-        .block_on(run())
+        .context("starting the runtime")
+        .and_then(|rt| rt.block_on(run()));
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        // The error and its causes on one line, never a backtrace: returning the error from
+        // `main` would print anyhow's backtrace under RUST_BACKTRACE=1, after a message that
+        // already says what to do (issue 59: a second start's clear line was followed by one).
+        Err(e) => {
+            eprintln!("Error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
 }
 
 async fn run() -> Result<()> {
@@ -148,6 +158,13 @@ async fn run() -> Result<()> {
     if config.local_db && config.console_listen.is_none() {
         config.console_listen = Some(std::net::SocketAddr::from(([127, 0, 0, 1], 9001)));
     }
+    // With the local database, websites answer at `<bucket>.localhost`: browsers resolve
+    // every `*.localhost` name to the loopback address (RFC 6761), so the address printed at
+    // start-up works as printed (issue 59: `http://127.0.0.1:9002` named the bucket
+    // `127.0.0.1`).
+    if config.local_db && config.website_domain.is_none() {
+        config.website_domain = Some("localhost".to_owned());
+    }
     let Some(uri) = config.mongodb_uri.clone() else {
         bail!("set MONGODB_URI (or --mongodb-uri), or pass --local-db for the local development database");
     };
@@ -269,11 +286,10 @@ async fn run() -> Result<()> {
             let l = grids3::server::bind(at)
                 .with_context(|| format!("binding the website endpoint to {at}"))?;
             let at = l.local_addr()?;
-            let names = match config.website_domain.as_deref() {
-                Some(d) => format!("Host <bucket>.{d} or the bucket's name"),
-                None => "Host: the bucket's name".to_owned(),
-            };
-            println!("websites: {scheme}://{at} ({names}; see docs/websites.md)");
+            println!(
+                "websites: {} (a bucket with a website configuration; see docs/websites.md)",
+                website_address(scheme, at, config.website_domain.as_deref())
+            );
             let app = grids3::website::router(state.clone());
             Some(tokio::spawn(grids3::server::serve(
                 l,
@@ -332,5 +348,27 @@ async fn shutdown_signal() {
     tokio::select! {
         _ = ctrl_c => {},
         _ = term => {},
+    }
+}
+
+/// The website endpoint's address as start-up prints it: one a browser can open. A Host
+/// chooses the bucket, so an IP address alone names none: with a domain that resolves to the
+/// listener (`localhost` for a loopback or unspecified listener), `<bucket>.<domain>:port`.
+fn website_address(scheme: &str, at: std::net::SocketAddr, domain: Option<&str>) -> String {
+    let port = at.port();
+    let default_port = (scheme == "http" && port == 80) || (scheme == "https" && port == 443);
+    let port = if default_port {
+        String::new()
+    } else {
+        format!(":{port}")
+    };
+    let reaches = |d: &str| d != "localhost" || at.ip().is_loopback() || at.ip().is_unspecified();
+    match domain
+        .map(|d| d.trim_matches('.'))
+        .filter(|d| !d.is_empty())
+    {
+        Some(d) if reaches(d) => format!("{scheme}://<bucket>.{d}{port}"),
+        Some(d) => format!("{scheme}://{at} (Host <bucket>.{d} or the bucket's name)"),
+        None => format!("{scheme}://{at} (Host: the bucket's name; or set --website-domain)"),
     }
 }

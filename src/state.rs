@@ -201,9 +201,38 @@ impl AppState {
             };
             if self.store.meta().create_bucket(&info).await? {
                 tracing::info!(bucket = %name, "adopted an existing GridFS bucket");
+                self.build_listing_posts(&name);
                 adopted.push(name);
             }
         }
         Ok(adopted)
+    }
+
+    /// One full listing of an adopted bucket, in the background, so that its fence posts
+    /// (`storage::ranges::posts`) are in the database before a client lists it. grids3
+    /// records posts as it writes keys; another program's keys have none, and a first
+    /// listing that finds none reads a dense run of keys after an empty start of the key
+    /// space in one range, which the local database reads whole (issue 59: a root delimiter
+    /// listing of 100,000 PyMongo-written keys took 4.7 s). Posts are hints, written by
+    /// inserts that ignore duplicates, so a pass cut short (a stop, a crash) loses nothing:
+    /// listings learn the rest as they pass. Only the instance whose adoption won runs it.
+    fn build_listing_posts(&self, bucket: &str) {
+        let (store, bucket) = (self.store.clone(), bucket.to_owned());
+        crate::background::spawn("posts", async move {
+            let started = std::time::Instant::now();
+            let keys = match store.build_posts(&bucket).await {
+                Ok(k) => k,
+                Err(e) => {
+                    tracing::warn!(bucket, error = %e, "could not build listing posts");
+                    return;
+                }
+            };
+            tracing::info!(
+                bucket,
+                keys,
+                seconds = started.elapsed().as_secs_f64(),
+                "listing posts built for an adopted bucket"
+            );
+        });
     }
 }

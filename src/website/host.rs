@@ -57,9 +57,38 @@ impl Host {
     }
 }
 
+/// What a NoSuchBucket page tells its reader: how this endpoint maps a host to a bucket, with
+/// an address to try, for `host` (what was asked) and the endpoint's `--website-domain`.
+pub fn how_buckets_are_chosen(host: &Host, domain: Option<&str>) -> String {
+    let port = host.port.map(|p| format!(":{p}")).unwrap_or_default();
+    let by_domain = match domain
+        .map(|d| d.trim().trim_matches('.'))
+        .filter(|d| !d.is_empty())
+    {
+        Some(d) => format!("http://<bucket>.{d}{port}/ serves <bucket>, and "),
+        None => "With --website-domain D, http://<bucket>.D/ serves <bucket>; ".to_owned(),
+    };
+    format!(
+        "This endpoint serves the bucket that the request's host names. {by_domain}a host \
+         equal to a bucket's name (a CNAME to this endpoint) serves that bucket. The host {} \
+         names no bucket here. The bucket needs a website configuration (PutBucketWebsite).",
+        host.name
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::Host;
+
+    #[test]
+    fn a_missing_bucket_page_says_how_the_host_chooses() {
+        let h = Host::parse("127.0.0.1:9002").unwrap();
+        let said = super::how_buckets_are_chosen(&h, Some("localhost"));
+        assert!(said.contains("http://<bucket>.localhost:9002/"), "{said}");
+        assert!(said.contains("127.0.0.1 names no bucket"), "{said}");
+        let said = super::how_buckets_are_chosen(&h, None);
+        assert!(said.contains("--website-domain"), "{said}");
+    }
 
     #[test]
     fn the_host_names_the_bucket() {

@@ -29,6 +29,7 @@ pub fn router(state: AppState) -> axum::Router {
                 message: "We encountered an internal error. Please try again.".into(),
                 key: None,
                 bucket: None,
+                hint: None,
             };
             page::response(&failure, None, &crate::s3::respond::new_request_id(), false)
         }))

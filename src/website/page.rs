@@ -20,6 +20,9 @@ pub struct Failure {
     pub key: Option<String>,
     /// The bucket, for errors about the bucket.
     pub bucket: Option<String>,
+    /// A sentence for the reader below the list (grids3's own: how the bucket is chosen, on a
+    /// NoSuchBucket page, which AWS's endpoint does not add).
+    pub hint: Option<String>,
 }
 
 impl Failure {
@@ -31,6 +34,7 @@ impl Failure {
             message: e.message.clone(),
             key: Some(key.to_owned()),
             bucket: None,
+            hint: None,
         }
     }
 
@@ -42,7 +46,14 @@ impl Failure {
             message: e.message.clone(),
             key: None,
             bucket: bucket.map(str::to_owned),
+            hint: None,
         }
+    }
+
+    /// The same failure with `hint` below its list.
+    pub fn with_hint(mut self, hint: String) -> Self {
+        self.hint = Some(hint);
+        self
     }
 
     fn items(&self) -> String {
@@ -74,6 +85,9 @@ pub fn render(failure: &Failure, nested: Option<&Failure>, request_id: &str) -> 
         failure.items(),
         id = escape(request_id),
     );
+    if let Some(h) = &failure.hint {
+        out.push_str(&format!("<p>{}</p>\n", escape(h)));
+    }
     if let Some(n) = nested {
         out.push_str(&format!(
             "<h3>An Error Occurred While Attempting to Retrieve a Custom Error Document</h3>\n<ul>\n{}</ul>\n",
@@ -139,6 +153,7 @@ mod tests {
             message: "The specified key does not exist.".into(),
             key: Some("<script>alert(1)</script>&\"x\"".into()),
             bucket: None,
+            hint: None,
         };
         let nested = Failure {
             status: StatusCode::FORBIDDEN,
@@ -146,6 +161,7 @@ mod tests {
             message: "Access Denied".into(),
             key: Some("error.html".into()),
             bucket: None,
+            hint: None,
         };
         let page = render(&f, Some(&nested), "ABC123");
         assert!(page.starts_with("<html>\n<head><title>404 Not Found</title></head>"));

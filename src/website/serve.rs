@@ -136,7 +136,14 @@ async fn answer(
         crate::s3::lookup::within_request_timeout(st, st.store.meta().bucket_cached(bucket));
     let b = match found.await {
         Ok(Ok(Some(b))) => b,
-        Ok(Ok(None)) => return fail(S3Error::no_such_bucket(), Some(bucket)),
+        Ok(Ok(None)) => {
+            // A first visit by the address printed at start-up, or by an IP, lands here: say
+            // how the host chooses the bucket (issue 59).
+            let failure = Failure::of_bucket(&S3Error::no_such_bucket(), Some(bucket)).with_hint(
+                super::host::how_buckets_are_chosen(host, st.config.website_domain.as_deref()),
+            );
+            return page::response(&failure, None, request_id, head);
+        }
         Ok(Err(e)) => return fail(S3Error::from(e), Some(bucket)),
         Err(e) => return fail(e, Some(bucket)),
     };

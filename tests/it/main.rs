@@ -15,6 +15,7 @@ mod contract;
 mod cors;
 mod deploy;
 mod fidelity;
+mod foreign_gridfs;
 mod gridfs_interop;
 mod gridfs_spec;
 mod honoured;

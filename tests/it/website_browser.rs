@@ -6,6 +6,26 @@
 use crate::support;
 use crate::website::{public_bucket, Site, DOMAIN};
 
+/// Gives `bucket` a website configuration: index document `index.html`, and `error` as the
+/// error document.
+async fn website(s3: &aws_sdk_s3::Client, bucket: &str, error: Option<&str>) {
+    use aws_sdk_s3::types::{ErrorDocument, IndexDocument, WebsiteConfiguration};
+    let index = IndexDocument::builder()
+        .suffix("index.html")
+        .build()
+        .unwrap();
+    let mut conf = WebsiteConfiguration::builder().index_document(index);
+    if let Some(key) = error {
+        conf = conf.error_document(ErrorDocument::builder().key(key).build().unwrap());
+    }
+    s3.put_bucket_website()
+        .bucket(bucket)
+        .website_configuration(conf.build())
+        .send()
+        .await
+        .unwrap();
+}
+
 #[test]
 fn chromium_renders_a_synced_site_and_its_deep_links() {
     support::run(async {
@@ -17,27 +37,7 @@ fn chromium_renders_a_synced_site_and_its_deep_links() {
         let s3 = site.gw.sdk();
         public_bucket(&s3, "www").await;
         // A single-page app: the error document is the app itself.
-        s3.put_bucket_website()
-            .bucket("www")
-            .website_configuration(
-                aws_sdk_s3::types::WebsiteConfiguration::builder()
-                    .index_document(
-                        aws_sdk_s3::types::IndexDocument::builder()
-                            .suffix("index.html")
-                            .build()
-                            .unwrap(),
-                    )
-                    .error_document(
-                        aws_sdk_s3::types::ErrorDocument::builder()
-                            .key("index.html")
-                            .build()
-                            .unwrap(),
-                    )
-                    .build(),
-            )
-            .send()
-            .await
-            .unwrap();
+        website(&s3, "www", Some("index.html")).await;
         let url = format!("http://www.{DOMAIN}:{}", site.addr.port());
         let args = vec![
             site.gw.endpoint(),
@@ -89,5 +89,70 @@ fn chromium_renders_a_synced_site_and_its_deep_links() {
             assert!(matches!(s, Some(200 | 304)), "{path}: {s:?}");
         }
         assert_eq!(r["failed"], serde_json::json!([]), "no request failed");
+    });
+}
+
+/// Issue 59: the website address `grids3 --local-db` prints opens, as printed, in a browser
+/// (before: `http://127.0.0.1:9002`, whose host named the bucket `127.0.0.1`), and the page
+/// for an address that names no bucket says how the host chooses one.
+#[test]
+fn the_printed_local_website_address_serves_an_index_page_in_chromium() {
+    support::run(async {
+        let Some(chromium) = support::chromium() else {
+            println!("SKIPPED: the browser test needs chromium, which cannot be installed here");
+            return;
+        };
+        let project = tempfile::tempdir().unwrap();
+        let db = format!(
+            "g_site_{}",
+            &uuid::Uuid::new_v4().simple().to_string()[..10]
+        );
+        let out = project.path().join("out.txt");
+        let (_p, endpoint) = crate::newcomer::local_gateway(project.path(), &db, &out);
+        crate::newcomer::ready(&endpoint).await;
+        let printed = std::fs::read_to_string(&out).unwrap();
+        let line = printed
+            .lines()
+            .find_map(|l| l.strip_prefix("websites: "))
+            .unwrap_or_else(|| panic!("no website address printed: {printed}"));
+        let template = line.split_whitespace().next().unwrap();
+        assert!(
+            template.starts_with("http://<bucket>.localhost:"),
+            "printed: {line}"
+        );
+        let s3 = crate::newcomer::sdk(&endpoint);
+        public_bucket(&s3, "www").await;
+        website(&s3, "www", None).await;
+        s3.put_object()
+            .bucket("www")
+            .key("index.html")
+            .content_type("text/html")
+            .body(aws_sdk_s3::primitives::ByteStream::from_static(
+                b"<!doctype html><title>Local site</title><p>Served as printed.</p>",
+            ))
+            .send()
+            .await
+            .unwrap();
+        let url = template.replace("<bucket>", "www") + "/";
+        let args = vec![url, chromium.display().to_string()];
+        let r = support::py_result("open_page.py", args).await;
+        assert_eq!(r["status"], 200, "{r}");
+        assert_eq!(r["title"], "Local site", "{r}");
+        assert!(
+            r["text"].as_str().unwrap().contains("Served as printed."),
+            "{r}"
+        );
+        // The bare address names no bucket: its page says how the host chooses one.
+        let port = template.rsplit(':').next().unwrap();
+        let bare = reqwest::get(format!("http://127.0.0.1:{port}/"))
+            .await
+            .unwrap();
+        assert_eq!(bare.status(), 404);
+        let page = bare.text().await.unwrap();
+        assert!(page.contains("<li>Code: NoSuchBucket</li>"), "{page}");
+        assert!(
+            page.contains(&format!("http://&lt;bucket&gt;.localhost:{port}/ serves")),
+            "{page}"
+        );
     });
 }

@@ -6,6 +6,7 @@ Commands (a JSON list), each one of:
   {"op": "get", "name": NAME, "path": FILE}                 newest revision of NAME to FILE
   {"op": "get_range", "name": NAME, "start": A, "end": B, "path": FILE}
                                                             bytes [A, B) via seek + read
+  {"op": "put_many", "prefix": P, "count": N, "size": S}    N files P00000.. of S bytes each
 Prints a JSON list with one result per command (the file id as a string for put).
 """
 import json
@@ -38,6 +39,11 @@ def main():
             with open(cmd["path"], "wb") as f:
                 f.write(data)
             results.append(None)
+        elif op == "put_many":
+            data = bytes(range(256)) * (cmd["size"] // 256 + 1)
+            for i in range(cmd["count"]):
+                bucket.upload_from_stream("%s%05d" % (cmd["prefix"], i), data[: cmd["size"]])
+            results.append(cmd["count"])
         else:
             raise SystemExit(f"unknown op {op}")
     json.dump(results, sys.stdout)

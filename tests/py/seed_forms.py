@@ -6,8 +6,9 @@ but must read:
 - `sha` as a 40-digit hex string, on the object and inside a `cat`;
 - an inline `cat` piece given as the bare bytes;
 - an object `length` shorter than its content (the format says the length truncates);
-- no `metadata.etag` on any of them (computed once, then stored);
-and a GridFS file PyMongo wrote into a GridFS bucket, whose first listing shows its ETag.
+- no `metadata.etag` on any of them (an opaque ETag derived from the files document: no read,
+  no write; issue 59);
+and GridFS files PyMongo wrote into a GridFS bucket, whose first listing shows their ETags.
 
 Usage: python seed_forms.py ENDPOINT ACCESS_KEY SECRET_KEY MONGODB_URI DATABASE
 """
@@ -70,28 +71,35 @@ content.insert_one({
 seed("cat-of-forms", whole, sha=Binary(sha1(whole)), length=len(whole))
 seed("truncating-length", b[:1234], sha=Binary(sha1(b)), length=1234)
 
+OPAQUE = r'"[0-9a-f]{32}-[0-9]+"'
+etags = {}
 for key, data in objects.items():
     got = s3.get_object(Bucket=B, Key=key)
     check(got["Body"].read() == data, f"{key}: GET reads it byte for byte")
-    check(got["ETag"] == md5(data), f"{key}: its ETag is the MD5 of its bytes")
+    etags[key] = got["ETag"]
+    check(re.fullmatch(OPAQUE, got["ETag"]) is not None, f"{key}: an opaque ETag, not claimed to be an MD5: {got['ETag']}")
+    check(s3.head_object(Bucket=B, Key=key)["ETag"] == got["ETag"], f"{key}: HEAD shows the same ETag")
     n = len(data)
     for first, last in [(0, 0), (1, n // 2), (n // 3, n - 1), (n - 10, n - 1)]:
         part = s3.get_object(Bucket=B, Key=key, Range=f"bytes={first}-{last}")["Body"].read()
         check(part == data[first:last + 1], f"{key}: range {first}-{last}")
-    stored = files.find_one({"filename": key}).get("metadata", {}).get("etag")
-    check(stored == md5(data), f"{key}: the ETag was computed once and stored")
+    check("metadata" not in files.find_one({"filename": key}), f"{key}: nothing written back")
 listed = {o["Key"]: o["ETag"] for o in s3.list_objects_v2(Bucket=B)["Contents"]}
-check(listed == {k: md5(v) for k, v in objects.items()}, "the listing shows every seeded object with its ETag")
+check(listed == etags, "the listing shows every seeded object with the ETag GET showed")
 
-# A GridFS file PyMongo writes (no MD5: drivers stopped writing it) into a GridFS bucket: its
-# first listing shows its ETag, not "".
+# GridFS files PyMongo writes (no MD5: drivers stopped writing it) into a GridFS bucket: the
+# first listing shows their ETags, not "": an empty file's is the MD5 of no bytes, as S3's.
 s3.create_bucket(Bucket="pymongo-written")
+gridfs.GridFSBucket(db, "pymongo-written").upload_from_stream("empty", b"")
+listed = s3.list_objects_v2(Bucket="pymongo-written")["Contents"]
+check([(o["Key"], o["ETag"]) for o in listed] == [("empty", md5(b""))], "a first listing of an empty PyMongo file shows the MD5 of no bytes")
+# A non-empty one, small or large, gets an opaque ETag of the multipart form on its first
+# listing, never "", and the same one from HEAD and GET, without a read or a write.
 data = os.urandom(100_000)
 gridfs.GridFSBucket(db, "pymongo-written").upload_from_stream("g", data)
-listed = s3.list_objects_v2(Bucket="pymongo-written")["Contents"]
-check([(o["Key"], o["ETag"]) for o in listed] == [("g", md5(data))], "a first listing of a PyMongo file shows its ETag")
-# A large one (3 MiB, past the 1 MiB a listing or HEAD reads to compute an MD5) gets an opaque
-# ETag of the multipart form on its first listing, never "", and the same one from HEAD and GET.
+listed = {o["Key"]: o["ETag"] for o in s3.list_objects_v2(Bucket="pymongo-written")["Contents"]}
+check(re.fullmatch(r'"[0-9a-f]{32}-1"', listed["g"]) is not None, f"a small PyMongo file's first listing shows an opaque ETag: {listed['g']}")
+check(s3.head_object(Bucket="pymongo-written", Key="g")["ETag"] == listed["g"], "HEAD shows the listed ETag of the small file")
 big = os.urandom(3 * 1024 * 1024)
 gridfs.GridFSBucket(db, "pymongo-written").upload_from_stream("big", big)
 listed = {o["Key"]: o["ETag"] for o in s3.list_objects_v2(Bucket="pymongo-written")["Contents"]}

@@ -73,7 +73,7 @@ impl ObjectStore {
                 };
             };
             let mut info = ObjectInfo::from_file(FileDoc::from_document(&d)?);
-            self.ensure_etag(bucket, &mut info, &d).await?;
+            super::etag::ensure_etag(&mut info, &d);
             info.first_chunk = chunk;
             return Ok(Lookup::Object(Box::new(info)));
         }

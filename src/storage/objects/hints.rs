@@ -52,4 +52,31 @@ impl ObjectStore {
             }
         });
     }
+
+    /// Lists all of `bucket` once, so that its fence posts are in the database and here (each
+    /// listing records what it learns), and then trusts every gap between them on this
+    /// instance: the pass read every key in order, so each gap between two posts it kept is
+    /// known (the pages' own runs end at each page, which would leave the gaps across page
+    /// ends unknown). For a bucket whose keys another program wrote, which has no posts (see
+    /// `AppState::adopt_existing_buckets`). Returns the keys listed.
+    pub async fn build_posts(&self, bucket: &str) -> Result<usize> {
+        let mut q = ListQuery {
+            max: 1000,
+            ..Default::default()
+        };
+        let mut keys = 0usize;
+        loop {
+            let page = self.list(bucket, &q).await?;
+            keys += page.entries.len();
+            match page.entries.last() {
+                Some(last) if page.truncated => q.after = Some(last.name().to_owned()),
+                _ => break,
+            }
+        }
+        let (mode, indexed) = self.versioning(bucket).await?;
+        let masters = mode != crate::storage::versions::Versioning::Off && indexed;
+        let space = format!("{}:{bucket}", if masters { "masters" } else { "files" });
+        self.posts.seed(&space, Vec::new());
+        Ok(keys)
+    }
 }

@@ -190,7 +190,7 @@ impl ObjectStore {
     /// skipped when the key turns out deleted).
     async fn listed(&self, bucket: &str, d: Document, masters: bool) -> Result<Option<ObjectInfo>> {
         if !masters {
-            return self.object_of(bucket, d).await.map(Some);
+            return Self::object_of(d).map(Some);
         }
         let key = d.get_str("filename").unwrap_or_default().to_owned();
         let idx = self.versions(bucket);
@@ -205,13 +205,10 @@ impl ObjectStore {
     }
 
     /// A listed object. A file written by another GridFS client without an MD5 gets its ETag
-    /// on its first listing, computed once and stored (see `ensure_etag`: a read of at most
-    /// [`super::SMALL_READ`] bytes, or no read at all for a larger file).
-    async fn object_of(&self, bucket: &str, d: Document) -> Result<ObjectInfo> {
+    /// from its files document (see `ensure_etag`: no read, no write).
+    fn object_of(d: Document) -> Result<ObjectInfo> {
         let mut info = ObjectInfo::from_file(FileDoc::from_document(&d)?);
-        if let Err(e) = self.ensure_etag(bucket, &mut info, &d).await {
-            tracing::warn!(bucket, key = info.key(), error = %e, "could not compute an ETag");
-        }
+        super::etag::ensure_etag(&mut info, &d);
         Ok(info)
     }
 }

@@ -390,7 +390,7 @@ impl ObjectStore {
             .await?;
         let Some(d) = found else { return Ok(None) };
         let mut info = ObjectInfo::from_file(FileDoc::from_document(&d)?);
-        self.ensure_etag(bucket, &mut info, &d).await?;
+        etag::ensure_etag(&mut info, &d);
         Ok(Some(info))
     }
 

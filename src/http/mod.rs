@@ -190,9 +190,10 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
             bucket_only: target.bucket.is_some() && target.key.is_none(),
         });
         let auth = if crate::auth::has_credentials(&parts.headers, &query) {
-            // The key's lookup (cached for 10 s) reaches the database: bounded like the rest,
-            // or a database that stops answering would hang every request whose key is not
-            // in the cache (seen as a hung test under load, where the cache had expired).
+            // The key's lookup (cached, see `auth::credentials`) reaches the database: bounded
+            // like the rest, or a database that stops answering would hang every request whose
+            // key is not in the cache (seen as a hung test under load, where the cache had
+            // expired).
             s3::lookup::within_request_timeout(
                 &st,
                 authenticate(&parts, &query, &st.creds, &st.config.region, v2),

@@ -249,10 +249,14 @@ impl Notifier {
 
     /// Streams the records of `bucket`'s changes that match `events` (configured names, `*`
     /// wildcards; all when empty), `prefix` and `suffix`, one line each, with a blank line
-    /// every `ping`.
+    /// every `ping`. Only changes of the bucket's incarnation `incarnation`
+    /// (`BucketInfo::incarnation`, the one the caller was authorized on) are streamed: the
+    /// registry follows names, and a bucket deleted and created again under its name is
+    /// another bucket, which the listener may not be allowed to see.
     pub async fn listen(
         self: &Arc<Self>,
         bucket: &str,
+        incarnation: String,
         events: Vec<String>,
         prefix: String,
         suffix: String,
@@ -282,6 +286,7 @@ impl Notifier {
         let me = self.clone();
         let filter = Filter {
             bucket: bucket.to_owned(),
+            incarnation,
             events,
             prefix,
             suffix,
@@ -337,6 +342,8 @@ impl Notifier {
 /// What one listener asked for.
 struct Filter {
     bucket: String,
+    /// The incarnation of the bucket it was authorized on.
+    incarnation: String,
     events: Vec<String>,
     prefix: String,
     suffix: String,
@@ -353,7 +360,10 @@ impl Filter {
         ) else {
             return None;
         };
+        // A record without the bucket's incarnation (an older grids3 wrote it) is not
+        // delivered: nothing tells which bucket of the name it came from.
         let ok = b == self.bucket
+            && d.get_str("bi") == Ok(self.incarnation.as_str())
             && (self.events.is_empty()
                 || self
                     .events
@@ -399,6 +409,55 @@ impl Drop for Registration {
             rt.spawn(async move {
                 let _ = coll.delete_one(doc! {"_id": id}).await;
             });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A listener takes the records of its bucket's incarnation only: a bucket deleted and
+    /// created again under the name is another bucket; a record that names none (an older
+    /// grids3 wrote it) is not taken either.
+    #[test]
+    fn a_listener_takes_its_own_bucket_incarnations_records_only() {
+        let filter = Filter {
+            bucket: "b".into(),
+            incarnation: "one".into(),
+            events: vec!["s3:ObjectCreated:*".into()],
+            prefix: "hr/".into(),
+            suffix: String::new(),
+        };
+        let record = |bucket: &str, bi: Option<&str>, e: &str, k: &str| {
+            let mut d = doc! {"b": bucket, "e": e, "k": k, "body": "{}"};
+            if let Some(bi) = bi {
+                d.insert("bi", bi);
+            }
+            d
+        };
+        let cases = [
+            (
+                record("b", Some("one"), "s3:ObjectCreated:Put", "hr/x"),
+                true,
+            ),
+            (
+                record("b", Some("two"), "s3:ObjectCreated:Put", "hr/x"),
+                false,
+            ),
+            (record("b", None, "s3:ObjectCreated:Put", "hr/x"), false),
+            (
+                record("c", Some("one"), "s3:ObjectCreated:Put", "hr/x"),
+                false,
+            ),
+            (
+                record("b", Some("one"), "s3:ObjectRemoved:Delete", "hr/x"),
+                false,
+            ),
+            (record("b", Some("one"), "s3:ObjectCreated:Put", "x"), false),
+        ];
+        for (i, (d, want)) in cases.iter().enumerate() {
+            assert_eq!(filter.wanted(d).is_some(), *want, "case {i}: {d}");
         }
     }
 }

@@ -224,7 +224,13 @@ impl Notifier {
                 ));
             }
             if plan.listened {
-                docs.push(listen_doc(change, origin, &facts, (now, &time), seq));
+                docs.push(listen_doc(
+                    change,
+                    origin,
+                    (&facts, &bucket.incarnation()),
+                    (now, &time),
+                    seq,
+                ));
             }
         }
         docs
@@ -267,7 +273,7 @@ impl Notifier {
         let d = listen_doc(
             change,
             origin,
-            &facts(bucket, &owner_id),
+            (&facts(bucket, &owner_id), &bucket.incarnation()),
             (now, &time),
             self.seq.next(),
         );
@@ -312,17 +318,20 @@ fn facts<'a>(bucket: &'a BucketInfo, owner_id: &'a str) -> record::BucketFacts<'
 }
 
 /// The outbox document of a listen record (see [`listen`]): every listener of the bucket
-/// gets it, whatever the configuration; `e` is its type for their filters.
+/// gets it, whatever the configuration; `e` is its type for their filters, `bi` the
+/// incarnation of the bucket it was made in (`BucketInfo::incarnation`), so that a listener
+/// of a bucket deleted since never gets the records of a new bucket of the same name.
 fn listen_doc(
     change: &Change,
     origin: &Origin,
-    facts: &record::BucketFacts<'_>,
+    (facts, incarnation): (&record::BucketFacts<'_>, &str),
     (now, time): (DateTime, &str),
     seq: i64,
 ) -> Document {
     let body = record::render(change, origin, facts, "", time, seq);
     let mut d = event_doc(listen::LISTEN, seq, &change.key, facts.name, now, body);
     d.insert("e", change.event.configured());
+    d.insert("bi", incarnation);
     d
 }
 

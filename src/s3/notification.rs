@@ -14,7 +14,9 @@ use axum::response::Response;
 use crate::error::{S3Error, S3Result};
 use crate::notify::listen::Refused;
 use crate::notify::{config, targets};
+use crate::s3::authz;
 use crate::s3::lookup::require_bucket;
+use crate::s3::op::Op;
 use crate::s3::request::S3Request;
 use crate::s3::respond::{empty, xml_response};
 use crate::state::AppState;
@@ -120,7 +122,7 @@ fn argument_value(n: usize) -> &'static str {
 /// (repeatable; configured names, `*` wildcards), `prefix`, `suffix`, and `ping` (seconds
 /// between keep-alive lines, default 10).
 pub async fn listen(st: &AppState, req: S3Request) -> S3Result<Response> {
-    require_bucket(st, req.bucket()).await?;
+    let bucket = require_bucket(st, req.bucket()).await?;
     let mut events = Vec::new();
     for (k, v) in &req.query {
         if k != "events" {
@@ -149,6 +151,7 @@ pub async fn listen(st: &AppState, req: S3Request) -> S3Result<Response> {
         .notify
         .listen(
             req.bucket(),
+            bucket.incarnation(),
             events,
             prefix,
             suffix,
@@ -166,9 +169,18 @@ pub async fn listen(st: &AppState, req: S3Request) -> S3Result<Response> {
         })?;
     let guard = Guard {
         st: st.clone(),
-        access_key: (!req.auth.is_anonymous()).then(|| req.auth.access_key.clone()),
         until: presigned_until(st, &req.parts.headers, &req.query),
         every: std::time::Duration::from_secs(ping.min(10)),
+        incarnation: bucket.incarnation(),
+        asked: Asked {
+            shape: crate::s3::request::access::shape_of(&req.parts.headers, &req.query),
+            transport: crate::tls::Transport::of(&req.parts.extensions),
+            bucket: req.bucket().to_owned(),
+            source_ip: req.source_ip,
+            headers: req.parts.headers,
+            query: req.query,
+            auth: req.auth,
+        },
     };
     let mut r = Response::new(axum::body::Body::from_stream(guard.wrap(lines)));
     r.headers_mut().insert(
@@ -178,17 +190,99 @@ pub async fn listen(st: &AppState, req: S3Request) -> S3Result<Response> {
     Ok(r)
 }
 
-/// What keeps a listener's stream open after it was authorized: a presigned URL's expiry
-/// (the stream ends then, as any request with it would be refused), and its key (a key
-/// disabled or deleted meanwhile ends the stream within the credentials cache's 10 s).
+/// How long one check of a stream's authorization may take. A periodic check that takes
+/// longer is skipped (a slow database does not end every listener); a record waits for its
+/// check, and is not sent when the check does not answer within this time.
+const CHECK_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// What a listener's request was authorized as at connect: what the authorization decision
+/// is made of again while its stream lasts.
+struct Asked {
+    auth: crate::auth::Auth,
+    bucket: String,
+    headers: axum::http::HeaderMap,
+    query: Vec<(String, String)>,
+    source_ip: Option<std::net::IpAddr>,
+    transport: crate::tls::Transport,
+    shape: crate::s3::actions::Shape,
+}
+
+/// What keeps a listener's stream open after it was authorized: the stream lasts only while
+/// its caller could still start it. It ends when its presigned URL expires, and when a check
+/// ([`Guard::allowed`]) finds its key disabled or deleted, its bucket deleted (or deleted and
+/// created again: another incarnation), or the authorization decision now a deny (a role
+/// revoked, a policy changed). The check runs at every keep-alive (at most every 10 s) to end
+/// an idle stream, and before every record, so that no record goes out once the caller could
+/// no longer start the stream: on the instance that made the change at once, on the others
+/// within the bucket cache's second (`storage::meta::BUCKET_CACHE_TTL`) and the credentials
+/// cache's (`auth::credentials`).
 struct Guard {
     st: AppState,
-    access_key: Option<String>,
+    asked: Asked,
+    /// The bucket's incarnation the stream was authorized on.
+    incarnation: String,
     until: Option<tokio::time::Instant>,
     every: std::time::Duration,
 }
 
 impl Guard {
+    /// Whether the caller could start this stream now: its key still signs (as root or not,
+    /// as it is now), the bucket is the incarnation it was authorized on, and the decision
+    /// `s3::dispatch` made at connect (`authz::authorize`, the one decision of every request),
+    /// made again on the facts of now, still allows ListenBucketNotification. `Err` when the
+    /// database could not say.
+    async fn allowed(&self) -> S3Result<bool> {
+        if self.until.is_some_and(|t| t <= tokio::time::Instant::now()) {
+            return Ok(false);
+        }
+        let a = &self.asked;
+        let mut auth = a.auth.clone();
+        if !auth.is_anonymous() {
+            match self.st.creds.secret_of(&auth.access_key).await? {
+                Some(key) => auth.root = key.root,
+                None => return Ok(false),
+            }
+        }
+        match self.st.store.meta().bucket_cached(&a.bucket).await? {
+            Some(b) if b.incarnation() == self.incarnation => {}
+            _ => return Ok(false),
+        }
+        let now = self.st.store.meta().clock().now().to_chrono();
+        let facts = authz::facts(&a.headers, &a.query, &auth, a.source_ip, a.transport, now);
+        let target = authz::Target {
+            bucket: &a.bucket,
+            key: None,
+            facts: &facts,
+            shape: a.shape,
+        };
+        match authz::authorize(
+            &self.st,
+            &Op::ListenBucketNotification,
+            &auth,
+            &target,
+            None,
+        )
+        .await
+        {
+            Ok(_) => Ok(true),
+            // The decision refuses with these; anything else is the database's failure.
+            Err(e) if matches!(e.code, "AccessDenied" | "MethodNotAllowed") => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// [`Guard::allowed`] within [`CHECK_LIMIT`]; `None` when it could not say.
+    async fn check(&self) -> Option<bool> {
+        match tokio::time::timeout(CHECK_LIMIT, self.allowed()).await {
+            Ok(Ok(allowed)) => Some(allowed),
+            Ok(Err(e)) => {
+                tracing::debug!(bucket = %self.asked.bucket, error = %e.message, "could not check a listener's authorization");
+                None
+            }
+            Err(_) => None,
+        }
+    }
+
     fn wrap<S>(
         self,
         lines: S,
@@ -209,20 +303,26 @@ impl Guard {
                         }
                     };
                     tokio::select! {
-                        line = lines.next() => return line.map(|l| (l, (lines, check, guard))),
-                        _ = expiry => return None,
-                        _ = check.tick() => {
-                            // Only a key known to be gone ends the stream: a database that is
-                            // slow to answer (bounded here) does not end every listener.
-                            if let Some(k) = &guard.access_key {
-                                let looked = tokio::time::timeout(
-                                    std::time::Duration::from_secs(5),
-                                    guard.st.creds.secret_of(k),
-                                )
-                                .await;
-                                if matches!(looked, Ok(Ok(None))) {
+                        line = lines.next() => match line {
+                            // A record goes out only if its caller could start the stream
+                            // now; one whose check does not answer is not sent either, and
+                            // the stream ends (its client reconnects, and is authorized
+                            // anew).
+                            Some(Ok(l)) if &l[..] != b"\n" => {
+                                if guard.check().await != Some(true) {
                                     return None;
                                 }
+                                return Some((Ok(l), (lines, check, guard)));
+                            }
+                            other => return other.map(|l| (l, (lines, check, guard))),
+                        },
+                        _ = expiry => return None,
+                        _ = check.tick() => {
+                            // Only a refusal ends an idle stream: a database slow to answer
+                            // (bounded) does not end every listener, whose records are each
+                            // checked anyway.
+                            if guard.check().await == Some(false) {
+                                return None;
                             }
                         }
                     }

@@ -21,6 +21,7 @@ mod gridfs_spec;
 mod honoured;
 mod layering;
 mod lifecycle_runs;
+mod listen_guard;
 mod listing;
 mod newcomer;
 mod notify;

@@ -555,7 +555,13 @@ pub async fn gateway_counting_split(
                     ]
                     .iter()
                     .any(|c| find == Ok(*c));
-                    if cache || pool {
+                    // The credentials cache's reading of the keys' version counter (at most
+                    // once a second, by whichever request finds the last reading older).
+                    let keys_version = find == Ok("__infostore")
+                        && e.command
+                            .get_document("filter")
+                            .is_ok_and(|f| f.get_str("_id") == Ok("access-keys-version"));
+                    if cache || pool || keys_version {
                         l.fetch_add(1, Ordering::SeqCst);
                     }
                     if find == Ok("__keyring") {

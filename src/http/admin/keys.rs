@@ -105,8 +105,9 @@ async fn enable_key(
     set_disabled(st, id, req, false).await
 }
 
-/// A disabled key is refused on every instance within the credentials cache's 10 seconds (at
-/// once on this one), and its console sessions end with it.
+/// A disabled key is refused at once on this instance and within a second on every other
+/// (the keys' version counter, see `auth::credentials`), and its console sessions and listen
+/// streams end with it.
 async fn set_disabled(
     st: AppState,
     id: String,

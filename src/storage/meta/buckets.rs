@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use futures::TryStreamExt;
-use mongodb::bson::{doc, DateTime, Document};
+use mongodb::bson::{doc, oid::ObjectId, DateTime, Document};
 
 pub use super::bucket_settings::{BucketEncryption, CorsRule, ObjectLockConfig, StorageMode};
 use super::{is_duplicate_key, MetaStore};
@@ -16,6 +16,10 @@ pub struct BucketInfo {
     pub name: String,
     /// When it was created (or adopted).
     pub creation_date: DateTime,
+    /// A fresh id stamped at creation (`inc`), so that a bucket deleted and created again
+    /// under the same name is told from the one before it (see [`BucketInfo::incarnation`]);
+    /// `None` for a bucket created before grids3 stamped one.
+    pub incarnation_id: Option<ObjectId>,
     /// Owner's access key id.
     pub owner: String,
     /// Region it was created in.
@@ -76,6 +80,7 @@ impl BucketInfo {
         Self {
             name: name.to_owned(),
             creation_date,
+            incarnation_id: Some(ObjectId::new()),
             owner: owner.to_owned(),
             region: region.to_owned(),
             adopted: false,
@@ -100,6 +105,18 @@ impl BucketInfo {
         }
     }
 
+    /// Which bucket of its name this is: a bucket deleted and created again under the same
+    /// name has another incarnation, so that what was bound to the first (a listener's stream)
+    /// never crosses to the second. The id stamped at creation; for a bucket created before
+    /// grids3 stamped one, its creation time (a name is not deleted and created again within
+    /// one millisecond: a deletion and a creation are each a round trip to the database).
+    pub fn incarnation(&self) -> String {
+        match self.incarnation_id {
+            Some(id) => id.to_hex(),
+            None => format!("created:{}", self.creation_date.timestamp_millis()),
+        }
+    }
+
     fn to_document(&self) -> Document {
         let mut d = doc! {
             "_id": &self.name,
@@ -109,6 +126,9 @@ impl BucketInfo {
             "adopted": self.adopted,
             "acl": super::acl_docs(&self.acl),
         };
+        if let Some(id) = self.incarnation_id {
+            d.insert("inc", id);
+        }
         if let Some(o) = &self.ownership {
             d.insert("ownership", o);
         }
@@ -142,6 +162,7 @@ impl BucketInfo {
                 .ok()
                 .copied()
                 .unwrap_or(DateTime::from_millis(0)),
+            incarnation_id: d.get_object_id("inc").ok(),
             owner: d.get_str("owner").unwrap_or_default().to_owned(),
             region: d.get_str("region").unwrap_or_default().to_owned(),
             adopted: d.get_bool("adopted").unwrap_or(false),

@@ -13,6 +13,9 @@ use rand::RngCore;
 
 use super::MetaStore;
 
+/// The `_id` of the keys' version counter in `__infostore`.
+const KEYS_VERSION: &str = "access-keys-version";
+
 /// An access key as listed (never with its secret).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KeyInfo {
@@ -164,7 +167,7 @@ impl MetaStore {
                 )
                 .await?;
         }
-        Ok(())
+        self.keys_changed().await
     }
 
     /// Makes `access_key` the only root key: every other root key is demoted to an ordinary
@@ -197,6 +200,7 @@ impl MetaStore {
                 .update_many(filter, doc! {"$set": {"root": false, "formerRoot": true}})
                 .await?;
         }
+        self.keys_changed().await?;
         Ok(old)
     }
 
@@ -267,12 +271,16 @@ impl MetaStore {
 
     /// Deletes a key; `false` when there was none. The root key cannot be deleted here.
     pub async fn delete_access_key(&self, id: &str) -> mongodb::error::Result<bool> {
-        Ok(self
+        let deleted = self
             .keys
             .delete_one(doc! {"_id": id, "root": {"$ne": true}})
             .await?
             .deleted_count
-            == 1)
+            == 1;
+        if deleted {
+            self.keys_changed().await?;
+        }
+        Ok(deleted)
     }
 
     /// Disables (or enables again) a key; `false` when there is no such key or it is root (the
@@ -285,7 +293,33 @@ impl MetaStore {
                 doc! {"$set": {"disabled": disabled}},
             )
             .await?;
+        if r.matched_count == 1 {
+            self.keys_changed().await?;
+        }
         Ok(r.matched_count == 1)
+    }
+
+    /// The keys' version counter (`__infostore`, `_id: "access-keys-version"`; 0 before the
+    /// first change): every change of a key through grids3 moves it, after the change, so that
+    /// every instance's credentials cache (`auth::credentials`) notices within a second.
+    pub async fn keys_version(&self) -> mongodb::error::Result<i64> {
+        let d = self.info.find_one(doc! {"_id": KEYS_VERSION}).await?;
+        Ok(d.and_then(|d| d.get_i64("v").ok()).unwrap_or(0))
+    }
+
+    /// Moves the keys' version counter on; called after every change of a key, so that a
+    /// cache that reads the counter after it also reads the key as changed.
+    async fn keys_changed(&self) -> mongodb::error::Result<()> {
+        let bump = || {
+            self.info
+                .update_one(doc! {"_id": KEYS_VERSION}, doc! {"$inc": {"v": 1_i64}})
+                .upsert(true)
+        };
+        match bump().await {
+            // Two first changes at once: one upsert inserts, the other finds it and moves it.
+            Err(e) if super::is_duplicate_key(&e) => bump().await.map(|_| ()),
+            r => r.map(|_| ()),
+        }
     }
 
     /// The secret of an access key and whether it is root; `None` for an unknown or disabled

@@ -201,10 +201,10 @@ impl AppState {
             };
             if self.store.meta().create_bucket(&info).await? {
                 tracing::info!(bucket = %name, "adopted an existing GridFS bucket");
-                self.build_listing_posts(&name);
                 adopted.push(name);
             }
         }
+        self.build_listing_posts(adopted.clone());
         Ok(adopted)
     }
 
@@ -215,24 +215,26 @@ impl AppState {
     /// space in one range, which the local database reads whole (issue 59: a root delimiter
     /// listing of 100,000 PyMongo-written keys took 4.7 s). Posts are hints, written by
     /// inserts that ignore duplicates, so a pass cut short (a stop, a crash) loses nothing:
-    /// listings learn the rest as they pass. Only the instance whose adoption won runs it.
-    fn build_listing_posts(&self, bucket: &str) {
-        let (store, bucket) = (self.store.clone(), bucket.to_owned());
+    /// listings learn the rest as they pass. Only the instance whose adoption won runs it,
+    /// one bucket after another (one listing's load on the database, not one per bucket).
+    fn build_listing_posts(&self, buckets: Vec<String>) {
+        if buckets.is_empty() {
+            return;
+        }
+        let store = self.store.clone();
         crate::background::spawn("posts", async move {
-            let started = std::time::Instant::now();
-            let keys = match store.build_posts(&bucket).await {
-                Ok(k) => k,
-                Err(e) => {
-                    tracing::warn!(bucket, error = %e, "could not build listing posts");
-                    return;
+            for bucket in buckets {
+                let started = std::time::Instant::now();
+                match store.build_posts(&bucket).await {
+                    Ok(keys) => tracing::info!(
+                        bucket,
+                        keys,
+                        seconds = started.elapsed().as_secs_f64(),
+                        "listing posts built for an adopted bucket"
+                    ),
+                    Err(e) => tracing::warn!(bucket, error = %e, "could not build listing posts"),
                 }
-            };
-            tracing::info!(
-                bucket,
-                keys,
-                seconds = started.elapsed().as_secs_f64(),
-                "listing posts built for an adopted bucket"
-            );
+            }
         });
     }
 }

@@ -365,6 +365,14 @@ pub struct Config {
     #[arg(long, env = "GRIDS3_MAX_CONNECTIONS", default_value_t = 1024)]
     pub max_connections: usize,
 
+    /// Members one snowball upload (MinIO's `X-Amz-Meta-Snowball-Auto-Extract`) may store
+    /// as objects: a larger archive stores nothing (`400 InvalidRequest`). AWS recommends
+    /// batches of about 10,000 files; without a bound a few MB of gzipped tar headers make
+    /// millions of empty objects.
+    #[arg(long, env = "GRIDS3_SNOWBALL_MAX_MEMBERS", default_value_t = 10_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub snowball_max_members: u64,
+
     /// CompleteMultipartUpload tasks that run at once (each may read and hash every part);
     /// more wait, and answer 503 SlowDown after --completion-wait seconds without a slot.
     #[arg(long, env = "GRIDS3_MAX_COMPLETIONS", default_value_t = 8)]

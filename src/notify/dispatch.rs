@@ -13,10 +13,12 @@
 //! letters after `targets::REJECTED_TRIES` tries. Targets are served side by side, so one that
 //! is down delays no other.
 //!
-//! The lead is renewed before every round and the loop stops when it is lost; the removal of
-//! delivered events needs no fence (removing what was delivered is right whoever removes it).
-//! A new holder starts from the queue as it is: at most the last round's delivered events of
-//! each target are sent again.
+//! The lead is checked before every send and every move to the dead letters, and renewed
+//! there when half its lifetime is gone (see `hold`): a round longer than the lead's lifetime
+//! keeps it, and a run that stalled past the expiry and was taken over sends nothing more, so
+//! two instances never send at once. The removal of delivered events needs no fence (removing
+//! what was delivered is right whoever removes it). A new holder starts from the queue as it
+//! is: at most the last round's delivered events of each target are sent again.
 //!
 //! Between rounds the dispatcher sleeps until this instance queues an event (an in-process
 //! wake-up), or at the latest [`IDLE_POLL`]: events queued by other instances wait at most
@@ -40,6 +42,7 @@ use mongodb::bson::{Bson, Document};
 
 use super::outbox::key_of;
 
+use super::hold::Hold;
 use super::targets::{self, Sender, TargetSpec};
 use super::Notifier;
 use crate::storage::meta::MetaStore;
@@ -58,9 +61,10 @@ pub const IDLE_POLL: Duration = Duration::from_millis(200);
 /// is served within this), and while there are some.
 const IDLE_NO_TARGETS: Duration = Duration::from_secs(5);
 const TARGETS_EVERY: Duration = Duration::from_secs(1);
-/// How long the lead lasts without renewal.
-/// (A round may take a send timeout, `targets::SEND_TIMEOUT`, 10 s, and is renewed only between
-/// rounds: the lifetime leaves room for two.)
+/// How long the lead lasts without renewal. It is renewed while a round sends, whenever half
+/// of it is gone (see `hold`), so a send, bounded by what is left less a margin, always has at
+/// least 12 s, more than `targets::SEND_TIMEOUT` (tests shorten it with the fail point limit
+/// `notify.lead`, for the database's name).
 const LEAD_TTL: Duration = Duration::from_secs(30);
 /// How often the queue sizes (and the bounds) are checked, at the most.
 const CENSUS_EVERY: Duration = Duration::from_secs(5);
@@ -110,45 +114,44 @@ pub async fn run(notifier: Arc<Notifier>, meta: MetaStore) {
     if let Err(e) = notifier.ensure_indexes().await {
         tracing::warn!(error = %e, "could not create the notification outbox's index");
     }
+    let db = notifier.outbox().queue.namespace().db;
     loop {
-        match meta.take_lead("notify", LEAD_TTL).await {
+        let ttl = crate::failpoint::limit("notify.lead", &db, LEAD_TTL);
+        let asked = Instant::now();
+        match meta.take_lead("notify", ttl).await {
             Ok(Some(lead)) => {
                 tracing::debug!(
                     fence = lead.fence(),
                     "took the notification dispatcher's lead"
                 );
-                if let Err(e) = lead_rounds(&notifier, &lead).await {
+                let hold = Hold::new(&lead, ttl, asked, meta.process_id());
+                if let Err(e) = lead_rounds(&notifier, &hold).await {
                     tracing::warn!(error = %e, "notification dispatch stopped; retrying");
                 }
+                // A lost lead is not given up (another run holds it): only this run's is.
                 lead.release_or_warn().await;
+                crate::failpoint::hit("notify.lead_ended", meta.process_id()).await;
             }
             Ok(None) => {}
             Err(e) => tracing::warn!(error = %e, "could not take the notification lead"),
         }
-        tokio::time::sleep(LEAD_TTL / 4).await;
+        tokio::time::sleep(ttl / 4).await;
     }
 }
 
 /// Rounds while the lead is held.
 ///
 /// A deployment without targets pays little for the dispatcher: the lead renewed every
-/// third of its lifetime, the targets read every [`IDLE_NO_TARGETS`], and the census once a
+/// half of its lifetime, the targets read every [`IDLE_NO_TARGETS`], and the census once a
 /// minute while the outbox is empty.
-async fn lead_rounds(
-    notifier: &Arc<Notifier>,
-    lead: &crate::storage::meta::Lead,
-) -> mongodb::error::Result<()> {
+async fn lead_rounds(notifier: &Arc<Notifier>, hold: &Hold<'_>) -> mongodb::error::Result<()> {
     let mut live: HashMap<String, Live> = HashMap::new();
     let mut last_census = Instant::now() - CENSUS_EVERY;
     let mut census_pause = CENSUS_EVERY;
-    let mut renewed = Instant::now();
     let mut targets_read = Instant::now() - IDLE_NO_TARGETS;
     loop {
-        if renewed.elapsed() >= LEAD_TTL / 3 {
-            if !lead.renew().await? {
-                return Ok(());
-            }
-            renewed = Instant::now();
+        if hold.time_left().await.is_none() {
+            return Ok(());
         }
         let targets_every = if live.is_empty() {
             IDLE_NO_TARGETS
@@ -161,15 +164,18 @@ async fn lead_rounds(
         }
         if last_census.elapsed() >= census_pause {
             last_census = Instant::now();
-            census_pause = census(notifier, &live).await?;
+            census_pause = census(notifier, &live, hold).await?;
         }
         let now = Instant::now();
         let rounds: Vec<futures::future::BoxFuture<'_, mongodb::error::Result<Round>>> = live
             .values_mut()
             .filter(|l| l.next_try <= now)
-            .map(|l| Box::pin(round(notifier, l)) as _)
+            .map(|l| Box::pin(round(notifier, l, hold)) as _)
             .collect();
         let results = futures::future::join_all(rounds).await;
+        if hold.lost() {
+            return Ok(());
+        }
         let (mut progress, mut full) = (false, false);
         for r in results {
             let r = r?;
@@ -196,7 +202,7 @@ async fn lead_rounds(
                 .min()
                 .unwrap_or(idle)
                 .min(idle)
-                .min((renewed + LEAD_TTL / 3).saturating_duration_since(Instant::now()));
+                .min(hold.renewal_due().await);
             notifier.queued(soonest).await;
         }
     }
@@ -224,7 +230,11 @@ async fn refresh_targets(
 }
 
 /// One round at one target; whether anything was delivered (or buried).
-async fn round(notifier: &Notifier, l: &mut Live) -> mongodb::error::Result<Round> {
+async fn round(
+    notifier: &Notifier,
+    l: &mut Live,
+    hold: &Hold<'_>,
+) -> mongodb::error::Result<Round> {
     let name = l.spec.name();
     let now = Instant::now();
     let skip: std::collections::HashSet<String> = l
@@ -241,6 +251,9 @@ async fn round(notifier: &Notifier, l: &mut Live) -> mongodb::error::Result<Roun
     // An event that cannot be sent (a damaged document) would otherwise hold up its key for
     // good: to the dead letters.
     if !window.damaged.is_empty() {
+        if hold.time_left().await.is_none() {
+            return Ok(Round::default());
+        }
         let ids = notifier
             .outbox()
             .copy_to_dead(window.damaged.clone(), "damaged", notifier.clock().now())
@@ -297,7 +310,7 @@ async fn round(notifier: &Notifier, l: &mut Live) -> mongodb::error::Result<Roun
     let unreachable = std::sync::atomic::AtomicBool::new(false);
     let deliveries: Vec<futures::future::BoxFuture<'_, Outcome<'_>>> = keys
         .iter()
-        .map(|(_, events)| Box::pin(deliver_key(sender, events, &unreachable)) as _)
+        .map(|(_, events)| Box::pin(deliver_key(sender, events, &unreachable, hold)) as _)
         .collect();
     let outcomes: Vec<Outcome<'_>> = futures::stream::iter(deliveries)
         .buffered(PARALLEL_KEYS)
@@ -344,6 +357,10 @@ async fn round(notifier: &Notifier, l: &mut Live) -> mongodb::error::Result<Roun
             failed_keys.push(key);
         }
         failure = Some(e);
+    }
+    if !rejected.is_empty() && hold.time_left().await.is_none() {
+        // Not this run's to bury any more: the holder tries them again.
+        rejected.clear();
     }
     let buried = rejected.len();
     for (event, why) in rejected {
@@ -412,10 +429,14 @@ struct Round {
 
 /// Delivers one key's events in order, stopping at the first failure: the ids delivered, and
 /// the event that failed with its failure.
+///
+/// Each send starts only while this run surely holds the lead, and is given at most the time
+/// it still does (see `hold`): once the lead is lost the key stops, its event not sent.
 async fn deliver_key<'d>(
     sender: &dyn Sender,
     events: &[&'d Document],
     unreachable: &std::sync::atomic::AtomicBool,
+    hold: &Hold<'_>,
 ) -> (Vec<Bson>, Option<(&'d Document, targets::SendError)>) {
     use std::sync::atomic::Ordering;
     let mut done = Vec::new();
@@ -427,7 +448,18 @@ async fn deliver_key<'d>(
         let (Some(id), Ok(body)) = (d.get_object_id("_id").ok(), d.get_str("body")) else {
             continue;
         };
-        match sender.send(&id.to_hex(), body.as_bytes()).await {
+        crate::failpoint::hit("notify.send", hold.holder()).await;
+        let Some(left) = hold.time_left().await else {
+            break;
+        };
+        let sent = tokio::time::timeout(left, sender.send(&id.to_hex(), body.as_bytes()))
+            .await
+            .unwrap_or_else(|_| {
+                Err(targets::SendError::Unreachable(format!(
+                    "no answer within the {left:?} the dispatcher's lead is still sure to last"
+                )))
+            });
+        match sent {
             Ok(()) => done.push(Bson::ObjectId(id)),
             Err(e) => {
                 if matches!(e, targets::SendError::Unreachable(_)) {
@@ -449,6 +481,7 @@ async fn deliver_key<'d>(
 async fn census(
     notifier: &Notifier,
     live: &HashMap<String, Live>,
+    hold: &Hold<'_>,
 ) -> mongodb::error::Result<Duration> {
     let now = notifier.clock().now();
     let too_old = mongodb::bson::DateTime::from_millis(
@@ -484,6 +517,10 @@ async fn census(
                 "too old",
             )
         };
+        // Burying is the holder's alone: a stale run could bury what the holder is sending.
+        if hold.time_left().await.is_none() {
+            return Ok(CENSUS_EVERY);
+        }
         let buried = out
             .bury(&window, window.events.clone(), reason, now)
             .await?;

@@ -26,9 +26,13 @@
 //!
 //! Order per key follows the sequencer ([`sequencer`]): the database's time in milliseconds
 //! (as this instance reads it, see `storage::meta::DbClock`) with a counter that keeps one
-//! instance's events strictly increasing. Two writes of one key that overlap in time may land in either order
-//! in S3 and their events may come in either order too; the sequencer says which is newer,
-//! as AWS documents for its own.
+//! instance's events strictly increasing. A change takes it as its events join the outbox's
+//! queue, under the lock the group commit takes them by, so one instance's events are
+//! committed, and delivered, in sequencer order (taken earlier, when the records were made, a
+//! request that stalled before queueing them was overtaken by a later one and its older
+//! sequencer was delivered after the newer). Two writes of one key that overlap in time may
+//! land in either order in S3, and their events are ordered by when they were queued, which
+//! need not be the order the writes landed in; writes that do not overlap are in order.
 //!
 //! A change whose request dies between making it and queueing its event (a crash of the
 //! gateway in that window, before any answer) may go without an event: the client was never
@@ -36,13 +40,14 @@
 
 pub mod config;
 pub mod dispatch;
+pub mod hold;
 pub mod listen;
 pub mod outbox;
 pub mod record;
 pub mod sequencer;
 pub mod targets;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use mongodb::bson::{doc, oid::ObjectId, DateTime, Document};
@@ -182,21 +187,57 @@ impl Notifier {
         if changes.is_empty() {
             return Ok(());
         }
-        let Some(plan) = self.plan(bucket).await else {
+        let Some(plan) = self.plan(bucket).await? else {
             return Ok(());
         };
         let docs = self.docs(&plan, bucket, origin, changes);
+        // A request that stalls here, its records made, is overtaken by another's: the
+        // sequencers are taken as the records join the queue, so its come later (see
+        // `outbox::Outbox::push`).
+        crate::failpoint::hit("notify.recorded", &bucket.name).await;
         self.commit(docs).await
     }
 
     /// Who wants the events of `bucket` now: `None` when nobody does (no rule, no listener).
-    async fn plan(&self, bucket: &BucketInfo) -> Option<Plan> {
+    async fn plan(&self, bucket: &BucketInfo) -> mongodb::error::Result<Option<Plan>> {
         let cfg = self.config_of(bucket).unwrap_or_default();
         let listened = self.listened(&bucket.name).await.is_some();
-        (!cfg.rules.is_empty() || listened).then_some(Plan { cfg, listened })
+        if cfg.rules.is_empty() && !listened {
+            return Ok(None);
+        }
+        let known = if cfg.rules.is_empty() {
+            Arc::default()
+        } else {
+            self.known_targets().await?
+        };
+        Ok(Some(Plan {
+            cfg,
+            listened,
+            known,
+        }))
     }
 
-    /// The outbox documents of `changes` as `plan` wants them, sequenced now.
+    /// The names of the targets that exist for this instance: its environment's and the
+    /// database's (read at most once a second, and again after this instance changed them).
+    async fn known_targets(&self) -> mongodb::error::Result<Arc<HashSet<String>>> {
+        let stored = self.stored.names().await?;
+        if self.env_targets.is_empty() {
+            return Ok(stored);
+        }
+        let mut all: HashSet<String> = (*stored).clone();
+        all.extend(self.env_targets.iter().map(TargetSpec::name));
+        Ok(Arc::new(all))
+    }
+
+    /// The outbox documents of `changes` as `plan` wants them. Each carries, as its `seq`,
+    /// the index of its change: the outbox gives each change its sequencer as the documents
+    /// join its queue.
+    ///
+    /// A rule whose target does not exist (stored with `x-amz-skip-destination-validation`,
+    /// or whose target was removed since) makes no event: events are never queued for a name
+    /// nothing serves yet, to be delivered to whatever target is created under it later (a
+    /// bucket owner could otherwise queue a day of events, up to the size bound, for a target
+    /// another owner creates).
     fn docs(
         &self,
         plan: &Plan,
@@ -207,13 +248,18 @@ impl Notifier {
         let (now, time, owner_id) = self.stamp(bucket);
         let facts = facts(bucket, &owner_id);
         let mut docs = Vec::new();
-        for change in changes {
-            let seq = self.seq.next();
+        for (i, change) in changes.iter().enumerate() {
+            let seq = i as i64;
             for rule in plan.cfg.matching(change.event.configured(), &change.key) {
                 let Some(target) = targets::name_of_arn(&rule.arn) else {
                     continue;
                 };
-                let body = record::render(change, origin, &facts, &rule.id, &time, seq);
+                if !plan.known.contains(&target) {
+                    tracing::debug!(bucket = %bucket.name, target = %target, "no event: the configuration names a target that does not exist");
+                    continue;
+                }
+                let body =
+                    record::render(change, origin, &facts, &rule.id, &time, record::UNSEQUENCED);
                 docs.push(event_doc(
                     &target,
                     seq,
@@ -275,7 +321,7 @@ impl Notifier {
             origin,
             (&facts(bucket, &owner_id), &bucket.incarnation()),
             (now, &time),
-            self.seq.next(),
+            0,
         );
         if let Err(e) = self.outbox.push(vec![d]).await {
             tracing::debug!(error = %e, "could not record a read for listeners");
@@ -298,9 +344,9 @@ impl Notifier {
         let now = self.clock().now();
         let time = now.to_chrono().format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
         let mut docs = Vec::new();
-        for t in targets {
+        for (i, t) in targets.iter().enumerate() {
             let body = record::test_event(bucket, &time, request_id);
-            docs.push(event_doc(t, self.seq.next(), "", bucket, now, body));
+            docs.push(event_doc(t, i as i64, "", bucket, now, body));
         }
         self.outbox.push(docs).await?;
         self.wake.notify_one();
@@ -328,7 +374,7 @@ fn listen_doc(
     (now, time): (DateTime, &str),
     seq: i64,
 ) -> Document {
-    let body = record::render(change, origin, facts, "", time, seq);
+    let body = record::render(change, origin, facts, "", time, record::UNSEQUENCED);
     let mut d = event_doc(listen::LISTEN, seq, &change.key, facts.name, now, body);
     d.insert("e", change.event.configured());
     d.insert("bi", incarnation);
@@ -339,6 +385,8 @@ fn listen_doc(
 struct Plan {
     cfg: Arc<config::Config>,
     listened: bool,
+    /// The targets that exist (empty when no rule needs them).
+    known: Arc<HashSet<String>>,
 }
 
 fn event_doc(

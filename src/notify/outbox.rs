@@ -5,7 +5,8 @@
 //! way wait for it, and go together in the next insert as **one document per target**:
 //! `{_id, t: "<id>:<type>", seq, at, ev: [{i, s, k: key, b: bucket, at, body}]}`, where
 //! - `i` (an ObjectId) is the event's stable id, sent with it for deduplication;
-//! - `s` is the event's sequencer (see [`crate::notify`]), which orders the events of a key;
+//! - `s` is the event's sequencer (see [`crate::notify`]), which orders the events of a key,
+//!   taken as the event joins the queue of the group commit (see [`Outbox::push`]);
 //! - `at` is the database's time when it was queued, for the age bound and the metrics;
 //! - `body` is the record, already in its final JSON;
 //! - the group's own `seq` is taken when it is written, after every event in it got its
@@ -106,6 +107,15 @@ impl Outbox {
     /// Queues events (one document each, as `notify::event_doc` makes them), returning once
     /// they are durable (or the insert failed). Concurrent calls share inserts, and a target's
     /// events go in groups (see the module documentation).
+    ///
+    /// Each document comes with the index of its change among this call's as its `seq` (the
+    /// documents of one change, one per target, share it), and its record rendered with
+    /// `record::UNSEQUENCED`. Each change is given its sequencer here, under the lock the
+    /// group commit takes the queued documents by, and it is written into the records: so a
+    /// change sequenced before another is never in a later insert, and the queue's order (the
+    /// inserts', then the sequencers' within one) is the sequencers' order. Taken before, a
+    /// request that stalled between making its records and queueing them had its older
+    /// sequencer committed, and delivered, after a newer one of the same key.
     pub async fn push(&self, docs: Vec<Document>) -> mongodb::error::Result<()> {
         if docs.is_empty() {
             return Ok(());
@@ -113,7 +123,19 @@ impl Outbox {
         let (tx, rx) = oneshot::channel();
         let start = {
             let mut p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-            p.docs.extend(docs);
+            let mut seqs: Vec<i64> = Vec::new();
+            for mut d in docs {
+                let change = usize::try_from(d.get_i64("seq").unwrap_or(0)).unwrap_or(0);
+                while seqs.len() <= change {
+                    seqs.push(self.seq.next());
+                }
+                let seq = seqs[change];
+                d.insert("seq", seq);
+                if let Some(Bson::String(body)) = d.get_mut("body") {
+                    super::record::set_sequencer(body, seq);
+                }
+                p.docs.push(d);
+            }
             p.waiters.push(tx);
             !std::mem::replace(&mut p.flushing, true)
         };

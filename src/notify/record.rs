@@ -116,6 +116,29 @@ pub fn sequencer(seq: i64) -> String {
     format!("{seq:016X}")
 }
 
+/// The sequencer a record is rendered with before its change has its own (see
+/// `outbox::Outbox::push`, which writes it in with [`set_sequencer`]).
+pub const UNSEQUENCED: i64 = 0;
+
+/// Writes `seq` into a record rendered with [`UNSEQUENCED`], in place (16 hex digits for 16).
+/// The rendered JSON has no spaces, and a `"` inside a string value is escaped, so the only
+/// `"sequencer":"` in it is the object's own; a record without one (a TestEvent) is left as
+/// it is.
+pub fn set_sequencer(body: &mut String, seq: i64) {
+    const FIELD: &str = "\"sequencer\":\"";
+    let placeholder = sequencer(UNSEQUENCED);
+    let Some(at) = body.find(FIELD) else {
+        return;
+    };
+    let start = at + FIELD.len();
+    let value = sequencer(seq);
+    if body.get(start..start + placeholder.len()) == Some(placeholder.as_str())
+        && value.len() == placeholder.len()
+    {
+        body.replace_range(start..start + value.len(), &value);
+    }
+}
+
 /// The key as AWS puts it in a record: URL-encoded, a space as `+`, `/` kept.
 pub fn encode_key(key: &str) -> String {
     crate::percent::uri_encode(key, true).replace("%20", "+")
@@ -232,5 +255,40 @@ mod tests {
         assert!(obj.get("size").is_none() && obj.get("eTag").is_none());
         assert_eq!(obj["versionId"], "v1");
         assert!(sequencer(256) > sequencer(255));
+    }
+
+    #[test]
+    fn the_sequencer_is_written_into_the_object_only() {
+        let c = Change {
+            event: EventName::Put,
+            key: "k\"sequencer\":\"0000000000000000".into(),
+            size: Some(1),
+            etag: None,
+            version_id: None,
+        };
+        let o = Origin {
+            principal: "\"sequencer\":\"0000000000000000\"".into(),
+            source_ip: String::new(),
+            request_id: "R".into(),
+        };
+        let b = BucketFacts {
+            name: "bk",
+            owner_id: "own",
+            region: "us-east-1",
+        };
+        // A configuration id and a principal that spell the field are escaped in the JSON.
+        let id = "\"sequencer\":\"0000000000000000\"";
+        let mut body = render(&c, &o, &b, id, "t", UNSEQUENCED);
+        set_sequencer(&mut body, 0x0123_4567_89AB_CDEF);
+        let r: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let rec = &r["Records"][0];
+        assert_eq!(rec["s3"]["object"]["sequencer"], "0123456789ABCDEF");
+        assert_eq!(rec["s3"]["configurationId"], id);
+        assert_eq!(rec["userIdentity"]["principalId"], o.principal);
+        // A record without a sequencer (a TestEvent) is left as it is.
+        let mut test = test_event("bk", "t", "R");
+        let before = test.clone();
+        set_sequencer(&mut test, 5);
+        assert_eq!(test, before);
     }
 }

@@ -5,8 +5,10 @@
 //! A destination is checked as AWS checks it: an ARN that names no configured target is
 //! refused with `400 InvalidArgument` "Unable to validate the following destination
 //! configurations", naming it, unless the request says `x-amz-skip-destination-validation:
-//! true` (then it is stored, and its events wait in the outbox until the target exists or
-//! they age out). Each target the configuration names is sent an `s3:TestEvent`.
+//! true`. Then it is stored, but a rule makes events only while its target exists (see
+//! `crate::notify::Notifier::record`): none are queued for a name nothing serves, to reach
+//! whatever target is later created under it. Each target the configuration names is sent an
+//! `s3:TestEvent` (none with the header: a target may not exist).
 
 use axum::http::StatusCode;
 use axum::response::Response;

@@ -28,6 +28,8 @@ pub struct Receiver {
     pub refuse: Arc<Mutex<std::collections::HashMap<String, (u16, usize)>>>,
     /// When not zero, every POST is answered with this status (a receiver refusing all).
     pub refuse_all: Arc<std::sync::atomic::AtomicU16>,
+    /// Milliseconds each POST is answered after (a slow target).
+    pub delay_ms: Arc<std::sync::atomic::AtomicU64>,
     server: Arc<Mutex<Option<tokio::task::AbortHandle>>>,
 }
 
@@ -40,6 +42,7 @@ impl Receiver {
             down: Arc::default(),
             refuse: Arc::default(),
             refuse_all: Arc::default(),
+            delay_ms: Arc::default(),
             server: Arc::default(),
         };
         r.serve(listener);
@@ -49,13 +52,16 @@ impl Receiver {
     fn serve(&self, listener: tokio::net::TcpListener) {
         let (got, down, refuse) = (self.got.clone(), self.down.clone(), self.refuse.clone());
         let all = self.refuse_all.clone();
+        let delay = self.delay_ms.clone();
         let app = axum::Router::new().route(
             "/hook",
             axum::routing::post(
                 move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
                     let (got, down, refuse) = (got.clone(), down.clone(), refuse.clone());
                     let all = all.load(std::sync::atomic::Ordering::SeqCst);
+                    let delay = delay.load(std::sync::atomic::Ordering::SeqCst);
                     async move {
+                        tokio::time::sleep(std::time::Duration::from_millis(delay)).await;
                         if down.load(std::sync::atomic::Ordering::SeqCst) {
                             return axum::http::StatusCode::SERVICE_UNAVAILABLE;
                         }

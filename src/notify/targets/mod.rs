@@ -268,14 +268,54 @@ pub fn sender(spec: &TargetSpec) -> Box<dyn Sender> {
 /// The targets the database holds (`__notify_targets`), shared by every instance.
 pub struct Stored {
     coll: mongodb::Collection<Document>,
+    /// Their names as last read, and when (see [`Stored::names`]), with how many times this
+    /// instance changed the targets (a reading begun before a change is not kept).
+    names: std::sync::Mutex<(u64, Option<(std::time::Instant, NameSet)>)>,
 }
+
+/// A set of target names (`<id>:<type>`).
+pub type NameSet = std::sync::Arc<std::collections::HashSet<String>>;
+
+/// How long the write path trusts its reading of the stored targets' names.
+const NAMES_FOR: Duration = Duration::from_secs(1);
 
 impl Stored {
     /// The stored targets of `db`.
     pub fn new(db: &mongodb::Database) -> Self {
         Self {
             coll: db.collection("__notify_targets"),
+            names: std::sync::Mutex::default(),
         }
+    }
+
+    /// The stored targets' names, for the write path (which makes events only for targets
+    /// that exist): read at most once a second, and again after this instance added or
+    /// removed one. Another instance's change is seen within a second.
+    pub async fn names(&self) -> mongodb::error::Result<NameSet> {
+        let changes = {
+            let n = self.names.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some((at, names)) = &n.1 {
+                if at.elapsed() < NAMES_FOR {
+                    return Ok(names.clone());
+                }
+            }
+            n.0
+        };
+        let read = std::time::Instant::now();
+        let names: NameSet =
+            std::sync::Arc::new(self.list().await?.iter().map(TargetSpec::name).collect());
+        let mut n = self.names.lock().unwrap_or_else(|e| e.into_inner());
+        if n.0 == changes {
+            n.1 = Some((read, names.clone()));
+        }
+        Ok(names)
+    }
+
+    /// Forgets the names read (this instance changed the targets).
+    fn forget_names(&self) {
+        let mut n = self.names.lock().unwrap_or_else(|e| e.into_inner());
+        n.0 += 1;
+        n.1 = None;
     }
 
     /// Every stored target.
@@ -294,21 +334,21 @@ impl Stored {
             mongodb::error::Error::custom(format!("a target that does not serialize: {e}"))
         })?;
         d.insert("_id", spec.name());
-        self.coll
+        let r = self
+            .coll
             .replace_one(doc! {"_id": spec.name()}, d)
             .upsert(true)
-            .await?;
+            .await;
+        self.forget_names();
+        r?;
         Ok(())
     }
 
     /// Removes a target by name (`<id>:<type>`); whether it existed.
     pub async fn remove(&self, name: &str) -> mongodb::error::Result<bool> {
-        Ok(self
-            .coll
-            .delete_one(doc! {"_id": name})
-            .await?
-            .deleted_count
-            == 1)
+        let r = self.coll.delete_one(doc! {"_id": name}).await;
+        self.forget_names();
+        Ok(r?.deleted_count == 1)
     }
 }
 

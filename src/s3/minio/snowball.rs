@@ -17,6 +17,9 @@
 //!   (a policy that allows writes under one prefix does not let an archive write elsewhere);
 //!   the first member refused ends the request with `403 AccessDenied`, and the members before
 //!   it stay, as MinIO's extraction stops at an error.
+//! - **Bounded.** At most `--snowball-max-members` members (10,000 by default, the batch size
+//!   AWS recommends for its own auto-extract) are stored per request: an archive with more is
+//!   `400 InvalidRequest`, found in the reading that stores nothing.
 //! - **Refused, never ignored:** `X-Amz-Meta-Minio-Snowball-Ignore-Errors` (every error
 //!   ends the extraction here), conditional headers (`If-Match`, `If-None-Match`: they would
 //!   name the archive's key, which is never written), and a member key over 1,024 bytes.
@@ -177,10 +180,20 @@ pub async fn extract(st: &AppState, mut req: S3Request) -> S3Result<Response> {
     }
     // 2. The whole archive read once without publishing anything: its headers, its sizes
     //    against the cap, a gzip stream's CRC. A damaged archive stores nothing.
-    //    Each member's key is made here too, so that one over 1,024 bytes stores nothing.
+    //    Each member's key is made here too, so that one over 1,024 bytes stores nothing, and
+    //    the members to store are counted: past the bound, nothing is stored either (the cap
+    //    on bytes alone lets 6 GiB of tar headers, a few MB gzipped, make 12 million empty
+    //    objects).
+    let max_members = st.config.snowball_max_members;
     let mut check = archive(&file).await?;
+    let mut members = 0u64;
     while let Some(m) = check.next().await? {
-        key_of(&m, &prefix, ignore_dirs)?;
+        if key_of(&m, &prefix, ignore_dirs)?.is_some() {
+            members += 1;
+            if members > max_members {
+                return Err(too_many_members(max_members));
+            }
+        }
     }
     check.finish().await?;
     // 3. The members, one by one, each published as a PutObject.
@@ -200,6 +213,14 @@ pub async fn extract(st: &AppState, mut req: S3Request) -> S3Result<Response> {
         r.headers_mut().insert("x-grids3-snowball-objects", v);
     }
     Ok(r)
+}
+
+/// The answer to an archive with more members to store than `max` (nothing was stored).
+fn too_many_members(max: u64) -> S3Error {
+    S3Error::invalid_request(format!(
+        "The archive has more than {max} members to store, the most one snowball upload stores \
+         (GRIDS3_SNOWBALL_MAX_MEMBERS); nothing was stored: split it into several archives"
+    ))
 }
 
 /// The key a member is stored under (`None`: it is not stored: links and the like, `.`, and

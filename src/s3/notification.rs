@@ -245,7 +245,10 @@ impl Guard {
                 None => return Ok(false),
             }
         }
-        match self.st.store.meta().bucket_cached(&a.bucket).await? {
+        // Read fresh, not from the 1 s bucket cache: a record stamped by a writer whose cache
+        // still held the old incarnation (the bucket deleted and made again through another
+        // instance) would otherwise pass a check made on the same stale cache.
+        match self.st.store.meta().get_bucket(&a.bucket).await? {
             Some(b) if b.incarnation() == self.incarnation => {}
             _ => return Ok(false),
         }

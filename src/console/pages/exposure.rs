@@ -103,10 +103,13 @@ fn leaves(xml: &str) -> Option<Vec<(String, String)>> {
     let mut out = Vec::new();
     // The element open with nothing but text in it so far, and its text.
     let mut open: Option<(String, String)> = None;
+    let mut depth = 0usize;
     loop {
         match r.read_event().ok()? {
-            Event::Eof => return Some(out),
+            // A document cut short is not one.
+            Event::Eof => return (depth == 0).then_some(out),
             Event::Start(e) => {
+                depth += 1;
                 let name = String::from_utf8_lossy(e.local_name().as_ref()).into_owned();
                 open = Some((name, String::new()));
             }
@@ -116,6 +119,7 @@ fn leaves(xml: &str) -> Option<Vec<(String, String)>> {
                 }
             }
             Event::End(e) => {
+                depth = depth.saturating_sub(1);
                 if let Some((name, text)) = open.take() {
                     if name.as_bytes() == e.local_name().as_ref() {
                         out.push((name, text.trim().to_owned()));

@@ -1,4 +1,11 @@
 // The console's script: confirmations, the copy button and uploads. Pages work without it.
+
+// A size as people read it (the pages' own, `views::human_size`); exact bytes go in a title.
+function humanSize(n) {
+  var u = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'], i = 0;
+  while (n >= 1024 && i < u.length - 1) { n /= 1024; i++; }
+  return (i ? n.toFixed(1) : String(n)) + ' ' + u[i];
+}
 document.addEventListener('click', function (e) {
   var t = e.target;
   if (t.dataset && t.dataset.confirm && !window.confirm(t.dataset.confirm)) {
@@ -24,11 +31,7 @@ document.addEventListener('click', function (e) {
   var total = document.getElementById('total'), totalText = document.getElementById('total-text');
   var queue = document.getElementById('queue'), refresh = document.getElementById('refresh');
 
-  function size(n) {
-    var u = ['B', 'KiB', 'MiB', 'GiB', 'TiB'], i = 0;
-    while (n >= 1024 && i < u.length - 1) { n /= 1024; i++; }
-    return (i ? n.toFixed(1) : n) + ' ' + u[i];
-  }
+  var size = humanSize;
   // The bars' values are attributes, so that what they show can be observed.
   function show(bar, value, max) {
     bar.setAttribute('max', String(Math.max(max, 1)));
@@ -63,7 +66,10 @@ document.addEventListener('click', function (e) {
     job.row.className = 'state-' + state;
     job.row.dataset.state = state;
     job.label.textContent = text;
-    job.cancel.hidden = !(state === 'waiting' || state === 'uploading');
+    // Done, failed or cancelled: nothing left to cancel (issue 59: the button stayed usable).
+    var live = state === 'waiting' || state === 'uploading';
+    job.cancel.hidden = !live;
+    job.cancel.disabled = !live;
     update();
   }
   function add(file, rel) {
@@ -215,7 +221,31 @@ document.addEventListener('click', function (e) {
   });
 })();
 
-// A policy refused as JSON: the cursor goes where parsing stopped.
+// A setting that is not set: its example, a placeholder, is put in the editor on request.
+document.querySelectorAll('button[data-example-for]').forEach(function (b) {
+  b.hidden = false;
+  b.addEventListener('click', function () {
+    var ed = document.getElementById(b.dataset.exampleFor);
+    ed.value = ed.placeholder;
+    ed.focus();
+  });
+});
+
+// A change that would make the bucket public waits on the server for its confirmation: it is
+// asked at once, naming what becomes public; dismissed, nothing is sent.
+(function () {
+  var b = document.querySelector('button[data-ask-now]');
+  if (!b) { return; }
+  setTimeout(function () {
+    if (window.confirm(b.dataset.confirm)) {
+      b.form.submit();
+    } else {
+      document.getElementById('confirm-note').textContent = 'Not applied: nothing was changed.';
+    }
+  }, 0);
+})();
+
+// A document refused: the cursor goes where parsing stopped.
 (function () {
   var ed = document.querySelector('textarea[data-error-offset]');
   if (!ed) { return; }
@@ -266,7 +296,8 @@ document.addEventListener('click', function (e) {
   function addObject(key, size, time) {
     var old = find('key', key);
     if (old) {
-      old.cells[2].textContent = String(size);
+      old.cells[2].textContent = humanSize(size);
+      old.cells[2].title = size + ' bytes';
       old.cells[3].textContent = time;
       return;
     }
@@ -284,7 +315,9 @@ document.addEventListener('click', function (e) {
     box.value = key;
     box.setAttribute('aria-label', 'select ' + key.slice(prefix.length));
     tr.append(cell(box), cell(link('/object?bucket=' + encodeURIComponent(bucket) + '&key=' + encodeURIComponent(key),
-      key.slice(prefix.length), 'key')), cell(String(size)), cell(time));
+      key.slice(prefix.length), 'key')), cell(humanSize(size)), cell(time));
+    tr.cells[2].className = 'size';
+    tr.cells[2].title = size + ' bytes';
     body.insertBefore(tr, before || null);
   }
   function apply(rec) {

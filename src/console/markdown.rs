@@ -1,5 +1,6 @@
 //! Markdown previews (pulldown-cmark), made safe to place in the console's own page: raw HTML
-//! in the document is shown as text, links keep only http, https and mailto targets (and
+//! in the document is shown as text (except HTML comments, which a README uses for notes to
+//! its editors and which no renderer shows), links keep only http, https and mailto targets (and
 //! in-page anchors), and images become links (the console loads no image from elsewhere,
 //! and its CSP would refuse one). Everything else is escaped by the renderer.
 
@@ -14,6 +15,36 @@ fn safe_target(url: &str) -> bool {
         || lower.starts_with('#')
 }
 
+/// The part of raw HTML that is not inside a comment (`<!-- ... -->`); `in_comment` carries a
+/// comment that spans events (an HTML block comes a line at a time).
+fn outside_comments(h: &str, in_comment: &mut bool) -> String {
+    let mut out = String::new();
+    let mut rest = h;
+    loop {
+        if *in_comment {
+            match rest.find("-->") {
+                Some(end) => {
+                    rest = &rest[end + 3..];
+                    *in_comment = false;
+                }
+                None => return out,
+            }
+        } else {
+            match rest.find("<!--") {
+                Some(start) => {
+                    out.push_str(&rest[..start]);
+                    rest = &rest[start + 4..];
+                    *in_comment = true;
+                }
+                None => {
+                    out.push_str(rest);
+                    return out;
+                }
+            }
+        }
+    }
+}
+
 /// The HTML of a Markdown document, safe to embed.
 pub fn render(text: &str) -> String {
     let mut opts = Options::empty();
@@ -23,10 +54,14 @@ pub fn render(text: &str) -> String {
     // Which links were dropped, so that their ends are dropped too (links nest in nothing).
     let mut dropped = Vec::new();
     let mut events = Vec::new();
+    let mut in_comment = false;
     for e in Parser::new_ext(text, opts) {
         let e = match e {
-            // Markup in the document is shown as what it is.
-            Event::Html(h) | Event::InlineHtml(h) => Some(Event::Text(h)),
+            // Markup in the document is shown as what it is; comments are not shown.
+            Event::Html(h) | Event::InlineHtml(h) => {
+                let shown = outside_comments(&h, &mut in_comment);
+                (!shown.is_empty()).then(|| Event::Text(shown.into()))
+            }
             // An image becomes a link: the console loads no image from elsewhere.
             Event::Start(Tag::Link {
                 link_type,
@@ -49,6 +84,11 @@ pub fn render(text: &str) -> String {
                     title,
                     id,
                 }))
+            }
+            // A comment ends with the block that holds it, closed or not.
+            Event::End(end @ (TagEnd::HtmlBlock | TagEnd::Paragraph)) => {
+                in_comment = false;
+                Some(Event::End(end))
             }
             // A dropped link's end goes with it.
             Event::End(TagEnd::Link) | Event::End(TagEnd::Image) => {
@@ -94,6 +134,26 @@ mod tests {
         assert!(!html.contains("<script"), "{html}");
         assert!(!html.contains("<img"), "{html}");
         assert!(html.contains("&lt;script&gt;"), "{html}");
+    }
+
+    #[test]
+    fn comments_are_not_shown() {
+        let html = render("# Title\n\n<!-- a note\nover two lines -->\n\nText <!-- inline --> here.\n\n<!-- one --><b>bold</b>\n");
+        assert!(
+            !html.contains("note") && !html.contains("inline") && !html.contains("one"),
+            "{html}"
+        );
+        assert!(
+            !html.contains("&lt;!--") && !html.contains("--&gt;"),
+            "{html}"
+        );
+        assert!(html.contains("Text") && html.contains("here."), "{html}");
+        assert!(
+            html.contains("&lt;b&gt;bold&lt;/b&gt;"),
+            "markup after a comment stays text: {html}"
+        );
+        // An unclosed comment hides the rest of the HTML block, as a browser would.
+        assert!(!render("<!-- open\nstill\n").contains("still"));
     }
 
     #[test]

@@ -3,6 +3,27 @@
 
 use askama::Template;
 
+/// A size as people read it (`60.0 MiB`, `512 B`), in powers of 1024 as the upload list
+/// shows them; the exact bytes go in the element's title.
+pub fn human_size(n: u64) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    if n < 1024 {
+        return format!("{n} B");
+    }
+    let mut v = n as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i < UNITS.len() - 1 {
+        v /= 1024.0;
+        i += 1;
+    }
+    format!("{v:.1} {}", UNITS[i])
+}
+
+/// [`human_size`] of a size as S3 sends it (a decimal string); as it is when it is not one.
+fn human_text(s: &str) -> String {
+    s.parse().map(human_size).unwrap_or_else(|_| s.to_owned())
+}
+
 /// The sign-in page.
 #[derive(Template)]
 #[template(path = "console/login.html")]
@@ -11,6 +32,8 @@ pub struct Login {
     pub csrf: String,
     pub root: bool,
     pub error: Option<String>,
+    /// The access key typed before a refusal, kept in its field.
+    pub access_key: String,
 }
 
 /// One bucket of the list.
@@ -48,6 +71,13 @@ pub struct ObjectRow {
     pub key: String,
     pub size: u64,
     pub modified: String,
+}
+
+impl ObjectRow {
+    /// The size as people read it.
+    pub fn size_text(&self) -> String {
+        human_size(self.size)
+    }
 }
 
 /// A folder of a bucket.
@@ -98,6 +128,10 @@ pub struct Object {
     /// The tags as the edit box shows them (`key=value` lines).
     pub tags_text: String,
     pub versions: Vec<VersionRow>,
+    /// The bucket has Object Lock (its forms are shown only then).
+    pub lock: bool,
+    /// The object's legal hold (`ON`, `OFF`, or empty: none).
+    pub legal_hold: String,
 }
 
 /// One version of an object.
@@ -107,6 +141,20 @@ pub struct VersionRow {
     pub size: String,
     pub latest: bool,
     pub marker: bool,
+}
+
+impl VersionRow {
+    /// The size as people read it.
+    pub fn size_text(&self) -> String {
+        human_text(&self.size)
+    }
+}
+
+impl Object {
+    /// The size as people read it.
+    pub fn size_text(&self) -> String {
+        human_text(&self.size)
+    }
 }
 
 /// A page with a title and a way back (after an action, or to show a refusal).
@@ -127,13 +175,19 @@ pub struct Setting {
     pub sub: String,
     pub title: String,
     pub deletable: bool,
-    /// The document shown: the current one, an example when not set, or the one refused.
+    /// The document shown: the current one (empty when not set), or the one refused or held.
     pub doc: String,
+    /// An example, the empty editor's placeholder (never its value: Save would apply it).
+    pub example: String,
     pub set: bool,
     /// AWS's code and reason of a refusal (or the JSON error of a policy).
     pub error: Option<String>,
     /// Where in `doc` the JSON error is (characters), for the editor's cursor.
     pub error_offset: Option<usize>,
+    /// The question a change that makes the bucket public waits for (see `pages::exposure`).
+    pub confirm: Option<String>,
+    /// The change waiting is a delete.
+    pub confirm_delete: bool,
 }
 
 /// A bucket's settings.
@@ -248,4 +302,19 @@ pub struct Status {
     pub db_version: String,
     pub db_stats: String,
     pub now: String,
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn sizes_as_people_read_them() {
+        use super::human_size;
+        assert_eq!(human_size(0), "0 B");
+        assert_eq!(human_size(1023), "1023 B");
+        assert_eq!(human_size(1536), "1.5 KiB");
+        assert_eq!(human_size(62_914_560), "60.0 MiB");
+        assert_eq!(human_size(5 * 1024 * 1024 * 1024 * 1024), "5.0 TiB");
+        assert_eq!(super::human_text("2048"), "2.0 KiB");
+        assert_eq!(super::human_text(""), "");
+    }
 }

@@ -197,8 +197,11 @@ async fn rules_for(
 }
 
 /// The console's rule (see the module's comment): its origin is `--console-url` when set,
-/// else its listen address (a loopback address also as `localhost`; an unspecified one as any
-/// host on the console's port, since the names it is reached by are not known here).
+/// else its listen address (a loopback address also as `localhost`). An unspecified one
+/// (`0.0.0.0`, `[::]`) allows the loopback names on the console's port only: the other names
+/// it is reached by are not known here, and a wildcard host (`http://*:9001`, as before issue
+/// 59) let any site served on that port read presigned answers; reached by another name, the
+/// console needs `--console-url`.
 fn console_rule(st: &AppState) -> Option<CorsRule> {
     let origins = console_origins(
         st.config.console_url.as_deref(),
@@ -240,7 +243,15 @@ fn console_origins(
         (_, p) => format!(":{p}"),
     };
     if at.ip().is_unspecified() {
-        return vec![format!("{scheme}://*{port}")];
+        let mut out = vec![
+            format!("{scheme}://127.0.0.1{port}"),
+            format!("{scheme}://localhost{port}"),
+        ];
+        // `[::]` takes IPv6 connections, and (dual-stack) IPv4 ones too.
+        if at.is_ipv6() {
+            out.push(format!("{scheme}://[::1]{port}"));
+        }
+        return out;
     }
     let ip = match at.ip() {
         std::net::IpAddr::V6(v6) => format!("[{v6}]"),
@@ -408,10 +419,36 @@ mod tests {
             console_origins(None, at("127.0.0.1:9001"), false),
             ["http://127.0.0.1:9001", "http://localhost:9001"]
         );
+        // Unspecified: the loopback names on its port, never a wildcard host (issue 59).
         assert_eq!(
             console_origins(None, at("0.0.0.0:9001"), true),
-            ["https://*:9001"]
+            ["https://127.0.0.1:9001", "https://localhost:9001"]
         );
+        assert_eq!(
+            console_origins(None, at("[::]:9001"), false),
+            [
+                "http://127.0.0.1:9001",
+                "http://localhost:9001",
+                "http://[::1]:9001"
+            ]
+        );
+        for origins in [
+            console_origins(None, at("0.0.0.0:9001"), false),
+            console_origins(None, at("[::]:80"), false),
+        ] {
+            assert!(origins.iter().all(|o| !o.contains('*')), "{origins:?}");
+            assert!(find_rule(
+                &[rule(
+                    &origins.iter().map(String::as_str).collect::<Vec<_>>(),
+                    &["PUT"],
+                    &["*"]
+                )],
+                "http://attacker.example:9001",
+                "PUT",
+                &[]
+            )
+            .is_none());
+        }
         assert_eq!(
             console_origins(None, at("10.1.2.3:80"), false),
             ["http://10.1.2.3"],

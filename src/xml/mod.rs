@@ -54,11 +54,20 @@ pub fn escape(s: &str) -> String {
 ///
 /// The root element must be `root` (any namespace prefix): `<Bogus/>` sent as a tagging body
 /// was read as an empty tag set and removed every tag.
+///
+/// The message says what did not fit where it can (the root found, serde's reason, the
+/// unknown element): AWS's message is the same for every case, which leaves a person with a
+/// long document guessing (issue 59).
 pub fn from_xml<T: for<'de> Deserialize<'de>>(root: &str, body: &[u8]) -> S3Result<T> {
-    let text = std::str::from_utf8(body).map_err(|_| S3Error::malformed_xml())?;
-    let (kept, found) = preserve_text(text).ok_or_else(S3Error::malformed_xml)?;
+    let why = |what: String| {
+        S3Error::malformed_xml().with_message(format!(
+            "The XML you provided was not well-formed or did not validate against our published schema: {what}"
+        ))
+    };
+    let text = std::str::from_utf8(body).map_err(|_| why("it is not UTF-8".into()))?;
+    let (kept, found) = preserve_text(text).ok_or_else(|| why("it is not well-formed".into()))?;
     if found != root {
-        return Err(S3Error::malformed_xml());
+        return Err(why(format!("the root element is <{found}>, not <{root}>")));
     }
     let mut de = quick_xml::de::Deserializer::from_str(&kept);
     let mut unknown: Option<String> = None;
@@ -69,11 +78,9 @@ pub fn from_xml<T: for<'de> Deserialize<'de>>(root: &str, body: &[u8]) -> S3Resu
             unknown = Some(name);
         }
     })
-    .map_err(|_| S3Error::malformed_xml())?;
+    .map_err(|e| why(format!("in <{root}>: {e}")))?;
     match unknown {
-        Some(name) => Err(S3Error::malformed_xml().with_message(format!(
-            "The XML you provided was not well-formed or did not validate against our published schema: unknown element {name}"
-        ))),
+        Some(name) => Err(why(format!("unknown element {name}"))),
         None => Ok(value),
     }
 }

@@ -204,9 +204,14 @@ fn chromium_signs_in_browses_shares_and_signs_out() {
             r["policy_refused"]
                 .as_str()
                 .unwrap()
-                .starts_with("MalformedPolicy:"),
+                .starts_with("Bucket policy: MalformedPolicy:"),
             "{}",
             r["policy_refused"]
+        );
+        assert_eq!(
+            r["policy_asked"],
+            serde_json::json!(["This makes bucket media public: bucket policy: everyone may s3:GetObject on arn:aws:s3:::media/logo.png. Apply it?"]),
+            "a public statement is confirmed first"
         );
         assert_eq!(r["policy_saved"]["errors"], false, "{}", r["policy_saved"]);
         assert_eq!(r["policy_saved"]["shown"], "ReadLogo");
@@ -216,7 +221,7 @@ fn chromium_signs_in_browses_shares_and_signs_out() {
             r["cors_refused"]
                 .as_str()
                 .unwrap()
-                .starts_with("InvalidRequest:"),
+                .starts_with("CORS: InvalidRequest:"),
             "{}",
             r["cors_refused"]
         );

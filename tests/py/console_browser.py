@@ -23,6 +23,8 @@ url, ak, sk, chromium, viewer_ak, viewer_sk = sys.argv[1:7]
 shots = sys.argv[7] if len(sys.argv) > 7 else ""
 result = {}
 dialogs = []
+# Dialogs are dismissed, except where a step accepts one (and records it apart).
+accept = []
 
 
 def shot(page, name):
@@ -33,7 +35,14 @@ with sync_playwright() as p:
     browser = p.chromium.launch(executable_path=chromium,
                                 args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
     page = browser.new_page(viewport={"width": 1100, "height": 720})
-    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    def on_dialog(d):
+        if accept:
+            accept.append(d.message)
+            d.accept()
+        else:
+            dialogs.append(d.message)
+            d.dismiss()
+    page.on("dialog", on_dialog)
 
     # A wrong secret is refused, on the page.
     page.goto(url + "/")
@@ -146,9 +155,13 @@ with sync_playwright() as p:
         {"Sid": "ReadLogo", "Effect": "Allow", "Principal": "*", "Action": "s3:GetObject", "Resource": "arn:aws:s3:::media/logo.png"},
         {"Effect": "Allow", "Principal": {"AWS": viewer_ak}, "Action": "s3:ListBucket", "Resource": "arn:aws:s3:::media"},
         {"Effect": "Allow", "Principal": {"AWS": viewer_ak}, "Action": "s3:GetObject", "Resource": "arn:aws:s3:::media/*"}]}, indent=2)
+    # Its first statement makes logo.png public: the console asks first (issue 59).
     page.fill("#doc-policy", good)
+    accept.append("accepting")
     page.click("#save-policy")
     page.wait_for_selector("#saved")
+    result["policy_asked"] = accept[1:]
+    accept.clear()
     result["policy_saved"] = {"status": page.text_content("#saved"), "errors": page.query_selector("#error-policy") is not None,
                               "shown": json.loads(page.input_value("#doc-policy"))["Statement"][0]["Sid"]}
     page.fill("#doc-cors", "<CORSConfiguration><CORSRule><AllowedMethod>BREW</AllowedMethod><AllowedOrigin>*</AllowedOrigin></CORSRule></CORSConfiguration>")

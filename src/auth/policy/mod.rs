@@ -154,6 +154,18 @@ struct Statement {
     conditions: Vec<condition::Condition>,
 }
 
+impl Statement {
+    /// An Allow to everyone (or through NotPrincipal) that no condition pins to a source.
+    fn is_public(&self) -> bool {
+        self.allow
+            && (self.principals.everyone || self.not_principal)
+            && !self
+                .conditions
+                .iter()
+                .any(condition::Condition::restricts_source)
+    }
+}
+
 /// The principals a statement names.
 #[derive(Clone, Debug, Default)]
 struct Principals {
@@ -511,14 +523,35 @@ impl Policy {
     /// Access): an Allow to everyone (or through NotPrincipal) that no condition pins to a
     /// fixed source (an IP range, a user id).
     pub fn is_public(&self) -> bool {
-        self.statements.iter().any(|s| {
-            s.allow
-                && (s.principals.everyone || s.not_principal)
-                && !s
-                    .conditions
-                    .iter()
-                    .any(condition::Condition::restricts_source)
-        })
+        self.statements.iter().any(Statement::is_public)
+    }
+
+    /// What each public statement (see [`Policy::is_public`]) allows everyone, in words
+    /// ("s3:GetObject on arn:aws:s3:::b/*"), for a person to confirm before it is applied.
+    pub fn public_grants(&self) -> Vec<String> {
+        let list = |not: bool, items: &[String], any: &str| {
+            if not {
+                format!("{any} except {}", items.join(", "))
+            } else {
+                items.join(", ")
+            }
+        };
+        self.statements
+            .iter()
+            .filter(|s| s.is_public())
+            .map(|s| {
+                let who = if s.not_principal {
+                    "everyone but the principals it names"
+                } else {
+                    "everyone"
+                };
+                format!(
+                    "{who} may {} on {}",
+                    list(s.not_action, &s.actions, "every action"),
+                    list(s.not_resource, &s.resources, "every resource")
+                )
+            })
+            .collect()
     }
 
     /// Whether some statement reads `s3:ExistingObjectTag/...` (then the request's object

@@ -380,6 +380,20 @@ fn public_policies() {
     );
     assert!(!key.is_public());
     assert!(!key.needs_object_tags());
+    // What is public, in words: the public statements only.
+    assert_eq!(
+        public.public_grants(),
+        ["everyone may s3:GetObject on arn:aws:s3:::b/*"]
+    );
+    assert!(pinned.public_grants().is_empty());
+    assert!(key.public_grants().is_empty());
+    let not = policy(
+        r#"{"Effect":"Allow","NotPrincipal":{"AWS":"AKME"},"NotAction":["s3:DeleteObject","s3:PutObject"],"Resource":"arn:aws:s3:::b/*"}"#,
+    );
+    assert_eq!(
+        not.public_grants(),
+        ["everyone but the principals it names may every action except s3:DeleteObject, s3:PutObject on arn:aws:s3:::b/*"]
+    );
 }
 
 #[test]

@@ -19,6 +19,7 @@ use crate::state::AppState;
 mod admin;
 mod buckets;
 mod bytes;
+mod exposure;
 mod live;
 mod lock;
 mod objects;

@@ -47,7 +47,7 @@ async fn object_page(
                 .unwrap_or("")
                 .to_owned()
         };
-        let headers = r
+        let headers: Vec<(String, String)> = r
             .headers()
             .iter()
             .filter(|(k, _)| {
@@ -88,7 +88,26 @@ async fn object_page(
         crate::percent::uri_encode(bucket, false),
         crate::percent::uri_encode(key, false)
     );
+    let legal_hold = headers
+        .iter()
+        .find(|(k, _)| k == "x-amz-object-lock-legal-hold")
+        .map(|(_, v)| v.clone())
+        .unwrap_or_default();
     let caller = ctx.caller(st);
+    // Object Lock's forms only where the bucket has it (issue 59: they were shown, with the
+    // legal hold "On" preselected, on every object); S3 would refuse them anywhere else.
+    let lock = caller
+        .send_text(
+            Method::GET,
+            Some(bucket),
+            None,
+            &[("object-lock", "")],
+            &[],
+            Body::empty(),
+            64 * 1024,
+        )
+        .await
+        .is_ok_and(|t| t.contains("<ObjectLockEnabled>Enabled</ObjectLockEnabled>"));
     // The start of a text object, shown as text (escaped like every value).
     let text = if preview == "text" {
         let range = [("range", "bytes=0-65535".to_owned())];
@@ -194,6 +213,8 @@ async fn object_page(
         tags,
         tags_text,
         versions,
+        lock,
+        legal_hold,
     })
 }
 

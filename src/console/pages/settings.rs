@@ -2,21 +2,27 @@
 //! that document, sent as the S3 request the key would send (PutBucketCors, PutBucketPolicy,
 //! ...). The S3 handler validates it, so the console accepts exactly what S3 accepts and a
 //! refusal shows AWS's code and reason. A policy is parsed as JSON first, so that a syntax
-//! error is shown with its line and column.
+//! error is shown with its line and column, and an XML document is checked to be well-formed
+//! first, for the same reason.
+//!
+//! A setting that is not set shows an empty editor with an example as its placeholder (issue
+//! 59: the example used to be the editor's value, so Save applied it); an empty document saves
+//! nothing. A change that makes the bucket public is held until it is confirmed (`exposure`).
 
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{Method, StatusCode};
 use axum::response::Response;
 
+use super::exposure;
 use super::{field, html, reason, see_other, signed_get, signed_post, signed_post_with, Ctx};
 use crate::console::views::{Setting, Settings, StorageView};
 use crate::error::S3Error;
 use crate::state::AppState;
 use crate::storage::meta::StorageMode;
 
-/// A setting: its S3 sub-resource, its title, whether DELETE removes it, and a starting
-/// document shown when it is not set.
+/// A setting: its S3 sub-resource, its title, whether DELETE removes it, and an example shown
+/// as the empty editor's placeholder when it is not set (never as its value).
 struct Kind {
     sub: &'static str,
     title: &'static str,
@@ -148,6 +154,83 @@ pub fn json_error(text: &str) -> Option<(String, usize)> {
     ))
 }
 
+/// Where an XML document stops being well-formed: "line L, column C: what", and the
+/// character offset; `None` when it is well-formed. (S3 answers only `MalformedXML`.)
+pub fn xml_error(title: &str, text: &str) -> Option<(String, usize)> {
+    use quick_xml::events::Event;
+    let mut r = quick_xml::Reader::from_str(text);
+    r.config_mut().check_end_names = true;
+    let mut depth = 0usize;
+    let mut roots = 0usize;
+    let what = loop {
+        let before = r.buffer_position() as usize;
+        match r.read_event() {
+            Ok(Event::Eof) if depth > 0 => {
+                break ("the document ends inside an element".to_owned(), text.len())
+            }
+            Ok(Event::Eof) if roots == 0 => break ("there is no element".to_owned(), text.len()),
+            Ok(Event::Eof) => return None,
+            Ok(Event::Start(_)) => {
+                if depth == 0 {
+                    roots += 1;
+                }
+                depth += 1;
+            }
+            Ok(Event::Empty(_)) if depth == 0 => roots += 1,
+            Ok(Event::End(_)) => depth = depth.saturating_sub(1),
+            Ok(Event::Text(t)) if depth == 0 && !t.iter().all(u8::is_ascii_whitespace) => {
+                break ("text outside the root element".to_owned(), before)
+            }
+            Ok(_) => {}
+            Err(e) => break (e.to_string(), r.error_position() as usize),
+        }
+        if roots > 1 {
+            break ("a second root element".to_owned(), before);
+        }
+    };
+    let (what, at) = what;
+    let at = at.min(text.len());
+    let at = (0..=at)
+        .rev()
+        .find(|i| text.is_char_boundary(*i))
+        .unwrap_or(0);
+    let head = &text[..at];
+    let line = head.matches('\n').count() + 1;
+    let column = head.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+    Some((
+        format!(
+            "The {title} document is not well-formed XML: line {line}, column {column}: {what}"
+        ),
+        head.chars().count(),
+    ))
+}
+
+/// Whether a document S3 answered holds a setting: an empty configuration
+/// (`<VersioningConfiguration/>` of a bucket never versioned, `<NotificationConfiguration/>`
+/// without targets) is what S3 answers when nothing is set.
+fn holds_something(doc: &str, json: bool) -> bool {
+    if json {
+        return !doc.trim().is_empty();
+    }
+    use quick_xml::events::Event;
+    let mut r = quick_xml::Reader::from_str(doc);
+    let mut elements = 0;
+    loop {
+        match r.read_event() {
+            Ok(Event::Start(_)) | Ok(Event::Empty(_)) => {
+                elements += 1;
+                if elements > 1 {
+                    return true;
+                }
+            }
+            Ok(Event::Eof) => return false,
+            Ok(_) => {}
+            // Not XML: show it as it is, as set.
+            Err(_) => return true,
+        }
+    }
+}
+
 /// Reads one setting as the key: its document, or `None` when it is not set.
 async fn read(st: &AppState, ctx: &Ctx, bucket: &str, k: &Kind) -> Result<Option<String>, S3Error> {
     let read = ctx
@@ -163,17 +246,31 @@ async fn read(st: &AppState, ctx: &Ctx, bucket: &str, k: &Kind) -> Result<Option
         )
         .await;
     match read {
+        Ok(text) if !holds_something(&text, k.json) => Ok(None),
         Ok(text) => Ok(Some(if k.json { text } else { indent(&text) })),
         Err(e) if e.status == StatusCode::NOT_FOUND && e.code != "NoSuchBucket" => Ok(None),
         Err(e) => Err(e),
     }
 }
 
+/// A document sent back to its editor: refused (with the reason, and where), or held for a
+/// confirmation that it may make the bucket public.
+struct Edited<'a> {
+    sub: &'a str,
+    doc: String,
+    error: Option<String>,
+    offset: Option<usize>,
+    /// What becomes public, as the question asks it (the answer must repeat it).
+    confirm: Option<String>,
+    /// The change held is a delete.
+    delete: bool,
+}
+
 async fn page(
     st: &AppState,
     ctx: &Ctx,
     bucket: &str,
-    edited: Option<(&str, String, String, Option<usize>)>,
+    edited: Option<Edited<'_>>,
     saved: Option<String>,
 ) -> Response {
     let mut settings = Vec::new();
@@ -185,27 +282,32 @@ async fn page(
             title: k.title.to_owned(),
             deletable: k.deletable,
             doc: String::new(),
+            example: k.example.replace("BUCKET", bucket),
             set: false,
             error: None,
             error_offset: None,
+            confirm: None,
+            confirm_delete: false,
         };
         match got {
             Ok(Some(doc)) => {
                 s.doc = doc;
                 s.set = true;
             }
-            Ok(None) => s.doc = k.example.replace("BUCKET", bucket),
+            Ok(None) => {}
             Err(e) if e.code == "NoSuchBucket" => {
                 return ctx.message(StatusCode::NOT_FOUND, "No such bucket", Some(e), "/")
             }
             Err(e) => s.error = Some(reason(&e)),
         }
         // The document just refused stays in its editor, with the reason.
-        if let Some((sub, doc, error, offset)) = &edited {
-            if *sub == k.sub {
-                s.doc = doc.clone();
-                s.error = Some(error.clone());
-                s.error_offset = *offset;
+        if let Some(e) = &edited {
+            if e.sub == k.sub {
+                s.doc = e.doc.clone();
+                s.error = e.error.clone();
+                s.error_offset = e.offset;
+                s.confirm = e.confirm.clone();
+                s.confirm_delete = e.delete;
             }
         }
         settings.push(s);
@@ -325,13 +427,34 @@ async fn change(st: AppState, req: Request, delete: bool) -> Response {
         return see_other("/");
     };
     let doc = field(&f, "doc").unwrap_or("").replace("\r\n", "\n");
-    if !delete && k.json {
-        if let Some((error, offset)) = json_error(&doc) {
+    let refused = |doc: String, error: String, offset: Option<usize>| Edited {
+        sub: k.sub,
+        doc,
+        error: Some(error),
+        offset,
+        confirm: None,
+        delete,
+    };
+    if delete && !k.deletable {
+        return see_other("/");
+    }
+    // An empty editor (a setting not set, its example only a placeholder) saves nothing.
+    if !delete && doc.trim().is_empty() {
+        let note = format!("{}: nothing saved (the document is empty)", k.title);
+        return page(&st, &ctx, &bucket, None, Some(note)).await;
+    }
+    if !delete {
+        let checked = if k.json {
+            json_error(&doc)
+        } else {
+            xml_error(k.title, &doc)
+        };
+        if let Some((error, offset)) = checked {
             let mut r = page(
                 &st,
                 &ctx,
                 &bucket,
-                Some((k.sub, doc, error, Some(offset))),
+                Some(refused(doc, error, Some(offset))),
                 None,
             )
             .await;
@@ -339,8 +462,27 @@ async fn change(st: AppState, req: Request, delete: bool) -> Response {
             return r;
         }
     }
-    if delete && !k.deletable {
-        return see_other("/");
+    // A change that makes the bucket public is applied only when the request repeats the
+    // question it answers: the page asks (the script as a dialog), a form without the script
+    // shows it with its own button; an answer to another question asks again.
+    let public =
+        exposure::newly_public(&st, &ctx, &bucket, k.sub, (!delete).then_some(doc.as_str())).await;
+    if !public.is_empty() {
+        let ask = format!(
+            "This makes bucket {bucket} public: {}. Apply it?",
+            public.join("; ")
+        );
+        if field(&f, "public_ok") != Some(ask.as_str()) {
+            let held = Edited {
+                sub: k.sub,
+                doc,
+                error: None,
+                offset: None,
+                confirm: Some(ask),
+                delete,
+            };
+            return page(&st, &ctx, &bucket, Some(held), None).await;
+        }
     }
     let (method, body) = if delete {
         (Method::DELETE, Body::empty())
@@ -364,14 +506,8 @@ async fn change(st: AppState, req: Request, delete: bool) -> Response {
             .await
         }
         Err(e) => {
-            let mut r = page(
-                &st,
-                &ctx,
-                &bucket,
-                Some((k.sub, doc, reason(&e), None)),
-                None,
-            )
-            .await;
+            let error = format!("{}: {}", k.title, reason(&e));
+            let mut r = page(&st, &ctx, &bucket, Some(refused(doc, error, None)), None).await;
             *r.status_mut() = e.status;
             r
         }
@@ -392,6 +528,42 @@ mod tests {
         );
         assert_eq!(offset, text.find("\"Statement").unwrap());
         assert!(json_error("{\"a\": [1, 2]}").is_none());
+    }
+
+    #[test]
+    fn an_xml_error_has_its_line_and_column() {
+        let text = "<LifecycleConfiguration>\n  <Rule>\n    <ID>x</Id>\n  </Rule>\n</LifecycleConfiguration>";
+        let (msg, offset) = xml_error("Lifecycle rules", text).unwrap();
+        assert!(
+            msg.starts_with("The Lifecycle rules document is not well-formed XML: line 3, column "),
+            "{msg}"
+        );
+        assert_eq!(text[..offset].lines().count(), 3, "{msg}");
+        let (msg, _) = xml_error("CORS", "<CORSConfiguration><CORSRule>").unwrap();
+        assert!(
+            msg.starts_with("The CORS document is not well-formed XML: line 1, column "),
+            "{msg}"
+        );
+        let (msg, _) = xml_error("CORS", "<A/><B/>").unwrap();
+        assert!(msg.contains("a second root element"), "{msg}");
+        assert!(xml_error("CORS", "<A>\n  <B>x &amp; y</B>\n</A>\n").is_none());
+    }
+
+    #[test]
+    fn an_empty_configuration_is_not_a_setting() {
+        assert!(!holds_something(
+            "<?xml version=\"1.0\"?>\n<VersioningConfiguration xmlns=\"x\"/>",
+            false
+        ));
+        assert!(!holds_something(
+            "<NotificationConfiguration></NotificationConfiguration>",
+            false
+        ));
+        assert!(holds_something(
+            "<VersioningConfiguration><Status>Suspended</Status></VersioningConfiguration>",
+            false
+        ));
+        assert!(holds_something("{}", true));
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub async fn login_page(State(st): State<AppState>, req: Request) -> Response {
         csrf: String::new(),
         root: false,
         error: None,
+        access_key: String::new(),
     })
 }
 
@@ -23,12 +24,16 @@ pub async fn login(State(st): State<AppState>, req: Request) -> Response {
         Ok(f) => f,
         Err(r) => return r,
     };
+    // A refused sign-in keeps the access key typed (never the secret), so that only the
+    // secret is typed again.
+    let typed = field(&f, "access_key").unwrap_or("").trim().to_owned();
     let page = |status: StatusCode, error: &str| {
         let mut r = html(views::Login {
             who: String::new(),
             csrf: String::new(),
             root: false,
             error: Some(error.to_owned()),
+            access_key: typed.clone(),
         });
         *r.status_mut() = status;
         r

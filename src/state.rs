@@ -222,7 +222,7 @@ impl AppState {
             return;
         }
         let store = self.store.clone();
-        crate::background::spawn("posts", async move {
+        let walk = crate::background::spawn("posts", async move {
             for bucket in buckets {
                 let started = std::time::Instant::now();
                 match store.build_posts(&bucket).await {
@@ -236,5 +236,7 @@ impl AppState {
                 }
             }
         });
+        // Stopped with the janitor's loops (at shutdown, or a test's gateway dropped).
+        self.keep_background(vec![walk.abort_handle()]);
     }
 }

@@ -148,6 +148,18 @@ async fn settings_of(s3: &aws_sdk_s3::Client, bucket: &str) -> Vec<String> {
     ]
 }
 
+/// The bucket `fresh`, holding `private.txt`, which only its owner may read.
+async fn fresh_with_a_private_object(s3: &aws_sdk_s3::Client) {
+    s3.create_bucket().bucket("fresh").send().await.unwrap();
+    s3.put_object()
+        .bucket("fresh")
+        .key("private.txt")
+        .body(ByteStream::from_static(b"private"))
+        .send()
+        .await
+        .unwrap();
+}
+
 const PUBLIC: &str = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::fresh/*"}]}"#;
 
 #[test]
@@ -155,14 +167,7 @@ fn an_untouched_settings_page_saves_nothing_and_shows_only_what_is_set() {
     support::run(async {
         let c = Console::start("consolesettings").await;
         let s3 = c.gw.sdk();
-        s3.create_bucket().bucket("fresh").send().await.unwrap();
-        s3.put_object()
-            .bucket("fresh")
-            .key("private.txt")
-            .body(ByteStream::from_static(b"private"))
-            .send()
-            .await
-            .unwrap();
+        fresh_with_a_private_object(&s3).await;
         let before = settings_of(&s3, "fresh").await;
         let cookie = c.login(support::AK, support::SK).await.unwrap();
         let page = c
@@ -241,14 +246,7 @@ fn making_a_bucket_public_waits_for_a_confirmation() {
     support::run(async {
         let c = Console::start("consolepublic").await;
         let s3 = c.gw.sdk();
-        s3.create_bucket().bucket("fresh").send().await.unwrap();
-        s3.put_object()
-            .bucket("fresh")
-            .key("private.txt")
-            .body(ByteStream::from_static(b"private"))
-            .send()
-            .await
-            .unwrap();
+        fresh_with_a_private_object(&s3).await;
         let cookie = c.login(support::AK, support::SK).await.unwrap();
         let csrf = c.csrf(&cookie).await;
         let save = |path: &'static str, sub: &'static str, doc: &str, ok: Option<&str>| {

@@ -73,6 +73,24 @@ async fn listen(gw: &Gateway, ak: &str, sk: &str, path: &str) -> reqwest::Respon
     raw.send(gw).await
 }
 
+/// After the revocation: a write of `after.txt` into `bucket` reaches the open stream `resp`
+/// no more, and the stream ends (`what` names it in the failure).
+async fn hears_nothing_more(
+    resp: &mut reqwest::Response,
+    root: &aws_sdk_s3::Client,
+    bucket: &str,
+    what: &str,
+) {
+    put(root, bucket, "after.txt").await;
+    let heard = hear(resp, 15, |k| k.iter().any(|k| k == "after.txt")).await;
+    assert!(
+        heard.keys.is_empty(),
+        "records after the revocation: {:?}",
+        heard.keys
+    );
+    assert!(heard.ended, "{what}");
+}
+
 async fn put(s3: &aws_sdk_s3::Client, bucket: &str, key: &str) {
     s3.put_object()
         .bucket(bucket)
@@ -180,14 +198,7 @@ fn a_listener_ends_when_its_role_is_revoked() {
         grant(&gw, "roots", &ak, "none").await;
         let again = listen(&gw, &ak, &sk, "/roots?events=s3:ObjectCreated:*&ping=1").await;
         assert_eq!(again.status(), 403);
-        put(&root, "roots", "after.txt").await;
-        let heard = hear(&mut resp, 15, |k| k.iter().any(|k| k == "after.txt")).await;
-        assert!(
-            heard.keys.is_empty(),
-            "records after the revocation: {:?}",
-            heard.keys
-        );
-        assert!(heard.ended, "the stream outlived its role");
+        hears_nothing_more(&mut resp, &root, "roots", "the stream outlived its role").await;
     });
 }
 
@@ -239,14 +250,7 @@ fn a_listener_ends_when_its_role_is_revoked_through_another_instance() {
             "instance two saw the revocation after {:?}",
             revoked.elapsed()
         );
-        put(&root, "roots", "after.txt").await;
-        let heard = hear(&mut resp, 15, |k| k.iter().any(|k| k == "after.txt")).await;
-        assert!(
-            heard.keys.is_empty(),
-            "records after the revocation: {:?}",
-            heard.keys
-        );
-        assert!(heard.ended, "the stream outlived its role");
+        hears_nothing_more(&mut resp, &root, "roots", "the stream outlived its role").await;
     });
 }
 
@@ -274,14 +278,13 @@ fn the_consoles_live_view_ends_with_the_role_it_was_opened_with() {
 
         grant(&c.gw, "team", &ak, "none").await;
         assert_eq!(reqwest::get(&url).await.unwrap().status(), 403);
-        put(&root, "team", "after.txt").await;
-        let heard = hear(&mut resp, 15, |k| k.iter().any(|k| k == "after.txt")).await;
-        assert!(
-            heard.keys.is_empty(),
-            "records after the revocation: {:?}",
-            heard.keys
-        );
-        assert!(heard.ended, "the live view's stream outlived its role");
+        hears_nothing_more(
+            &mut resp,
+            &root,
+            "team",
+            "the live view's stream outlived its role",
+        )
+        .await;
     });
 }
 

@@ -15,7 +15,7 @@
 pub async fn hit(_name: &'static str, _detail: &str) {}
 
 #[cfg(feature = "failpoints")]
-pub use armed::{hit, limit, pause, pause_times, shorten, Pause, Shortened};
+pub use armed::{count, hit, limit, pause, pause_times, shorten, Pause, Shortened};
 
 /// `default`: the time limit a place uses (a test may shorten it in `failpoints` builds, so
 /// that what happens after a timeout is reproduced without waiting a minute).
@@ -108,6 +108,14 @@ mod armed {
             .or_default()
             .push(point.clone());
         Pause { name, point }
+    }
+
+    /// Counts the hits of `name` (with `detail`, if named) without stopping them, from now
+    /// on; [`Pause::hits`] says how many. Points armed before it take their hits first.
+    pub fn count(name: &'static str, detail: Option<&str>) -> Pause {
+        let p = pause_times(name, detail, usize::MAX);
+        p.point.released.send_replace(true);
+        p
     }
 
     impl Pause {

@@ -103,16 +103,23 @@ impl Credentials {
                 return Ok(r.epoch);
             }
         }
+        let arrived = Instant::now();
         let read = async {
             let _one = self.cache.polling.lock().await;
             {
-                // Another request read it while this one waited.
+                // Another request read it while this one waited. A reading that started after
+                // this request arrived holds every change acknowledged before the request (a
+                // stronger promise than "younger than VERSION_POLL"), so it is taken however
+                // long it took: with a database slower than VERSION_POLL a reading, each
+                // waiter reading again in turn would queue them all behind one another until
+                // they failed at POLL_LIMIT.
                 let r = self.cache.reading.lock().expect("cache");
-                if fresh(&r) {
+                if fresh(&r) || r.at.is_some_and(|at| at >= arrived) {
                     return Ok(r.epoch);
                 }
             }
             let started = Instant::now();
+            crate::failpoint::hit("credentials.poll", self.meta.database().name()).await;
             let version = self.meta.keys_version().await?;
             let mut r = self.cache.reading.lock().expect("cache");
             if r.version != Some(version) {

@@ -8,7 +8,7 @@ pub mod policy;
 pub mod sigv2;
 pub mod sigv4;
 
-pub use credentials::Credentials;
+pub use credentials::{Credentials, VERSION_POLL};
 use parse::{header, parse_amz_date};
 pub(crate) use parse::{parse_header_auth, parse_query_auth};
 

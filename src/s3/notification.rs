@@ -149,6 +149,7 @@ pub async fn listen(st: &AppState, req: S3Request) -> S3Result<Response> {
     };
     let prefix = req.q("prefix").unwrap_or_default().to_owned();
     let suffix = req.q("suffix").unwrap_or_default().to_owned();
+    let signed_with = signed_with(st, &req.auth).await?;
     let lines = st
         .notify
         .listen(
@@ -174,6 +175,7 @@ pub async fn listen(st: &AppState, req: S3Request) -> S3Result<Response> {
         until: presigned_until(st, &req.parts.headers, &req.query),
         every: std::time::Duration::from_secs(ping.min(10)),
         incarnation: bucket.incarnation(),
+        signed_with,
         asked: Asked {
             shape: crate::s3::request::access::shape_of(&req.parts.headers, &req.query),
             transport: crate::tls::Transport::of(&req.parts.extensions),
@@ -190,6 +192,20 @@ pub async fn listen(st: &AppState, req: S3Request) -> S3Result<Response> {
         axum::http::HeaderValue::from_static("application/x-ndjson"),
     );
     Ok(r)
+}
+
+/// A digest of the secret the caller's key has now (`None` when anonymous): the stream ends
+/// when the key's secret is replaced, as a rotated credential signs nothing new.
+async fn signed_with(st: &AppState, auth: &crate::auth::Auth) -> S3Result<Option<[u8; 32]>> {
+    use sha2::Digest;
+    if auth.is_anonymous() {
+        return Ok(None);
+    }
+    Ok(st
+        .creds
+        .secret_of(&auth.access_key)
+        .await?
+        .map(|k| sha2::Sha256::digest(k.secret.as_bytes()).into()))
 }
 
 /// How long one check of a stream's authorization may take. A periodic check that takes
@@ -211,9 +227,9 @@ struct Asked {
 
 /// What keeps a listener's stream open after it was authorized: the stream lasts only while
 /// its caller could still start it. It ends when its presigned URL expires, and when a check
-/// ([`Guard::allowed`]) finds its key disabled or deleted, its bucket deleted (or deleted and
-/// created again: another incarnation), or the authorization decision now a deny (a role
-/// revoked, a policy changed). The check runs at every keep-alive (at most every 10 s) to end
+/// ([`Guard::allowed`]) finds its key disabled, deleted or given another secret, its bucket
+/// deleted (or deleted and created again: another incarnation), or the authorization decision
+/// now a deny (a role revoked, a policy changed). The check runs at every keep-alive (at most every 10 s) to end
 /// an idle stream, and before every record, so that no record goes out once the caller could
 /// no longer start the stream: on the instance that made the change at once, on the others
 /// within the bucket cache's second (`storage::meta::BUCKET_CACHE_TTL`) and the credentials
@@ -223,6 +239,8 @@ struct Guard {
     asked: Asked,
     /// The bucket's incarnation the stream was authorized on.
     incarnation: String,
+    /// The caller's secret at connect, as [`signed_with`] gives it.
+    signed_with: Option<[u8; 32]>,
     until: Option<tokio::time::Instant>,
     every: std::time::Duration,
 }
@@ -243,6 +261,9 @@ impl Guard {
             match self.st.creds.secret_of(&auth.access_key).await? {
                 Some(key) => auth.root = key.root,
                 None => return Ok(false),
+            }
+            if signed_with(&self.st, &auth).await? != self.signed_with {
+                return Ok(false);
             }
         }
         // Read fresh, not from the 1 s bucket cache: a record stamped by a writer whose cache

@@ -386,3 +386,88 @@ fn a_disabled_or_deleted_key_stops_on_every_instance_within_a_second() {
         }
     });
 }
+
+/// A listener signed with a key whose secret is then replaced (the root key rotated: another
+/// instance started with the same access key id and a new secret) hears nothing more, and its
+/// stream ends: the old secret signs nothing new, so it keeps no stream open either.
+#[test]
+fn a_listener_ends_when_its_keys_secret_is_replaced() {
+    support::run(async {
+        let db = format!(
+            "g_listenrotate_{}",
+            &uuid::Uuid::new_v4().simple().to_string()[..10]
+        );
+        let one = support::gateway_on(&db).await;
+        let root = one.sdk();
+        root.create_bucket().bucket("rotated").send().await.unwrap();
+        let path = "/rotated?events=s3:ObjectCreated:*&ping=1";
+        let mut resp = listen(&one, support::AK, support::SK, path).await;
+        assert_eq!(resp.status(), 200);
+        registry_seen().await;
+        put(&root, "rotated", "before.txt").await;
+        let heard = hear(&mut resp, 20, |k| k.iter().any(|k| k == "before.txt")).await;
+        assert_eq!(heard.keys, ["before.txt"]);
+
+        const NEW: &str = "testroot-rotated-secret";
+        let two = support::gateway_with(&db, |c| c.root_secret_key = Some(NEW.into())).await;
+        // Once instance one refuses the old secret, the open stream gets nothing more.
+        assert!(
+            support::eventually(5, || async {
+                listen(&one, support::AK, support::SK, path).await.status() == 403
+            })
+            .await,
+            "the old secret still signs on instance one"
+        );
+        hears_nothing_more(
+            &mut resp,
+            &two.sdk_as(support::AK, NEW),
+            "rotated",
+            "the stream outlived its secret",
+        )
+        .await;
+    });
+}
+
+/// A slow database does not queue signed requests behind one reading of the keys' version
+/// counter after another. Two readings each take longer than the counter's poll interval
+/// (held at a fail point); the requests that waited through the second take its answer, as it
+/// began after they arrived, instead of each reading again in turn (which, at a second or more
+/// a reading, ran every waiter into the 5 s limit and a 503). Before the fix the third
+/// reading here happened; now there is none, and every request succeeds.
+#[test]
+fn requests_waiting_for_a_slow_key_version_reading_take_the_next_one() {
+    support::run(async {
+        let db = format!(
+            "g_keypoll_{}",
+            &uuid::Uuid::new_v4().simple().to_string()[..10]
+        );
+        let gw = support::gateway_on(&db).await;
+        let first = grids3::failpoint::pause("credentials.poll", Some(&db));
+        let second = grids3::failpoint::pause("credentials.poll", Some(&db));
+        let more = grids3::failpoint::count("credentials.poll", Some(&db));
+        let call = |gw: &Gateway| {
+            let s3 = gw.sdk_once();
+            tokio::spawn(async move { s3.list_buckets().send().await.map(|_| ()) })
+        };
+        let mut calls = vec![call(&gw)];
+        first.reached().await;
+        calls.extend((0..4).map(|_| call(&gw)));
+        // Older than the poll interval when it answers (and the four queued behind it).
+        tokio::time::sleep(grids3::auth::VERSION_POLL + Duration::from_millis(200)).await;
+        first.release();
+        // One waiter reads again: the first reading began before it arrived.
+        second.reached().await;
+        tokio::time::sleep(grids3::auth::VERSION_POLL + Duration::from_millis(200)).await;
+        second.release();
+        for c in calls {
+            c.await
+                .unwrap()
+                .expect("a signed request while the counter was slow");
+        }
+        assert_eq!(
+            more.hits(),
+            0,
+            "readings after the one the waiters arrived before"
+        );
+    });
+}

@@ -13,6 +13,11 @@ use rand::RngCore;
 
 use super::MetaStore;
 
+/// Reads that decide whether a key signs go to the primary.
+fn primary() -> mongodb::options::SelectionCriteria {
+    mongodb::options::SelectionCriteria::ReadPreference(mongodb::options::ReadPreference::Primary)
+}
+
 /// The `_id` of the keys' version counter in `__infostore`.
 const KEYS_VERSION: &str = "access-keys-version";
 
@@ -303,7 +308,13 @@ impl MetaStore {
     /// first change): every change of a key through grids3 moves it, after the change, so that
     /// every instance's credentials cache (`auth::credentials`) notices within a second.
     pub async fn keys_version(&self) -> mongodb::error::Result<i64> {
-        let d = self.info.find_one(doc! {"_id": KEYS_VERSION}).await?;
+        // From the primary whatever the URI's read preference: a secondary's lagging counter
+        // would keep a disabled key signing past the stated bound.
+        let d = self
+            .info
+            .find_one(doc! {"_id": KEYS_VERSION})
+            .selection_criteria(primary())
+            .await?;
         Ok(d.and_then(|d| d.get_i64("v").ok()).unwrap_or(0))
     }
 
@@ -328,6 +339,7 @@ impl MetaStore {
         let Some(d) = self
             .keys
             .find_one(doc! {"_id": access_key, "disabled": {"$ne": true}})
+            .selection_criteria(primary())
             .await?
         else {
             return Ok(None);

@@ -19,6 +19,7 @@ pub mod error;
 pub mod failpoint;
 pub mod hashing;
 pub mod http;
+pub mod iam;
 pub mod janitor;
 pub mod lifecycle;
 pub mod local;

@@ -157,7 +157,11 @@ impl AppState {
             notify,
             completions,
             keys,
-            creds: Credentials::new(meta),
+            creds: Credentials::new(
+                crate::storage::identity::IdentityStore::open(meta)
+                    .await
+                    .context("opening the identity store")?,
+            ),
             store,
             config: Arc::new(config),
             instance_id,

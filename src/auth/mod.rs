@@ -5,6 +5,7 @@ pub mod body;
 mod credentials;
 mod parse;
 pub mod policy;
+pub mod principal;
 pub mod sigv2;
 pub mod sigv4;
 
@@ -66,7 +67,23 @@ impl Auth {
                 scope: String::new(),
                 seed_signature: String::new(),
             },
+            user: None,
         }
+    }
+
+    /// [`Auth::unsigned_body`] for a key as stored: root or not, and its user.
+    pub fn of_key(access_key: String, stored: &crate::storage::meta::KeySecret) -> Self {
+        let mut a = Self::unsigned_body(access_key, stored.root);
+        a.user = stored.user.clone();
+        a
+    }
+
+    /// The access key id of the account the request acts for: its own for an account's key,
+    /// the account's root key for an IAM user's (what a bucket's owner field holds).
+    pub fn account_key(&self) -> &str {
+        self.user
+            .as_ref()
+            .map_or(self.access_key.as_str(), |u| u.account_key.as_str())
     }
 
     /// An unsigned request: no key, no rights of its own.
@@ -131,6 +148,8 @@ pub struct Auth {
     pub payload: Payload,
     /// For streaming signed payloads.
     pub signing: SigningContext,
+    /// The IAM user whose key signed it (`None`: an account's own key, or unsigned).
+    pub user: Option<crate::storage::meta::UserOfKey>,
 }
 
 fn has_no_body(h: &HeaderMap) -> bool {
@@ -160,7 +179,61 @@ pub async fn authenticate(
     region: &str,
     v2: Option<SigV2Request<'_>>,
 ) -> S3Result<Auth> {
+    authenticate_for(parts, query, creds, region, v2, None).await
+}
+
+/// A request to another AWS service on the S3 endpoint (IAM's Query API, STS), whose whole
+/// body the caller has read: SigV4 only, the credential scope must name `service`, and the
+/// payload is signed over `body` (the Query API's clients send no `x-amz-content-sha256`;
+/// the canonical request carries the body's hash, which is computed here). IAM is a global
+/// service that AWS's SDKs sign for `us-east-1`, accepted besides the configured region.
+pub async fn authenticate_service(
+    parts: &Parts,
+    query: &[(String, String)],
+    creds: &Credentials,
+    region: &str,
+    service: &'static str,
+    body: &[u8],
+) -> S3Result<Auth> {
+    let auth = authenticate_for(parts, query, creds, region, None, Some((service, body))).await?;
+    match &auth.payload {
+        Payload::Sha256(h) if *h == sigv4::sha256_hex(body) => Ok(auth),
+        Payload::Sha256(_) => Err(S3Error::content_sha256_mismatch()),
+        _ => Err(S3Error::access_denied()
+            .with_message("this service requires a signed payload (the body's SHA-256)")),
+    }
+}
+
+/// The name of the service a SigV4 request's credential scope names (`s3`, `iam`, `sts`),
+/// from its `Authorization` header or `X-Amz-Credential`; `None` for anything else.
+pub fn signed_service(headers: &HeaderMap, query: &[(String, String)]) -> Option<String> {
+    let scope = match header(headers, "authorization") {
+        Some(h) if h.starts_with("AWS4-HMAC-SHA256") => {
+            let c = h.split("Credential=").nth(1)?;
+            c.split([',', ' ']).next()?.to_owned()
+        }
+        Some(_) => return None,
+        None => query
+            .iter()
+            .find(|(k, _)| k == "X-Amz-Credential")
+            .map(|(_, v)| v.clone())?,
+    };
+    let mut parts = scope.rsplit('/');
+    (parts.next() == Some("aws4_request"))
+        .then(|| parts.next().map(str::to_owned))
+        .flatten()
+}
+
+async fn authenticate_for(
+    parts: &Parts,
+    query: &[(String, String)],
+    creds: &Credentials,
+    region: &str,
+    v2: Option<SigV2Request<'_>>,
+    other: Option<(&'static str, &[u8])>,
+) -> S3Result<Auth> {
     let now = Utc::now();
+    let service = other.map_or("s3", |(s, _)| s);
     // A session token names temporary credentials (STS), which grids3 does not issue: no
     // token it is given can be valid, and AWS answers an invalid one `400 InvalidToken`
     // rather than ignoring it.
@@ -190,7 +263,7 @@ pub async fn authenticate(
     } else {
         return Err(S3Error::access_denied());
     };
-    if p.region != region {
+    if p.region != region && !(service == "iam" && p.region == "us-east-1") {
         let m = format!("the region '{}' is wrong; expecting '{region}'", p.region);
         return Err(if p.presigned {
             S3Error::authorization_query_parameters_error(format!(
@@ -202,9 +275,9 @@ pub async fn authenticate(
             ))
         });
     }
-    if p.service != "s3" {
+    if p.service != service {
         return Err(S3Error::authorization_header_malformed(format!(
-            "The authorization header is malformed; incorrect service \"{}\". This endpoint belongs to \"s3\".",
+            "The authorization header is malformed; incorrect service \"{}\". This endpoint belongs to \"{service}\".",
             p.service
         )));
     }
@@ -251,6 +324,8 @@ pub async fn authenticate(
             // --aws-sigv4 before 8.x sends no x-amz-content-sha256 on a GET) was signed over
             // the empty payload's hash, which is known without reading anything.
             None if has_no_body(&parts.headers) => sigv4::EMPTY_SHA256.to_owned(),
+            // Another service's Query API: the body is read already, its hash is the payload's.
+            None if other.is_some() => sigv4::sha256_hex(other.map_or(&[][..], |(_, b)| b)),
             None => {
                 return Err(S3Error::invalid_request(
                     "Missing required header for this request: x-amz-content-sha256",
@@ -333,6 +408,7 @@ pub async fn authenticate(
     Ok(Auth {
         access_key: p.access_key,
         root: stored.root,
+        user: stored.user.clone(),
         payload,
         signing: SigningContext {
             key,
@@ -492,7 +568,7 @@ async fn authenticate_v2(
     }
     // No chunk signatures follow a SigV2 request (streaming payloads are refused above). A
     // hex SHA-256 the client declares is still verified while the body streams, as with SigV4.
-    let mut auth = Auth::unsigned_body(access_key, stored.root);
+    let mut auth = Auth::of_key(access_key, &stored);
     if let Some(h) = header(&parts.headers, "x-amz-content-sha256")
         .filter(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
     {

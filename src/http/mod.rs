@@ -105,8 +105,16 @@ pub fn error_response(e: &S3Error, resource: &str, request_id: &str, head: bool)
     r
 }
 
-/// The one S3 entry: parse, authenticate, dispatch, render.
+/// The one S3 entry: parse, authenticate, dispatch, render. A request signed for another
+/// AWS service (IAM's Query API) goes to that service's room instead: AWS's SDKs reach every
+/// service at the one `--endpoint-url`, and the credential scope says which they meant.
 async fn entry(State(st): State<AppState>, req: Request) -> Response {
+    if crate::auth::signed_service(req.headers(), &sigv4::parse_query(req.uri().query())).as_deref()
+        == Some("iam")
+    {
+        let (parts, body) = req.into_parts();
+        return crate::iam::handle::handle(&st, parts, body).await;
+    }
     let started = Instant::now();
     crate::metrics::handle();
     crate::metrics::in_flight(1.0);

@@ -76,7 +76,11 @@ pub async fn list_buckets(st: &AppState, req: S3Request) -> S3Result<Response> {
         .list_buckets()
         .await?
         .into_iter()
-        .filter(|b| crate::s3::rules::authz::role_on(&req.auth, b).is_some())
+        // An IAM user sees its account's buckets (and those granted to its key).
+        .filter(|b| {
+            b.owner == req.auth.account_key()
+                || crate::s3::rules::authz::role_on(&req.auth, b).is_some()
+        })
         .filter(|b| b.name.starts_with(&prefix))
         .filter(|b| region.as_ref().is_none_or(|r| *r == b.region))
         .filter(|b| after.as_ref().is_none_or(|a| b.name > *a))
@@ -92,7 +96,7 @@ pub async fn list_buckets(st: &AppState, req: S3Request) -> S3Result<Response> {
     });
     let body = xml::ListAllMyBucketsResult {
         xmlns: S3_NS,
-        owner: owner_of(&req.auth.access_key),
+        owner: owner_of(req.auth.account_key()),
         continuation_token: token,
         prefix: req.q("prefix").map(str::to_owned),
         buckets: xml::Buckets {
@@ -153,9 +157,10 @@ pub async fn create_bucket(st: &AppState, mut req: S3Request) -> S3Result<Respon
         versions_indexed: lock,
         object_lock: lock.then(crate::storage::meta::ObjectLockConfig::default),
         storage,
+        // A bucket an IAM user creates belongs to its account, as on AWS.
         ..BucketInfo::new(
             &name,
-            &req.auth.access_key,
+            req.auth.account_key(),
             &st.config.region,
             st.store.meta().clock().now(),
         )
@@ -163,7 +168,7 @@ pub async fn create_bucket(st: &AppState, mut req: S3Request) -> S3Result<Respon
     if !store_new_bucket(st, &info).await? {
         let existing = st.store.meta().get_bucket(&name).await?;
         let owner = existing.as_ref().map(|b| b.owner.clone());
-        if owner.as_deref() == Some(req.auth.access_key.as_str()) || req.auth.root {
+        if owner.as_deref() == Some(req.auth.account_key()) || req.auth.root {
             // A storage mode asked for that the existing bucket does not have is never
             // answered as done.
             if existing.is_some_and(|b| requested.is_some_and(|m| m != b.storage)) {

@@ -70,7 +70,7 @@ pub async fn delete_objects(st: &AppState, mut req: S3Request) -> S3Result<Respo
         .any(|o| o.etag.is_some() || o.last_modified_time.is_some() || o.size.is_some());
     // The events of what was removed, recorded before the answer.
     let mut changes: Vec<Change> = Vec::new();
-    let owner = req.auth.access_key.clone();
+    let owner = req.auth.account_key().to_owned();
     let mut good = good;
     if versioned && !conditional {
         // Delete markers for the entries that name no version, in one batch (a fixed number

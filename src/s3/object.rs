@@ -324,7 +324,7 @@ pub async fn delete_object(st: &AppState, req: S3Request) -> S3Result<Response> 
             req.key(),
             version.as_deref(),
             &cond,
-            &req.auth.access_key,
+            req.auth.account_key(),
         ),
     )
     .await??

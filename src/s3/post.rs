@@ -266,7 +266,7 @@ async fn verify(st: &AppState, fields: &BTreeMap<String, String>) -> S3Result<Au
     if !ok {
         return Err(S3Error::signature_does_not_match());
     }
-    Ok(Auth::unsigned_body(access_key, stored.root))
+    Ok(Auth::of_key(access_key, &stored))
 }
 
 /// POST Object, answered before (and instead of) header authentication.

@@ -3,6 +3,7 @@
 
 pub mod content;
 pub mod gridfs;
+pub mod identity;
 pub mod meta;
 pub mod objects;
 pub mod ranges;

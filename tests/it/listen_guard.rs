@@ -432,8 +432,9 @@ fn a_listener_ends_when_its_keys_secret_is_replaced() {
 /// counter after another. Two readings each take longer than the counter's poll interval
 /// (held at a fail point); the requests that waited through the second take its answer, as it
 /// began after they arrived, instead of each reading again in turn (which, at a second or more
-/// a reading, ran every waiter into the 5 s limit and a 503). Before the fix the third
-/// reading here happened; now there is none, and every request succeeds.
+/// a reading, queued every waiter behind the others into the time limit and a 503, seen as
+/// LISTs answered 503 by `benches/small_ab.sh`). Before the fix the third reading here
+/// happened; now there is none, and every request succeeds.
 #[test]
 fn requests_waiting_for_a_slow_key_version_reading_take_the_next_one() {
     support::run(async {
@@ -445,17 +446,28 @@ fn requests_waiting_for_a_slow_key_version_reading_take_the_next_one() {
         let first = grids3::failpoint::pause("credentials.poll", Some(&db));
         let second = grids3::failpoint::pause("credentials.poll", Some(&db));
         let more = grids3::failpoint::count("credentials.poll", Some(&db));
+        let waiting = grids3::failpoint::count("credentials.wait", Some(&db));
         let call = |gw: &Gateway| {
             let s3 = gw.sdk_once();
             tokio::spawn(async move { s3.list_buckets().send().await.map(|_| ()) })
         };
         let mut calls = vec![call(&gw)];
         first.reached().await;
-        calls.extend((0..4).map(|_| call(&gw)));
-        // Older than the poll interval when it answers (and the four queued behind it).
+        // The four arrive more than a poll interval after the first reading began: they may
+        // not take its answer, and queue behind it.
         tokio::time::sleep(grids3::auth::VERSION_POLL + Duration::from_millis(200)).await;
+        calls.extend((0..4).map(|_| call(&gw)));
+        // All four are waiting for the reading (the first request counted too).
+        let since = Instant::now();
+        while waiting.hits() < 5 {
+            assert!(
+                since.elapsed() < Duration::from_secs(30),
+                "the requests never arrived"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         first.release();
-        // One waiter reads again: the first reading began before it arrived.
+        // One waiter reads again: the first reading began too long before it arrived.
         second.reached().await;
         tokio::time::sleep(grids3::auth::VERSION_POLL + Duration::from_millis(200)).await;
         second.release();

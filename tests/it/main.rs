@@ -20,6 +20,7 @@ mod foreign_gridfs;
 mod gridfs_interop;
 mod gridfs_spec;
 mod honoured;
+mod iam;
 mod layering;
 mod lifecycle_runs;
 mod listen_guard;

@@ -18,6 +18,9 @@
 //! `Null`, as AWS documents.
 
 mod condition;
+mod identity;
+
+pub use identity::{IdentityPolicies, IdentityVerdict};
 
 use std::collections::HashMap;
 
@@ -110,6 +113,18 @@ pub enum Who {
     },
     /// An AWS service principal acting for grids3 itself (`logging.s3.amazonaws.com`).
     Service(String),
+    /// An IAM user of an account.
+    User {
+        /// `arn:aws:iam::<account>:user/<path><name>`.
+        arn: String,
+        /// The 12-digit account id.
+        account: String,
+        /// Whether an Allow must name the user itself (or everyone) to count: within the
+        /// bucket's own account, a bucket policy that names the account only delegates to
+        /// the account's identity policies, as AWS evaluates it. Deny statements that name
+        /// the account bind the user either way.
+        direct_only: bool,
+    },
 }
 
 /// What a policy is evaluated against.
@@ -144,6 +159,8 @@ pub struct Policy {
 
 #[derive(Clone, Debug)]
 struct Statement {
+    /// `Sid`, or `#<n>` (1-based) when it has none: how an explanation names it.
+    sid: String,
     allow: bool,
     principals: Principals,
     not_principal: bool,
@@ -170,7 +187,15 @@ impl Statement {
 #[derive(Clone, Debug, Default)]
 struct Principals {
     everyone: bool,
+    /// An identity policy's statement: it applies to whoever the policy is attached to.
+    attached: bool,
     all_keys: bool,
+    /// Accounts named (`arn:aws:iam::<id>:root` or the bare id; `*` or empty: any): they
+    /// match every key (grids3's keys before IAM users, each its own account, as today), and
+    /// the IAM users of the named accounts.
+    accounts: Vec<String>,
+    /// IAM user ARNs named.
+    user_arns: Vec<String>,
     keys: Vec<String>,
     canonical: Vec<String>,
     /// AWS service principals (`logging.s3.amazonaws.com`): they match only a service's own
@@ -200,12 +225,35 @@ fn strings(v: &Value, what: &str) -> S3Result<Vec<String>> {
     }
 }
 
+/// What a policy document is for.
+#[derive(Clone, Copy)]
+enum Kind<'a> {
+    /// A bucket's policy: principals named, resources within the bucket, S3 actions.
+    Bucket {
+        bucket: &'a str,
+        key_known: &'a dyn Fn(&str) -> bool,
+    },
+    /// An identity policy (attached to a user or group, inline or managed): no principal,
+    /// any resource ARN, any service's actions.
+    Identity,
+}
+
 /// Parses and validates a bucket policy for `bucket`. `key_known` says whether an access key
 /// id exists (principals must name existing keys, as AWS requires principals to exist).
 pub fn parse(text: &str, bucket: &str, key_known: &dyn Fn(&str) -> bool) -> S3Result<Policy> {
     if text.len() > MAX_POLICY_BYTES {
         return Err(malformed("Policies must be smaller than 20 KB"));
     }
+    parse_kind(text, Kind::Bucket { bucket, key_known })
+}
+
+/// Parses and validates an identity policy (IAM's size quotas are the caller's: they differ
+/// by where the policy is attached).
+pub fn parse_identity(text: &str) -> S3Result<Policy> {
+    parse_kind(text, Kind::Identity)
+}
+
+fn parse_kind(text: &str, kind: Kind<'_>) -> S3Result<Policy> {
     let v: Value = serde_json::from_str(text)
         .map_err(|_| malformed("Policies must be valid JSON and the first byte must be '{'"))?;
     let obj = v
@@ -233,12 +281,34 @@ pub fn parse(text: &str, bucket: &str, key_known: &dyn Fn(&str) -> bool) -> S3Re
     };
     let statements = stmts
         .iter()
-        .map(|s| statement(s, bucket, key_known))
+        .enumerate()
+        .map(|(i, s)| {
+            let mut st = statement(s, kind)?;
+            if st.sid.is_empty() {
+                st.sid = format!("#{}", i + 1);
+            }
+            Ok(st)
+        })
         .collect::<S3Result<Vec<_>>>()?;
     Ok(Policy { statements })
 }
 
-fn statement(v: &Value, bucket: &str, key_known: &dyn Fn(&str) -> bool) -> S3Result<Statement> {
+/// An action as an identity policy may name it: `*`, or `<service>:<action>` where the
+/// action may hold wildcards (AWS accepts services and actions it does not know; they match
+/// nothing).
+fn identity_action(a: &str) -> bool {
+    a == "*"
+        || a.split_once(':').is_some_and(|(svc, act)| {
+            !svc.is_empty()
+                && svc.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+                && !act.is_empty()
+                && act
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'*' | b'?' | b'-' | b'_'))
+        })
+}
+
+fn statement(v: &Value, kind: Kind<'_>) -> S3Result<Statement> {
     let o = v
         .as_object()
         .ok_or_else(|| malformed("Each statement must be an object"))?;
@@ -272,35 +342,62 @@ fn statement(v: &Value, bucket: &str, key_known: &dyn Fn(&str) -> bool) -> S3Res
             (Some(_), Some(_)) => Err(malformed(format!("{a} and {b} cannot both be given"))),
         }
     };
-    let (p, not_principal) = one_of("Principal", "NotPrincipal")?;
-    let principals = principals(p, key_known)?;
+    let (principals, not_principal) = match kind {
+        Kind::Bucket { key_known, .. } => {
+            let (p, not_principal) = one_of("Principal", "NotPrincipal")?;
+            (principals(p, key_known)?, not_principal)
+        }
+        Kind::Identity => {
+            if o.contains_key("Principal") || o.contains_key("NotPrincipal") {
+                return Err(malformed("Policy document should not specify a principal."));
+            }
+            (
+                Principals {
+                    attached: true,
+                    ..Principals::default()
+                },
+                false,
+            )
+        }
+    };
     let (a, not_action) = one_of("Action", "NotAction")?;
     let actions = strings(a, "Action")?;
     for act in &actions {
-        let known = act == "*"
-            || act.eq_ignore_ascii_case("s3:*")
-            || (act.len() > 3
-                && act[..3].eq_ignore_ascii_case("s3:")
-                && (act.contains(['*', '?'])
-                    || ACTIONS.iter().any(|k| k.eq_ignore_ascii_case(act))));
+        let known = match kind {
+            Kind::Identity => identity_action(act),
+            Kind::Bucket { .. } => {
+                act == "*"
+                    || act.eq_ignore_ascii_case("s3:*")
+                    || (act.len() > 3
+                        && act[..3].eq_ignore_ascii_case("s3:")
+                        && (act.contains(['*', '?'])
+                            || ACTIONS.iter().any(|k| k.eq_ignore_ascii_case(act))))
+            }
+        };
         if !known {
-            return Err(malformed("Policy has invalid action"));
+            return Err(malformed(format!("Policy has invalid action: {act}")));
         }
     }
     let (r, not_resource) = one_of("Resource", "NotResource")?;
     let resources = strings(r, "Resource")?;
-    let own = format!("arn:aws:s3:::{bucket}");
     for res in &resources {
-        // A bucket's policy may only speak of that bucket and its objects.
-        let ok = res == "*"
-            || res == &own
-            || res
-                .strip_prefix(&own)
-                .is_some_and(|rest| rest.starts_with('/'))
-            || (res.starts_with("arn:aws:s3:::")
-                && glob(&res["arn:aws:s3:::".len()..], bucket, false));
+        let ok = match kind {
+            // Any ARN (of any service), or every resource.
+            Kind::Identity => res == "*" || res.starts_with("arn:"),
+            // A bucket's policy may only speak of that bucket and its objects.
+            Kind::Bucket { bucket, .. } => {
+                let own = format!("arn:aws:s3:::{bucket}");
+                res == "*"
+                    || res == &own
+                    || res
+                        .strip_prefix(&own)
+                        .is_some_and(|rest| rest.starts_with('/'))
+                    || (res.starts_with("arn:aws:s3:::")
+                        && glob(&res["arn:aws:s3:::".len()..], bucket, false))
+            }
+        };
         if !ok {
-            return Err(malformed("Policy has invalid resource"));
+            return Err(malformed(format!("Policy has invalid resource: {res}")));
         }
     }
     let conditions = match o.get("Condition") {
@@ -308,6 +405,11 @@ fn statement(v: &Value, bucket: &str, key_known: &dyn Fn(&str) -> bool) -> S3Res
         Some(c) => condition::parse(c)?,
     };
     Ok(Statement {
+        sid: o
+            .get("Sid")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
         allow,
         principals,
         not_principal,
@@ -366,6 +468,7 @@ fn aws_principal(id: &str, p: &mut Principals, key_known: &dyn Fn(&str) -> bool)
         p.everyone = true;
     } else if is_account(id) {
         p.all_keys = true;
+        p.accounts.push(id.to_owned());
     } else if let Some(rest) = id.strip_prefix("arn:aws:iam::") {
         let (account, what) = rest.split_once(':')?;
         // An empty account (`arn:aws:iam:::user/<id>`) is how Ceph and other S3 servers
@@ -375,8 +478,14 @@ fn aws_principal(id: &str, p: &mut Principals, key_known: &dyn Fn(&str) -> bool)
         }
         if what == "root" {
             p.all_keys = true;
+            p.accounts.push(account.to_owned());
         } else {
-            let key = what.strip_prefix("user/")?;
+            let named = what.strip_prefix("user/")?;
+            // An IAM user's ARN: matched as written (AWS matches the user it names now).
+            if !account.is_empty() && !named.is_empty() {
+                p.user_arns.push(id.to_owned());
+            }
+            let key = named;
             // IAM user names may carry a path (`user/path/name`): the key is the last part.
             let key = key.rsplit('/').next()?;
             if is_canonical(key) {
@@ -384,7 +493,7 @@ fn aws_principal(id: &str, p: &mut Principals, key_known: &dyn Fn(&str) -> bool)
                 p.canonical.push(key.to_ascii_lowercase());
             } else if key_known(key) {
                 p.keys.push(key.to_owned());
-            } else {
+            } else if p.user_arns.last().map(String::as_str) != Some(id) {
                 return None;
             }
         }
@@ -399,8 +508,26 @@ fn aws_principal(id: &str, p: &mut Principals, key_known: &dyn Fn(&str) -> bool)
 }
 
 impl Principals {
-    fn matches(&self, who: &Who) -> bool {
+    /// Whether the statement names `who`; `allow`: for an Allow statement (see
+    /// [`Who::User::direct_only`]).
+    fn matches(&self, who: &Who, allow: bool) -> bool {
+        if self.attached {
+            return !matches!(who, Who::Anonymous);
+        }
         match who {
+            Who::User {
+                arn,
+                account,
+                direct_only,
+            } => {
+                self.everyone
+                    || self.user_arns.iter().any(|a| a == arn)
+                    || (!(allow && *direct_only)
+                        && self
+                            .accounts
+                            .iter()
+                            .any(|a| a.is_empty() || a == "*" || a == account))
+            }
             Who::Anonymous => self.everyone,
             Who::Service(name) => self.everyone || self.services.iter().any(|s| s == name),
             Who::Key { id, canonical } => {
@@ -487,7 +614,7 @@ fn glob_var(pattern: &str, s: &str, ignore_case: bool) -> bool {
 
 impl Statement {
     fn applies(&self, cx: &Context) -> bool {
-        let principal = self.principals.matches(&cx.who) != self.not_principal;
+        let principal = self.principals.matches(&cx.who, self.allow) != self.not_principal;
         let action = self
             .actions
             .iter()
@@ -501,21 +628,33 @@ impl Statement {
 }
 
 impl Policy {
+    /// A policy with no statement: it says nothing about anything.
+    pub fn empty() -> Self {
+        Policy {
+            statements: Vec::new(),
+        }
+    }
+
     /// The policy's verdict on a request.
     pub fn evaluate(&self, cx: &Context) -> Verdict {
-        let mut allowed = false;
+        self.evaluate_why(cx).0
+    }
+
+    /// [`Policy::evaluate`], with the statement that decided (the denying one, else the first
+    /// that allows): its `Sid`, or `#<n>`.
+    pub fn evaluate_why(&self, cx: &Context) -> (Verdict, Option<&str>) {
+        let mut allowed = None;
         for s in &self.statements {
             if s.applies(cx) {
                 if !s.allow {
-                    return Verdict::Deny;
+                    return (Verdict::Deny, Some(&s.sid));
                 }
-                allowed = true;
+                allowed = allowed.or(Some(s.sid.as_str()));
             }
         }
-        if allowed {
-            Verdict::Allow
-        } else {
-            Verdict::Silent
+        match allowed {
+            Some(sid) => (Verdict::Allow, Some(sid)),
+            None => (Verdict::Silent, None),
         }
     }
 

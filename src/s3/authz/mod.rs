@@ -46,17 +46,22 @@ use crate::state::AppState;
 use crate::storage::meta::BucketInfo;
 
 mod facts;
+mod user;
+
 pub use crate::s3::actions::{action, op_for_action};
 use crate::s3::actions::{actions_for, resource, Shape, BYPASS};
 use crate::s3::rules::authz::op_of_extra;
+use crate::s3::rules::identity::{decide_user, UserFacts};
 pub use facts::{add_request_tag, facts};
+use user::UserCtx;
 
 /// The canonical user id of a request's key (empty for an unsigned request).
 fn canonical(auth: &Auth) -> String {
     if auth.is_anonymous() {
         String::new()
     } else {
-        crate::s3::respond::owner_of(&auth.access_key).id
+        // An IAM user's ACL identity is its account's, as ACL grants name accounts.
+        crate::s3::respond::owner_of(auth.account_key()).id
     }
 }
 
@@ -177,12 +182,34 @@ async fn decide_on(
         public_access_block: Default::default(),
         acls_disabled: false,
         bypass_governance: auth.root && t.shape.bypass,
+        by: None,
     };
     let Some(b) = st.store.meta().bucket_cached(t.bucket).await? else {
         ex.rule = "the bucket does not exist (NoSuchBucket)";
         ex.bucket_exists = false;
         return Ok((ex, None));
     };
+    let user = match UserCtx::of(st, auth).await? {
+        None => None,
+        Some(Ok(p)) => Some(UserCtx::on(p, &b)),
+        Some(Err(())) => {
+            ex.access = Access::Denied;
+            ex.rule = "the IAM user of this key no longer exists";
+            return Ok((ex, None));
+        }
+    };
+    let mut base_values = t.facts.clone();
+    if let Some(u) = &user {
+        u.principal.add_condition_values(&mut base_values);
+    }
+    let policy_of_bucket = bucket_policy(&b);
+    let tags_needed = policy_of_bucket
+        .as_ref()
+        .is_some_and(|p| p.needs_object_tags())
+        || user.as_ref().is_some_and(UserCtx::needs_object_tags);
+    if let (true, Some(key)) = (tags_needed, t.key) {
+        object_tag_values(st, t, key, &mut base_values).await?;
+    }
     let id = canonical(auth);
     let pab = crate::s3::rules::public_access::effective(st, &b);
     let mut acl = grants::from_stored(&b.acl);
@@ -195,7 +222,10 @@ async fn decide_on(
     }
     let mut inputs = Inputs {
         owner: !auth.is_anonymous() && b.owner == auth.access_key,
-        role: role_on(auth, &b),
+        role: match &user {
+            Some(u) => u.role(auth, &b),
+            None => role_on(auth, &b),
+        },
         bucket_acl: &acl,
         ..Inputs::bare(auth.root, principal(auth, &id))
     };
@@ -205,37 +235,18 @@ async fn decide_on(
     // governance bypass it asks for (`Silent` without a policy).
     let mut extra_verdicts = vec![Verdict::Silent; acts.len().saturating_sub(1)];
     let mut bypass_verdict = Verdict::Silent;
-    if let (Some(p), Some(&act)) = (bucket_policy(&b), acts.first()) {
-        let mut values = t.facts.clone();
-        if let (true, Some(key)) = (p.needs_object_tags(), t.key) {
-            // The tags of the version the request addresses (a copy's source: its own), not
-            // the current version's: an old version is judged by what it carries.
-            let version = t
-                .facts
-                .get("s3:versionid")
-                .and_then(|v| v.first())
-                .map(String::as_str);
-            let found = match st.store.lookup(t.bucket, key, version).await {
-                Ok(crate::storage::objects::Lookup::Object(o)) => Some(o),
-                Ok(_) => None,
-                // A version id that does not parse is the handler's to refuse.
-                Err(crate::storage::gridfs::GridFsError::Mongo(e)) => return Err(e.into()),
-                Err(_) => None,
-            };
-            if let Some(o) = found {
-                for (k, v) in &o.meta.tags {
-                    values.insert(
-                        format!("s3:existingobjecttag/{}", k.to_ascii_lowercase()),
-                        vec![v.clone()],
-                    );
-                }
-            }
-        }
+    // For an IAM user: the bucket policy's verdicts counting only Allows that name the user
+    // (on the action, and on listing).
+    let mut direct = (Verdict::Silent, Verdict::Silent);
+    if let (Some(p), Some(&act)) = (policy_of_bucket, acts.first()) {
         let cx = policy::Context {
-            who: who(auth),
+            who: match &user {
+                Some(u) => u.who(false),
+                None => who(auth),
+            },
             action: act,
             resource: resource(t.bucket, t.key),
-            values,
+            values: base_values.clone(),
         };
         inputs.policy = p.evaluate(&cx);
         for (v, extra) in extra_verdicts.iter_mut().zip(&acts[1..]) {
@@ -265,6 +276,18 @@ async fn decide_on(
                 .or_insert_with(|| vec![key.to_owned()]);
         }
         inputs.policy_list = p.evaluate(&list_cx);
+        if let Some(u) = &user {
+            direct = (
+                p.evaluate(&policy::Context {
+                    who: u.who(true),
+                    ..cx.clone()
+                }),
+                p.evaluate(&policy::Context {
+                    who: u.who(true),
+                    ..list_cx.clone()
+                }),
+            );
+        }
         if pab.restrict_public_buckets
             && p.is_public()
             && !inputs.owner
@@ -312,14 +335,133 @@ async fn decide_on(
                 base,
                 bypass: t.shape.bypass.then_some(inputs.role == Some(Role::Owner)),
                 restrict_public,
+                user: None,
             });
             inputs.policy = Verdict::Allow;
         }
     }
     let (mut access, mut rule) = decide_why(op, need, &inputs);
+    let mut by = None;
+    if let (Some(u), Some(&act)) = (&user, acts.first()) {
+        let res = resource(t.bucket, t.key);
+        let identity = u.identity(act, &res, &base_values);
+        let mut list_values = base_values.clone();
+        if let Some(key) = t.key {
+            list_values
+                .entry("s3:prefix".to_owned())
+                .or_insert_with(|| vec![key.to_owned()]);
+        }
+        let identity_list = u.identity("s3:ListBucket", &resource(t.bucket, None), &list_values);
+        let facts = UserFacts {
+            identity: identity.verdict,
+            identity_list: identity_list.verdict,
+            same_account: u.same_account,
+            policy_direct: direct.0,
+            policy_direct_list: direct.1,
+            role_allows: need.is_some_and(|(r, _)| role_on(auth, &b).is_some_and(|g| g >= r)),
+            object_op: matches!(need, Some((_, Some(AclNeed::Object(_))))),
+        };
+        let per_key_op =
+            *op == Op::DeleteObjects || (*op == Op::DeleteObject && t.shape.force_delete);
+        if per_key_op {
+            // Each key is decided on its own (`PerKey::allows`), the identity policies on the
+            // object's ARN included; the request itself needs nothing more.
+            let base = if u.same_account {
+                role_on(auth, &b).is_some_and(|r| r >= Role::Write)
+            } else {
+                decide(
+                    op,
+                    need,
+                    &Inputs {
+                        policy: Verdict::Silent,
+                        ..inputs
+                    },
+                ) == Access::Granted
+            };
+            per_key = Some(PerKey {
+                policy: bucket_policy(&b).unwrap_or_else(|| Arc::new(Policy::empty())),
+                cx: policy::Context {
+                    who: u.who(false),
+                    action: act,
+                    resource: res.clone(),
+                    values: base_values.clone(),
+                },
+                bucket: t.bucket.to_owned(),
+                base,
+                bypass: t.shape.bypass.then_some(false),
+                restrict_public: false,
+                user: Some(crate::s3::request::access::UserPerKey {
+                    principal: u.principal.clone(),
+                    same_account: u.same_account,
+                }),
+            });
+            (access, rule) = (Access::Granted, "decided per key");
+        } else {
+            (access, rule) = decide_user((access, rule), &facts);
+        }
+        by = identity.by;
+        // Each further action the headers need is judged the same way.
+        for (extra, verdict) in acts.iter().skip(1).zip(&extra_verdicts) {
+            let extra_identity = u.identity(extra, &res, &base_values).verdict;
+            let resource_side = match op_of_extra(extra) {
+                Some((extra_op, extra_need)) => decide_why(
+                    &extra_op,
+                    extra_need,
+                    &Inputs {
+                        policy: *verdict,
+                        ..inputs
+                    },
+                ),
+                None => (Access::Granted, ""),
+            };
+            let (extra_access, _) = decide_user(
+                resource_side,
+                &UserFacts {
+                    identity: extra_identity,
+                    identity_list: extra_identity,
+                    policy_direct: if *verdict == Verdict::Deny {
+                        Verdict::Deny
+                    } else {
+                        Verdict::Silent
+                    },
+                    policy_direct_list: Verdict::Silent,
+                    object_op: false,
+                    ..facts
+                },
+            );
+            if !matches!(extra_access, Access::Granted | Access::GrantedUnlisted)
+                && access != Access::Denied
+            {
+                access = Access::Denied;
+                rule = "the request's headers need a further action (s3:PutObjectRetention, s3:PutObjectLegalHold, s3:PutObjectTagging) that no identity policy allows";
+            }
+        }
+        if t.shape.bypass {
+            let v = u.identity(BYPASS, &res, &base_values).verdict;
+            bypass_verdict = match (v, bypass_verdict) {
+                (Verdict::Deny, _) | (_, Verdict::Deny) => Verdict::Deny,
+                (Verdict::Allow, _) => Verdict::Allow,
+                (_, other) if u.same_account => {
+                    // Within the account only a policy naming the user counts.
+                    if other == Verdict::Allow && direct.0 == Verdict::Allow {
+                        Verdict::Allow
+                    } else {
+                        Verdict::Silent
+                    }
+                }
+                (_, other) => other,
+            };
+        }
+    }
     // Each further action the request's shape needs (a lock header's) is decided as the
-    // operation that stands for it would be, with the policy's verdict on that action.
-    for (extra, verdict) in acts.iter().skip(1).zip(&extra_verdicts) {
+    // operation that stands for it would be, with the policy's verdict on that action (for
+    // an IAM user, above).
+    for (extra, verdict) in acts
+        .iter()
+        .skip(1)
+        .zip(&extra_verdicts)
+        .filter(|_| user.is_none())
+    {
         let Some((extra_op, extra_need)) = op_of_extra(extra) else {
             continue;
         };
@@ -342,7 +484,8 @@ async fn decide_on(
     // an explicit Deny of it binds them all. Without it the request still runs, unbypassed.
     let bypass_governance = t.shape.bypass
         && bypass_verdict != Verdict::Deny
-        && (inputs.role == Some(Role::Owner) || bypass_verdict == Verdict::Allow);
+        && ((inputs.role == Some(Role::Owner) && user.is_none())
+            || bypass_verdict == Verdict::Allow);
     if let Access::IfObjectAcl {
         ignore_public,
         acls_disabled: disabled,
@@ -363,8 +506,74 @@ async fn decide_on(
         public_access_block: pab,
         acls_disabled,
         bypass_governance,
+        by,
     };
     Ok((ex, per_key))
+}
+
+/// ListBuckets and CreateBucket for an IAM user: its identity policies must allow
+/// `s3:ListAllMyBuckets` (on `arn:aws:s3:::*`) or `s3:CreateBucket` (on the bucket), as AWS
+/// requires; an account's own key may, as before.
+async fn account_level(st: &AppState, op: &Op, auth: &Auth, t: &Target<'_>) -> S3Result<Access> {
+    let (action, res) = match op {
+        Op::ListBuckets => ("s3:ListAllMyBuckets", "arn:aws:s3:::*".to_owned()),
+        Op::CreateBucket => ("s3:CreateBucket", resource(t.bucket, None)),
+        _ => return Ok(Access::Granted),
+    };
+    let p = match UserCtx::of(st, auth).await? {
+        None => return Ok(Access::Granted),
+        Some(Err(())) => return Ok(Access::Denied),
+        Some(Ok(p)) => p,
+    };
+    let mut values = t.facts.clone();
+    p.add_condition_values(&mut values);
+    let v = p.policies.evaluate(&policy::Context {
+        who: Who::User {
+            arn: p.arn(),
+            account: p.account.id.clone(),
+            direct_only: false,
+        },
+        action,
+        resource: res,
+        values,
+    });
+    Ok(if v.verdict == Verdict::Allow {
+        Access::Granted
+    } else {
+        Access::Denied
+    })
+}
+
+/// Adds the tags of the object version a request addresses (`s3:ExistingObjectTag/<key>`) to
+/// its condition keys: the version it names (a copy's source: its own), not the current
+/// one, as an old version is judged by what it carries.
+async fn object_tag_values(
+    st: &AppState,
+    t: &Target<'_>,
+    key: &str,
+    values: &mut HashMap<String, Vec<String>>,
+) -> S3Result<()> {
+    let version = t
+        .facts
+        .get("s3:versionid")
+        .and_then(|v| v.first())
+        .map(String::as_str);
+    let found = match st.store.lookup(t.bucket, key, version).await {
+        Ok(crate::storage::objects::Lookup::Object(o)) => Some(o),
+        Ok(_) => None,
+        // A version id that does not parse is the handler's to refuse.
+        Err(crate::storage::gridfs::GridFsError::Mongo(e)) => return Err(e.into()),
+        Err(_) => None,
+    };
+    if let Some(o) = found {
+        for (k, v) in &o.meta.tags {
+            values.insert(
+                format!("s3:existingobjecttag/{}", k.to_ascii_lowercase()),
+                vec![v.clone()],
+            );
+        }
+    }
+    Ok(())
 }
 
 /// How a decision came about (the admin API's "why was this denied?").
@@ -388,6 +597,9 @@ pub struct Explanation {
     pub acls_disabled: bool,
     /// Whether the request asked for, and may use, a GOVERNANCE bypass.
     pub bypass_governance: bool,
+    /// For an IAM user: the identity policy and statement that decided (`None`: none
+    /// applied, or not a user).
+    pub by: Option<String>,
 }
 
 /// The condition keys of a request ([`facts`] of its headers, query, key, address and
@@ -436,11 +648,11 @@ pub async fn authorize(
     let need = needs(op);
     let (access, per_key, bypass_governance) = if need.is_none() {
         let id = canonical(auth);
-        (
-            decide(op, None, &Inputs::bare(auth.root, principal(auth, &id))),
-            None,
-            false,
-        )
+        let mut access = decide(op, None, &Inputs::bare(auth.root, principal(auth, &id)));
+        if access == Access::Granted {
+            access = account_level(st, op, auth, t).await?;
+        }
+        (access, None, false)
     } else {
         let (ex, per_key) = decide_on(st, op, auth, t, need).await?;
         (ex.access, per_key, ex.bypass_governance)

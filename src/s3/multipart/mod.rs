@@ -138,7 +138,7 @@ pub async fn create(st: &AppState, req: S3Request) -> S3Result<Response> {
         .create_multipart(
             req.bucket(),
             req.key(),
-            &req.auth.access_key,
+            req.auth.account_key(),
             &meta,
             checksum,
         )

@@ -48,6 +48,17 @@ pub struct PerKey {
     /// RestrictPublicBuckets with a public policy, for an unsigned request: the policy's
     /// Allows count for nothing.
     pub(crate) restrict_public: bool,
+    /// For an IAM user: its identity policies, judged per key too (`s3::rules::identity`).
+    pub(crate) user: Option<UserPerKey>,
+}
+
+/// An IAM user's side of a per-key decision.
+#[derive(Clone, Debug)]
+pub struct UserPerKey {
+    /// The user and its policies.
+    pub principal: Arc<crate::auth::principal::Principal>,
+    /// Whether the bucket is its account's.
+    pub same_account: bool,
 }
 
 impl PerKey {
@@ -56,6 +67,9 @@ impl PerKey {
     /// version as `s3:VersionId` when it names one.
     pub fn allows(&self, key: &str, version: Option<&str>) -> bool {
         let act = crate::s3::actions::versioned_action("s3:DeleteObject", version.is_some());
+        if let Some(u) = &self.user {
+            return self.user_allows(u, act, key, version, self.base);
+        }
         match self.verdict(act, key, version) {
             Verdict::Deny => false,
             Verdict::Allow if !self.restrict_public => true,
@@ -63,8 +77,8 @@ impl PerKey {
         }
     }
 
-    /// The policy's verdict on `action` for the entry `key` (`version`), on the object's ARN.
-    fn verdict(&self, action: &'static str, key: &str, version: Option<&str>) -> Verdict {
+    /// The context of `action` for the entry `key` (`version`), on the object's ARN.
+    fn cx_for(&self, action: &'static str, key: &str, version: Option<&str>) -> policy::Context {
         let mut cx = self.cx.clone();
         cx.resource = resource(&self.bucket, Some(key));
         cx.action = action;
@@ -72,7 +86,45 @@ impl PerKey {
         if let Some(v) = version {
             cx.values.insert("s3:versionid".into(), vec![v.to_owned()]);
         }
-        self.policy.evaluate(&cx)
+        cx
+    }
+
+    /// The policy's verdict on `action` for the entry `key` (`version`), on the object's ARN.
+    fn verdict(&self, action: &'static str, key: &str, version: Option<&str>) -> Verdict {
+        self.policy.evaluate(&self.cx_for(action, key, version))
+    }
+
+    /// An IAM user's entry, as `s3::rules::identity` decides a single request.
+    fn user_allows(
+        &self,
+        u: &UserPerKey,
+        action: &'static str,
+        key: &str,
+        version: Option<&str>,
+        base: bool,
+    ) -> bool {
+        let cx = self.cx_for(action, key, version);
+        let identity = u.principal.policies.evaluate(&cx).verdict;
+        let policy = self.policy.evaluate(&cx);
+        let direct = match &cx.who {
+            policy::Who::User { arn, account, .. } => self.policy.evaluate(&policy::Context {
+                who: policy::Who::User {
+                    arn: arn.clone(),
+                    account: account.clone(),
+                    direct_only: true,
+                },
+                ..cx.clone()
+            }),
+            _ => Verdict::Silent,
+        };
+        if identity == Verdict::Deny || policy == Verdict::Deny {
+            return false;
+        }
+        if u.same_account {
+            identity == Verdict::Allow || direct == Verdict::Allow || base
+        } else {
+            identity == Verdict::Allow && (policy == Verdict::Allow || base)
+        }
     }
 
     /// Whether the request may bypass GOVERNANCE retention for `key`: it asked to, and the
@@ -82,6 +134,10 @@ impl PerKey {
         let Some(owner) = self.bypass else {
             return false;
         };
+        if let Some(u) = &self.user {
+            // A grant's role does not stand in for the bypass: a policy must allow it.
+            return self.user_allows(u, crate::s3::actions::BYPASS, key, version, false);
+        }
         match self.verdict(crate::s3::actions::BYPASS, key, version) {
             Verdict::Deny => false,
             Verdict::Allow if !self.restrict_public => true,

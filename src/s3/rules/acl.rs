@@ -39,7 +39,7 @@ pub fn require_object_access(
             },
             Some(o),
         ) => {
-            let id = owner_of(&auth.access_key).id;
+            let id = owner_of(auth.account_key()).id;
             let who = super::authz::principal(auth, &id);
             let mut acl = object_grants(&o.meta);
             if ignore_public {
@@ -52,7 +52,7 @@ pub fn require_object_access(
             // enabled) has FULL_CONTROL of it.
             let owns = !acls_disabled
                 && !auth.is_anonymous()
-                && o.meta.owner.as_deref() == Some(auth.access_key.as_str());
+                && o.meta.owner.as_deref() == Some(auth.account_key());
             if owns || grants::allows(&acl, who, perm) {
                 Ok(o)
             } else {

@@ -3,6 +3,7 @@
 
 pub mod acl;
 pub mod authz;
+pub mod identity;
 pub mod lock;
 pub mod owner_only;
 pub mod ownership;

@@ -73,7 +73,8 @@ pub fn owner_for_write(b: &BucketInfo, writer: &Auth, canned_acl: Option<&str>) 
     if to_bucket_owner || writer.is_anonymous() {
         b.owner.clone()
     } else {
-        writer.access_key.clone()
+        // An IAM user's object is its account's, as on AWS.
+        writer.account_key().to_owned()
     }
 }
 

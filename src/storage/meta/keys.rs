@@ -45,6 +45,19 @@ pub struct KeySecret {
     pub secret: zeroize::Zeroizing<String>,
     /// Root or not.
     pub root: bool,
+    /// For an IAM user's key: the user's unique id (`AIDA...`) and the access key id of its
+    /// account's root credentials. `None` for a key that is an account's own (every key the
+    /// admin API makes, and the deployment's root key).
+    pub user: Option<UserOfKey>,
+}
+
+/// The IAM user an access key belongs to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UserOfKey {
+    /// The user's unique id (`AIDA...`).
+    pub id: String,
+    /// The access key id of the user's account (its root credentials).
+    pub account_key: String,
 }
 
 impl std::fmt::Debug for KeySecret {
@@ -71,7 +84,7 @@ fn cipher(master: &[u8; 32]) -> Aes256Gcm {
 }
 
 impl MetaStore {
-    fn seal(&self, secret: &str) -> String {
+    pub(super) fn seal(&self, secret: &str) -> String {
         let Some(master) = self.masters.current.as_ref().map(|m| m.raw()) else {
             return secret.to_owned();
         };
@@ -246,11 +259,12 @@ impl MetaStore {
         Ok(r.matched_count == 1)
     }
 
-    /// Every key, without secrets.
+    /// Every key that is an account's own (IAM users' keys are listed by their users),
+    /// without secrets.
     pub async fn list_access_keys(&self) -> mongodb::error::Result<Vec<KeyInfo>> {
         let docs: Vec<Document> = self
             .keys
-            .find(doc! {})
+            .find(doc! {"user": {"$exists": false}})
             .sort(doc! {"_id": 1})
             .await?
             .try_collect()
@@ -278,7 +292,8 @@ impl MetaStore {
     pub async fn delete_access_key(&self, id: &str) -> mongodb::error::Result<bool> {
         let deleted = self
             .keys
-            .delete_one(doc! {"_id": id, "root": {"$ne": true}})
+            // An IAM user's key goes through its user (IAM DeleteAccessKey), which counts it.
+            .delete_one(doc! {"_id": id, "root": {"$ne": true}, "user": {"$exists": false}})
             .await?
             .deleted_count
             == 1;
@@ -294,7 +309,7 @@ impl MetaStore {
         let r = self
             .keys
             .update_one(
-                doc! {"_id": id, "root": {"$ne": true}},
+                doc! {"_id": id, "root": {"$ne": true}, "user": {"$exists": false}},
                 doc! {"$set": {"disabled": disabled}},
             )
             .await?;
@@ -320,7 +335,7 @@ impl MetaStore {
 
     /// Moves the keys' version counter on; called after every change of a key, so that a
     /// cache that reads the counter after it also reads the key as changed.
-    async fn keys_changed(&self) -> mongodb::error::Result<()> {
+    pub async fn keys_changed(&self) -> mongodb::error::Result<()> {
         let bump = || {
             self.info
                 .update_one(doc! {"_id": KEYS_VERSION}, doc! {"$inc": {"v": 1_i64}})
@@ -345,9 +360,18 @@ impl MetaStore {
             return Ok(None);
         };
         let stored = d.get_str("secret").unwrap_or_default();
+        let user = match (d.get_str("user"), d.get_str("accountKey")) {
+            (Ok(id), Ok(account)) => Some(UserOfKey {
+                id: id.to_owned(),
+                account_key: account.to_owned(),
+            }),
+            _ => None,
+        };
         Ok(Some(KeySecret {
             secret: zeroize::Zeroizing::new(self.unseal(stored)?),
-            root: d.get_bool("root").unwrap_or(false),
+            // A user's key is never root, whatever its document says.
+            root: user.is_none() && d.get_bool("root").unwrap_or(false),
+            user,
         }))
     }
 }

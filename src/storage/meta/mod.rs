@@ -21,6 +21,7 @@ mod progress;
 mod replay;
 mod sessions;
 mod uploads;
+mod user_keys;
 mod writes;
 
 pub use buckets::{
@@ -31,12 +32,13 @@ pub use clock::DbClock;
 pub use instances::{Instance, Sample, SAMPLES};
 pub use keylock_batch::KeyLocks;
 pub use keylocks::{KeyLock, LOCK_TTL};
-pub use keys::{KeyError, KeyInfo, KeySecret};
+pub use keys::{KeyError, KeyInfo, KeySecret, UserOfKey};
 pub use lead::{Lead, LeadInfo};
 pub use leases::{Lease, PendingReclaim};
 pub use progress::Progress;
 pub use sessions::ConsoleSession;
 pub use uploads::{PartRecord, UploadRecord, MAX_PART_SLOTS, PART_SPAN};
+pub use user_keys::UserKeyInfo;
 pub use writes::{DeadWrite, WriteReg, POOL_SIZE};
 
 pub use crate::dberror::is_duplicate_key;

@@ -1,0 +1,92 @@
+//! The IAM user's side of an authorization: its principal (cached, see `auth::principal`),
+//! whether the bucket is its account's, its role through admin API grants, and its identity
+//! policies' verdicts. `s3::rules::identity` joins them with the bucket's side.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::auth::policy::{self, Who};
+use crate::auth::principal::Principal;
+use crate::auth::Auth;
+use crate::error::S3Result;
+use crate::s3::rules::authz::{role_on, Role};
+use crate::state::AppState;
+use crate::storage::meta::BucketInfo;
+
+/// An IAM user's request on one bucket.
+#[derive(Clone)]
+pub struct UserCtx {
+    /// The user, its account and policies.
+    pub principal: Arc<Principal>,
+    /// Whether the bucket belongs to the user's account.
+    pub same_account: bool,
+}
+
+impl UserCtx {
+    /// The user behind `auth` (`None`: not a user's key), or `Err(())` when the user no
+    /// longer exists.
+    pub async fn of(st: &AppState, auth: &Auth) -> S3Result<Option<Result<Arc<Principal>, ()>>> {
+        let Some(u) = &auth.user else {
+            return Ok(None);
+        };
+        Ok(Some(st.creds.principal(&u.id).await?.ok_or(())))
+    }
+
+    /// On bucket `b`.
+    pub fn on(principal: Arc<Principal>, b: &BucketInfo) -> Self {
+        UserCtx {
+            same_account: b.owner == principal.account.key,
+            principal,
+        }
+    }
+
+    /// The user as a bucket policy sees it (`direct_only`: only Allows naming the user).
+    pub fn who(&self, direct_only: bool) -> Who {
+        Who::User {
+            arn: self.principal.arn(),
+            account: self.principal.account.id.clone(),
+            direct_only,
+        }
+    }
+
+    /// The identity policies' verdict on `action` over `resource`, and what decided it.
+    pub fn identity(
+        &self,
+        action: &'static str,
+        resource: &str,
+        values: &HashMap<String, Vec<String>>,
+    ) -> policy::IdentityVerdict {
+        self.principal.policies.evaluate(&policy::Context {
+            who: self.who(false),
+            action,
+            resource: resource.to_owned(),
+            values: values.clone(),
+        })
+    }
+
+    /// The role admin API grants give on the bucket's side: a grant to the user's own key;
+    /// across accounts also one to its account's key (as an ACL grant to the account reaches
+    /// its users there). Never the ownership of its own account's bucket: that is the
+    /// account's, and reaches users only through identity policies.
+    pub fn role(&self, auth: &Auth, b: &BucketInfo) -> Option<Role> {
+        let own = role_on(auth, b);
+        if self.same_account {
+            return own;
+        }
+        let account = b
+            .grants
+            .iter()
+            .find(|(k, _)| *k == self.principal.account.key)
+            .and_then(|(_, r)| Role::parse(r));
+        own.max(account)
+    }
+
+    /// Whether a stored identity policy reads `s3:ExistingObjectTag/...`.
+    pub fn needs_object_tags(&self) -> bool {
+        self.principal
+            .policies
+            .policies
+            .iter()
+            .any(|(_, p)| p.needs_object_tags())
+    }
+}

@@ -54,6 +54,7 @@ fn auth(payload: Payload) -> Auth {
             seed_signature: "0".repeat(64),
         },
         user: None,
+        sessions: Vec::new(),
     }
 }
 

@@ -162,6 +162,10 @@ impl Credentials {
         let Some(secret) = self.stored_secret(access_key).await? else {
             return Ok(None);
         };
+        // Judged at each use, not only when read: a cached key expires on time.
+        if secret.expires.is_some_and(|e| e <= self.meta.clock().now()) {
+            return Ok(None);
+        }
         if let Some(u) = &secret.user {
             // A user deleted with a key left behind (a crash between the two) signs nothing.
             if self.principal(&u.id).await?.is_none() {

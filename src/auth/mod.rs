@@ -6,6 +6,7 @@ mod credentials;
 mod parse;
 pub mod policy;
 pub mod principal;
+pub mod session;
 pub mod sigv2;
 pub mod sigv4;
 
@@ -68,6 +69,7 @@ impl Auth {
                 seed_signature: String::new(),
             },
             user: None,
+            sessions: Vec::new(),
         }
     }
 
@@ -75,6 +77,7 @@ impl Auth {
     pub fn of_key(access_key: String, stored: &crate::storage::meta::KeySecret) -> Self {
         let mut a = Self::unsigned_body(access_key, stored.root);
         a.user = stored.user.clone();
+        a.sessions = session::parse_all(&stored.sessions);
         a
     }
 
@@ -150,6 +153,9 @@ pub struct Auth {
     pub signing: SigningContext,
     /// The IAM user whose key signed it (`None`: an account's own key, or unsigned).
     pub user: Option<crate::storage::meta::UserOfKey>,
+    /// Session policies that cut what the request may do (a service account's): each must
+    /// allow it, besides everything else (`auth::session`).
+    pub sessions: Vec<std::sync::Arc<policy::Policy>>,
 }
 
 fn has_no_body(h: &HeaderMap) -> bool {
@@ -409,6 +415,7 @@ async fn authenticate_for(
         access_key: p.access_key,
         root: stored.root,
         user: stored.user.clone(),
+        sessions: session::parse_all(&stored.sessions),
         payload,
         signing: SigningContext {
             key,

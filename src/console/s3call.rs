@@ -19,7 +19,6 @@ use crate::state::AppState;
 pub struct Caller<'a> {
     pub st: &'a AppState,
     pub access_key: &'a str,
-    pub root: bool,
     pub parts: &'a Parts,
     pub request_id: &'a str,
 }
@@ -71,7 +70,15 @@ impl Caller<'_> {
             return Err(S3Error::not_implemented()
                 .with_message(format!("{what} is not implemented by grids3")));
         }
-        let auth = crate::auth::Auth::unsigned_body(self.access_key.to_owned(), self.root);
+        // As the key is now (cached): its IAM user and session policies come with it, and a
+        // key disabled or deleted since the sign-in acts no more.
+        let stored = self
+            .st
+            .creds
+            .secret_of(self.access_key)
+            .await?
+            .ok_or_else(S3Error::invalid_access_key_id)?;
+        let auth = crate::auth::Auth::of_key(self.access_key.to_owned(), &stored);
         let req = S3Request::on_behalf(
             p,
             query,

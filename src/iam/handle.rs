@@ -31,6 +31,8 @@ pub struct Caller {
     pub user: Option<Arc<Principal>>,
     /// The access key that signed it.
     pub access_key: String,
+    /// Its session policies (a service account's).
+    pub sessions: Vec<Arc<policy::Policy>>,
     values: HashMap<String, Vec<String>>,
 }
 
@@ -45,6 +47,22 @@ impl Caller {
 
     /// Whether the caller may perform `action` on `resource` (an ARN in its account).
     pub fn allow(&self, action: &'static str, resource: &str) -> IamResult<()> {
+        // A session policy (a service account's) must allow it too, whoever the parent is.
+        let session = policy::Context {
+            who: Who::Key {
+                id: self.access_key.clone(),
+                canonical: String::new(),
+            },
+            action,
+            resource: resource.to_owned(),
+            values: self.values.clone(),
+        };
+        if !crate::auth::session::allows(&self.sessions, &session) {
+            return Err(IamError::access_denied(format!(
+                "{} is not authorized to perform: {action} on resource: {resource} because no session policy allows the {action} action",
+                self.arn()
+            )));
+        }
         let Some(u) = &self.user else {
             // An account's root credentials: everything in their own account.
             return Ok(());
@@ -149,6 +167,31 @@ async fn run(st: &AppState, parts: Parts, body: Body, rid: &str) -> IamResult<St
     )
     .await?;
     let params = Params::parse(parts.uri.query(), &bytes)?;
+    let caller = caller_of(st, &auth, &parts).await?;
+    let cx = Cx {
+        st,
+        caller: &caller,
+        rid,
+    };
+    let action = params.action().to_owned();
+    let answer = dispatch(&cx, &params, &action).await;
+    if !(action.starts_with("Get") || action.starts_with("List")) {
+        // A change (or an attempt that may have changed something before it failed) holds on
+        // this instance at once: its cached secrets and principals go. The others follow the
+        // keys' version counter the change moved (`auth::credentials`).
+        st.creds.forget(&auth.access_key);
+    }
+    answer
+}
+
+/// The caller behind an authenticated request (its account, IAM user, session policies and
+/// condition keys). The console builds one for its signed-in key, to act through
+/// [`dispatch`] as the Query API does.
+pub async fn caller_of(
+    st: &AppState,
+    auth: &crate::auth::Auth,
+    parts: &Parts,
+) -> IamResult<Caller> {
     let user = match &auth.user {
         None => None,
         Some(u) => Some(
@@ -172,29 +215,18 @@ async fn run(st: &AppState, parts: Parts, body: Body, rid: &str) -> IamResult<St
     if let Some(u) = &user {
         u.add_condition_values(&mut values);
     }
-    let caller = Caller {
+    Ok(Caller {
         account: Account::of_key(auth.account_key()),
         user,
         access_key: auth.access_key.clone(),
+        sessions: auth.sessions.clone(),
         values,
-    };
-    let cx = Cx {
-        st,
-        caller: &caller,
-        rid,
-    };
-    let action = params.action().to_owned();
-    let answer = dispatch(&cx, &params, &action).await;
-    if !(action.starts_with("Get") || action.starts_with("List")) {
-        // A change (or an attempt that may have changed something before it failed) holds on
-        // this instance at once: its cached secrets and principals go. The others follow the
-        // keys' version counter the change moved (`auth::credentials`).
-        st.creds.forget(&auth.access_key);
-    }
-    answer
+    })
 }
 
-async fn dispatch(cx: &Cx<'_>, params: &Params, action: &str) -> IamResult<String> {
+/// Performs one IAM action for `cx`'s caller and returns the XML answer. The caller of a
+/// change should `forget` the credentials cache after it (as [`handle`] does).
+pub async fn dispatch(cx: &Cx<'_>, params: &Params, action: &str) -> IamResult<String> {
     if let Some(r) = super::users::dispatch(cx, params, action).await {
         return r;
     }

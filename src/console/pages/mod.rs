@@ -102,7 +102,6 @@ impl Ctx {
         Caller {
             st,
             access_key: &self.signed.session.access_key,
-            root: self.signed.root,
             parts: &self.parts,
             request_id: &self.request_id,
         }

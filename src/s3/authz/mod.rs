@@ -336,6 +336,7 @@ async fn decide_on(
                 bypass: t.shape.bypass.then_some(inputs.role == Some(Role::Owner)),
                 restrict_public,
                 user: None,
+                sessions: Vec::new(),
             });
             inputs.policy = Verdict::Allow;
         }
@@ -394,6 +395,7 @@ async fn decide_on(
                     principal: u.principal.clone(),
                     same_account: u.same_account,
                 }),
+                sessions: Vec::new(),
             });
             (access, rule) = (Access::Granted, "decided per key");
         } else {
@@ -479,6 +481,32 @@ async fn decide_on(
             rule = "the request's headers need a further action (s3:PutObjectRetention, s3:PutObjectLegalHold, s3:PutObjectTagging) that nothing allows";
         }
     }
+    // A session policy (a service account's) cuts whatever allowed it: every action the
+    // request needs must be allowed by each, on the request's resource.
+    let session_cx = |action: &'static str| policy::Context {
+        who: match &user {
+            Some(u) => u.who(false),
+            None => who(auth),
+        },
+        action,
+        resource: resource(t.bucket, t.key),
+        values: base_values.clone(),
+    };
+    if !auth.sessions.is_empty() && per_key.is_none() {
+        if acts
+            .iter()
+            .any(|a| !crate::auth::session::allows(&auth.sessions, &session_cx(a)))
+        {
+            access = Access::Denied;
+            rule = "a session policy of the key (a service account's) does not allow it";
+        }
+        if t.shape.bypass && !crate::auth::session::allows(&auth.sessions, &session_cx(BYPASS)) {
+            bypass_verdict = Verdict::Deny;
+        }
+    }
+    if let Some(pk) = per_key.as_mut() {
+        pk.sessions = auth.sessions.clone();
+    }
     // A governance bypass is granted to the bucket's owners (the root key, the owner, keys
     // the admin API made owners) and to whom the policy allows s3:BypassGovernanceRetention;
     // an explicit Deny of it binds them all. Without it the request still runs, unbypassed.
@@ -520,21 +548,42 @@ async fn account_level(st: &AppState, op: &Op, auth: &Auth, t: &Target<'_>) -> S
         Op::CreateBucket => ("s3:CreateBucket", resource(t.bucket, None)),
         _ => return Ok(Access::Granted),
     };
+    let sessions_allow = |who: Who, values: HashMap<String, Vec<String>>| {
+        crate::auth::session::allows(
+            &auth.sessions,
+            &policy::Context {
+                who,
+                action,
+                resource: res.clone(),
+                values,
+            },
+        )
+    };
     let p = match UserCtx::of(st, auth).await? {
-        None => return Ok(Access::Granted),
+        None => {
+            return Ok(if sessions_allow(who(auth), t.facts.clone()) {
+                Access::Granted
+            } else {
+                Access::Denied
+            })
+        }
         Some(Err(())) => return Ok(Access::Denied),
         Some(Ok(p)) => p,
     };
     let mut values = t.facts.clone();
     p.add_condition_values(&mut values);
+    let who = Who::User {
+        arn: p.arn(),
+        account: p.account.id.clone(),
+        direct_only: false,
+    };
+    if !sessions_allow(who.clone(), values.clone()) {
+        return Ok(Access::Denied);
+    }
     let v = p.policies.evaluate(&policy::Context {
-        who: Who::User {
-            arn: p.arn(),
-            account: p.account.id.clone(),
-            direct_only: false,
-        },
+        who,
         action,
-        resource: res,
+        resource: res.clone(),
         values,
     });
     Ok(if v.verdict == Verdict::Allow {

@@ -50,6 +50,8 @@ pub struct PerKey {
     pub(crate) restrict_public: bool,
     /// For an IAM user: its identity policies, judged per key too (`s3::rules::identity`).
     pub(crate) user: Option<UserPerKey>,
+    /// The key's session policies (a service account's): each must allow each entry too.
+    pub(crate) sessions: Vec<Arc<Policy>>,
 }
 
 /// An IAM user's side of a per-key decision.
@@ -67,6 +69,9 @@ impl PerKey {
     /// version as `s3:VersionId` when it names one.
     pub fn allows(&self, key: &str, version: Option<&str>) -> bool {
         let act = crate::s3::actions::versioned_action("s3:DeleteObject", version.is_some());
+        if !crate::auth::session::allows(&self.sessions, &self.cx_for(act, key, version)) {
+            return false;
+        }
         if let Some(u) = &self.user {
             return self.user_allows(u, act, key, version, self.base);
         }
@@ -134,6 +139,10 @@ impl PerKey {
         let Some(owner) = self.bypass else {
             return false;
         };
+        let bypass = crate::s3::actions::BYPASS;
+        if !crate::auth::session::allows(&self.sessions, &self.cx_for(bypass, key, version)) {
+            return false;
+        }
         if let Some(u) = &self.user {
             // A grant's role does not stand in for the bypass: a policy must allow it.
             return self.user_allows(u, crate::s3::actions::BYPASS, key, version, false);

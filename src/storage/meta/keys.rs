@@ -49,6 +49,13 @@ pub struct KeySecret {
     /// account's root credentials. `None` for a key that is an account's own (every key the
     /// admin API makes, and the deployment's root key).
     pub user: Option<UserOfKey>,
+    /// Session policies (JSON texts) that cut what the key may do: a service account's
+    /// (MinIO's admin API; stored as `inheritedSessions` and its own `session`), each of which
+    /// must allow a request as well as its parent's policies. Empty: the key has its owner's
+    /// rights, no more and no less.
+    pub sessions: Vec<String>,
+    /// When it stops signing (a service account's expiration), by the database's clock.
+    pub expires: Option<DateTime>,
 }
 
 /// The IAM user an access key belongs to.
@@ -353,7 +360,12 @@ impl MetaStore {
     pub async fn secret_of(&self, access_key: &str) -> Result<Option<KeySecret>, KeyError> {
         let Some(d) = self
             .keys
-            .find_one(doc! {"_id": access_key, "disabled": {"$ne": true}})
+            // A service account past its expiration signs nothing (the database's time).
+            .find_one(doc! {
+                "_id": access_key,
+                "disabled": {"$ne": true},
+                "$or": [{"expiration": {"$exists": false}}, {"expiration": {"$gt": self.clock.now()}}],
+            })
             .selection_criteria(primary())
             .await?
         else {
@@ -367,11 +379,27 @@ impl MetaStore {
             }),
             _ => None,
         };
+        // A service account's session policies: those it inherited from the service account
+        // that made it, then its own.
+        let mut sessions: Vec<String> = d
+            .get_array("inheritedSessions")
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if let Ok(own) = d.get_str("session") {
+            sessions.push(own.to_owned());
+        }
         Ok(Some(KeySecret {
             secret: zeroize::Zeroizing::new(self.unseal(stored)?),
-            // A user's key is never root, whatever its document says.
-            root: user.is_none() && d.get_bool("root").unwrap_or(false),
+            // A user's key, or a key with session policies (a service account), is never
+            // root, whatever its document says.
+            root: user.is_none() && sessions.is_empty() && d.get_bool("root").unwrap_or(false),
             user,
+            sessions,
+            expires: d.get_datetime("expiration").ok().copied(),
         }))
     }
 }

@@ -292,6 +292,8 @@ pub struct Raw<'a> {
     pub secret: &'a str,
     pub access_key: &'a str,
     pub host: Option<String>,
+    /// The service the credential scope names (`s3`; `iam` for the IAM Query API).
+    pub service: &'a str,
 }
 
 impl<'a> Raw<'a> {
@@ -306,6 +308,7 @@ impl<'a> Raw<'a> {
             secret: SK,
             access_key: AK,
             host: None,
+            service: "s3",
         }
     }
 
@@ -340,8 +343,8 @@ impl<'a> Raw<'a> {
             &signed,
             &hash,
         );
-        let scope = format!("{}/us-east-1/s3/aws4_request", &amz_date[..8]);
-        let key = sigv4::signing_key(self.secret, &amz_date[..8], "us-east-1", "s3");
+        let scope = format!("{}/us-east-1/{}/aws4_request", &amz_date[..8], self.service);
+        let key = sigv4::signing_key(self.secret, &amz_date[..8], "us-east-1", self.service);
         let sig = sigv4::sign(&key, &sigv4::string_to_sign(&amz_date, &scope, &cr));
         headers.push((
             "authorization".into(),
@@ -552,6 +555,11 @@ pub async fn gateway_counting_split(
                         "__keyring",
                         "__accesskeys",
                         "__notify_listeners",
+                        // The credentials cache's principals (an IAM user, its groups, its
+                        // policies), refreshed like keys.
+                        "__iamusers",
+                        "__iamgroups",
+                        "__iampolicies",
                     ]
                     .iter()
                     .any(|c| find == Ok(*c));

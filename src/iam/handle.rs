@@ -239,6 +239,12 @@ pub async fn dispatch(cx: &Cx<'_>, params: &Params, action: &str) -> IamResult<S
     if let Some(r) = super::inline::dispatch(cx, params, action).await {
         return r;
     }
+    if let Some(r) = super::simulate::dispatch(cx, params, action).await {
+        return r;
+    }
+    if let Some(r) = super::details::dispatch(cx, params, action).await {
+        return r;
+    }
     // Every other IAM action is refused, never answered as done.
     Err(IamError::not_implemented(action))
 }

@@ -5,16 +5,20 @@
 //!   [`validate`] (AWS's constraints on each parameter), [`error`] (IAM's `<ErrorResponse>`)
 //!   and [`xml`] (one function per response shape, from plain view structs);
 //! - the entry ([`handle`]): body, signature, caller, authorization, dispatch;
-//! - one module per family of actions ([`users`], [`groups`], [`policies`], [`inline`]),
+//! - one module per family of actions ([`users`], [`groups`], [`policies`], [`inline`],
+//!   [`simulate`], [`details`]),
 //!   each translating its actions into calls on the identity store
 //!   (`storage::identity`) and decisions of the one policy engine (`auth::policy`).
 
+pub mod actions;
+pub mod details;
 pub mod error;
 pub mod groups;
 pub mod handle;
 pub mod inline;
 pub mod policies;
 pub mod query;
+pub mod simulate;
 pub mod users;
 pub mod validate;
 pub mod xml;

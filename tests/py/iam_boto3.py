@@ -95,6 +95,24 @@ r = alice.delete_objects(Bucket="team", Delete={"Objects": [{"Key": "home/alice/
 check([d["Key"] for d in r.get("Deleted", [])] == ["home/alice/new.txt"]
       and [e["Key"] for e in r.get("Errors", [])] == ["home/bob/b.txt"], "DeleteObjects is decided per key")
 
+# The simulation agrees with what the requests got, naming the deciding statement.
+sim = iam.simulate_principal_policy(
+    PolicySourceArn=u["Arn"], ActionNames=["s3:GetObject", "s3:PutObject"],
+    ResourceArns=["arn:aws:s3:::team/home/alice/a.txt", "arn:aws:s3:::team/home/bob/b.txt"])["EvaluationResults"]
+decided = {(r["EvalActionName"], r["EvalResourceName"].split("/")[-2]): r["EvalDecision"] for r in sim}
+check(decided == {("s3:GetObject", "alice"): "allowed", ("s3:PutObject", "alice"): "allowed",
+                  ("s3:GetObject", "bob"): "implicitDeny", ("s3:PutObject", "bob"): "implicitDeny"},
+      f"SimulatePrincipalPolicy: {decided}")
+check(any("HomeFolder" in m["SourcePolicyId"] and "RWHome" in m["SourcePolicyId"]
+          for r in sim for m in r["MatchedStatements"]), "it names the policy and statement that allowed")
+details = iam.get_account_authorization_details()
+users = {x["UserName"]: x for x in details["UserDetailList"]}
+check(users["alice"]["GroupList"] == ["devs"], "GetAccountAuthorizationDetails: alice in devs")
+check([g["AttachedManagedPolicies"][0]["PolicyName"] for g in details["GroupDetailList"]] == ["HomeFolder"],
+      "the group's attached policy")
+check([p["PolicyVersionList"][0]["Document"] for p in details["Policies"]] == [json.loads(home)],
+      "the policy's document, decoded by boto3")
+
 # An inline user policy allows; a Deny in the group's inline policy beats it.
 iam.put_user_policy(UserName="alice", PolicyName="ReadShared", PolicyDocument=doc(
     {"Effect": "Allow", "Action": "s3:GetObject", "Resource": "arn:aws:s3:::team/shared/*"}))

@@ -6,6 +6,7 @@ mod credentials;
 mod parse;
 pub mod policy;
 pub mod principal;
+mod principal_cache;
 pub mod session;
 pub mod sigv2;
 pub mod sigv4;
@@ -213,7 +214,25 @@ pub async fn authenticate_service(
 /// The name of the service a SigV4 request's credential scope names (`s3`, `iam`, `sts`),
 /// from its `Authorization` header or `X-Amz-Credential`; `None` for anything else.
 pub fn signed_service(headers: &HeaderMap, query: &[(String, String)]) -> Option<String> {
-    let scope = match header(headers, "authorization") {
+    let scope = credential_scope(headers, query)?;
+    let mut parts = scope.rsplit('/');
+    (parts.next() == Some("aws4_request"))
+        .then(|| parts.next().map(str::to_owned))
+        .flatten()
+}
+
+/// The access key id a SigV4 request names (its credential scope's first part), before any
+/// check: for refusing a request by an unknown key before reading its body.
+pub fn signing_key_id(headers: &HeaderMap, query: &[(String, String)]) -> Option<String> {
+    credential_scope(headers, query)?
+        .split('/')
+        .next()
+        .map(str::to_owned)
+}
+
+/// `Credential=` of the `Authorization` header, or `X-Amz-Credential`.
+fn credential_scope(headers: &HeaderMap, query: &[(String, String)]) -> Option<String> {
+    Some(match header(headers, "authorization") {
         Some(h) if h.starts_with("AWS4-HMAC-SHA256") => {
             let c = h.split("Credential=").nth(1)?;
             c.split([',', ' ']).next()?.to_owned()
@@ -223,11 +242,7 @@ pub fn signed_service(headers: &HeaderMap, query: &[(String, String)]) -> Option
             .iter()
             .find(|(k, _)| k == "X-Amz-Credential")
             .map(|(_, v)| v.clone())?,
-    };
-    let mut parts = scope.rsplit('/');
-    (parts.next() == Some("aws4_request"))
-        .then(|| parts.next().map(str::to_owned))
-        .flatten()
+    })
 }
 
 async fn authenticate_for(

@@ -1,14 +1,11 @@
-//! IAM users as principals: the user, its account and its identity policies, parsed, cached
-//! per user like secrets (under the keys' version counter, see `auth::credentials`), so that
-//! a signed request by a user costs no database round trip in steady state.
+//! IAM users as principals: the user, its account and its identity policies, parsed (cached
+//! per user by `auth::principal_cache`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::credentials::{Credentials, CACHE_TTL};
 use super::policy::{self, IdentityPolicies};
-use crate::error::S3Result;
 use crate::storage::identity::{Account, User};
 
 /// An IAM user making a request.
@@ -63,7 +60,7 @@ impl Principal {
         }
     }
 
-    fn from_effective(e: crate::storage::identity::Effective) -> Principal {
+    pub(super) fn from_effective(e: crate::storage::identity::Effective) -> Principal {
         let policies = e
             .policies
             .into_iter()
@@ -87,29 +84,5 @@ impl Principal {
             user: e.user,
             policies: IdentityPolicies { policies },
         }
-    }
-}
-
-impl Credentials {
-    /// The IAM user with unique id `id` as a principal; `None` when it no longer exists (its
-    /// keys then sign nothing).
-    pub async fn principal(&self, id: &str) -> S3Result<Option<Arc<Principal>>> {
-        let epoch = self.fresh_epoch().await?;
-        if let Some((p, seen, at)) = self.cache.principals.lock().expect("cache").get(id) {
-            if *seen == epoch && at.elapsed() < CACHE_TTL {
-                return Ok(p.clone());
-            }
-        }
-        let p = self
-            .identity
-            .effective(id)
-            .await?
-            .map(|e| Arc::new(Principal::from_effective(e)));
-        let mut cache = self.cache.principals.lock().expect("cache");
-        if cache.len() >= 10_000 {
-            cache.clear();
-        }
-        cache.insert(id.to_owned(), (p.clone(), epoch, Instant::now()));
-        Ok(p)
     }
 }

@@ -4,8 +4,8 @@
 //! whole account in one page up to 1,000 of each kind and refuses a larger account's request
 //! with a marker it cannot honour rather than cut it silently.
 
+use super::context::{time, Cx};
 use super::error::{IamError, IamResult};
-use super::handle::{time, Cx};
 use super::query::Params;
 use super::xml::{encode_document, timestamp};
 use crate::xml::escape;
@@ -79,7 +79,10 @@ async fn details(cx: &Cx<'_>, p: &Params) -> IamResult<String> {
             return Err(too_many());
         }
         for u in &users.items {
-            let groups = s.groups_by_id(&u.groups).await.map_err(super::handle::db)?;
+            let groups = s
+                .groups_by_id(&u.groups)
+                .await
+                .map_err(super::context::db)?;
             out.push_str("<member>");
             el(&mut out, "Path", &u.path);
             el(&mut out, "UserName", &u.name);

@@ -1,8 +1,8 @@
 //! Groups and membership: CreateGroup, GetGroup, ListGroups, DeleteGroup, AddUserToGroup,
 //! RemoveUserFromGroup, ListGroupsForUser.
 
+use super::context::{time, Cx};
 use super::error::IamResult;
-use super::handle::{time, Cx};
 use super::query::Params;
 use super::validate;
 use super::xml::{self, GroupView, UserView};
@@ -110,7 +110,7 @@ async fn groups_for_user(cx: &Cx<'_>, p: &Params) -> IamResult<String> {
         .store()
         .groups_by_id(&u.groups)
         .await
-        .map_err(super::handle::db)?;
+        .map_err(super::context::db)?;
     let groups: Vec<GroupView> = groups.iter().map(view).collect();
     Ok(xml::list_groups_for_user(&groups, None, cx.rid))
 }

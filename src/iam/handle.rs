@@ -5,157 +5,127 @@
 //! own account; an IAM user what its identity policies allow; nobody anything in another
 //! account.
 
-use std::collections::HashMap;
-use std::sync::Arc;
-
 use axum::body::Body;
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 
+use super::context::{caller_of, Cx};
 use super::error::{IamError, IamResult};
 use super::query::Params;
-use crate::auth::policy::{self, Verdict, Who};
-use crate::auth::principal::Principal;
 use crate::state::AppState;
-use crate::storage::identity::{Account, IdentityError, IdentityStore};
 
 /// Largest request body the IAM API reads (a policy document is at most 131,072 characters,
 /// URL-encoded up to three times that, with room for the rest of the form).
 const MAX_BODY: usize = 512 * 1024;
 
-/// Who is calling.
-pub struct Caller {
-    /// The account the call acts in.
-    pub account: Account,
-    /// The IAM user, when a user's key signed it.
-    pub user: Option<Arc<Principal>>,
-    /// The access key that signed it.
-    pub access_key: String,
-    /// Its session policies (a service account's).
-    pub sessions: Vec<Arc<policy::Policy>>,
-    values: HashMap<String, Vec<String>>,
-}
-
-impl Caller {
-    /// The caller's ARN (`...:root` for an account's own key).
-    pub fn arn(&self) -> String {
-        match &self.user {
-            Some(u) => u.arn(),
-            None => self.account.arn("root"),
-        }
-    }
-
-    /// Whether the caller may perform `action` on `resource` (an ARN in its account).
-    pub fn allow(&self, action: &'static str, resource: &str) -> IamResult<()> {
-        // A session policy (a service account's) must allow it too, whoever the parent is.
-        let session = policy::Context {
-            who: Who::Key {
-                id: self.access_key.clone(),
-                canonical: String::new(),
-            },
-            action,
-            resource: resource.to_owned(),
-            values: self.values.clone(),
-        };
-        if !crate::auth::session::allows(&self.sessions, &session) {
-            return Err(IamError::access_denied(format!(
-                "{} is not authorized to perform: {action} on resource: {resource} because no session policy allows the {action} action",
-                self.arn()
-            )));
-        }
-        let Some(u) = &self.user else {
-            // An account's root credentials: everything in their own account.
-            return Ok(());
-        };
-        let v = u.policies.evaluate(&policy::Context {
-            who: Who::User {
-                arn: u.arn(),
-                account: u.account.id.clone(),
-                direct_only: false,
-            },
-            action,
-            resource: resource.to_owned(),
-            values: self.values.clone(),
-        });
-        match v.verdict {
-            Verdict::Allow => Ok(()),
-            Verdict::Deny => Err(IamError::access_denied(format!(
-                "User: {} is not authorized to perform: {action} on resource: {resource} with an explicit deny in an identity-based policy",
-                u.arn()
-            ))),
-            Verdict::Silent => Err(IamError::access_denied(format!(
-                "User: {} is not authorized to perform: {action} on resource: {resource} because no identity-based policy allows the {action} action",
-                u.arn()
-            ))),
-        }
-    }
-}
-
-/// What a family's handler needs.
-pub struct Cx<'a> {
-    /// The state.
-    pub st: &'a AppState,
-    /// The caller.
-    pub caller: &'a Caller,
-    /// This request's id.
-    pub rid: &'a str,
-}
-
-impl Cx<'_> {
-    /// The identity store.
-    pub fn store(&self) -> &IdentityStore {
-        self.st.creds.identity()
-    }
-
-    /// The caller's account.
-    pub fn acct(&self) -> &Account {
-        &self.caller.account
-    }
-
-    /// `arn:aws:iam::<account>:<what>`.
-    pub fn arn(&self, what: &str) -> String {
-        self.caller.account.arn(what)
-    }
-}
-
-/// The identity store's refusals in IAM's words.
-impl From<IdentityError> for IamError {
-    fn from(e: IdentityError) -> Self {
-        match e {
-            IdentityError::NoSuchEntity(m) => IamError::no_such_entity(m),
-            IdentityError::EntityAlreadyExists(m) => IamError::entity_already_exists(m),
-            IdentityError::DeleteConflict(m) => IamError::delete_conflict(m),
-            IdentityError::LimitExceeded(m) => IamError::limit_exceeded(m),
-            IdentityError::InvalidInput(m) => IamError::invalid_input(m),
-            IdentityError::Db(e) => db(e),
-        }
-    }
-}
-
-/// A database failure: 503 when it cannot be reached, else a ServiceFailure with the details
-/// logged, never sent.
-pub fn db(e: mongodb::error::Error) -> IamError {
-    IamError::from(crate::error::S3Error::from(e))
-}
-
-/// A bson time as the answers write it.
-pub fn time(t: mongodb::bson::DateTime) -> chrono::DateTime<chrono::Utc> {
-    t.to_chrono()
-}
-
 /// Answers an IAM Query API request.
 pub async fn handle(st: &AppState, parts: Parts, body: Body) -> Response {
+    let started = std::time::Instant::now();
     let rid = super::error::new_request_id();
-    match run(st, parts, body, &rid).await {
-        Ok(xml) => super::xml::response(xml, &rid),
-        Err(e) => e.with_request_id(&rid).into_response(),
+    let query = crate::auth::sigv4::parse_query(parts.uri.query());
+    let key = crate::auth::signing_key_id(&parts.headers, &query).unwrap_or_default();
+    let mut action = String::new();
+    let (resp, code) = match run(st, parts, body, &rid, &mut action).await {
+        Ok(xml) => (super::xml::response(xml, &rid), ""),
+        Err(e) => {
+            let code = e.code;
+            (e.with_request_id(&rid).into_response(), code)
+        }
+    };
+    // Every IAM call, refusals included, is logged and counted like an S3 request.
+    // (The label is one of the actions grids3 knows: a client's made-up Action names must not
+    // grow the metrics without bound.)
+    let named = format!("iam:{action}");
+    let op = if super::actions::KNOWN.contains(&named.as_str()) {
+        named
+    } else {
+        "iam:other".to_owned()
+    };
+    let status = resp.status().as_u16();
+    crate::metrics::request(&op, status, started.elapsed().as_secs_f64(), 0, 0);
+    tracing::info!(
+        request_id = rid,
+        op,
+        access_key = key,
+        status,
+        code,
+        ms = started.elapsed().as_millis() as u64,
+        "request"
+    );
+    resp
+}
+
+/// How long reading a request's body may take (it is small: a client that sends it slower is
+/// refused rather than hold a connection and memory).
+const BODY_TIME: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// Most IAM request bodies read at once per instance: slow senders cannot starve the rest of
+/// the server (S3 requests are not counted here), only other IAM calls, which are refused with
+/// AWS's `Throttling` (the SDKs retry it) rather than queued.
+const MAX_READING: usize = 32;
+
+/// The body of an IAM request, read only for a key that exists, declared by its
+/// `Content-Length` (at most [`MAX_BODY`]), within [`BODY_TIME`] and a slot of
+/// [`MAX_READING`]: an unsigned or unknown-key request costs nothing but its headers.
+async fn read_body(st: &AppState, parts: &Parts, body: Body) -> IamResult<axum::body::Bytes> {
+    static READING: std::sync::LazyLock<tokio::sync::Semaphore> =
+        std::sync::LazyLock::new(|| tokio::sync::Semaphore::new(MAX_READING));
+    let query = crate::auth::sigv4::parse_query(parts.uri.query());
+    let key = crate::auth::signing_key_id(&parts.headers, &query)
+        .ok_or_else(|| IamError::incomplete_signature("The request must be signed with SigV4."))?;
+    if st.creds.secret_of(&key).await?.is_none() {
+        return Err(IamError::invalid_client_token_id());
+    }
+    let declared = parts
+        .headers
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    let chunked = parts
+        .headers
+        .contains_key(axum::http::header::TRANSFER_ENCODING);
+    match declared {
+        Some(n) if n <= MAX_BODY && !chunked => {}
+        Some(_) => {
+            return Err(IamError::validation_error(format!(
+                "The request body is larger than {MAX_BODY} bytes."
+            )))
+        }
+        None if chunked => {
+            return Err(IamError::validation_error(
+                "The request body must be sent with a Content-Length.",
+            ))
+        }
+        None => {}
+    }
+    let _slot = READING.try_acquire().map_err(|_| {
+        IamError::new(
+            axum::http::StatusCode::BAD_REQUEST,
+            "Throttling",
+            "Rate exceeded",
+        )
+    })?;
+    match tokio::time::timeout(BODY_TIME, axum::body::to_bytes(body, MAX_BODY)).await {
+        Ok(Ok(b)) => Ok(b),
+        Ok(Err(_)) => Err(IamError::validation_error(
+            "The request body is too large or incomplete.",
+        )),
+        Err(_) => Err(IamError::new(
+            axum::http::StatusCode::BAD_REQUEST,
+            "RequestTimeout",
+            "The request body was not received in time.",
+        )),
     }
 }
 
-async fn run(st: &AppState, parts: Parts, body: Body, rid: &str) -> IamResult<String> {
-    let bytes = axum::body::to_bytes(body, MAX_BODY)
-        .await
-        .map_err(|_| IamError::validation_error("The request body is too large or incomplete."))?;
+async fn run(
+    st: &AppState,
+    parts: Parts,
+    body: Body,
+    rid: &str,
+    action_out: &mut String,
+) -> IamResult<String> {
+    let bytes = read_body(st, &parts, body).await?;
     let query = crate::auth::sigv4::parse_query(parts.uri.query());
     let auth = crate::auth::authenticate_service(
         &parts,
@@ -174,6 +144,7 @@ async fn run(st: &AppState, parts: Parts, body: Body, rid: &str) -> IamResult<St
         rid,
     };
     let action = params.action().to_owned();
+    action_out.clone_from(&action);
     let answer = dispatch(&cx, &params, &action).await;
     if !(action.starts_with("Get") || action.starts_with("List")) {
         // A change (or an attempt that may have changed something before it failed) holds on
@@ -182,46 +153,6 @@ async fn run(st: &AppState, parts: Parts, body: Body, rid: &str) -> IamResult<St
         st.creds.forget(&auth.access_key);
     }
     answer
-}
-
-/// The caller behind an authenticated request (its account, IAM user, session policies and
-/// condition keys). The console builds one for its signed-in key, to act through
-/// [`dispatch`] as the Query API does.
-pub async fn caller_of(
-    st: &AppState,
-    auth: &crate::auth::Auth,
-    parts: &Parts,
-) -> IamResult<Caller> {
-    let user = match &auth.user {
-        None => None,
-        Some(u) => Some(
-            st.creds
-                .principal(&u.id)
-                .await?
-                .ok_or_else(IamError::invalid_client_token_id)?,
-        ),
-    };
-    let mut values = crate::s3::authz::facts(
-        &parts.headers,
-        &[],
-        &auth,
-        parts
-            .extensions
-            .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
-            .map(|c| c.0.ip()),
-        crate::tls::Transport::of(&parts.extensions),
-        st.store.meta().clock().now().to_chrono(),
-    );
-    if let Some(u) = &user {
-        u.add_condition_values(&mut values);
-    }
-    Ok(Caller {
-        account: Account::of_key(auth.account_key()),
-        user,
-        access_key: auth.access_key.clone(),
-        sessions: auth.sessions.clone(),
-        values,
-    })
 }
 
 /// Performs one IAM action for `cx`'s caller and returns the XML answer. The caller of a

@@ -1,8 +1,8 @@
 //! Inline policies of users and groups: Put/Get/Delete/List User/Group Policy. Each change is
 //! a compare-and-set on the owner's policies as read, so two acknowledged changes both land.
 
+use super::context::Cx;
 use super::error::{IamError, IamResult};
-use super::handle::Cx;
 use super::query::Params;
 use super::validate::{self, InlineOwner};
 use super::xml;

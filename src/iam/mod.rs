@@ -11,6 +11,7 @@
 //!   (`storage::identity`) and decisions of the one policy engine (`auth::policy`).
 
 pub mod actions;
+pub mod context;
 pub mod details;
 pub mod error;
 pub mod groups;

@@ -4,8 +4,8 @@
 //! Policies, ListEntitiesForPolicy. Documents are checked by the same parser that evaluates
 //! them (`auth::policy::parse_identity`): what is stored is what is enforced.
 
+use super::context::{time, Cx, Facts};
 use super::error::{IamError, IamResult};
-use super::handle::{time, Cx};
 use super::query::Params;
 use super::validate;
 use super::xml::{self, AttachedPolicyView, EntityView, PolicyVersionView, PolicyView};
@@ -71,8 +71,12 @@ async fn create_policy(cx: &Cx<'_>, p: &Params) -> IamResult<String> {
     let tags = p.tags("Tags")?;
     let doc = checked_document(p, "PolicyDocument")?;
     validate::managed_policy_size(&doc)?;
-    cx.caller
-        .allow("iam:CreatePolicy", &cx.arn(&format!("policy{path}{name}")))?;
+    let arn = cx.arn(&format!("policy{path}{name}"));
+    let facts = Facts::default().request_tags(&tags);
+    cx.caller.allow_with("iam:CreatePolicy", &arn, &facts)?;
+    if !tags.is_empty() {
+        cx.caller.allow_with("iam:TagPolicy", &arn, &facts)?;
+    }
     let created = cx
         .store()
         .create_policy(cx.acct(), name, path, description, &doc, &tags)
@@ -92,7 +96,17 @@ async fn list_policies(cx: &Cx<'_>, p: &Params) -> IamResult<String> {
     validate::one_of("Scope", scope, &["All", "AWS", "Local"])?;
     let prefix = p.checked("PathPrefix", validate::path_prefix)?;
     let only_attached = p.bool("OnlyAttached")?.unwrap_or(false);
-    if scope == "AWS" {
+    // Every policy grids3 stores is a permissions policy; none is a permissions boundary
+    // (boundaries are not implemented), so that filter selects none.
+    let usage = p.get("PolicyUsageFilter");
+    if let Some(u) = usage {
+        validate::one_of(
+            "PolicyUsageFilter",
+            u,
+            &["PermissionsPolicy", "PermissionsBoundary"],
+        )?;
+    }
+    if scope == "AWS" || usage == Some("PermissionsBoundary") {
         // grids3 has no AWS managed policies.
         return Ok(xml::list_policies(&[], None, cx.rid));
     }
@@ -197,25 +211,31 @@ async fn delete_version(cx: &Cx<'_>, p: &Params) -> IamResult<String> {
     Ok(xml::empty("DeletePolicyVersion", cx.rid))
 }
 
-/// The user or group a request names: its id and ARN.
-async fn holder(cx: &Cx<'_>, p: &Params, h: Holder) -> IamResult<(String, String, Vec<String>)> {
+/// The user or group a request names: its id, ARN, attached policies and the condition keys
+/// of acting on it (a user's tags).
+async fn holder(
+    cx: &Cx<'_>,
+    p: &Params,
+    h: Holder,
+) -> IamResult<(String, String, Vec<String>, Facts)> {
     Ok(match h {
         Holder::User => {
             let name = p.required_checked("UserName", validate::existing_user_name)?;
             let u = cx.store().user(cx.acct(), name).await?;
-            (u.id.clone(), u.arn(), u.attached)
+            let facts = Facts::default().resource_tags(&u.tags);
+            (u.id.clone(), u.arn(), u.attached, facts)
         }
         Holder::Group => {
             let name = p.required_checked("GroupName", validate::group_name)?;
             let g = cx.store().group(cx.acct(), name).await?;
-            (g.id.clone(), g.arn(), g.attached)
+            (g.id.clone(), g.arn(), g.attached, Facts::default())
         }
     })
 }
 
 async fn attach(cx: &Cx<'_>, p: &Params, h: Holder, on: bool) -> IamResult<String> {
     let arn = validate::policy_arn("PolicyArn", p.required("PolicyArn")?)?.to_string();
-    let (id, holder_arn, _) = holder(cx, p, h).await?;
+    let (id, holder_arn, _, facts) = holder(cx, p, h).await?;
     let (action, answer) = match (h, on) {
         (Holder::User, true) => ("iam:AttachUserPolicy", "AttachUserPolicy"),
         (Holder::User, false) => ("iam:DetachUserPolicy", "DetachUserPolicy"),
@@ -224,7 +244,8 @@ async fn attach(cx: &Cx<'_>, p: &Params, h: Holder, on: bool) -> IamResult<Strin
     };
     // AWS authorizes attaching on the user or group (iam:PolicyARN is the condition key
     // that limits which policies).
-    cx.caller.allow(action, &holder_arn)?;
+    cx.caller
+        .allow_with(action, &holder_arn, &facts.policy_arn(&arn))?;
     if on {
         cx.store().attach(cx.acct(), h, &id, &arn).await?;
     } else {
@@ -234,12 +255,12 @@ async fn attach(cx: &Cx<'_>, p: &Params, h: Holder, on: bool) -> IamResult<Strin
 }
 
 async fn list_attached(cx: &Cx<'_>, p: &Params, h: Holder) -> IamResult<String> {
-    let (_, holder_arn, attached) = holder(cx, p, h).await?;
+    let (_, holder_arn, attached, facts) = holder(cx, p, h).await?;
     let action = match h {
         Holder::User => "iam:ListAttachedUserPolicies",
         Holder::Group => "iam:ListAttachedGroupPolicies",
     };
-    cx.caller.allow(action, &holder_arn)?;
+    cx.caller.allow_with(action, &holder_arn, &facts)?;
     let list: Vec<AttachedPolicyView> = attached
         .iter()
         .map(|arn| AttachedPolicyView {

@@ -245,9 +245,9 @@ impl Params {
 
     /// The members of list `name` by number, each with its fields (`""` for a plain member,
     /// `"Key"`/`"Value"` for `.member.N.Key`), numbered 1..=n without gaps.
-    fn members(&self, name: &str) -> IamResult<Vec<(u32, Vec<(&str, &str)>)>> {
+    fn members(&self, name: &str) -> IamResult<Vec<(u32, Fields<'_>)>> {
         let prefix = format!("{name}.member.");
-        let mut by_n: BTreeMap<u32, Vec<(&str, &str)>> = BTreeMap::new();
+        let mut by_n: BTreeMap<u32, Fields<'_>> = BTreeMap::new();
         for (k, v) in self.map.range(prefix.clone()..) {
             let Some(rest) = k.strip_prefix(&prefix) else {
                 break;
@@ -278,6 +278,9 @@ impl Params {
         Ok(by_n.into_iter().collect())
     }
 }
+
+/// The fields of one list member: `(field, value)`, field `""` for a plain member.
+type Fields<'a> = Vec<(&'a str, &'a str)>;
 
 /// A list index: decimal, no sign, no leading zero, at least 1.
 fn index(s: &str) -> Option<u32> {
@@ -342,11 +345,12 @@ mod tests {
         assert_eq!(q.get("Tags"), Some(""));
     }
 
-    /// Bodies boto3 1.44 sent (captured from a local server): `+` for a space, the empty list
-    /// as `Tags=`, booleans as `true`.
+    /// Bodies as boto3 1.44 sent them (captured from a local server; one tag value changed,
+    /// since `&` is outside the tag alphabet): `+` for a space, the empty list as `Tags=`,
+    /// booleans as `true`.
     #[test]
     fn boto3_bodies() {
-        let q = p("Action=CreateUser&Version=2010-05-08&UserName=alice&Path=%2Fa+b%2F&Tags.member.1.Key=team&Tags.member.1.Value=a%26b%3Dc%2Bd&Tags.member.2.Key=env&Tags.member.2.Value=").unwrap();
+        let q = p("Action=CreateUser&Version=2010-05-08&UserName=alice&Path=%2Fa+b%2F&Tags.member.1.Key=team&Tags.member.1.Value=a%2Bb%3Dc%3A%2Fd+e&Tags.member.2.Key=env&Tags.member.2.Value=").unwrap();
         assert_eq!(
             q.required_checked("UserName", validate::user_name).unwrap(),
             "alice"
@@ -354,7 +358,10 @@ mod tests {
         assert_eq!(q.get("Path"), Some("/a b/"));
         assert_eq!(
             q.tags("Tags").unwrap(),
-            vec![("team".into(), "a&b=c+d".into()), ("env".into(), "".into())]
+            vec![
+                ("team".into(), "a+b=c:/d e".into()),
+                ("env".into(), "".into())
+            ]
         );
         let q = p("Action=UntagUser&Version=2010-05-08&UserName=alice&TagKeys.member.1=team&TagKeys.member.2=env").unwrap();
         assert_eq!(q.tag_keys("TagKeys").unwrap(), ["team", "env"]);
@@ -370,6 +377,51 @@ mod tests {
         assert_eq!(q.bool("OnlyAttached").unwrap(), Some(true));
         assert_eq!(q.max_items().unwrap(), 5);
         assert_eq!(q.marker().unwrap(), Some("abc"));
+    }
+
+    /// Every body boto3 sent in `tests/py/iam_shapes.py` (written with `--bodies FILE`, read
+    /// from `IAM_BODIES`; run with `--ignored`) parses, and each parameter passes its check.
+    #[test]
+    #[ignore]
+    fn captured_boto3_bodies() {
+        let path = std::env::var("IAM_BODIES").expect("IAM_BODIES names the captured bodies");
+        let sent: Vec<(String, String)> =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        assert!(sent.len() > 40, "{} bodies", sent.len());
+        for (action, body) in &sent {
+            let q = Params::parse(None, body.as_bytes()).unwrap_or_else(|e| panic!("{body}: {e}"));
+            assert_eq!(q.action(), action);
+            let checks: &[(&str, Check)] = &[
+                ("UserName", validate::existing_user_name),
+                ("NewUserName", validate::user_name),
+                ("GroupName", validate::group_name),
+                ("PolicyName", validate::policy_name),
+                ("NewPath", validate::path),
+                ("PathPrefix", validate::path_prefix),
+                ("PolicyDocument", validate::policy_document),
+                ("Description", validate::description),
+                ("PolicyArn", validate::policy_arn_check),
+                ("VersionId", validate::version_id),
+                ("AccessKeyId", validate::access_key_id),
+                ("Status", validate::access_key_status_check),
+            ];
+            for (name, check) in checks {
+                q.checked(name, *check)
+                    .unwrap_or_else(|e| panic!("{action} {name}: {e}"));
+            }
+            let path_check: Check = if action == "CreatePolicy" {
+                validate::policy_path
+            } else {
+                validate::path
+            };
+            q.checked("Path", path_check).unwrap();
+            q.tags("Tags").unwrap_or_else(|e| panic!("{action}: {e}"));
+            q.tag_keys("TagKeys").unwrap();
+            q.max_items().unwrap();
+            q.marker().unwrap();
+            q.bool("SetAsDefault").unwrap();
+            q.bool("OnlyAttached").unwrap();
+        }
     }
 
     #[test]

@@ -6,8 +6,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::context::Cx;
 use super::error::{IamError, IamResult};
-use super::handle::Cx;
 use super::query::Params;
 use crate::auth::policy::{self, IdentityPolicies, Verdict, Who};
 use crate::xml::escape;
@@ -66,7 +66,7 @@ async fn principal(
             .store()
             .policies_by_arn(&g.attached)
             .await
-            .map_err(super::handle::db)?
+            .map_err(super::context::db)?
         {
             if let Some(d) = m.default_document() {
                 texts.push((
@@ -82,6 +82,7 @@ async fn principal(
         let who = Who::Key {
             id: g.id.clone(),
             canonical: String::new(),
+            account: cx.acct().id.clone(),
         };
         Ok((IdentityPolicies { policies }, who, HashMap::new()))
     } else {
@@ -91,11 +92,33 @@ async fn principal(
     }
 }
 
+/// Inputs grids3's simulation does not take: refused, never ignored (a simulation that left
+/// out a resource policy's Deny or a boundary would answer "allowed" where AWS denies).
+const UNSIMULATED: &[&str] = &[
+    "ResourcePolicy",
+    "ResourceOwner",
+    "CallerArn",
+    "ResourceHandlingOption",
+    "PermissionsBoundaryPolicyInputList",
+];
+
 async fn simulate(cx: &Cx<'_>, p: &Params) -> IamResult<String> {
+    if let Some(n) = p.names().find(|n| {
+        UNSIMULATED
+            .iter()
+            .any(|u| n == u || n.starts_with(&format!("{u}.")))
+    }) {
+        return Err(IamError::not_implemented(&format!(
+            "SimulatePrincipalPolicy with {n}"
+        )));
+    }
     let arn = p.required("PolicySourceArn")?;
     let actions = p.list("ActionNames")?;
     if actions.is_empty() {
-        return Err(IamError::validation("actionNames", "Member must not be null"));
+        return Err(IamError::validation(
+            "actionNames",
+            "Member must not be null",
+        ));
     }
     let resources = p.list("ResourceArns")?;
     let resources = if resources.is_empty() {

@@ -2,8 +2,8 @@
 //! TagUser, UntagUser, ListUserTags, CreateAccessKey, ListAccessKeys, UpdateAccessKey,
 //! DeleteAccessKey, GetAccessKeyLastUsed.
 
+use super::context::{time, Cx, Facts};
 use super::error::{IamError, IamResult};
-use super::handle::{time, Cx};
 use super::query::Params;
 use super::validate::{self, KeyStatus};
 use super::xml::{self, AccessKeyView, KeyLastUsedView, UserView};
@@ -59,19 +59,30 @@ pub async fn dispatch(cx: &Cx<'_>, p: &Params, action: &str) -> Option<IamResult
     })
 }
 
+/// Permissions boundaries are not implemented: refused, never stored and ignored (a user
+/// made without the boundary asked for would have more rights than intended).
+fn no_boundary(p: &Params) -> IamResult<()> {
+    if p.get("PermissionsBoundary").is_some() {
+        return Err(IamError::not_implemented("PermissionsBoundary"));
+    }
+    Ok(())
+}
+
+/// The condition keys of an action on user `u`: its tags.
+fn on(u: &User) -> Facts {
+    Facts::default().resource_tags(&u.tags)
+}
+
 async fn create_user(cx: &Cx<'_>, p: &Params) -> IamResult<String> {
     let name = p.required_checked("UserName", validate::user_name)?;
     let path = p.checked("Path", validate::path)?.unwrap_or("/");
     let tags = p.tags("Tags")?;
-    cx.caller.allow(
-        "iam:CreateUser",
-        &user_arn(cx, &format!("{}{name}", &path[1..])),
-    )?;
+    no_boundary(p)?;
+    let arn = user_arn(cx, &format!("{}{name}", &path[1..]));
+    let facts = Facts::default().request_tags(&tags);
+    cx.caller.allow_with("iam:CreateUser", &arn, &facts)?;
     if !tags.is_empty() {
-        cx.caller.allow(
-            "iam:TagUser",
-            &user_arn(cx, &format!("{}{name}", &path[1..])),
-        )?;
+        cx.caller.allow_with("iam:TagUser", &arn, &facts)?;
     }
     let u = cx.store().create_user(cx.acct(), name, path, &tags).await?;
     Ok(xml::create_user(&view(&u), cx.rid))
@@ -79,7 +90,7 @@ async fn create_user(cx: &Cx<'_>, p: &Params) -> IamResult<String> {
 
 async fn get_user(cx: &Cx<'_>, p: &Params) -> IamResult<String> {
     let u = named_or_self(cx, p).await?;
-    cx.caller.allow("iam:GetUser", &u.arn())?;
+    cx.caller.allow_with("iam:GetUser", &u.arn(), &on(&u))?;
     Ok(xml::get_user(&view(&u), cx.rid))
 }
 
@@ -99,7 +110,18 @@ async fn update_user(cx: &Cx<'_>, p: &Params) -> IamResult<String> {
     let new_name = p.checked("NewUserName", validate::user_name)?;
     let new_path = p.checked("NewPath", validate::path)?;
     let u = cx.store().user(cx.acct(), name).await?;
-    cx.caller.allow("iam:UpdateUser", &u.arn())?;
+    cx.caller.allow_with("iam:UpdateUser", &u.arn(), &on(&u))?;
+    // As AWS: the caller needs the action on the name and path it is renamed or moved to
+    // as well (a user allowed to rename itself could otherwise become a name that a bucket
+    // policy or a `${aws:username}` resource grants more).
+    if new_name.is_some() || new_path.is_some() {
+        let path = new_path.unwrap_or(&u.path);
+        let target = user_arn(
+            cx,
+            &format!("{}{}", &path[1..], new_name.unwrap_or(&u.name)),
+        );
+        cx.caller.allow_with("iam:UpdateUser", &target, &on(&u))?;
+    }
     cx.store()
         .update_user(cx.acct(), name, new_name, new_path)
         .await?;
@@ -109,7 +131,7 @@ async fn update_user(cx: &Cx<'_>, p: &Params) -> IamResult<String> {
 async fn delete_user(cx: &Cx<'_>, p: &Params) -> IamResult<String> {
     let name = p.required_checked("UserName", validate::existing_user_name)?;
     let u = cx.store().user(cx.acct(), name).await?;
-    cx.caller.allow("iam:DeleteUser", &u.arn())?;
+    cx.caller.allow_with("iam:DeleteUser", &u.arn(), &on(&u))?;
     cx.store().delete_user(cx.acct(), name).await?;
     Ok(xml::empty("DeleteUser", cx.rid))
 }
@@ -133,8 +155,16 @@ async fn tag_user(cx: &Cx<'_>, p: &Params, add: bool) -> IamResult<String> {
     // Compare-and-set on the tags as read: two changes at once both land, one after the other.
     for _ in 0..5 {
         let u = cx.store().user(cx.acct(), name).await?;
-        cx.caller
-            .allow(if add { "iam:TagUser" } else { "iam:UntagUser" }, &u.arn())?;
+        let facts = if add {
+            on(&u).request_tags(&adding)
+        } else {
+            on(&u).tag_keys(&removing)
+        };
+        cx.caller.allow_with(
+            if add { "iam:TagUser" } else { "iam:UntagUser" },
+            &u.arn(),
+            &facts,
+        )?;
         let mut tags = u.tags.clone();
         for k in &removing {
             tags.retain(|(t, _)| !t.eq_ignore_ascii_case(k));
@@ -167,7 +197,8 @@ async fn tag_user(cx: &Cx<'_>, p: &Params, add: bool) -> IamResult<String> {
 async fn list_user_tags(cx: &Cx<'_>, p: &Params) -> IamResult<String> {
     let name = p.required_checked("UserName", validate::existing_user_name)?;
     let u = cx.store().user(cx.acct(), name).await?;
-    cx.caller.allow("iam:ListUserTags", &u.arn())?;
+    cx.caller
+        .allow_with("iam:ListUserTags", &u.arn(), &on(&u))?;
     let max = p.max_items()?;
     let start = match p.marker()? {
         None => 0,
@@ -188,7 +219,8 @@ async fn list_user_tags(cx: &Cx<'_>, p: &Params) -> IamResult<String> {
 
 async fn create_access_key(cx: &Cx<'_>, p: &Params) -> IamResult<String> {
     let target = named_or_self(cx, p).await?;
-    cx.caller.allow("iam:CreateAccessKey", &target.arn())?;
+    cx.caller
+        .allow_with("iam:CreateAccessKey", &target.arn(), &on(&target))?;
     let (u, id, secret, created) = cx.store().create_user_key(cx.acct(), &target.name).await?;
     Ok(xml::create_access_key(
         &AccessKeyView {
@@ -204,7 +236,8 @@ async fn create_access_key(cx: &Cx<'_>, p: &Params) -> IamResult<String> {
 
 async fn list_access_keys(cx: &Cx<'_>, p: &Params) -> IamResult<String> {
     let u = named_or_self(cx, p).await?;
-    cx.caller.allow("iam:ListAccessKeys", &u.arn())?;
+    cx.caller
+        .allow_with("iam:ListAccessKeys", &u.arn(), &on(&u))?;
     let keys: Vec<AccessKeyView> = cx
         .store()
         .user_keys(&u)
@@ -229,7 +262,8 @@ async fn update_access_key(cx: &Cx<'_>, p: &Params) -> IamResult<String> {
     let key = p.required_checked("AccessKeyId", validate::access_key_id)?;
     let status = validate::access_key_status("Status", p.required("Status")?)?;
     let u = named_or_self(cx, p).await?;
-    cx.caller.allow("iam:UpdateAccessKey", &u.arn())?;
+    cx.caller
+        .allow_with("iam:UpdateAccessKey", &u.arn(), &on(&u))?;
     cx.store()
         .set_user_key_active(&u, key, status == KeyStatus::Active)
         .await?;
@@ -239,7 +273,8 @@ async fn update_access_key(cx: &Cx<'_>, p: &Params) -> IamResult<String> {
 async fn delete_access_key(cx: &Cx<'_>, p: &Params) -> IamResult<String> {
     let key = p.required_checked("AccessKeyId", validate::access_key_id)?;
     let u = named_or_self(cx, p).await?;
-    cx.caller.allow("iam:DeleteAccessKey", &u.arn())?;
+    cx.caller
+        .allow_with("iam:DeleteAccessKey", &u.arn(), &on(&u))?;
     cx.store().delete_user_key(&u, key).await?;
     Ok(xml::empty("DeleteAccessKey", cx.rid))
 }
@@ -253,16 +288,17 @@ async fn key_last_used(cx: &Cx<'_>, p: &Params) -> IamResult<String> {
         .meta()
         .user_key(key)
         .await
-        .map_err(super::handle::db)?
+        .map_err(super::context::db)?
         .ok_or_else(not_found)?;
     let u = cx
         .store()
         .user_by_id(&info.user)
         .await
-        .map_err(super::handle::db)?
+        .map_err(super::context::db)?
         .filter(|u| u.account == cx.acct().id)
         .ok_or_else(not_found)?;
-    cx.caller.allow("iam:GetAccessKeyLastUsed", &u.arn())?;
+    cx.caller
+        .allow_with("iam:GetAccessKeyLastUsed", &u.arn(), &on(&u))?;
     let last = info.last_used.map(|d| KeyLastUsedView {
         date: time(d),
         service_name: "s3".into(),

@@ -159,7 +159,13 @@ fn identity_changes_reach_another_instance_within_a_second() {
                 panic!("instance two never answered {want}");
             }
         };
-        let changes: [(&str, Vec<(&str, &str)>, &str, Vec<(&str, &str)>); 4] = [
+        type Change<'a> = (
+            &'static str,
+            Vec<(&'a str, &'a str)>,
+            &'static str,
+            Vec<(&'a str, &'a str)>,
+        );
+        let changes: [Change<'_>; 4] = [
             (
                 "detach the group's policy",
                 vec![
@@ -323,5 +329,46 @@ fn a_users_requests_cost_no_extra_round_trip() {
             used[0], used[1],
             "a user's requests sent other commands than the root key's"
         );
+    });
+}
+
+/// The hostile review's findings, each a check that failed before its fix (see
+/// `tests/py/iam_review.py`), with two more accounts.
+#[test]
+fn the_reviews_findings_stay_fixed() {
+    support::run(async {
+        let gw = support::gateway("iamreview").await;
+        let (bk, bs) = new_key(&gw, "account b").await;
+        let (ck, cs) = new_key(&gw, "account c").await;
+        support::run_py_checks(&gw, "iam_review.py", "iam_review", &[&bk, &bs, &ck, &cs]).await;
+    });
+}
+
+/// A request signed for IAM by a key that does not exist costs its headers and nothing more:
+/// it is refused before its body is read, however large it says the body is (before, up to
+/// 512 KiB were read, with no time limit, from anyone).
+#[test]
+fn an_unknown_key_is_refused_before_its_body_is_read() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    support::run(async {
+        let gw = support::gateway("iambody").await;
+        let mut s = tokio::net::TcpStream::connect(gw.addr).await.unwrap();
+        let head = format!(
+            "POST / HTTP/1.1\r\nhost: {}\r\ncontent-type: application/x-www-form-urlencoded\r\n\
+             content-length: 524000\r\nx-amz-date: 20261206T000000Z\r\n\
+             authorization: AWS4-HMAC-SHA256 Credential=NOSUCHKEY/20261206/us-east-1/iam/aws4_request, \
+             SignedHeaders=host;x-amz-date, Signature={}\r\n\r\nAction=Cre",
+            gw.addr,
+            "0".repeat(64)
+        );
+        s.write_all(head.as_bytes()).await.unwrap();
+        let mut buf = vec![0u8; 4096];
+        let n = tokio::time::timeout(std::time::Duration::from_secs(5), s.read(&mut buf))
+            .await
+            .expect("answered without waiting for the body")
+            .unwrap();
+        let text = String::from_utf8_lossy(&buf[..n]);
+        assert!(text.starts_with("HTTP/1.1 403"), "{text}");
+        assert!(text.contains("InvalidClientTokenId"), "{text}");
     });
 }

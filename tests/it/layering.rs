@@ -30,6 +30,9 @@ const LAYERS: &[(&str, u32)] = &[
     ("s3", 60),
     ("s3::dispatch", 60),
     ("janitor", 60),
+    // AWS's IAM Query API (issue 60): the entry and its action families, beside the S3
+    // handlers (they use the same authorization facts and the identity store).
+    ("iam", 56),
     // S3 handlers, one per operation family (see HANDLERS).
     ("s3::acl", 55),
     ("s3::bucket", 55),
@@ -76,6 +79,12 @@ const LAYERS: &[(&str, u32)] = &[
     ("notify", 27),
     // Request-level codecs: signatures, lifecycle rules, XML shapes; then the error type.
     ("auth", 25),
+    // IAM's protocol layer: the form, its validation, the answers' XML, the error shape.
+    ("iam::error", 26),
+    ("iam::query", 26),
+    ("iam::validate", 26),
+    ("iam::xml", 26),
+    ("iam::actions", 26),
     ("lifecycle", 25),
     ("xml", 25),
     ("error", 20),

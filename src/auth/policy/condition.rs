@@ -51,6 +51,9 @@ pub struct Condition {
     set: Set,
     key: String,
     values: Vec<String>,
+    /// Policy variables are text here (a policy without `Version: 2012-10-17`, as AWS reads
+    /// one): `${aws:username}` matches only itself.
+    pub(super) literal: bool,
 }
 
 fn operator(name: &str) -> Option<(Op, bool)> {
@@ -129,6 +132,7 @@ pub fn parse(v: &Value) -> S3Result<Vec<Condition>> {
                 set,
                 key: key.to_ascii_lowercase(),
                 values,
+                literal: false,
             };
             c.validate()?;
             out.push(c);
@@ -239,6 +243,13 @@ impl Condition {
 
     /// Whether one request value matches one policy value (before negation).
     fn matches(&self, have: &str, want: &str, vars: &HashMap<String, Vec<String>>) -> bool {
+        let substitute = |w: &str, vars: &HashMap<String, Vec<String>>| {
+            if self.literal {
+                Some(w.to_owned())
+            } else {
+                substitute(w, vars)
+            }
+        };
         let num = || number(have).zip(number(want));
         let day = || date(have).zip(date(want));
         match self.op {

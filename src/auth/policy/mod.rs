@@ -104,12 +104,15 @@ pub const ACTIONS: &[&str] = &[
 pub enum Who {
     /// An unsigned request.
     Anonymous,
-    /// A key: its id and canonical user id.
+    /// An account's own key (its root credentials): its id, canonical user id and 12-digit
+    /// account id.
     Key {
         /// Access key id.
         id: String,
         /// Canonical user id.
         canonical: String,
+        /// The account's 12-digit id (`storage::identity::account_id`).
+        account: String,
     },
     /// An AWS service principal acting for grids3 itself (`logging.s3.amazonaws.com`).
     Service(String),
@@ -161,6 +164,9 @@ pub struct Policy {
 struct Statement {
     /// `Sid`, or `#<n>` (1-based) when it has none: how an explanation names it.
     sid: String,
+    /// Whether policy variables (`${aws:username}`) are replaced: only in a policy of
+    /// `Version: 2012-10-17`, as AWS has it; in any other they are plain text.
+    variables: bool,
     allow: bool,
     principals: Principals,
     not_principal: bool,
@@ -189,10 +195,9 @@ struct Principals {
     everyone: bool,
     /// An identity policy's statement: it applies to whoever the policy is attached to.
     attached: bool,
-    all_keys: bool,
-    /// Accounts named (`arn:aws:iam::<id>:root` or the bare id; `*` or empty: any): they
-    /// match every key (grids3's keys before IAM users, each its own account, as today), and
-    /// the IAM users of the named accounts.
+    /// Accounts named (`arn:aws:iam::<id>:root` or the bare id; `*`: any): each matches that
+    /// account's own key and its IAM users, and no other account's. (Before IAM users every
+    /// key of grids3's one account matched any account named; each key is an account now.)
     accounts: Vec<String>,
     /// IAM user ARNs named.
     user_arns: Vec<String>,
@@ -269,6 +274,7 @@ fn parse_kind(text: &str, kind: Kind<'_>) -> S3Result<Policy> {
             return Err(malformed("The policy must contain a valid version string"));
         }
     }
+    let variables = obj.get("Version").and_then(Value::as_str) == Some("2012-10-17");
     let stmts = match obj.get("Statement") {
         Some(Value::Array(a)) if !a.is_empty() => a.clone(),
         Some(o @ Value::Object(_)) => vec![o.clone()],
@@ -286,6 +292,10 @@ fn parse_kind(text: &str, kind: Kind<'_>) -> S3Result<Policy> {
             let mut st = statement(s, kind)?;
             if st.sid.is_empty() {
                 st.sid = format!("#{}", i + 1);
+            }
+            st.variables = variables;
+            for c in &mut st.conditions {
+                c.literal = !variables;
             }
             Ok(st)
         })
@@ -410,6 +420,7 @@ fn statement(v: &Value, kind: Kind<'_>) -> S3Result<Statement> {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_owned(),
+        variables: true,
         allow,
         principals,
         not_principal,
@@ -467,7 +478,6 @@ fn aws_principal(id: &str, p: &mut Principals, key_known: &dyn Fn(&str) -> bool)
     if id == "*" {
         p.everyone = true;
     } else if is_account(id) {
-        p.all_keys = true;
         p.accounts.push(id.to_owned());
     } else if let Some(rest) = id.strip_prefix("arn:aws:iam::") {
         let (account, what) = rest.split_once(':')?;
@@ -477,7 +487,7 @@ fn aws_principal(id: &str, p: &mut Principals, key_known: &dyn Fn(&str) -> bool)
             return None;
         }
         if what == "root" {
-            p.all_keys = true;
+            // An empty account (Ceph's `arn:aws:iam:::root`) names no account of grids3's.
             p.accounts.push(account.to_owned());
         } else {
             let named = what.strip_prefix("user/")?;
@@ -523,16 +533,17 @@ impl Principals {
                 self.everyone
                     || self.user_arns.iter().any(|a| a == arn)
                     || (!(allow && *direct_only)
-                        && self
-                            .accounts
-                            .iter()
-                            .any(|a| a.is_empty() || a == "*" || a == account))
+                        && self.accounts.iter().any(|a| a == "*" || a == account))
             }
             Who::Anonymous => self.everyone,
             Who::Service(name) => self.everyone || self.services.iter().any(|s| s == name),
-            Who::Key { id, canonical } => {
+            Who::Key {
+                id,
+                canonical,
+                account,
+            } => {
                 self.everyone
-                    || self.all_keys
+                    || self.accounts.iter().any(|a| a == "*" || a == account)
                     || self.keys.iter().any(|k| k == id)
                     || self.canonical.iter().any(|c| c == canonical)
             }
@@ -621,7 +632,12 @@ impl Statement {
             .any(|a| a == "*" || glob(a, cx.action, true))
             != self.not_action;
         let resource = self.resources.iter().any(|r| {
-            r == "*" || substitute(r, &cx.values).is_some_and(|r| glob_var(&r, &cx.resource, false))
+            r == "*"
+                || if self.variables {
+                    substitute(r, &cx.values).is_some_and(|r| glob_var(&r, &cx.resource, false))
+                } else {
+                    glob(r, &cx.resource, false)
+                }
         }) != self.not_resource;
         principal && action && resource && self.conditions.iter().all(|c| c.holds(&cx.values))
     }

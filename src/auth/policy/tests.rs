@@ -30,6 +30,7 @@ fn me() -> Who {
     Who::Key {
         id: ME.into(),
         canonical: ME_CANON.into(),
+        account: "111111111111".into(),
     }
 }
 
@@ -37,6 +38,7 @@ fn other() -> Who {
     Who::Key {
         id: "AKOTHER".into(),
         canonical: "f".repeat(64),
+        account: "222222222222".into(),
     }
 }
 

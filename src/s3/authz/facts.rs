@@ -32,8 +32,15 @@ pub fn facts(
     );
     put("aws:epochtime", now.timestamp().to_string());
     if !auth.is_anonymous() {
-        put("aws:username", auth.access_key.clone());
+        // An account's own key is its root credentials: as on AWS it has no `aws:username`
+        // (an IAM user of any account may be named like a key id, and would otherwise share
+        // its `${aws:username}` home), and its principal is the account. An IAM user's
+        // request replaces these with the user's (`auth::principal`).
         put("aws:userid", auth.access_key.clone());
+        let account = crate::storage::identity::account_id(auth.account_key());
+        put("aws:principalarn", format!("arn:aws:iam::{account}:root"));
+        put("aws:principalaccount", account);
+        put("aws:principaltype", "Account".to_owned());
     }
     let header = |n: &str| headers.get(n).and_then(|h| h.to_str().ok());
     if let Some(r) = header("referer") {

@@ -46,6 +46,7 @@ use crate::state::AppState;
 use crate::storage::meta::BucketInfo;
 
 mod facts;
+mod tags;
 mod user;
 
 pub use crate::s3::actions::{action, op_for_action};
@@ -146,6 +147,7 @@ fn who(auth: &Auth) -> Who {
         Who::Key {
             id: auth.access_key.clone(),
             canonical: canonical(auth),
+            account: crate::storage::identity::account_id(auth.account_key()),
         }
     }
 }
@@ -208,7 +210,7 @@ async fn decide_on(
         .is_some_and(|p| p.needs_object_tags())
         || user.as_ref().is_some_and(UserCtx::needs_object_tags);
     if let (true, Some(key)) = (tags_needed, t.key) {
-        object_tag_values(st, t, key, &mut base_values).await?;
+        tags::object_tag_values(st, t, key, &mut base_values).await?;
     }
     let id = canonical(auth);
     let pab = crate::s3::rules::public_access::effective(st, &b);
@@ -539,92 +541,6 @@ async fn decide_on(
     Ok((ex, per_key))
 }
 
-/// ListBuckets and CreateBucket for an IAM user: its identity policies must allow
-/// `s3:ListAllMyBuckets` (on `arn:aws:s3:::*`) or `s3:CreateBucket` (on the bucket), as AWS
-/// requires; an account's own key may, as before.
-async fn account_level(st: &AppState, op: &Op, auth: &Auth, t: &Target<'_>) -> S3Result<Access> {
-    let (action, res) = match op {
-        Op::ListBuckets => ("s3:ListAllMyBuckets", "arn:aws:s3:::*".to_owned()),
-        Op::CreateBucket => ("s3:CreateBucket", resource(t.bucket, None)),
-        _ => return Ok(Access::Granted),
-    };
-    let sessions_allow = |who: Who, values: HashMap<String, Vec<String>>| {
-        crate::auth::session::allows(
-            &auth.sessions,
-            &policy::Context {
-                who,
-                action,
-                resource: res.clone(),
-                values,
-            },
-        )
-    };
-    let p = match UserCtx::of(st, auth).await? {
-        None => {
-            return Ok(if sessions_allow(who(auth), t.facts.clone()) {
-                Access::Granted
-            } else {
-                Access::Denied
-            })
-        }
-        Some(Err(())) => return Ok(Access::Denied),
-        Some(Ok(p)) => p,
-    };
-    let mut values = t.facts.clone();
-    p.add_condition_values(&mut values);
-    let who = Who::User {
-        arn: p.arn(),
-        account: p.account.id.clone(),
-        direct_only: false,
-    };
-    if !sessions_allow(who.clone(), values.clone()) {
-        return Ok(Access::Denied);
-    }
-    let v = p.policies.evaluate(&policy::Context {
-        who,
-        action,
-        resource: res.clone(),
-        values,
-    });
-    Ok(if v.verdict == Verdict::Allow {
-        Access::Granted
-    } else {
-        Access::Denied
-    })
-}
-
-/// Adds the tags of the object version a request addresses (`s3:ExistingObjectTag/<key>`) to
-/// its condition keys: the version it names (a copy's source: its own), not the current
-/// one, as an old version is judged by what it carries.
-async fn object_tag_values(
-    st: &AppState,
-    t: &Target<'_>,
-    key: &str,
-    values: &mut HashMap<String, Vec<String>>,
-) -> S3Result<()> {
-    let version = t
-        .facts
-        .get("s3:versionid")
-        .and_then(|v| v.first())
-        .map(String::as_str);
-    let found = match st.store.lookup(t.bucket, key, version).await {
-        Ok(crate::storage::objects::Lookup::Object(o)) => Some(o),
-        Ok(_) => None,
-        // A version id that does not parse is the handler's to refuse.
-        Err(crate::storage::gridfs::GridFsError::Mongo(e)) => return Err(e.into()),
-        Err(_) => None,
-    };
-    if let Some(o) = found {
-        for (k, v) in &o.meta.tags {
-            values.insert(
-                format!("s3:existingobjecttag/{}", k.to_ascii_lowercase()),
-                vec![v.clone()],
-            );
-        }
-    }
-    Ok(())
-}
-
 /// How a decision came about (the admin API's "why was this denied?").
 #[derive(Clone, Debug)]
 pub struct Explanation {
@@ -699,7 +615,7 @@ pub async fn authorize(
         let id = canonical(auth);
         let mut access = decide(op, None, &Inputs::bare(auth.root, principal(auth, &id)));
         if access == Access::Granted {
-            access = account_level(st, op, auth, t).await?;
+            access = user::account_level(st, op, auth, t).await?;
         }
         (access, None, false)
     } else {

@@ -5,10 +5,15 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::auth::policy::{self, Who};
+use crate::auth::policy::{self, Verdict, Who};
 use crate::auth::principal::Principal;
 use crate::auth::Auth;
 use crate::error::S3Result;
+use crate::s3::actions::resource;
+use crate::s3::op::Op;
+use crate::s3::request::access::Access;
+
+use super::{who, Target};
 use crate::s3::rules::authz::{role_on, Role};
 use crate::state::AppState;
 use crate::storage::meta::BucketInfo;
@@ -89,4 +94,63 @@ impl UserCtx {
             .iter()
             .any(|(_, p)| p.needs_object_tags())
     }
+}
+
+/// ListBuckets and CreateBucket for an IAM user: its identity policies must allow
+/// `s3:ListAllMyBuckets` (on `arn:aws:s3:::*`) or `s3:CreateBucket` (on the bucket), as AWS
+/// requires; an account's own key may, as before.
+pub(super) async fn account_level(
+    st: &AppState,
+    op: &Op,
+    auth: &Auth,
+    t: &Target<'_>,
+) -> S3Result<Access> {
+    let (action, res) = match op {
+        Op::ListBuckets => ("s3:ListAllMyBuckets", "arn:aws:s3:::*".to_owned()),
+        Op::CreateBucket => ("s3:CreateBucket", resource(t.bucket, None)),
+        _ => return Ok(Access::Granted),
+    };
+    let sessions_allow = |who: Who, values: HashMap<String, Vec<String>>| {
+        crate::auth::session::allows(
+            &auth.sessions,
+            &policy::Context {
+                who,
+                action,
+                resource: res.clone(),
+                values,
+            },
+        )
+    };
+    let p = match UserCtx::of(st, auth).await? {
+        None => {
+            return Ok(if sessions_allow(who(auth), t.facts.clone()) {
+                Access::Granted
+            } else {
+                Access::Denied
+            })
+        }
+        Some(Err(())) => return Ok(Access::Denied),
+        Some(Ok(p)) => p,
+    };
+    let mut values = t.facts.clone();
+    p.add_condition_values(&mut values);
+    let who = Who::User {
+        arn: p.arn(),
+        account: p.account.id.clone(),
+        direct_only: false,
+    };
+    if !sessions_allow(who.clone(), values.clone()) {
+        return Ok(Access::Denied);
+    }
+    let v = p.policies.evaluate(&policy::Context {
+        who,
+        action,
+        resource: res.clone(),
+        values,
+    });
+    Ok(if v.verdict == Verdict::Allow {
+        Access::Granted
+    } else {
+        Access::Denied
+    })
 }

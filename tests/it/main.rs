@@ -8,6 +8,7 @@ mod concerns;
 mod console;
 mod console_admin;
 mod console_browser;
+mod console_identity;
 mod console_object;
 mod console_settings;
 mod console_upload;

@@ -369,8 +369,11 @@ mod tests {
         assert_eq!(got.user.name, "alice");
         assert_eq!(got.user.path, "/team/");
         assert_eq!(got.user.tags.member[0].value, "a&b <c>");
-        let list: UserList =
-            result_of(&x::list_users(&[u.clone()], Some("m1"), "r"), "ListUsers").unwrap();
+        let list: UserList = result_of(
+            &x::list_users(std::slice::from_ref(&u), Some("m1"), "r"),
+            "ListUsers",
+        )
+        .unwrap();
         let (items, next) = list.into_page();
         assert_eq!((items.len(), next.as_deref()), (1, Some("m1")));
         let v = x::PolicyVersionView {

@@ -10,6 +10,7 @@ mod console_admin;
 mod console_browser;
 mod console_identity;
 mod console_identity_browser;
+mod console_identity_rights;
 mod console_object;
 mod console_settings;
 mod console_upload;

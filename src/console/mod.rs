@@ -7,10 +7,13 @@
 //! that key can do through S3, and a refusal shows AWS's reason.
 //!
 //! - `session`: login, the session cookie, CSRF, the login throttle.
-//! - `s3call`: the S3 requests.
+//! - `s3call`: the S3 requests; `iamcall`: the IAM requests (identity pages), run by the IAM
+//!   API's own dispatch as the signed-in key.
 //! - `pages`: the routes.
 //! - `views`: the templates.
 
+mod iamcall;
+mod idviews;
 mod markdown;
 mod pages;
 mod s3call;
@@ -66,6 +69,23 @@ pub fn router(state: AppState) -> Router {
         .route("/settings/save", post(pages::save_setting))
         .route("/settings/delete", post(pages::delete_setting))
         .route("/settings/convert", post(pages::convert))
+        .route("/identity", get(pages::users))
+        .route("/identity/users", post(pages::users_post))
+        .route("/identity/user", get(pages::user).post(pages::user_post))
+        .route(
+            "/identity/groups",
+            get(pages::groups).post(pages::groups_post),
+        )
+        .route("/identity/group", get(pages::group).post(pages::group_post))
+        .route(
+            "/identity/policies",
+            get(pages::policies).post(pages::policies_post),
+        )
+        .route(
+            "/identity/policy",
+            get(pages::policy).post(pages::policy_post),
+        )
+        .route("/identity/access", get(pages::access))
         .route("/uploads/start", post(pages::start_upload))
         .route("/uploads/complete", post(pages::complete_upload))
         .route("/uploads/abort", post(pages::abort_upload))

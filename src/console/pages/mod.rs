@@ -1,7 +1,9 @@
 //! The console's routes: gather the session and the form, send the S3 request as the
 //! signed-in key, render the page. One file per job: `signin` (login, logout), `buckets`
 //! (buckets, folders, deletes), `objects` (an object's page and actions, share links),
-//! `bytes` (serving object bytes safely); the steps they share are here.
+//! `bytes` (serving object bytes safely), `identity`, `groups`, `policies` and `access`
+//! (IAM users, groups, managed policies and effective permissions, through `iamcall`, with
+//! `idcommon` for what they share); the steps they share are here.
 
 use askama::Template;
 use axum::body::Body;
@@ -16,24 +18,33 @@ use super::views;
 use crate::error::S3Error;
 use crate::state::AppState;
 
+mod access;
 mod admin;
 mod buckets;
 mod bytes;
 mod exposure;
+mod groups;
+mod idcommon;
+mod identity;
 mod live;
 mod lock;
 mod objects;
+mod policies;
 mod settings;
 mod signin;
 mod status;
 mod upload;
 
+pub use access::access;
 pub use admin::{admin, keys as admin_keys, kms as admin_kms};
 pub use buckets::{browse, buckets, create_bucket, delete_bucket, delete_folder, delete_objects};
 pub use bytes::raw;
+pub use groups::{group, group_post, groups, groups_post};
+pub use identity::{user, user_post, users, users_post};
 pub use live::live;
 pub use lock::lock;
 pub use objects::{delete_version, download, object, restore, share, tags};
+pub use policies::{policies, policies_post, policy, policy_post};
 pub use settings::{convert, delete as delete_setting, save as save_setting, settings};
 pub use signin::{login, login_page, logout};
 pub use status::status;

@@ -47,6 +47,19 @@ impl Caller {
 
     /// Whether the caller may perform `action` on `resource` (an ARN in its account).
     pub fn allow(&self, action: &'static str, resource: &str) -> IamResult<()> {
+        self.check(action, resource, false)
+    }
+
+    /// [`Caller::allow`] for an action on the caller's own identity (MinIO's admin API lets a
+    /// user change its own secret, or make and manage its own service accounts, unless a
+    /// policy denies it): its identity policies refuse only by an explicit Deny. Its session
+    /// policies (a service account's) must still allow it outright: MinIO's escalation of
+    /// 2025-10 (GHSA-jjjj-jwhf-8rgr) came from letting "not denied" pass there too.
+    pub fn allow_own(&self, action: &'static str, resource: &str) -> IamResult<()> {
+        self.check(action, resource, true)
+    }
+
+    fn check(&self, action: &'static str, resource: &str, deny_only: bool) -> IamResult<()> {
         // A session policy (a service account's) must allow it too, whoever the parent is.
         let session = policy::Context {
             who: Who::Key {
@@ -79,6 +92,7 @@ impl Caller {
         });
         match v.verdict {
             Verdict::Allow => Ok(()),
+            Verdict::Silent if deny_only => Ok(()),
             Verdict::Deny => Err(IamError::access_denied(format!(
                 "User: {} is not authorized to perform: {action} on resource: {resource} with an explicit deny in an identity-based policy",
                 u.arn()

@@ -21,6 +21,7 @@ mod progress;
 mod replay;
 mod sessions;
 mod uploads;
+mod service_accounts;
 mod user_keys;
 mod writes;
 
@@ -38,6 +39,7 @@ pub use leases::{Lease, PendingReclaim};
 pub use progress::Progress;
 pub use sessions::ConsoleSession;
 pub use uploads::{PartRecord, UploadRecord, MAX_PART_SLOTS, PART_SPAN};
+pub use service_accounts::{NewServiceAccount, ServiceAccount, ServiceAccountChange};
 pub use user_keys::UserKeyInfo;
 pub use writes::{DeadWrite, WriteReg, POOL_SIZE};
 

@@ -209,7 +209,7 @@ mod tests {
 
     #[test]
     fn pbkdf2_payloads_round_trip_at_package_boundaries() {
-        for len in [0, 1, 16383, 16384, 16385, 32768, 40000] {
+        for len in [0usize, 1, 16383, 16384, 16385, 32768, 40000] {
             let plain: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
             let (header, key) = fixed(PBKDF2_AES);
             let ct = seal(&key, &header, &plain);
@@ -222,7 +222,7 @@ mod tests {
 
     #[test]
     fn chacha_payloads_round_trip() {
-        for len in [0, 5, 16384, 16385] {
+        for len in [0usize, 5, 16384, 16385] {
             let plain = vec![3u8; len];
             let (header, key) = fixed(ARGON2_CHACHA);
             let ct = seal(&key, &header, &plain);

@@ -217,8 +217,16 @@ pub async fn authenticate_service(
     service: &'static str,
     body: &[u8],
 ) -> S3Result<Auth> {
-    let auth =
-        authenticate_for(parts, query, creds, region, None, Some((service, body)), false).await?;
+    let auth = authenticate_for(
+        parts,
+        query,
+        creds,
+        region,
+        None,
+        Some((service, body)),
+        false,
+    )
+    .await?;
     signed_body(auth, body)
 }
 
@@ -236,11 +244,12 @@ pub async fn authenticate_minio_admin(
     region: &str,
     body: &[u8],
 ) -> S3Result<Auth> {
-    let signed_header = header(&parts.headers, "authorization")
-        .is_some_and(|h| h.starts_with("AWS4-HMAC-SHA256"));
+    let signed_header =
+        header(&parts.headers, "authorization").is_some_and(|h| h.starts_with("AWS4-HMAC-SHA256"));
     if !signed_header {
-        return Err(S3Error::access_denied()
-            .with_message("the admin API takes SigV4 signatures in the Authorization header only"));
+        return Err(S3Error::access_denied().with_message(
+            "the admin API takes SigV4 signatures in the Authorization header only",
+        ));
     }
     if header(&parts.headers, "x-amz-content-sha256").is_none() {
         return Err(S3Error::access_denied()

@@ -218,7 +218,7 @@ pub async fn caller_of(
     let mut values = crate::s3::authz::facts(
         &parts.headers,
         &[],
-        &auth,
+        auth,
         parts
             .extensions
             .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()

@@ -35,6 +35,9 @@ pub const MAX_MAX_ITEMS: usize = 1000;
 /// At most this many tags in one request (and on one entity: AWS's quota).
 pub const MAX_TAGS: usize = 50;
 
+/// A list member's number and its fields.
+type Member<'a> = (u32, Vec<(&'a str, &'a str)>);
+
 /// The parameters of one IAM request, decoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Params {
@@ -245,7 +248,7 @@ impl Params {
 
     /// The members of list `name` by number, each with its fields (`""` for a plain member,
     /// `"Key"`/`"Value"` for `.member.N.Key`), numbered 1..=n without gaps.
-    fn members(&self, name: &str) -> IamResult<Vec<(u32, Vec<(&str, &str)>)>> {
+    fn members(&self, name: &str) -> IamResult<Vec<Member<'_>>> {
         let prefix = format!("{name}.member.");
         let mut by_n: BTreeMap<u32, Vec<(&str, &str)>> = BTreeMap::new();
         for (k, v) in self.map.range(prefix.clone()..) {

@@ -185,7 +185,7 @@ pub fn description(param: &str, v: &str) -> IamResult<()> {
     let m = member_name(param);
     length(&m, v, 0, Some(1000))?;
     let ok = v.chars().all(|c| {
-        !(c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
+        (!c.is_control() || matches!(c, '\t' | '\n' | '\r'))
             && !matches!(c, '\u{fffe}' | '\u{ffff}')
     });
     if ok {

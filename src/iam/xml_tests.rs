@@ -259,17 +259,23 @@ fn dump_samples() {
             get_access_key_last_used("alice", Some(&used), rid),
         ),
         ("CreateGroup", create_group(&g, rid)),
-        ("GetGroup", get_group(&g, &[u.clone()], Some("next-2"), rid)),
-        ("ListGroups", list_groups(&[g.clone()], None, rid)),
+        (
+            "GetGroup",
+            get_group(&g, std::slice::from_ref(&u), Some("next-2"), rid),
+        ),
+        (
+            "ListGroups",
+            list_groups(std::slice::from_ref(&g), None, rid),
+        ),
         (
             "ListGroupsForUser",
-            list_groups_for_user(&[g.clone()], None, rid),
+            list_groups_for_user(std::slice::from_ref(&g), None, rid),
         ),
         ("CreatePolicy", create_policy(&p, rid)),
         ("GetPolicy", get_policy(&p, rid)),
         (
             "ListPolicies",
-            list_policies(&[p.clone()], Some("next-3"), rid),
+            list_policies(std::slice::from_ref(&p), Some("next-3"), rid),
         ),
         (
             "CreatePolicyVersion",

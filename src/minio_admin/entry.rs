@@ -187,13 +187,7 @@ async fn run(st: &AppState, parts: Parts, body: Body) -> AdminResult<Response> {
     let query = crate::auth::sigv4::parse_query(parts.uri.query());
     let auth = crate::s3::lookup::within_request_timeout(
         st,
-        crate::auth::authenticate_minio_admin(
-            &parts,
-            &query,
-            &st.creds,
-            &st.config.region,
-            &bytes,
-        ),
+        crate::auth::authenticate_minio_admin(&parts, &query, &st.creds, &st.config.region, &bytes),
     )
     .await??;
     let caller = crate::iam::handle::caller_of(st, &auth, &parts).await?;

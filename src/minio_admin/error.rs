@@ -139,7 +139,11 @@ impl From<S3Error> for AdminError {
     fn from(e: S3Error) -> Self {
         if e.status.is_server_error() && e.status != StatusCode::SERVICE_UNAVAILABLE {
             tracing::error!(code = e.code, message = %e.message, "admin request failed");
-            return Self::new(e.status, "InternalError", "We encountered an internal error.");
+            return Self::new(
+                e.status,
+                "InternalError",
+                "We encountered an internal error.",
+            );
         }
         Self::new(e.status, e.code, e.message)
     }
@@ -220,6 +224,9 @@ mod tests {
             assert!(AdminError::from(e).status.is_client_error());
         }
         let denied = AdminError::from(IamError::access_denied("no"));
-        assert_eq!((denied.status, denied.code), (StatusCode::FORBIDDEN, "AccessDenied"));
+        assert_eq!(
+            (denied.status, denied.code),
+            (StatusCode::FORBIDDEN, "AccessDenied")
+        );
     }
 }

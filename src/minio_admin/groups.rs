@@ -6,8 +6,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::entry::{policy_names, rfc3339, Cx, Reply};
-use super::validate::parse_status;
 use super::error::{AdminError, AdminResult};
+use super::validate::parse_status;
 use crate::storage::identity::{Group, Holder, IdentityError};
 
 #[derive(Deserialize, Debug)]
@@ -71,12 +71,18 @@ pub async fn update_members(cx: &Cx<'_>) -> AdminResult<Reply> {
         }
     }
     if req.is_remove {
-        let g = store.group(cx.acct(), &req.group).await.map_err(no_group(&req.group))?;
+        let g = store
+            .group(cx.acct(), &req.group)
+            .await
+            .map_err(no_group(&req.group))?;
         if users.is_empty() {
             return remove_group(cx, &g).await;
         }
         for u in &users {
-            match store.remove_user_from_group(cx.acct(), &g.name, &u.name).await {
+            match store
+                .remove_user_from_group(cx.acct(), &g.name, &u.name)
+                .await
+            {
                 Ok(()) | Err(IdentityError::NoSuchEntity(_)) => {}
                 Err(e) => return Err(e.into()),
             }
@@ -200,7 +206,9 @@ mod tests {
         assert!(r.members.is_none());
         // minio-py 7.2.20 passes `members` through as given: a string is refused, as MinIO
         // refuses it.
-        assert!(serde_json::from_str::<GroupAddRemove>(r#"{"group":"g","members":"alice"}"#).is_err());
+        assert!(
+            serde_json::from_str::<GroupAddRemove>(r#"{"group":"g","members":"alice"}"#).is_err()
+        );
         assert!(check_group_name("devs").is_ok() && check_group_name(" devs").is_err());
     }
 }

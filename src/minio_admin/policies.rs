@@ -9,9 +9,7 @@ use serde_json::{json, Map, Value};
 
 use super::entry::{rfc3339, Cx, Reply};
 use super::error::{AdminError, AdminResult};
-use crate::storage::identity::{
-    Group, Holder, IdentityError, ManagedPolicy, User, MAX_VERSIONS,
-};
+use crate::storage::identity::{Group, Holder, IdentityError, ManagedPolicy, User, MAX_VERSIONS};
 
 /// Largest canned policy MinIO takes (20 KiB).
 const MAX_POLICY: usize = 20 * 1024;
@@ -44,7 +42,11 @@ pub fn check_name(name: &str) -> AdminResult<()> {
 pub fn check_document(text: &[u8]) -> AdminResult<String> {
     let v: Value = serde_json::from_slice(text)
         .map_err(|e| AdminError::malformed_policy(format!("invalid JSON: {e}")))?;
-    if v.get("Version").and_then(Value::as_str).unwrap_or_default().is_empty() {
+    if v.get("Version")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .is_empty()
+    {
         return Err(AdminError::new(
             StatusCode::BAD_REQUEST,
             "MalformedPolicy",
@@ -52,7 +54,8 @@ pub fn check_document(text: &[u8]) -> AdminResult<String> {
         ));
     }
     let text = v.to_string();
-    crate::auth::policy::parse_identity(&text).map_err(|e| AdminError::malformed_policy(e.message))?;
+    crate::auth::policy::parse_identity(&text)
+        .map_err(|e| AdminError::malformed_policy(e.message))?;
     Ok(text)
 }
 
@@ -97,7 +100,10 @@ pub async fn add(cx: &Cx<'_>) -> AdminResult<Reply> {
                         }
                     }
                 }
-                match store.create_policy_version(cx.acct(), &arn, &text, true).await {
+                match store
+                    .create_policy_version(cx.acct(), &arn, &text, true)
+                    .await
+                {
                     // Another version was added meanwhile: read again.
                     Err(IdentityError::LimitExceeded(_)) => continue,
                     r => {
@@ -179,7 +185,11 @@ pub async fn info(cx: &Cx<'_>) -> AdminResult<Reply> {
     };
     let arn = cx.policy_arn(name);
     cx.caller.allow("admin:GetPolicy", &arn)?;
-    let p = cx.store().policy(cx.acct(), &arn).await.map_err(no_policy(name))?;
+    let p = cx
+        .store()
+        .policy(cx.acct(), &arn)
+        .await
+        .map_err(no_policy(name))?;
     let text = if v2 {
         serde_json::to_string_pretty(&json!({
             "PolicyName": p.name,
@@ -197,7 +207,8 @@ pub async fn info(cx: &Cx<'_>) -> AdminResult<Reply> {
 /// `GET list-canned-policies`: `{ "<name>": <document>, ... }`.
 pub async fn list(cx: &Cx<'_>) -> AdminResult<Reply> {
     // MinIO's action for this listing (sic).
-    cx.caller.allow("admin:ListUserPolicies", &cx.policy_arn("*"))?;
+    cx.caller
+        .allow("admin:ListUserPolicies", &cx.policy_arn("*"))?;
     let mut out = Map::new();
     let mut marker: Option<String> = None;
     loop {
@@ -290,7 +301,11 @@ pub async fn set(cx: &Cx<'_>) -> AdminResult<Reply> {
     let group = match cx.q("isGroup") {
         Some("true") => true,
         Some("false") => false,
-        _ => return Err(AdminError::invalid_argument("isGroup must be true or false")),
+        _ => {
+            return Err(AdminError::invalid_argument(
+                "isGroup must be true or false",
+            ))
+        }
     };
     let names: Vec<String> = cx
         .q("policyName")
@@ -301,8 +316,10 @@ pub async fn set(cx: &Cx<'_>) -> AdminResult<Reply> {
         .map(str::to_owned)
         .collect();
     let kind = if group { "group" } else { "user" };
-    cx.caller
-        .allow("admin:AttachUserOrGroupPolicy", &cx.arn(&format!("{kind}/{who}")))?;
+    cx.caller.allow(
+        "admin:AttachUserOrGroupPolicy",
+        &cx.arn(&format!("{kind}/{who}")),
+    )?;
     let e = entity(cx, who, group).await?;
     let want = existing(cx, &names).await?;
     let have = e.holder().2.to_vec();
@@ -350,7 +367,11 @@ pub async fn attach(cx: &Cx<'_>, on: bool) -> AdminResult<Reply> {
     let kind = if group { "group" } else { "user" };
     let res = cx.arn(&format!("{kind}/{who}"));
     // MinIO takes either action for these.
-    if cx.caller.allow("admin:UpdatePolicyAssociation", &res).is_err() {
+    if cx
+        .caller
+        .allow("admin:UpdatePolicyAssociation", &res)
+        .is_err()
+    {
         cx.caller.allow("admin:AttachUserOrGroupPolicy", &res)?;
     }
     let e = entity(cx, who, group).await?;
@@ -383,7 +404,9 @@ pub async fn attach(cx: &Cx<'_>, on: bool) -> AdminResult<Reply> {
         "policiesDetached"
     };
     let now = rfc3339(cx.meta().clock().now());
-    Ok(Reply::Json(json!({field: names, "updatedAt": now}).to_string()))
+    Ok(Reply::Json(
+        json!({field: names, "updatedAt": now}).to_string(),
+    ))
 }
 
 #[cfg(test)]
@@ -397,8 +420,12 @@ mod tests {
         assert!(check_name(" a").is_err());
         let ok = br#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":["s3:GetObject"],"Resource":["arn:aws:s3:::b/*"]}]}"#;
         assert!(check_document(ok).is_ok());
-        let no_version = br#"{"Statement":[{"Effect":"Allow","Action":["s3:*"],"Resource":["*"]}]}"#;
-        assert_eq!(check_document(no_version).unwrap_err().code, "MalformedPolicy");
+        let no_version =
+            br#"{"Statement":[{"Effect":"Allow","Action":["s3:*"],"Resource":["*"]}]}"#;
+        assert_eq!(
+            check_document(no_version).unwrap_err().code,
+            "MalformedPolicy"
+        );
         assert_eq!(
             check_document(b"{not json").unwrap_err().code,
             "XMinioMalformedIAMPolicy"

@@ -95,7 +95,11 @@ const TABLE: &[(Method, &str, Command)] = &[
     (Method::GET, "group", Command::GroupInfo),
     (Method::GET, "groups", Command::ListGroups),
     (Method::PUT, "set-group-status", Command::SetGroupStatus),
-    (Method::PUT, "add-service-account", Command::AddServiceAccount),
+    (
+        Method::PUT,
+        "add-service-account",
+        Command::AddServiceAccount,
+    ),
     (
         Method::POST,
         "update-service-account",
@@ -183,7 +187,11 @@ mod tests {
     fn requests_map_to_commands() {
         let cases = [
             (Method::PUT, "/minio/admin/v3/add-user", Command::AddUser),
-            (Method::GET, "/minio/admin/v3/list-users", Command::ListUsers),
+            (
+                Method::GET,
+                "/minio/admin/v3/list-users",
+                Command::ListUsers,
+            ),
             (Method::GET, "/minio/admin/v3/group", Command::GroupInfo),
             (Method::GET, "/minio/admin/v3/groups", Command::ListGroups),
             (
@@ -202,7 +210,11 @@ mod tests {
                 Command::UpdateServiceAccount,
             ),
             // The wrong method is not the command.
-            (Method::GET, "/minio/admin/v3/add-user", Command::NotImplemented),
+            (
+                Method::GET,
+                "/minio/admin/v3/add-user",
+                Command::NotImplemented,
+            ),
             (
                 Method::PUT,
                 "/minio/admin/v3/user-info",
@@ -215,7 +227,11 @@ mod tests {
                 "/minio/admin/v3/set-config-kv",
                 Command::NotImplemented,
             ),
-            (Method::GET, "/minio/admin/v2/groups", Command::NotImplemented),
+            (
+                Method::GET,
+                "/minio/admin/v2/groups",
+                Command::NotImplemented,
+            ),
         ];
         for (m, p, c) in cases {
             assert_eq!(Command::parse(&m, p), c, "{m} {p}");
@@ -229,7 +245,9 @@ mod tests {
         assert!(Command::ListUsers.encrypted_response());
         assert!(!Command::UpdateGroupMembers.encrypted_request());
         assert!(!Command::AddCannedPolicy.encrypted_request());
-        assert!(Command::AttachPolicy.encrypted_request() && Command::AttachPolicy.encrypted_response());
+        assert!(
+            Command::AttachPolicy.encrypted_request() && Command::AttachPolicy.encrypted_response()
+        );
         assert!(Command::SetGroupStatus.changes() && !Command::GroupInfo.changes());
     }
 }

@@ -32,7 +32,7 @@ const DENY_ALL: &str =
 /// A service account's parent.
 enum Parent {
     /// An IAM user.
-    User(User),
+    User(Box<User>),
     /// The account's root credentials.
     Root,
 }
@@ -118,11 +118,12 @@ fn session_policy(v: Option<&Value>) -> AdminResult<Option<String>> {
 fn check_name(n: &str) -> AdminResult<()> {
     let ok = n.len() <= 32
         && n.bytes().next().is_some_and(|b| b.is_ascii_alphabetic())
-        && n
-            .bytes()
+        && n.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
     if !ok {
-        return Err(invalid("a name is up to 32 characters: a letter, then letters, digits, _ and -"));
+        return Err(invalid(
+            "a name is up to 32 characters: a letter, then letters, digits, _ and -",
+        ));
     }
     Ok(())
 }
@@ -153,7 +154,7 @@ fn parent_arn(cx: &Cx<'_>, p: &Parent) -> String {
 /// service accounts) the root.
 fn own_parent(cx: &Cx<'_>) -> Parent {
     match &cx.caller.user {
-        Some(p) => Parent::User(p.user.clone()),
+        Some(p) => Parent::User(Box::new(p.user.clone())),
         None => Parent::Root,
     }
 }
@@ -170,7 +171,7 @@ async fn named_parent(cx: &Cx<'_>, name: Option<&str>) -> AdminResult<(Parent, b
         return Ok((own_parent(cx), true));
     }
     match cx.store().user(cx.acct(), name).await {
-        Ok(u) => Ok((Parent::User(u), false)),
+        Ok(u) => Ok((Parent::User(Box::new(u)), false)),
         Err(IdentityError::NoSuchEntity(_)) => Err(AdminError::new(
             StatusCode::NOT_FOUND,
             "XMinioAdminNoSuchUser",
@@ -303,12 +304,12 @@ async fn of_account(cx: &Cx<'_>, id: &str) -> AdminResult<(ServiceAccount, Paren
         .ok_or_else(AdminError::no_such_service_account)?;
     let parent = match &sa.user {
         None => Parent::Root,
-        Some(uid) => Parent::User(
+        Some(uid) => Parent::User(Box::new(
             cx.store()
                 .user_by_id(uid)
                 .await?
                 .ok_or_else(AdminError::no_such_service_account)?,
-        ),
+        )),
     };
     let own = match (&parent, &cx.caller.user) {
         (Parent::Root, None) => true,
@@ -380,8 +381,10 @@ async fn implied(cx: &Cx<'_>, parent: &Parent) -> AdminResult<String> {
             }
         }
     }
-    Ok(serde_json::to_string_pretty(&json!({"Version":"2012-10-17","Statement":statements}))
-        .expect("JSON"))
+    Ok(
+        serde_json::to_string_pretty(&json!({"Version":"2012-10-17","Statement":statements}))
+            .expect("JSON"),
+    )
 }
 
 fn parent_name(cx: &Cx<'_>, p: &Parent) -> String {
@@ -492,7 +495,10 @@ mod tests {
         assert_eq!(session_policy(None).unwrap(), None);
         assert_eq!(session_policy(Some(&Value::Null)).unwrap(), None);
         assert_eq!(session_policy(Some(&json!({}))).unwrap(), None);
-        assert_eq!(session_policy(Some(&json!({"Statement": null}))).unwrap(), None);
+        assert_eq!(
+            session_policy(Some(&json!({"Statement": null}))).unwrap(),
+            None
+        );
         // A version without statements allows nothing (it is not "inherit").
         assert_eq!(
             session_policy(Some(&json!({"Version":"2012-10-17","Statement":[]}))).unwrap(),
@@ -502,7 +508,10 @@ mod tests {
         let text = session_policy(Some(&p)).unwrap().unwrap();
         assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), p);
         // As a string too.
-        assert_eq!(session_policy(Some(&json!(p.to_string()))).unwrap(), Some(text));
+        assert_eq!(
+            session_policy(Some(&json!(p.to_string()))).unwrap(),
+            Some(text)
+        );
         let bad = json!({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:*"}]});
         assert_eq!(
             session_policy(Some(&bad)).unwrap_err().code,
@@ -524,15 +533,20 @@ mod tests {
         assert!(r.access_key.is_none() && r.secret_key.is_none());
         assert_eq!(r.name.as_deref(), Some("ci-bot"));
         let now = DateTime::from_millis(1_800_000_000_000);
-        assert!(expiration("2030-01-01T00:00:00.750Z", now).unwrap().timestamp_millis() % 1000 == 0);
+        assert!(
+            expiration("2030-01-01T00:00:00.750Z", now)
+                .unwrap()
+                .timestamp_millis()
+                % 1000
+                == 0
+        );
         assert!(expiration("2020-01-01T00:00:00Z", now).is_err());
         assert!(check_name("ci-bot_2").is_ok());
         for bad in ["2ci", "", "a b", &"a".repeat(33)] {
             assert!(check_name(bad).is_err(), "{bad:?}");
         }
-        let u: UpdateReq =
-            serde_json::from_str(r#"{"newStatus":"off","newPolicy":{}}"#).unwrap();
-        assert_eq!(parse_status(u.status.as_deref().unwrap(), true).unwrap(), true);
+        let u: UpdateReq = serde_json::from_str(r#"{"newStatus":"off","newPolicy":{}}"#).unwrap();
+        assert!(parse_status(u.status.as_deref().unwrap(), true).unwrap());
         assert_eq!(session_policy(u.policy.as_ref()).unwrap(), None);
     }
 }

@@ -5,8 +5,8 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::entry::{policy_names, rfc3339, Cx, Reply};
-use super::validate::{check_access_key, check_secret_key, parse_status};
 use super::error::{AdminError, AdminResult};
+use super::validate::{check_access_key, check_secret_key, parse_status};
 use crate::storage::identity::{Group, IdentityError, User};
 
 #[derive(Deserialize)]
@@ -40,7 +40,8 @@ pub async fn add(cx: &Cx<'_>) -> AdminResult<Reply> {
     let own = cx.own_user() == Some(key);
     if own {
         // Changing one's own secret: allowed unless denied (its session policies must allow).
-        cx.caller.allow_own("admin:CreateUser", &user_arn(cx, key))?;
+        cx.caller
+            .allow_own("admin:CreateUser", &user_arn(cx, key))?;
     } else {
         cx.caller.allow("admin:CreateUser", &user_arn(cx, key))?;
     }
@@ -59,7 +60,9 @@ pub async fn add(cx: &Cx<'_>) -> AdminResult<Reply> {
             // The user's own key of that id: its secret is replaced. Any other key of that
             // id (a service account's, another account's) is not a user's to change.
             match cx.meta().user_key(key).await? {
-                Some(k) if k.user == u.id => store.set_user_key_secret(&u, key, &req.secret_key).await?,
+                Some(k) if k.user == u.id => {
+                    store.set_user_key_secret(&u, key, &req.secret_key).await?
+                }
                 _ => {
                     return Err(AdminError::credentials_not_allowed(
                         "The access key is in use by another credential",
@@ -112,12 +115,21 @@ pub async fn remove(cx: &Cx<'_>) -> AdminResult<Reply> {
     // service accounts of a user that is gone (those would sign nothing anyway).
     cx.meta().delete_service_accounts_of_user(&u.id).await?;
     for g in store.groups_by_id(&u.groups).await? {
-        ignore_missing(store.remove_user_from_group(cx.acct(), &g.name, &u.name).await)?;
+        ignore_missing(
+            store
+                .remove_user_from_group(cx.acct(), &g.name, &u.name)
+                .await,
+        )?;
     }
     for arn in &u.attached {
         ignore_missing(
             store
-                .detach(cx.acct(), crate::storage::identity::Holder::User, &u.id, arn)
+                .detach(
+                    cx.acct(),
+                    crate::storage::identity::Holder::User,
+                    &u.id,
+                    arn,
+                )
                 .await,
         )?;
     }
@@ -170,7 +182,11 @@ pub async fn info(cx: &Cx<'_>) -> AdminResult<Reply> {
     } else {
         cx.caller.allow("admin:GetUser", &user_arn(cx, key))?;
     }
-    let u = cx.store().user(cx.acct(), key).await.map_err(no_user(key))?;
+    let u = cx
+        .store()
+        .user(cx.acct(), key)
+        .await
+        .map_err(no_user(key))?;
     let groups = cx.store().groups_by_id(&u.groups).await?;
     Ok(Reply::Json(user_info(&u, &groups).to_string()))
 }
@@ -200,7 +216,10 @@ pub async fn set_status(cx: &Cx<'_>) -> AdminResult<Reply> {
     cx.caller.allow("admin:EnableUser", &user_arn(cx, key))?;
     let store = cx.store();
     let u = store.user(cx.acct(), key).await.map_err(no_user(key))?;
-    store.set_user_disabled(&u, disabled).await.map_err(no_user(key))?;
+    store
+        .set_user_disabled(&u, disabled)
+        .await
+        .map_err(no_user(key))?;
     Ok(Reply::Done)
 }
 
@@ -210,10 +229,14 @@ mod tests {
 
     #[test]
     fn add_user_bodies_parse_and_ignore_a_policy() {
-        let r: AddUserReq =
-            serde_json::from_str(r#"{"status":"enabled","secretKey":"s3cr3t-key","policy":"readwrite"}"#)
-                .unwrap();
-        assert_eq!((r.secret_key.as_str(), r.status.as_str()), ("s3cr3t-key", "enabled"));
+        let r: AddUserReq = serde_json::from_str(
+            r#"{"status":"enabled","secretKey":"s3cr3t-key","policy":"readwrite"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (r.secret_key.as_str(), r.status.as_str()),
+            ("s3cr3t-key", "enabled")
+        );
         assert!(serde_json::from_str::<AddUserReq>(r#"{"status":"enabled"}"#).is_err());
     }
 }

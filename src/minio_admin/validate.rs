@@ -17,8 +17,7 @@ pub fn check_access_key(k: &str) -> AdminResult<()> {
     }
     // Also the IAM user name's alphabet: a MinIO user is an IAM user of that name.
     let iam_name = k.len() <= 64
-        && k
-            .bytes()
+        && k.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"+=,.@_-".contains(&b));
     if k.len() < MIN_ACCESS_KEY || k.contains(['=', ',']) || !iam_name {
         return Err(AdminError::new(
@@ -83,10 +82,10 @@ mod tests {
 
     #[test]
     fn statuses_are_enabled_or_disabled() {
-        assert_eq!(parse_status("enabled", false).unwrap(), false);
-        assert_eq!(parse_status("disabled", false).unwrap(), true);
+        assert!(!parse_status("enabled", false).unwrap());
+        assert!(parse_status("disabled", false).unwrap());
         assert!(parse_status("off", false).is_err());
-        assert_eq!(parse_status("off", true).unwrap(), true);
+        assert!(parse_status("off", true).unwrap());
         assert!(parse_status("", true).is_err());
     }
 }

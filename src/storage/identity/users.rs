@@ -241,9 +241,8 @@ impl IdentityStore {
         key_id: &str,
         secret: &str,
     ) -> IdResult<User> {
-        let in_use = || {
-            IdentityError::EntityAlreadyExists(format!("The access key {key_id} is in use."))
-        };
+        let in_use =
+            || IdentityError::EntityAlreadyExists(format!("The access key {key_id} is in use."));
         if self.meta.key_exists(key_id).await? {
             return Err(in_use());
         }

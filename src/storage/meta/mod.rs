@@ -19,9 +19,9 @@ mod leases;
 mod posts;
 mod progress;
 mod replay;
+mod service_accounts;
 mod sessions;
 mod uploads;
-mod service_accounts;
 mod user_keys;
 mod writes;
 
@@ -37,9 +37,9 @@ pub use keys::{KeyError, KeyInfo, KeySecret, UserOfKey};
 pub use lead::{Lead, LeadInfo};
 pub use leases::{Lease, PendingReclaim};
 pub use progress::Progress;
+pub use service_accounts::{NewServiceAccount, ServiceAccount, ServiceAccountChange};
 pub use sessions::ConsoleSession;
 pub use uploads::{PartRecord, UploadRecord, MAX_PART_SLOTS, PART_SPAN};
-pub use service_accounts::{NewServiceAccount, ServiceAccount, ServiceAccountChange};
 pub use user_keys::UserKeyInfo;
 pub use writes::{DeadWrite, WriteReg, POOL_SIZE};
 

@@ -137,7 +137,10 @@ impl MetaStore {
     }
 
     /// A service account by its key id.
-    pub async fn service_account(&self, id: &str) -> mongodb::error::Result<Option<ServiceAccount>> {
+    pub async fn service_account(
+        &self,
+        id: &str,
+    ) -> mongodb::error::Result<Option<ServiceAccount>> {
         Ok(self
             .keys
             .find_one(doc! {"_id": id, SA: true})

@@ -38,6 +38,12 @@ pub async fn add(cx: &Cx<'_>) -> AdminResult<Reply> {
     let req: AddUserReq = cx.json()?;
     check_secret_key(&req.secret_key)?;
     let own = cx.own_user() == Some(key);
+    if own && cx.caller.access_key != key {
+        // A service account does not change its parent's secret (MinIO refuses it too).
+        return Err(AdminError::credentials_not_allowed(
+            "a service account cannot change its parent's credentials",
+        ));
+    }
     if own {
         // Changing one's own secret: allowed unless denied (its session policies must allow).
         cx.caller

@@ -9,11 +9,17 @@ import json
 import os
 import sys
 
+import hashlib
+from urllib.parse import urlsplit
+
 import boto3
+import urllib3
 from botocore.config import Config
 from botocore.exceptions import ClientError
 from minio import MinioAdmin
-from minio.credentials import StaticProvider
+from minio import time as mtime
+from minio.credentials import Credentials, StaticProvider
+from minio.signer import sign_v4_s3
 from minio.error import MinioAdminException
 
 failed = []
@@ -82,6 +88,24 @@ def listing(c, b):
     return lambda: c.list_objects_v2(Bucket=b)
 
 
+def raw(method, path, region, body=b"", payload=None):
+    """A request signed by minio-py's own signer with `region`; `payload` is the
+    x-amz-content-sha256 to claim (the body's hash by default). Its status and MinIO code."""
+    url = urlsplit(endpoint + path)
+    date = mtime.utcnow()
+    sha = payload or hashlib.sha256(body).hexdigest()
+    headers = {"Host": url.netloc, "x-amz-date": mtime.to_amz_date(date), "x-amz-content-sha256": sha}
+    headers = sign_v4_s3(method=method, url=url, region=region, headers=headers,
+                         credentials=Credentials(ak, sk), content_sha256=sha, date=date)
+    r = urllib3.request(method, endpoint + path, headers=headers, body=body or None, retries=False)
+    text = r.data.decode(errors="replace")
+    try:
+        v = json.loads(text)
+    except ValueError:
+        return r.status, text
+    return r.status, v.get("Code") if isinstance(v, dict) else v
+
+
 root = admin(ak, sk)
 root_s3 = s3(ak, sk)
 for b in ["pub", "priv"]:
@@ -92,6 +116,17 @@ for b in ["pub", "priv"]:
 check(adm_err(lambda: root.info()) == (501, "NotImplemented"), "server info: 501 NotImplemented, never a silent success")
 check(adm_err(lambda: admin(ak, "wrong-secret").user_list())[1] == "SignatureDoesNotMatch",
       "a wrong secret: SignatureDoesNotMatch (checked before any decryption)")
+
+check(adm_err(lambda: admin(ak, "wrong-secret").user_add("zed", "zed-secret-1"))[1] == "SignatureDoesNotMatch",
+      "a sealed body signed with a wrong secret: SignatureDoesNotMatch")
+# Any region on the admin paths, as MinIO accepts (minio-py signs with ""); not on S3's.
+check(raw("GET", "/minio/admin/v3/groups", "")[0] == 200, "the admin API takes an empty region")
+check(raw("GET", "/minio/admin/v3/groups", "eu-west-9")[0] == 200, "and any other")
+check(raw("GET", "/", "")[0] == 400, "an S3 request signed with an empty region is still refused")
+check(raw("GET", "/minio/admin/v3/groups", "", payload="UNSIGNED-PAYLOAD")[0] == 403,
+      "an unsigned payload is refused on the admin API")
+check(raw("PUT", "/minio/admin/v3/add-user?accessKey=zed", "", body=b"x" * 300000) == (400, "XMinioAdminConfigTooLarge"),
+      "a body over 256 KiB is refused before anything else")
 
 # Canned policies.
 readpub = doc({"Effect": "Allow", "Action": ["s3:GetObject"], "Resource": ["arn:aws:s3:::pub/*"]},
@@ -184,6 +219,8 @@ sa1_adm = admin("alice-sa1", "alice-sa1-secret")
 check(adm_err(lambda: sa1_adm.add_service_account(access_key="newroot", secret_key="newroot123")) == (403, "AccessDenied"),
       "a service account whose session policy does not allow admin:CreateServiceAccount makes none")
 check(s3_code(get(s3("newroot", "newroot123"), "pub", "x")) == "InvalidAccessKeyId", "and newroot does not exist")
+check(adm_err(lambda: sa1_adm.user_add("alice", "stolen-secret-1")) == (403, "XMinioInvalidIAMCredentials"),
+      "nor changes its parent's secret")
 everything = doc({"Effect": "Allow", "Action": ["s3:*"], "Resource": ["*"]})
 check(adm_err(lambda: sa1_adm.update_service_account(access_key="alice-sa1", policy=everything))[0] == 403,
       "nor widens its own session policy (MinIO's fix of 2024-01)")
@@ -241,6 +278,12 @@ root.policy_remove("writepriv")
 check(adm_err(lambda: root.policy_info("writepriv"))[0] == 404, "a detached policy is removed")
 root.policy_unset("readpub", user="alice")
 check(s3_code(get(alice, "pub", "x")) == "AccessDenied", "policy_unset (detach) takes alice's rights away")
+
+# A user changes its own secret (allowed unless denied, as in MinIO); the old one stops.
+alice_adm.user_add("alice", "alice-secret-2")
+check(s3_code(listing(alice, "pub")) == "SignatureDoesNotMatch", "alice's old secret no longer signs")
+root.attach_policy(["readpub"], user="alice")
+check(s3_code(listing(s3("alice", "alice-secret-2"), "pub")) == "OK", "her new one does")
 
 if failed:
     sys.exit(f"{len(failed)} checks failed")

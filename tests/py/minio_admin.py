@@ -246,6 +246,14 @@ check(s3_code(listing(sa3, "pub")) == "AccessDenied",
       "sa3 may not list pub: alice may, but sa2's session policy, which it inherited, does not")
 accounts = json.loads(alice_adm.list_service_account("alice"))["accounts"]
 check(sorted(a["accessKey"] for a in accounts) == ["alice-sa1", "alice-sa2", "alice-sa3"], "list-service-accounts")
+# One store: IAM's Query API sees MinIO's user, and its key, but not its service accounts.
+iam = boto3.client("iam", endpoint_url=endpoint, aws_access_key_id=ak, aws_secret_access_key=sk,
+                   region_name="us-east-1", config=Config(retries={"max_attempts": 1}))
+check(iam.get_user(UserName="alice")["User"]["UserName"] == "alice", "IAM's GetUser finds MinIO's user")
+check([k["AccessKeyId"] for k in iam.list_access_keys(UserName="alice")["AccessKeyMetadata"]] == ["alice"],
+      "IAM's ListAccessKeys shows her one key, not her service accounts")
+check([p["PolicyName"] for p in iam.list_attached_user_policies(UserName="alice")["AttachedPolicies"]] == ["readpub"],
+      "and the canned policy as an attached managed policy")
 check(adm_err(lambda: alice_adm.update_service_account(access_key="alice-sa1", status="off"))[0] == 403,
       "updating a service account needs admin:UpdateServiceAccount, even one's own")
 root.update_service_account(access_key="alice-sa1", status="off")

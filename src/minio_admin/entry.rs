@@ -21,9 +21,12 @@ use crate::storage::meta::MetaStore;
 /// Largest body read: MinIO's `maxEConfigJSONSize` (a sealed JSON document).
 const MAX_BODY: usize = 262_272;
 
-/// Key derivations (64 MiB of memory each) that run at once; the others wait their turn, so
-/// that no number of signed requests can pin more than this many times 64 MiB.
-static KDF: Semaphore = Semaphore::const_new(2);
+/// Key derivations (64 MiB of memory each) that run at once on an instance; the others wait
+/// their turn, so that no number of signed requests can pin more than this many times 64 MiB.
+pub const KDF_AT_ONCE: usize = 2;
+
+/// The turns of [`KDF_AT_ONCE`].
+pub(crate) static KDF: Semaphore = Semaphore::const_new(KDF_AT_ONCE);
 
 /// What a family's handler needs.
 pub struct Cx<'a> {
@@ -206,7 +209,7 @@ async fn run(st: &AppState, parts: Parts, body: Body) -> AdminResult<Response> {
         .await?
         .ok_or_else(|| AdminError::from(crate::error::S3Error::invalid_access_key_id()))?;
     let plain = if command.encrypted_request() {
-        unseal(stored.secret.clone(), bytes.to_vec()).await?
+        unseal(db(st), stored.secret.clone(), bytes.to_vec()).await?
     } else {
         bytes.to_vec()
     };
@@ -229,7 +232,7 @@ async fn run(st: &AppState, parts: Parts, body: Body) -> AdminResult<Response> {
         Reply::NoContent => StatusCode::NO_CONTENT.into_response(),
         Reply::Json(text) => {
             let body = if command.encrypted_response() {
-                seal(stored.secret.clone(), text.into_bytes()).await?
+                seal(db(st), stored.secret.clone(), text.into_bytes()).await?
             } else {
                 text.into_bytes()
             };
@@ -244,9 +247,20 @@ async fn run(st: &AppState, parts: Parts, body: Body) -> AdminResult<Response> {
     })
 }
 
+/// The database's name: the detail of the `madmin.kdf` fail point, so that tests side by
+/// side stop only their own gateway's derivations.
+fn db(st: &AppState) -> &str {
+    st.store.meta().database().name()
+}
+
 /// Opens a sealed body, one of at most [`KDF`] derivations at a time, off the async threads.
-async fn unseal(secret: zeroize::Zeroizing<String>, data: Vec<u8>) -> AdminResult<Vec<u8>> {
+async fn unseal(
+    db: &str,
+    secret: zeroize::Zeroizing<String>,
+    data: Vec<u8>,
+) -> AdminResult<Vec<u8>> {
     let _turn = KDF.acquire().await.expect("the semaphore is never closed");
+    crate::failpoint::hit("madmin.kdf", db).await;
     tokio::task::spawn_blocking(move || crypto::decrypt(&secret, &data))
         .await
         .map_err(|_| AdminError::from(crate::error::S3Error::internal()))?
@@ -256,8 +270,9 @@ async fn unseal(secret: zeroize::Zeroizing<String>, data: Vec<u8>) -> AdminResul
 }
 
 /// Seals an answer, under the same bound.
-async fn seal(secret: zeroize::Zeroizing<String>, data: Vec<u8>) -> AdminResult<Vec<u8>> {
+async fn seal(db: &str, secret: zeroize::Zeroizing<String>, data: Vec<u8>) -> AdminResult<Vec<u8>> {
     let _turn = KDF.acquire().await.expect("the semaphore is never closed");
+    crate::failpoint::hit("madmin.kdf", db).await;
     tokio::task::spawn_blocking(move || crypto::encrypt(&secret, &data))
         .await
         .map_err(|_| AdminError::from(crate::error::S3Error::internal()))

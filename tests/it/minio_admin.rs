@@ -19,3 +19,55 @@ fn minio_py_administers_identity_and_s3_obeys_it() {
         support::run_py_checks(&gw, "minio_admin.py", "minio_admin", &[&ak2, &sk2]).await;
     });
 }
+
+/// Sealed bodies cost an Argon2id derivation (64 MiB) each: at most two run at once per
+/// instance, whatever number of signed requests arrive. Three sealed add-user requests at
+/// once: two reach the derivation (held at a fail point) and the third waits for a turn; it
+/// reaches it only when one of the two is let go. All three then succeed.
+#[test]
+fn sealed_payloads_open_two_at_a_time() {
+    support::run(async {
+        let db = format!(
+            "g_madminkdf_{}",
+            &uuid::Uuid::new_v4().simple().to_string()[..10]
+        );
+        let gw = support::gateway_on(&db).await;
+        assert_eq!(grids3::minio_admin::entry::KDF_AT_ONCE, 2);
+        // Both armed before any request: the first two derivations stop at `first_two`, the
+        // third at `third`.
+        let first_two = grids3::failpoint::pause_times("madmin.kdf", Some(&db), 2);
+        let third = grids3::failpoint::pause("madmin.kdf", Some(&db));
+        let calls: Vec<_> = (0..3)
+            .map(|i| {
+                let gw = gw.clone();
+                tokio::spawn(async move {
+                    let body = grids3::minio_admin::crypto::encrypt(
+                        support::SK,
+                        format!(r#"{{"status":"enabled","secretKey":"user-{i}-secret"}}"#)
+                            .as_bytes(),
+                    );
+                    let path = format!("/minio/admin/v3/add-user?accessKey=user{i}");
+                    let mut raw = support::Raw::new("PUT", &path);
+                    raw.body = body;
+                    raw.send(&gw).await.status().as_u16()
+                })
+            })
+            .collect();
+        first_two
+            .reached_n(2, std::time::Duration::from_secs(60))
+            .await;
+        // The third is signed and checked long before this, and then waits for a turn.
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        assert_eq!(
+            third.hits(),
+            0,
+            "a third derivation ran while two were held"
+        );
+        first_two.release();
+        third.reached().await;
+        third.release();
+        for c in calls {
+            assert_eq!(c.await.unwrap(), 200);
+        }
+    });
+}

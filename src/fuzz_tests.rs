@@ -53,6 +53,7 @@ fn auth(payload: Payload) -> Auth {
             scope: "20261122/us-east-1/s3/aws4_request".into(),
             seed_signature: "0".repeat(64),
         },
+        account: None,
         user: None,
         sessions: Vec::new(),
     }

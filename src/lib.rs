@@ -24,6 +24,7 @@ pub mod janitor;
 pub mod lifecycle;
 pub mod local;
 pub mod metrics;
+pub mod minio_admin;
 pub mod model;
 pub mod notify;
 pub mod percent;

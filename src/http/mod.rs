@@ -109,6 +109,13 @@ pub fn error_response(e: &S3Error, resource: &str, request_id: &str, head: bool)
 /// AWS service (IAM's Query API) goes to that service's room instead: AWS's SDKs reach every
 /// service at the one `--endpoint-url`, and the credential scope says which they meant.
 async fn entry(State(st): State<AppState>, req: Request) -> Response {
+    // MinIO's admin API has this prefix to itself (MinIO reserves the bucket name `minio`),
+    // whatever the signature's service: `mc admin` and minio-py's MinioAdmin sign for `s3`.
+    // grids3's own admin API is `/_grids3/admin/` (routed above).
+    if req.uri().path().starts_with(crate::minio_admin::PREFIX) {
+        let (parts, body) = req.into_parts();
+        return crate::minio_admin::handle(&st, parts, body).await;
+    }
     if crate::auth::signed_service(req.headers(), &sigv4::parse_query(req.uri().query())).as_deref()
         == Some("iam")
     {

@@ -45,7 +45,26 @@ impl Caller {
     /// removes, the tags of what it touches, the policy it attaches), as AWS sets them: a
     /// policy that limits them (`aws:TagKeys`, `aws:RequestTag/...`, `aws:ResourceTag/...`,
     /// `iam:PolicyARN`) then holds, rather than fail open on a key that is missing.
-    pub fn allow_with(&self, action: &'static str, resource: &str, facts: &Facts) -> IamResult<()> {
+        pub fn allow_with(&self, action: &'static str, resource: &str, facts: &Facts) -> IamResult<()> {
+        self.check(action, resource, facts, false)
+    }
+
+    /// [`Caller::allow`] for an action on the caller's own identity (MinIO's admin API lets a
+    /// user change its own secret, or make and manage its own service accounts, unless a
+    /// policy denies it): its identity policies refuse only by an explicit Deny. Its session
+    /// policies (a service account's) must still allow it outright: MinIO's escalation of
+    /// 2025-10 (GHSA-jjjj-jwhf-8rgr) came from letting "not denied" pass there too.
+    pub fn allow_own(&self, action: &'static str, resource: &str) -> IamResult<()> {
+        self.check(action, resource, &Facts::default(), true)
+    }
+
+    fn check(
+        &self,
+        action: &'static str,
+        resource: &str,
+        facts: &Facts,
+        deny_only: bool,
+    ) -> IamResult<()> {
         let mut values = self.values.clone();
         for (k, v) in &facts.0 {
             values.insert(k.clone(), v.clone());
@@ -81,8 +100,9 @@ impl Caller {
             resource: resource.to_owned(),
             values,
         });
-        match v.verdict {
+                match v.verdict {
             Verdict::Allow => Ok(()),
+            Verdict::Silent if deny_only => Ok(()),
             Verdict::Deny => Err(IamError::access_denied(format!(
                 "User: {} is not authorized to perform: {action} on resource: {resource} with an explicit deny in an identity-based policy",
                 u.arn()

@@ -26,6 +26,8 @@ const LAYERS: &[(&str, u32)] = &[
     ("website", 65),
     // The web console: the same door as the website endpoint.
     ("console", 65),
+    // MinIO's admin API: a thin room over the identity store, judged as the IAM API judges.
+    ("minio_admin", 65),
     // The S3 entry and the background jobs.
     ("s3", 60),
     ("s3::dispatch", 60),

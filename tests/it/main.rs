@@ -28,6 +28,7 @@ mod layering;
 mod lifecycle_runs;
 mod listen_guard;
 mod listing;
+mod minio_admin;
 mod newcomer;
 mod notify;
 mod notify_delivery;

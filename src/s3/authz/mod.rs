@@ -223,7 +223,7 @@ async fn decide_on(
         acl.clear();
     }
     let mut inputs = Inputs {
-        owner: !auth.is_anonymous() && b.owner == auth.access_key,
+        owner: auth.owns(&b.owner),
         role: match &user {
             Some(u) => u.role(auth, &b),
             None => role_on(auth, &b),

@@ -34,7 +34,7 @@ impl Role {
 
 /// The role a request's key has on a bucket through ownership or the admin API, if any.
 pub fn role_on(auth: &Auth, b: &BucketInfo) -> Option<Role> {
-    if auth.root || (!auth.is_anonymous() && b.owner == auth.access_key) {
+    if auth.root || auth.owns(&b.owner) {
         return Some(Role::Owner);
     }
     if auth.is_anonymous() {

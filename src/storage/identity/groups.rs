@@ -28,6 +28,9 @@ pub struct Group {
     pub attached: Vec<String>,
     /// Inline policies: name and document.
     pub inline: Vec<(String, String)>,
+    /// A disabled group's policies (MinIO's `set-group-status`) apply to nobody until it is
+    /// enabled again (`principal.rs`).
+    pub disabled: bool,
 }
 
 impl Group {
@@ -48,6 +51,7 @@ impl Group {
             created: d.get_datetime("created").ok().copied()?,
             attached: strings(d, "attached"),
             inline: pairs(d, "inline"),
+            disabled: d.get_bool("disabled").unwrap_or(false),
         })
     }
 }
@@ -67,6 +71,7 @@ impl IdentityStore {
             created: self.meta.clock().now(),
             attached: Vec::new(),
             inline: Vec::new(),
+            disabled: false,
         };
         let d = doc! {
             "_id": &g.id, "account": &g.account, "accountKey": &acct.key, "name": name,
@@ -248,6 +253,22 @@ impl IdentityStore {
                 doc! {"$inc": {"members": -1_i32}},
             )
             .await?;
+        self.changed().await?;
+        Ok(())
+    }
+
+    /// Disables or enables a group (on the group as read).
+    pub async fn set_group_disabled(&self, g: &Group, disabled: bool) -> IdResult<()> {
+        let r = self
+            .groups
+            .update_one(
+                doc! {"_id": &g.id, "name": &g.name},
+                doc! {"$set": {"disabled": disabled}},
+            )
+            .await?;
+        if r.matched_count == 0 {
+            return Err(no_group(&g.name));
+        }
         self.changed().await?;
         Ok(())
     }

@@ -10,7 +10,7 @@ use super::{Group, IdentityStore, User};
 pub struct Effective {
     /// The user.
     pub user: User,
-    /// Its groups (those that exist).
+    /// Its groups (those that exist and are enabled).
     pub groups: Vec<Group>,
     /// `(where it comes from, document)`: `user inline policy <name>`, `group <g> inline
     /// policy <name>`, `managed policy <arn> (v<n>)`.
@@ -18,12 +18,14 @@ pub struct Effective {
 }
 
 impl IdentityStore {
-    /// The user with unique id `id` and its policies; `None` when it no longer exists.
+    /// The user with unique id `id` and its policies; `None` when it no longer exists or is
+    /// disabled (its keys then sign nothing). A disabled group's policies are left out.
     pub async fn effective(&self, id: &str) -> mongodb::error::Result<Option<Effective>> {
-        let Some(user) = self.user_by_id(id).await? else {
+        let Some(user) = self.user_by_id(id).await?.filter(|u| !u.disabled) else {
             return Ok(None);
         };
-        let groups = self.groups_by_id(&user.groups).await?;
+        let mut groups = self.groups_by_id(&user.groups).await?;
+        groups.retain(|g| !g.disabled);
         let mut policies: Vec<(String, String)> = user
             .inline
             .iter()

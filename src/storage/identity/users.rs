@@ -35,6 +35,9 @@ pub struct User {
     pub inline: Vec<(String, String)>,
     /// How many access keys it has.
     pub key_count: i32,
+    /// A disabled user (MinIO's `set-user-status`) is treated as absent: its keys and service
+    /// accounts sign nothing until it is enabled again (`principal.rs`).
+    pub disabled: bool,
 }
 
 impl User {
@@ -59,6 +62,7 @@ impl User {
             attached: strings(d, "attached"),
             inline: pairs(d, "inline"),
             key_count: d.get_i32("keyCount").unwrap_or(0),
+            disabled: d.get_bool("disabled").unwrap_or(false),
         })
     }
 }
@@ -88,6 +92,7 @@ impl IdentityStore {
             attached: Vec::new(),
             inline: Vec::new(),
             key_count: 0,
+            disabled: false,
         };
         let d = doc! {
             "_id": &user.id, "account": &user.account, "accountKey": &user.account_key,
@@ -206,6 +211,78 @@ impl IdentityStore {
             };
         }
         self.changed().await?;
+        Ok(())
+    }
+
+    /// Disables or enables a user (on the user as read: one renamed or deleted since is not
+    /// touched).
+    pub async fn set_user_disabled(&self, u: &User, disabled: bool) -> IdResult<()> {
+        let r = self
+            .users
+            .update_one(
+                doc! {"_id": &u.id, "name": &u.name},
+                doc! {"$set": {"disabled": disabled}},
+            )
+            .await?;
+        if r.matched_count == 0 {
+            return Err(no_user(&u.name));
+        }
+        self.changed().await?;
+        Ok(())
+    }
+
+    /// Creates a user with one access key whose id and secret are given (MinIO's add-user:
+    /// the user's name is its access key). A name or key id in use is refused, never
+    /// overwritten; if the key cannot be stored the user is removed again.
+    pub async fn create_user_with_key(
+        &self,
+        acct: &Account,
+        name: &str,
+        key_id: &str,
+        secret: &str,
+    ) -> IdResult<User> {
+        let in_use =
+            || IdentityError::EntityAlreadyExists(format!("The access key {key_id} is in use."));
+        if self.meta.key_exists(key_id).await? {
+            return Err(in_use());
+        }
+        let mut u = self.create_user(acct, name, "/", &[]).await?;
+        // Counted before the key is written (see the module's documentation).
+        self.users
+            .update_one(doc! {"_id": &u.id}, doc! {"$inc": {"keyCount": 1_i32}})
+            .await?;
+        match self
+            .meta
+            .insert_user_key(key_id, secret, &u.id, &u.account_key)
+            .await
+        {
+            Ok(_) => {
+                u.key_count = 1;
+                Ok(u)
+            }
+            Err(e) => {
+                // Another key took the id in between: undo the user (it has nothing else).
+                self.uncount_key(&u.id).await?;
+                self.users
+                    .delete_one(doc! {"_id": &u.id, "keyCount": 0_i32})
+                    .await?;
+                self.changed().await?;
+                if super::super::meta::is_duplicate_key(&e) {
+                    Err(in_use())
+                } else {
+                    Err(e.into())
+                }
+            }
+        }
+    }
+
+    /// Replaces the secret of one of the user's keys.
+    pub async fn set_user_key_secret(&self, u: &User, key: &str, secret: &str) -> IdResult<()> {
+        if !self.meta.set_user_key_secret(key, &u.id, secret).await? {
+            return Err(IdentityError::NoSuchEntity(format!(
+                "The Access Key with id {key} cannot be found."
+            )));
+        }
         Ok(())
     }
 

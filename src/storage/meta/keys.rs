@@ -49,6 +49,9 @@ pub struct KeySecret {
     /// account's root credentials. `None` for a key that is an account's own (every key the
     /// admin API makes, and the deployment's root key).
     pub user: Option<UserOfKey>,
+    /// For a service account of an account's root credentials (MinIO's admin API): that
+    /// account's root key id, which it acts for (`None` for every other key).
+    pub account: Option<String>,
     /// Session policies (JSON texts) that cut what the key may do: a service account's
     /// (MinIO's admin API; stored as `inheritedSessions` and its own `session`), each of which
     /// must allow a request as well as its parent's policies. Empty: the key has its owner's
@@ -271,7 +274,8 @@ impl MetaStore {
     pub async fn list_access_keys(&self) -> mongodb::error::Result<Vec<KeyInfo>> {
         let docs: Vec<Document> = self
             .keys
-            .find(doc! {"user": {"$exists": false}})
+            // A root credentials' service account acts for its account: not an account's own.
+            .find(doc! {"user": {"$exists": false}, "serviceAccount": {"$ne": true}})
             .sort(doc! {"_id": 1})
             .await?
             .try_collect()
@@ -392,7 +396,12 @@ impl MetaStore {
         if let Ok(own) = d.get_str("session") {
             sessions.push(own.to_owned());
         }
+        let account = match (&user, d.get_bool("serviceAccount"), d.get_str("accountKey")) {
+            (None, Ok(true), Ok(a)) => Some(a.to_owned()),
+            _ => None,
+        };
         Ok(Some(KeySecret {
+            account,
             secret: zeroize::Zeroizing::new(self.unseal(stored)?),
             // A user's key, or a key with session policies (a service account), is never
             // root, whatever its document says.

@@ -1,7 +1,9 @@
 //! IAM users' access keys, in `__accesskeys` beside the accounts' own keys (so that signing
 //! looks every key up in one place), marked with their user (`user`, the user's unique id)
 //! and account (`accountKey`). The identity store (`storage::identity`) counts them on the
-//! user, so that a user never has more than two; these functions only store them.
+//! user, so that a user never has more than two; these functions only store them. A user's
+//! service accounts (MinIO's admin API, `service_accounts.rs`) carry `user` too, so that they
+//! sign as the user, but are marked `serviceAccount` and are neither listed nor counted here.
 
 use futures::TryStreamExt;
 use mongodb::bson::{doc, DateTime, Document};
@@ -63,7 +65,7 @@ impl MetaStore {
     pub async fn user_keys(&self, user: &str) -> mongodb::error::Result<Vec<UserKeyInfo>> {
         let docs: Vec<Document> = self
             .keys
-            .find(doc! {"user": user})
+            .find(doc! {"user": user, "serviceAccount": {"$ne": true}})
             .projection(doc! {"secret": 0})
             .sort(doc! {"created": 1, "_id": 1})
             .await?
@@ -76,7 +78,7 @@ impl MetaStore {
     pub async fn user_key(&self, id: &str) -> mongodb::error::Result<Option<UserKeyInfo>> {
         Ok(self
             .keys
-            .find_one(doc! {"_id": id, "user": {"$exists": true}})
+            .find_one(doc! {"_id": id, "user": {"$exists": true}, "serviceAccount": {"$ne": true}})
             .projection(doc! {"secret": 0})
             .await?
             .as_ref()
@@ -93,7 +95,7 @@ impl MetaStore {
         let r = self
             .keys
             .update_one(
-                doc! {"_id": id, "user": user},
+                doc! {"_id": id, "user": user, "serviceAccount": {"$ne": true}},
                 doc! {"$set": {"disabled": !active}},
             )
             .await?;
@@ -107,7 +109,7 @@ impl MetaStore {
     pub async fn delete_user_key(&self, id: &str, user: &str) -> mongodb::error::Result<bool> {
         let deleted = self
             .keys
-            .delete_one(doc! {"_id": id, "user": user})
+            .delete_one(doc! {"_id": id, "user": user, "serviceAccount": {"$ne": true}})
             .await?
             .deleted_count
             == 1;
@@ -115,6 +117,27 @@ impl MetaStore {
             self.keys_changed().await?;
         }
         Ok(deleted)
+    }
+
+    /// Replaces the secret of a key of `user` (MinIO's add-user on an existing user); `false`
+    /// when `user` has no such key.
+    pub async fn set_user_key_secret(
+        &self,
+        id: &str,
+        user: &str,
+        secret: &str,
+    ) -> mongodb::error::Result<bool> {
+        let r = self
+            .keys
+            .update_one(
+                doc! {"_id": id, "user": user, "serviceAccount": {"$ne": true}},
+                doc! {"$set": {"secret": self.seal(secret)}},
+            )
+            .await?;
+        if r.matched_count == 1 {
+            self.keys_changed().await?;
+        }
+        Ok(r.matched_count == 1)
     }
 
     /// Records that a user's key signed a request now (the database's time). Called at most

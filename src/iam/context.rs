@@ -45,7 +45,7 @@ impl Caller {
     /// removes, the tags of what it touches, the policy it attaches), as AWS sets them: a
     /// policy that limits them (`aws:TagKeys`, `aws:RequestTag/...`, `aws:ResourceTag/...`,
     /// `iam:PolicyARN`) then holds, rather than fail open on a key that is missing.
-        pub fn allow_with(&self, action: &'static str, resource: &str, facts: &Facts) -> IamResult<()> {
+    pub fn allow_with(&self, action: &'static str, resource: &str, facts: &Facts) -> IamResult<()> {
         self.check(action, resource, facts, false)
     }
 
@@ -100,7 +100,7 @@ impl Caller {
             resource: resource.to_owned(),
             values,
         });
-                match v.verdict {
+        match v.verdict {
             Verdict::Allow => Ok(()),
             Verdict::Silent if deny_only => Ok(()),
             Verdict::Deny => Err(IamError::access_denied(format!(

@@ -9,7 +9,7 @@ use axum::body::Body;
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 
-use super::context::{caller_of, Cx};
+pub use super::context::{caller_of, Caller, Cx};
 use super::error::{IamError, IamResult};
 use super::query::Params;
 use crate::state::AppState;

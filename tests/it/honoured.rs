@@ -433,6 +433,27 @@ impl Case {
 /// Headers the walk leaves to other tests, and where they are checked: the signing headers,
 /// and headers that only responses carry.
 const ELSEWHERE: &[(&str, &str)] = &[
+    // MinIO's admin API (`/minio/admin/v3/`): its own query words, each exercised by minio-py.
+    (
+        "isGroup",
+        "minio_admin::minio_py_administers_identity_and_s3_obeys_it (set-user-or-group-policy)",
+    ),
+    (
+        "policyName",
+        "minio_admin::minio_py_administers_identity_and_s3_obeys_it (policy add, set)",
+    ),
+    (
+        "status",
+        "minio_admin::minio_py_administers_identity_and_s3_obeys_it (user and group status)",
+    ),
+    (
+        "user",
+        "minio_admin::minio_py_administers_identity_and_s3_obeys_it (user info, svcacct target)",
+    ),
+    (
+        "v",
+        "minio_admin::minio_py_administers_identity_and_s3_obeys_it (info-canned-policy v=2, v=3 refused)",
+    ),
     // Response headers of the website endpoint's HEAD errors, not request headers.
     (
         "x-amz-error-code",

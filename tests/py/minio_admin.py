@@ -143,6 +143,10 @@ readpub = doc({"Effect": "Allow", "Action": ["s3:GetObject"], "Resource": ["arn:
               {"Effect": "Allow", "Action": ["s3:ListBucket"], "Resource": ["arn:aws:s3:::pub"]})
 root.policy_add("readpub", policy=readpub)
 check(json.loads(root.policy_info("readpub")) == readpub, "info-canned-policy returns the document")
+check(raw("GET", "/minio/admin/v3/info-canned-policy?name=readpub&v=2", "")[0] == 200,
+      "info-canned-policy v=2 (mc's PolicyInfo shape)")
+check(raw("GET", "/minio/admin/v3/info-canned-policy?name=readpub&v=3", "")[0] == 400,
+      "an unknown v is refused, not ignored")
 check("readpub" in json.loads(root.policy_list()), "list-canned-policies lists it")
 writepriv = doc({"Effect": "Allow", "Action": ["s3:GetObject", "s3:PutObject"], "Resource": ["arn:aws:s3:::priv/*"]})
 root.policy_add("writepriv", policy=writepriv)

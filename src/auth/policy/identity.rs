@@ -51,3 +51,7 @@ impl IdentityPolicies {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "identity_tests.rs"]
+mod tests;

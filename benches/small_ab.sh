@@ -7,7 +7,7 @@
 # raw driver measured in the same run). Every run's output, stderr and gateway log stay in
 # $OUT, so that an error in a row can be looked into.
 #   OLD=/path/to/old/grids3 [NEW=target/release/grids3] [ROUNDS=3] [DUR=10] [OBJECTS=5000]
-#   [OUT=/tmp/small_ab] benches/small_ab.sh
+#   [OUT=/tmp/small_ab] [OPS=put,get,head,list,delete,mixed] benches/small_ab.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . benches/gateways.sh
@@ -27,7 +27,7 @@ for round in $(seq 1 "${ROUNDS:-3}"); do
       PIDS=()
       start_db 10G
       BIN=$b start_gateway 9161
-      "$b" bench --endpoint http://127.0.0.1:9161 --ops put,get,head,list,delete,mixed \
+      "$b" bench --endpoint http://127.0.0.1:9161 --ops "${OPS:-put,get,head,list,delete,mixed}" \
         --duration "${DUR:-10}" --objects "${OBJECTS:-5000}" --baseline --gateway-pid "$GW_PID" \
         >"$OUT/$round-$side.txt" 2>"$OUT/$round-$side.err"
       cp "$WORK/gw9161.log" "$OUT/$round-$side.gw.log"

@@ -24,6 +24,7 @@ mod gridfs_interop;
 mod gridfs_spec;
 mod honoured;
 mod iam;
+mod iam_races;
 mod layering;
 mod lifecycle_runs;
 mod listen_guard;

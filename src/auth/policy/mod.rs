@@ -19,6 +19,9 @@
 
 mod condition;
 mod identity;
+mod principal;
+
+use principal::{principals, Principals};
 
 pub use identity::{IdentityPolicies, IdentityVerdict};
 
@@ -187,25 +190,6 @@ impl Statement {
                 .iter()
                 .any(condition::Condition::restricts_source)
     }
-}
-
-/// The principals a statement names.
-#[derive(Clone, Debug, Default)]
-struct Principals {
-    everyone: bool,
-    /// An identity policy's statement: it applies to whoever the policy is attached to.
-    attached: bool,
-    /// Accounts named (`arn:aws:iam::<id>:root` or the bare id; `*`: any): each matches that
-    /// account's own key and its IAM users, and no other account's. (Before IAM users every
-    /// key of grids3's one account matched any account named; each key is an account now.)
-    accounts: Vec<String>,
-    /// IAM user ARNs named.
-    user_arns: Vec<String>,
-    keys: Vec<String>,
-    canonical: Vec<String>,
-    /// AWS service principals (`logging.s3.amazonaws.com`): they match only a service's own
-    /// requests ([`Who::Service`]), never a key's.
-    services: Vec<String>,
 }
 
 fn malformed(msg: impl Into<String>) -> S3Error {
@@ -430,125 +414,6 @@ fn statement(v: &Value, kind: Kind<'_>) -> S3Result<Statement> {
         not_resource,
         conditions,
     })
-}
-
-fn principals(v: &Value, key_known: &dyn Fn(&str) -> bool) -> S3Result<Principals> {
-    let bad = || malformed("Invalid principal in policy");
-    let mut p = Principals::default();
-    match v {
-        Value::String(s) if s == "*" => p.everyone = true,
-        Value::Object(m) if !m.is_empty() => {
-            for (kind, ids) in m {
-                for id in strings(ids, "Principal").map_err(|_| bad())? {
-                    match kind.as_str() {
-                        "AWS" => aws_principal(&id, &mut p, key_known).ok_or_else(bad)?,
-                        // A service (`logging.s3.amazonaws.com`, which server access logs
-                        // are delivered as): never a key, never an unsigned request.
-                        "Service" => {
-                            if !id.ends_with(".amazonaws.com") || id.contains(char::is_whitespace) {
-                                return Err(bad());
-                            }
-                            p.services.push(id.to_ascii_lowercase());
-                        }
-                        "CanonicalUser" => {
-                            if !is_canonical(&id) {
-                                return Err(bad());
-                            }
-                            p.canonical.push(id.to_ascii_lowercase());
-                        }
-                        _ => return Err(bad()),
-                    }
-                }
-            }
-        }
-        _ => return Err(bad()),
-    }
-    Ok(p)
-}
-
-fn is_canonical(id: &str) -> bool {
-    id.len() == 64 && id.bytes().all(|b| b.is_ascii_hexdigit())
-}
-
-fn is_account(s: &str) -> bool {
-    s == "*" || (s.len() == 12 && s.bytes().all(|b| b.is_ascii_digit()))
-}
-
-fn aws_principal(id: &str, p: &mut Principals, key_known: &dyn Fn(&str) -> bool) -> Option<()> {
-    if id == "*" {
-        p.everyone = true;
-    } else if is_account(id) {
-        p.accounts.push(id.to_owned());
-    } else if let Some(rest) = id.strip_prefix("arn:aws:iam::") {
-        let (account, what) = rest.split_once(':')?;
-        // An empty account (`arn:aws:iam:::user/<id>`) is how Ceph and other S3 servers
-        // write a user of their one account.
-        if !(account.is_empty() || is_account(account)) {
-            return None;
-        }
-        if what == "root" {
-            // An empty account (Ceph's `arn:aws:iam:::root`) names no account of grids3's.
-            p.accounts.push(account.to_owned());
-        } else {
-            let named = what.strip_prefix("user/")?;
-            // An IAM user's ARN: matched as written (AWS matches the user it names now).
-            if !account.is_empty() && !named.is_empty() {
-                p.user_arns.push(id.to_owned());
-            }
-            let key = named;
-            // IAM user names may carry a path (`user/path/name`): the key is the last part.
-            let key = key.rsplit('/').next()?;
-            if is_canonical(key) {
-                // A user named by its canonical id (what ListBuckets shows as Owner/ID).
-                p.canonical.push(key.to_ascii_lowercase());
-            } else if key_known(key) {
-                p.keys.push(key.to_owned());
-            } else if p.user_arns.last().map(String::as_str) != Some(id) {
-                return None;
-            }
-        }
-    } else if is_canonical(id) {
-        p.canonical.push(id.to_ascii_lowercase());
-    } else if key_known(id) {
-        p.keys.push(id.to_owned());
-    } else {
-        return None;
-    }
-    Some(())
-}
-
-impl Principals {
-    /// Whether the statement names `who`; `allow`: for an Allow statement (see
-    /// [`Who::User::direct_only`]).
-    fn matches(&self, who: &Who, allow: bool) -> bool {
-        if self.attached {
-            return !matches!(who, Who::Anonymous);
-        }
-        match who {
-            Who::User {
-                arn,
-                account,
-                direct_only,
-            } => {
-                self.everyone
-                    || self.user_arns.iter().any(|a| a == arn)
-                    || (!(allow && *direct_only)
-                        && self.accounts.iter().any(|a| a == "*" || a == account))
-            }
-            Who::Anonymous => self.everyone,
-            Who::Service(name) => self.everyone || self.services.iter().any(|s| s == name),
-            Who::Key {
-                id,
-                canonical,
-                account,
-            } => {
-                self.everyone
-                    || self.accounts.iter().any(|a| a == "*" || a == account)
-                    || self.keys.iter().any(|k| k == id)
-                    || self.canonical.iter().any(|c| c == canonical)
-            }
-        }
-    }
 }
 
 /// `*` (any run) and `?` (one character) wildcards, as IAM matches actions and resources.

@@ -7,7 +7,7 @@ use mongodb::bson::{doc, DateTime, Document};
 
 use super::users::User;
 use super::{
-    pair_docs, pairs, strings, to_page, Account, IdResult, IdentityError, IdentityStore, Page,
+    pair_docs, pairs, strings, Account, IdResult, IdentityError, IdentityStore, Page,
     MAX_GROUPS_PER_USER,
 };
 
@@ -123,16 +123,14 @@ impl IdentityStore {
         marker: Option<&str>,
         max: usize,
     ) -> IdResult<Page<Group>> {
-        let docs: Vec<Document> = self
-            .groups
-            .find(super::page_filter(&acct.id, path_prefix, marker))
-            .sort(doc! {"nameLower": 1})
-            .limit(max as i64 + 1)
-            .await?
-            .try_collect()
-            .await?;
-        let groups = docs.iter().filter_map(Group::from_doc).collect();
-        Ok(to_page(groups, max, |g: &Group| g.name.clone()))
+        super::page(
+            &self.groups,
+            super::page_filter(&acct.id, path_prefix, marker),
+            max,
+            Group::from_doc,
+            |g: &Group| g.name.clone(),
+        )
+        .await
     }
 
     /// A page of a group's members, by name.
@@ -146,16 +144,10 @@ impl IdentityStore {
         if let Some(m) = marker {
             f.insert("nameLower", doc! {"$gt": m});
         }
-        let docs: Vec<Document> = self
-            .users
-            .find(f)
-            .sort(doc! {"nameLower": 1})
-            .limit(max as i64 + 1)
-            .await?
-            .try_collect()
-            .await?;
-        let users = docs.iter().filter_map(User::from_doc).collect();
-        Ok(to_page(users, max, |u: &User| u.name.clone()))
+        super::page(&self.users, f, max, User::from_doc, |u: &User| {
+            u.name.clone()
+        })
+        .await
     }
 
     /// Deletes a group with no members and no policies.
@@ -196,6 +188,7 @@ impl IdentityStore {
         if counted.matched_count == 0 {
             return Err(no_group(group));
         }
+        crate::failpoint::hit("identity.member_counted", &acct.id).await;
         let full = format!("groups.{}", MAX_GROUPS_PER_USER - 1);
         let r = self
             .users

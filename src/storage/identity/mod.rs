@@ -270,6 +270,25 @@ fn regex_escape(s: &str) -> String {
     out
 }
 
+/// A page of up to `max` documents of `coll` matching `filter`, in name order, read as `T`.
+async fn page<T>(
+    coll: &Collection<Document>,
+    filter: Document,
+    max: usize,
+    from: fn(&Document) -> Option<T>,
+    name: impl Fn(&T) -> String,
+) -> IdResult<Page<T>> {
+    use futures::TryStreamExt;
+    let docs: Vec<Document> = coll
+        .find(filter)
+        .sort(doc! {"nameLower": 1})
+        .limit(max as i64 + 1)
+        .await?
+        .try_collect()
+        .await?;
+    Ok(to_page(docs.iter().filter_map(from).collect(), max, name))
+}
+
 /// Cuts a listing of `max + 1` items to a page.
 fn to_page<T>(mut items: Vec<T>, max: usize, name: impl Fn(&T) -> String) -> Page<T> {
     let next = if items.len() > max {

@@ -8,7 +8,7 @@ use mongodb::bson::{doc, DateTime, Document};
 use mongodb::Collection;
 
 use super::{
-    pair_docs, pairs, to_page, Account, IdResult, IdentityError, IdentityStore, Page, MAX_ATTACHED,
+    pair_docs, pairs, Account, IdResult, IdentityError, IdentityStore, Page, MAX_ATTACHED,
     MAX_VERSIONS,
 };
 
@@ -203,16 +203,14 @@ impl IdentityStore {
         if only_attached {
             f.insert("attachments", doc! {"$gt": 0_i32});
         }
-        let docs: Vec<Document> = self
-            .policies
-            .find(f)
-            .sort(doc! {"nameLower": 1})
-            .limit(max as i64 + 1)
-            .await?
-            .try_collect()
-            .await?;
-        let ps = docs.iter().filter_map(ManagedPolicy::from_doc).collect();
-        Ok(to_page(ps, max, |p: &ManagedPolicy| p.name.clone()))
+        super::page(
+            &self.policies,
+            f,
+            max,
+            ManagedPolicy::from_doc,
+            |p: &ManagedPolicy| p.name.clone(),
+        )
+        .await
     }
 
     /// Deletes a policy attached to nothing and with no version but its default.
@@ -360,6 +358,7 @@ impl IdentityStore {
         if counted.matched_count == 0 {
             return Err(no_policy(&arn));
         }
+        crate::failpoint::hit("identity.attachment_counted", &acct.id).await;
         let full = format!("attached.{}", MAX_ATTACHED - 1);
         let r = coll
             .update_one(

@@ -1,11 +1,10 @@
 //! IAM users (`__iamusers`): one document each, holding what the user's requests are judged
 //! by (its groups, attached and inline policies, tags) so that one read finds it all.
 
-use futures::TryStreamExt;
 use mongodb::bson::{doc, DateTime, Document};
 
 use super::{
-    pair_docs, pairs, strings, to_page, Account, IdResult, IdentityError, IdentityStore, Page,
+    pair_docs, pairs, strings, Account, IdResult, IdentityError, IdentityStore, Page,
     MAX_KEYS_PER_USER,
 };
 use crate::storage::meta::UserKeyInfo;
@@ -140,16 +139,14 @@ impl IdentityStore {
         marker: Option<&str>,
         max: usize,
     ) -> IdResult<Page<User>> {
-        let docs: Vec<Document> = self
-            .users
-            .find(super::page_filter(&acct.id, path_prefix, marker))
-            .sort(doc! {"nameLower": 1})
-            .limit(max as i64 + 1)
-            .await?
-            .try_collect()
-            .await?;
-        let users = docs.iter().filter_map(User::from_doc).collect();
-        Ok(to_page(users, max, |u: &User| u.name.clone()))
+        super::page(
+            &self.users,
+            super::page_filter(&acct.id, path_prefix, marker),
+            max,
+            User::from_doc,
+            |u: &User| u.name.clone(),
+        )
+        .await
     }
 
     /// Renames a user or moves it to another path.
@@ -339,6 +336,7 @@ impl IdentityStore {
                 ))),
             };
         }
+        crate::failpoint::hit("identity.key_counted", &acct.id).await;
         let (id, secret) = super::new_access_key();
         match self
             .meta

@@ -78,8 +78,11 @@ errors! {
     invalid_range => "InvalidRange", RANGE_NOT_SATISFIABLE, "The requested range is not satisfiable";
     /// XML that does not parse or does not fit the schema.
     malformed_xml => "MalformedXML", BAD_REQUEST, "The XML you provided was not well-formed or did not validate against our published schema.";
-    /// A session token (`x-amz-security-token`): grids3 issues none, so none is valid.
+    /// A session token (`x-amz-security-token`) that is not the one of the key's session, or
+    /// one sent with a key that is not a session's.
     invalid_token => "InvalidToken", BAD_REQUEST, "The provided token is malformed or otherwise invalid.";
+    /// Temporary credentials past their expiration.
+    expired_token => "ExpiredToken", BAD_REQUEST, "The provided token has expired.";
     /// User metadata over 2 KB.
     metadata_too_large => "MetadataTooLarge", BAD_REQUEST, "Your metadata headers exceed the maximum allowed metadata size.";
     /// A required header is missing.

@@ -56,6 +56,7 @@ fn auth(payload: Payload) -> Auth {
         account: None,
         user: None,
         sessions: Vec::new(),
+        token: None,
     }
 }
 

@@ -32,6 +32,7 @@ pub mod s3;
 pub mod server;
 pub mod state;
 pub mod storage;
+pub mod sts;
 pub mod subresource;
 pub mod tls;
 pub mod website;

@@ -70,6 +70,17 @@ pub(super) struct Cache {
     pub(super) used: Mutex<HashMap<String, Instant>>,
 }
 
+/// What an access key is, as of now.
+#[derive(Debug)]
+pub enum Lookup {
+    /// It signs, with this secret.
+    Valid(Box<KeySecret>),
+    /// Temporary credentials past their expiration.
+    Expired,
+    /// Unknown, disabled, or its user or role is gone.
+    Unknown,
+}
+
 /// The credentials store.
 #[derive(Clone)]
 pub struct Credentials {
@@ -157,22 +168,36 @@ impl Credentials {
     }
 
     /// The secret of an access key (and whether it is root, and its IAM user), `None` when
-    /// the key is unknown, disabled, or its user no longer exists.
+    /// the key is unknown, disabled, expired, or its user (or role) no longer exists.
     pub async fn secret_of(&self, access_key: &str) -> S3Result<Option<KeySecret>> {
+        Ok(match self.lookup(access_key).await? {
+            Lookup::Valid(s) => Some(*s),
+            Lookup::Expired | Lookup::Unknown => None,
+        })
+    }
+
+    /// [`Credentials::secret_of`], telling an expired session (answered `ExpiredToken`)
+    /// from a key that does not sign.
+    pub async fn lookup(&self, access_key: &str) -> S3Result<Lookup> {
         let Some(secret) = self.stored_secret(access_key).await? else {
-            return Ok(None);
+            return Ok(Lookup::Unknown);
         };
         // Judged at each use, not only when read: a cached key expires on time.
         if secret.expires.is_some_and(|e| e <= self.meta.clock().now()) {
-            return Ok(None);
+            return Ok(if secret.token.is_some() {
+                Lookup::Expired
+            } else {
+                Lookup::Unknown
+            });
         }
         if let Some(u) = &secret.user {
-            // A user deleted with a key left behind (a crash between the two) signs nothing.
-            if self.principal(&u.id).await?.is_none() {
-                return Ok(None);
+            // A user deleted with a key left behind (a crash between the two) signs nothing,
+            // nor does a session of a role deleted since.
+            if self.principal_of(u).await?.is_none() {
+                return Ok(Lookup::Unknown);
             }
         }
-        Ok(Some(secret))
+        Ok(Lookup::Valid(Box::new(secret)))
     }
 
     async fn stored_secret(&self, access_key: &str) -> S3Result<Option<KeySecret>> {
@@ -218,7 +243,8 @@ impl Credentials {
     /// an IAM user's key signed a request (IAM's GetAccessKeyLastUsed; AWS records it within
     /// hours too). An account's own keys are not recorded.
     fn note_use(&self, access_key: &str, secret: Option<&KeySecret>) {
-        if secret.is_none_or(|s| s.user.is_none()) {
+        // Nor are sessions' (temporary credentials are not IAM access keys).
+        if secret.is_none_or(|s| s.user.is_none() || s.token.is_some()) {
             return;
         }
         {

@@ -11,8 +11,9 @@ pub mod service;
 pub mod session;
 pub mod sigv2;
 pub mod sigv4;
+pub mod token;
 
-pub use credentials::{Credentials, VERSION_POLL};
+pub use credentials::{Credentials, Lookup, VERSION_POLL};
 use parse::{header, parse_amz_date};
 pub(crate) use parse::{parse_header_auth, parse_query_auth};
 pub use service::{authenticate_minio_admin, authenticate_service, signed_service, signing_key_id};
@@ -74,6 +75,7 @@ impl Auth {
             user: None,
             account: None,
             sessions: Vec::new(),
+            token: None,
         }
     }
 
@@ -83,6 +85,7 @@ impl Auth {
         a.user = stored.user.clone();
         a.account = stored.account.clone();
         a.sessions = session::parse_all(&stored.sessions);
+        a.token = stored.token.clone();
         a
     }
 
@@ -175,6 +178,8 @@ pub struct Auth {
     /// Session policies that cut what the request may do (a service account's): each must
     /// allow it, besides everything else (`auth::session`).
     pub sessions: Vec<std::sync::Arc<policy::Policy>>,
+    /// For temporary credentials (STS): when they were issued, and by which action.
+    pub token: Option<crate::storage::meta::SessionToken>,
 }
 
 fn has_no_body(h: &HeaderMap) -> bool {
@@ -218,16 +223,8 @@ async fn authenticate_for(
 ) -> S3Result<Auth> {
     let now = Utc::now();
     let service = other.map_or("s3", |(s, _)| s);
-    // A session token names temporary credentials (STS), which grids3 does not issue: no
-    // token it is given can be valid, and AWS answers an invalid one `400 InvalidToken`
-    // rather than ignoring it.
-    if parts.headers.contains_key("x-amz-security-token")
-        || query
-            .iter()
-            .any(|(k, _)| k.eq_ignore_ascii_case("x-amz-security-token"))
-    {
-        return Err(S3Error::invalid_token());
-    }
+    // A session token must be the signing key's session's (`token`): checked, never ignored.
+    let sent_token = token::sent(&parts.headers, query)?;
     let authz = header(&parts.headers, "authorization");
     let has = |k: &str| query.iter().any(|(n, _)| n == k);
     let v2_query = authz.is_none() && has("AWSAccessKeyId") && has("Signature");
@@ -247,7 +244,10 @@ async fn authenticate_for(
     } else {
         return Err(S3Error::access_denied());
     };
-    if p.region != region && !(service == "iam" && p.region == "us-east-1") && !any_region {
+    if p.region != region
+        && !(matches!(service, "iam" | "sts") && p.region == "us-east-1")
+        && !any_region
+    {
         let m = format!("the region '{}' is wrong; expecting '{region}'", p.region);
         return Err(if p.presigned {
             S3Error::authorization_query_parameters_error(format!(
@@ -290,10 +290,7 @@ async fn authenticate_for(
     if !p.presigned && (now - when).num_seconds().abs() > MAX_SKEW_SECS {
         return Err(S3Error::request_time_too_skewed());
     }
-    let stored = creds
-        .secret_of(&p.access_key)
-        .await?
-        .ok_or_else(S3Error::invalid_access_key_id)?;
+    let stored = token::signing_secret(creds, &p.access_key, sent_token.as_deref()).await?;
 
     let payload_hash = if p.presigned {
         query
@@ -395,6 +392,7 @@ async fn authenticate_for(
         user: stored.user.clone(),
         account: stored.account.clone(),
         sessions: session::parse_all(&stored.sessions),
+        token: stored.token.clone(),
         payload,
         signing: SigningContext {
             key,
@@ -528,10 +526,29 @@ async fn authenticate_v2(
             "aws-chunked payloads need AWS4-HMAC-SHA256 (SigV4) signatures",
         ));
     }
-    let stored = creds
-        .secret_of(&access_key)
-        .await?
-        .ok_or_else(S3Error::invalid_access_key_id)?;
+    // A SigV2 presigned URL carries its `x-amz-*` headers (a session token among them) as
+    // query parameters, signed as headers (botocore's `HmacV1QueryAuth`); a header-signed
+    // request signs its headers and takes none from the query.
+    let mut signed_headers = parts.headers.clone();
+    if in_query {
+        for (k, v) in query {
+            let k = k.to_ascii_lowercase();
+            if let (true, Ok(name), Ok(value)) = (
+                k.starts_with("x-amz-"),
+                axum::http::HeaderName::from_bytes(k.as_bytes()),
+                axum::http::HeaderValue::from_str(v),
+            ) {
+                signed_headers.append(name, value);
+            }
+        }
+    } else if query
+        .iter()
+        .any(|(k, _)| k.eq_ignore_ascii_case("x-amz-security-token"))
+    {
+        return Err(S3Error::invalid_token());
+    }
+    let sent_token = token::sent(&signed_headers, &[])?;
+    let stored = token::signing_secret(creds, &access_key, sent_token.as_deref()).await?;
     // A request that addresses a bucket signs its resource as `/bucket/` (AWS's rule; boto3
     // signs `/b/` for the path `/b`); the path exactly as sent is accepted too, as some
     // clients sign that.
@@ -542,7 +559,7 @@ async fn authenticate_v2(
     }
     let matched = paths.iter().any(|p| {
         let resource = sigv2::canonical_resource(ctx.virtual_bucket, p, query);
-        let sts = sigv2::string_to_sign(parts.method.as_str(), &parts.headers, &date, &resource);
+        let sts = sigv2::string_to_sign(parts.method.as_str(), &signed_headers, &date, &resource);
         let ok = sigv4::signatures_equal(&sigv2::sign(&stored.secret, &sts), &signature);
         if !ok {
             tracing::debug!(string_to_sign = %redact(&sts), "SigV2 signature mismatch");

@@ -173,7 +173,12 @@ pub async fn login(
     let known = if access_key.is_empty() || access_key.len() > 128 {
         None
     } else {
-        st.creds.secret_of(access_key).await?
+        // Temporary credentials do not sign in with their key and secret alone (their token
+        // is what they are): single sign-on makes their console sessions.
+        st.creds
+            .secret_of(access_key)
+            .await?
+            .filter(|k| k.token.is_none())
     };
     let matches = known
         .as_ref()

@@ -122,6 +122,11 @@ async fn entry(State(st): State<AppState>, req: Request) -> Response {
         let (parts, body) = req.into_parts();
         return crate::iam::handle::handle(&st, parts, body).await;
     }
+    // STS: signed for `sts`, or an unsigned AssumeRoleWithWebIdentity (by its Action).
+    if crate::sts::entry::is_sts(req.headers(), req.method(), req.uri()) {
+        let (parts, body) = req.into_parts();
+        return crate::sts::entry::handle(&st, parts, body).await;
+    }
     let started = Instant::now();
     crate::metrics::handle();
     crate::metrics::in_flight(1.0);

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use axum::http::request::Parts;
 
 use super::error::{IamError, IamResult};
+use super::query::MAX_TAGS;
 use crate::auth::policy::{self, Verdict, Who};
 use crate::auth::principal::Principal;
 use crate::state::AppState;
@@ -28,6 +29,11 @@ pub struct Caller {
 }
 
 impl Caller {
+    /// The condition keys of the caller's request (lower-case names).
+    pub fn values(&self) -> &HashMap<String, Vec<String>> {
+        &self.values
+    }
+
     /// The caller's ARN (`...:root` for an account's own key).
     pub fn arn(&self) -> String {
         match &self.user {
@@ -91,11 +97,7 @@ impl Caller {
             return Ok(());
         };
         let v = u.policies.evaluate(&policy::Context {
-            who: Who::User {
-                arn: u.arn(),
-                account: u.account.id.clone(),
-                direct_only: false,
-            },
+            who: u.who(false),
             action,
             resource: resource.to_owned(),
             values,
@@ -162,6 +164,31 @@ impl Facts {
     }
 }
 
+/// `current` with the tag keys `removing` taken out and `adding` set (keys compare without
+/// case, as IAM compares them), within [`MAX_TAGS`].
+pub fn merged_tags(
+    current: &[(String, String)],
+    adding: &[(String, String)],
+    removing: &[String],
+) -> IamResult<Vec<(String, String)>> {
+    let mut tags = current.to_vec();
+    for k in removing {
+        tags.retain(|(t, _)| !t.eq_ignore_ascii_case(k));
+    }
+    for (k, v) in adding {
+        match tags.iter_mut().find(|(t, _)| t.eq_ignore_ascii_case(k)) {
+            Some(t) => t.1 = v.clone(),
+            None => tags.push((k.clone(), v.clone())),
+        }
+    }
+    if tags.len() > MAX_TAGS {
+        return Err(IamError::limit_exceeded(format!(
+            "The number of tags has reached the maximum limit of {MAX_TAGS}."
+        )));
+    }
+    Ok(tags)
+}
+
 /// What a family's handler needs.
 pub struct Cx<'a> {
     /// The state.
@@ -226,7 +253,7 @@ pub async fn caller_of(
         None => None,
         Some(u) => Some(
             st.creds
-                .principal(&u.id)
+                .principal_of(u)
                 .await?
                 .ok_or_else(IamError::invalid_client_token_id)?,
         ),

@@ -214,10 +214,15 @@ impl IamError {
 
     /// The `<ErrorResponse>` document with the given request id.
     pub fn to_xml(&self, request_id: &str) -> String {
+        self.to_xml_in(IAM_NS, request_id)
+    }
+
+    /// [`IamError::to_xml`] in another Query service's namespace (STS's).
+    pub fn to_xml_in(&self, service_ns: &str, request_id: &str) -> String {
         let ns = if self.code == "InvalidAction" {
             AWS_FAULT_NS
         } else {
-            IAM_NS
+            service_ns
         };
         format!(
             "<ErrorResponse xmlns=\"{ns}\"><Error><Type>{}</Type><Code>{}</Code><Message>{}</Message></Error><RequestId>{}</RequestId></ErrorResponse>",
@@ -257,8 +262,15 @@ pub fn new_request_id() -> String {
 
 impl IntoResponse for IamError {
     fn into_response(self) -> Response {
+        self.into_response_in(IAM_NS)
+    }
+}
+
+impl IamError {
+    /// The answer, in `service_ns` (IAM's, or STS's).
+    pub fn into_response_in(self, service_ns: &str) -> Response {
         let rid = self.request_id.clone().unwrap_or_else(new_request_id);
-        let mut r = Response::new(Body::from(self.to_xml(&rid)));
+        let mut r = Response::new(Body::from(self.to_xml_in(service_ns, &rid)));
         *r.status_mut() = self.status;
         let h = r.headers_mut();
         h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/xml"));
@@ -312,6 +324,12 @@ impl From<S3Error> for IamError {
                 ..Self::signature_does_not_match()
             },
             "AccessDenied" => Self::access_denied(e.message),
+            // IAM's and STS's words for temporary credentials past their expiration.
+            "ExpiredToken" => Self::new(
+                StatusCode::FORBIDDEN,
+                "ExpiredToken",
+                "The security token included in the request is expired",
+            ),
             "ServiceUnavailable" | "SlowDown" => Self::service_unavailable(),
             _ if e.status.is_client_error() => Self::new(e.status, e.code, e.message),
             _ => {

@@ -73,8 +73,12 @@ async fn read_body(st: &AppState, parts: &Parts, body: Body) -> IamResult<axum::
     let query = crate::auth::sigv4::parse_query(parts.uri.query());
     let key = crate::auth::signing_key_id(&parts.headers, &query)
         .ok_or_else(|| IamError::incomplete_signature("The request must be signed with SigV4."))?;
-    if st.creds.secret_of(&key).await?.is_none() {
-        return Err(IamError::invalid_client_token_id());
+    match st.creds.lookup(&key).await? {
+        crate::auth::Lookup::Valid(_) => {}
+        crate::auth::Lookup::Expired => {
+            return Err(crate::error::S3Error::expired_token().into());
+        }
+        crate::auth::Lookup::Unknown => return Err(IamError::invalid_client_token_id()),
     }
     let declared = parts
         .headers
@@ -98,14 +102,25 @@ async fn read_body(st: &AppState, parts: &Parts, body: Body) -> IamResult<axum::
         }
         None => {}
     }
-    let _slot = READING.try_acquire().map_err(|_| {
+    read_within(body, MAX_BODY, &READING).await
+}
+
+/// A Query request's body: at most `max` bytes, within [`BODY_TIME`], holding one of
+/// `slots` meanwhile (none free: AWS's `Throttling`, which the SDKs retry, rather than a
+/// queue that slow senders could fill).
+pub async fn read_within(
+    body: Body,
+    max: usize,
+    slots: &tokio::sync::Semaphore,
+) -> IamResult<axum::body::Bytes> {
+    let _slot = slots.try_acquire().map_err(|_| {
         IamError::new(
             axum::http::StatusCode::BAD_REQUEST,
             "Throttling",
             "Rate exceeded",
         )
     })?;
-    match tokio::time::timeout(BODY_TIME, axum::body::to_bytes(body, MAX_BODY)).await {
+    match tokio::time::timeout(BODY_TIME, axum::body::to_bytes(body, max)).await {
         Ok(Ok(b)) => Ok(b),
         Ok(Err(_)) => Err(IamError::validation_error(
             "The request body is too large or incomplete.",
@@ -136,6 +151,17 @@ async fn run(
         &bytes,
     )
     .await?;
+    // AWS: GetSessionToken's credentials call no IAM action without MFA, which grids3 has
+    // not got (a role's session is judged by its policies like any principal).
+    if auth
+        .token
+        .as_ref()
+        .is_some_and(|t| t.kind == crate::storage::meta::SessionKind::SessionToken)
+    {
+        return Err(IamError::access_denied(
+            "Temporary credentials from GetSessionToken cannot call IAM without MFA.",
+        ));
+    }
     let params = Params::parse(parts.uri.query(), &bytes)?;
     let caller = caller_of(st, &auth, &parts).await?;
     let cx = Cx {
@@ -174,6 +200,12 @@ pub async fn dispatch(cx: &Cx<'_>, params: &Params, action: &str) -> IamResult<S
         return r;
     }
     if let Some(r) = super::details::dispatch(cx, params, action).await {
+        return r;
+    }
+    if let Some(r) = super::roles::dispatch(cx, params, action).await {
+        return r;
+    }
+    if let Some(r) = super::role_policies::dispatch(cx, params, action).await {
         return r;
     }
     // Every other IAM action is refused, never answered as done.

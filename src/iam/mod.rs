@@ -6,7 +6,7 @@
 //!   and [`xml`] (one function per response shape, from plain view structs);
 //! - the entry ([`handle`]): body, signature, caller, authorization, dispatch;
 //! - one module per family of actions ([`users`], [`groups`], [`policies`], [`inline`],
-//!   [`simulate`], [`details`]),
+//!   [`simulate`], [`details`], [`roles`] and [`role_policies`] with [`role_xml`]),
 //!   each translating its actions into calls on the identity store
 //!   (`storage::identity`) and decisions of the one policy engine (`auth::policy`).
 
@@ -19,6 +19,9 @@ pub mod handle;
 pub mod inline;
 pub mod policies;
 pub mod query;
+pub mod role_policies;
+pub mod role_xml;
+pub mod roles;
 pub mod simulate;
 pub mod users;
 pub mod validate;

@@ -53,6 +53,9 @@ pub async fn dispatch(cx: &Cx<'_>, p: &Params, action: &str) -> Option<IamResult
         "DetachGroupPolicy" => attach(cx, p, Holder::Group, false).await,
         "ListAttachedUserPolicies" => list_attached(cx, p, Holder::User).await,
         "ListAttachedGroupPolicies" => list_attached(cx, p, Holder::Group).await,
+        "AttachRolePolicy" => attach(cx, p, Holder::Role, true).await,
+        "DetachRolePolicy" => attach(cx, p, Holder::Role, false).await,
+        "ListAttachedRolePolicies" => list_attached(cx, p, Holder::Role).await,
         "ListEntitiesForPolicy" => entities(cx, p).await,
         _ => return None,
     })
@@ -230,6 +233,11 @@ async fn holder(
             let g = cx.store().group(cx.acct(), name).await?;
             (g.id.clone(), g.arn(), g.attached, Facts::default())
         }
+        Holder::Role => {
+            let r = super::roles::named(cx, p).await?;
+            let facts = super::roles::on(&r);
+            (r.id.clone(), r.arn(), r.attached, facts)
+        }
     })
 }
 
@@ -241,6 +249,8 @@ async fn attach(cx: &Cx<'_>, p: &Params, h: Holder, on: bool) -> IamResult<Strin
         (Holder::User, false) => ("iam:DetachUserPolicy", "DetachUserPolicy"),
         (Holder::Group, true) => ("iam:AttachGroupPolicy", "AttachGroupPolicy"),
         (Holder::Group, false) => ("iam:DetachGroupPolicy", "DetachGroupPolicy"),
+        (Holder::Role, true) => ("iam:AttachRolePolicy", "AttachRolePolicy"),
+        (Holder::Role, false) => ("iam:DetachRolePolicy", "DetachRolePolicy"),
     };
     // AWS authorizes attaching on the user or group (iam:PolicyARN is the condition key
     // that limits which policies).
@@ -259,6 +269,7 @@ async fn list_attached(cx: &Cx<'_>, p: &Params, h: Holder) -> IamResult<String> 
     let action = match h {
         Holder::User => "iam:ListAttachedUserPolicies",
         Holder::Group => "iam:ListAttachedGroupPolicies",
+        Holder::Role => "iam:ListAttachedRolePolicies",
     };
     cx.caller.allow_with(action, &holder_arn, &facts)?;
     let list: Vec<AttachedPolicyView> = attached
@@ -271,13 +282,14 @@ async fn list_attached(cx: &Cx<'_>, p: &Params, h: Holder) -> IamResult<String> 
     Ok(match h {
         Holder::User => xml::list_attached_user_policies(&list, None, cx.rid),
         Holder::Group => xml::list_attached_group_policies(&list, None, cx.rid),
+        Holder::Role => super::role_xml::list_attached_role_policies(&attached, cx.rid),
     })
 }
 
 async fn entities(cx: &Cx<'_>, p: &Params) -> IamResult<String> {
     let pol = named(cx, p).await?;
     cx.caller.allow("iam:ListEntitiesForPolicy", &pol.arn())?;
-    let (users, groups) = cx
+    let found = cx
         .store()
         .entities_for_policy(cx.acct(), &pol.arn())
         .await?;
@@ -301,21 +313,17 @@ async fn entities(cx: &Cx<'_>, p: &Params) -> IamResult<String> {
             .map(|(name, id)| EntityView { name, id })
             .collect()
     };
-    let users = if keep("User") {
-        as_views(users)
-    } else {
-        Vec::new()
+    let pick = |kind: &str, v: Vec<(String, String)>| {
+        if keep(kind) {
+            as_views(v)
+        } else {
+            Vec::new()
+        }
     };
-    let groups = if keep("Group") {
-        as_views(groups)
-    } else {
-        Vec::new()
-    };
+    let users = pick("User", found.users);
+    let groups = pick("Group", found.groups);
+    let roles = pick("Role", found.roles);
     Ok(xml::list_entities_for_policy(
-        &groups,
-        &users,
-        &[],
-        None,
-        cx.rid,
+        &groups, &users, &roles, None, cx.rid,
     ))
 }

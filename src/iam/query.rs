@@ -47,16 +47,28 @@ impl Params {
     /// (present: else `MissingAction`) and `Version` (`2010-05-08`: else `InvalidAction`, as
     /// AWS answers an operation not found for the version asked).
     pub fn parse(query: Option<&str>, body: &[u8]) -> IamResult<Self> {
+        Self::parse_for(query, body, API_VERSION)
+    }
+
+    /// [`Params::parse`] for another Query service's `version` (STS's `2011-06-15`).
+    pub fn parse_for(query: Option<&str>, body: &[u8], version: &str) -> IamResult<Self> {
         let body = std::str::from_utf8(body).map_err(|_| {
             IamError::malformed_query_string("The request body is not UTF-8 form data.")
         })?;
         let mut pairs = decode_pairs(query.unwrap_or(""))?;
         pairs.extend(decode_pairs(body)?);
-        Self::from_pairs(pairs)
+        Self::from_pairs_for(pairs, version)
     }
 
     /// The same from decoded pairs.
     pub fn from_pairs(pairs: impl IntoIterator<Item = (String, String)>) -> IamResult<Self> {
+        Self::from_pairs_for(pairs, API_VERSION)
+    }
+
+    fn from_pairs_for(
+        pairs: impl IntoIterator<Item = (String, String)>,
+        version: &str,
+    ) -> IamResult<Self> {
         let mut map = BTreeMap::new();
         for (k, v) in pairs {
             if map.len() >= MAX_PARAMS && !map.contains_key(&k) {
@@ -81,7 +93,7 @@ impl Params {
             _ => return Err(IamError::missing_action()),
         };
         match map.get("Version").map(String::as_str) {
-            Some(API_VERSION) => {}
+            Some(v) if v == version => {}
             Some(v) if !v.is_empty() => return Err(IamError::invalid_action(&action, v)),
             _ => return Err(IamError::invalid_action(&action, "NO_VERSION_SPECIFIED")),
         }

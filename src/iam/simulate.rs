@@ -48,11 +48,7 @@ async fn principal(
             .ok_or_else(|| IamError::no_such_entity(format!("User {arn} does not exist")))?;
         let mut values = HashMap::new();
         p.add_condition_values(&mut values);
-        let who = Who::User {
-            arn: p.arn(),
-            account: p.account.id.clone(),
-            direct_only: false,
-        };
+        let who = p.who(false);
         Ok((p.policies.clone(), who, values))
     } else if what.starts_with("group/") {
         let g = cx.store().group(cx.acct(), name).await?;

@@ -27,7 +27,13 @@ async fn named_or_self(cx: &Cx<'_>, p: &Params) -> IamResult<User> {
     match p.checked("UserName", validate::existing_user_name)? {
         Some(name) => Ok(cx.store().user(cx.acct(), name).await?),
         None => match &cx.caller.user {
-            Some(u) => Ok(cx.store().user(cx.acct(), &u.user.name).await?),
+            Some(u) => match u.user() {
+                Some(own) => Ok(cx.store().user(cx.acct(), &own.name).await?),
+                // AWS: "Must specify userName when calling with non-User credentials".
+                None => Err(IamError::validation_error(
+                    "Must specify userName when calling with non-User credentials",
+                )),
+            },
             None => Err(IamError::validation_error(
                 "UserName is required when calling with an account's root credentials.",
             )),
@@ -136,9 +142,6 @@ async fn delete_user(cx: &Cx<'_>, p: &Params) -> IamResult<String> {
     Ok(xml::empty("DeleteUser", cx.rid))
 }
 
-/// At most 50 tags on a user, as AWS counts them after the change.
-const MAX_TAGS: usize = 50;
-
 async fn tag_user(cx: &Cx<'_>, p: &Params, add: bool) -> IamResult<String> {
     let name = p.required_checked("UserName", validate::existing_user_name)?;
     let (adding, removing): (Vec<(String, String)>, Vec<String>) = if add {
@@ -165,21 +168,7 @@ async fn tag_user(cx: &Cx<'_>, p: &Params, add: bool) -> IamResult<String> {
             &u.arn(),
             &facts,
         )?;
-        let mut tags = u.tags.clone();
-        for k in &removing {
-            tags.retain(|(t, _)| !t.eq_ignore_ascii_case(k));
-        }
-        for (k, v) in &adding {
-            match tags.iter_mut().find(|(t, _)| t.eq_ignore_ascii_case(k)) {
-                Some(t) => t.1 = v.clone(),
-                None => tags.push((k.clone(), v.clone())),
-            }
-        }
-        if tags.len() > MAX_TAGS {
-            return Err(IamError::limit_exceeded(format!(
-                "The number of tags has reached the maximum limit of {MAX_TAGS}."
-            )));
-        }
+        let tags = super::context::merged_tags(&u.tags, &adding, &removing)?;
         if cx.store().set_user_tags(&u, &tags).await? {
             return Ok(xml::empty(
                 if add { "TagUser" } else { "UntagUser" },

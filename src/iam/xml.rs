@@ -157,17 +157,17 @@ pub fn encode_document(doc: &str) -> String {
 }
 
 /// A body under construction.
-struct W(String);
+pub(super) struct W(pub(super) String);
 
 impl W {
-    fn open(&mut self, tag: &str) -> &mut Self {
+    pub(super) fn open(&mut self, tag: &str) -> &mut Self {
         self.0.push('<');
         self.0.push_str(tag);
         self.0.push('>');
         self
     }
 
-    fn close(&mut self, tag: &str) -> &mut Self {
+    pub(super) fn close(&mut self, tag: &str) -> &mut Self {
         self.0.push_str("</");
         self.0.push_str(tag);
         self.0.push('>');
@@ -175,22 +175,27 @@ impl W {
     }
 
     /// `<tag>text</tag>`, the text escaped.
-    fn el(&mut self, tag: &str, text: &str) -> &mut Self {
+    pub(super) fn el(&mut self, tag: &str, text: &str) -> &mut Self {
         self.open(tag);
         self.0.push_str(&escape(text));
         self.close(tag)
     }
 
-    fn time(&mut self, tag: &str, t: &DateTime<Utc>) -> &mut Self {
+    pub(super) fn time(&mut self, tag: &str, t: &DateTime<Utc>) -> &mut Self {
         self.el(tag, &timestamp(t))
     }
 
-    fn bool(&mut self, tag: &str, b: bool) -> &mut Self {
+    pub(super) fn bool(&mut self, tag: &str, b: bool) -> &mut Self {
         self.el(tag, if b { "true" } else { "false" })
     }
 
     /// `<tag><member>..</member>...</tag>`.
-    fn list<T>(&mut self, tag: &str, items: &[T], mut each: impl FnMut(&mut W, &T)) -> &mut Self {
+    pub(super) fn list<T>(
+        &mut self,
+        tag: &str,
+        items: &[T],
+        mut each: impl FnMut(&mut W, &T),
+    ) -> &mut Self {
         self.open(tag);
         for item in items {
             self.open("member");
@@ -201,7 +206,7 @@ impl W {
     }
 
     /// `IsTruncated`, and `Marker` when there is more.
-    fn page(&mut self, next_marker: Option<&str>) -> &mut Self {
+    pub(super) fn page(&mut self, next_marker: Option<&str>) -> &mut Self {
         self.bool("IsTruncated", next_marker.is_some());
         if let Some(m) = next_marker {
             self.el("Marker", m);
@@ -209,7 +214,7 @@ impl W {
         self
     }
 
-    fn tags(&mut self, tags: &[(String, String)]) -> &mut Self {
+    pub(super) fn tags(&mut self, tags: &[(String, String)]) -> &mut Self {
         self.list("Tags", tags, |w, (k, v)| {
             w.el("Key", k).el("Value", v);
         })
@@ -284,7 +289,7 @@ impl W {
 }
 
 /// The envelope around a result written by `result`.
-fn envelope(action: &str, request_id: &str, result: impl FnOnce(&mut W)) -> String {
+pub(super) fn envelope(action: &str, request_id: &str, result: impl FnOnce(&mut W)) -> String {
     let mut w = W(String::with_capacity(512));
     w.0.push_str(&format!("<{action}Response xmlns=\"{IAM_NS}\">"));
     w.open(&format!("{action}Result"));

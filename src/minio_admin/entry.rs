@@ -146,7 +146,11 @@ impl Cx<'_> {
     /// The name of the caller's IAM user (`None`: the account's root credentials or one of
     /// their service accounts).
     pub fn own_user(&self) -> Option<&str> {
-        self.caller.user.as_ref().map(|u| u.user.name.as_str())
+        self.caller
+            .user
+            .as_ref()
+            .and_then(|u| u.user())
+            .map(|u| u.name.as_str())
     }
 }
 
@@ -193,6 +197,13 @@ async fn run(st: &AppState, parts: Parts, body: Body) -> AdminResult<Response> {
         crate::auth::authenticate_minio_admin(&parts, &query, &st.creds, &st.config.region, &bytes),
     )
     .await??;
+    if auth.token.is_some() {
+        // A service account made from a role's session would need a parent that is not a
+        // user: grids3's MinIO admin API takes long-term credentials only.
+        return Err(AdminError::from(crate::error::S3Error::access_denied().with_message(
+            "The MinIO admin API does not take temporary credentials (STS); sign with an access key.",
+        )));
+    }
     let caller = crate::iam::handle::caller_of(st, &auth, &parts).await?;
     let command = Command::parse(&parts.method, parts.uri.path());
     if command == Command::NotImplemented {

@@ -152,23 +152,27 @@ fn parent_arn(cx: &Cx<'_>, p: &Parent) -> String {
 
 /// The caller's own parent: its IAM user, or (for the account's root credentials and their
 /// service accounts) the root.
-fn own_parent(cx: &Cx<'_>) -> Parent {
+fn own_parent(cx: &Cx<'_>) -> AdminResult<Parent> {
     match &cx.caller.user {
-        Some(p) => Parent::User(Box::new(p.user.clone())),
-        None => Parent::Root,
+        None => Ok(Parent::Root),
+        Some(p) => match p.user() {
+            Some(u) => Ok(Parent::User(Box::new(u.clone()))),
+            // A role's session is no parent (the entry refuses temporary credentials).
+            None => Err(AdminError::from(crate::error::S3Error::access_denied())),
+        },
     }
 }
 
 /// A named parent of the caller's account, and whether it is the caller's own.
 async fn named_parent(cx: &Cx<'_>, name: Option<&str>) -> AdminResult<(Parent, bool)> {
     let Some(name) = name.filter(|n| !n.is_empty()) else {
-        return Ok((own_parent(cx), true));
+        return Ok((own_parent(cx)?, true));
     };
     if name == cx.acct().key {
         return Ok((Parent::Root, cx.caller.user.is_none()));
     }
     if cx.own_user() == Some(name) {
-        return Ok((own_parent(cx), true));
+        return Ok((own_parent(cx)?, true));
     }
     match cx.store().user(cx.acct(), name).await {
         Ok(u) => Ok((Parent::User(Box::new(u)), false)),
@@ -313,7 +317,7 @@ async fn of_account(cx: &Cx<'_>, id: &str) -> AdminResult<(ServiceAccount, Paren
     };
     let own = match (&parent, &cx.caller.user) {
         (Parent::Root, None) => true,
-        (Parent::User(u), Some(p)) => u.id == p.user.id,
+        (Parent::User(u), Some(p)) => p.user().is_some_and(|pu| pu.id == u.id),
         _ => false,
     };
     Ok((sa, parent, own))

@@ -227,11 +227,11 @@ async fn verify(st: &AppState, fields: &BTreeMap<String, String>) -> S3Result<Au
                 parts[2], st.config.region
             )));
         }
-        let secret = st
-            .creds
-            .secret_of(parts[0])
-            .await?
-            .ok_or_else(S3Error::invalid_access_key_id)?;
+        // Temporary credentials come with their session token as a form field (which the
+        // policy must name, as every field): checked as a header's would be.
+        let secret =
+            crate::auth::token::signing_secret(&st.creds, parts[0], get("x-amz-security-token"))
+                .await?;
         let key = sigv4::signing_key(&secret.secret, parts[1], parts[2], parts[3]);
         let ok = sigv4::signatures_equal(&sigv4::sign(&key, policy), &sig.to_ascii_lowercase());
         (parts[0].to_owned(), secret, ok)
@@ -241,11 +241,8 @@ async fn verify(st: &AppState, fields: &BTreeMap<String, String>) -> S3Result<Au
                 "The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256.",
             ));
         }
-        let secret = st
-            .creds
-            .secret_of(ak)
-            .await?
-            .ok_or_else(S3Error::invalid_access_key_id)?;
+        let secret =
+            crate::auth::token::signing_secret(&st.creds, ak, get("x-amz-security-token")).await?;
         let ok = sigv4::signatures_equal(&sigv2::sign(&secret.secret, policy), sig);
         (ak.to_owned(), secret, ok)
     } else {
@@ -336,10 +333,6 @@ pub async fn post_object(
         .cloned()
         .ok_or_else(|| bad("Bucket POST must contain a field named 'key'.  If it is specified, please check the order of the fields."))?;
     let key = key_field.replace("${filename}", &filename);
-    // A session token names temporary credentials grids3 never issues (as on any request).
-    if fields.contains_key("x-amz-security-token") {
-        return Err(S3Error::invalid_token());
-    }
     let auth = verify(st, &fields).await?;
     // An anonymous form has no policy to satisfy: the bucket's ACL alone decides.
     let policy = if auth.is_anonymous() {

@@ -32,6 +32,9 @@ const LAYERS: &[(&str, u32)] = &[
     ("s3", 60),
     ("s3::dispatch", 60),
     ("janitor", 60),
+    // STS (issue 61): AssumeRole, session tokens, web identity; it speaks IAM's Query protocol
+    // and resolves callers as the IAM API does, so it sits just above it.
+    ("sts", 57),
     // AWS's IAM Query API (issue 60): the entry and its action families, beside the S3
     // handlers (they use the same authorization facts and the identity store).
     ("iam", 56),
@@ -87,6 +90,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("iam::validate", 26),
     ("iam::xml", 26),
     ("iam::actions", 26),
+    ("iam::role_xml", 26),
     ("lifecycle", 25),
     ("xml", 25),
     ("error", 20),

@@ -58,6 +58,7 @@ mod smoke;
 mod snowball;
 mod soak;
 mod sse;
+mod sts;
 mod support;
 mod tls;
 mod upload_cleanup;

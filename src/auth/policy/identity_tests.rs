@@ -29,6 +29,7 @@ fn alice(action: &'static str, resource: &str, extra: &[(&str, &str)]) -> Contex
             arn: "arn:aws:iam::111111111111:user/alice".into(),
             account: "111111111111".into(),
             direct_only: false,
+            role: None,
         },
         action,
         resource: resource.to_owned(),

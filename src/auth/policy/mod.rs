@@ -119,9 +119,10 @@ pub enum Who {
     },
     /// An AWS service principal acting for grids3 itself (`logging.s3.amazonaws.com`).
     Service(String),
-    /// An IAM user of an account.
+    /// An IAM user of an account, or a session of one of its roles.
     User {
-        /// `arn:aws:iam::<account>:user/<path><name>`.
+        /// `arn:aws:iam::<account>:user/<path><name>`, or a role's session's
+        /// `arn:aws:sts::<account>:assumed-role/<role>/<session>`.
         arn: String,
         /// The 12-digit account id.
         account: String,
@@ -130,7 +131,12 @@ pub enum Who {
         /// the account's identity policies, as AWS evaluates it. Deny statements that name
         /// the account bind the user either way.
         direct_only: bool,
+        /// A role's session: the role's ARN, which names every session of the role.
+        role: Option<String>,
     },
+    /// Whoever an OpenID Connect provider vouches for (AssumeRoleWithWebIdentity): the
+    /// provider's ARN (`arn:aws:iam::<account>:oidc-provider/<host/path>`).
+    Federated(String),
 }
 
 /// What a policy is evaluated against.
@@ -225,6 +231,10 @@ enum Kind<'a> {
     /// An identity policy (attached to a user or group, inline or managed): no principal,
     /// any resource ARN, any service's actions.
     Identity,
+    /// A role's trust policy (`AssumeRolePolicyDocument`): principals named (accounts, users,
+    /// roles, OpenID Connect providers as `Federated`), STS's actions, no resource (the role
+    /// is the resource).
+    Trust,
 }
 
 /// Parses and validates a bucket policy for `bucket`. `key_known` says whether an access key
@@ -240,6 +250,11 @@ pub fn parse(text: &str, bucket: &str, key_known: &dyn Fn(&str) -> bool) -> S3Re
 /// by where the policy is attached).
 pub fn parse_identity(text: &str) -> S3Result<Policy> {
     parse_kind(text, Kind::Identity)
+}
+
+/// Parses and validates a role's trust policy.
+pub fn parse_trust(text: &str) -> S3Result<Policy> {
+    parse_kind(text, Kind::Trust)
 }
 
 fn parse_kind(text: &str, kind: Kind<'_>) -> S3Result<Policy> {
@@ -339,7 +354,11 @@ fn statement(v: &Value, kind: Kind<'_>) -> S3Result<Statement> {
     let (principals, not_principal) = match kind {
         Kind::Bucket { key_known, .. } => {
             let (p, not_principal) = one_of("Principal", "NotPrincipal")?;
-            (principals(p, key_known)?, not_principal)
+            (principals(p, key_known, false)?, not_principal)
+        }
+        Kind::Trust => {
+            let (p, not_principal) = one_of("Principal", "NotPrincipal")?;
+            (principals(p, &|_| false, true)?, not_principal)
         }
         Kind::Identity => {
             if o.contains_key("Principal") || o.contains_key("NotPrincipal") {
@@ -359,6 +378,8 @@ fn statement(v: &Value, kind: Kind<'_>) -> S3Result<Statement> {
     for act in &actions {
         let known = match kind {
             Kind::Identity => identity_action(act),
+            // AWS accepts any action in a trust policy; only STS's ever match.
+            Kind::Trust => identity_action(act),
             Kind::Bucket { .. } => {
                 act == "*"
                     || act.eq_ignore_ascii_case("s3:*")
@@ -372,12 +393,20 @@ fn statement(v: &Value, kind: Kind<'_>) -> S3Result<Statement> {
             return Err(malformed(format!("Policy has invalid action: {act}")));
         }
     }
-    let (r, not_resource) = one_of("Resource", "NotResource")?;
-    let resources = strings(r, "Resource")?;
+    let (resources, not_resource) = if let Kind::Trust = kind {
+        // The role is the resource: AWS refuses one named ("Has prohibited field Resource").
+        if o.contains_key("Resource") || o.contains_key("NotResource") {
+            return Err(malformed("Has prohibited field Resource"));
+        }
+        (vec!["*".to_owned()], false)
+    } else {
+        let (r, not_resource) = one_of("Resource", "NotResource")?;
+        (strings(r, "Resource")?, not_resource)
+    };
     for res in &resources {
         let ok = match kind {
             // Any ARN (of any service), or every resource.
-            Kind::Identity => res == "*" || res.starts_with("arn:"),
+            Kind::Identity | Kind::Trust => res == "*" || res.starts_with("arn:"),
             // A bucket's policy may only speak of that bucket and its objects.
             Kind::Bucket { bucket, .. } => {
                 let own = format!("arn:aws:s3:::{bucket}");

@@ -17,8 +17,10 @@ pub(super) struct Principals {
     /// account's own key and its IAM users, and no other account's. (Before IAM users every
     /// key of grids3's one account matched any account named; each key is an account now.)
     pub(super) accounts: Vec<String>,
-    /// IAM user ARNs named.
+    /// IAM user, role and role-session ARNs named.
     pub(super) user_arns: Vec<String>,
+    /// OpenID Connect providers named (`Federated`, trust policies only).
+    pub(super) federated: Vec<String>,
     pub(super) keys: Vec<String>,
     pub(super) canonical: Vec<String>,
     /// AWS service principals (`logging.s3.amazonaws.com`): they match only a service's own
@@ -26,7 +28,11 @@ pub(super) struct Principals {
     pub(super) services: Vec<String>,
 }
 
-pub(super) fn principals(v: &Value, key_known: &dyn Fn(&str) -> bool) -> S3Result<Principals> {
+pub(super) fn principals(
+    v: &Value,
+    key_known: &dyn Fn(&str) -> bool,
+    trust: bool,
+) -> S3Result<Principals> {
     let bad = || malformed("Invalid principal in policy");
     let mut p = Principals::default();
     match v {
@@ -43,6 +49,13 @@ pub(super) fn principals(v: &Value, key_known: &dyn Fn(&str) -> bool) -> S3Resul
                                 return Err(bad());
                             }
                             p.services.push(id.to_ascii_lowercase());
+                        }
+                        // An OpenID Connect provider, in a role's trust policy.
+                        "Federated" if trust => {
+                            if !id.starts_with("arn:aws:iam::") || !id.contains(":oidc-provider/") {
+                                return Err(bad());
+                            }
+                            p.federated.push(id);
                         }
                         "CanonicalUser" => {
                             if !is_canonical(&id) {
@@ -73,6 +86,24 @@ fn aws_principal(id: &str, p: &mut Principals, key_known: &dyn Fn(&str) -> bool)
         p.everyone = true;
     } else if is_account(id) {
         p.accounts.push(id.to_owned());
+    } else if let Some(rest) = id.strip_prefix("arn:aws:sts::") {
+        // A role's session: `arn:aws:sts::<account>:assumed-role/<role>/<session>`.
+        let (account, what) = rest.split_once(':')?;
+        let parts: Vec<&str> = what.strip_prefix("assumed-role/")?.split('/').collect();
+        if !is_account(account) || account == "*" || parts.len() != 2 || parts.contains(&"") {
+            return None;
+        }
+        p.user_arns.push(id.to_owned());
+    } else if let Some(rest) = id.strip_prefix("arn:aws:iam::").filter(|r| {
+        r.split_once(':')
+            .is_some_and(|(_, w)| w.starts_with("role/"))
+    }) {
+        // A role: it names every session of the role.
+        let (account, what) = rest.split_once(':')?;
+        if !is_account(account) || account == "*" || what.len() <= "role/".len() {
+            return None;
+        }
+        p.user_arns.push(id.to_owned());
     } else if let Some(rest) = id.strip_prefix("arn:aws:iam::") {
         let (account, what) = rest.split_once(':')?;
         // An empty account (`arn:aws:iam:::user/<id>`) is how Ceph and other S3 servers
@@ -123,13 +154,20 @@ impl Principals {
                 arn,
                 account,
                 direct_only,
+                role,
             } => {
                 self.everyone
-                    || self.user_arns.iter().any(|a| a == arn)
+                    || self
+                        .user_arns
+                        .iter()
+                        .any(|a| a == arn || role.as_deref() == Some(a.as_str()))
                     || (!(allow && *direct_only)
                         && self.accounts.iter().any(|a| a == "*" || a == account))
             }
             Who::Anonymous => self.everyone,
+            // Only a trust policy names providers; `*` does not reach a web identity (AWS
+            // requires the provider to be named).
+            Who::Federated(arn) => self.federated.iter().any(|f| f == arn),
             Who::Service(name) => self.everyone || self.services.iter().any(|s| s == name),
             Who::Key {
                 id,

@@ -22,7 +22,7 @@ use axum::response::Response;
 
 use super::idcommon::with_status;
 use super::{field, html, signed_get, Ctx};
-use crate::auth::policy::{self, Verdict, Who};
+use crate::auth::policy::{self, Verdict};
 use crate::auth::Auth;
 use crate::console::iamcall::{self, UserList};
 use crate::console::idviews::{self, Decision};
@@ -177,6 +177,7 @@ async fn auth_of_user(
     a.user = Some(UserOfKey {
         id: u.id.clone(),
         account_key: account_key.to_owned(),
+        role_session: None,
     });
     Ok(a)
 }
@@ -198,17 +199,13 @@ async fn account_why(
             "a session policy of the key does not allow it".to_owned()
         });
     };
-    let Some(p) = st.creds.principal(&u.id).await? else {
+    let Some(p) = st.creds.principal_of(u).await? else {
         return Ok("the IAM user no longer exists".to_owned());
     };
     let mut values = values.clone();
     p.add_condition_values(&mut values);
     let v = p.policies.evaluate(&policy::Context {
-        who: Who::User {
-            arn: p.arn(),
-            account: p.account.id.clone(),
-            direct_only: false,
-        },
+        who: p.who(false),
         action,
         resource: resource.to_owned(),
         values,

@@ -42,6 +42,16 @@ pub fn facts(
         put("aws:principalaccount", account);
         put("aws:principaltype", "Account".to_owned());
     }
+    // Temporary credentials: when they were issued (by the database's clock), which AWS's way
+    // of revoking a role's sessions tests (`DateLessThan` on `aws:TokenIssueTime`).
+    if let Some(t) = &auth.token {
+        put(
+            "aws:tokenissuetime",
+            t.issued
+                .to_chrono()
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        );
+    }
     let header = |n: &str| headers.get(n).and_then(|h| h.to_str().ok());
     if let Some(r) = header("referer") {
         put("aws:referer", r.to_owned());

@@ -34,7 +34,7 @@ impl UserCtx {
         let Some(u) = &auth.user else {
             return Ok(None);
         };
-        Ok(Some(st.creds.principal(&u.id).await?.ok_or(())))
+        Ok(Some(st.creds.principal_of(u).await?.ok_or(())))
     }
 
     /// On bucket `b`.
@@ -47,11 +47,7 @@ impl UserCtx {
 
     /// The user as a bucket policy sees it (`direct_only`: only Allows naming the user).
     pub fn who(&self, direct_only: bool) -> Who {
-        Who::User {
-            arn: self.principal.arn(),
-            account: self.principal.account.id.clone(),
-            direct_only,
-        }
+        self.principal.who(direct_only)
     }
 
     /// The identity policies' verdict on `action` over `resource`, and what decided it.
@@ -134,11 +130,7 @@ pub(super) async fn account_level(
     };
     let mut values = t.facts.clone();
     p.add_condition_values(&mut values);
-    let who = Who::User {
-        arn: p.arn(),
-        account: p.account.id.clone(),
-        direct_only: false,
-    };
+    let who = p.who(false);
     if !sessions_allow(who.clone(), values.clone()) {
         return Ok(Access::Denied);
     }

@@ -112,12 +112,8 @@ impl PerKey {
         let identity = u.principal.policies.evaluate(&cx).verdict;
         let policy = self.policy.evaluate(&cx);
         let direct = match &cx.who {
-            policy::Who::User { arn, account, .. } => self.policy.evaluate(&policy::Context {
-                who: policy::Who::User {
-                    arn: arn.clone(),
-                    account: account.clone(),
-                    direct_only: true,
-                },
+            policy::Who::User { .. } => self.policy.evaluate(&policy::Context {
+                who: u.principal.who(true),
                 ..cx.clone()
             }),
             _ => Verdict::Silent,

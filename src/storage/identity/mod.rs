@@ -18,16 +18,20 @@
 //! deleted under a reference. Every change then moves the keys' version counter
 //! (`MetaStore::keys_changed`), which every instance's credentials cache follows.
 //!
-//! Roles (issue 61) are meant to live in `__iamroles`, shaped like users.
+//! Roles (issue 61) live in `__iamroles`, shaped like users (`roles.rs`).
 
 mod groups;
+mod oidc;
 mod policies;
 mod principal;
+mod roles;
 mod users;
 
 pub use groups::Group;
-pub use policies::{Holder, ManagedPolicy, PolicyVersion};
+pub use oidc::{provider_name, OidcProvider, MAX_CLIENT_IDS};
+pub use policies::{Entities, Holder, ManagedPolicy, PolicyVersion};
 pub use principal::Effective;
+pub use roles::{NewRole, Role, MAX_SESSION_RANGE};
 pub use users::User;
 
 use mongodb::bson::{doc, Document};
@@ -148,6 +152,8 @@ pub struct IdentityStore {
     users: Collection<Document>,
     groups: Collection<Document>,
     policies: Collection<Document>,
+    roles: Collection<Document>,
+    oidc: Collection<Document>,
 }
 
 impl IdentityStore {
@@ -159,6 +165,8 @@ impl IdentityStore {
             users: db.collection("__iamusers"),
             groups: db.collection("__iamgroups"),
             policies: db.collection("__iampolicies"),
+            roles: db.collection("__iamroles"),
+            oidc: db.collection("__iamoidc"),
             meta,
         };
         let unique = |keys: Document, name: &str| {
@@ -172,10 +180,13 @@ impl IdentityStore {
                 )
                 .build()
         };
-        for c in [&s.users, &s.groups, &s.policies] {
+        for c in [&s.users, &s.groups, &s.policies, &s.roles] {
             c.create_index(unique(doc! {"account": 1, "nameLower": 1}, "name"))
                 .await?;
         }
+        s.oidc
+            .create_index(unique(doc! {"account": 1, "name": 1}, "issuer"))
+            .await?;
         s.users
             .create_index(
                 IndexModel::builder()
@@ -192,14 +203,15 @@ impl IdentityStore {
                     .build(),
             )
             .await?;
-        s.groups
-            .create_index(
+        for c in [&s.groups, &s.roles] {
+            c.create_index(
                 IndexModel::builder()
                     .keys(doc! {"attached": 1})
                     .options(IndexOptions::builder().name("attached".to_owned()).build())
                     .build(),
             )
             .await?;
+        }
         Ok(s)
     }
 

@@ -103,6 +103,17 @@ fn no_policy(arn: &str) -> IdentityError {
     IdentityError::NoSuchEntity(format!("Policy {arn} does not exist or is not attachable."))
 }
 
+/// What a managed policy is attached to, `(name, id)` each.
+#[derive(Clone, Debug, Default)]
+pub struct Entities {
+    /// Users.
+    pub users: Vec<(String, String)>,
+    /// Groups.
+    pub groups: Vec<(String, String)>,
+    /// Roles.
+    pub roles: Vec<(String, String)>,
+}
+
 /// What a managed policy is attached to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Holder {
@@ -110,6 +121,8 @@ pub enum Holder {
     User,
     /// A group.
     Group,
+    /// A role.
+    Role,
 }
 
 impl IdentityStore {
@@ -117,6 +130,7 @@ impl IdentityStore {
         match h {
             Holder::User => &self.users,
             Holder::Group => &self.groups,
+            Holder::Role => &self.roles,
         }
     }
 
@@ -377,7 +391,7 @@ impl IdentityStore {
                 )),
                 Some(d) if super::strings(&d, "attached").contains(&arn) => Ok(()),
                 Some(_) => Err(IdentityError::LimitExceeded(format!(
-                    "Cannot exceed quota for PoliciesPerUser or PoliciesPerGroup: {MAX_ATTACHED}"
+                    "Cannot exceed quota for PoliciesPerUser, PoliciesPerGroup or PoliciesPerRole: {MAX_ATTACHED}"
                 ))),
             };
         }
@@ -417,12 +431,8 @@ impl IdentityStore {
         Ok(())
     }
 
-    /// The users and groups a policy is attached to: `(name, id)` each.
-    pub async fn entities_for_policy(
-        &self,
-        acct: &Account,
-        arn: &str,
-    ) -> IdResult<(Vec<(String, String)>, Vec<(String, String)>)> {
+    /// The users, groups and roles a policy is attached to: `(name, id)` each.
+    pub async fn entities_for_policy(&self, acct: &Account, arn: &str) -> IdResult<Entities> {
         let p = self.policy(acct, arn).await?;
         let arn = p.arn();
         let names = |docs: Vec<Document>| -> Vec<(String, String)> {
@@ -437,7 +447,7 @@ impl IdentityStore {
         };
         let filter = doc! {"account": &acct.id, "attached": &arn};
         let mut found = Vec::new();
-        for c in [&self.users, &self.groups] {
+        for c in [&self.users, &self.groups, &self.roles] {
             let docs: Vec<Document> = c
                 .find(filter.clone())
                 .projection(doc! {"name": 1})
@@ -447,9 +457,14 @@ impl IdentityStore {
                 .await?;
             found.push(docs);
         }
+        let roles = found.pop().unwrap_or_default();
         let groups = found.pop().unwrap_or_default();
         let users = found.pop().unwrap_or_default();
-        Ok((names(users), names(groups)))
+        Ok(Entities {
+            users: names(users),
+            groups: names(groups),
+            roles: names(roles),
+        })
     }
 }
 

@@ -57,17 +57,62 @@ pub struct KeySecret {
     /// must allow a request as well as its parent's policies. Empty: the key has its owner's
     /// rights, no more and no less.
     pub sessions: Vec<String>,
-    /// When it stops signing (a service account's expiration), by the database's clock.
+    /// When it stops signing (a service account's or a session's expiration), by the
+    /// database's clock.
     pub expires: Option<DateTime>,
+    /// For STS's temporary credentials: the session token they must be sent with, and when
+    /// they were issued (`storage::meta::sts_keys`).
+    pub token: Option<SessionToken>,
 }
 
-/// The IAM user an access key belongs to.
+/// What a temporary credential's session carries besides its secret.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionToken {
+    /// SHA-256 (hex) of the session token: the token itself is never stored.
+    pub sha256: String,
+    /// When it was issued, by the database's clock (`aws:TokenIssueTime`).
+    pub issued: DateTime,
+    /// Which STS action made it.
+    pub kind: SessionKind,
+}
+
+/// The STS action that made a session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SessionKind {
+    /// AssumeRole.
+    AssumeRole,
+    /// AssumeRoleWithWebIdentity.
+    WebIdentity,
+    /// GetSessionToken: the caller's own rights, for a while.
+    SessionToken,
+}
+
+impl SessionKind {
+    /// As stored.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionKind::AssumeRole => "AssumeRole",
+            SessionKind::WebIdentity => "AssumeRoleWithWebIdentity",
+            SessionKind::SessionToken => "GetSessionToken",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Self> {
+        [Self::AssumeRole, Self::WebIdentity, Self::SessionToken]
+            .into_iter()
+            .find(|k| k.as_str() == s)
+    }
+}
+
+/// The IAM user an access key belongs to, or the role a session acts as.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UserOfKey {
-    /// The user's unique id (`AIDA...`).
+    /// The user's unique id (`AIDA...`), or the role's (`AROA...`) for a role's session.
     pub id: String,
-    /// The access key id of the user's account (its root credentials).
+    /// The access key id of the user's (or role's) account (its root credentials).
     pub account_key: String,
+    /// For a role's session: its name (`RoleSessionName`), which its ARN ends with.
+    pub role_session: Option<String>,
 }
 
 impl std::fmt::Debug for KeySecret {
@@ -275,7 +320,7 @@ impl MetaStore {
         let docs: Vec<Document> = self
             .keys
             // A root credentials' service account acts for its account: not an account's own.
-            .find(doc! {"user": {"$exists": false}, "serviceAccount": {"$ne": true}})
+            .find(doc! {"user": {"$exists": false}, "serviceAccount": {"$ne": true}, "sts": {"$exists": false}})
             .sort(doc! {"_id": 1})
             .await?
             .try_collect()
@@ -364,11 +409,17 @@ impl MetaStore {
     pub async fn secret_of(&self, access_key: &str) -> Result<Option<KeySecret>, KeyError> {
         let Some(d) = self
             .keys
-            // A service account past its expiration signs nothing (the database's time).
+            // A service account past its expiration signs nothing (the database's time). A
+            // session's is read anyway, so that its use is answered `ExpiredToken` as AWS
+            // answers it (`Credentials::lookup` judges the time).
             .find_one(doc! {
                 "_id": access_key,
                 "disabled": {"$ne": true},
-                "$or": [{"expiration": {"$exists": false}}, {"expiration": {"$gt": self.clock.now()}}],
+                "$or": [
+                    {"expiration": {"$exists": false}},
+                    {"expiration": {"$gt": self.clock.now()}},
+                    {"sts": {"$exists": true}},
+                ],
             })
             .selection_criteria(primary())
             .await?
@@ -376,10 +427,33 @@ impl MetaStore {
             return Ok(None);
         };
         let stored = d.get_str("secret").unwrap_or_default();
-        let user = match (d.get_str("user"), d.get_str("accountKey")) {
-            (Ok(id), Ok(account)) => Some(UserOfKey {
+        let token = d.get_document("sts").ok().and_then(|t| {
+            Some(SessionToken {
+                sha256: t.get_str("token").ok()?.to_owned(),
+                issued: t.get_datetime("issued").ok().copied()?,
+                kind: SessionKind::parse(t.get_str("kind").ok()?)?,
+            })
+        });
+        if d.contains_key("sts") && token.is_none() {
+            // A session whose record is damaged signs nothing (failing closed).
+            return Ok(None);
+        }
+        let role = d.get_document("sts").ok().and_then(|t| {
+            Some((
+                t.get_str("role").ok()?.to_owned(),
+                t.get_str("name").ok()?.to_owned(),
+            ))
+        });
+        let user = match (role, d.get_str("user"), d.get_str("accountKey")) {
+            (Some((role, name)), _, Ok(account)) => Some(UserOfKey {
+                id: role,
+                account_key: account.to_owned(),
+                role_session: Some(name),
+            }),
+            (None, Ok(id), Ok(account)) => Some(UserOfKey {
                 id: id.to_owned(),
                 account_key: account.to_owned(),
+                role_session: None,
             }),
             _ => None,
         };
@@ -396,19 +470,26 @@ impl MetaStore {
         if let Ok(own) = d.get_str("session") {
             sessions.push(own.to_owned());
         }
-        let account = match (&user, d.get_bool("serviceAccount"), d.get_str("accountKey")) {
-            (None, Ok(true), Ok(a)) => Some(a.to_owned()),
+        // A service account of an account's root credentials, or a session of them
+        // (GetSessionToken), acts for that account.
+        let acts_for = d.get_bool("serviceAccount").unwrap_or(false) || token.is_some();
+        let account = match (&user, acts_for, d.get_str("accountKey")) {
+            (None, true, Ok(a)) => Some(a.to_owned()),
             _ => None,
         };
         Ok(Some(KeySecret {
             account,
             secret: zeroize::Zeroizing::new(self.unseal(stored)?),
-            // A user's key, or a key with session policies (a service account), is never
-            // root, whatever its document says.
-            root: user.is_none() && sessions.is_empty() && d.get_bool("root").unwrap_or(false),
+            // A user's key, a key with session policies (a service account), or a session, is
+            // never root, whatever its document says.
+            root: user.is_none()
+                && sessions.is_empty()
+                && token.is_none()
+                && d.get_bool("root").unwrap_or(false),
             user,
             sessions,
             expires: d.get_datetime("expiration").ok().copied(),
+            token,
         }))
     }
 }

@@ -21,6 +21,7 @@ mod progress;
 mod replay;
 mod service_accounts;
 mod sessions;
+mod sts_keys;
 mod uploads;
 mod user_keys;
 mod writes;
@@ -33,12 +34,13 @@ pub use clock::DbClock;
 pub use instances::{Instance, Sample, SAMPLES};
 pub use keylock_batch::KeyLocks;
 pub use keylocks::{KeyLock, LOCK_TTL};
-pub use keys::{KeyError, KeyInfo, KeySecret, UserOfKey};
+pub use keys::{KeyError, KeyInfo, KeySecret, SessionKind, SessionToken, UserOfKey};
 pub use lead::{Lead, LeadInfo};
 pub use leases::{Lease, PendingReclaim};
 pub use progress::Progress;
 pub use service_accounts::{NewServiceAccount, ServiceAccount, ServiceAccountChange};
 pub use sessions::ConsoleSession;
+pub use sts_keys::{token_sha256, Minted, NewSession, KEEP_EXPIRED};
 pub use uploads::{PartRecord, UploadRecord, MAX_PART_SLOTS, PART_SPAN};
 pub use user_keys::UserKeyInfo;
 pub use writes::{DeadWrite, WriteReg, POOL_SIZE};
@@ -125,6 +127,7 @@ impl MetaStore {
         )
         .await?;
         index(&m.uploads, "initiated", doc! {"initiated": 1}).await?;
+        m.ensure_session_indexes().await?;
         // Console sessions and login windows are removed by these (see `sessions`).
         index(
             &db.collection("__consoleSessions"),

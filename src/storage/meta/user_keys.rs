@@ -65,7 +65,7 @@ impl MetaStore {
     pub async fn user_keys(&self, user: &str) -> mongodb::error::Result<Vec<UserKeyInfo>> {
         let docs: Vec<Document> = self
             .keys
-            .find(doc! {"user": user, "serviceAccount": {"$ne": true}})
+            .find(doc! {"user": user, "serviceAccount": {"$ne": true}, "sts": {"$exists": false}})
             .projection(doc! {"secret": 0})
             .sort(doc! {"created": 1, "_id": 1})
             .await?
@@ -78,7 +78,7 @@ impl MetaStore {
     pub async fn user_key(&self, id: &str) -> mongodb::error::Result<Option<UserKeyInfo>> {
         Ok(self
             .keys
-            .find_one(doc! {"_id": id, "user": {"$exists": true}, "serviceAccount": {"$ne": true}})
+            .find_one(doc! {"_id": id, "user": {"$exists": true}, "serviceAccount": {"$ne": true}, "sts": {"$exists": false}})
             .projection(doc! {"secret": 0})
             .await?
             .as_ref()
@@ -95,7 +95,7 @@ impl MetaStore {
         let r = self
             .keys
             .update_one(
-                doc! {"_id": id, "user": user, "serviceAccount": {"$ne": true}},
+                doc! {"_id": id, "user": user, "serviceAccount": {"$ne": true}, "sts": {"$exists": false}},
                 doc! {"$set": {"disabled": !active}},
             )
             .await?;
@@ -109,7 +109,7 @@ impl MetaStore {
     pub async fn delete_user_key(&self, id: &str, user: &str) -> mongodb::error::Result<bool> {
         let deleted = self
             .keys
-            .delete_one(doc! {"_id": id, "user": user, "serviceAccount": {"$ne": true}})
+            .delete_one(doc! {"_id": id, "user": user, "serviceAccount": {"$ne": true}, "sts": {"$exists": false}})
             .await?
             .deleted_count
             == 1;
@@ -130,7 +130,7 @@ impl MetaStore {
         let r = self
             .keys
             .update_one(
-                doc! {"_id": id, "user": user, "serviceAccount": {"$ne": true}},
+                doc! {"_id": id, "user": user, "serviceAccount": {"$ne": true}, "sts": {"$exists": false}},
                 doc! {"$set": {"secret": self.seal(secret)}},
             )
             .await?;

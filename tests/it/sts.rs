@@ -1,0 +1,355 @@
+//! Issue 61: roles and STS through real clients (boto3's `iam` and `sts`, botocore's
+//! assume-role provider, awscli, minio-py's AssumeRoleProvider), temporary credentials on a
+//! second instance, their expiry by the database's clock, and their cost.
+
+use std::time::{Duration, Instant};
+
+use aws_sdk_s3::error::ProvideErrorMetadata;
+
+use crate::authz::new_key;
+use crate::iam::{iam_ok, xml_text};
+use crate::support;
+
+/// The whole round (see `tests/py/sts_boto3.py`).
+#[test]
+fn boto3_awscli_and_minio_assume_roles_and_s3_obeys_the_sessions() {
+    support::run(async {
+        let gw = support::gateway("sts").await;
+        let (ak2, sk2) = new_key(&gw, "other account").await;
+        support::run_py_checks(&gw, "sts_boto3.py", "sts_boto3", &[&ak2, &sk2]).await;
+    });
+}
+
+/// One STS Query API call, signed for the `sts` service by the root key: status and body.
+pub async fn sts_call(gw: &support::Gateway, params: &[(&str, &str)]) -> (u16, String) {
+    let enc = |s: &str| grids3::percent::uri_encode(s, false);
+    let mut form = String::from("Version=2011-06-15");
+    for (k, v) in params {
+        form.push_str(&format!("&{}={}", enc(k), enc(v)));
+    }
+    let mut raw = support::Raw::new("POST", "/");
+    raw.service = "sts";
+    raw.body = form.into_bytes();
+    raw.headers.push((
+        "content-type".into(),
+        "application/x-www-form-urlencoded; charset=utf-8".into(),
+    ));
+    let r = raw.send(gw).await;
+    let status = r.status().as_u16();
+    (status, r.text().await.unwrap())
+}
+
+/// A role `name` that the account's root credentials may assume, allowed `s3:*` on `bucket`;
+/// its ARN.
+async fn role(gw: &support::Gateway, name: &str, bucket: &str) -> String {
+    let who = sts_call(gw, &[("Action", "GetCallerIdentity")]).await.1;
+    let account = xml_text(&who, "Account");
+    let trust = format!(
+        r#"{{"Version":"2012-10-17","Statement":[{{"Effect":"Allow","Principal":{{"AWS":"arn:aws:iam::{account}:root"}},"Action":"sts:AssumeRole"}}]}}"#
+    );
+    iam_ok(
+        gw,
+        &[
+            ("Action", "CreateRole"),
+            ("RoleName", name),
+            ("AssumeRolePolicyDocument", &trust),
+        ],
+    )
+    .await;
+    let policy = format!(
+        r#"{{"Version":"2012-10-17","Statement":[{{"Effect":"Allow","Action":"s3:*","Resource":["arn:aws:s3:::{bucket}","arn:aws:s3:::{bucket}/*"]}}]}}"#
+    );
+    iam_ok(
+        gw,
+        &[
+            ("Action", "PutRolePolicy"),
+            ("RoleName", name),
+            ("PolicyName", "bucket"),
+            ("PolicyDocument", &policy),
+        ],
+    )
+    .await;
+    format!("arn:aws:iam::{account}:role/{name}")
+}
+
+/// Temporary credentials of a session of `arn`: key, secret, token.
+async fn assume(gw: &support::Gateway, arn: &str, session: &str) -> (String, String, String) {
+    let (status, body) = sts_call(
+        gw,
+        &[
+            ("Action", "AssumeRole"),
+            ("RoleArn", arn),
+            ("RoleSessionName", session),
+        ],
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    (
+        xml_text(&body, "AccessKeyId"),
+        xml_text(&body, "SecretAccessKey"),
+        xml_text(&body, "SessionToken"),
+    )
+}
+
+/// An SDK client signing with temporary credentials, without retries.
+fn sdk_session(gw: &support::Gateway, c: &(String, String, String)) -> aws_sdk_s3::Client {
+    let creds = aws_credential_types::Credentials::new(&c.0, &c.1, Some(c.2.clone()), None, "test");
+    let conf = aws_sdk_s3::Config::builder()
+        .behavior_version(aws_sdk_s3::config::BehaviorVersion::latest())
+        .region(aws_sdk_s3::config::Region::new("us-east-1"))
+        .endpoint_url(gw.endpoint())
+        .credentials_provider(creds)
+        .force_path_style(true)
+        .retry_config(aws_sdk_s3::config::retry::RetryConfig::disabled())
+        .build();
+    aws_sdk_s3::Client::from_conf(conf)
+}
+
+async fn get(c: &aws_sdk_s3::Client, bucket: &str) -> String {
+    match c.get_object().bucket(bucket).key("f.txt").send().await {
+        Ok(_) => "OK".to_owned(),
+        Err(e) => e.code().unwrap_or("?").to_owned(),
+    }
+}
+
+/// Credentials minted on one instance sign on another; deleting the role, or revoking its
+/// sessions (AWS's `aws:TokenIssueTime` Deny), takes effect on the other within the keys'
+/// version poll (1 s; 2.5 s allowed on a loaded machine), and at once on the first.
+#[test]
+fn sessions_work_on_another_instance_and_end_there_with_their_role() {
+    support::run(async {
+        let db = format!(
+            "g_sts2_{}",
+            &uuid::Uuid::new_v4().simple().to_string()[..10]
+        );
+        let one = support::gateway_on(&db).await;
+        let two = support::gateway_on(&db).await;
+        one.sdk()
+            .create_bucket()
+            .bucket("shared")
+            .send()
+            .await
+            .unwrap();
+        support::put_many(&one.sdk(), "shared", vec![("f.txt".into(), b"f".to_vec())]).await;
+        let arn = role(&one, "deployer", "shared").await;
+        let c = assume(&one, &arn, "s1").await;
+        let (on_one, on_two) = (sdk_session(&one, &c), sdk_session(&two, &c));
+        assert_eq!(
+            get(&on_two, "shared").await,
+            "OK",
+            "minted on one, used on two"
+        );
+        assert_eq!(get(&on_one, "shared").await, "OK");
+        let until = |want: &'static str, changed: Instant| {
+            let on_two = on_two.clone();
+            async move {
+                while changed.elapsed() < Duration::from_secs(5) {
+                    if get(&on_two, "shared").await == want {
+                        return changed.elapsed();
+                    }
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                panic!("instance two never answered {want}");
+            }
+        };
+        // Revocation: a Deny on sessions issued before a time after this session's.
+        let when = (chrono::Utc::now() + chrono::Duration::seconds(2))
+            .format("%Y-%m-%dT%H:%M:%SZ")
+            .to_string();
+        let revoke = format!(
+            r#"{{"Version":"2012-10-17","Statement":[{{"Effect":"Deny","Action":"*","Resource":"*","Condition":{{"DateLessThan":{{"aws:TokenIssueTime":"{when}"}}}}}}]}}"#
+        );
+        iam_ok(
+            &one,
+            &[
+                ("Action", "PutRolePolicy"),
+                ("RoleName", "deployer"),
+                ("PolicyName", "AWSRevokeOlderSessions"),
+                ("PolicyDocument", &revoke),
+            ],
+        )
+        .await;
+        let changed = Instant::now();
+        assert_eq!(
+            get(&on_one, "shared").await,
+            "AccessDenied",
+            "revoked at once on one"
+        );
+        let after = until("AccessDenied", changed).await;
+        println!("revocation: refused on instance two after {after:?}");
+        assert!(
+            after < Duration::from_millis(2500),
+            "revoked late: {after:?}"
+        );
+        iam_ok(
+            &one,
+            &[
+                ("Action", "DeleteRolePolicy"),
+                ("RoleName", "deployer"),
+                ("PolicyName", "AWSRevokeOlderSessions"),
+            ],
+        )
+        .await;
+        let fresh = assume(&one, &arn, "s2").await;
+        let (fresh_one, fresh_two) = (sdk_session(&one, &fresh), sdk_session(&two, &fresh));
+        assert_eq!(get(&fresh_two, "shared").await, "OK");
+        // Deleting the role ends every session of it.
+        iam_ok(
+            &one,
+            &[
+                ("Action", "DeleteRolePolicy"),
+                ("RoleName", "deployer"),
+                ("PolicyName", "bucket"),
+            ],
+        )
+        .await;
+        iam_ok(&one, &[("Action", "DeleteRole"), ("RoleName", "deployer")]).await;
+        let changed = Instant::now();
+        assert_eq!(
+            get(&fresh_one, "shared").await,
+            "InvalidAccessKeyId",
+            "at once on one"
+        );
+        let on_two = fresh_two.clone();
+        let mut after = None;
+        while changed.elapsed() < Duration::from_secs(5) {
+            if get(&on_two, "shared").await == "InvalidAccessKeyId" {
+                after = Some(changed.elapsed());
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let after = after.expect("instance two kept the deleted role's session");
+        println!("role deleted: refused on instance two after {after:?}");
+        assert!(after < Duration::from_millis(2500), "ended late: {after:?}");
+    });
+}
+
+/// Temporary credentials expire by the database's clock: once their stored expiration has
+/// passed (set in the past here, as the database's time would pass it), every request is
+/// `400 ExpiredToken`, on S3, IAM and STS alike.
+#[test]
+fn an_expired_session_is_answered_expired_token() {
+    support::run(async {
+        let gw = support::gateway("stsexp").await;
+        gw.sdk().create_bucket().bucket("bkt").send().await.unwrap();
+        support::put_many(&gw.sdk(), "bkt", vec![("f.txt".into(), b"f".to_vec())]).await;
+        let arn = role(&gw, "short", "bkt").await;
+        let c = assume(&gw, &arn, "s1").await;
+        let s3 = sdk_session(&gw, &c);
+        assert_eq!(get(&s3, "bkt").await, "OK");
+        let past = mongodb::bson::DateTime::from_millis(
+            gw.state.store.meta().clock().now().timestamp_millis() - 1000,
+        );
+        let r = gw
+            .db
+            .collection::<mongodb::bson::Document>("__accesskeys")
+            .update_one(
+                mongodb::bson::doc! {"_id": &c.0},
+                mongodb::bson::doc! {"$set": {"expiration": past}},
+            )
+            .await
+            .unwrap();
+        assert_eq!(r.modified_count, 1);
+        // As a change through grids3 would: every instance's key cache follows the counter.
+        gw.state.store.meta().keys_changed().await.unwrap();
+        gw.state.creds.forget(&c.0);
+        let e = s3
+            .get_object()
+            .bucket("bkt")
+            .key("f.txt")
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Some("ExpiredToken"), "{e:?}");
+        assert_eq!(e.raw_response().map(|r| r.status().as_u16()), Some(400));
+        // STS and IAM answer it too.
+        let mut raw = support::Raw::new("POST", "/");
+        raw.service = "sts";
+        raw.access_key = &c.0;
+        raw.secret = &c.1;
+        raw.headers
+            .push(("x-amz-security-token".into(), c.2.clone()));
+        raw.headers.push((
+            "content-type".into(),
+            "application/x-www-form-urlencoded".into(),
+        ));
+        raw.body = b"Action=GetCallerIdentity&Version=2011-06-15".to_vec();
+        let r = raw.send(&gw).await;
+        let status = r.status().as_u16();
+        let body = r.text().await.unwrap();
+        assert!(
+            body.contains("<Code>ExpiredToken</Code>"),
+            "{status} {body}"
+        );
+    });
+}
+
+/// In steady state a request signed with temporary credentials costs no database round trip
+/// for identity: a session's GETs and PUTs send exactly the commands the account's own key's
+/// send, and the session's key and role are read once, not per request.
+#[test]
+fn a_sessions_requests_cost_no_extra_round_trip() {
+    use std::sync::atomic::Ordering;
+    support::run(async {
+        let (gw, counters) = support::gateway_counting_split("stsrt", |_| {}).await;
+        let commands =
+            || counters.all.load(Ordering::SeqCst) - counters.lookups.load(Ordering::SeqCst);
+        let root = gw.sdk();
+        root.create_bucket().bucket("rtb").send().await.unwrap();
+        let arn = role(&gw, "rt", "rtb").await;
+        let c = assume(&gw, &arn, "rt").await;
+        let session = sdk_session(&gw, &c);
+        let identity_reads = || {
+            counters
+                .log
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|l| l.contains("__iam") || l.contains("__accesskeys"))
+                .count()
+        };
+        let mut used = Vec::new();
+        for (who, c) in [("root", &root), ("session", &session)] {
+            c.put_object()
+                .bucket("rtb")
+                .key("warm")
+                .body(b"w".to_vec().into())
+                .send()
+                .await
+                .unwrap();
+            support::quiesce(&counters.all).await;
+            let (before, reads_before) = (commands(), identity_reads());
+            for i in 0..10 {
+                c.put_object()
+                    .bucket("rtb")
+                    .key(format!("{who}{i}"))
+                    .body(vec![b'x'; 4096].into())
+                    .send()
+                    .await
+                    .unwrap();
+                c.get_object()
+                    .bucket("rtb")
+                    .key(format!("{who}{i}"))
+                    .send()
+                    .await
+                    .unwrap()
+                    .body
+                    .collect()
+                    .await
+                    .unwrap();
+            }
+            used.push(commands() - before);
+            let reads = identity_reads() - reads_before;
+            assert!(
+                reads <= 3,
+                "{who}: {reads} reads of keys or identity for 20 requests"
+            );
+        }
+        println!(
+            "10 PUTs and 10 GETs: root {} commands, session {}",
+            used[0], used[1]
+        );
+        assert_eq!(used[0], used[1], "a session's requests sent other commands");
+    });
+}

@@ -36,6 +36,7 @@ mod notify_delivery;
 mod notify_faults;
 mod notify_races;
 mod notify_support;
+mod oidc;
 mod plans;
 mod policy;
 mod post_object;

@@ -432,6 +432,23 @@ mod tests {
         }
     }
 
+    /// The cache holds at most `max_issuers` issuers; the least recently used goes first.
+    #[test]
+    fn issuers_are_bounded_least_recently_used_first() {
+        let cache = KeyCache::new(&Limits {
+            max_issuers: 2,
+            ..Limits::default()
+        });
+        let a = cache.slot("https://a.example", 1);
+        cache.slot("https://b.example", 2);
+        assert!(Arc::ptr_eq(&a, &cache.slot("https://a.example", 3)));
+        cache.slot("https://c.example", 4);
+        let held = cache.slots.lock().unwrap();
+        let mut names: Vec<&str> = held.keys().map(String::as_str).collect();
+        names.sort();
+        assert_eq!(names, ["https://a.example", "https://c.example"]);
+    }
+
     #[test]
     fn key_lookup() {
         let doc = json!({"keys": [rsa2048(), ec(), with(rsa2048(), "kid", json!("r2"))]});

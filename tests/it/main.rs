@@ -37,6 +37,7 @@ mod notify_faults;
 mod notify_races;
 mod notify_support;
 mod oidc;
+mod oidc_support;
 mod plans;
 mod policy;
 mod post_object;

@@ -70,6 +70,12 @@ impl Config {
         }
     }
 
+    /// The URL policy of OpenID Connect providers (`--oidc-allowed-hosts`,
+    /// `--oidc-allow-loopback`).
+    pub fn oidc_policy(&self) -> crate::oidc::OidcPolicy {
+        crate::oidc::OidcPolicy::new(&self.oidc_allowed_hosts, self.oidc_allow_loopback)
+    }
+
     /// The write concern of `--write-concern`: `majority` journaled; a number of members as
     /// the server journals by default (a standalone server without a journal refuses `j`).
     pub fn write_concern(&self) -> mongodb::options::WriteConcern {
@@ -203,6 +209,18 @@ pub struct Config {
     /// TLS ends at a proxy in front of grids3.
     #[arg(long, env = "GRIDS3_ALLOW_INSECURE_SSE_C", default_value_t = false)]
     pub allow_insecure_sse_c: bool,
+
+    /// OpenID Connect providers (issue 61): host names, comma-separated (exact,
+    /// case-insensitive), whose discovery and key sets may be fetched whatever addresses they
+    /// resolve to. By default a provider's URL must be https:// and resolve to public
+    /// addresses only (no loopback, private, link-local, CGNAT or multicast: docs/sso.md).
+    #[arg(long, env = "GRIDS3_OIDC_ALLOWED_HOSTS", default_value = "")]
+    pub oidc_allowed_hosts: String,
+
+    /// Allow OpenID Connect providers on loopback addresses, over plain http:// too (tests
+    /// and local use; never needed in production).
+    #[arg(long, env = "GRIDS3_OIDC_ALLOW_LOOPBACK", default_value_t = false)]
+    pub oidc_allow_loopback: bool,
 
     /// Log as JSON lines instead of human-readable text.
     #[arg(long, env = "GRIDS3_LOG_JSON", default_value_t = false)]

@@ -27,6 +27,7 @@ pub mod metrics;
 pub mod minio_admin;
 pub mod model;
 pub mod notify;
+pub mod oidc;
 pub mod percent;
 pub mod s3;
 pub mod server;

@@ -82,6 +82,9 @@ const LAYERS: &[(&str, u32)] = &[
     ("access_log", 27),
     // Event notifications: the outbox, targets and the dispatcher (state holds the notifier).
     ("notify", 27),
+    // OpenID Connect token verification (issue 61): pure but for its bounded fetches; it
+    // imports nothing of grids3, the STS and console callers import it.
+    ("oidc", 27),
     // Request-level codecs: signatures, lifecycle rules, XML shapes; then the error type.
     ("auth", 25),
     // IAM's protocol layer: the form, its validation, the answers' XML, the error shape.

@@ -36,6 +36,8 @@ mod notify_delivery;
 mod notify_faults;
 mod notify_races;
 mod notify_support;
+mod oidc;
+mod oidc_support;
 mod plans;
 mod policy;
 mod post_object;

@@ -32,6 +32,9 @@ pub struct AppState {
     pub access_log: Arc<crate::access_log::Recorder>,
     /// Event notifications: the door of the write path, and the dispatcher's queue.
     pub notify: Arc<crate::notify::Notifier>,
+    /// OpenID Connect ID tokens (AssumeRoleWithWebIdentity, console sign-on): the issuer
+    /// URL policy, the providers' keys, cached.
+    pub oidc: Arc<crate::oidc::Verifier>,
     /// The janitor's tasks, stopped by [`AppState::stop_background`].
     background: Arc<std::sync::Mutex<Vec<tokio::task::AbortHandle>>>,
 }
@@ -152,9 +155,14 @@ impl AppState {
             config.notify_targets.clone(),
             config.notify_settings(),
         ));
+        let oidc = Arc::new(
+            crate::oidc::Verifier::new(config.oidc_policy(), crate::oidc::Limits::default())
+                .map_err(|e| anyhow::anyhow!("the OpenID Connect client: {e}"))?,
+        );
         let state = Self {
             access_log,
             notify,
+            oidc,
             completions,
             keys,
             creds: Credentials::new(

@@ -208,6 +208,9 @@ pub async fn dispatch(cx: &Cx<'_>, params: &Params, action: &str) -> IamResult<S
     if let Some(r) = super::role_policies::dispatch(cx, params, action).await {
         return r;
     }
+    if let Some(r) = super::oidc_providers::dispatch(cx, params, action).await {
+        return r;
+    }
     // Every other IAM action is refused, never answered as done.
     Err(IamError::not_implemented(action))
 }

@@ -17,6 +17,8 @@ pub mod error;
 pub mod groups;
 pub mod handle;
 pub mod inline;
+pub mod oidc_providers;
+pub mod oidc_xml;
 pub mod policies;
 pub mod query;
 pub mod role_policies;

@@ -62,6 +62,12 @@ pub struct Verifier {
     cache: keys::KeyCache,
 }
 
+impl std::fmt::Debug for Verifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Verifier").finish_non_exhaustive()
+    }
+}
+
 impl Verifier {
     /// A verifier fetching under `policy` within `limits`.
     pub fn new(policy: OidcPolicy, limits: Limits) -> Result<Self, OidcError> {

@@ -34,7 +34,7 @@ pub const SESSION_POLICY_MAX: usize = 2048;
 const MAX_POLICY_ARNS: usize = 10;
 
 /// A `RoleSessionName`: 2 to 64 of `[\w+=,.@-]`.
-fn session_name(v: &str) -> IamResult<()> {
+pub(super) fn session_name(v: &str) -> IamResult<()> {
     let ok = (2..=64).contains(&v.len())
         && v.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"_+=,.@-".contains(&b));
@@ -151,7 +151,7 @@ pub async fn session_policies(
 
 /// The role an ARN names (`arn:aws:iam::<account>:role/<path/><name>`), found by name in that
 /// account; the ARN must be the role's exactly (its path too).
-async fn role_by_arn(st: &AppState, arn: &str) -> IamResult<Role> {
+pub(super) async fn role_by_arn(st: &AppState, arn: &str, action: &str) -> IamResult<Role> {
     let bad = || IamError::validation_value("roleArn", arn, "Member must be a role ARN");
     let rest = arn.strip_prefix("arn:aws:iam::").ok_or_else(bad)?;
     let (account, what) = rest.split_once(':').ok_or_else(bad)?;
@@ -165,7 +165,7 @@ async fn role_by_arn(st: &AppState, arn: &str) -> IamResult<Role> {
         return Err(bad());
     }
     let not_found =
-        || IamError::access_denied(format!("Not authorized to perform sts:AssumeRole on {arn}"));
+        || IamError::access_denied(format!("Not authorized to perform {action} on {arn}"));
     // The role's account is known by id only: its root key is read from the role found.
     let role = st
         .creds
@@ -201,7 +201,7 @@ pub async fn assume_role(
     let name = p.required("RoleSessionName")?;
     session_name(name)?;
     let external = p.get("ExternalId");
-    let role = role_by_arn(st, arn).await?;
+    let role = role_by_arn(st, arn, "sts:AssumeRole").await?;
     let chained =
         auth.token.is_some() && caller.user.as_ref().is_some_and(|u| u.role_arn().is_some());
     let itself = caller
@@ -307,20 +307,6 @@ pub async fn assume_role(
         packed,
         None,
         rid,
-    ))
-}
-
-/// Handles AssumeRoleWithWebIdentity. Until OpenID Connect providers are registered (the
-/// next part of issue 61) no token can be verified, so every request is refused as AWS
-/// refuses a token from a provider it does not know.
-pub async fn with_web_identity(_st: &AppState, p: &Params, _rid: &str) -> IamResult<String> {
-    p.required("RoleArn")?;
-    p.required("RoleSessionName")?;
-    p.required("WebIdentityToken")?;
-    Err(IamError::new(
-        StatusCode::BAD_REQUEST,
-        "InvalidIdentityToken",
-        "No OpenIDConnect provider found in your account for this token's issuer.",
     ))
 }
 

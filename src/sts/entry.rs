@@ -134,7 +134,7 @@ async fn run(
     action_out.clone_from(&action);
     if !signed {
         return match action.as_str() {
-            "AssumeRoleWithWebIdentity" => super::assume::with_web_identity(st, &params, rid).await,
+            "AssumeRoleWithWebIdentity" => super::web_identity::assume(st, &params, rid).await,
             _ => Err(IamError::new(
                 StatusCode::FORBIDDEN,
                 "MissingAuthenticationToken",
@@ -160,7 +160,7 @@ async fn run(
         "GetCallerIdentity" => Ok(super::session::get_caller_identity(&caller, rid)),
         // A signed web identity request: the token decides, not the signature (AWS ignores
         // the credentials of a signed one).
-        "AssumeRoleWithWebIdentity" => super::assume::with_web_identity(st, &params, rid).await,
+        "AssumeRoleWithWebIdentity" => super::web_identity::assume(st, &params, rid).await,
         "" => Err(IamError::missing_action()),
         other => Err(IamError::invalid_action(
             other,

@@ -7,7 +7,8 @@
 //! - [`entry`]: body, signature, caller, dispatch, logging;
 //! - [`decide`]: who may assume a role, pure (the trust policy and the caller's identity
 //!   policies, as AWS joins them);
-//! - [`assume`] (AssumeRole), [`session`] (GetSessionToken, GetCallerIdentity), each making
+//! - [`assume`] (AssumeRole), [`web_identity`] (AssumeRoleWithWebIdentity, by an OpenID
+//!   Connect ID token checked by `oidc`), [`session`] (GetSessionToken, GetCallerIdentity), each making
 //!   temporary credentials in the metastore (`storage::meta::sts_keys`);
 //! - [`xml`]: the answers.
 
@@ -15,6 +16,7 @@ pub mod assume;
 pub mod decide;
 pub mod entry;
 pub mod session;
+pub mod web_identity;
 pub mod xml;
 
 /// STS's XML namespace.

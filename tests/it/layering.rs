@@ -94,6 +94,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("iam::xml", 26),
     ("iam::actions", 26),
     ("iam::role_xml", 26),
+    ("iam::oidc_xml", 26),
     ("lifecycle", 25),
     ("xml", 25),
     ("error", 20),

@@ -61,6 +61,7 @@ mod snowball;
 mod soak;
 mod sse;
 mod sts;
+mod sts_web;
 mod support;
 mod tls;
 mod upload_cleanup;

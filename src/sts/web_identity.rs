@@ -1,0 +1,196 @@
+//! AssumeRoleWithWebIdentity (issue 61): an OpenID Connect ID token, verified against the
+//! provider the role's account registered for its issuer (`oidc::Verifier`: signature by the
+//! provider's published keys, `iss`, `aud` against the registered client ids, `exp`, `nbf`,
+//! `iat`, by the database's clock), then the role's trust policy evaluated for the provider
+//! (`Principal: {"Federated": "arn:aws:iam::<account>:oidc-provider/<host/path>"}`) with the
+//! token's claims as AWS's condition keys `<host/path>:sub`, `:aud` and `:amr`. No signature
+//! is needed: the token is the proof, as on AWS.
+
+use std::collections::HashMap;
+
+use axum::http::StatusCode;
+use base64::Engine;
+
+use super::assume::{duration, refuse_unsupported, role_by_arn, session_name, session_policies};
+use super::xml::{self, CredentialsView};
+use crate::auth::policy::{self, Verdict, Who};
+use crate::iam::error::{IamError, IamResult};
+use crate::iam::query::Params;
+use crate::oidc::OidcError;
+use crate::state::AppState;
+use crate::storage::identity::Account;
+use crate::storage::meta::{NewSession, SessionKind};
+
+/// Longest `WebIdentityToken` read (AWS: 20,000 characters).
+const MAX_TOKEN: usize = 20_000;
+
+fn invalid(msg: impl Into<String>) -> IamError {
+    IamError::new(StatusCode::BAD_REQUEST, "InvalidIdentityToken", msg)
+}
+
+/// The `iss` claim of a token, read without verifying it: only to find which registered
+/// provider must verify it.
+fn unverified_issuer(token: &str) -> IamResult<String> {
+    let payload = token
+        .split('.')
+        .nth(1)
+        .ok_or_else(|| invalid("The ID token is not a JWT."))?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload.trim_end_matches('='))
+        .map_err(|_| invalid("The ID token is not a JWT."))?;
+    let v: serde_json::Value =
+        serde_json::from_slice(&bytes).map_err(|_| invalid("The ID token is not a JWT."))?;
+    v.get("iss")
+        .and_then(|i| i.as_str())
+        .map(str::to_owned)
+        .ok_or_else(|| invalid("The ID token has no issuer."))
+}
+
+/// The verifier's refusals in STS's words.
+fn sts_error(e: OidcError) -> IamError {
+    match e {
+        // STS's code for an expired web identity token (botocore's ExpiredTokenException).
+        OidcError::ExpiredToken(m) => {
+            IamError::new(StatusCode::BAD_REQUEST, "ExpiredTokenException", m)
+        }
+        OidcError::IdpCommunication(m) => {
+            IamError::new(StatusCode::BAD_REQUEST, "IDPCommunicationError", m)
+        }
+        OidcError::IncorrectAudience => invalid("Incorrect token audience"),
+        OidcError::InvalidIdentityToken(m) | OidcError::InvalidInput(m) => invalid(m),
+    }
+}
+
+/// Handles AssumeRoleWithWebIdentity.
+pub async fn assume(st: &AppState, p: &Params, rid: &str) -> IamResult<String> {
+    refuse_unsupported(p)?;
+    if p.get("ProviderId").is_some() {
+        // OAuth 2.0 access tokens of Amazon or Facebook: not OpenID Connect.
+        return Err(IamError::new(
+            StatusCode::BAD_REQUEST,
+            "NotImplemented",
+            "grids3 takes OpenID Connect ID tokens only (no ProviderId).",
+        ));
+    }
+    let arn = p.required("RoleArn")?;
+    let name = p.required("RoleSessionName")?;
+    session_name(name)?;
+    let token = p.required("WebIdentityToken")?;
+    if token.len() > MAX_TOKEN {
+        return Err(IamError::validation_value(
+            "webIdentityToken",
+            "(too long)",
+            "Member must have length less than or equal to 20000",
+        ));
+    }
+    let role = role_by_arn(st, arn, "sts:AssumeRoleWithWebIdentity").await?;
+    let issuer = unverified_issuer(token)?;
+    let provider = st
+        .creds
+        .identity()
+        .oidc_provider_by_issuer(&role.account, &issuer)
+        .await
+        .map_err(crate::iam::context::db)?
+        .ok_or_else(|| {
+            invalid(format!(
+                "No OpenIDConnect provider found in your account for {issuer}"
+            ))
+        })?;
+    let now = st.store.meta().clock().now().timestamp_millis() / 1000;
+    let verified = st
+        .oidc
+        .verify(&provider.url, &provider.client_ids, token, now)
+        .await
+        .map_err(sts_error)?;
+    let max = role.max_session;
+    let dur = duration(
+        p,
+        3600,
+        max,
+        "The requested DurationSeconds exceeds the MaxSessionDuration set for this role ({max} seconds).",
+    )?;
+    // The trust policy, for the provider, with the token's claims as AWS names them.
+    let host = provider.name();
+    let mut values: HashMap<String, Vec<String>> = HashMap::new();
+    values.insert(format!("{host}:sub"), vec![verified.sub.clone()]);
+    values.insert(format!("{host}:aud"), vec![verified.aud.clone()]);
+    if !verified.amr.is_empty() {
+        values.insert(format!("{host}:amr"), verified.amr.clone());
+    }
+    values.insert("sts:rolesessionname".into(), vec![name.to_owned()]);
+    values.insert("aws:federatedprovider".into(), vec![provider.arn()]);
+    let values = values
+        .into_iter()
+        .map(|(k, v)| (k.to_ascii_lowercase(), v))
+        .collect();
+    let trust = policy::parse_trust(&role.trust).unwrap_or_else(|_| policy::Policy::empty());
+    let verdict = trust.evaluate(&policy::Context {
+        who: Who::Federated(provider.arn()),
+        action: "sts:AssumeRoleWithWebIdentity",
+        resource: role.arn(),
+        values,
+    });
+    if verdict != Verdict::Allow {
+        return Err(IamError::access_denied(
+            "Not authorized to perform sts:AssumeRoleWithWebIdentity",
+        ));
+    }
+    let role_account = Account {
+        key: role.account_key.clone(),
+        id: role.account.clone(),
+    };
+    let (policies, packed) = session_policies(st, p, &role_account).await?;
+    let minted = st
+        .store
+        .meta()
+        .insert_session(NewSession {
+            kind: SessionKind::WebIdentity,
+            account_key: &role.account_key,
+            role: Some((&role.id, name)),
+            user: None,
+            policies,
+            duration: std::time::Duration::from_secs(dur as u64),
+        })
+        .await
+        .map_err(crate::iam::context::db)?;
+    if let Err(e) = st
+        .creds
+        .identity()
+        .note_role_used(&role.id, minted.issued)
+        .await
+    {
+        tracing::debug!(error = %e, "could not record a role's use");
+    }
+    Ok(xml::assume_role(
+        "AssumeRoleWithWebIdentity",
+        &CredentialsView {
+            access_key: &minted.access_key,
+            secret: &minted.secret,
+            token: &minted.token,
+            expiration: minted.expiration.to_chrono(),
+        },
+        &role.session_arn(name),
+        &format!("{}:{name}", role.id),
+        packed,
+        Some((&verified.sub, &verified.aud, &verified.issuer)),
+        rid,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_issuer_is_read_from_the_payload_only_to_pick_a_provider() {
+        let enc = |s: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s);
+        let t = format!(
+            "{}.{}.sig",
+            enc(r#"{"alg":"RS256"}"#),
+            enc(r#"{"iss":"https://idp.example"}"#)
+        );
+        assert_eq!(unverified_issuer(&t).unwrap(), "https://idp.example");
+        assert!(unverified_issuer("garbage").is_err());
+        assert!(unverified_issuer(&format!("a.{}.c", enc("[1]"))).is_err());
+    }
+}

@@ -75,8 +75,9 @@ pub(super) struct Cache {
 pub enum Lookup {
     /// It signs, with this secret.
     Valid(Box<KeySecret>),
-    /// Temporary credentials past their expiration.
-    Expired,
+    /// Temporary credentials past their expiration (as stored: their token is checked before
+    /// the expiry is told).
+    Expired(Box<KeySecret>),
     /// Unknown, disabled, or its user or role is gone.
     Unknown,
 }
@@ -172,24 +173,67 @@ impl Credentials {
     pub async fn secret_of(&self, access_key: &str) -> S3Result<Option<KeySecret>> {
         Ok(match self.lookup(access_key).await? {
             Lookup::Valid(s) => Some(*s),
-            Lookup::Expired | Lookup::Unknown => None,
+            Lookup::Expired(_) | Lookup::Unknown => None,
         })
     }
 
     /// [`Credentials::secret_of`], telling an expired session (answered `ExpiredToken`)
     /// from a key that does not sign.
     pub async fn lookup(&self, access_key: &str) -> S3Result<Lookup> {
-        let Some(secret) = self.stored_secret(access_key).await? else {
-            return Ok(Lookup::Unknown);
-        };
-        // Judged at each use, not only when read: a cached key expires on time.
-        if secret.expires.is_some_and(|e| e <= self.meta.clock().now()) {
-            return Ok(if secret.token.is_some() {
-                Lookup::Expired
-            } else {
-                Lookup::Unknown
-            });
+        self.lookup_at(access_key, true).await
+    }
+
+    /// [`Credentials::lookup`]; `follow`: also judge the keys this one depends on (its
+    /// account's root credentials, the key that made a session), one level deep.
+    fn lookup_at<'a>(
+        &'a self,
+        access_key: &'a str,
+        follow: bool,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = S3Result<Lookup>> + Send + 'a>> {
+        Box::pin(async move {
+            let Some(mut secret) = self.stored_secret(access_key).await? else {
+                return Ok(Lookup::Unknown);
+            };
+            // Judged at each use, not only when read: a cached key expires on time.
+            if secret.expires.is_some_and(|e| e <= self.meta.clock().now()) {
+                return Ok(if secret.token.is_some() {
+                    Lookup::Expired(Box::new(secret))
+                } else {
+                    Lookup::Unknown
+                });
+            }
+            if follow && !self.dependencies_sign(access_key, &mut secret).await? {
+                return Ok(Lookup::Unknown);
+            }
+            self.judge_principal(secret).await
+        })
+    }
+
+    /// Whether the keys `secret` depends on still sign: its account's root credentials (a
+    /// key disabled or deleted, as a leaked one is, ends every key, service account and
+    /// session made under its account), and for a GetSessionToken session the key that made
+    /// it, whose session policies it takes as they are now.
+    async fn dependencies_sign(&self, access_key: &str, secret: &mut KeySecret) -> S3Result<bool> {
+        let account = secret
+            .user
+            .as_ref()
+            .map(|u| u.account_key.clone())
+            .or_else(|| secret.account.clone());
+        if let Some(a) = account.filter(|a| a != access_key) {
+            if !matches!(self.lookup_at(&a, false).await?, Lookup::Valid(_)) {
+                return Ok(false);
+            }
         }
+        if let Some(parent) = secret.token.as_ref().and_then(|t| t.parent.clone()) {
+            match self.lookup_at(&parent, false).await? {
+                Lookup::Valid(p) if p.token.is_none() => secret.sessions = p.sessions.clone(),
+                _ => return Ok(false),
+            }
+        }
+        Ok(true)
+    }
+
+    async fn judge_principal(&self, secret: KeySecret) -> S3Result<Lookup> {
         if let Some(u) = &secret.user {
             // A user deleted with a key left behind (a crash between the two) signs nothing,
             // nor does a session of a role deleted since.

@@ -527,12 +527,12 @@ async fn authenticate_v2(
         ));
     }
     // A SigV2 presigned URL carries its `x-amz-*` headers (a session token among them) as
-    // query parameters, signed as headers (botocore's `HmacV1QueryAuth`); a header-signed
-    // request signs its headers and takes none from the query.
+    // lower-case query parameters, signed as headers (botocore's `HmacV1QueryAuth`); a
+    // header-signed request signs its headers and takes none from the query. SigV4's own
+    // `X-Amz-*` parameters (capitalised) are not headers: SigV2 does not sign them.
     let mut signed_headers = parts.headers.clone();
     if in_query {
         for (k, v) in query {
-            let k = k.to_ascii_lowercase();
             if let (true, Ok(name), Ok(value)) = (
                 k.starts_with("x-amz-"),
                 axum::http::HeaderName::from_bytes(k.as_bytes()),
@@ -541,10 +541,12 @@ async fn authenticate_v2(
                 signed_headers.append(name, value);
             }
         }
-    } else if query
-        .iter()
-        .any(|(k, _)| k.eq_ignore_ascii_case("x-amz-security-token"))
-    {
+    }
+    // A token SigV2 would not sign (in the query of a header-signed request, or capitalised)
+    // is refused rather than read or ignored.
+    if query.iter().any(|(k, _)| {
+        k.eq_ignore_ascii_case("x-amz-security-token") && !(in_query && k == "x-amz-security-token")
+    }) {
         return Err(S3Error::invalid_token());
     }
     let sent_token = token::sent(&signed_headers, &[])?;

@@ -45,8 +45,12 @@ pub async fn signing_secret(
 ) -> S3Result<KeySecret> {
     let stored = match creds.lookup(access_key).await? {
         Lookup::Valid(s) => *s,
-        // AWS answers an expired session so, whatever token came with it.
-        Lookup::Expired => return Err(S3Error::expired_token()),
+        // An expired session is told as such only to whoever has its token (the key id alone,
+        // seen in a log or a URL, does not tell expired from unknown).
+        Lookup::Expired(s) => {
+            check(&s, token)?;
+            return Err(S3Error::expired_token());
+        }
         Lookup::Unknown => return Err(S3Error::invalid_access_key_id()),
     };
     check(&stored, token)?;

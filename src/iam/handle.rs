@@ -68,14 +68,17 @@ const MAX_READING: usize = 32;
 /// `Content-Length` (at most [`MAX_BODY`]), within [`BODY_TIME`] and a slot of
 /// [`MAX_READING`]: an unsigned or unknown-key request costs nothing but its headers.
 async fn read_body(st: &AppState, parts: &Parts, body: Body) -> IamResult<axum::body::Bytes> {
-    static READING: std::sync::LazyLock<tokio::sync::Semaphore> =
-        std::sync::LazyLock::new(|| tokio::sync::Semaphore::new(MAX_READING));
+    static READING: std::sync::LazyLock<super::slots::Slots> =
+        std::sync::LazyLock::new(|| super::slots::Slots::new(MAX_READING));
     let query = crate::auth::sigv4::parse_query(parts.uri.query());
     let key = crate::auth::signing_key_id(&parts.headers, &query)
         .ok_or_else(|| IamError::incomplete_signature("The request must be signed with SigV4."))?;
     match st.creds.lookup(&key).await? {
         crate::auth::Lookup::Valid(_) => {}
-        crate::auth::Lookup::Expired => {
+        crate::auth::Lookup::Expired(s) => {
+            // Told only to whoever has the session's token.
+            let sent = crate::auth::token::sent(&parts.headers, &query)?;
+            crate::auth::token::check(&s, sent.as_deref())?;
             return Err(crate::error::S3Error::expired_token().into());
         }
         crate::auth::Lookup::Unknown => return Err(IamError::invalid_client_token_id()),
@@ -102,24 +105,13 @@ async fn read_body(st: &AppState, parts: &Parts, body: Body) -> IamResult<axum::
         }
         None => {}
     }
-    read_within(body, MAX_BODY, &READING).await
+    let _slot = READING.take(&key)?;
+    read_within(body, MAX_BODY).await
 }
 
-/// A Query request's body: at most `max` bytes, within [`BODY_TIME`], holding one of
-/// `slots` meanwhile (none free: AWS's `Throttling`, which the SDKs retry, rather than a
-/// queue that slow senders could fill).
-pub async fn read_within(
-    body: Body,
-    max: usize,
-    slots: &tokio::sync::Semaphore,
-) -> IamResult<axum::body::Bytes> {
-    let _slot = slots.try_acquire().map_err(|_| {
-        IamError::new(
-            axum::http::StatusCode::BAD_REQUEST,
-            "Throttling",
-            "Rate exceeded",
-        )
-    })?;
+/// A Query request's body: at most `max` bytes, within [`BODY_TIME`] (the caller holds a
+/// slot of `super::slots` meanwhile).
+pub async fn read_within(body: Body, max: usize) -> IamResult<axum::body::Bytes> {
     match tokio::time::timeout(BODY_TIME, axum::body::to_bytes(body, max)).await {
         Ok(Ok(b)) => Ok(b),
         Ok(Err(_)) => Err(IamError::validation_error(

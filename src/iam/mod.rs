@@ -25,6 +25,7 @@ pub mod role_policies;
 pub mod role_xml;
 pub mod roles;
 pub mod simulate;
+pub mod slots;
 pub mod users;
 pub mod validate;
 pub mod xml;

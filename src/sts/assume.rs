@@ -74,9 +74,26 @@ pub fn duration(p: &Params, default: i64, max: i64, too_long: &str) -> IamResult
 
 /// Options grids3 does not implement: refused, never accepted and ignored (MFA would be a
 /// check skipped; session tags and source identity would be conditions that never match).
-pub fn refuse_unsupported(p: &Params) -> IamResult<()> {
+/// And any parameter the action does not take (`known`, with the protocol's own), so that a
+/// misspelt `policy` is refused rather than give a session its role's full rights.
+pub fn refuse_unsupported(p: &Params, known: &[&str]) -> IamResult<()> {
     for name in p.names() {
         let base = name.split('.').next().unwrap_or(name);
+        let protocol = matches!(base, "Action" | "Version") || base.starts_with("X-Amz-");
+        let unsupported = matches!(
+            base,
+            "SerialNumber"
+                | "TokenCode"
+                | "Tags"
+                | "TransitiveTagKeys"
+                | "SourceIdentity"
+                | "ProvidedContexts"
+        );
+        if !protocol && !unsupported && !known.contains(&base) {
+            return Err(IamError::validation_error(format!(
+                "The parameter {name} is not recognized by this action."
+            )));
+        }
         if matches!(
             base,
             "SerialNumber"
@@ -119,17 +136,27 @@ pub async fn session_policies(
         policy::parse_identity(doc).map_err(|e| IamError::malformed_policy_document(e.message))?;
         texts.push(doc.to_owned());
     }
+    // Every member given counts, whatever its number (a gap must not drop one: the session
+    // would keep rights it was meant to lose).
     let mut arns = Vec::new();
-    for i in 1.. {
-        match p.get(&format!("PolicyArns.member.{i}.arn")) {
-            Some(a) => arns.push(a.to_owned()),
-            None => break,
+    for name in p.names() {
+        if let Some(rest) = name.strip_prefix("PolicyArns.") {
+            let ok = rest
+                .strip_prefix("member.")
+                .and_then(|r| r.strip_suffix(".arn"))
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+            if !ok {
+                return Err(IamError::validation_error(format!(
+                    "The parameter {name} is not recognized (PolicyArns.member.N.arn)."
+                )));
+            }
+            arns.push(p.get(name).unwrap_or_default().to_owned());
         }
-        if arns.len() > MAX_POLICY_ARNS {
-            return Err(IamError::validation_error(format!(
-                "At most {MAX_POLICY_ARNS} managed session policies may be given."
-            )));
-        }
+    }
+    if arns.len() > MAX_POLICY_ARNS {
+        return Err(IamError::validation_error(format!(
+            "At most {MAX_POLICY_ARNS} managed session policies may be given."
+        )));
     }
     for arn in &arns {
         validate::policy_arn("PolicyArns", arn)?;
@@ -152,6 +179,13 @@ pub async fn session_policies(
 /// The role an ARN names (`arn:aws:iam::<account>:role/<path/><name>`), found by name in that
 /// account; the ARN must be the role's exactly (its path too).
 pub(super) async fn role_by_arn(st: &AppState, arn: &str, action: &str) -> IamResult<Role> {
+    if !(20..=2048).contains(&arn.len()) {
+        return Err(IamError::validation_value(
+            "roleArn",
+            "(length)",
+            "Member must have length between 20 and 2048",
+        ));
+    }
     let bad = || IamError::validation_value("roleArn", arn, "Member must be a role ARN");
     let rest = arn.strip_prefix("arn:aws:iam::").ok_or_else(bad)?;
     let (account, what) = rest.split_once(':').ok_or_else(bad)?;
@@ -196,11 +230,34 @@ pub async fn assume_role(
     p: &Params,
     rid: &str,
 ) -> IamResult<String> {
-    refuse_unsupported(p)?;
+    refuse_unsupported(
+        p,
+        &[
+            "RoleArn",
+            "RoleSessionName",
+            "Policy",
+            "PolicyArns",
+            "DurationSeconds",
+            "ExternalId",
+        ],
+    )?;
     let arn = p.required("RoleArn")?;
     let name = p.required("RoleSessionName")?;
     session_name(name)?;
     let external = p.get("ExternalId");
+    if let Some(e) = external {
+        // AWS: 2 to 1,224 of `[\w+=,.@:/-]`.
+        let ok = (2..=1224).contains(&e.len())
+            && e.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"_+=,.@:/-".contains(&b));
+        if !ok {
+            return Err(IamError::validation_value(
+                "externalId",
+                e,
+                "Member must have length between 2 and 1224, and satisfy regular expression pattern: [\\w+=,.@:/-]*",
+            ));
+        }
+    }
     let role = role_by_arn(st, arn, "sts:AssumeRole").await?;
     let chained =
         auth.token.is_some() && caller.user.as_ref().is_some_and(|u| u.role_arn().is_some());
@@ -209,17 +266,18 @@ pub async fn assume_role(
         .as_ref()
         .and_then(|u| u.role_arn())
         .is_some_and(|a| a == role.arn());
-    let max = if chained {
-        CHAINED_MAX.min(role.max_session)
+    let (max, too_long) = if chained {
+        (
+            CHAINED_MAX.min(role.max_session),
+            "The requested DurationSeconds exceeds the 1 hour session limit for roles assumed by role chaining.",
+        )
     } else {
-        role.max_session
+        (
+            role.max_session,
+            "The requested DurationSeconds exceeds the MaxSessionDuration set for this role ({max} seconds).",
+        )
     };
-    let dur = duration(
-        p,
-        3600,
-        max,
-        "The requested DurationSeconds exceeds the MaxSessionDuration set for this role ({max} seconds).",
-    )?;
+    let dur = duration(p, 3600, max, too_long)?;
     // The trust policy's context: the caller, and the request's STS keys.
     let mut values: HashMap<String, Vec<String>> = caller.values().clone();
     values.insert("sts:rolesessionname".into(), vec![name.to_owned()]);
@@ -281,6 +339,7 @@ pub async fn assume_role(
             account_key: &role.account_key,
             role: Some((&role.id, name)),
             user: None,
+            parent: None,
             policies,
             duration: std::time::Duration::from_secs(dur as u64),
         })

@@ -36,6 +36,10 @@ pub fn is_sts(
     if crate::auth::has_credentials(parts_headers, &query) {
         return false;
     }
+    // Only at `/`: an unsigned request to a bucket or key stays S3's, whatever its query.
+    if uri.path() != "/" {
+        return false;
+    }
     let action = query
         .iter()
         .find(|(k, _)| k == "Action")
@@ -43,8 +47,7 @@ pub fn is_sts(
     if action == Some("AssumeRoleWithWebIdentity") {
         return true;
     }
-    uri.path() == "/"
-        && method == axum::http::Method::POST
+    method == axum::http::Method::POST
         && parts_headers
             .get(axum::http::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
@@ -87,8 +90,8 @@ pub async fn handle(st: &AppState, parts: Parts, body: Body) -> Response {
 }
 
 async fn read_body(parts: &Parts, body: Body) -> IamResult<axum::body::Bytes> {
-    static READING: std::sync::LazyLock<tokio::sync::Semaphore> =
-        std::sync::LazyLock::new(|| tokio::sync::Semaphore::new(MAX_READING));
+    static READING: std::sync::LazyLock<crate::iam::slots::Slots> =
+        std::sync::LazyLock::new(|| crate::iam::slots::Slots::new(MAX_READING));
     let declared = parts
         .headers
         .get(axum::http::header::CONTENT_LENGTH)
@@ -103,7 +106,21 @@ async fn read_body(parts: &Parts, body: Body) -> IamResult<axum::body::Bytes> {
             "The request body must be sent with a Content-Length of at most {MAX_BODY} bytes."
         )));
     }
-    crate::iam::handle::read_within(body, MAX_BODY, &READING).await
+    // Per caller: the key id a signed request names, else the client's address.
+    let query = crate::auth::sigv4::parse_query(parts.uri.query());
+    let caller = match crate::auth::signing_key_id(&parts.headers, &query) {
+        Some(k) => format!("key:{k}"),
+        None => format!(
+            "ip:{}",
+            parts
+                .extensions
+                .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+                .map(|c| c.0.ip().to_string())
+                .unwrap_or_default()
+        ),
+    };
+    let _slot = READING.take(&caller)?;
+    crate::iam::handle::read_within(body, MAX_BODY).await
 }
 
 async fn run(
@@ -122,8 +139,11 @@ async fn run(
         })?;
         match st.creds.lookup(&key).await? {
             crate::auth::Lookup::Valid(_) => {}
-            crate::auth::Lookup::Expired => {
-                return Err(crate::error::S3Error::expired_token().into())
+            crate::auth::Lookup::Expired(s) => {
+                // Told only to whoever has the session's token.
+                let sent = crate::auth::token::sent(&parts.headers, &query)?;
+                crate::auth::token::check(&s, sent.as_deref())?;
+                return Err(crate::error::S3Error::expired_token().into());
             }
             crate::auth::Lookup::Unknown => return Err(IamError::invalid_client_token_id()),
         }

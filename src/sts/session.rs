@@ -30,7 +30,7 @@ pub async fn get_session_token(
     p: &Params,
     rid: &str,
 ) -> IamResult<String> {
-    refuse_unsupported(p)?;
+    refuse_unsupported(p, &["DurationSeconds"])?;
     if auth.token.is_some() {
         return Err(IamError::access_denied(
             "Cannot call GetSessionToken with session credentials",
@@ -48,12 +48,19 @@ pub async fn get_session_token(
         max,
         "The requested DurationSeconds exceeds the allowed maximum of {max} seconds for these credentials.",
     )?;
-    // The caller's own session policies (as stored texts), carried on.
+    // The session follows the key that made it (`parent`): it signs only while that key
+    // does, with that key's session policies as they are at each use, and never past its
+    // expiration.
     let stored = st
         .creds
         .secret_of(&auth.access_key)
         .await?
         .ok_or_else(IamError::invalid_client_token_id)?;
+    let now = st.store.meta().clock().now().timestamp_millis() / 1000;
+    let dur = match stored.expires {
+        Some(e) => dur.min(e.timestamp_millis() / 1000 - now).max(1),
+        None => dur,
+    };
     let minted = st
         .store
         .meta()
@@ -62,7 +69,8 @@ pub async fn get_session_token(
             account_key: &caller.account.key,
             role: None,
             user: user.as_ref().map(|u| u.id.as_str()),
-            policies: stored.sessions.clone(),
+            parent: Some(&auth.access_key),
+            policies: Vec::new(),
             duration: std::time::Duration::from_secs(dur as u64),
         })
         .await

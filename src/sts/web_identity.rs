@@ -63,7 +63,18 @@ fn sts_error(e: OidcError) -> IamError {
 
 /// Handles AssumeRoleWithWebIdentity.
 pub async fn assume(st: &AppState, p: &Params, rid: &str) -> IamResult<String> {
-    refuse_unsupported(p)?;
+    refuse_unsupported(
+        p,
+        &[
+            "RoleArn",
+            "RoleSessionName",
+            "WebIdentityToken",
+            "ProviderId",
+            "Policy",
+            "PolicyArns",
+            "DurationSeconds",
+        ],
+    )?;
     if p.get("ProviderId").is_some() {
         // OAuth 2.0 access tokens of Amazon or Facebook: not OpenID Connect.
         return Err(IamError::new(
@@ -148,6 +159,7 @@ pub async fn assume(st: &AppState, p: &Params, rid: &str) -> IamResult<String> {
             account_key: &role.account_key,
             role: Some((&role.id, name)),
             user: None,
+            parent: None,
             policies,
             duration: std::time::Duration::from_secs(dur as u64),
         })

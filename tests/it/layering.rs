@@ -93,6 +93,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("iam::validate", 26),
     ("iam::xml", 26),
     ("iam::actions", 26),
+    ("iam::slots", 26),
     ("iam::role_xml", 26),
     ("iam::oidc_xml", 26),
     ("lifecycle", 25),

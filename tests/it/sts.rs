@@ -353,3 +353,295 @@ fn a_sessions_requests_cost_no_extra_round_trip() {
         assert_eq!(used[0], used[1], "a session's requests sent other commands");
     });
 }
+
+/// One STS call signed by `ak`/`sk` (with a session `token`, if any): status and body.
+async fn sts_as(
+    gw: &support::Gateway,
+    (ak, sk, token): (&str, &str, Option<&str>),
+    params: &[(&str, &str)],
+) -> (u16, String) {
+    let enc = |s: &str| grids3::percent::uri_encode(s, false);
+    let mut form = String::from("Version=2011-06-15");
+    for (k, v) in params {
+        form.push_str(&format!("&{}={}", enc(k), enc(v)));
+    }
+    let mut raw = support::Raw::new("POST", "/");
+    raw.service = "sts";
+    raw.access_key = ak;
+    raw.secret = sk;
+    raw.body = form.into_bytes();
+    raw.headers.push((
+        "content-type".into(),
+        "application/x-www-form-urlencoded".into(),
+    ));
+    if let Some(t) = token {
+        raw.headers
+            .push(("x-amz-security-token".into(), t.to_owned()));
+    }
+    let r = raw.send(gw).await;
+    let status = r.status().as_u16();
+    (status, r.text().await.unwrap())
+}
+
+/// The hostile review's findings (issue 61), each a check that failed before its fix:
+/// sessions outliving their account's key or the key that made them, wildcard and
+/// NotPrincipal principals accepted and never matching, a session policy ARN dropped by a gap
+/// in its numbering, unknown parameters ignored, ExternalId unchecked, unsigned bucket
+/// requests routed to STS, and an expired session told from its key id alone.
+#[test]
+fn the_reviews_findings_stay_fixed() {
+    use crate::authz::admin;
+    support::run(async {
+        let gw = support::gateway("stsreview").await;
+        let (ak, sk) = new_key(&gw, "account c").await;
+        let c = gw.sdk_as(&ak, &sk);
+        c.create_bucket().bucket("cbucket").send().await.unwrap();
+        support::put_many(&c, "cbucket", vec![("f.txt".into(), b"f".to_vec())]).await;
+        let who = sts_as(&gw, (&ak, &sk, None), &[("Action", "GetCallerIdentity")])
+            .await
+            .1;
+        let account = xml_text(&who, "Account");
+        let trust = format!(
+            r#"{{"Version":"2012-10-17","Statement":[{{"Effect":"Allow","Principal":{{"AWS":"arn:aws:iam::{account}:root"}},"Action":"sts:AssumeRole"}}]}}"#
+        );
+        let (st, body) = crate::iam::iam_call(
+            &gw,
+            &ak,
+            &sk,
+            &[
+                ("Action", "CreateRole"),
+                ("RoleName", "r"),
+                ("AssumeRolePolicyDocument", &trust),
+            ],
+        )
+        .await;
+        assert_eq!(st, 200, "{body}");
+        let policy = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:*","Resource":"*"}]}"#;
+        let (st, body) = crate::iam::iam_call(
+            &gw,
+            &ak,
+            &sk,
+            &[
+                ("Action", "PutRolePolicy"),
+                ("RoleName", "r"),
+                ("PolicyName", "all"),
+                ("PolicyDocument", policy),
+            ],
+        )
+        .await;
+        assert_eq!(st, 200, "{body}");
+        let role_arn = format!("arn:aws:iam::{account}:role/r");
+        let creds = |body: &str| {
+            (
+                xml_text(body, "AccessKeyId"),
+                xml_text(body, "SecretAccessKey"),
+                xml_text(body, "SessionToken"),
+            )
+        };
+        let (st, body) = sts_as(
+            &gw,
+            (&ak, &sk, None),
+            &[
+                ("Action", "AssumeRole"),
+                ("RoleArn", &role_arn),
+                ("RoleSessionName", "s1"),
+            ],
+        )
+        .await;
+        assert_eq!(st, 200, "{body}");
+        let role_session = creds(&body);
+        let (st, body) = sts_as(
+            &gw,
+            (&ak, &sk, None),
+            &[("Action", "GetSessionToken"), ("DurationSeconds", "900")],
+        )
+        .await;
+        assert_eq!(st, 200, "{body}");
+        let token_session = creds(&body);
+
+        // A gap in PolicyArns' numbering drops no policy; a misspelt parameter is refused.
+        let list_only = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:ListBucket","Resource":"*"}]}"#;
+        let (st, body) = crate::iam::iam_call(
+            &gw,
+            &ak,
+            &sk,
+            &[
+                ("Action", "CreatePolicy"),
+                ("PolicyName", "listonly"),
+                ("PolicyDocument", list_only),
+            ],
+        )
+        .await;
+        assert_eq!(st, 200, "{body}");
+        let list_arn = format!("arn:aws:iam::{account}:policy/listonly");
+        let (st, body) = sts_as(
+            &gw,
+            (&ak, &sk, None),
+            &[
+                ("Action", "AssumeRole"),
+                ("RoleArn", &role_arn),
+                ("RoleSessionName", "gap"),
+                ("PolicyArns.member.2.arn", &list_arn),
+            ],
+        )
+        .await;
+        assert_eq!(st, 200, "{body}");
+        assert_eq!(
+            get(&sdk_session(&gw, &creds(&body)), "cbucket").await,
+            "AccessDenied",
+            "PolicyArns.member.2 alone still cuts"
+        );
+        let (st, body) = sts_as(
+            &gw,
+            (&ak, &sk, None),
+            &[
+                ("Action", "AssumeRole"),
+                ("RoleArn", &role_arn),
+                ("RoleSessionName", "low"),
+                ("policy", list_only),
+            ],
+        )
+        .await;
+        assert_eq!(st, 400, "a misspelt parameter: {body}");
+        assert!(body.contains("<Code>ValidationError</Code>"), "{body}");
+        let (st, body) = sts_as(
+            &gw,
+            (&ak, &sk, None),
+            &[
+                ("Action", "AssumeRole"),
+                ("RoleArn", &role_arn),
+                ("RoleSessionName", "ext"),
+                ("ExternalId", "a"),
+            ],
+        )
+        .await;
+        assert_eq!(st, 400, "a one-character ExternalId: {body}");
+        assert!(body.contains("<Code>ValidationError</Code>"), "{body}");
+
+        // Wildcards in a principal's ARN, and NotPrincipal in a trust policy, are malformed.
+        let wild = format!(
+            r#"{{"Version":"2012-10-17","Statement":[{{"Effect":"Deny","Principal":{{"AWS":"arn:aws:sts::{account}:assumed-role/r/*"}},"Action":"s3:GetObject","Resource":"arn:aws:s3:::cbucket/*"}}]}}"#
+        );
+        let e = c
+            .put_bucket_policy()
+            .bucket("cbucket")
+            .policy(wild)
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Some("MalformedPolicy"), "{e:?}");
+        let not_principal = format!(
+            r#"{{"Version":"2012-10-17","Statement":[{{"Effect":"Allow","NotPrincipal":{{"AWS":"arn:aws:iam::{account}:root"}},"Action":"sts:AssumeRole"}}]}}"#
+        );
+        let (st, body) = crate::iam::iam_call(
+            &gw,
+            &ak,
+            &sk,
+            &[
+                ("Action", "CreateRole"),
+                ("RoleName", "np"),
+                ("AssumeRolePolicyDocument", &not_principal),
+            ],
+        )
+        .await;
+        assert_eq!(st, 400, "{body}");
+        assert!(body.contains("MalformedPolicyDocument"), "{body}");
+
+        // An unsigned request to a bucket stays S3's, whatever its query.
+        let r = reqwest::Client::new()
+            .get(format!(
+                "{}/cbucket?Action=AssumeRoleWithWebIdentity",
+                gw.endpoint()
+            ))
+            .send()
+            .await
+            .unwrap();
+        let text = r.text().await.unwrap();
+        assert!(!text.contains("sts.amazonaws.com"), "routed to STS: {text}");
+
+        // Both sessions work, until the account's own key is disabled: then neither signs.
+        assert_eq!(get(&sdk_session(&gw, &role_session), "cbucket").await, "OK");
+        assert_eq!(
+            get(&sdk_session(&gw, &token_session), "cbucket").await,
+            "OK"
+        );
+        let (st, v) = admin(
+            &gw,
+            "POST",
+            &format!("/_grids3/admin/keys/{ak}/disable"),
+            serde_json::Value::Null,
+        )
+        .await;
+        assert_eq!(st, 204, "{v}");
+        assert_eq!(
+            get(&sdk_session(&gw, &role_session), "cbucket").await,
+            "InvalidAccessKeyId",
+            "a role session of a disabled account"
+        );
+        assert_eq!(
+            get(&sdk_session(&gw, &token_session), "cbucket").await,
+            "InvalidAccessKeyId",
+            "a session token of a disabled key"
+        );
+        let (st, body) = sts_as(
+            &gw,
+            (&token_session.0, &token_session.1, Some(&token_session.2)),
+            &[
+                ("Action", "AssumeRole"),
+                ("RoleArn", &role_arn),
+                ("RoleSessionName", "again"),
+            ],
+        )
+        .await;
+        assert_eq!(
+            st, 403,
+            "a disabled account's session makes no other: {body}"
+        );
+
+        // An expired session is told so only with its token.
+        let (_, body) = sts_as(
+            &gw,
+            (support::AK, support::SK, None),
+            &[("Action", "GetSessionToken"), ("DurationSeconds", "900")],
+        )
+        .await;
+        let root_session = creds(&body);
+        let past = mongodb::bson::DateTime::from_millis(
+            gw.state.store.meta().clock().now().timestamp_millis() - 1000,
+        );
+        gw.db
+            .collection::<mongodb::bson::Document>("__accesskeys")
+            .update_one(
+                mongodb::bson::doc! {"_id": &root_session.0},
+                mongodb::bson::doc! {"$set": {"expiration": past}},
+            )
+            .await
+            .unwrap();
+        gw.state.creds.forget(&root_session.0);
+        let wrong = (
+            root_session.0.clone(),
+            root_session.1.clone(),
+            format!("{}x", root_session.2),
+        );
+        let e = sdk_session(&gw, &wrong)
+            .get_object()
+            .bucket("cbucket")
+            .key("f.txt")
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(
+            e.code(),
+            Some("InvalidToken"),
+            "an expired session's key id with another token"
+        );
+        let e = sdk_session(&gw, &root_session)
+            .get_object()
+            .bucket("cbucket")
+            .key("f.txt")
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Some("ExpiredToken"));
+    });
+}

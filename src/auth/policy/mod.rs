@@ -357,8 +357,17 @@ fn statement(v: &Value, kind: Kind<'_>) -> S3Result<Statement> {
             (principals(p, key_known, false)?, not_principal)
         }
         Kind::Trust => {
-            let (p, not_principal) = one_of("Principal", "NotPrincipal")?;
-            (principals(p, &|_| false, true)?, not_principal)
+            // AWS: NotPrincipal "cannot be used in an IAM role trust policy" (an Allow with
+            // it would open the role to every account but the ones named).
+            if o.contains_key("NotPrincipal") {
+                return Err(malformed(
+                    "NotPrincipal cannot be used in a role's trust policy",
+                ));
+            }
+            let p = o
+                .get("Principal")
+                .ok_or_else(|| malformed("Missing required field Principal"))?;
+            (principals(p, &|_| false, true)?, false)
         }
         Kind::Identity => {
             if o.contains_key("Principal") || o.contains_key("NotPrincipal") {

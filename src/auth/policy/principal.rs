@@ -90,7 +90,14 @@ fn aws_principal(id: &str, p: &mut Principals, key_known: &dyn Fn(&str) -> bool)
         // A role's session: `arn:aws:sts::<account>:assumed-role/<role>/<session>`.
         let (account, what) = rest.split_once(':')?;
         let parts: Vec<&str> = what.strip_prefix("assumed-role/")?.split('/').collect();
-        if !is_account(account) || account == "*" || parts.len() != 2 || parts.contains(&"") {
+        // No wildcards in a principal's ARN (AWS: "Invalid principal"): one would be stored
+        // and never match, so a Deny written with it would deny nothing.
+        if !is_account(account)
+            || account == "*"
+            || parts.len() != 2
+            || parts.contains(&"")
+            || what.contains(['*', '?'])
+        {
             return None;
         }
         p.user_arns.push(id.to_owned());
@@ -100,7 +107,11 @@ fn aws_principal(id: &str, p: &mut Principals, key_known: &dyn Fn(&str) -> bool)
     }) {
         // A role: it names every session of the role.
         let (account, what) = rest.split_once(':')?;
-        if !is_account(account) || account == "*" || what.len() <= "role/".len() {
+        if !is_account(account)
+            || account == "*"
+            || what.len() <= "role/".len()
+            || what.contains(['*', '?'])
+        {
             return None;
         }
         p.user_arns.push(id.to_owned());

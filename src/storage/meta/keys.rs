@@ -74,6 +74,9 @@ pub struct SessionToken {
     pub issued: DateTime,
     /// Which STS action made it.
     pub kind: SessionKind,
+    /// For GetSessionToken: the key that made it, which it never outlives (and whose
+    /// session policies it carries as they are now).
+    pub parent: Option<String>,
 }
 
 /// The STS action that made a session.
@@ -432,6 +435,7 @@ impl MetaStore {
                 sha256: t.get_str("token").ok()?.to_owned(),
                 issued: t.get_datetime("issued").ok().copied()?,
                 kind: SessionKind::parse(t.get_str("kind").ok()?)?,
+                parent: t.get_str("parent").ok().map(str::to_owned),
             })
         });
         if d.contains_key("sts") && token.is_none() {

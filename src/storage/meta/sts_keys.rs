@@ -36,6 +36,8 @@ pub struct NewSession<'a> {
     pub role: Option<(&'a str, &'a str)>,
     /// The IAM user's unique id (GetSessionToken by a user).
     pub user: Option<&'a str>,
+    /// The key that made it (GetSessionToken): the session signs only while that key does.
+    pub parent: Option<&'a str>,
     /// Session policies (JSON texts), each of which must allow a request too.
     pub policies: Vec<String>,
     /// How long it lasts.
@@ -136,6 +138,9 @@ impl MetaStore {
             "issued": issued,
             "kind": s.kind.as_str(),
         };
+        if let Some(parent) = s.parent {
+            sts.insert("parent", parent);
+        }
         if let Some((role, name)) = s.role {
             sts.insert("role", role);
             sts.insert("name", name);

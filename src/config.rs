@@ -529,6 +529,10 @@ pub struct BenchArgs {
     /// The gateway's process id: its CPU seconds per GiB moved are printed.
     #[arg(long)]
     pub gateway_pid: Option<u32>,
+    /// Sign with temporary credentials (STS GetSessionToken of the key, an hour), as an SDK
+    /// with session credentials does: every request then carries a session token.
+    #[arg(long)]
+    pub session: bool,
 }
 
 /// `grids3 admin notify` calls.

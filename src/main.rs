@@ -100,6 +100,8 @@ async fn run() -> Result<()> {
             access_key: ak,
             secret_key: sk,
             region: config.region.clone(),
+            session_token: None,
+            service: "s3",
         };
         return grids3::bench::run(&args, signer, db).await;
     }

@@ -215,19 +215,48 @@ pub fn client_headers(
     secret: &str,
     region: &str,
 ) -> Vec<(String, String)> {
+    client_headers_for(
+        method,
+        host,
+        (path, query),
+        payload_hash,
+        (access_key, secret, None),
+        region,
+        "s3",
+    )
+}
+
+/// [`client_headers`] for `service`, with temporary credentials' session token (signed, as
+/// `x-amz-security-token`) when the key is a session's.
+pub fn client_headers_for(
+    method: &str,
+    host: &str,
+    (path, query): (&str, &str),
+    payload_hash: &str,
+    (access_key, secret, token): (&str, &str, Option<&str>),
+    region: &str,
+    service: &str,
+) -> Vec<(String, String)> {
     let amz_date = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
     // A signed nonce makes two equal requests in one second two signatures: the admin API
     // refuses a signature it has seen (a replay).
-    let headers = vec![
+    let mut headers = vec![
         ("host".to_owned(), host.to_owned()),
         ("x-amz-content-sha256".to_owned(), payload_hash.to_owned()),
         ("x-amz-date".to_owned(), amz_date.clone()),
-        (
-            "x-grids3-nonce".to_owned(),
-            uuid::Uuid::new_v4().simple().to_string(),
-        ),
     ];
-    let signed = "host;x-amz-content-sha256;x-amz-date;x-grids3-nonce";
+    if let Some(t) = token {
+        headers.push(("x-amz-security-token".to_owned(), t.to_owned()));
+    }
+    headers.push((
+        "x-grids3-nonce".to_owned(),
+        uuid::Uuid::new_v4().simple().to_string(),
+    ));
+    let signed = if token.is_some() {
+        "host;x-amz-content-sha256;x-amz-date;x-amz-security-token;x-grids3-nonce"
+    } else {
+        "host;x-amz-content-sha256;x-amz-date;x-grids3-nonce"
+    };
     let cr = canonical_request(
         method,
         &canonical_uri(path),
@@ -236,8 +265,8 @@ pub fn client_headers(
         signed,
         payload_hash,
     );
-    let scope = format!("{}/{region}/s3/aws4_request", &amz_date[..8]);
-    let key = signing_key(secret, &amz_date[..8], region, "s3");
+    let scope = format!("{}/{region}/{service}/aws4_request", &amz_date[..8]);
+    let key = signing_key(secret, &amz_date[..8], region, service);
     let sig = sign(&key, &string_to_sign(&amz_date, &scope, &cr));
     let mut out: Vec<(String, String)> = headers.into_iter().skip(1).collect();
     out.push((

@@ -17,6 +17,10 @@ pub struct Signer {
     pub access_key: String,
     pub secret_key: crate::config::Secret,
     pub region: String,
+    /// Temporary credentials' session token (`grids3 bench --session`).
+    pub session_token: Option<String>,
+    /// The service signed for (`s3`; `sts` to get a session).
+    pub service: &'static str,
 }
 
 /// A connection (made on first use).
@@ -78,15 +82,14 @@ impl Conn {
             .method(method)
             .uri(uri)
             .header("host", host);
-        for (k, v) in sigv4::client_headers(
+        for (k, v) in sigv4::client_headers_for(
             method,
             host,
-            path,
-            query,
+            (path, query),
             &hash,
-            &s.access_key,
-            &s.secret_key,
+            (&s.access_key, &s.secret_key, s.session_token.as_deref()),
             &s.region,
+            s.service,
         ) {
             req = req.header(k, v);
         }

@@ -378,6 +378,50 @@ fn mixed_op() -> &'static str {
     }
 }
 
+/// The same target signed with temporary credentials from STS's GetSessionToken of `signer`'s
+/// key (`--session`).
+async fn session_signer(signer: Signer) -> Result<Signer> {
+    let sts = Arc::new(Signer {
+        service: "sts",
+        session_token: None,
+        ..signer
+    });
+    let body =
+        Bytes::from_static(b"Action=GetSessionToken&Version=2011-06-15&DurationSeconds=3600");
+    let a = Conn::new(sts.clone())
+        .send(
+            "POST",
+            "/",
+            "",
+            body,
+            &[(
+                "content-type",
+                "application/x-www-form-urlencoded".to_owned(),
+            )],
+            true,
+        )
+        .await
+        .context("GetSessionToken")?;
+    let text = String::from_utf8_lossy(&a.body).into_owned();
+    let field = |tag: &str| -> Result<String> {
+        let open = format!("<{tag}>");
+        let start = text
+            .find(&open)
+            .ok_or_else(|| anyhow::anyhow!("GetSessionToken answered {}: {text}", a.status))?
+            + open.len();
+        let end = text[start..].find('<').unwrap_or(0) + start;
+        Ok(text[start..end].to_owned())
+    };
+    let sts = Arc::try_unwrap(sts).map_err(|_| anyhow::anyhow!("signer in use"))?;
+    Ok(Signer {
+        access_key: field("AccessKeyId")?,
+        secret_key: crate::config::Secret::from(field("SecretAccessKey")?),
+        session_token: Some(field("SessionToken")?),
+        service: "s3",
+        ..sts
+    })
+}
+
 fn needs_population(op: &str) -> bool {
     op != "put"
 }
@@ -400,7 +444,11 @@ pub async fn run(args: &BenchArgs, signer: Signer, db: Option<mongodb::Database>
     }
     let conc = args.concurrency.max(1);
     let dur = Duration::from_secs(args.duration.max(1));
-    let signer = Arc::new(signer);
+    let signer = Arc::new(if args.session {
+        session_signer(signer).await?
+    } else {
+        signer
+    });
     let run_id = &uuid::Uuid::new_v4().simple().to_string()[..8];
     let side = Arc::new(S3Side {
         conns: Arc::new(

@@ -90,8 +90,12 @@ pub async fn handle(st: &AppState, parts: Parts, body: Body) -> Response {
 }
 
 async fn read_body(parts: &Parts, body: Body) -> IamResult<axum::body::Bytes> {
-    static READING: std::sync::LazyLock<crate::iam::slots::Slots> =
+    // Signed and unsigned requests have pools of their own: unsigned senders (anyone) cannot
+    // take the slots of signed callers.
+    static SIGNED: std::sync::LazyLock<crate::iam::slots::Slots> =
         std::sync::LazyLock::new(|| crate::iam::slots::Slots::new(MAX_READING));
+    static UNSIGNED: std::sync::LazyLock<crate::iam::slots::Slots> =
+        std::sync::LazyLock::new(|| crate::iam::slots::Slots::new(MAX_READING / 2));
     let declared = parts
         .headers
         .get(axum::http::header::CONTENT_LENGTH)
@@ -108,18 +112,24 @@ async fn read_body(parts: &Parts, body: Body) -> IamResult<axum::body::Bytes> {
     }
     // Per caller: the key id a signed request names, else the client's address.
     let query = crate::auth::sigv4::parse_query(parts.uri.query());
-    let caller = match crate::auth::signing_key_id(&parts.headers, &query) {
-        Some(k) => format!("key:{k}"),
-        None => format!(
-            "ip:{}",
-            parts
+    let _slot = match crate::auth::signing_key_id(&parts.headers, &query) {
+        Some(k) => SIGNED.take(&format!("key:{k}"))?,
+        None => {
+            // An IPv6 client is counted by its /64 (one host has that many addresses).
+            let ip = parts
                 .extensions
                 .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
-                .map(|c| c.0.ip().to_string())
-                .unwrap_or_default()
-        ),
+                .map(|c| match c.0.ip() {
+                    std::net::IpAddr::V6(v6) => {
+                        let s = v6.segments();
+                        format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
+                    }
+                    v4 => v4.to_string(),
+                })
+                .unwrap_or_default();
+            UNSIGNED.take(&format!("ip:{ip}"))?
+        }
     };
-    let _slot = READING.take(&caller)?;
     crate::iam::handle::read_within(body, MAX_BODY).await
 }
 

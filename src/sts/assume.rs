@@ -326,6 +326,35 @@ pub async fn assume_role(
             role.arn()
         )));
     }
+    let session = Session {
+        kind: SessionKind::AssumeRole,
+        name,
+        duration: dur,
+    };
+    answer_session(st, p, &role, session, None, rid).await
+}
+
+/// A role's session to make.
+pub(super) struct Session<'a> {
+    /// AssumeRole or AssumeRoleWithWebIdentity.
+    pub kind: SessionKind,
+    /// `RoleSessionName`.
+    pub name: &'a str,
+    /// Seconds.
+    pub duration: i64,
+}
+
+/// Makes a session of `role` (with the session policies `p` gives) and answers it as
+/// AssumeRole and AssumeRoleWithWebIdentity do (`web`: the token's subject, audience and
+/// issuer).
+pub(super) async fn answer_session(
+    st: &AppState,
+    p: &Params,
+    role: &Role,
+    s: Session<'_>,
+    web: Option<(&str, &str, &str)>,
+    rid: &str,
+) -> IamResult<String> {
     let role_account = Account {
         key: role.account_key.clone(),
         id: role.account.clone(),
@@ -335,13 +364,13 @@ pub async fn assume_role(
         .store
         .meta()
         .insert_session(NewSession {
-            kind: SessionKind::AssumeRole,
+            kind: s.kind,
             account_key: &role.account_key,
-            role: Some((&role.id, name)),
+            role: Some((&role.id, s.name)),
             user: None,
             parent: None,
             policies,
-            duration: std::time::Duration::from_secs(dur as u64),
+            duration: std::time::Duration::from_secs(s.duration as u64),
         })
         .await
         .map_err(crate::iam::context::db)?;
@@ -354,17 +383,17 @@ pub async fn assume_role(
         tracing::debug!(error = %e, "could not record a role's use");
     }
     Ok(xml::assume_role(
-        "AssumeRole",
+        s.kind.as_str(),
         &CredentialsView {
             access_key: &minted.access_key,
             secret: &minted.secret,
             token: &minted.token,
             expiration: minted.expiration.to_chrono(),
         },
-        &role.session_arn(name),
-        &format!("{}:{name}", role.id),
+        &role.session_arn(s.name),
+        &format!("{}:{}", role.id, s.name),
         packed,
-        None,
+        web,
         rid,
     ))
 }

@@ -11,15 +11,15 @@ use std::collections::HashMap;
 use axum::http::StatusCode;
 use base64::Engine;
 
-use super::assume::{duration, refuse_unsupported, role_by_arn, session_name, session_policies};
-use super::xml::{self, CredentialsView};
+use super::assume::{
+    answer_session, duration, refuse_unsupported, role_by_arn, session_name, Session,
+};
 use crate::auth::policy::{self, Verdict, Who};
 use crate::iam::error::{IamError, IamResult};
 use crate::iam::query::Params;
 use crate::oidc::OidcError;
 use crate::state::AppState;
-use crate::storage::identity::Account;
-use crate::storage::meta::{NewSession, SessionKind};
+use crate::storage::meta::SessionKind;
 
 /// Longest `WebIdentityToken` read (AWS: 20,000 characters).
 const MAX_TOKEN: usize = 20_000;
@@ -146,47 +146,17 @@ pub async fn assume(st: &AppState, p: &Params, rid: &str) -> IamResult<String> {
             "Not authorized to perform sts:AssumeRoleWithWebIdentity",
         ));
     }
-    let role_account = Account {
-        key: role.account_key.clone(),
-        id: role.account.clone(),
+    let session = Session {
+        kind: SessionKind::WebIdentity,
+        name,
+        duration: dur,
     };
-    let (policies, packed) = session_policies(st, p, &role_account).await?;
-    let minted = st
-        .store
-        .meta()
-        .insert_session(NewSession {
-            kind: SessionKind::WebIdentity,
-            account_key: &role.account_key,
-            role: Some((&role.id, name)),
-            user: None,
-            parent: None,
-            policies,
-            duration: std::time::Duration::from_secs(dur as u64),
-        })
-        .await
-        .map_err(crate::iam::context::db)?;
-    if let Err(e) = st
-        .creds
-        .identity()
-        .note_role_used(&role.id, minted.issued)
-        .await
-    {
-        tracing::debug!(error = %e, "could not record a role's use");
-    }
-    Ok(xml::assume_role(
-        "AssumeRoleWithWebIdentity",
-        &CredentialsView {
-            access_key: &minted.access_key,
-            secret: &minted.secret,
-            token: &minted.token,
-            expiration: minted.expiration.to_chrono(),
-        },
-        &role.session_arn(name),
-        &format!("{}:{name}", role.id),
-        packed,
-        Some((&verified.sub, &verified.aud, &verified.issuer)),
-        rid,
-    ))
+    let web = (
+        verified.sub.as_str(),
+        verified.aud.as_str(),
+        verified.issuer.as_str(),
+    );
+    answer_session(st, p, &role, session, Some(web), rid).await
 }
 
 #[cfg(test)]

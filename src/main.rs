@@ -173,6 +173,13 @@ async fn run() -> Result<()> {
     if config.root_access_key.is_none() || config.root_secret_key.is_none() {
         bail!("GRIDS3_ROOT_ACCESS_KEY and GRIDS3_ROOT_SECRET_KEY must be set");
     }
+    if let Some(p) = config.console_sso.problems() {
+        bail!("console single sign-on: {p}");
+    }
+    if let Some(issuer) = config.console_sso.console_oidc_issuer.as_deref() {
+        grids3::oidc::check_url(&config.oidc_policy(), issuer)
+            .map_err(|e| anyhow::anyhow!("console single sign-on: the issuer URL: {e}"))?;
+    }
     let timeout = std::time::Duration::from_secs(config.mongodb_timeout.max(1));
     let client =
         grids3::metrics::mongodb_client_with_timeout(&uri, timeout, config.mongodb_command_metrics)

@@ -5,7 +5,9 @@ use std::net::SocketAddr;
 use clap::{Parser, Subcommand};
 
 mod bench;
+mod console_sso;
 pub use bench::BenchArgs;
+pub use console_sso::ConsoleSso;
 use zeroize::Zeroizing;
 
 /// A secret from a flag or the environment (the root secret, master keys, the metrics token):
@@ -167,6 +169,10 @@ pub struct Config {
     /// Console sessions end this many hours after login, whatever their use.
     #[arg(long, env = "GRIDS3_CONSOLE_SESSION_HOURS", default_value_t = 12)]
     pub console_session_hours: u64,
+
+    /// Single sign-on to the console (`--console-oidc-*`).
+    #[command(flatten)]
+    pub console_sso: ConsoleSso,
 
     /// Root access key id (stored in the metastore so every instance shares it).
     #[arg(long, env = "GRIDS3_ROOT_ACCESS_KEY")]

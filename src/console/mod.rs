@@ -7,6 +7,8 @@
 //! that key can do through S3, and a refusal shows AWS's reason.
 //!
 //! - `session`: login, the session cookie, CSRF, the login throttle.
+//! - `sso` and `sso_assume`: single sign-on through an OpenID provider, to a role's
+//!   temporary credentials got from STS.
 //! - `s3call`: the S3 requests; `iamcall`: the IAM requests (identity pages), run by the IAM
 //!   API's own dispatch as the signed-in key.
 //! - `pages`: the routes.
@@ -18,6 +20,8 @@ mod markdown;
 mod pages;
 mod s3call;
 pub mod session;
+pub mod sso;
+mod sso_assume;
 mod views;
 
 use axum::http::{header, HeaderValue};
@@ -47,6 +51,8 @@ pub fn router(state: AppState) -> Router {
         .route("/", get(pages::buckets))
         .route("/login", get(pages::login_page).post(pages::login))
         .route("/logout", post(pages::logout))
+        .route("/login/sso", get(pages::sso_start))
+        .route(sso::CALLBACK, get(pages::sso_callback))
         .route("/buckets/create", post(pages::create_bucket))
         .route("/buckets/delete", post(pages::delete_bucket))
         .route("/browse", get(pages::browse))

@@ -50,9 +50,9 @@ pub struct Signed {
     pub root: bool,
 }
 
-/// The key cookies are signed with: derived from the root secret, which every instance has,
-/// so any instance checks any instance's cookie.
-fn cookie_key(st: &AppState) -> Vec<u8> {
+/// The key cookies of `purpose` are signed with: derived from the root secret, which every
+/// instance has, so any instance checks any instance's cookie.
+fn cookie_key(st: &AppState, purpose: &[u8]) -> Vec<u8> {
     let root = st
         .config
         .root_secret_key
@@ -60,14 +60,19 @@ fn cookie_key(st: &AppState) -> Vec<u8> {
         .map(|s| s.to_string())
         .unwrap_or_default();
     let mut m = Hmac::<Sha256>::new_from_slice(root.as_bytes()).expect("any key length");
-    m.update(b"grids3 console session cookie v1");
+    m.update(purpose);
     m.finalize().into_bytes().to_vec()
 }
 
-fn signature(st: &AppState, id: &str) -> String {
-    let mut m = Hmac::<Sha256>::new_from_slice(&cookie_key(st)).expect("any key length");
-    m.update(id.as_bytes());
+/// The MAC (hex) of `data` under the cookie key of `purpose`.
+pub(super) fn mac(st: &AppState, purpose: &[u8], data: &str) -> String {
+    let mut m = Hmac::<Sha256>::new_from_slice(&cookie_key(st, purpose)).expect("any key length");
+    m.update(data.as_bytes());
     hex::encode(m.finalize().into_bytes())
+}
+
+fn signature(st: &AppState, id: &str) -> String {
+    mac(st, b"grids3 console session cookie v1", id)
 }
 
 fn random_hex() -> String {
@@ -89,11 +94,10 @@ pub fn set_cookie(st: &AppState, id: Option<&str>, tls: bool) -> String {
     }
 }
 
-/// The session id a request's cookie names, if its signature holds. A request carrying more
-/// than one console cookie has none: another page of the same site may have planted one (its
-/// own valid session) beside the user's.
-fn cookie_session(st: &AppState, headers: &HeaderMap, tls: bool) -> Option<String> {
-    let prefix = format!("{}=", cookie_name(tls));
+/// The value of the one cookie `name` a request carries (`None` when it carries none, or
+/// more than one: another page of the same site may have planted one beside the user's).
+pub(super) fn only_cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    let prefix = format!("{name}=");
     let values: Vec<&str> = headers
         .get_all(header::COOKIE)
         .iter()
@@ -101,9 +105,17 @@ fn cookie_session(st: &AppState, headers: &HeaderMap, tls: bool) -> Option<Strin
         .flat_map(|v| v.split(';'))
         .filter_map(|c| c.trim().strip_prefix(prefix.as_str()))
         .collect();
-    let [v] = values.as_slice() else {
-        return None;
-    };
+    match values.as_slice() {
+        [v] => Some(v),
+        _ => None,
+    }
+}
+
+/// The session id a request's cookie names, if its signature holds. A request carrying more
+/// than one console cookie has none: another page of the same site may have planted one (its
+/// own valid session) beside the user's.
+fn cookie_session(st: &AppState, headers: &HeaderMap, tls: bool) -> Option<String> {
+    let v = only_cookie(headers, cookie_name(tls))?;
     let (id, sig) = v.split_once('.')?;
     crate::crypto::keys::same(sig.as_bytes(), signature(st, id).as_bytes()).then(|| id.to_owned())
 }
@@ -187,25 +199,45 @@ pub async fn login(
         return Ok(Err(Refused::Wrong));
     }
     meta.login_release(&by_client).await?;
+    Ok(Ok(begin(st, access_key, None, None).await?))
+}
+
+/// Begins a session of `access_key` (with `sso`, a single sign-on's temporary credentials,
+/// which also end it at `ends`).
+pub(super) async fn begin(
+    st: &AppState,
+    access_key: &str,
+    sso: Option<crate::storage::meta::SsoSession>,
+    ends: Option<DateTime>,
+) -> S3Result<ConsoleSession> {
+    let meta = st.store.meta();
+    let now = meta.clock().now();
     let session = ConsoleSession {
         id: random_hex(),
         access_key: access_key.to_owned(),
         csrf: random_hex(),
         created: now,
         seen: now,
+        sso,
     };
     let absolute = st.config.console_session_hours.max(1) as i64 * 3_600_000;
-    meta.session_create(
-        &session,
-        DateTime::from_millis(now.timestamp_millis() + absolute),
-    )
-    .await?;
-    Ok(Ok(session))
+    let mut expires = DateTime::from_millis(now.timestamp_millis() + absolute);
+    if let Some(e) = ends {
+        expires = expires.min(e);
+    }
+    meta.session_create(&session, expires).await?;
+    Ok(session)
 }
 
-/// Ends a session (logout).
+/// Ends a session (logout). A single sign-on session's temporary credentials end with it:
+/// nothing but the session knew them, and the links it presigned must not outlive it.
 pub async fn logout(st: &AppState, s: &ConsoleSession) -> S3Result<()> {
-    st.store.meta().session_end(&s.id).await?;
+    let meta = st.store.meta();
+    meta.session_end(&s.id).await?;
+    if let Some(sso) = &s.sso {
+        meta.end_session_key(&s.access_key, &sso.token).await?;
+        st.creds.forget(&s.access_key);
+    }
     Ok(())
 }
 

@@ -34,6 +34,17 @@ pub struct Login {
     pub error: Option<String>,
     /// The access key typed before a refusal, kept in its field.
     pub access_key: String,
+    /// The single sign-on button's provider name (`None`: no single sign-on).
+    pub sso: Option<String>,
+}
+
+/// The page a single sign-on lands on: it moves on to the console by itself. A redirect
+/// would not do: the navigation began at the provider's site, and browsers withhold the
+/// new `SameSite=Strict` session cookie from the rest of a cross-site redirect chain.
+#[derive(Template)]
+#[template(path = "console/signed_in.html")]
+pub struct SignedIn {
+    pub who: String,
 }
 
 /// One bucket of the list.

@@ -49,25 +49,31 @@ impl Fetcher {
         })
     }
 
-    /// The discovery document's `jwks_uri`, checked: the document's `issuer` must equal the
-    /// configured issuer exactly (OIDC Discovery §4.3: otherwise a provider could vouch for
-    /// another's tokens) and the key set URL must pass the same policy as the issuer.
-    pub(crate) async fn jwks_uri(&self, issuer: &NormalizedIssuer) -> Result<url::Url, OidcError> {
+    /// The discovery document, checked: its `issuer` must equal the configured issuer
+    /// exactly (OIDC Discovery §4.3: otherwise a provider could vouch for another's tokens).
+    pub(crate) async fn discovery(
+        &self,
+        issuer: &NormalizedIssuer,
+    ) -> Result<Map<String, Value>, OidcError> {
         // The issuer's string plus the suffix (not `Url::join`, which would drop the issuer's
         // last path segment when it has no trailing slash).
         let url = url::Url::parse(&issuer.discovery_url())
             .map_err(|e| comm(format!("the issuer has no discovery URL: {e}")))?;
         let doc = self.get_json(url, "discovery document").await?;
         match doc.get("issuer") {
-            Some(Value::String(s)) if *s == issuer.issuer => {}
-            Some(Value::String(s)) => {
-                return Err(comm(format!(
-                    "the discovery document's issuer {s:?} is not the provider's URL {:?}",
-                    issuer.issuer
-                )))
-            }
-            _ => return Err(comm("the discovery document has no issuer")),
+            Some(Value::String(s)) if *s == issuer.issuer => Ok(doc),
+            Some(Value::String(s)) => Err(comm(format!(
+                "the discovery document's issuer {s:?} is not the provider's URL {:?}",
+                issuer.issuer
+            ))),
+            _ => Err(comm("the discovery document has no issuer")),
         }
+    }
+
+    /// The discovery document's `jwks_uri`, checked: the key set URL must pass the same
+    /// policy as the issuer.
+    pub(crate) async fn jwks_uri(&self, issuer: &NormalizedIssuer) -> Result<url::Url, OidcError> {
+        let doc = self.discovery(issuer).await?;
         let Some(Value::String(jwks)) = doc.get("jwks_uri") else {
             return Err(comm("the discovery document has no jwks_uri"));
         };
@@ -81,8 +87,42 @@ impl Fetcher {
 
     /// GETs `url` and reads a JSON object from it, within the time and size bounds.
     async fn get_json(&self, url: url::Url, what: &str) -> Result<Map<String, Value>, OidcError> {
+        let req = self.client.get(url).header("accept", "application/json");
+        self.json_of(req, what, false).await
+    }
+
+    /// POSTs `form` to `url` (a token endpoint, with the client's `basic` credentials when
+    /// given) and reads the JSON object answered, within the same bounds. An error answer
+    /// (RFC 6749 §5.2: 400 with `error`) is read too, for its `error` code.
+    pub(crate) async fn post_form(
+        &self,
+        url: url::Url,
+        form: &[(&str, &str)],
+        basic: Option<&str>,
+        what: &str,
+    ) -> Result<Map<String, Value>, OidcError> {
+        let mut req = self
+            .client
+            .post(url)
+            .header("accept", "application/json")
+            .form(form);
+        if let Some(b) = basic {
+            req = req.header("authorization", format!("Basic {b}"));
+        }
+        self.json_of(req, what, true).await
+    }
+
+    /// Sends `req` and reads a JSON object from its answer, within the time and size bounds
+    /// (`errors_too`: also from a 4xx answer).
+    async fn json_of(
+        &self,
+        req: reqwest::RequestBuilder,
+        what: &str,
+        errors_too: bool,
+    ) -> Result<Map<String, Value>, OidcError> {
         let started = std::time::Instant::now();
-        let result = tokio::time::timeout(self.timeout, self.get_bounded(url, what)).await;
+        let result =
+            tokio::time::timeout(self.timeout, self.read_bounded(req, what, errors_too)).await;
         let outcome = match &result {
             Ok(Ok(_)) => "ok",
             Ok(Err(_)) => "error",
@@ -105,15 +145,18 @@ impl Fetcher {
         }
     }
 
-    async fn get_bounded(&self, url: url::Url, what: &str) -> Result<Vec<u8>, OidcError> {
-        let mut resp = self
-            .client
-            .get(url)
-            .header("accept", "application/json")
+    async fn read_bounded(
+        &self,
+        req: reqwest::RequestBuilder,
+        what: &str,
+        errors_too: bool,
+    ) -> Result<Vec<u8>, OidcError> {
+        let mut resp = req
             .send()
             .await
             .map_err(|e| comm(format!("cannot fetch the provider's {what}: {}", chain(&e))))?;
-        if resp.status() != reqwest::StatusCode::OK {
+        let client_error = errors_too && resp.status().is_client_error();
+        if resp.status() != reqwest::StatusCode::OK && !client_error {
             return Err(comm(format!(
                 "the provider answered {} for its {what}",
                 resp.status().as_u16()

@@ -13,6 +13,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+pub mod code_flow;
 mod crypto;
 pub mod error;
 mod fetch;
@@ -60,6 +61,7 @@ pub struct Verifier {
     policy: Arc<OidcPolicy>,
     fetcher: fetch::Fetcher,
     cache: keys::KeyCache,
+    endpoints: code_flow::EndpointCache,
 }
 
 impl std::fmt::Debug for Verifier {
@@ -76,6 +78,7 @@ impl Verifier {
         Ok(Self {
             fetcher: fetch::Fetcher::new(policy.clone(), &limits)?,
             cache: keys::KeyCache::new(&limits),
+            endpoints: code_flow::EndpointCache::default(),
             policy,
         })
     }

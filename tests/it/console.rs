@@ -500,6 +500,7 @@ fn throttle_slots_and_session_ends_hold_under_races() {
             csrf: "c".repeat(64),
             created: now,
             seen: now,
+            sso: None,
         };
         let expires = mongodb::bson::DateTime::from_millis(now.timestamp_millis() + 3_600_000);
         meta.session_create(&s, expires).await.unwrap();

@@ -13,6 +13,7 @@ mod console_identity_browser;
 mod console_identity_rights;
 mod console_object;
 mod console_settings;
+mod console_sso;
 mod console_upload;
 mod content;
 mod contract;

@@ -54,12 +54,21 @@ fn installed() -> Option<(PathBuf, PathBuf)> {
 /// Starts the provider on a free port with a new key of `alg` (`RS256` or `ES256`) in
 /// `keys` (kept: start it again with the same file to keep its keys, another to rotate).
 pub fn start(keys: &Path, alg: &str, redirect: &str) -> Option<Provider> {
-    let (node, script) = installed()?;
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
+    start_at(free_port(), keys, alg, redirect)
+}
+
+/// A port free now (for a provider whose URL must be known before it starts).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
-        .port();
+        .port()
+}
+
+/// [`start`] on `port`.
+pub fn start_at(port: u16, keys: &Path, alg: &str, redirect: &str) -> Option<Provider> {
+    let (node, script) = installed()?;
     let mut child = std::process::Command::new(node)
         .arg(script)
         .args([&port.to_string(), keys.to_str().unwrap(), alg, redirect])

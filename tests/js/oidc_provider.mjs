@@ -1,5 +1,5 @@
 // A real OpenID Provider for the tests (issue 61): node's `oidc-provider` (a certified
-// implementation) on 127.0.0.1:<port>, with one confidential client and its development
+// implementation) on 127.0.0.1:<port>, with two confidential clients and its development
 // login (any user name and password), signing ID tokens with the private keys in <keys file>
 // (made there, RSA, when the file does not exist; `ES256` as <alg> makes a P-256 key).
 // Usage: node oidc_provider.mjs <port> <keys file> <alg> <redirect uri>...
@@ -29,6 +29,16 @@ const provider = new Provider(`http://127.0.0.1:${port}`, {
     grant_types: ['authorization_code'],
     response_types: ['code'],
     token_endpoint_auth_method: 'client_secret_post',
+    id_token_signed_response_alg: jwks.alg || 'RS256',
+  }, {
+    // The console's client: a confidential client authenticating by HTTP Basic (the
+    // default of OpenID Connect), as Keycloak's and Dex's clients do.
+    client_id: 'grids3-console',
+    client_secret: 'grids3-console-secret',
+    redirect_uris: redirects,
+    grant_types: ['authorization_code'],
+    response_types: ['code'],
+    token_endpoint_auth_method: 'client_secret_basic',
     id_token_signed_response_alg: jwks.alg || 'RS256',
   }],
   jwks: { keys: jwks.keys },

@@ -23,14 +23,10 @@ def _form(html):
     return action, fields
 
 
-def id_token(issuer, user, redirect_uri, nonce="n-0S6_WzA2Mj"):
-    s = requests.Session()
-    verifier = base64.urlsafe_b64encode(os.urandom(32)).rstrip(b"=").decode()
-    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
-    q = {"client_id": CLIENT_ID, "response_type": "code", "scope": "openid email", "redirect_uri": redirect_uri,
-         "state": "st", "nonce": nonce, "code_challenge": challenge, "code_challenge_method": "S256"}
-    r = s.get(f"{issuer}/auth?" + urllib.parse.urlencode(q), allow_redirects=True)
-    code = None
+def through_login(s, r, user, redirect_uri):
+    """From the provider's first page `r` (in session `s`), through its login (as `user`) and
+    consent forms: the URL it sends the browser back to (starting with `redirect_uri`, not
+    followed)."""
     for _ in range(6):
         if "name=\"login\"" in r.text:
             action, fields = _form(r.text)
@@ -43,10 +39,19 @@ def id_token(issuer, user, redirect_uri, nonce="n-0S6_WzA2Mj"):
         while r.status_code in (302, 303) and not r.headers["location"].startswith(redirect_uri):
             r = s.get(urllib.parse.urljoin(r.url, r.headers["location"]), allow_redirects=False)
         if r.status_code in (302, 303):
-            code = urllib.parse.parse_qs(urllib.parse.urlsplit(r.headers["location"]).query)["code"][0]
-            break
-    if not code:
-        raise RuntimeError("no authorization code")
+            return r.headers["location"]
+    raise RuntimeError("the provider never sent the browser back")
+
+
+def id_token(issuer, user, redirect_uri, nonce="n-0S6_WzA2Mj"):
+    s = requests.Session()
+    verifier = base64.urlsafe_b64encode(os.urandom(32)).rstrip(b"=").decode()
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    q = {"client_id": CLIENT_ID, "response_type": "code", "scope": "openid email", "redirect_uri": redirect_uri,
+         "state": "st", "nonce": nonce, "code_challenge": challenge, "code_challenge_method": "S256"}
+    r = s.get(f"{issuer}/auth?" + urllib.parse.urlencode(q), allow_redirects=True)
+    back = through_login(s, r, user, redirect_uri)
+    code = urllib.parse.parse_qs(urllib.parse.urlsplit(back).query)["code"][0]
     t = requests.post(f"{issuer}/token", data={
         "grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri,
         "code_verifier": verifier, "client_id": CLIENT_ID, "client_secret": CLIENT_SECRET})

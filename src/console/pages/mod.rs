@@ -32,6 +32,7 @@ mod objects;
 mod policies;
 mod settings;
 mod signin;
+mod sso;
 mod status;
 mod upload;
 
@@ -47,6 +48,7 @@ pub use objects::{delete_version, download, object, restore, share, tags};
 pub use policies::{policies, policies_post, policy, policy_post};
 pub use settings::{convert, delete as delete_setting, save as save_setting, settings};
 pub use signin::{login, login_page, logout};
+pub use sso::{sso_callback, sso_start};
 pub use status::status;
 pub use upload::{abort as abort_upload, complete as complete_upload, start as start_upload};
 
@@ -118,8 +120,12 @@ impl Ctx {
         }
     }
 
+    /// Who is signed in, as shown: the key, or a single sign-on's assumed-role session.
     fn who(&self) -> String {
-        self.signed.session.access_key.clone()
+        match &self.signed.session.sso {
+            Some(s) => s.arn.clone(),
+            None => self.signed.session.access_key.clone(),
+        }
     }
 
     fn csrf(&self) -> String {
@@ -156,6 +162,9 @@ fn reason(e: &S3Error) -> String {
 /// time, for the Host the browser will send (share links, upload parts, the live listing).
 struct Presigner {
     access_key: String,
+    /// A single sign-on session's token: its URLs carry it (signed), as STS's credentials
+    /// must be sent with theirs.
+    token: Option<String>,
     secret: crate::storage::meta::KeySecret,
     region: String,
     base: String,
@@ -178,6 +187,7 @@ impl Presigner {
         let amz_date = now.format("%Y%m%dT%H%M%SZ").to_string();
         Ok(Presigner {
             now,
+            token: ctx.signed.session.sso.as_ref().map(|s| s.token.clone()),
             access_key,
             secret,
             region: st.config.region.clone(),
@@ -201,6 +211,10 @@ impl Presigner {
             path.push('/');
             path.push_str(&crate::percent::uri_encode(k, true));
         }
+        let mut signed: Vec<(String, String)> = extra.to_vec();
+        if let Some(t) = &self.token {
+            signed.push(("X-Amz-Security-Token".to_owned(), t.clone()));
+        }
         let query = crate::auth::sigv4::presign_query(&crate::auth::sigv4::Presign {
             access_key: &self.access_key,
             secret: &self.secret.secret,
@@ -210,7 +224,7 @@ impl Presigner {
             path: &path,
             amz_date: &self.amz_date,
             expires,
-            extra,
+            extra: &signed,
         });
         format!("{}{path}?{query}", self.base)
     }

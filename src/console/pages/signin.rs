@@ -14,6 +14,7 @@ pub async fn login_page(State(st): State<AppState>, req: Request) -> Response {
         root: false,
         error: None,
         access_key: String::new(),
+        sso: crate::console::sso::label(&st),
     })
 }
 
@@ -34,6 +35,7 @@ pub async fn login(State(st): State<AppState>, req: Request) -> Response {
             root: false,
             error: Some(error.to_owned()),
             access_key: typed.clone(),
+            sso: crate::console::sso::label(&st),
         });
         *r.status_mut() = status;
         r

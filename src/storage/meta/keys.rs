@@ -159,7 +159,7 @@ impl MetaStore {
         )
     }
 
-    fn unseal(&self, stored: &str) -> Result<String, KeyError> {
+    pub(super) fn unseal(&self, stored: &str) -> Result<String, KeyError> {
         self.unseal_with(stored).map(|(s, _)| s)
     }
 

@@ -39,7 +39,7 @@ pub use lead::{Lead, LeadInfo};
 pub use leases::{Lease, PendingReclaim};
 pub use progress::Progress;
 pub use service_accounts::{NewServiceAccount, ServiceAccount, ServiceAccountChange};
-pub use sessions::ConsoleSession;
+pub use sessions::{ConsoleSession, SsoSession};
 pub use sts_keys::{token_sha256, Minted, NewSession, KEEP_EXPIRED};
 pub use uploads::{PartRecord, UploadRecord, MAX_PART_SLOTS, PART_SPAN};
 pub use user_keys::UserKeyInfo;

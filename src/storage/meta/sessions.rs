@@ -19,18 +19,42 @@ pub struct ConsoleSession {
     pub created: DateTime,
     /// The last request seen (the idle expiry counts from here).
     pub seen: DateTime,
+    /// A single sign-on session's: the session token of its temporary credentials (sealed
+    /// at rest like a secret), which the console's presigned URLs must carry.
+    pub sso: Option<SsoSession>,
+}
+
+/// What a session made by single sign-on holds beyond its key.
+#[derive(Clone, PartialEq)]
+pub struct SsoSession {
+    /// The session token of the temporary credentials (`access_key`).
+    pub token: String,
+    /// Who signed in, as shown: the assumed-role session's ARN.
+    pub arn: String,
+}
+
+impl std::fmt::Debug for SsoSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SsoSession")
+            .field("arn", &self.arn)
+            .finish_non_exhaustive()
+    }
 }
 
 impl ConsoleSession {
-    fn to_document(&self, expires: DateTime) -> Document {
-        doc! {
+    fn to_document(&self, expires: DateTime, sealed_token: Option<String>) -> Document {
+        let mut d = doc! {
             "_id": &self.id,
             "key": &self.access_key,
             "csrf": &self.csrf,
             "created": self.created,
             "seen": self.seen,
             "expires": expires,
+        };
+        if let (Some(sso), Some(t)) = (&self.sso, sealed_token) {
+            d.insert("sso", doc! {"token": t, "arn": &sso.arn});
         }
+        d
     }
 
     fn from_document(d: &Document) -> Option<Self> {
@@ -40,6 +64,14 @@ impl ConsoleSession {
             csrf: d.get_str("csrf").ok()?.to_owned(),
             created: *d.get_datetime("created").ok()?,
             seen: *d.get_datetime("seen").ok()?,
+            // Still sealed: [`MetaStore::session`] opens it.
+            sso: match d.get_document("sso") {
+                Ok(s) => Some(SsoSession {
+                    token: s.get_str("token").ok()?.to_owned(),
+                    arn: s.get_str("arn").ok()?.to_owned(),
+                }),
+                Err(_) => None,
+            },
         })
     }
 }
@@ -63,18 +95,32 @@ impl MetaStore {
         self.sessions()
             .delete_many(doc! {"expires": {"$lt": self.clock.now()}})
             .await?;
-        self.sessions().insert_one(s.to_document(expires)).await?;
+        let sealed = s.sso.as_ref().map(|x| self.seal(&x.token));
+        self.sessions()
+            .insert_one(s.to_document(expires, sealed))
+            .await?;
         Ok(())
     }
 
     /// A session by id (`None` when there is none: never begun, logged out, or removed).
     pub async fn session(&self, id: &str) -> mongodb::error::Result<Option<ConsoleSession>> {
-        Ok(self
+        let Some(mut s) = self
             .sessions()
             .find_one(doc! {"_id": id})
             .await?
             .as_ref()
-            .and_then(ConsoleSession::from_document))
+            .and_then(ConsoleSession::from_document)
+        else {
+            return Ok(None);
+        };
+        if let Some(sso) = s.sso.as_mut() {
+            // A token sealed under a master key no longer held is a session that cannot act.
+            match self.unseal(&sso.token) {
+                Ok(t) => sso.token = t,
+                Err(_) => return Ok(None),
+            }
+        }
+        Ok(Some(s))
     }
 
     /// Records a request of the session at `now`, if its last one is still `seen` (compare

@@ -177,6 +177,27 @@ impl MetaStore {
             expiration,
         })
     }
+
+    /// Ends the temporary credentials `access_key` whose token is `token` (a console
+    /// session's, at its logout): removed at once, so that links it presigned die with it;
+    /// every instance's cache learns of it through the keys' version counter. Only a session
+    /// key with that token is removed (`false`: none was).
+    pub async fn end_session_key(
+        &self,
+        access_key: &str,
+        token: &str,
+    ) -> mongodb::error::Result<bool> {
+        let gone = self
+            .keys
+            .delete_one(doc! {"_id": access_key, "sts.token": token_sha256(token)})
+            .await?
+            .deleted_count
+            == 1;
+        if gone {
+            self.keys_changed().await?;
+        }
+        Ok(gone)
+    }
 }
 
 #[cfg(test)]

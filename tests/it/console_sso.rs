@@ -1,0 +1,196 @@
+//! Issue 61: single sign-on to the console through a real OpenID provider (node's
+//! `oidc-provider`, `tests/js/oidc_provider.mjs`): headless Chromium through the provider's
+//! own login and consent pages, the HTTP-level attacks on the flow, and the session's end
+//! with its credentials, its role and its logout (`tests/py/console_sso.py`).
+
+use crate::console::Console;
+use crate::{sts_web, support};
+
+/// The console's single sign-on settings for the test provider at `issuer`.
+fn sso(issuer: &str, account: &str) -> grids3::config::ConsoleSso {
+    grids3::config::ConsoleSso {
+        console_oidc_issuer: Some(issuer.to_owned()),
+        console_oidc_client_id: Some("grids3-console".into()),
+        console_oidc_client_secret: Some("grids3-console-secret".into()),
+        // `nobody` first: a person gets the first role whose trust admits them.
+        console_oidc_roles: vec![
+            format!("arn:aws:iam::{account}:role/nobody"),
+            format!("arn:aws:iam::{account}:role/docs-reader"),
+        ],
+        console_oidc_name: Some("Test IdP".into()),
+        console_oidc_scopes: "openid email".into(),
+    }
+}
+
+#[test]
+fn people_sign_in_through_their_provider_and_act_as_their_role() {
+    support::run(async {
+        let Some(chromium) = support::chromium() else {
+            println!("SKIPPED: the browser test needs chromium, which cannot be installed here");
+            return;
+        };
+        let port = sts_web::free_port();
+        let issuer = format!("http://127.0.0.1:{port}");
+        let account = grids3::storage::identity::account_id(support::AK);
+        let c = Console::start_with("consolesso", |cfg| {
+            cfg.oidc_allow_loopback = true;
+            cfg.console_sso = sso(&issuer, &account);
+        })
+        .await;
+        let dir = tempfile::tempdir().unwrap();
+        let callback = c.url(grids3::console::sso::CALLBACK);
+        let Some(_op) = sts_web::start_at(port, &dir.path().join("keys.json"), "RS256", &callback)
+        else {
+            println!("SKIPPED: node and npm cannot be installed here");
+            return;
+        };
+        let args = |mode: &str| {
+            vec![
+                mode.to_owned(),
+                c.url(""),
+                c.gw.endpoint(),
+                support::AK.to_owned(),
+                support::SK.to_owned(),
+                issuer.clone(),
+            ]
+        };
+        let r = support::py_result("console_sso.py", args("setup")).await;
+        assert_eq!(r["account"], account.as_str());
+
+        // The person's flow, in Chromium.
+        let mut a = args("browser");
+        a.push(chromium.display().to_string());
+        let r = support::py_result("console_sso.py", a).await;
+        let who = r["who"].as_str().unwrap();
+        assert!(
+            who.contains(&format!(
+                "arn:aws:sts::{account}:assumed-role/docs-reader/ann"
+            )),
+            "{r}"
+        );
+        assert_eq!(r["buckets"], serde_json::json!(["payroll", "team-docs"]));
+        assert_eq!(r["objects"], serde_json::json!(["readme.txt"]));
+        assert!(
+            r["payroll"].as_str().unwrap().starts_with("AccessDenied:"),
+            "{r}"
+        );
+        assert_eq!(r["link_has_token"], true);
+        assert_eq!(
+            r["link_before"],
+            serde_json::json!([200, "docs for the team"])
+        );
+        assert!(r["after_logout_url"].as_str().unwrap().ends_with("/login"));
+        assert!(r["home_after_logout"].as_str().unwrap().ends_with("/login"));
+        // Logout ended the credentials: the link they signed is refused.
+        assert_eq!(r["link_after"][0], 403, "{r}");
+        assert_eq!(r["link_after"][1], "InvalidAccessKeyId", "{r}");
+
+        // The flow's attacks, over HTTP.
+        let r = support::py_result("console_sso.py", args("http")).await;
+        assert_eq!(r["button"], "Sign in with Test IdP");
+        assert_eq!(r["no_cookie"], 400, "{r}");
+        assert_eq!(r["foreign_state"], 400, "{r}");
+        assert_eq!(r["foreign_session"], serde_json::Value::Null, "{r}");
+        assert_eq!(r["own_callback"], 200, "{r}");
+        assert!(
+            r["who"]
+                .as_str()
+                .unwrap()
+                .ends_with("assumed-role/docs-reader/ann"),
+            "{r}"
+        );
+        assert_eq!(r["home"], 200, "{r}");
+        assert_eq!(r["replay"], 403, "{r}");
+        assert!(
+            r["replay_error"]
+                .as_str()
+                .unwrap()
+                .contains("invalid_grant"),
+            "{r}"
+        );
+        assert_eq!(r["mallory"], 403, "{r}");
+        assert!(
+            r["mallory_error"].as_str().unwrap().contains("no role"),
+            "{r}"
+        );
+
+        // ann's session ends when its credentials expire (their stored expiration set in the
+        // past, as the database's time would pass it).
+        let cookie = r["ann_cookie"].as_str().unwrap().to_owned();
+        let home = || async {
+            reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .unwrap()
+                .get(c.url("/"))
+                .header("cookie", format!("grids3_console={cookie}"))
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16()
+        };
+        assert_eq!(home().await, 200);
+        let meta = c.gw.state.store.meta();
+        let id = cookie.split('.').next().unwrap();
+        let key = meta.session(id).await.unwrap().unwrap().access_key;
+        assert!(key.starts_with("ASIA"), "{key}");
+        let past =
+            mongodb::bson::DateTime::from_millis(meta.clock().now().timestamp_millis() - 1000);
+        let changed =
+            c.gw.db
+                .collection::<mongodb::bson::Document>("__accesskeys")
+                .update_one(
+                    mongodb::bson::doc! {"_id": &key},
+                    mongodb::bson::doc! {"$set": {"expiration": past}},
+                )
+                .await
+                .unwrap();
+        assert_eq!(changed.modified_count, 1);
+        meta.keys_changed().await.unwrap();
+        c.gw.state.creds.forget(&key);
+        assert_eq!(
+            home().await,
+            303,
+            "an expired session's page sends to the login"
+        );
+        assert!(
+            meta.session(id).await.unwrap().is_none(),
+            "and the session is gone"
+        );
+
+        // A deleted role ends its sessions.
+        let r = support::py_result("console_sso.py", args("delete")).await;
+        assert_eq!(r["signed_in"], 200, "{r}");
+        assert_eq!(r["home_before"], 200, "{r}");
+        assert_eq!(
+            r["home_after_delete"],
+            serde_json::json!([303, "/login"]),
+            "{r}"
+        );
+    });
+}
+
+/// Without single sign-on configured, its routes are not there and the page offers none.
+#[test]
+fn without_settings_there_is_no_single_sign_on() {
+    support::run(async {
+        let c = Console::start("consolenosso").await;
+        let page = reqwest::get(c.url("/login"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(!page.contains("id=\"sso\""));
+        let r = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap()
+            .get(c.url("/login/sso"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 404);
+    });
+}

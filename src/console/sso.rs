@@ -226,6 +226,15 @@ fn unverified_claims(token: &str) -> Option<serde_json::Value> {
     serde_json::from_slice(&raw).ok()
 }
 
+/// Whether the token's `aud` (a string or an array) names `client_id`.
+fn audience_includes(claims: &serde_json::Value, client_id: &str) -> bool {
+    match claims.get("aud") {
+        Some(serde_json::Value::String(a)) => a == client_id,
+        Some(serde_json::Value::Array(a)) => a.iter().any(|x| x.as_str() == Some(client_id)),
+        _ => false,
+    }
+}
+
 /// A `RoleSessionName` from the person's claims: their email, else user name, else subject,
 /// cut to STS's characters and length.
 fn session_name(claims: &serde_json::Value) -> String {
@@ -323,6 +332,13 @@ pub async fn finish(
             "The ID token's nonce is not this sign-in's.".into(),
         ));
     }
+    // STS accepts a token for any client id the provider is registered with; the console
+    // takes only one issued to itself (OIDC Core 3.1.3.7: `aud` contains the client id).
+    if !audience_includes(&claims, client.id) {
+        return Err(SsoError::Refused(
+            "The ID token is not for this console's client id.".into(),
+        ));
+    }
     let name = session_name(&claims);
     for arn in s.roles() {
         match super::sso_assume::assume(st, &arn, &name, &token)
@@ -369,5 +385,16 @@ mod tests {
         let t = format!("{}.{}.sig", enc("{}"), enc(r#"{"nonce":"n1"}"#));
         assert_eq!(unverified_claims(&t).unwrap()["nonce"], "n1");
         assert!(unverified_claims("nope").is_none());
+    }
+
+    #[test]
+    fn the_audience_must_name_the_console() {
+        assert!(audience_includes(&serde_json::json!({"aud": "c"}), "c"));
+        assert!(audience_includes(
+            &serde_json::json!({"aud": ["x", "c"]}),
+            "c"
+        ));
+        assert!(!audience_includes(&serde_json::json!({"aud": ["x"]}), "c"));
+        assert!(!audience_includes(&serde_json::json!({}), "c"));
     }
 }

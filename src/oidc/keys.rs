@@ -8,8 +8,8 @@
 //! provider withdrew stops verifying at once; until then (at most `key_ttl_secs`, 15 minutes
 //! by default) a withdrawn key still verifies, as on AWS, which caches providers' keys too.
 //! Concurrent verifications for one issuer wait for one fetch rather than each starting their
-//! own, but a token whose key is cached never waits for a fetch. Times are the caller's clock
-//! in seconds (the database's), never this process's.
+//! own, but a token whose key is in the fresh cached set never waits for a fetch. Times are
+//! the caller's clock in seconds (the database's), never this process's.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

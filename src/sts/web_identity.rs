@@ -1,10 +1,10 @@
 //! AssumeRoleWithWebIdentity (issue 61): an OpenID Connect ID token, verified against the
-//! provider the role ARN's account registered for its issuer (before the role is looked up,
-//! so that a missing role and a refusing trust answer alike) (`oidc::Verifier`: signature by the
-//! provider's published keys, `iss`, `aud` against the registered client ids, `exp`, `nbf`,
-//! `iat`, by the database's clock), then the role's trust policy evaluated for the provider
-//! (`Principal: {"Federated": "arn:aws:iam::<account>:oidc-provider/<host/path>"}`) with the
-//! token's claims as AWS's condition keys `<host/path>:sub`, `:aud` and `:amr`. No signature
+//! provider the role ARN's account registered for its issuer (`oidc::Verifier`: signature by
+//! the provider's published keys, `iss`, `aud` and `azp` against the registered client ids,
+//! `exp`, `nbf`, `iat`, by the database's clock), before the role is looked up, so that a
+//! missing role and a refusing trust answer alike; then the role's trust policy evaluated for
+//! the provider (`Principal: {"Federated": "arn:aws:iam::<account>:oidc-provider/<host/path>"}`)
+//! with the token's claims as AWS's condition keys `<host/path>:sub`, `:aud` and `:amr`. No signature
 //! is needed: the token is the proof, as on AWS.
 
 use std::collections::HashMap;

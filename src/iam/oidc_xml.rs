@@ -50,6 +50,13 @@ pub fn list(arns: &[String], request_id: &str) -> String {
     })
 }
 
+/// ListOpenIDConnectProviderTags (never truncated: at most 50 tags).
+pub fn list_tags(tags: &[(String, String)], request_id: &str) -> String {
+    envelope("ListOpenIDConnectProviderTags", request_id, |w| {
+        w.tags(tags).bool("IsTruncated", false);
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

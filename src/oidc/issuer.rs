@@ -45,8 +45,10 @@ impl OidcPolicy {
         }
     }
 
-    /// Whether `host` (as the URL spells it, lower-cased by the parser) is listed.
+    /// Whether `host` (as the URL spells it, lower-cased by the parser; a trailing dot, which
+    /// names the same host, ignored) is listed.
     fn lists(&self, host: &str) -> bool {
+        let host = host.strip_suffix('.').unwrap_or(host);
         self.allowed_hosts
             .iter()
             .any(|h| h.eq_ignore_ascii_case(host))
@@ -64,12 +66,15 @@ impl OidcPolicy {
     }
 }
 
-/// An issuer URL that passed [`check_url`]: the string as given (token `iss` claims and the
-/// discovery document's `issuer` are compared with it exactly, OIDC Discovery §4.3) and its
-/// parsed form.
+/// An issuer URL that passed [`check_url`]: the string in its one spelling (token `iss` claims
+/// and the discovery document's `issuer` are compared with it exactly, OIDC Discovery §4.3)
+/// and its parsed form. The spelling: scheme and host lower-cased, a trailing dot of the host
+/// and the scheme's default port dropped, the path exactly as given (paths are
+/// case-sensitive, and AWS keeps them so), so that `https://Host.:443/x` and `https://host/x`
+/// are one provider.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NormalizedIssuer {
-    /// The issuer exactly as registered.
+    /// The issuer in its one spelling (what is registered).
     pub issuer: String,
     /// The parsed URL (what is fetched).
     pub url: url::Url,
@@ -91,10 +96,24 @@ impl NormalizedIssuer {
 /// checks again before fetching (a policy may have been narrowed since).
 pub fn check_url(policy: &OidcPolicy, raw: &str) -> Result<NormalizedIssuer, OidcError> {
     let url = check(policy, raw, false)?;
-    Ok(NormalizedIssuer {
-        issuer: raw.to_owned(),
-        url,
-    })
+    // What follows the authority, as given (the parser would re-encode it); dot segments were
+    // refused by `check`, so the parser resolved none away.
+    let after_scheme = &raw[raw.find("://").map_or(0, |i| i + 3)..];
+    let path = &after_scheme[after_scheme.find('/').unwrap_or(after_scheme.len())..];
+    let host = url.host_str().unwrap_or_default();
+    let host = host.strip_suffix('.').unwrap_or(host);
+    let port = url.port().map(|p| format!(":{p}")).unwrap_or_default();
+    let issuer = format!("{}://{host}{port}{path}", url.scheme());
+    let url =
+        url::Url::parse(&issuer).map_err(|e| invalid(format!("The URL is not valid: {e}.")))?;
+    Ok(NormalizedIssuer { issuer, url })
+}
+
+/// Whether a path segment is a dot segment (RFC 3986 §5.2.4), `%2e` counting as a dot as the
+/// URL parser counts it.
+fn dot_segment(seg: &str) -> bool {
+    let s = seg.to_ascii_lowercase().replace("%2e", ".");
+    s == "." || s == ".."
 }
 
 /// Checks a URL the provider names (the discovery document's `jwks_uri`): the same policy as
@@ -139,10 +158,26 @@ fn check(policy: &OidcPolicy, raw: &str, query_ok: bool) -> Result<url::Url, Oid
     if !query_ok && (url.query().is_some() || raw.contains('?')) {
         return Err(invalid("The URL must not contain a query string."));
     }
+    // `/a/../b` would be fetched as `/b` but compared with `iss` as written: one URL, two
+    // meanings. Refused rather than resolved, so the registered string is what is fetched.
+    let after_scheme = &raw[raw.find("://").map_or(0, |i| i + 3)..];
+    let raw_path = after_scheme
+        .find('/')
+        .map_or("", |i| &after_scheme[i..])
+        .split(['?', '#'])
+        .next()
+        .unwrap_or_default();
+    if raw_path.split('/').any(dot_segment) {
+        return Err(invalid(
+            "The URL's path must not contain '.' or '..' segments.",
+        ));
+    }
     let Some(host) = url.host() else {
         return Err(invalid("The URL must have a host."));
     };
+    // `host.` is the same name as `host` (an absolute DNS name): listed or refused alike.
     let host_str = url.host_str().unwrap_or_default();
+    let host_str = host_str.strip_suffix('.').unwrap_or(host_str);
     // A listed name is the administrator's explicit choice; the scheme rule still holds.
     let listed = policy.lists(host_str);
     let ip = match host {
@@ -194,9 +229,15 @@ pub fn is_loopback(ip: IpAddr) -> bool {
     }
 }
 
-/// An address grids3 must not fetch from: private (RFC 1918, fc00::/7), link-local
-/// (169.254/16, fe80::/10), unspecified, "this network" (0/8), CGNAT (100.64/10), multicast,
-/// broadcast and the reserved 240/4, deprecated site-local (fec0::/10); IPv4 inside IPv6
+/// An address grids3 must not fetch from: every block of IANA's special-purpose registries
+/// (RFC 6890) that is not globally reachable. IPv4: private (RFC 1918), link-local
+/// (169.254/16), "this network" (0/8), CGNAT (100.64/10), IETF protocol assignments
+/// (192.0.0/24), documentation (192.0.2/24, 198.51.100/24, 203.0.113/24), benchmarking
+/// (198.18/15), the 6to4 relay anycast (192.88.99/24), multicast, broadcast and the reserved
+/// 240/4. IPv6: unspecified, unique-local (fc00::/7), link-local (fe80::/10), deprecated
+/// site-local (fec0::/10), multicast, discard-only (100::/64), IETF protocol assignments
+/// (2001::/23, Teredo and benchmarking among them), documentation (2001:db8::/32,
+/// 3fff::/20), local-use NAT64 (64:ff9b:1::/48), SRv6 SIDs (5f00::/16); IPv4 inside IPv6
 /// (mapped, compatible, NAT64 64:ff9b::/96, 6to4 2002::/16) by the IPv4 rule. Loopback is
 /// internal too ([`OidcPolicy::address_allowed`] opens it on request).
 pub fn is_internal(ip: IpAddr) -> bool {
@@ -213,6 +254,12 @@ pub fn is_internal(ip: IpAddr) -> bool {
                 || (s[0] & 0xfe00) == 0xfc00
                 || (s[0] & 0xffc0) == 0xfe80
                 || (s[0] & 0xffc0) == 0xfec0
+                || s[..4] == [0x100, 0, 0, 0]
+                || (s[0] == 0x2001 && s[1] < 0x200)
+                || (s[0] == 0x2001 && s[1] == 0xdb8)
+                || (s[0] & 0xfff0) == 0x3ff0
+                || (s[0] == 0x64 && s[1] == 0xff9b && s[2] == 1)
+                || s[0] == 0x5f00
         }
     }
 }
@@ -227,6 +274,11 @@ fn internal_v4(v4: Ipv4Addr) -> bool {
         || v4.is_broadcast()
         || o[0] == 0
         || (o[0] == 100 && (o[1] & 0xc0) == 64)
+        || (o[0] == 192 && o[1] == 0 && (o[2] == 0 || o[2] == 2))
+        || (o[0] == 192 && o[1] == 88 && o[2] == 99)
+        || (o[0] == 198 && (o[1] & 0xfe) == 18)
+        || (o[0] == 198 && o[1] == 51 && o[2] == 100)
+        || (o[0] == 203 && o[1] == 0 && o[2] == 113)
         || o[0] >= 240
 }
 

@@ -122,6 +122,108 @@ fn url_policy_table() {
             "https://[2002:c0a8:0101::1]/",
             false,
         ),
+        // Review F3(a): the rest of IANA's special-purpose blocks.
+        ("192.0.0/24", strict(), "https://192.0.0.8/", false),
+        ("TEST-NET-1", strict(), "https://192.0.2.1/", false),
+        ("benchmarking", strict(), "https://198.18.0.1/", false),
+        (
+            "benchmarking top",
+            strict(),
+            "https://198.19.255.254/",
+            false,
+        ),
+        ("198.20 is public", strict(), "https://198.20.0.1/", true),
+        ("TEST-NET-2", strict(), "https://198.51.100.7/", false),
+        ("TEST-NET-3", strict(), "https://203.0.113.9/", false),
+        ("6to4 relay", strict(), "https://192.88.99.1/", false),
+        ("0/8", strict(), "https://0.1.2.3/", false),
+        (
+            "mapped TEST-NET",
+            strict(),
+            "https://[::ffff:192.0.2.1]/",
+            false,
+        ),
+        (
+            "mapped benchmarking",
+            strict(),
+            "https://[::ffff:198.18.0.1]/",
+            false,
+        ),
+        (
+            "mapped cgnat",
+            strict(),
+            "https://[::ffff:100.64.0.1]/",
+            false,
+        ),
+        (
+            "nat64 private",
+            strict(),
+            "https://[64:ff9b::a00:1]/",
+            false,
+        ),
+        (
+            "nat64 local-use",
+            strict(),
+            "https://[64:ff9b:1::1]/",
+            false,
+        ),
+        (
+            "nat64 public",
+            strict(),
+            "https://[64:ff9b::808:808]/",
+            true,
+        ),
+        (
+            "v6 documentation",
+            strict(),
+            "https://[2001:db8::1]/",
+            false,
+        ),
+        (
+            "v6 documentation 3fff",
+            strict(),
+            "https://[3fff::1]/",
+            false,
+        ),
+        ("teredo", strict(), "https://[2001::1]/", false),
+        ("v6 benchmarking", strict(), "https://[2001:2::1]/", false),
+        ("discard-only", strict(), "https://[100::1]/", false),
+        ("fe80::/10 top", strict(), "https://[febf::1]/", false),
+        ("fc00::", strict(), "https://[fc00::1]/", false),
+        ("::1 strict", strict(), "https://[::1]:8443/", false),
+        (
+            "listed IP opens a special block",
+            OidcPolicy::new("198.18.0.1", false),
+            "https://198.18.0.1/",
+            true,
+        ),
+        // Review F3(c): dot segments are refused, not resolved.
+        ("dot dot", strict(), "https://idp.example/a/../b", false),
+        ("dot", strict(), "https://idp.example/./a", false),
+        (
+            "trailing dot dot",
+            strict(),
+            "https://idp.example/a/..",
+            false,
+        ),
+        (
+            "encoded dot dot",
+            strict(),
+            "https://idp.example/a/%2e%2E/b",
+            false,
+        ),
+        (
+            "encoded dot",
+            strict(),
+            "https://idp.example/a/.%2e/b",
+            false,
+        ),
+        (
+            "dots inside a name",
+            strict(),
+            "https://idp.example/a..b/.c",
+            true,
+        ),
         // allow_loopback: loopback hosts, over http too; nothing else opens.
         ("loopback http", loopback(), "http://127.0.0.1:8080", true),
         (
@@ -220,6 +322,43 @@ fn issuer_kept_as_given_and_discovery_url() {
         i.discovery_url(),
         "https://login.example.com/t1/v2.0/.well-known/openid-configuration"
     );
+}
+
+/// Review F3(b): the registered spelling lower-cases the host, drops its trailing dot and the
+/// default port, and keeps the path as given.
+#[test]
+fn issuer_spellings_are_normalised_but_not_the_path() {
+    for (given, want) in [
+        ("https://idp.example", "https://idp.example"),
+        ("https://idp.example.", "https://idp.example"),
+        ("https://idp.example:443", "https://idp.example"),
+        (
+            "https://IDP.Example.:443/Realm/X",
+            "https://idp.example/Realm/X",
+        ),
+        ("https://idp.example:8443/", "https://idp.example:8443/"),
+        ("https://idp.example./t/", "https://idp.example/t/"),
+        ("http://127.0.0.1:80/x", "http://127.0.0.1/x"),
+        (
+            "https://[2001:4860::8888]:443/",
+            "https://[2001:4860::8888]/",
+        ),
+    ] {
+        let pol = if given.starts_with("http://") {
+            loopback()
+        } else {
+            strict()
+        };
+        let got = check_url(&pol, given).unwrap();
+        assert_eq!(got.issuer, want, "{given}");
+        assert_eq!(
+            got.url.as_str().trim_end_matches('/'),
+            want.trim_end_matches('/')
+        );
+    }
+    // A listed name with a trailing dot is the listed name.
+    assert!(check_url(&listed(), "https://idp.corp.example./").is_ok());
+    assert!(listed().address_allowed("idp.corp.example.", "10.0.0.1".parse().unwrap()));
 }
 
 #[test]

@@ -5,9 +5,11 @@
 //! (the provider rotated keys) makes the cache fetch again, but at most once per
 //! `Limits::refetch_interval_secs` per issuer: tokens with made-up kids cannot turn grids3
 //! into a tool that hammers the provider. A refetch replaces the set whole, so a key the
-//! provider withdrew stops verifying at once. Concurrent verifications for one issuer wait for
-//! one fetch rather than each starting its own. Times are the caller's clock in seconds (the
-//! database's), never this process's.
+//! provider withdrew stops verifying at once; until then (at most `key_ttl_secs`, 15 minutes
+//! by default) a withdrawn key still verifies, as on AWS, which caches providers' keys too.
+//! Concurrent verifications for one issuer wait for one fetch rather than each starting their
+//! own, but a token whose key is in the fresh cached set never waits for a fetch. Times are
+//! the caller's clock in seconds (the database's), never this process's.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -198,14 +200,34 @@ struct State {
     attempted_at: Option<i64>,
     /// Why the last fetch failed, answered again while a new one may not start.
     last_error: Option<OidcError>,
+    /// Counts finished fetches, so that a verification that waited for one sees it happened.
+    fetches: u64,
 }
 
-/// An issuer's slot: the state under an async lock (held across a fetch, so that concurrent
-/// verifications wait for one fetch), and when it was last used (for eviction).
+/// An issuer's slot: the state under a plain lock that is never held across an await (a
+/// token whose key is cached is answered from it at once, even while a fetch is under way:
+/// review F2), a fetch gate held across a fetch (so that concurrent verifications needing
+/// keys wait for one fetch rather than each starting their own), and when it was last used
+/// (for eviction).
 #[derive(Default)]
 struct Slot {
-    state: tokio::sync::Mutex<State>,
+    state: Mutex<State>,
+    fetch: tokio::sync::Mutex<()>,
     used_at: std::sync::atomic::AtomicI64,
+}
+
+impl Slot {
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// What the cache alone says about a token.
+enum Cached {
+    /// The answer: keys, or a refusal no fetch can change.
+    Answer(Result<Vec<DecodingKey>, OidcError>),
+    /// A fetch is needed (and allowed).
+    Fetch,
 }
 
 /// The per-issuer key cache.
@@ -253,9 +275,56 @@ impl KeyCache {
         slot
     }
 
+    /// Whether keys read at `at` are still fresh at `now`. A clock that went back (another
+    /// instance's reading) counts as stale, not fresh.
+    fn fresh(&self, at: i64, now: i64) -> bool {
+        now >= at && now - at < self.ttl
+    }
+
+    /// The cache's answer for `kid` and `alg` at `now`, with the fetch it allows marked
+    /// started (so that one verification fetches and the others find the interval taken).
+    fn consult(&self, st: &mut State, kid: Option<&str>, alg: Algorithm, now: i64) -> Cached {
+        let fresh = st.keys.as_ref().is_some_and(|(_, at)| self.fresh(*at, now));
+        if fresh {
+            let (set, _) = st.keys.as_ref().expect("fresh keys");
+            match set.find(kid, alg) {
+                Lookup::Found(k) => return Cached::Answer(Ok(k)),
+                Lookup::Refused(m) => {
+                    return Cached::Answer(Err(OidcError::InvalidIdentityToken(m)))
+                }
+                Lookup::NotFound => {}
+            }
+        }
+        let may_fetch = st
+            .attempted_at
+            .is_none_or(|at| now < at || now - at >= self.refetch);
+        if may_fetch {
+            st.attempted_at = Some(now);
+            return Cached::Fetch;
+        }
+        // The last fetch failed: a kid the cache lacks may be the provider's new key, which
+        // could not be read, so the answer is the provider's failure, not "no such key"
+        // (review F6a).
+        if let Some(e) = &st.last_error {
+            return Cached::Answer(Err(e.clone()));
+        }
+        if fresh {
+            return Cached::Answer(Err(not_found(kid)));
+        }
+        // Only with a clock that went back: answer from what is held.
+        Cached::Answer(match st.keys.as_ref().map(|(s, _)| s.find(kid, alg)) {
+            Some(Lookup::Found(k)) => Ok(k),
+            Some(Lookup::Refused(m)) => Err(OidcError::InvalidIdentityToken(m)),
+            Some(Lookup::NotFound) => Err(not_found(kid)),
+            None => Err(OidcError::IdpCommunication(
+                "the provider's keys are not available yet".into(),
+            )),
+        })
+    }
+
     /// The keys to verify a token of `issuer` with `kid` and `alg`, at `now`: from the cache
-    /// while fresh and holding the kid, else fetched (discovery, then the key set) if the
-    /// refetch interval allows.
+    /// while fresh and holding the kid (at once, whatever fetch is under way), else fetched
+    /// (discovery, then the key set) if the refetch interval allows.
     pub(crate) async fn keys_for(
         &self,
         fetcher: &Fetcher,
@@ -265,46 +334,46 @@ impl KeyCache {
         now: i64,
     ) -> Result<Vec<DecodingKey>, OidcError> {
         let slot = self.slot(&issuer.issuer, now);
-        let mut st = slot.state.lock().await;
-        // A clock that went back (another instance's reading) counts as stale, not fresh.
-        let fresh = st
-            .keys
-            .as_ref()
-            .is_some_and(|(_, at)| now >= *at && now - *at < self.ttl);
-        if fresh {
-            let (set, _) = st.keys.as_ref().expect("fresh keys");
-            match set.find(kid, alg) {
-                Lookup::Found(k) => return Ok(k),
-                Lookup::Refused(m) => return Err(OidcError::InvalidIdentityToken(m)),
-                Lookup::NotFound => {}
-            }
-        }
-        let may_fetch = st
-            .attempted_at
-            .is_none_or(|at| now < at || now - at >= self.refetch);
-        if !may_fetch {
+        let seen = {
+            let st = slot.state();
+            let fresh = st.keys.as_ref().is_some_and(|(_, at)| self.fresh(*at, now));
             if fresh {
-                return Err(not_found(kid));
+                let (set, _) = st.keys.as_ref().expect("fresh keys");
+                match set.find(kid, alg) {
+                    Lookup::Found(k) => return Ok(k),
+                    Lookup::Refused(m) => return Err(OidcError::InvalidIdentityToken(m)),
+                    Lookup::NotFound => {}
+                }
             }
-            if let Some(e) = &st.last_error {
-                return Err(e.clone());
+            st.fetches
+        };
+        // The cache cannot answer: wait for a fetch under way, then decide with what it
+        // brought (or start one).
+        let _gate = slot.fetch.lock().await;
+        let decided = {
+            let mut st = slot.state();
+            if st.fetches != seen && st.last_error.is_none() {
+                // A fetch finished while this one waited: its key set is the newest there is.
+                let set = st.keys.as_ref().map(|(s, _)| s.clone());
+                Cached::Answer(match set.map(|s| s.find(kid, alg)) {
+                    Some(Lookup::Found(k)) => Ok(k),
+                    Some(Lookup::Refused(m)) => Err(OidcError::InvalidIdentityToken(m)),
+                    _ => Err(not_found(kid)),
+                })
+            } else {
+                self.consult(&mut st, kid, alg, now)
             }
-            // Only with a clock that went back: answer from what is held.
-            return match st.keys.as_ref().map(|(s, _)| s.find(kid, alg)) {
-                Some(Lookup::Found(k)) => Ok(k),
-                Some(Lookup::Refused(m)) => Err(OidcError::InvalidIdentityToken(m)),
-                Some(Lookup::NotFound) => Err(not_found(kid)),
-                None => Err(OidcError::IdpCommunication(
-                    "the provider's keys are not available yet".into(),
-                )),
-            };
+        };
+        if let Cached::Answer(a) = decided {
+            return a;
         }
-        st.attempted_at = Some(now);
         let fetched = async {
             let uri = fetcher.jwks_uri(issuer).await?;
             KeySet::parse(&fetcher.jwks(uri).await?)
         }
         .await;
+        let mut st = slot.state();
+        st.fetches += 1;
         let set = match fetched {
             Ok(set) => Arc::new(set),
             Err(e) => {

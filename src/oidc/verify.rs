@@ -159,7 +159,7 @@ fn time(claims: &Map<String, Value>, name: &str) -> Result<Option<i64>, OidcErro
 }
 
 /// Checks the claims of a token whose signature verified: `iss`, `exp` (required), `nbf`,
-/// `iat`, `aud` against the client ids, `sub` (required), at `now` (seconds, the caller's
+/// `iat`, `aud` and `azp` (if present) against the client ids, `sub` (required), at `now` (seconds, the caller's
 /// clock) with [`SKEW_SECS`] of slack.
 pub(crate) fn check_claims(
     claims: Map<String, Value>,
@@ -213,6 +213,17 @@ pub(crate) fn check_claims(
     else {
         return Err(OidcError::IncorrectAudience);
     };
+    // `azp` (OIDC Core §2): the party the token was issued to. Where present it must be a
+    // registered client id as well, whether the token has one audience or several (Core
+    // §3.1.3.7 items 4 and 5: with several audiences the client should check it); a token
+    // issued to another client and merely naming ours among its audiences is refused. Its
+    // absence is not required (many providers omit it even with several audiences).
+    match claims.get("azp") {
+        None => {}
+        Some(Value::String(azp)) if client_ids.iter().any(|c| c == azp) => {}
+        Some(Value::String(_)) => return Err(OidcError::IncorrectAudience),
+        Some(_) => return Err(bad("The token's authorized party (azp) is not a string.")),
+    }
     let sub = match claims.get("sub") {
         Some(Value::String(s)) if !s.is_empty() => s.clone(),
         _ => return Err(bad("The token has no subject (sub).")),

@@ -179,6 +179,14 @@ pub async fn session_policies(
 /// The role an ARN names (`arn:aws:iam::<account>:role/<path/><name>`), found by name in that
 /// account; the ARN must be the role's exactly (its path too).
 pub(super) async fn role_by_arn(st: &AppState, arn: &str, action: &str) -> IamResult<Role> {
+    let not_found =
+        || IamError::access_denied(format!("Not authorized to perform {action} on {arn}"));
+    role_named(st, arn).await?.ok_or_else(not_found)
+}
+
+/// The account id and role name of a role ARN (`arn:aws:iam::<account>:role/<path/><name>`),
+/// or STS's ValidationError.
+pub(super) fn parse_role_arn(arn: &str) -> IamResult<(&str, &str)> {
     if !(20..=2048).contains(&arn.len()) {
         return Err(IamError::validation_value(
             "roleArn",
@@ -198,20 +206,20 @@ pub(super) async fn role_by_arn(st: &AppState, arn: &str, action: &str) -> IamRe
     if account.len() != 12 || !account.bytes().all(|b| b.is_ascii_digit()) || name.is_empty() {
         return Err(bad());
     }
-    let not_found =
-        || IamError::access_denied(format!("Not authorized to perform {action} on {arn}"));
+    Ok((account, name))
+}
+
+/// The role a well-formed role ARN names, if there is one whose ARN is exactly that.
+pub(super) async fn role_named(st: &AppState, arn: &str) -> IamResult<Option<Role>> {
+    let (account, name) = parse_role_arn(arn)?;
     // The role's account is known by id only: its root key is read from the role found.
     let role = st
         .creds
         .identity()
         .role_in_account_id(account, name)
         .await
-        .map_err(crate::iam::context::db)?
-        .ok_or_else(not_found)?;
-    if role.arn() != arn {
-        return Err(not_found());
-    }
-    Ok(role)
+        .map_err(crate::iam::context::db)?;
+    Ok(role.filter(|r| r.arn() == arn))
 }
 
 /// Parses a stored trust policy; one that no longer parses trusts nobody.

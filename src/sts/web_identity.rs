@@ -1,9 +1,10 @@
 //! AssumeRoleWithWebIdentity (issue 61): an OpenID Connect ID token, verified against the
-//! provider the role's account registered for its issuer (`oidc::Verifier`: signature by the
-//! provider's published keys, `iss`, `aud` against the registered client ids, `exp`, `nbf`,
-//! `iat`, by the database's clock), then the role's trust policy evaluated for the provider
-//! (`Principal: {"Federated": "arn:aws:iam::<account>:oidc-provider/<host/path>"}`) with the
-//! token's claims as AWS's condition keys `<host/path>:sub`, `:aud` and `:amr`. No signature
+//! provider the role ARN's account registered for its issuer (`oidc::Verifier`: signature by
+//! the provider's published keys, `iss`, `aud` and `azp` against the registered client ids,
+//! `exp`, `nbf`, `iat`, by the database's clock), before the role is looked up, so that a
+//! missing role and a refusing trust answer alike; then the role's trust policy evaluated for
+//! the provider (`Principal: {"Federated": "arn:aws:iam::<account>:oidc-provider/<host/path>"}`)
+//! with the token's claims as AWS's condition keys `<host/path>:sub`, `:aud` and `:amr`. No signature
 //! is needed: the token is the proof, as on AWS.
 
 use std::collections::HashMap;
@@ -12,7 +13,7 @@ use axum::http::StatusCode;
 use base64::Engine;
 
 use super::assume::{
-    answer_session, duration, refuse_unsupported, role_by_arn, session_name, Session,
+    answer_session, duration, parse_role_arn, refuse_unsupported, role_named, session_name, Session,
 };
 use crate::auth::policy::{self, Verdict, Who};
 use crate::iam::error::{IamError, IamResult};
@@ -53,8 +54,16 @@ fn sts_error(e: OidcError) -> IamError {
         OidcError::ExpiredToken(m) => {
             IamError::new(StatusCode::BAD_REQUEST, "ExpiredTokenException", m)
         }
+        // What went wrong talking to the provider (addresses, the resolver's and the TLS
+        // stack's errors) is for the operator's log, not for an unsigned caller: it would
+        // map the gateway's network for anyone who registers nothing (review F5b).
         OidcError::IdpCommunication(m) => {
-            IamError::new(StatusCode::BAD_REQUEST, "IDPCommunicationError", m)
+            tracing::warn!(error = %m, "AssumeRoleWithWebIdentity: the identity provider could not be read");
+            IamError::new(
+                StatusCode::BAD_REQUEST,
+                "IDPCommunicationError",
+                "Couldn't retrieve verification key from your identity provider, please reference AssumeRoleWithWebIdentity documentation for requirements",
+            )
         }
         OidcError::IncorrectAudience => invalid("Incorrect token audience"),
         OidcError::InvalidIdentityToken(m) | OidcError::InvalidInput(m) => invalid(m),
@@ -94,12 +103,17 @@ pub async fn assume(st: &AppState, p: &Params, rid: &str) -> IamResult<String> {
             "Member must have length less than or equal to 20000",
         ));
     }
-    let role = role_by_arn(st, arn, "sts:AssumeRoleWithWebIdentity").await?;
+    // The token is verified before the role is looked at, and a missing role is answered as
+    // a trust that refuses: an unsigned caller learns nothing about the account's roles
+    // (review F5a). The account is the ARN's.
+    let (account, _) = parse_role_arn(arn)?;
+    let denied =
+        || IamError::access_denied("Not authorized to perform sts:AssumeRoleWithWebIdentity");
     let issuer = unverified_issuer(token)?;
     let provider = st
         .creds
         .identity()
-        .oidc_provider_by_issuer(&role.account, &issuer)
+        .oidc_provider_by_issuer(account, &issuer)
         .await
         .map_err(crate::iam::context::db)?
         .ok_or_else(|| {
@@ -113,6 +127,7 @@ pub async fn assume(st: &AppState, p: &Params, rid: &str) -> IamResult<String> {
         .verify(&provider.url, &provider.client_ids, token, now)
         .await
         .map_err(sts_error)?;
+    let role = role_named(st, arn).await?.ok_or_else(denied)?;
     let max = role.max_session;
     let dur = duration(
         p,
@@ -142,9 +157,7 @@ pub async fn assume(st: &AppState, p: &Params, rid: &str) -> IamResult<String> {
         values,
     });
     if verdict != Verdict::Allow {
-        return Err(IamError::access_denied(
-            "Not authorized to perform sts:AssumeRoleWithWebIdentity",
-        ));
+        return Err(denied());
     }
     let session = Session {
         kind: SessionKind::WebIdentity,

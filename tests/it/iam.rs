@@ -372,3 +372,7 @@ fn an_unknown_key_is_refused_before_its_body_is_read() {
         assert!(text.contains("InvalidClientTokenId"), "{text}");
     });
 }
+
+/// The review finding F4 (OpenID Connect providers), in its own file.
+#[path = "iam_oidc.rs"]
+mod oidc;

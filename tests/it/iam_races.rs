@@ -5,7 +5,7 @@
 //! naming an entity that was deleted under it.
 
 use grids3::failpoint;
-use grids3::storage::identity::{Account, Holder, IdentityError};
+use grids3::storage::identity::{Account, Holder, IdentityError, NewRole};
 
 use crate::support;
 
@@ -93,5 +93,57 @@ fn a_delete_between_counting_and_referencing_is_refused() {
         ids.delete_policy(&acct, &pol.arn()).await.unwrap();
         ids.delete_user(&acct, "ann").await.unwrap();
         ids.delete_group(&acct, "team").await.unwrap();
+    });
+}
+
+/// AttachRolePolicy against DeleteRole: the attachment is counted on the policy, then the
+/// role is deleted (it holds nothing yet, so the delete is right to go through), then the
+/// attach finds no role. It must take its count back and say the role is gone, so the policy
+/// is not left counting an attachment to nothing (which would make DeletePolicy refuse
+/// forever).
+#[test]
+fn a_role_deleted_while_a_policy_is_attached_leaves_no_count_behind() {
+    support::run(async {
+        let gw = support::gateway("iamroleace").await;
+        let ids = gw.state.creds.identity().clone();
+        let acct = Account::of_key(support::AK);
+        let trust = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}"#;
+        let role = ids
+            .create_role(
+                &acct,
+                NewRole {
+                    name: "worker",
+                    path: "/",
+                    trust,
+                    description: "",
+                    max_session: 3600,
+                    tags: &[],
+                },
+            )
+            .await
+            .unwrap();
+        let doc = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:GetObject","Resource":"*"}]}"#;
+        let pol = ids
+            .create_policy(&acct, "Read", "/", None, doc, &[])
+            .await
+            .unwrap();
+
+        let stop = failpoint::pause("identity.attachment_counted", Some(&acct.id));
+        let attach = {
+            let (ids, acct, id, arn) = (ids.clone(), acct.clone(), role.id.clone(), pol.arn());
+            tokio::spawn(async move { ids.attach(&acct, Holder::Role, &id, &arn).await })
+        };
+        stop.reached().await;
+        assert_eq!(ids.policy(&acct, &pol.arn()).await.unwrap().attachments, 1);
+        ids.delete_role(&acct, "worker").await.unwrap();
+        stop.release();
+        let r = attach.await.unwrap();
+        assert!(
+            matches!(r, Err(IdentityError::NoSuchEntity(_))),
+            "AttachRolePolicy to a role deleted under it: {r:?}"
+        );
+        assert_eq!(ids.policy(&acct, &pol.arn()).await.unwrap().attachments, 0);
+        assert!(ids.role(&acct, "worker").await.is_err());
+        ids.delete_policy(&acct, &pol.arn()).await.unwrap();
     });
 }

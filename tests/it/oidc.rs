@@ -634,3 +634,7 @@ fn a_name_that_resolves_to_loopback_is_refused_at_connection() {
         assert_eq!(idp.discovery_hits.load(Ordering::SeqCst), 0);
     });
 }
+
+/// The review findings F2 and F6, in their own file.
+#[path = "oidc_review.rs"]
+mod review;

@@ -122,6 +122,13 @@ pub(crate) struct Idp {
     pub(crate) oversized: Mutex<Option<usize>>,
     /// Answer discovery with a redirect to `<base>/elsewhere`.
     pub(crate) redirect: AtomicBool,
+    /// Answer discovery with 503 (the provider is down).
+    pub(crate) unavailable: AtomicBool,
+    /// Hold each key set request until [`Idp::release`] is notified, after notifying
+    /// [`Idp::holding`]: a slow provider whose slowness the test decides, not a timer.
+    pub(crate) hold_keys: AtomicBool,
+    pub(crate) holding: tokio::sync::Notify,
+    pub(crate) release: tokio::sync::Notify,
     pub(crate) discovery_hits: AtomicUsize,
     pub(crate) jwks_hits: AtomicUsize,
     pub(crate) elsewhere_hits: AtomicUsize,
@@ -130,6 +137,9 @@ pub(crate) struct Idp {
 async fn discovery(State(idp): State<Arc<Idp>>) -> Response {
     idp.discovery_hits.fetch_add(1, Ordering::SeqCst);
     let base = idp.base.lock().unwrap().clone();
+    if idp.unavailable.load(Ordering::SeqCst) {
+        return axum::http::StatusCode::SERVICE_UNAVAILABLE.into_response();
+    }
     if idp.redirect.load(Ordering::SeqCst) {
         return (
             axum::http::StatusCode::FOUND,
@@ -156,6 +166,10 @@ async fn discovery(State(idp): State<Arc<Idp>>) -> Response {
 
 async fn keys(State(idp): State<Arc<Idp>>) -> Response {
     idp.jwks_hits.fetch_add(1, Ordering::SeqCst);
+    if idp.hold_keys.load(Ordering::SeqCst) {
+        idp.holding.notify_one();
+        idp.release.notified().await;
+    }
     if idp.endless.load(Ordering::SeqCst) {
         let chunk = bytes::Bytes::from(vec![b' '; 16 * 1024]);
         let s = futures::stream::repeat(Ok::<_, std::convert::Infallible>(chunk));

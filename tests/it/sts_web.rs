@@ -112,3 +112,7 @@ fn ci_jobs_trade_an_id_token_for_credentials_through_every_client() {
         .await;
     });
 }
+
+/// The review finding F5, in its own file.
+#[path = "sts_web_review.rs"]
+mod review;

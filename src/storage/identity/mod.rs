@@ -28,7 +28,7 @@ mod roles;
 mod users;
 
 pub use groups::Group;
-pub use oidc::{provider_name, OidcProvider, MAX_CLIENT_IDS};
+pub use oidc::{provider_name, OidcProvider, MAX_CLIENT_IDS, MAX_OIDC_PROVIDERS};
 pub use policies::{Entities, Holder, ManagedPolicy, PolicyVersion};
 pub use principal::Effective;
 pub use roles::{NewRole, Role, MAX_SESSION_RANGE};

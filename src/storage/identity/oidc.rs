@@ -11,6 +11,9 @@ use super::{pair_docs, pairs, strings, Account, IdResult, IdentityError, Identit
 /// Most client ids of one provider (AWS's quota).
 pub const MAX_CLIENT_IDS: usize = 100;
 
+/// Most providers of one account (AWS's quota, "OpenIdConnectProvidersPerAccount").
+pub const MAX_OIDC_PROVIDERS: u64 = 100;
+
 /// A registered provider.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OidcProvider {
@@ -59,13 +62,27 @@ impl OidcProvider {
     }
 }
 
-/// An issuer URL without its scheme and trailing slash: the provider's name.
+/// An issuer URL without its scheme and trailing slash: the provider's name. The host part
+/// is lower-cased, loses a trailing dot and the scheme's default port (`https://Host.:443/x`
+/// names the provider `host/x`, like `https://host/x`); the path keeps its case, as AWS keeps
+/// it (`/Realm` and `/realm` are two issuers).
 pub fn provider_name(url: &str) -> String {
-    let rest = url
-        .strip_prefix("https://")
-        .or_else(|| url.strip_prefix("http://"))
-        .unwrap_or(url);
-    rest.trim_end_matches('/').to_ascii_lowercase()
+    let (rest, default_port) = match url.strip_prefix("https://") {
+        Some(r) => (r, ":443"),
+        None => (url.strip_prefix("http://").unwrap_or(url), ":80"),
+    };
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let mut authority = authority.to_ascii_lowercase();
+    if authority.ends_with(default_port) {
+        authority.truncate(authority.len() - default_port.len());
+    }
+    // `host.:8443` as well as `host.`: the dot is the host's, before any port.
+    let (host, port) = match authority.rfind(':') {
+        Some(i) if !authority[i..].contains(']') => authority.split_at(i),
+        _ => (authority.as_str(), ""),
+    };
+    let host = host.strip_suffix('.').unwrap_or(host);
+    format!("{host}{port}{}", path.trim_end_matches('/'))
 }
 
 fn no_provider(arn: &str) -> IdentityError {
@@ -73,7 +90,13 @@ fn no_provider(arn: &str) -> IdentityError {
 }
 
 impl IdentityStore {
-    /// Registers a provider (one per issuer and account).
+    /// Registers a provider (one per issuer and account, at most [`MAX_OIDC_PROVIDERS`] per
+    /// account). The quota is checked after the insert, against every provider of the
+    /// account, and the new one is removed again if it went over: two registrations at once
+    /// cannot both pass a count taken before either wrote (a count-then-insert would let
+    /// each of N concurrent calls see 99). The account never keeps more than the quota; under
+    /// such a race both may be refused (and the extra one is visible for the moment between
+    /// its insert and its removal).
     pub async fn create_oidc_provider(
         &self,
         acct: &Account,
@@ -104,8 +127,40 @@ impl IdentityStore {
             }
             r => r?,
         };
+        crate::failpoint::hit("identity.oidc_inserted", &p.account).await;
+        let held = self
+            .oidc
+            .count_documents(doc! {"account": &p.account})
+            .await?;
+        if held > MAX_OIDC_PROVIDERS {
+            self.oidc
+                .delete_one(doc! {"_id": p.arn(), "created": p.created})
+                .await?;
+            return Err(IdentityError::LimitExceeded(format!(
+                "Cannot exceed quota for OpenIdConnectProvidersPerAccount: {MAX_OIDC_PROVIDERS}"
+            )));
+        }
         self.changed().await?;
         Ok(p)
+    }
+
+    /// Replaces the provider's tags if they are still as read.
+    pub async fn set_oidc_tags(
+        &self,
+        p: &OidcProvider,
+        tags: &[(String, String)],
+    ) -> IdResult<bool> {
+        let r = self
+            .oidc
+            .update_one(
+                doc! {"_id": p.arn(), "tags": pair_docs(&p.tags)},
+                doc! {"$set": {"tags": pair_docs(tags)}},
+            )
+            .await?;
+        if r.matched_count == 1 {
+            self.changed().await?;
+        }
+        Ok(r.matched_count == 1)
     }
 
     /// A provider of the account, by ARN.
@@ -198,5 +253,37 @@ mod tests {
             "keycloak.example/realms/x"
         );
         assert_eq!(provider_name("http://127.0.0.1:3000"), "127.0.0.1:3000");
+    }
+
+    /// Review F3(b): one provider, however its host is spelled; the path keeps its case.
+    #[test]
+    fn host_spellings_name_one_provider_and_the_path_keeps_its_case() {
+        for url in [
+            "https://idp.example/Realm",
+            "https://IDP.example/Realm",
+            "https://idp.example./Realm",
+            "https://idp.example:443/Realm",
+            "https://Idp.Example.:443/Realm/",
+        ] {
+            assert_eq!(provider_name(url), "idp.example/Realm", "{url}");
+        }
+        assert_eq!(provider_name("https://idp.example"), "idp.example");
+        assert_eq!(
+            provider_name("https://idp.example.:8443"),
+            "idp.example:8443"
+        );
+        assert_eq!(
+            provider_name("https://idp.example:8443/x"),
+            "idp.example:8443/x"
+        );
+        assert_eq!(provider_name("http://localhost:80/x"), "localhost/x");
+        assert_eq!(
+            provider_name("https://[2001:4860::8888]:443/"),
+            "[2001:4860::8888]"
+        );
+        assert_ne!(
+            provider_name("https://idp.example/realm"),
+            provider_name("https://idp.example/Realm")
+        );
     }
 }

@@ -1,4 +1,5 @@
-// The console's script: confirmations, the copy button and uploads. Pages work without it.
+// The console's script: confirmations, the copy button, uploads and single sign-on's binding. Pages
+// work without it, except single sign-on.
 
 // A size as people read it (the pages' own, `views::human_size`); exact bytes go in a title.
 function humanSize(n) {
@@ -379,5 +380,29 @@ document.querySelectorAll('button[data-example-for]').forEach(function (b) {
   if (c && c.dataset.refresh) {
     setTimeout(function () { window.location.replace(window.location.pathname + window.location.search); },
       1000 * parseInt(c.dataset.refresh, 10));
+  }
+})();
+
+// Single sign-on: the sign-in this tab begins is bound to a random value kept in this
+// origin's sessionStorage, which no other site or port can set; the callback page posts it
+// back (see src/console/sso.rs: cookies alone could be planted by a page of the S3 endpoint).
+(function () {
+  var KEY = 'grids3-sso-bind';
+  var a = document.getElementById('sso');
+  if (a) {
+    a.addEventListener('click', function (e) {
+      e.preventDefault();
+      var b = new Uint8Array(32);
+      window.crypto.getRandomValues(b);
+      var hex = Array.prototype.map.call(b, function (x) { return ('0' + x.toString(16)).slice(-2); }).join('');
+      window.sessionStorage.setItem(KEY, hex);
+      window.location.href = '/login/sso?bind=' + hex;
+    });
+  }
+  var f = document.getElementById('sso-finish');
+  if (f) {
+    f.elements.bind.value = window.sessionStorage.getItem(KEY) || '';
+    window.sessionStorage.removeItem(KEY);
+    f.submit();
   }
 })();

@@ -54,7 +54,14 @@ impl ConsoleSso {
     /// What is missing or wrong in the settings (checked at start-up, so that a console
     /// never offers a sign-in that cannot work).
     pub fn problems(&self) -> Option<String> {
-        let issuer = self.console_oidc_issuer.as_deref()?;
+        let Some(issuer) = self.console_oidc_issuer.as_deref() else {
+            // Settings of a sign-on that is off would be accepted and ignored.
+            let set = self.console_oidc_client_id.is_some()
+                || self.console_oidc_client_secret.is_some()
+                || !self.roles().is_empty()
+                || self.console_oidc_name.is_some();
+            return set.then(|| "the --console-oidc-* settings need --console-oidc-issuer".into());
+        };
         if issuer.is_empty() {
             return Some("--console-oidc-issuer is empty".into());
         }
@@ -65,19 +72,14 @@ impl ConsoleSso {
         {
             return Some("--console-oidc-issuer needs --console-oidc-client-id".into());
         }
-        let roles: Vec<&String> = self
-            .console_oidc_roles
-            .iter()
-            .filter(|r| !r.trim().is_empty())
-            .collect();
+        let roles = self.roles();
         if roles.is_empty() {
             return Some("--console-oidc-issuer needs --console-oidc-roles (role ARNs)".into());
         }
-        if let Some(bad) = roles
-            .iter()
-            .find(|r| !r.trim().starts_with("arn:aws:iam::") || !r.contains(":role/"))
-        {
-            return Some(format!("--console-oidc-roles: {bad:?} is not a role ARN"));
+        if let Some(bad) = roles.iter().find(|r| !is_role_arn(r)) {
+            return Some(format!(
+                "--console-oidc-roles: {bad:?} is not a role ARN (arn:aws:iam::<12 digits>:role/[<path>/]<name>)"
+            ));
         }
         None
     }
@@ -89,5 +91,49 @@ impl ConsoleSso {
             .map(|r| r.trim().to_owned())
             .filter(|r| !r.is_empty())
             .collect()
+    }
+}
+
+/// `arn:aws:iam::<12 digits>:role/[<path>/]<name>`, with IAM's characters for the name.
+fn is_role_arn(arn: &str) -> bool {
+    let Some(rest) = arn.strip_prefix("arn:aws:iam::") else {
+        return false;
+    };
+    let Some((account, what)) = rest.split_once(':') else {
+        return false;
+    };
+    let Some(path_name) = what.strip_prefix("role/") else {
+        return false;
+    };
+    let name = path_name.rsplit('/').next().unwrap_or_default();
+    account.len() == 12
+        && account.bytes().all(|b| b.is_ascii_digit())
+        && (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"+=,.@_-".contains(&b))
+        && path_name.bytes().all(|b| (b'!'..=b'~').contains(&b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn role_arns_are_checked_and_settings_need_an_issuer() {
+        assert!(is_role_arn("arn:aws:iam::123456789012:role/r"));
+        assert!(is_role_arn("arn:aws:iam::123456789012:role/team/r"));
+        assert!(!is_role_arn("arn:aws:iam::123456789012:role/"));
+        assert!(!is_role_arn("arn:aws:iam::1234:role/r"));
+        assert!(!is_role_arn("arn:aws:iam::123456789012:user/r"));
+        let orphan = ConsoleSso {
+            console_oidc_client_id: Some("c".into()),
+            ..Default::default()
+        };
+        assert!(orphan
+            .problems()
+            .unwrap()
+            .contains("need --console-oidc-issuer"));
+        assert!(ConsoleSso::default().problems().is_none());
     }
 }

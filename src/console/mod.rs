@@ -52,7 +52,10 @@ pub fn router(state: AppState) -> Router {
         .route("/login", get(pages::login_page).post(pages::login))
         .route("/logout", post(pages::logout))
         .route("/login/sso", get(pages::sso_start))
-        .route(sso::CALLBACK, get(pages::sso_callback))
+        .route(
+            sso::CALLBACK,
+            get(pages::sso_callback).post(pages::sso_finish),
+        )
         .route("/buckets/create", post(pages::create_bucket))
         .route("/buckets/delete", post(pages::delete_bucket))
         .route("/browse", get(pages::browse))

@@ -24,6 +24,17 @@ pub const COOKIE: &str = "grids3_console";
 /// another host or for a wider path (a page on the S3 or website endpoint of the same site).
 pub const COOKIE_TLS: &str = "__Host-grids3_console";
 
+/// Whether cookies are set for a secure origin (`Secure`, the `__Host-` names): grids3 serves
+/// TLS, or the console's URL is `https://` (TLS ends at a proxy in front).
+pub fn secure(st: &AppState, parts: &Parts) -> bool {
+    crate::tls::Transport::of(&parts.extensions).tls
+        || st
+            .config
+            .console_url
+            .as_deref()
+            .is_some_and(|u| u.to_ascii_lowercase().starts_with("https://"))
+}
+
 fn cookie_name(tls: bool) -> &'static str {
     if tls {
         COOKIE_TLS
@@ -129,7 +140,7 @@ fn expired(st: &AppState, s: &ConsoleSession, now: DateTime) -> bool {
 
 /// The session of a request, if it has a live one (`None`: sign in again).
 pub async fn current(st: &AppState, parts: &Parts) -> S3Result<Option<Signed>> {
-    let tls = crate::tls::Transport::of(&parts.extensions).tls;
+    let tls = secure(st, parts);
     let Some(id) = cookie_session(st, &parts.headers, tls) else {
         return Ok(None);
     };
@@ -139,7 +150,9 @@ pub async fn current(st: &AppState, parts: &Parts) -> S3Result<Option<Signed>> {
     };
     let now = meta.clock().now();
     if expired(st, &s, now) {
-        meta.session_end_if(&id, s.seen).await?;
+        if meta.session_end_if(&id, s.seen).await? {
+            end_credentials(st, &s).await?;
+        }
         return Ok(None);
     }
     // A deleted key's sessions end with it (within the credentials cache's 10 s).
@@ -175,11 +188,7 @@ pub async fn login(
     access_key: &str,
     secret: &str,
 ) -> S3Result<Result<ConsoleSession, Refused>> {
-    let meta = st.store.meta();
-    let now = meta.clock().now();
-    let since = DateTime::from_millis(now.timestamp_millis() - THROTTLE_WINDOW_MS);
-    let by_client = format!("ip:{client}");
-    if !meta.login_reserve(&by_client, since, MAX_FAILURES).await? {
+    if !throttle_take(st, client).await? {
         return Ok(Err(Refused::Throttled));
     }
     let known = if access_key.is_empty() || access_key.len() > 128 {
@@ -198,8 +207,27 @@ pub async fn login(
     if !matches {
         return Ok(Err(Refused::Wrong));
     }
-    meta.login_release(&by_client).await?;
+    throttle_release(st, client).await?;
     Ok(Ok(begin(st, access_key, None, None).await?))
+}
+
+/// Takes one of the client address's sign-in attempts (key logins and single sign-on
+/// callbacks alike): `false` when it has used them all lately.
+pub async fn throttle_take(st: &AppState, client: &str) -> S3Result<bool> {
+    let meta = st.store.meta();
+    let since = DateTime::from_millis(meta.clock().now().timestamp_millis() - THROTTLE_WINDOW_MS);
+    Ok(meta
+        .login_reserve(&format!("ip:{client}"), since, MAX_FAILURES)
+        .await?)
+}
+
+/// Gives back an attempt [`throttle_take`] took (the sign-in succeeded).
+pub async fn throttle_release(st: &AppState, client: &str) -> S3Result<()> {
+    Ok(st
+        .store
+        .meta()
+        .login_release(&format!("ip:{client}"))
+        .await?)
 }
 
 /// Begins a session of `access_key` (with `sso`, a single sign-on's temporary credentials,
@@ -232,11 +260,27 @@ pub(super) async fn begin(
 /// Ends a session (logout). A single sign-on session's temporary credentials end with it:
 /// nothing but the session knew them, and the links it presigned must not outlive it.
 pub async fn logout(st: &AppState, s: &ConsoleSession) -> S3Result<()> {
-    let meta = st.store.meta();
-    meta.session_end(&s.id).await?;
+    st.store.meta().session_end(&s.id).await?;
+    end_credentials(st, s).await
+}
+
+/// Ends a single sign-on session's temporary credentials (nothing else knew them).
+async fn end_credentials(st: &AppState, s: &ConsoleSession) -> S3Result<()> {
     if let Some(sso) = &s.sso {
-        meta.end_session_key(&s.access_key, &sso.token).await?;
+        st.store
+            .meta()
+            .end_session_key(&s.access_key, &sso.token)
+            .await?;
         st.creds.forget(&s.access_key);
+    }
+    Ok(())
+}
+
+/// Ends the session a request still carries, if any: a new sign-in in the same browser
+/// replaces it, and its credentials must not live on unseen.
+pub async fn end_previous(st: &AppState, parts: &Parts) -> S3Result<()> {
+    if let Some(old) = current(st, parts).await? {
+        logout(st, &old.session).await?;
     }
     Ok(())
 }

@@ -1,23 +1,32 @@
 //! Single sign-on to the console (issue 61): "Sign in with <provider>" by OpenID Connect's
 //! authorization code flow with PKCE, `state` and `nonce`.
 //!
-//! 1. [`start`]: a new `state`, `nonce` and PKCE verifier go into a short-lived cookie of
-//!    their own, signed (HMAC under the root secret, so any instance can finish what another
-//!    began), `SameSite=Lax` because the provider's redirect back is a cross-site navigation;
-//!    the browser is sent to the provider's authorization endpoint.
-//! 2. [`finish`]: the callback's `state` must be the cookie's (a callback this browser did
-//!    not begin is refused: login CSRF), within 10 minutes by the database's clock; the code
-//!    is redeemed with the verifier; the ID token's `nonce` must be the cookie's; then the
-//!    token is exchanged for a role's temporary credentials by STS's own
-//!    AssumeRoleWithWebIdentity, trying the configured roles in order: the provider
-//!    registered in the role's account verifies the token, and the role's trust policy
-//!    decides, exactly as for a CI job with the same token. The console session holds those
-//!    credentials, so it sees exactly what the role may do, and ends when they expire, when
-//!    the role is deleted, or at logout (which also ends the credentials).
+//! 1. [`start`]: the sign-in page's script draws a random `bind` value, keeps it in this
+//!    origin's `sessionStorage` and asks `/login/sso?bind=...`. A new `state`, `nonce` and PKCE
+//!    verifier go, with `bind`, into a short-lived cookie of their own, signed (HMAC under the
+//!    root secret, so any instance can finish what another began); the browser is sent to the
+//!    provider's authorization endpoint.
+//! 2. The provider sends the browser back to `GET /login/sso/callback`, which changes
+//!    nothing: its page's script posts the code and state, with the `bind` from
+//!    `sessionStorage`, to `POST /login/sso/callback` (same origin only).
+//! 3. [`finish`]: the state must be the cookie's, and `bind` too. Cookies are shared by every
+//!    port of a host (and can be set by sibling hosts over plain HTTP), so a page of the S3
+//!    endpoint could plant an attacker's pending cookie and send the victim to the attacker's
+//!    callback (login CSRF); `sessionStorage` belongs to the console's origin alone, so the
+//!    victim's browser posts its own `bind`, not the attacker's, and is refused. The state is
+//!    spent once (in the database), within 10 minutes by the database's clock; the code is
+//!    redeemed with the verifier; the ID token's `nonce`, `iss`, `aud` and `azp` must be this
+//!    sign-in's, issuer's and client's; then the token is traded for a role's temporary
+//!    credentials by STS's own AssumeRoleWithWebIdentity, trying the configured roles in
+//!    order: the provider registered in the role's account verifies the token, and the
+//!    role's trust policy decides, exactly as for a CI job with the same token. The console
+//!    session holds those credentials, so it sees exactly what the role may do, and ends when
+//!    they expire, when the role is deleted, or at logout (which also ends the credentials).
 
 use axum::http::header;
 use axum::http::request::Parts;
 use base64::Engine;
+use mongodb::bson::DateTime;
 use serde::{Deserialize, Serialize};
 
 use crate::config::ConsoleSso;
@@ -98,6 +107,8 @@ struct Pending {
     state: String,
     nonce: String,
     verifier: String,
+    /// The browser's own value, kept in the console origin's `sessionStorage`.
+    bind: String,
     /// When the sign-in began (the database's clock, ms).
     at: i64,
 }
@@ -116,7 +127,7 @@ fn pending_cookie(st: &AppState, p: &Pending, tls: bool) -> String {
     let mac = super::session::mac(st, PURPOSE, &body);
     let secure = if tls { "; Secure" } else { "" };
     format!(
-        "{}={body}.{mac}; Path=/; HttpOnly; SameSite=Lax; Max-Age=600{secure}",
+        "{}={body}.{mac}; Path=/; HttpOnly; SameSite=Strict; Max-Age=600{secure}",
         cookie_name(tls)
     )
 }
@@ -125,7 +136,7 @@ fn pending_cookie(st: &AppState, p: &Pending, tls: bool) -> String {
 pub fn clear_cookie(tls: bool) -> String {
     let secure = if tls { "; Secure" } else { "" };
     format!(
-        "{}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0{secure}",
+        "{}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0{secure}",
         cookie_name(tls)
     )
 }
@@ -151,50 +162,64 @@ fn read_pending(st: &AppState, parts: &Parts, tls: bool) -> Option<Pending> {
 }
 
 /// The callback URL the provider sends the browser back to: `--console-url`, else the
-/// scheme and Host of the request (a forged Host only makes a URL the provider refuses, as
-/// it is not registered).
-fn redirect_uri(st: &AppState, parts: &Parts, tls: bool) -> Result<String, SsoError> {
-    if let Some(u) = st.config.console_url.as_deref() {
+/// scheme and host of the request (the Host header, or HTTP/2's `:authority`). A forged host
+/// only makes a URL the provider refuses, as it is not registered.
+fn callback_url(console_url: Option<&str>, parts: &Parts, tls: bool) -> Result<String, SsoError> {
+    if let Some(u) = console_url {
         return Ok(format!("{}{CALLBACK}", u.trim_end_matches('/')));
     }
     let host = parts
         .headers
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
+        .or_else(|| parts.uri.authority().map(|a| a.as_str()))
         .filter(|h| {
             !h.is_empty()
                 && h.bytes()
                     .all(|c| c.is_ascii_alphanumeric() || b".-[]:".contains(&c))
         })
-        .ok_or_else(|| SsoError::Stale("The request has no usable Host header.".into()))?;
+        .ok_or_else(|| SsoError::Stale("The request names no usable host.".into()))?;
     let scheme = if tls { "https" } else { "http" };
     Ok(format!("{scheme}://{host}{CALLBACK}"))
 }
 
+fn redirect_uri(st: &AppState, parts: &Parts) -> Result<String, SsoError> {
+    let tls = crate::tls::Transport::of(&parts.extensions).tls;
+    callback_url(st.config.console_url.as_deref(), parts, tls)
+}
+
+/// A provider's refusal or failure as the page says it: no detail for an unauthenticated
+/// visitor (it is logged).
 fn provider_error(e: crate::oidc::OidcError) -> SsoError {
     tracing::warn!(error = %e, "console single sign-on: the provider");
     match e {
-        crate::oidc::OidcError::IdpCommunication(_) => {
-            SsoError::Provider("The identity provider could not be reached; try again.".into())
-        }
-        other => SsoError::Refused(format!("The identity provider refused: {other}")),
+        crate::oidc::OidcError::IdpCommunication(_) => SsoError::Provider(UNREACHABLE.into()),
+        _ => SsoError::Refused(REFUSED.into()),
     }
 }
 
-/// STS's refusal (other than a role that does not admit the identity) as the page says it.
-fn sts_refusal(e: crate::iam::IamError) -> SsoError {
-    match e.code {
-        "IDPCommunicationError" => {
-            SsoError::Provider("The identity provider could not be reached; try again.".into())
-        }
-        "ServiceFailure" | "InternalFailure" => SsoError::Internal(e.message),
-        code => SsoError::Refused(format!("{code}: {}", e.message)),
-    }
+const UNREACHABLE: &str = "The identity provider could not be reached; try again.";
+const REFUSED: &str = "The sign-in was refused (the server's log says why).";
+
+/// Whether `bind` is what the sign-in page's script makes: 32 to 128 hex digits.
+fn bind_ok(bind: &str) -> bool {
+    (32..=128).contains(&bind.len()) && bind.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
-/// Begins a sign-in: where to send the browser, and the pending cookie to set.
-pub async fn start(st: &AppState, parts: &Parts, tls: bool) -> Result<(String, String), SsoError> {
+/// Begins a sign-in for the browser's `bind`: where to send the browser, and the pending
+/// cookie to set.
+pub async fn start(
+    st: &AppState,
+    parts: &Parts,
+    tls: bool,
+    bind: &str,
+) -> Result<(String, String), SsoError> {
     let s = settings(st).ok_or(SsoError::Off)?;
+    if !bind_ok(bind) {
+        return Err(SsoError::Stale(
+            "Sign in from the console's sign-in page, with JavaScript on.".into(),
+        ));
+    }
     let issuer = s.console_oidc_issuer.as_deref().unwrap_or_default();
     let ep = st.oidc.endpoints(issuer).await.map_err(provider_error)?;
     let pkce = code_flow::pkce();
@@ -202,12 +227,13 @@ pub async fn start(st: &AppState, parts: &Parts, tls: bool) -> Result<(String, S
         state: code_flow::random_value(),
         nonce: code_flow::random_value(),
         verifier: pkce.verifier,
+        bind: bind.to_owned(),
         at: st.store.meta().clock().now().timestamp_millis(),
     };
     let url = code_flow::authorize_url(
         &ep,
         s.console_oidc_client_id.as_deref().unwrap_or_default(),
-        &redirect_uri(st, parts, tls)?,
+        &redirect_uri(st, parts)?,
         &s.console_oidc_scopes,
         &p.state,
         &p.nonce,
@@ -216,8 +242,8 @@ pub async fn start(st: &AppState, parts: &Parts, tls: bool) -> Result<(String, S
     Ok((url, pending_cookie(st, &p, tls)))
 }
 
-/// The claims of a token, unverified: only its `nonce` is read before STS verifies it (a
-/// token whose signature fails is refused there whatever its nonce).
+/// The claims of a token, unverified: read before STS verifies it (a token whose signature
+/// fails is refused there whatever its claims say).
 fn unverified_claims(token: &str) -> Option<serde_json::Value> {
     let payload = token.split('.').nth(1)?;
     let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
@@ -235,61 +261,84 @@ fn audience_includes(claims: &serde_json::Value, client_id: &str) -> bool {
     }
 }
 
-/// A `RoleSessionName` from the person's claims: their email, else user name, else subject,
-/// cut to STS's characters and length.
-fn session_name(claims: &serde_json::Value) -> String {
-    let pick = ["email", "preferred_username", "sub"]
-        .iter()
-        .find_map(|c| {
-            claims
-                .get(c)
-                .and_then(|v| v.as_str())
-                .filter(|v| !v.is_empty())
-        })
-        .unwrap_or("console");
-    let mut name: String = pick
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "_+=,.@-".contains(c) {
-                c
-            } else {
-                '-'
-            }
-        })
-        .take(64)
-        .collect();
-    while name.len() < 2 {
-        name.push('-');
+/// OIDC Core 3.1.3.7, as the console's client: the token is this issuer's, for this client
+/// (STS accepts a token for any client id the provider is registered with), and for this
+/// sign-in.
+fn claims_are_ours(
+    claims: &serde_json::Value,
+    issuer: &str,
+    client_id: &str,
+    nonce: &str,
+) -> Result<(), &'static str> {
+    let got = |n: &str| claims.get(n).and_then(|v| v.as_str()).unwrap_or_default();
+    if !crate::crypto::keys::same(got("nonce").as_bytes(), nonce.as_bytes()) {
+        return Err("the ID token's nonce is not this sign-in's");
     }
-    name
+    if got("iss") != issuer {
+        return Err("the ID token is not the configured issuer's");
+    }
+    if !audience_includes(claims, client_id) {
+        return Err("the ID token is not for the console's client id");
+    }
+    if claims.get("azp").is_some() && got("azp") != client_id {
+        return Err("the ID token's azp is not the console's client id");
+    }
+    Ok(())
 }
 
-/// Finishes a sign-in at the callback: the console session, made with the credentials of
-/// the first configured role that admits the identity.
+/// A `RoleSessionName` from the person's claims: their email when the provider says it is
+/// verified (an unverified one is whatever the person typed), else their subject. A value
+/// that does not fit STS's characters and length as it is gets a hash of itself appended,
+/// so that two identities cannot map to one name.
+fn session_name(claims: &serde_json::Value) -> String {
+    let verified = claims.get("email_verified").and_then(|v| v.as_bool()) == Some(true);
+    let email = claims
+        .get("email")
+        .and_then(|v| v.as_str())
+        .filter(|e| verified && !e.is_empty());
+    let pick = email
+        .or_else(|| claims.get("sub").and_then(|v| v.as_str()))
+        .filter(|v| !v.is_empty())
+        .unwrap_or("console");
+    let fits = |c: char| c.is_ascii_alphanumeric() || "_+=,.@-".contains(c);
+    if (2..=64).contains(&pick.len()) && pick.chars().all(fits) {
+        return pick.to_owned();
+    }
+    use sha2::Digest;
+    let hash = hex::encode(sha2::Sha256::digest(pick.as_bytes()));
+    let head: String = pick
+        .chars()
+        .map(|c| if fits(c) { c } else { '-' })
+        .take(50)
+        .collect();
+    format!("{head}-{}", &hash[..12])
+}
+
+/// Finishes a sign-in (the callback's POST, from the console's own page): the console
+/// session, made with the credentials of the first configured role that admits the identity.
 pub async fn finish(
     st: &AppState,
     parts: &Parts,
-    query: &[(String, String)],
+    form: &[(String, String)],
     tls: bool,
 ) -> Result<ConsoleSession, SsoError> {
     let s = settings(st).ok_or(SsoError::Off)?;
-    let q = |n: &str| query.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str());
-    let pending = read_pending(st, parts, tls).ok_or_else(|| {
-        SsoError::Stale(
-            "This sign-in was not begun in this browser, or has expired: sign in again.".into(),
-        )
-    })?;
+    let q = |n: &str| form.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str());
+    let again = |m: &str| SsoError::Stale(format!("{m}: sign in again."));
+    let pending = read_pending(st, parts, tls)
+        .ok_or_else(|| again("This sign-in was not begun in this browser, or has expired"))?;
     let state = q("state").unwrap_or_default();
     if !crate::crypto::keys::same(state.as_bytes(), pending.state.as_bytes()) {
-        return Err(SsoError::Stale(
-            "The sign-in's state is not this browser's: sign in again.".into(),
-        ));
+        return Err(again("The sign-in's state is not this browser's"));
     }
-    let now = st.store.meta().clock().now().timestamp_millis();
+    let bind = q("bind").unwrap_or_default();
+    if !crate::crypto::keys::same(bind.as_bytes(), pending.bind.as_bytes()) {
+        return Err(again("This sign-in was not begun in this browser tab"));
+    }
+    let meta = st.store.meta();
+    let now = meta.clock().now().timestamp_millis();
     if now > pending.at + PENDING_MS || now < pending.at - 60_000 {
-        return Err(SsoError::Stale(
-            "The sign-in took too long: sign in again.".into(),
-        ));
+        return Err(again("The sign-in took too long"));
     }
     if let Some(e) = q("error") {
         let e: String = e
@@ -301,7 +350,18 @@ pub async fn finish(
             "The identity provider refused: {e}"
         )));
     }
-    let code = q("code").ok_or_else(|| SsoError::Stale("The callback has no code.".into()))?;
+    let code = q("code").ok_or_else(|| again("The callback has no code"))?;
+    // Spent once, on any instance: a replayed callback is refused before the provider is
+    // asked again.
+    let spent = crate::storage::meta::token_sha256(&pending.state);
+    let until = DateTime::from_millis(pending.at + PENDING_MS);
+    if !meta
+        .sso_state_spend(&spent, until)
+        .await
+        .map_err(|e| SsoError::Internal(e.to_string()))?
+    {
+        return Err(again("This sign-in was used already"));
+    }
     let issuer = s.console_oidc_issuer.as_deref().unwrap_or_default();
     let ep = st.oidc.endpoints(issuer).await.map_err(provider_error)?;
     let secret = s.console_oidc_client_secret.as_ref().map(|x| x.to_string());
@@ -315,49 +375,54 @@ pub async fn finish(
             &ep,
             &client,
             code,
-            &redirect_uri(st, parts, tls)?,
+            &redirect_uri(st, parts)?,
             &pending.verifier,
         )
         .await
         .map_err(provider_error)?;
-    let claims = unverified_claims(&token).ok_or_else(|| {
-        SsoError::Provider("The identity provider's ID token is not a JWT.".into())
-    })?;
-    let nonce = claims
-        .get("nonce")
-        .and_then(|n| n.as_str())
+    let claims = unverified_claims(&token).ok_or_else(|| SsoError::Provider(UNREACHABLE.into()))?;
+    let normalized = crate::oidc::check_url(st.oidc.policy(), issuer)
+        .map(|n| n.issuer)
         .unwrap_or_default();
-    if !crate::crypto::keys::same(nonce.as_bytes(), pending.nonce.as_bytes()) {
-        return Err(SsoError::Refused(
-            "The ID token's nonce is not this sign-in's.".into(),
-        ));
-    }
-    // STS accepts a token for any client id the provider is registered with; the console
-    // takes only one issued to itself (OIDC Core 3.1.3.7: `aud` contains the client id).
-    if !audience_includes(&claims, client.id) {
-        return Err(SsoError::Refused(
-            "The ID token is not for this console's client id.".into(),
-        ));
+    if let Err(why) = claims_are_ours(&claims, &normalized, client.id, &pending.nonce) {
+        tracing::warn!(why, "console single sign-on refused");
+        return Err(SsoError::Refused(REFUSED.into()));
     }
     let name = session_name(&claims);
+    let mut unreachable = false;
     for arn in s.roles() {
-        match super::sso_assume::assume(st, &arn, &name, &token)
-            .await
-            .map_err(sts_refusal)?
-        {
-            Some(c) => {
+        match super::sso_assume::assume(st, &arn, &name, &token).await {
+            Ok(Some(c)) => {
+                tracing::info!(role = %arn, session = %c.arn, "console single sign-on");
                 let ends = c.expiration;
                 let sso = SsoSession {
                     token: c.token,
                     arn: c.arn,
+                    expires: ends,
                 };
                 return super::session::begin(st, &c.access_key, Some(sso), Some(ends))
                     .await
                     .map_err(|e| SsoError::Internal(e.to_string()));
             }
-            None => continue,
+            Ok(None) => {}
+            // Logged by `sso_assume`; the next role may still admit the identity (a role in
+            // another account, or one that is misnamed, must not lock everyone out).
+            Err(e) if e.code == "ServiceFailure" || e.code == "InternalFailure" => {
+                return Err(SsoError::Internal(e.message))
+            }
+            Err(e) => unreachable |= e.code == "IDPCommunicationError",
         }
     }
+    if unreachable {
+        return Err(SsoError::Provider(UNREACHABLE.into()));
+    }
+    tracing::info!(
+        sub = claims
+            .get("sub")
+            .and_then(|v| v.as_str())
+            .unwrap_or_default(),
+        "console single sign-on: no configured role admits this identity"
+    );
     Err(SsoError::Refused(
         "You signed in at the identity provider, but no role of this console trusts that identity."
             .into(),
@@ -369,14 +434,72 @@ mod tests {
     use super::*;
 
     #[test]
-    fn session_names_fit_sts() {
-        let n = session_name(&serde_json::json!({"email": "ann lee@example.com"}));
-        assert_eq!(n, "ann-lee@example.com");
-        let n = session_name(&serde_json::json!({"sub": "x"}));
-        assert_eq!(n, "x-");
-        let n = session_name(&serde_json::json!({"sub": "é".repeat(100)}));
-        assert_eq!(n.len(), 64);
+    fn session_names_fit_sts_and_do_not_collide() {
+        let verified =
+            serde_json::json!({"email": "ann@example.com", "email_verified": true, "sub": "s1"});
+        assert_eq!(session_name(&verified), "ann@example.com");
+        // An email the provider has not verified is whatever the person typed.
+        let typed = serde_json::json!({"email": "boss@example.com", "sub": "s1"});
+        assert_eq!(session_name(&typed), "s1");
+        let a = session_name(&serde_json::json!({"sub": "a b"}));
+        let b = session_name(&serde_json::json!({"sub": "a-b"}));
+        assert_eq!(b, "a-b");
+        assert!(a.starts_with("a-b-") && a != b, "{a}");
+        let long = session_name(&serde_json::json!({"sub": "é".repeat(100)}));
+        assert!(long.len() <= 64, "{long}");
+        assert_ne!(session_name(&serde_json::json!({"sub": "x"})), "x");
         assert_eq!(session_name(&serde_json::json!({})), "console");
+    }
+
+    #[test]
+    fn the_token_must_be_this_sign_ins() {
+        let ok =
+            serde_json::json!({"iss": "https://i", "aud": ["c", "d"], "azp": "c", "nonce": "n"});
+        assert!(claims_are_ours(&ok, "https://i", "c", "n").is_ok());
+        assert!(claims_are_ours(&ok, "https://i", "c", "m").is_err());
+        assert!(claims_are_ours(&ok, "https://j", "c", "n").is_err());
+        assert!(
+            claims_are_ours(&ok, "https://i", "d", "n").is_err(),
+            "azp names another"
+        );
+        let other = serde_json::json!({"iss": "https://i", "aud": "x", "nonce": "n"});
+        assert!(claims_are_ours(&other, "https://i", "c", "n").is_err());
+    }
+
+    #[test]
+    fn the_callback_is_on_the_host_asked_even_over_http2() {
+        let parts = |req: axum::http::Request<()>| req.into_parts().0;
+        // HTTP/2 carries the host as `:authority` (the URI's), not as a Host header.
+        let h2 = parts(
+            axum::http::Request::get("https://console.example:9001/login/sso")
+                .body(())
+                .unwrap(),
+        );
+        assert_eq!(
+            callback_url(None, &h2, true).unwrap(),
+            "https://console.example:9001/login/sso/callback"
+        );
+        let h1 = parts(
+            axum::http::Request::get("/login/sso")
+                .header("host", "127.0.0.1:9001")
+                .body(())
+                .unwrap(),
+        );
+        assert_eq!(
+            callback_url(None, &h1, false).unwrap(),
+            "http://127.0.0.1:9001/login/sso/callback"
+        );
+        assert_eq!(
+            callback_url(Some("https://c.example/"), &h1, false).unwrap(),
+            "https://c.example/login/sso/callback"
+        );
+        let bad = parts(
+            axum::http::Request::get("/x")
+                .header("host", "a b")
+                .body(())
+                .unwrap(),
+        );
+        assert!(callback_url(None, &bad, false).is_err());
     }
 
     #[test]

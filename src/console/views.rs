@@ -38,13 +38,17 @@ pub struct Login {
     pub sso: Option<String>,
 }
 
-/// The page a single sign-on lands on: it moves on to the console by itself. A redirect
-/// would not do: the navigation began at the provider's site, and browsers withhold the
-/// new `SameSite=Strict` session cookie from the rest of a cross-site redirect chain.
+/// The page the provider sends the browser back to: it changes nothing itself; its script
+/// posts the code and state with the tab's own `bind` (see `console::sso`).
 #[derive(Template)]
-#[template(path = "console/signed_in.html")]
-pub struct SignedIn {
+#[template(path = "console/sso_finish.html")]
+pub struct SsoFinish {
     pub who: String,
+    pub csrf: String,
+    pub root: bool,
+    pub error: Option<String>,
+    /// The callback's parameters, posted back as they came.
+    pub fields: Vec<(String, String)>,
 }
 
 /// One bucket of the list.

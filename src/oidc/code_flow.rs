@@ -34,6 +34,8 @@ enum ClientAuth {
     Basic,
     /// `client_id` and `client_secret` in the form.
     Post,
+    /// Neither is offered (only `private_key_jwt` or the like): a secret cannot be sent.
+    Unsupported,
 }
 
 /// A provider's endpoints, from its discovery document.
@@ -106,22 +108,37 @@ pub fn authorize_url(
     u.into()
 }
 
-/// Endpoints read lately, per issuer.
+/// How long a failure to read a provider's endpoints is answered without asking again.
+const FAILURE_TTL: Duration = Duration::from_secs(10);
+
+/// What is known of an issuer's endpoints.
+type Known = Result<Endpoints, OidcError>;
+
+/// Endpoints (or a failure to read them) lately, per issuer; one fetch at a time, so that
+/// many sign-ins at once (they are unauthenticated) make one request to the provider.
 #[derive(Default)]
 pub(crate) struct EndpointCache {
-    slots: Mutex<HashMap<String, (Instant, Endpoints)>>,
+    slots: Mutex<HashMap<String, (Instant, Known)>>,
+    fetching: tokio::sync::Mutex<()>,
 }
 
 impl EndpointCache {
-    fn get(&self, issuer: &str) -> Option<Endpoints> {
+    fn get(&self, issuer: &str) -> Option<Known> {
         let slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
         slots
             .get(issuer)
-            .filter(|(at, _)| at.elapsed() < ENDPOINTS_TTL)
-            .map(|(_, e)| e.clone())
+            .filter(|(at, k)| {
+                at.elapsed()
+                    < if k.is_ok() {
+                        ENDPOINTS_TTL
+                    } else {
+                        FAILURE_TTL
+                    }
+            })
+            .map(|(_, k)| k.clone())
     }
 
-    fn put(&self, issuer: &str, e: &Endpoints) {
+    fn put(&self, issuer: &str, e: &Known) {
         let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
         if slots.len() >= MAX_CACHED {
             slots.retain(|_, (at, _)| at.elapsed() < ENDPOINTS_TTL);
@@ -154,12 +171,13 @@ fn endpoints_of(
         Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
         _ => vec!["client_secret_basic"],
     };
-    let auth =
-        if !methods.contains(&"client_secret_basic") && methods.contains(&"client_secret_post") {
-            ClientAuth::Post
-        } else {
-            ClientAuth::Basic
-        };
+    let auth = if methods.contains(&"client_secret_basic") {
+        ClientAuth::Basic
+    } else if methods.contains(&"client_secret_post") {
+        ClientAuth::Post
+    } else {
+        ClientAuth::Unsupported
+    };
     Ok(Endpoints {
         authorization: url("authorization_endpoint")?,
         token: url("token_endpoint")?,
@@ -177,13 +195,20 @@ impl Verifier {
     /// The endpoints of the provider at `issuer_url` (cached for [`ENDPOINTS_TTL`]).
     pub async fn endpoints(&self, issuer_url: &str) -> Result<Endpoints, OidcError> {
         let issuer = check_url(&self.policy, issuer_url)?;
-        if let Some(e) = self.endpoints.get(&issuer.issuer) {
-            return Ok(e);
+        if let Some(k) = self.endpoints.get(&issuer.issuer) {
+            return k;
         }
-        let doc = self.fetcher.discovery(&issuer).await?;
-        let e = endpoints_of(&self.policy, &doc)?;
-        self.endpoints.put(&issuer.issuer, &e);
-        Ok(e)
+        let _one = self.endpoints.fetching.lock().await;
+        // Another sign-in may have fetched while this one waited.
+        if let Some(k) = self.endpoints.get(&issuer.issuer) {
+            return k;
+        }
+        let known = match self.fetcher.discovery(&issuer).await {
+            Ok(doc) => endpoints_of(&self.policy, &doc),
+            Err(e) => Err(e),
+        };
+        self.endpoints.put(&issuer.issuer, &known);
+        known
     }
 
     /// Redeems an authorization `code` at the token endpoint, with the PKCE `verifier` and
@@ -213,6 +238,11 @@ impl Verifier {
             (Some(s), ClientAuth::Post) => {
                 form.push(("client_id", client.id));
                 form.push(("client_secret", s));
+            }
+            (Some(_), ClientAuth::Unsupported) => {
+                return Err(OidcError::IdpCommunication(
+                    "the provider takes neither client_secret_basic nor client_secret_post at its token endpoint".into(),
+                ))
             }
             (None, _) => form.push(("client_id", client.id)),
         }
@@ -277,6 +307,14 @@ mod tests {
             serde_json::json!(["client_secret_post"]),
         );
         assert_eq!(endpoints_of(&policy, &doc).unwrap().auth, ClientAuth::Post);
+        doc.insert(
+            "token_endpoint_auth_methods_supported".into(),
+            serde_json::json!(["private_key_jwt"]),
+        );
+        assert_eq!(
+            endpoints_of(&policy, &doc).unwrap().auth,
+            ClientAuth::Unsupported
+        );
         // A token endpoint on an internal address is refused, as an issuer would be.
         doc.insert("token_endpoint".into(), "https://10.0.0.1/token".into());
         assert!(endpoints_of(&policy, &doc).is_err());

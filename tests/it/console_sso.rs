@@ -88,31 +88,81 @@ fn people_sign_in_through_their_provider_and_act_as_their_role() {
         // The flow's attacks, over HTTP.
         let r = support::py_result("console_sso.py", args("http")).await;
         assert_eq!(r["button"], "Sign in with Test IdP");
+        assert_eq!(r["no_bind"], 400, "{r}");
+        assert_eq!(
+            r["callback_page"],
+            serde_json::json!([200, true, false]),
+            "{r}"
+        );
         assert_eq!(r["no_cookie"], 400, "{r}");
-        assert_eq!(r["foreign_state"], 400, "{r}");
-        assert_eq!(r["foreign_session"], serde_json::Value::Null, "{r}");
-        assert_eq!(r["own_callback"], 200, "{r}");
+        assert_eq!(r["foreign_state"], serde_json::json!([400, null]), "{r}");
+        // Login CSRF by a planted pending cookie: the victim's tab posts its own bind.
+        assert_eq!(r["tossed_cookie"][0], 400, "{r}");
+        assert_eq!(r["tossed_cookie"][1], serde_json::Value::Null, "{r}");
         assert!(
-            r["who"]
+            r["tossed_cookie"][2]
+                .as_str()
+                .unwrap()
+                .contains("browser tab"),
+            "{r}"
+        );
+        assert_eq!(r["cross_origin"], 400, "{r}");
+        assert_eq!(r["own_callback"], serde_json::json!([303, "/"]), "{r}");
+        assert_eq!(r["who"][0], 200, "{r}");
+        assert!(
+            r["who"][1]
                 .as_str()
                 .unwrap()
                 .ends_with("assumed-role/docs-reader/ann"),
             "{r}"
         );
-        assert_eq!(r["home"], 200, "{r}");
-        assert_eq!(r["replay"], 403, "{r}");
+        assert_eq!(r["replay"][0], 400, "{r}");
         assert!(
-            r["replay_error"]
-                .as_str()
-                .unwrap()
-                .contains("invalid_grant"),
+            r["replay"][1].as_str().unwrap().contains("used already"),
             "{r}"
         );
-        assert_eq!(r["mallory"], 403, "{r}");
-        assert!(
-            r["mallory_error"].as_str().unwrap().contains("no role"),
-            "{r}"
+        assert_eq!(r["again"], 303, "{r}");
+        assert_eq!(
+            r["previous_after_again"], 303,
+            "the previous session ended: {r}"
         );
+        assert_eq!(r["mallory"][0], 403, "{r}");
+        assert!(r["mallory"][1].as_str().unwrap().contains("no role"), "{r}");
+
+        // A session that ends idle takes its credentials with it.
+        let meta = c.gw.state.store.meta();
+        let idle = r["ann_cookie2"].as_str().unwrap().to_owned();
+        let idle_id = idle.split('.').next().unwrap().to_owned();
+        let idle_key = meta.session(&idle_id).await.unwrap().unwrap().access_key;
+        let long_ago =
+            mongodb::bson::DateTime::from_millis(meta.clock().now().timestamp_millis() - 7_200_000);
+        c.gw.db
+            .collection::<mongodb::bson::Document>("__consoleSessions")
+            .update_one(
+                mongodb::bson::doc! {"_id": &idle_id},
+                mongodb::bson::doc! {"$set": {"seen": long_ago}},
+            )
+            .await
+            .unwrap();
+        let status = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap()
+            .get(c.url("/"))
+            .header("cookie", format!("grids3_console={idle}"))
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16();
+        assert_eq!(status, 303);
+        let left =
+            c.gw.db
+                .collection::<mongodb::bson::Document>("__accesskeys")
+                .count_documents(mongodb::bson::doc! {"_id": &idle_key})
+                .await
+                .unwrap();
+        assert_eq!(left, 0, "an idle session's credentials end with it");
 
         // ann's session ends when its credentials expire (their stored expiration set in the
         // past, as the database's time would pass it).
@@ -131,7 +181,6 @@ fn people_sign_in_through_their_provider_and_act_as_their_role() {
                 .as_u16()
         };
         assert_eq!(home().await, 200);
-        let meta = c.gw.state.store.meta();
         let id = cookie.split('.').next().unwrap();
         let key = meta.session(id).await.unwrap().unwrap().access_key;
         assert!(key.starts_with("ASIA"), "{key}");
@@ -161,7 +210,7 @@ fn people_sign_in_through_their_provider_and_act_as_their_role() {
 
         // A deleted role ends its sessions.
         let r = support::py_result("console_sso.py", args("delete")).await;
-        assert_eq!(r["signed_in"], 200, "{r}");
+        assert_eq!(r["signed_in"], 303, "{r}");
         assert_eq!(r["home_before"], 200, "{r}");
         assert_eq!(
             r["home_after_delete"],

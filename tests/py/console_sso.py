@@ -13,15 +13,19 @@ setup: buckets `team-docs` and `payroll`, the provider registered for `grids3-co
 buckets, list and read `team-docs`).
 browser: Chromium signs in as ann through the provider's pages, sees what the role allows
 and is refused what it does not, makes a share link, signs out; the link dies with it.
-http: the same flow over HTTP: a callback this browser did not begin, a replayed callback and
-mallory (whom no role admits) get nothing; ann's session cookie is printed for the caller.
+http: the same flow over HTTP, posting the callback as the page's script does: a callback this
+browser did not begin, an attacker's pending cookie planted in the victim's browser, a post
+from another origin, a replayed callback and mallory (whom no role admits) get nothing; a new
+sign-in ends the browser's previous session; ann's session cookies are printed for the caller.
 delete: ann signs in, the role is deleted, the session ends.
 Prints `RESULT {...}`.
 """
 import json
+import os
 import re
 import sys
 import time
+import urllib.parse
 
 import boto3
 import requests
@@ -67,57 +71,108 @@ def setup():
     result["account"] = account()
 
 
-def provider_login(s, user):
-    """Starts a console sign-in in session `s` and goes through the provider's pages as
-    `user`: the callback URL the provider sends the browser back to (not yet followed)."""
-    r = s.get(console + "/login/sso", allow_redirects=False)
+def new_bind():
+    return os.urandom(32).hex()
+
+
+def provider_login(s, user, bind):
+    """Starts a console sign-in in session `s` (as the sign-in page's script does, with the
+    tab's `bind`) and goes through the provider's pages as `user`: the callback URL the
+    provider sends the browser back to (not yet followed)."""
+    r = s.get(console + "/login/sso?bind=" + bind, allow_redirects=False)
     assert r.status_code == 303, (r.status_code, r.text[:300])
-    r = s.get(r.headers["location"], allow_redirects=True)
+    r = s.get(r.headers["location"], allow_redirects=False)
+    while r.status_code in (302, 303):
+        if r.headers["location"].startswith(console):
+            # The provider's own session still stands: straight back, no pages.
+            return r.headers["location"]
+        r = s.get(urllib.parse.urljoin(r.url, r.headers["location"]), allow_redirects=False)
     return through_login(s, r, user, console)
+
+
+def finish(s, cb, bind, headers=None):
+    """What the callback page's script does: post the callback's code and state with the
+    tab's `bind`."""
+    q = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(cb).query))
+    q["bind"] = bind
+    return s.post(console + "/login/sso/callback", data=q, headers=headers or {}, allow_redirects=False)
+
+
+def error_of(r):
+    m = re.search(r'id="error">([^<]*)<', r.text)
+    return m.group(1) if m else ""
+
+
+def who(cookie):
+    r = requests.get(console + "/", cookies={"grids3_console": cookie}, allow_redirects=False)
+    m = re.search(r'class="who"[^>]*>([^<]*)<', r.text)
+    return [r.status_code, m.group(1) if m else ""]
 
 
 def signed_in_session(user):
     s = requests.Session()
-    cb = provider_login(s, user)
-    r = s.get(cb, allow_redirects=False)
-    return s, cb, r
+    bind = new_bind()
+    cb = provider_login(s, user, bind)
+    return s, finish(s, cb, bind)
 
 
 def http_checks():
     r = requests.get(console + "/login")
     result["button"] = re.search(r'id="sso"[^>]*>([^<]*)<', r.text).group(1)
+    r = requests.get(console + "/login/sso", allow_redirects=False)
+    result["no_bind"] = r.status_code
 
-    # A callback this browser did not begin: no pending cookie, or another sign-in's state.
-    r = requests.get(console + "/login/sso/callback?code=abc&state=xyz", allow_redirects=False)
+    # The provider's redirect back lands on a page that changes nothing: a form to post.
+    attacker, a_bind = requests.Session(), new_bind()
+    cb = provider_login(attacker, "ann", a_bind)
+    page = attacker.get(cb, allow_redirects=False)
+    result["callback_page"] = [page.status_code, 'id="sso-finish"' in page.text,
+                               "set-cookie" in {k.lower() for k in page.headers}]
+
+    # A callback this browser did not begin: no pending cookie; another sign-in's state; the
+    # attacker's own pending cookie planted in the victim's browser (the victim's tab posts
+    # its own bind); a post from another origin.
+    r = requests.post(console + "/login/sso/callback", data={"code": "c", "state": "s", "bind": a_bind},
+                      allow_redirects=False)
     result["no_cookie"] = r.status_code
-    victim = requests.Session()
-    victim.get(console + "/login/sso", allow_redirects=False)
-    attacker = requests.Session()
-    cb = provider_login(attacker, "ann")
-    r = victim.get(cb, allow_redirects=False)
-    result["foreign_state"] = r.status_code
-    result["foreign_session"] = victim.cookies.get("grids3_console")
+    victim, v_bind = requests.Session(), new_bind()
+    victim.get(console + "/login/sso?bind=" + v_bind, allow_redirects=False)
+    r = finish(victim, cb, v_bind)
+    result["foreign_state"] = [r.status_code, victim.cookies.get("grids3_console")]
+    tossed = requests.Session()
+    tossed.cookies.set("grids3_sso", attacker.cookies.get("grids3_sso"))
+    r = finish(tossed, cb, new_bind())
+    result["tossed_cookie"] = [r.status_code, tossed.cookies.get("grids3_console"), error_of(r)]
+    r = finish(attacker, cb, a_bind, headers={"Origin": "http://evil.example"})
+    result["cross_origin"] = r.status_code
 
-    # The attacker's own callback works once; replayed with the same pending cookie, the code
-    # is spent at the provider.
+    # The attacker's own callback works once; replayed with the same pending cookie, the
+    # state is spent.
     pending = attacker.cookies.get("grids3_sso")
-    r = attacker.get(cb, allow_redirects=False)
-    result["own_callback"] = r.status_code
-    m = re.search(r'id="signed-in">Signed in as (.*?)\. <a', r.text)
-    result["who"] = m.group(1) if m else r.text[:300]
-    result["cookie_attrs"] = r.headers.get("set-cookie", "")
+    r = finish(attacker, cb, a_bind)
+    result["own_callback"] = [r.status_code, r.headers.get("location")]
     cookie = attacker.cookies.get("grids3_console")
-    home = requests.get(console + "/", cookies={"grids3_console": cookie}, allow_redirects=False)
-    result["home"] = home.status_code
-    replay = requests.get(cb, cookies={"grids3_sso": pending}, allow_redirects=False)
-    result["replay"] = replay.status_code
-    result["replay_error"] = (re.search(r'id="error">([^<]*)<', replay.text) or [None, ""])[1] if replay.status_code != 200 else ""
+    result["who"] = who(cookie)
+    result["cookie_attrs"] = r.headers.get("set-cookie", "")
+    replay = requests.Session()
+    replay.cookies.set("grids3_sso", pending)
+    r = finish(replay, cb, a_bind)
+    result["replay"] = [r.status_code, error_of(r)]
+
+    # Signing in again in the same browser ends the session it had.
+    before = attacker.cookies.get("grids3_console")
+    bind = new_bind()
+    r = finish(attacker, provider_login(attacker, "ann", bind), bind)
+    result["again"] = r.status_code
+    result["previous_after_again"] = who(before)[0]
+    result["ann_cookie"] = attacker.cookies.get("grids3_console")
 
     # Mallory signs in at the provider, but no role trusts mallory.
-    _, _, r = signed_in_session("mallory")
-    result["mallory"] = r.status_code
-    result["mallory_error"] = (re.search(r'id="error">([^<]*)<', r.text) or [None, ""])[1]
-    result["ann_cookie"] = cookie
+    _, r = signed_in_session("mallory")
+    result["mallory"] = [r.status_code, error_of(r)]
+    # A second live session, for the caller's idle-expiry check.
+    s2, _ = signed_in_session("ann")
+    result["ann_cookie2"] = s2.cookies.get("grids3_console")
 
 
 def browser(chromium):
@@ -165,7 +220,7 @@ def browser(chromium):
 
 
 def delete_role():
-    s, _, r = signed_in_session("ann")
+    s, r = signed_in_session("ann")
     result["signed_in"] = r.status_code
     result["home_before"] = s.get(console + "/", allow_redirects=False).status_code
     iam.delete_role_policy(RoleName="docs-reader", PolicyName="docs")

@@ -48,7 +48,7 @@ pub use objects::{delete_version, download, object, restore, share, tags};
 pub use policies::{policies, policies_post, policy, policy_post};
 pub use settings::{convert, delete as delete_setting, save as save_setting, settings};
 pub use signin::{login, login_page, logout};
-pub use sso::{sso_callback, sso_start};
+pub use sso::{sso_callback, sso_finish, sso_start};
 pub use status::status;
 pub use upload::{abort as abort_upload, complete as complete_upload, start as start_upload};
 
@@ -76,8 +76,9 @@ fn see_other(to: &str) -> Response {
     r
 }
 
-fn tls(parts: &Parts) -> bool {
-    crate::tls::Transport::of(&parts.extensions).tls
+/// Whether the console's cookies are a secure origin's (`session::secure`).
+fn tls(st: &AppState, parts: &Parts) -> bool {
+    session::secure(st, parts)
 }
 
 /// A form or query string, decoded (`+` is a space in forms).
@@ -172,6 +173,8 @@ struct Presigner {
     amz_date: String,
     /// The time the URLs are signed at (the database's).
     now: chrono::DateTime<chrono::Utc>,
+    /// When a single sign-on session's credentials expire: no URL outlives them.
+    ends: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 impl Presigner {
@@ -188,6 +191,12 @@ impl Presigner {
         Ok(Presigner {
             now,
             token: ctx.signed.session.sso.as_ref().map(|s| s.token.clone()),
+            ends: ctx
+                .signed
+                .session
+                .sso
+                .as_ref()
+                .map(|s| s.expires.to_chrono()),
             access_key,
             secret,
             region: st.config.region.clone(),
@@ -197,7 +206,17 @@ impl Presigner {
         })
     }
 
-    /// The URL of `method` on `bucket` (and `key`), with `extra` query parameters signed.
+    /// The longest a URL can work, up to `seconds`: a single sign-on session's end with its
+    /// credentials, which nothing they sign outlives.
+    fn lifetime(&self, seconds: u64) -> u64 {
+        match self.ends {
+            Some(e) => seconds.min((e - self.now).num_seconds().max(1) as u64),
+            None => seconds,
+        }
+    }
+
+    /// The URL of `method` on `bucket` (and `key`), with `extra` query parameters signed, for
+    /// at most [`Presigner::lifetime`]`(expires)`.
     fn url(
         &self,
         method: &str,
@@ -223,7 +242,7 @@ impl Presigner {
             method,
             path: &path,
             amz_date: &self.amz_date,
-            expires,
+            expires: self.lifetime(expires),
             extra: &signed,
         });
         format!("{}{path}?{query}", self.base)

@@ -455,7 +455,7 @@ pub async fn share(State(st): State<AppState>, req: Request) -> Response {
         return see_other("/login");
     };
     let url = signer.url("GET", &bucket, Some(&key), &[], seconds);
-    let until = (signer.now + chrono::Duration::seconds(seconds as i64))
+    let until = (signer.now + chrono::Duration::seconds(signer.lifetime(seconds) as i64))
         .format("%Y-%m-%d %H:%M:%S UTC")
         .to_string();
     object_page(&st, &ctx, &bucket, &key, Some((url, until))).await

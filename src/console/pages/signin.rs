@@ -52,9 +52,13 @@ pub async fn login(State(st): State<AppState>, req: Request) -> Response {
     let secret = field(&f, "secret").unwrap_or("");
     match session::login(&st, &client, ak, secret).await {
         Ok(Ok(s)) => {
+            // A session this browser still had ends now, not unseen at its own time.
+            if let Err(e) = session::end_previous(&st, &parts).await {
+                return page(e.status, &reason(&e));
+            }
             let mut r = see_other("/");
             if let Ok(v) =
-                HeaderValue::from_str(&session::set_cookie(&st, Some(&s.id), tls(&parts)))
+                HeaderValue::from_str(&session::set_cookie(&st, Some(&s.id), tls(&st, &parts)))
             {
                 r.headers_mut().insert(header::SET_COOKIE, v);
             }
@@ -82,7 +86,7 @@ pub async fn logout(State(st): State<AppState>, req: Request) -> Response {
         return ctx.message(e.status, "Sign-out failed", Some(e), "/");
     }
     let mut r = see_other("/login");
-    if let Ok(v) = HeaderValue::from_str(&session::set_cookie(&st, None, tls(&ctx.parts))) {
+    if let Ok(v) = HeaderValue::from_str(&session::set_cookie(&st, None, tls(&st, &ctx.parts))) {
         r.headers_mut().insert(header::SET_COOKIE, v);
     }
     r

@@ -31,6 +31,8 @@ pub struct SsoSession {
     pub token: String,
     /// Who signed in, as shown: the assumed-role session's ARN.
     pub arn: String,
+    /// When the credentials expire (links the session presigns end by then).
+    pub expires: DateTime,
 }
 
 impl std::fmt::Debug for SsoSession {
@@ -52,7 +54,10 @@ impl ConsoleSession {
             "expires": expires,
         };
         if let (Some(sso), Some(t)) = (&self.sso, sealed_token) {
-            d.insert("sso", doc! {"token": t, "arn": &sso.arn});
+            d.insert(
+                "sso",
+                doc! {"token": t, "arn": &sso.arn, "expires": sso.expires},
+            );
         }
         d
     }
@@ -69,6 +74,7 @@ impl ConsoleSession {
                 Ok(s) => Some(SsoSession {
                     token: s.get_str("token").ok()?.to_owned(),
                     arn: s.get_str("arn").ok()?.to_owned(),
+                    expires: *s.get_datetime("expires").ok()?,
                 }),
                 Err(_) => None,
             },
@@ -79,6 +85,31 @@ impl ConsoleSession {
 impl MetaStore {
     fn sessions(&self) -> mongodb::Collection<Document> {
         self.db.collection("__consoleSessions")
+    }
+
+    fn sso_states(&self) -> mongodb::Collection<Document> {
+        self.db.collection("__consoleSsoStates")
+    }
+
+    /// Spends a single sign-on's `state` (its SHA-256, hex), kept until `until`: `false` when
+    /// it was spent before (a replayed callback), on any instance.
+    pub async fn sso_state_spend(
+        &self,
+        state_sha256: &str,
+        until: DateTime,
+    ) -> mongodb::error::Result<bool> {
+        self.sso_states()
+            .delete_many(doc! {"until": {"$lt": self.clock.now()}})
+            .await?;
+        match self
+            .sso_states()
+            .insert_one(doc! {"_id": state_sha256, "until": until})
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(e) if super::is_duplicate_key(&e) => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 
     fn logins(&self) -> mongodb::Collection<Document> {

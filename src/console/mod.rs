@@ -34,8 +34,33 @@ use crate::state::AppState;
 const CSS: &str = include_str!("../../assets/console/console.css");
 const JS: &str = include_str!("../../assets/console/console.js");
 
+/// The host name of a URL (`None` when it has none).
+fn url_host(u: &str) -> Option<String> {
+    url::Url::parse(u)
+        .ok()?
+        .host_str()
+        .map(|h| h.trim_end_matches('.').to_ascii_lowercase())
+}
+
+/// Cookies do not separate ports: a page of the S3 endpoint on the console's host name can
+/// set the console's cookies (docs/sso.md). Said once, at start.
+fn warn_if_host_shared(st: &AppState) {
+    let console = match (&st.config.console_url, st.config.console_listen) {
+        (Some(u), _) => url_host(u),
+        (None, Some(a)) => Some(a.ip().to_string()),
+        (None, None) => None,
+    };
+    if console.is_some() && console == url_host(&s3_url(st)) {
+        tracing::warn!(
+            host = console.as_deref().unwrap_or_default(),
+            "the console shares its host name with the S3 endpoint: an HTML object served there can set the console's cookies (sign a visitor in as someone else); serve the console on a host name of its own in production (docs/sso.md)"
+        );
+    }
+}
+
 /// The console's router.
 pub fn router(state: AppState) -> Router {
+    warn_if_host_shared(&state);
     let asset = |body: &'static str, ct: &'static str| {
         move || async move {
             (

@@ -188,7 +188,7 @@ pub async fn login(
     access_key: &str,
     secret: &str,
 ) -> S3Result<Result<ConsoleSession, Refused>> {
-    if !throttle_take(st, client).await? {
+    if !throttle_take(st, "ip", client).await? {
         return Ok(Err(Refused::Throttled));
     }
     let known = if access_key.is_empty() || access_key.len() > 128 {
@@ -207,26 +207,26 @@ pub async fn login(
     if !matches {
         return Ok(Err(Refused::Wrong));
     }
-    throttle_release(st, client).await?;
+    throttle_release(st, "ip", client).await?;
     Ok(Ok(begin(st, access_key, None, None).await?))
 }
 
-/// Takes one of the client address's sign-in attempts (key logins and single sign-on
-/// callbacks alike): `false` when it has used them all lately.
-pub async fn throttle_take(st: &AppState, client: &str) -> S3Result<bool> {
+/// Takes one of the client address's sign-in attempts of `kind` (`ip`: key logins, `sso`:
+/// single sign-on callbacks, counted apart): `false` when it has used them all lately.
+pub async fn throttle_take(st: &AppState, kind: &str, client: &str) -> S3Result<bool> {
     let meta = st.store.meta();
     let since = DateTime::from_millis(meta.clock().now().timestamp_millis() - THROTTLE_WINDOW_MS);
     Ok(meta
-        .login_reserve(&format!("ip:{client}"), since, MAX_FAILURES)
+        .login_reserve(&format!("{kind}:{client}"), since, MAX_FAILURES)
         .await?)
 }
 
 /// Gives back an attempt [`throttle_take`] took (the sign-in succeeded).
-pub async fn throttle_release(st: &AppState, client: &str) -> S3Result<()> {
+pub async fn throttle_release(st: &AppState, kind: &str, client: &str) -> S3Result<()> {
     Ok(st
         .store
         .meta()
-        .login_release(&format!("ip:{client}"))
+        .login_release(&format!("{kind}:{client}"))
         .await?)
 }
 

@@ -314,15 +314,19 @@ fn session_name(claims: &serde_json::Value) -> String {
     format!("{head}-{}", &hash[..12])
 }
 
-/// Finishes a sign-in (the callback's POST, from the console's own page): the console
-/// session, made with the credentials of the first configured role that admits the identity.
-pub async fn finish(
+/// A callback post whose pending cookie, `state` and `bind` are this browser tab's: only such
+/// a post may take a sign-in attempt of the client's address (a post any other site can make
+/// must not use up the attempts of its visitors' address).
+pub struct Checked(Pending);
+
+/// Checks a callback post against this browser's pending sign-in (no database, no provider).
+pub fn check(
     st: &AppState,
     parts: &Parts,
     form: &[(String, String)],
     tls: bool,
-) -> Result<ConsoleSession, SsoError> {
-    let s = settings(st).ok_or(SsoError::Off)?;
+) -> Result<Checked, SsoError> {
+    settings(st).ok_or(SsoError::Off)?;
     let q = |n: &str| form.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str());
     let again = |m: &str| SsoError::Stale(format!("{m}: sign in again."));
     let pending = read_pending(st, parts, tls)
@@ -335,6 +339,21 @@ pub async fn finish(
     if !crate::crypto::keys::same(bind.as_bytes(), pending.bind.as_bytes()) {
         return Err(again("This sign-in was not begun in this browser tab"));
     }
+    Ok(Checked(pending))
+}
+
+/// Finishes a checked sign-in: the console session, made with the credentials of the first
+/// configured role that admits the identity.
+pub async fn finish(
+    st: &AppState,
+    parts: &Parts,
+    form: &[(String, String)],
+    checked: Checked,
+) -> Result<ConsoleSession, SsoError> {
+    let s = settings(st).ok_or(SsoError::Off)?;
+    let pending = checked.0;
+    let q = |n: &str| form.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str());
+    let again = |m: &str| SsoError::Stale(format!("{m}: sign in again."));
     let meta = st.store.meta();
     let now = meta.clock().now().timestamp_millis();
     if now > pending.at + PENDING_MS || now < pending.at - 60_000 {

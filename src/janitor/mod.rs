@@ -139,6 +139,14 @@ pub fn spawn(state: &AppState) -> Vec<tokio::task::AbortHandle> {
                 }
             };
             crate::metrics::background_run("multipart_sweep", outcome, t.elapsed().as_secs_f64());
+            // Console single sign-on sessions that lapsed unseen end with their credentials.
+            let idle = Duration::from_secs(st.config.console_idle_minutes.max(1) * 60);
+            let absolute = Duration::from_secs(st.config.console_session_hours.max(1) * 3600);
+            match store.meta().end_lapsed_sso_sessions(idle, absolute).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(ended = n, "lapsed console sessions ended"),
+                Err(e) => tracing::warn!(error = %e, "ending lapsed console sessions failed"),
+            }
             if let Err(e) = store.meta().sweep_seen_signatures().await {
                 tracing::warn!(error = %e, "sweeping seen admin signatures failed");
             }

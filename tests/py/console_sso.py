@@ -135,6 +135,9 @@ def http_checks():
     r = requests.post(console + "/login/sso/callback", data={"code": "c", "state": "s", "bind": a_bind},
                       allow_redirects=False)
     result["no_cookie"] = r.status_code
+    # Posts any site can make do not use up the address's sign-in attempts (10 per 5 min).
+    result["bogus_posts"] = sorted({requests.post(console + "/login/sso/callback", data={"state": "s", "bind": "0" * 64},
+                                                  allow_redirects=False).status_code for _ in range(12)})
     victim, v_bind = requests.Session(), new_bind()
     victim.get(console + "/login/sso?bind=" + v_bind, allow_redirects=False)
     r = finish(victim, cb, v_bind)

@@ -83,8 +83,12 @@ pub async fn sso_finish(State(st): State<AppState>, req: Request) -> Response {
     if let Err(e) = session::same_origin(&st, &parts) {
         return fail(sso::SsoError::Stale(reason(&e)));
     }
+    let checked = match sso::check(&st, &parts, &f, tls) {
+        Ok(c) => c,
+        Err(e) => return fail(e),
+    };
     let client = client_address(&parts);
-    match session::throttle_take(&st, &client).await {
+    match session::throttle_take(&st, "sso", &client).await {
         Ok(true) => {}
         Ok(false) => {
             let mut r = fail(sso::SsoError::Refused(
@@ -95,12 +99,12 @@ pub async fn sso_finish(State(st): State<AppState>, req: Request) -> Response {
         }
         Err(e) => return fail(sso::SsoError::Internal(e.to_string())),
     }
-    let s = match sso::finish(&st, &parts, &f, tls).await {
+    let s = match sso::finish(&st, &parts, &f, checked).await {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
     let done = async {
-        session::throttle_release(&st, &client).await?;
+        session::throttle_release(&st, "sso", &client).await?;
         // A session this browser still had ends now, not unseen at its own time.
         session::end_previous(&st, &parts).await
     };

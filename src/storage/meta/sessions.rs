@@ -74,7 +74,12 @@ impl ConsoleSession {
                 Ok(s) => Some(SsoSession {
                     token: s.get_str("token").ok()?.to_owned(),
                     arn: s.get_str("arn").ok()?.to_owned(),
-                    expires: *s.get_datetime("expires").ok()?,
+                    // A session stored without it ends with its session.
+                    expires: s
+                        .get_datetime("expires")
+                        .or_else(|_| d.get_datetime("expires"))
+                        .copied()
+                        .ok()?,
                 }),
                 Err(_) => None,
             },
@@ -168,6 +173,71 @@ impl MetaStore {
             .await?
             .matched_count
             == 1)
+    }
+
+    /// Single sign-on sessions idle since before `idle_before` or begun before
+    /// `created_before` (ended sessions whose credentials must end too, though nobody comes
+    /// back to find them ended), at most `limit`.
+    pub async fn lapsed_sso_sessions(
+        &self,
+        idle_before: DateTime,
+        created_before: DateTime,
+        limit: i64,
+    ) -> mongodb::error::Result<Vec<ConsoleSession>> {
+        use futures::TryStreamExt;
+        let docs: Vec<Document> = self
+            .sessions()
+            .find(doc! {
+                "sso": {"$exists": true},
+                "$or": [{"seen": {"$lt": idle_before}}, {"created": {"$lt": created_before}}],
+            })
+            .limit(limit)
+            .await?
+            .try_collect()
+            .await?;
+        let mut out = Vec::new();
+        for d in &docs {
+            if let Some(mut s) = ConsoleSession::from_document(d) {
+                if let Some(sso) = s.sso.as_mut() {
+                    match self.unseal(&sso.token) {
+                        Ok(t) => sso.token = t,
+                        Err(_) => continue,
+                    }
+                }
+                out.push(s);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Ends single sign-on sessions that lapsed (`idle` without a request, or `absolute`
+    /// after sign-in) and their temporary credentials, so that links they presigned stop
+    /// working even if nobody comes back to the console (the janitor's sweep). Each end is
+    /// conditional on the session as read; returns how many ended.
+    pub async fn end_lapsed_sso_sessions(
+        &self,
+        idle: std::time::Duration,
+        absolute: std::time::Duration,
+    ) -> mongodb::error::Result<usize> {
+        let now = self.clock.now().timestamp_millis();
+        let ms = |d: std::time::Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
+        let lapsed = self
+            .lapsed_sso_sessions(
+                DateTime::from_millis(now.saturating_sub(ms(idle))),
+                DateTime::from_millis(now.saturating_sub(ms(absolute))),
+                100,
+            )
+            .await?;
+        let mut ended = 0;
+        for s in lapsed {
+            if self.session_end_if(&s.id, s.seen).await? {
+                if let Some(sso) = &s.sso {
+                    self.end_session_key(&s.access_key, &sso.token).await?;
+                }
+                ended += 1;
+            }
+        }
+        Ok(ended)
     }
 
     /// Ends a session (logout: whatever its state, the user asked).

@@ -128,6 +128,7 @@ async fn request(config: &Config, endpoint: &Target, action: &AdminAction) -> Re
             serde_json::json!({"name": name, "email": email}).to_string(),
         ),
         AdminAction::ListKeys => ("GET", "/_grids3/admin/keys".to_owned(), String::new()),
+        AdminAction::Usage => ("GET", "/_grids3/admin/usage".to_owned(), String::new()),
         AdminAction::DeleteKey { id } => (
             "DELETE",
             format!("/_grids3/admin/keys/{}", sigv4::uri_encode(id, false)),

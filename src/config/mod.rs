@@ -543,6 +543,9 @@ pub enum AdminAction {
     },
     /// List access keys (never their secrets).
     ListKeys,
+    /// What every bucket and account holds (bytes, objects, versions, delete markers,
+    /// multipart parts in progress), recounted from the data.
+    Usage,
     /// Delete an access key.
     DeleteKey {
         /// The access key id.

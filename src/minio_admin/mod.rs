@@ -19,7 +19,8 @@
 //!
 //! The rooms: [`crypto`] (the payload encryption), [`route`] (method and path to a command),
 //! [`error`] (MinIO's JSON errors), [`validate`] (MinIO's checks of keys and statuses), [`entry`] (signature, caller, payload, dispatch), and one
-//! module per family: [`users`], [`policies`], [`groups`], [`service_accounts`].
+//! module per family: [`users`], [`policies`], [`groups`], [`service_accounts`], and
+//! [`usage`] (what the account's buckets hold, by recount).
 
 pub mod crypto;
 pub mod entry;
@@ -28,6 +29,7 @@ pub mod groups;
 pub mod policies;
 pub mod route;
 pub mod service_accounts;
+pub mod usage;
 pub mod users;
 pub mod validate;
 
@@ -63,6 +65,7 @@ async fn dispatch(cx: &Cx<'_>, c: Command) -> AdminResult<Reply> {
         InfoServiceAccount => service_accounts::info(cx).await,
         ListServiceAccounts => service_accounts::list(cx).await,
         DeleteServiceAccount => service_accounts::delete(cx).await,
+        DataUsageInfo => usage::data_usage_info(cx).await,
         NotImplemented => Err(error::AdminError::not_implemented("this admin command")),
     }
 }

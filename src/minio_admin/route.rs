@@ -49,6 +49,8 @@ pub enum Command {
     ListServiceAccounts,
     /// `DELETE delete-service-account`.
     DeleteServiceAccount,
+    /// `GET datausageinfo`.
+    DataUsageInfo,
     /// Anything else under `/minio/admin/v3/`.
     NotImplemented,
 }
@@ -120,6 +122,7 @@ const TABLE: &[(Method, &str, Command)] = &[
         "delete-service-account",
         Command::DeleteServiceAccount,
     ),
+    (Method::GET, "datausageinfo", Command::DataUsageInfo),
 ];
 
 /// The prefix this room serves.
@@ -174,6 +177,7 @@ impl Command {
                 | ListGroups
                 | InfoServiceAccount
                 | ListServiceAccounts
+                | DataUsageInfo
                 | NotImplemented
         )
     }

@@ -6,6 +6,7 @@ pub mod common;
 pub mod keys;
 pub mod kms;
 pub mod notify;
+pub mod usage;
 
 use axum::Router;
 
@@ -18,4 +19,5 @@ pub fn routes() -> Router<AppState> {
         .merge(kms::routes())
         .merge(buckets::routes())
         .merge(notify::routes())
+        .merge(usage::routes())
 }

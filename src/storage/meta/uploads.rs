@@ -495,3 +495,35 @@ impl MetaStore {
         Ok(())
     }
 }
+
+impl MetaStore {
+    /// The multipart uploads of `bucket` still in progress (neither completed nor being
+    /// aborted), their parts, and the parts' bytes (plaintext): usage by recount (issue 62).
+    pub async fn parts_in_progress(&self, bucket: &str) -> mongodb::error::Result<(i64, i64, i64)> {
+        let ids: Vec<String> = self
+            .uploads
+            .find(
+                doc! {"bucket": bucket, "completed": {"$exists": false}, "aborting": {"$ne": true}},
+            )
+            .projection(doc! {"_id": 1})
+            .await?
+            .try_collect::<Vec<Document>>()
+            .await?
+            .iter()
+            .filter_map(|d| d.get_str("_id").ok().map(str::to_owned))
+            .collect();
+        let (mut parts, mut bytes) = (0_i64, 0_i64);
+        for chunk in ids.chunks(500) {
+            let mut c = self
+                .parts
+                .find(doc! {"uploadId": {"$in": chunk}})
+                .projection(doc! {"size": 1})
+                .await?;
+            while let Some(d) = c.try_next().await? {
+                parts += 1;
+                bytes += d.get_i64("size").unwrap_or(0);
+            }
+        }
+        Ok((ids.len() as i64, parts, bytes))
+    }
+}

@@ -22,6 +22,7 @@ mod reclaim;
 pub mod sealed;
 mod settle;
 mod small_cache;
+mod usage;
 mod version_list;
 mod version_state;
 mod versioned;
@@ -35,6 +36,7 @@ pub use lifecycle::LifecycleCandidate;
 pub use list::{ListEntry, ListPage, ListQuery};
 pub use meta::ObjectMeta;
 pub use multipart::{CompleteStats, PartWrite, MULTIPART_CHUNK_SIZE};
+pub use usage::BucketUsage;
 pub use version_list::{VersionItem, VersionListQuery, VersionPage};
 pub use versioned::{DeleteCondition, DeleteOutcome, Lookup};
 

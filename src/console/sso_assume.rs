@@ -42,15 +42,8 @@ struct AssumedRoleUser {
 /// The session length asked for: the role's maximum, up to the console's session length
 /// (`None`: STS's default, when the role cannot be read; STS then judges the role).
 async fn duration(st: &AppState, arn: &str) -> Option<i64> {
-    let rest = arn.strip_prefix("arn:aws:iam::")?;
-    let (account, what) = rest.split_once(':')?;
-    let name = what.strip_prefix("role/")?.rsplit('/').next()?;
-    let role = st
-        .creds
-        .identity()
-        .role_in_account_id(account, name)
-        .await
-        .ok()??;
+    // STS's own reading of the ARN (exact, path included), so the two never disagree.
+    let role = crate::sts::assume::role_named(st, arn).await.ok()??;
     let console = st.config.console_session_hours.max(1) as i64 * 3600;
     Some(
         role.max_session

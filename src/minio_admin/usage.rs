@@ -12,11 +12,28 @@
 use serde_json::{json, Map, Value};
 
 use super::entry::{rfc3339, Cx, Reply};
-use super::error::AdminResult;
+use super::error::{AdminError, AdminResult};
 
 /// `GET datausageinfo`: `admin:DataUsageInfo`, over the buckets the caller's account owns.
 pub async fn data_usage_info(cx: &Cx<'_>) -> AdminResult<Reply> {
     cx.caller.allow("admin:DataUsageInfo", &cx.arn("*"))?;
+    // madmin's `capacity=true` asks for the disks' capacity too: MongoDB's storage is not
+    // grids3's to measure, so it is refused rather than answered without it.
+    for (k, v) in cx.query {
+        match (k.as_str(), v.as_str()) {
+            ("capacity", "false" | "") => {}
+            ("capacity", _) => {
+                return Err(AdminError::not_implemented(
+                    "datausageinfo with capacity (grids3 does not measure MongoDB's disks)",
+                ))
+            }
+            _ => {
+                return Err(AdminError::not_implemented(&format!(
+                    "datausageinfo with {k}"
+                )))
+            }
+        }
+    }
     let store = &cx.st.store;
     let owner = &cx.acct().key;
     let mut buckets = Map::new();

@@ -210,7 +210,7 @@ pub(super) fn parse_role_arn(arn: &str) -> IamResult<(&str, &str)> {
 }
 
 /// The role a well-formed role ARN names, if there is one whose ARN is exactly that.
-pub(super) async fn role_named(st: &AppState, arn: &str) -> IamResult<Option<Role>> {
+pub async fn role_named(st: &AppState, arn: &str) -> IamResult<Option<Role>> {
     let (account, name) = parse_role_arn(arn)?;
     // The role's account is known by id only: its root key is read from the role found.
     let role = st

@@ -242,3 +242,92 @@ fn without_settings_there_is_no_single_sign_on() {
         assert_eq!(r.status().as_u16(), 404);
     });
 }
+
+/// The janitor's sweep of lapsed single sign-on sessions ends one only as it read it: a
+/// request recorded between the sweep's read and its end keeps the session and its
+/// credentials (fail point `console.lapsed_read`); with no such request, both end.
+#[test]
+fn the_lapsed_session_sweep_spares_a_session_seen_meanwhile() {
+    use grids3::failpoint;
+    use grids3::storage::meta::{ConsoleSession, NewSession, SessionKind, SsoSession};
+    support::run(async {
+        let gw = support::gateway("ssosweep").await;
+        let meta = gw.state.store.meta();
+        let keys = gw.db.collection::<mongodb::bson::Document>("__accesskeys");
+        let make = |id: &str| {
+            let id = id.to_owned();
+            async move {
+                let minted = meta
+                    .insert_session(NewSession {
+                        kind: SessionKind::SessionToken,
+                        account_key: support::AK,
+                        role: None,
+                        user: None,
+                        parent: Some(support::AK),
+                        policies: vec![],
+                        duration: std::time::Duration::from_secs(3600),
+                    })
+                    .await
+                    .unwrap();
+                let now = meta.clock().now();
+                let long_ago =
+                    mongodb::bson::DateTime::from_millis(now.timestamp_millis() - 7_200_000);
+                let s = ConsoleSession {
+                    id: id.repeat(64 / id.len()),
+                    access_key: minted.access_key.clone(),
+                    csrf: "c".repeat(64),
+                    created: now,
+                    seen: long_ago,
+                    sso: Some(SsoSession {
+                        token: minted.token.to_string(),
+                        arn: "arn:aws:sts::000000000000:assumed-role/r/s".into(),
+                        expires: minted.expiration,
+                    }),
+                };
+                let ends = mongodb::bson::DateTime::from_millis(now.timestamp_millis() + 3_600_000);
+                meta.session_create(&s, ends).await.unwrap();
+                s
+            }
+        };
+        let count = |k: String| {
+            let keys = keys.clone();
+            async move {
+                keys.count_documents(mongodb::bson::doc! {"_id": k})
+                    .await
+                    .unwrap()
+            }
+        };
+
+        // Seen between the sweep's read and its end: spared.
+        let stop = failpoint::pause("console.lapsed_read", Some(&"ab".repeat(32)));
+        let seen = make("ab").await;
+        stop.reached().await;
+        assert!(meta
+            .session_seen(&seen.id, seen.seen, meta.clock().now())
+            .await
+            .unwrap());
+        stop.release();
+        drop(stop);
+        // The sweep's next passes find it live: wait for one that ends another session.
+        let lapsed = make("cd").await;
+        let mut gone = 1;
+        for _ in 0..100 {
+            gone = count(lapsed.access_key.clone()).await;
+            if gone == 0 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        assert_eq!(gone, 0, "a lapsed session's credentials end");
+        assert!(meta.session(&lapsed.id).await.unwrap().is_none());
+        assert!(
+            meta.session(&seen.id).await.unwrap().is_some(),
+            "the session seen meanwhile lives on"
+        );
+        assert_eq!(
+            count(seen.access_key.clone()).await,
+            1,
+            "and so do its credentials"
+        );
+    });
+}

@@ -138,6 +138,11 @@ fn data_usage_info_counts_versions_markers_and_parts() {
         assert_eq!(root["objectsTotalSize"], 19, "{r}");
         assert_eq!(root["objectsCount"], 3, "{r}");
         assert_eq!(r["other"]["bucketsCount"], 0, "{r}");
+        assert_eq!(
+            r["capacity"],
+            serde_json::json!([501, "NotImplemented"]),
+            "{r}"
+        );
 
         // `grids3 admin usage` says the same, per bucket and per account.
         let endpoint = gw.endpoint();

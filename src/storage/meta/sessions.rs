@@ -230,6 +230,7 @@ impl MetaStore {
             .await?;
         let mut ended = 0;
         for s in lapsed {
+            crate::failpoint::hit("console.lapsed_read", &s.id).await;
             if self.session_end_if(&s.id, s.seen).await? {
                 if let Some(sso) = &s.sso {
                     self.end_session_key(&s.access_key, &sso.token).await?;

@@ -301,6 +301,10 @@ impl From<GridFsError> for S3Error {
                 tracing::warn!(why, "operation aborted by a conflict");
                 Self::operation_aborted()
             }
+            GridFsError::Busy(why) => {
+                tracing::warn!(why, "a lock stayed held for the whole wait");
+                Self::slow_down()
+            }
             other => {
                 tracing::error!(error = %other, "storage error");
                 Self::internal()

@@ -30,6 +30,7 @@ mod layering;
 mod lifecycle_runs;
 mod listen_guard;
 mod listing;
+mod lock_queue;
 mod minio_admin;
 mod newcomer;
 mod notify;

@@ -301,7 +301,7 @@ impl Contents {
         reg: &crate::storage::meta::WriteReg,
     ) -> Result<bool> {
         let Some(lock) = self.meta.lock_content(&self.bucket, &hex(sha)).await? else {
-            return Err(GridFsError::Conflict(
+            return Err(GridFsError::Busy(
                 "another write of this content is in progress".into(),
             ));
         };

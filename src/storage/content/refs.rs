@@ -254,7 +254,7 @@ impl Contents {
             }
         }
         let Some(lock) = self.meta.lock_content(&self.bucket, &hex(sha)).await? else {
-            return Err(GridFsError::Conflict(
+            return Err(GridFsError::Busy(
                 "another write of this content is in progress".into(),
             ));
         };

@@ -84,6 +84,12 @@ pub enum GridFsError {
     /// a write registration); nothing was published. Retrying is safe.
     #[error("conflict: {0}")]
     Conflict(String),
+    /// A lock stayed held by one holder for the whole wait (the database is overloaded, or a
+    /// long Complete holds the upload): nothing was done, and retrying later is safe. Answered
+    /// `503`, which every SDK retries with backoff; AWS never fails these requests for
+    /// contention, so a `409` the SDKs do not retry would turn overload into failure.
+    #[error("busy: {0}")]
+    Busy(String),
     /// The database did not answer within [`OP_TIMEOUT`].
     #[error("the database did not answer {0} in time")]
     Timeout(&'static str),

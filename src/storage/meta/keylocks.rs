@@ -24,8 +24,10 @@ use super::{is_duplicate_key, MetaStore};
 
 /// How long a lock lives without renewal.
 pub const LOCK_TTL: Duration = Duration::from_secs(10);
-/// How long a writer waits for a lock before giving up.
+/// How long a writer waits for a lock that one holder keeps before giving up.
 const LOCK_WAIT: Duration = Duration::from_secs(30);
+/// The longest a writer waits for a lock in all, however the queue moves.
+const LOCK_WAIT_CAP: Duration = Duration::from_secs(120);
 
 /// A held lock. Released by [`KeyLock::release`] or, on any other path, when dropped.
 #[derive(Debug)]
@@ -89,9 +91,19 @@ impl MetaStore {
             .is_some())
     }
 
+    /// Waits for the lock, giving up only when one holder kept it for the whole wait
+    /// ([`LOCK_WAIT`]), or after [`LOCK_WAIT_CAP`] in all. While the lock keeps changing hands
+    /// the queue is moving (ten parts of one upload committing on a slow database), and the
+    /// waiter keeps its place: a fixed deadline failed the last of such a queue, though no
+    /// holder had been slow. Waiters poll with backoff, so they are not served in order; the
+    /// progress rule is what bounds how long the unlucky one waits.
     async fn lock(&self, id: String) -> mongodb::error::Result<Option<KeyLock>> {
         let token = ObjectId::new();
-        let deadline = tokio::time::Instant::now() + LOCK_WAIT;
+        let started = tokio::time::Instant::now();
+        let wait = crate::failpoint::limit("keylock.wait", &id, LOCK_WAIT);
+        let cap = started + LOCK_WAIT_CAP.max(wait);
+        let mut deadline = started + wait;
+        let mut holder: Option<ObjectId> = None;
         let mut pause = Duration::from_millis(5);
         loop {
             let at = Instant::now();
@@ -115,19 +127,51 @@ impl MetaStore {
                     }));
                 }
                 Err(e) if is_duplicate_key(&e) => {
-                    // Take over a lock whose holder died (expired by the database's clock).
-                    self.keylocks
-                        .delete_one(doc! {"_id": &id, "expires": {"$lt": self.clock.now()}})
-                        .await?;
+                    let now = tokio::time::Instant::now();
+                    match self.holder(&id).await? {
+                        Some((t, _)) if holder != Some(t) => {
+                            // Someone else has it now: the queue moved.
+                            holder = Some(t);
+                            deadline = now + wait;
+                            crate::failpoint::hit("keylock.saw_holder", &id).await;
+                        }
+                        Some((t, expired)) if expired => {
+                            // Take over a lock whose holder died (expired by the database's
+                            // clock); only that holder's, should it have changed meanwhile.
+                            self.keylocks
+                                .delete_one(doc! {"_id": &id, "token": t,
+                                "expires": {"$lt": self.clock.now()}})
+                                .await?;
+                            continue;
+                        }
+                        Some(_) => {}
+                        // Released between the insert and the read: try again at once.
+                        None => continue,
+                    }
+                    if now > deadline.min(cap) {
+                        return Ok(None);
+                    }
                 }
                 Err(e) => return Err(e),
-            }
-            if tokio::time::Instant::now() > deadline {
-                return Ok(None);
             }
             tokio::time::sleep(pause).await;
             pause = (pause * 2).min(Duration::from_millis(200));
         }
+    }
+
+    /// The token of a lock's holder, and whether its lease has expired by the database's
+    /// clock; `None` when the lock is free.
+    async fn holder(&self, id: &str) -> mongodb::error::Result<Option<(ObjectId, bool)>> {
+        let Some(d) = self.keylocks.find_one(doc! {"_id": id}).await? else {
+            return Ok(None);
+        };
+        let token = d
+            .get_object_id("token")
+            .unwrap_or(ObjectId::from_bytes([0; 12]));
+        let expired = d
+            .get_datetime("expires")
+            .is_ok_and(|e| *e < self.clock.now());
+        Ok(Some((token, expired)))
     }
 
     fn spawn_renewal(

@@ -145,7 +145,7 @@ impl ObjectStore {
         self.meta
             .lock_upload(&up.id)
             .await?
-            .ok_or_else(|| GridFsError::Conflict("the upload is busy".into()))
+            .ok_or_else(|| GridFsError::Busy("the upload is busy".into()))
     }
 
     /// Keeps a written part, replacing an earlier part with the same number. `None` when the

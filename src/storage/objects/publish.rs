@@ -174,7 +174,7 @@ impl ObjectStore {
         f: impl std::future::Future<Output = Result<T>>,
     ) -> Result<T> {
         let Some(lock) = self.meta.lock_key(bucket, key).await? else {
-            return Err(GridFsError::Conflict(
+            return Err(GridFsError::Busy(
                 "another write of this key is in progress".into(),
             ));
         };

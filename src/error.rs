@@ -124,6 +124,8 @@ errors! {
     operation_aborted => "OperationAborted", CONFLICT, "A conflicting conditional operation is currently in progress against this resource. Please try again.";
     /// A conditional write raced another write of its key (retry), as AWS answers it.
     conditional_request_conflict => "ConditionalRequestConflict", CONFLICT, "A conflicting operation occurred. If using PutObject you can retry the request. If using multipart upload you should initiate another CreateMultipartUpload request and re-upload each part.";
+    /// A write that would pass its bucket's quota (issue 62): MinIO's code, which its SDKs know.
+    admin_bucket_quota_exceeded => "XMinioAdminBucketQuotaExceeded", BAD_REQUEST, "Bucket quota exceeded";
     /// The client stopped sending the body.
     request_timeout => "RequestTimeout", BAD_REQUEST, "Your socket connection to the server was not read from or written to within the timeout period. Idle connections will be closed.";
     /// A request URI that does not decode (invalid UTF-8 after percent-decoding).
@@ -161,6 +163,12 @@ impl S3Error {
     pub fn with_header(mut self, name: &'static str, value: impl Into<String>) -> Self {
         self.headers.push((name, value.into()));
         self
+    }
+
+    /// [`Self::admin_bucket_quota_exceeded`] saying by how much (MinIO's text, then the limit
+    /// and the usage).
+    pub fn quota_exceeded(detail: &str) -> Self {
+        Self::admin_bucket_quota_exceeded().with_message(format!("Bucket quota exceeded: {detail}"))
     }
 
     /// An error with a custom message.
@@ -301,6 +309,7 @@ impl From<GridFsError> for S3Error {
                 tracing::warn!(why, "operation aborted by a conflict");
                 Self::operation_aborted()
             }
+            GridFsError::QuotaExceeded(why) => Self::quota_exceeded(&why),
             GridFsError::Busy(why) => {
                 tracing::warn!(why, "a lock stayed held for the whole wait");
                 Self::slow_down()

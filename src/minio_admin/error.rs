@@ -50,6 +50,15 @@ impl AdminError {
         )
     }
 
+    /// 404 `NoSuchBucket` (MinIO's admin API answers the S3 code).
+    pub fn no_such_bucket() -> Self {
+        Self::new(
+            StatusCode::NOT_FOUND,
+            "NoSuchBucket",
+            "The specified bucket does not exist",
+        )
+    }
+
     /// 404 `XMinioAdminNoSuchUser`.
     pub fn no_such_user(name: &str) -> Self {
         Self::new(

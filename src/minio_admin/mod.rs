@@ -27,6 +27,7 @@ pub mod entry;
 pub mod error;
 pub mod groups;
 pub mod policies;
+pub mod quota;
 pub mod route;
 pub mod service_accounts;
 pub mod usage;
@@ -66,6 +67,8 @@ async fn dispatch(cx: &Cx<'_>, c: Command) -> AdminResult<Reply> {
         ListServiceAccounts => service_accounts::list(cx).await,
         DeleteServiceAccount => service_accounts::delete(cx).await,
         DataUsageInfo => usage::data_usage_info(cx).await,
+        SetBucketQuota => quota::set(cx).await,
+        GetBucketQuota => quota::get(cx).await,
         NotImplemented => Err(error::AdminError::not_implemented("this admin command")),
     }
 }

@@ -51,6 +51,10 @@ pub enum Command {
     DeleteServiceAccount,
     /// `GET datausageinfo`.
     DataUsageInfo,
+    /// `PUT set-bucket-quota`.
+    SetBucketQuota,
+    /// `GET get-bucket-quota`.
+    GetBucketQuota,
     /// Anything else under `/minio/admin/v3/`.
     NotImplemented,
 }
@@ -123,6 +127,8 @@ const TABLE: &[(Method, &str, Command)] = &[
         Command::DeleteServiceAccount,
     ),
     (Method::GET, "datausageinfo", Command::DataUsageInfo),
+    (Method::PUT, "set-bucket-quota", Command::SetBucketQuota),
+    (Method::GET, "get-bucket-quota", Command::GetBucketQuota),
 ];
 
 /// The prefix this room serves.
@@ -178,6 +184,7 @@ impl Command {
                 | InfoServiceAccount
                 | ListServiceAccounts
                 | DataUsageInfo
+                | GetBucketQuota
                 | NotImplemented
         )
     }

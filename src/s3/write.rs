@@ -35,6 +35,10 @@ pub async fn store(
         ..
     } = spec;
     let (mut up, sealed) = sse::open_upload(st, bucket, key, sse).await?;
+    if let Some(n) = reader.declared_len() {
+        // A metered bucket holds the whole body's room at its first byte.
+        up.expect(n);
+    }
     // The body, chunk by chunk, through the verifiers; on any error the upload is aborted.
     let pumped: S3Result<Digests> = async {
         while let Some(b) = reader.next().await? {

@@ -43,6 +43,7 @@ mod oidc_support;
 mod plans;
 mod policy;
 mod post_object;
+mod quota;
 mod races;
 mod readme;
 mod reliability;

@@ -90,6 +90,10 @@ pub enum GridFsError {
     /// contention, so a `409` the SDKs do not retry would turn overload into failure.
     #[error("busy: {0}")]
     Busy(String),
+    /// The write would pass its bucket's quota (see `storage::objects::quota`): nothing of it
+    /// is kept. The text gives the limit and the usage.
+    #[error("quota exceeded: {0}")]
+    QuotaExceeded(String),
     /// The database did not answer within [`OP_TIMEOUT`].
     #[error("the database did not answer {0} in time")]
     Timeout(&'static str),

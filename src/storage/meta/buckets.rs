@@ -71,6 +71,9 @@ pub struct BucketInfo {
     /// A bucket converted to GridFS still has contents and references, until the janitor has
     /// reclaimed them all (`contents: true` in the metastore).
     pub retired_contents: bool,
+    /// Whether the bucket has (or had) a quota limit, so its writes hold their room and its
+    /// usage is counted (see `quota`). Never cleared: counting stays exact once begun.
+    pub metered: bool,
 }
 
 impl BucketInfo {
@@ -102,6 +105,7 @@ impl BucketInfo {
             storage: StorageMode::Gridfs,
             converting: false,
             retired_contents: false,
+            metered: false,
         }
     }
 
@@ -150,6 +154,9 @@ impl BucketInfo {
         }
         if self.retired_contents {
             d.insert("contents", true);
+        }
+        if self.metered {
+            d.insert("metered", true);
         }
         d
     }
@@ -202,6 +209,7 @@ impl BucketInfo {
                 .unwrap_or_default(),
             converting: d.get_bool("converting").unwrap_or(false),
             retired_contents: d.get_bool("contents").unwrap_or(false),
+            metered: d.get_bool("metered").unwrap_or(false),
             public_access_block: d
                 .get_document("publicAccessBlock")
                 .ok()
@@ -537,17 +545,24 @@ impl MetaStore {
     /// the bucket's collections is then dropped by the janitor instead of being adopted as a
     /// new bucket owned by root.
     pub async fn delete_bucket(&self, name: &str) -> mongodb::error::Result<bool> {
-        self.changed(name, async {
-            Ok(self
-                .buckets
-                .replace_one(
-                    doc! {"_id": name},
-                    doc! {"_id": name, "deleted": true, "deletedAt": self.clock.now()},
+        let deleted = self
+            .changed(name, async {
+                Ok::<_, mongodb::error::Error>(
+                    self.buckets
+                        .replace_one(
+                            doc! {"_id": name},
+                            doc! {"_id": name, "deleted": true, "deletedAt": self.clock.now()},
+                        )
+                        .await?
+                        .matched_count
+                        == 1,
                 )
-                .await?
-                .matched_count
-                == 1)
-        })
-        .await
+            })
+            .await?;
+        if deleted {
+            // A bucket created again under the name starts unmetered and empty.
+            self.forget_usage(name).await?;
+        }
+        Ok(deleted)
     }
 }

@@ -18,6 +18,7 @@ mod lead;
 mod leases;
 mod posts;
 mod progress;
+mod quota;
 mod replay;
 mod service_accounts;
 mod sessions;
@@ -38,6 +39,7 @@ pub use keys::{KeyError, KeyInfo, KeySecret, SessionKind, SessionToken, UserOfKe
 pub use lead::{Lead, LeadInfo};
 pub use leases::{Lease, PendingReclaim};
 pub use progress::Progress;
+pub use quota::{bucket_usage_id, Counted, Hold, Limits, HOLD_LEASE};
 pub use service_accounts::{NewServiceAccount, ServiceAccount, ServiceAccountChange};
 pub use sessions::{ConsoleSession, SsoSession};
 pub use sts_keys::{token_sha256, Minted, NewSession, KEEP_EXPIRED};

@@ -27,8 +27,7 @@ impl ObjectStore {
             }
             // Hide first (a crash may have left the files document), *then* look for leases:
             // a reader that found the document before it was hidden holds a lease by now.
-            fs.files()
-                .delete_one(doc! {"_id": p.file_id.clone()})
+            self.unpublish(&p.bucket, std::slice::from_ref(&p.file_id))
                 .await?;
             // And its content's reference released (a reclaim that died between the hide and
             // the release would otherwise keep the content for ever).
@@ -66,6 +65,9 @@ impl ObjectStore {
             self.meta.remove_write(w.id).await?;
         }
         self.purge_reap_tombstones().await?;
+        // Quotas: holds whose writers died, and files of metered buckets not yet counted.
+        done += self.settle_lapsed_holds().await?;
+        done += self.fold_metered().await? as usize;
         for (b, retired) in self.meta.content_buckets().await? {
             let contents = self.contents(&b);
             done += contents.collect(self.gridfs(&b).files(), 1000).await?;

@@ -83,6 +83,8 @@ const FIELDS: &[&str] = &[
     "s3StorageClass",
     "s3WebsiteRedirect",
     "s3AttrRev",
+    // Set by a metered publish only (see `quota`): never carried to another object by a copy.
+    "s3Counted",
 ];
 
 impl ObjectMeta {

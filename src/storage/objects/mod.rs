@@ -17,6 +17,7 @@ mod markers;
 mod meta;
 mod multipart;
 mod publish;
+pub mod quota;
 mod read;
 mod reclaim;
 pub mod sealed;
@@ -72,6 +73,8 @@ pub struct ObjectWrite {
     /// Whether it is stored as a content (a content-addressed bucket's write in the clear);
     /// otherwise as a GridFS file, as every encrypted write is.
     content: bool,
+    /// Its hold on the bucket's room, in a metered bucket (see `quota`).
+    meter: Option<quota::Meter>,
 }
 
 impl std::ops::Deref for ObjectWrite {
@@ -89,7 +92,8 @@ impl std::ops::DerefMut for ObjectWrite {
 
 impl ObjectWrite {
     /// Deletes the chunks written so far and ends the registration.
-    pub async fn abort(self) -> Result<()> {
+    pub async fn abort(mut self) -> Result<()> {
+        self.release_room().await;
         self.upload.abort().await?;
         self.reg.done().await;
         Ok(())

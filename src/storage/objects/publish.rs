@@ -41,11 +41,13 @@ impl ObjectStore {
                     },
                 )
                 .await?;
+            let meter = self.meter_for(bucket, &reg.file_id()).await?;
             return Ok(ObjectWrite {
                 upload,
                 reg,
                 reference: None,
                 content: true,
+                meter,
             });
         }
         let reg = self.meta.register_write(bucket).await?;
@@ -62,11 +64,13 @@ impl ObjectStore {
                 },
             )
             .await?;
+        let meter = self.meter_for(bucket, &reg.file_id()).await?;
         Ok(ObjectWrite {
             upload,
             reg,
             reference: None,
             content: false,
+            meter,
         })
     }
 
@@ -263,6 +267,8 @@ impl ObjectStore {
         meta: ObjectMeta,
         lock: Option<&KeyLock>,
     ) -> Result<ObjectInfo> {
+        let mut meta = meta;
+        write.before_publish(&mut meta).await?;
         if write.content {
             // Boxed: request futures are deep, and this one would add its whole state to them.
             return Box::pin(self.publish_content(bucket, write, meta, lock)).await;
@@ -275,7 +281,6 @@ impl ObjectStore {
         } else {
             None
         };
-        let mut meta = meta;
         let prepared = self
             .prepare_publish(bucket, &key, &write.upload.id().clone())
             .await?;
@@ -283,6 +288,8 @@ impl ObjectStore {
         meta.version_id = prepared.vid.clone();
         self.fence(lock, Some(&write.reg)).await?;
         crate::failpoint::hit("publish.fenced", bucket).await;
+        write.sending();
+        let mut meter = write.meter.take();
         let file = write
             .upload
             .publish_at(Some(meta.to_metadata()), prepared.date)
@@ -290,6 +297,9 @@ impl ObjectStore {
             .map_err(outlived)?;
         // The registration ends only once the version is recorded: a crash before that has
         // the janitor finish the record (`index_file`).
+        if let Some(m) = &mut meter {
+            m.published().await;
+        }
         let info = self.finish_publish(bucket, prepared, file).await?;
         write.reg.done().await;
         if let Some(chunk) = sole {
@@ -349,7 +359,7 @@ impl ObjectStore {
     pub(super) async fn publish_pointer(
         &self,
         bucket: &str,
-        write: ObjectWrite,
+        mut write: ObjectWrite,
         mut meta: ObjectMeta,
         lock: Option<&KeyLock>,
         pointer: Pointer,
@@ -370,6 +380,7 @@ impl ObjectStore {
             metadata: Some(meta.to_metadata()),
             content: Some(fields),
         };
+        write.sending();
         self.gridfs(bucket)
             .files()
             .insert_one(file.to_document())
@@ -377,6 +388,7 @@ impl ObjectStore {
             .map_err(|e| outlived(e.into()))?;
         // (Where a test "crashes" a write between its object and its version entry.)
         crate::failpoint::hit("publish.recorded", bucket).await;
+        write.published().await;
         let info = self.finish_publish(bucket, prepared, file).await?;
         write.reg.done().await;
         Ok(info)

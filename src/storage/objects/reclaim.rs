@@ -73,7 +73,8 @@ impl ObjectStore {
     ) -> Result<()> {
         let fs = self.gridfs(bucket);
         let record = self.meta.add_reclaim_of(bucket, file_id, entry).await?;
-        fs.files().delete_one(doc! {"_id": file_id.clone()}).await?;
+        self.unpublish(bucket, std::slice::from_ref(file_id))
+            .await?;
         if self.may_hold_contents(bucket).await? {
             self.contents(bucket).release(file_id).await?;
         }
@@ -150,7 +151,7 @@ impl ObjectStore {
             return Ok(());
         }
         let records = self.meta.add_reclaims(bucket, &ids).await?;
-        delete_in(fs.files(), "_id", &ids, &doc! {}).await?;
+        self.unpublish(bucket, &ids).await?;
         if self.may_hold_contents(bucket).await? {
             // One update per object (its references' document, keyed by the object's id).
             let contents = self.contents(bucket);

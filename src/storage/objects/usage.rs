@@ -39,7 +39,7 @@ pub struct BucketUsage {
 }
 
 /// The logical size of a files document: the plaintext size of an encrypted object.
-fn logical_size(d: &Document) -> i64 {
+pub(super) fn logical_size(d: &Document) -> i64 {
     let stored = match d.get("length") {
         Some(mongodb::bson::Bson::Int64(n)) => *n,
         Some(mongodb::bson::Bson::Int32(n)) => i64::from(*n),

@@ -1,0 +1,627 @@
+//! Quotas in the object layer (issue 62; the counters are `meta::quota`'s):
+//!
+//! - **Writes** into a metered bucket hold their room before their bytes are stored
+//!   ([`Meter`], inside every [`ObjectWrite`]): the declared length at the first byte when it
+//!   is known, else in steps as the body arrives, and exactly what is needed when a step does
+//!   not fit, so a write that fits is never refused for the step. A write that would pass the
+//!   limit fails there, and its upload is aborted (its chunks deleted) by the caller's usual
+//!   failure path.
+//! - **Publishing** marks the files document `metadata.s3Counted` and converts the hold into
+//!   counted usage (one conditional update: once). A writer that dies leaves its hold to
+//!   lapse; the janitor then decides by the object itself ([`ObjectStore::settle_lapsed_holds`]):
+//!   a tombstone under the write's id both proves it unpublished and keeps it so.
+//! - **Removal** of a counted files document and the decrement are one transaction
+//!   ([`ObjectStore::unpublish`]), so no retry, crash or race counts a removal twice or never.
+//!   Files without the mark (written before the bucket was metered, or by another GridFS
+//!   client) are counted by [`ObjectStore::fold_uncounted`], in transactions too.
+
+use mongodb::bson::{doc, Bson, Document};
+use mongodb::ClientSession;
+
+use super::usage::logical_size;
+use super::*;
+use crate::storage::meta::{bucket_usage_id, Counted, Hold, Limits, HOLD_LEASE};
+
+/// How much more a write of unknown length holds at a time.
+const STEP: i64 = 8 << 20;
+/// Files counted by one transaction of [`ObjectStore::fold_uncounted`].
+const FOLD_BATCH: i64 = 500;
+/// The mark of a counted files document (in `metadata`).
+pub const COUNTED: &str = "s3Counted";
+
+/// One write's hold on its bucket's room.
+#[derive(Debug)]
+pub struct Meter {
+    meta: MetaStore,
+    bucket: String,
+    id: String,
+    /// Bytes held (once `holding`).
+    held: i64,
+    holding: bool,
+    /// The body's declared length, if known: held whole at the first byte.
+    expected: Option<i64>,
+    /// Logical bytes written so far.
+    written: i64,
+    /// The logical size published (set before the files document is sent).
+    size: i64,
+    /// Set once the files document may have been sent: from then on only the janitor may
+    /// release the hold, deciding by the object.
+    publishing: bool,
+    settled: bool,
+    renew: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Meter {
+    fn new(meta: MetaStore, bucket: &str, id: String) -> Self {
+        Self {
+            meta,
+            bucket: bucket.to_owned(),
+            id,
+            held: 0,
+            holding: false,
+            expected: None,
+            written: 0,
+            size: 0,
+            publishing: false,
+            settled: false,
+            renew: None,
+        }
+    }
+
+    /// Holds room for `need` bytes in all (and the object), or fails with
+    /// [`GridFsError::QuotaExceeded`].
+    async fn ensure(&mut self, need: i64) -> Result<()> {
+        if self.holding && need <= self.held {
+            return Ok(());
+        }
+        let target = match self.expected {
+            Some(e) if e >= need => e,
+            _ if self.expected.is_some() => need,
+            _ => need + STEP,
+        };
+        for want in [target, need] {
+            let ok = if self.holding {
+                self.meta
+                    .grow_hold(&self.bucket, &self.id, want - self.held)
+                    .await?
+            } else {
+                self.meta.hold(&self.bucket, &self.id, want, 1).await?
+            };
+            if ok {
+                self.held = want;
+                if !self.holding {
+                    self.holding = true;
+                    self.renew = Some(self.spawn_renewal());
+                }
+                return Ok(());
+            }
+            if want == need {
+                break;
+            }
+        }
+        if self.holding && self.meta.find_hold(&self.bucket, &self.id).await?.is_none() {
+            return Err(GridFsError::Conflict(
+                "the write's quota hold lapsed".into(),
+            ));
+        }
+        Err(self.refusal(need).await)
+    }
+
+    /// Why a write of `need` bytes was refused: the limit and the usage.
+    async fn refusal(&self, need: i64) -> GridFsError {
+        let c = match self.meta.bucket_counted(&self.bucket).await {
+            Ok(Some(c)) => c,
+            _ => Counted::default(),
+        };
+        GridFsError::QuotaExceeded(describe(&c, need))
+    }
+
+    fn spawn_renewal(&self) -> tokio::task::JoinHandle<()> {
+        let (meta, bucket, id) = (self.meta.clone(), self.bucket.clone(), self.id.clone());
+        crate::background::spawn("quota-hold", async move {
+            let mut tick = tokio::time::interval(HOLD_LEASE / 3);
+            tick.tick().await;
+            loop {
+                tick.tick().await;
+                match meta.renew_hold(&bucket, &id).await {
+                    Ok(true) => {}
+                    // Settled by the janitor: this write will not publish (its tombstone).
+                    Ok(false) => return,
+                    Err(e) => tracing::warn!(bucket, error = %e, "could not renew a quota hold"),
+                }
+            }
+        })
+    }
+
+    fn hold(&self) -> Hold {
+        Hold {
+            id: self.id.clone(),
+            bytes: self.held,
+            objects: 1,
+            expires: mongodb::bson::DateTime::now(),
+        }
+    }
+
+    /// Before publishing: the final size held.
+    async fn before_publish(&mut self, size: i64) -> Result<()> {
+        self.ensure(size).await?;
+        self.size = size;
+        Ok(())
+    }
+
+    /// After the files document was written: the hold becomes counted usage. A failure here
+    /// leaves the hold to lapse and the janitor to count it (the object is published).
+    pub(super) async fn published(&mut self) {
+        if let Some(r) = self.renew.take() {
+            r.abort();
+        }
+        match self
+            .meta
+            .settle_hold(&self.bucket, &self.hold(), self.size, 1)
+            .await
+        {
+            Ok(_) => self.settled = true,
+            Err(e) => {
+                tracing::warn!(bucket = %self.bucket, error = %e, "could not count a published write; the janitor will")
+            }
+        }
+    }
+
+    /// Gives the hold back (the write failed before publishing).
+    async fn release(&mut self) {
+        if let Some(r) = self.renew.take() {
+            r.abort();
+        }
+        if !self.holding || self.publishing || self.settled {
+            return;
+        }
+        self.settled = true;
+        if let Err(e) = self
+            .meta
+            .settle_hold(&self.bucket, &self.hold(), 0, 0)
+            .await
+        {
+            tracing::warn!(bucket = %self.bucket, error = %e, "could not release a quota hold; it lapses");
+        }
+    }
+}
+
+impl Drop for Meter {
+    fn drop(&mut self) {
+        if let Some(r) = self.renew.take() {
+            r.abort();
+        }
+        if self.holding && !self.publishing && !self.settled {
+            // A cancelled request: nothing was sent that could publish, so the room goes back.
+            let (meta, bucket, hold) = (self.meta.clone(), self.bucket.clone(), self.hold());
+            crate::background::spawn("quota-release", async move {
+                if let Err(e) = meta.settle_hold(&bucket, &hold, 0, 0).await {
+                    tracing::warn!(bucket, error = %e, "could not release a quota hold; it lapses");
+                }
+            });
+        }
+    }
+}
+
+/// The limit and the usage, for a refusal's message.
+fn describe(c: &Counted, need: i64) -> String {
+    let limit = |l: Option<i64>, what: &str| {
+        l.map_or(format!("no {what} limit"), |n| format!("{n} {what}"))
+    };
+    format!(
+        "limit {}, {}; usage {} bytes, {} objects (counting writes in progress); \
+         this write needs {need} bytes and 1 object",
+        limit(c.limits.bytes, "bytes"),
+        limit(c.limits.objects, "objects"),
+        c.used_bytes(),
+        c.used_objects(),
+    )
+}
+
+impl ObjectWrite {
+    /// Writes bytes of the object, holding their room first in a metered bucket.
+    pub async fn write(&mut self, data: &[u8]) -> Result<()> {
+        if let Some(m) = &mut self.meter {
+            m.ensure(m.written + data.len() as i64).await?;
+            m.written += data.len() as i64;
+        }
+        self.upload.write(data).await
+    }
+
+    /// The body's declared length: a metered write holds it all at its first byte.
+    pub fn expect(&mut self, length: u64) {
+        if let Some(m) = &mut self.meter {
+            m.expected = Some(length as i64);
+        }
+    }
+
+    /// The object's logical size as published.
+    fn logical_length(&self) -> i64 {
+        match (&self.reference, &self.meter) {
+            (Some((_, d)), _) => d.length as i64,
+            (None, Some(m)) => m.written,
+            (None, None) => 0,
+        }
+    }
+
+    /// Before its files document is sent: holds the final size and marks `meta` counted.
+    pub(super) async fn before_publish(&mut self, meta: &mut ObjectMeta) -> Result<()> {
+        let size = self.logical_length();
+        if let Some(m) = &mut self.meter {
+            m.before_publish(size).await?;
+            meta.other.insert(COUNTED, true);
+        }
+        Ok(())
+    }
+
+    /// Right before its files document is sent: from here on only the janitor may give the
+    /// room back, deciding by whether the object exists.
+    pub(super) fn sending(&mut self) {
+        if let Some(m) = &mut self.meter {
+            m.publishing = true;
+        }
+    }
+
+    /// After its files document was written.
+    pub(super) async fn published(&mut self) {
+        if let Some(m) = &mut self.meter {
+            m.published().await;
+        }
+    }
+
+    /// Gives the room back (the write is being abandoned).
+    pub(super) async fn release_room(&mut self) {
+        if let Some(m) = &mut self.meter {
+            m.release().await;
+        }
+    }
+}
+
+/// A files document's id as a hold names it.
+fn id_key(id: &Bson) -> String {
+    match id {
+        Bson::ObjectId(o) => o.to_hex(),
+        other => other.to_string(),
+    }
+}
+
+fn transient(e: &mongodb::error::Error) -> bool {
+    e.contains_label(mongodb::error::TRANSIENT_TRANSACTION_ERROR)
+}
+
+/// Commits, retrying while the outcome is unknown.
+async fn commit(s: &mut ClientSession) -> mongodb::error::Result<()> {
+    loop {
+        match s.commit_transaction().await {
+            Err(e) if e.contains_label(mongodb::error::UNKNOWN_TRANSACTION_COMMIT_RESULT) => {
+                continue
+            }
+            r => return r,
+        }
+    }
+}
+
+impl ObjectStore {
+    /// A meter for a new write into `bucket` under the object id `id`, if it is metered.
+    pub(super) async fn meter_for(&self, bucket: &str, id: &ObjectId) -> Result<Option<Meter>> {
+        let metered = self
+            .meta
+            .bucket_cached(bucket)
+            .await?
+            .is_some_and(|b| b.metered);
+        Ok(metered.then(|| Meter::new(self.meta.clone(), bucket, id.to_hex())))
+    }
+
+    /// Sets a bucket's limits: the bucket becomes metered (the index the fold uses first), and
+    /// what it already holds is counted by the janitor's fold. `false`: no such bucket.
+    pub async fn set_bucket_limits(&self, bucket: &str, limits: Limits) -> Result<bool> {
+        let model = mongodb::IndexModel::builder()
+            .keys(doc! {format!("metadata.{COUNTED}"): 1})
+            .options(
+                mongodb::options::IndexOptions::builder()
+                    .name("s3Counted".to_owned())
+                    .build(),
+            )
+            .build();
+        self.gridfs(bucket).files().create_index(model).await?;
+        let set = self.meta.set_bucket_limits(bucket, limits).await?;
+        if set {
+            // Up to 10,000 files at once, so that a limit set on a bucket that holds data
+            // applies to it at once; a larger bucket's rest is counted by the janitor.
+            self.fold_uncounted(bucket, 20).await?;
+        }
+        Ok(set)
+    }
+
+    /// Deletes files documents `ids` of `bucket`; those counted take their usage with them,
+    /// in one transaction. An unmetered bucket's files go in one command as before (the
+    /// filter leaves any counted one for the transaction).
+    pub(super) async fn unpublish(&self, bucket: &str, ids: &[Bson]) -> Result<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let files = self.gridfs(bucket).files().clone();
+        let uncounted = doc! {format!("metadata.{COUNTED}"): {"$exists": false}};
+        let n = crate::storage::gridfs::batch::delete_in(&files, "_id", ids, &uncounted).await?;
+        if n as usize == ids.len() {
+            return Ok(());
+        }
+        // Counted ones, or ones gone already.
+        let counted: Vec<Bson> = crate::storage::gridfs::batch::find_in(
+            &files,
+            "_id",
+            ids,
+            &doc! {format!("metadata.{COUNTED}"): true},
+            doc! {"_id": 1},
+        )
+        .await?
+        .into_iter()
+        .filter_map(|mut d| d.remove("_id"))
+        .collect();
+        for slice in counted.chunks(FOLD_BATCH as usize) {
+            self.unpublish_counted(bucket, slice).await?;
+        }
+        Ok(())
+    }
+
+    /// Deletes counted files documents and subtracts them, in one transaction: a file whose
+    /// writer's hold is still there (published, not yet converted) gives its hold back
+    /// instead.
+    async fn unpublish_counted(&self, bucket: &str, ids: &[Bson]) -> Result<()> {
+        let files = self.gridfs(bucket).files().clone();
+        let usage = self.meta.usage_collection();
+        let uid = bucket_usage_id(bucket);
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let mut s = self.meta.client().start_session().await?;
+            s.start_transaction().await?;
+            let r: mongodb::error::Result<()> = async {
+                let mut cur = files
+                    .find(doc! {"_id": {"$in": ids}, format!("metadata.{COUNTED}"): true})
+                    .projection(doc! {"length": 1, "metadata.s3Sse.size": 1})
+                    .session(&mut s)
+                    .await?;
+                let mut found: Vec<(Bson, i64)> = Vec::new();
+                while let Some(d) = cur.next(&mut s).await {
+                    let d = d?;
+                    if let Some(id) = d.get("_id") {
+                        found.push((id.clone(), logical_size(&d)));
+                    }
+                }
+                if found.is_empty() {
+                    return Ok(());
+                }
+                let counted = usage
+                    .find_one(doc! {"_id": &uid})
+                    .session(&mut s)
+                    .await?
+                    .map(|d| Counted::from_document(&d))
+                    .unwrap_or_default();
+                let update = removal_update(&counted, &found);
+                usage
+                    .update_one(doc! {"_id": &uid}, update)
+                    .session(&mut s)
+                    .await?;
+                let gone: Vec<Bson> = found.into_iter().map(|(id, _)| id).collect();
+                files
+                    .delete_many(doc! {"_id": {"$in": gone}})
+                    .session(&mut s)
+                    .await?;
+                Ok(())
+            }
+            .await;
+            let r = match r {
+                Ok(()) => commit(&mut s).await,
+                Err(e) => {
+                    let _ = s.abort_transaction().await;
+                    Err(e)
+                }
+            };
+            match r {
+                Ok(()) => return Ok(()),
+                Err(e) if transient(&e) && attempt < 100 => {
+                    tokio::time::sleep(std::time::Duration::from_millis(attempt.min(20) * 5)).await;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// Counts files of a metered bucket that carry no mark (written before it was metered,
+    /// by a writer that had not seen it yet, or by another GridFS client), a batch per
+    /// transaction, at most `batches` of them; how many were counted.
+    pub async fn fold_uncounted(&self, bucket: &str, batches: usize) -> Result<u64> {
+        let files = self.gridfs(bucket).files().clone();
+        let usage = self.meta.usage_collection();
+        let uid = bucket_usage_id(bucket);
+        let filter = doc! {
+            format!("metadata.{COUNTED}"): {"$exists": false},
+            "filename": {"$exists": true},
+            "metadata.s3Reaped": {"$exists": false},
+        };
+        let mut total = 0;
+        let mut attempt = 0;
+        let mut done = 0;
+        loop {
+            let mut s = self.meta.client().start_session().await?;
+            s.start_transaction().await?;
+            let r: mongodb::error::Result<u64> = async {
+                let mut cur = files
+                    .find(filter.clone())
+                    .projection(doc! {"length": 1, "metadata.s3Sse.size": 1})
+                    .limit(FOLD_BATCH)
+                    .session(&mut s)
+                    .await?;
+                let mut ids = Vec::new();
+                let mut bytes = 0;
+                while let Some(d) = cur.next(&mut s).await {
+                    let d = d?;
+                    bytes += logical_size(&d);
+                    if let Some(id) = d.get("_id") {
+                        ids.push(id.clone());
+                    }
+                }
+                if ids.is_empty() {
+                    return Ok(0);
+                }
+                let n = ids.len() as i64;
+                files
+                    .update_many(
+                        doc! {"_id": {"$in": ids}},
+                        doc! {"$set": {format!("metadata.{COUNTED}"): true}},
+                    )
+                    .session(&mut s)
+                    .await?;
+                usage
+                    .update_one(
+                        doc! {"_id": &uid},
+                        doc! {"$inc": {"bytes": bytes, "objects": n}},
+                    )
+                    .session(&mut s)
+                    .await?;
+                Ok(n as u64)
+            }
+            .await;
+            let r = match r {
+                Ok(0) => {
+                    let _ = s.abort_transaction().await;
+                    return Ok(total);
+                }
+                Ok(n) => commit(&mut s).await.map(|()| n),
+                Err(e) => {
+                    let _ = s.abort_transaction().await;
+                    Err(e)
+                }
+            };
+            match r {
+                Ok(n) => {
+                    total += n;
+                    attempt = 0;
+                    done += 1;
+                    if done >= batches {
+                        return Ok(total);
+                    }
+                }
+                Err(e) if transient(&e) && attempt < 100 => {
+                    attempt += 1;
+                    tokio::time::sleep(std::time::Duration::from_millis(attempt.min(20) * 5)).await;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// Settles holds whose writers stopped renewing them (died, or stalled past the lease):
+    /// a tombstone under the write's id either goes in (never published, and now it cannot
+    /// be: the hold is given back) or finds the object (published: counted). Each settle is
+    /// conditional on the hold, so a writer finishing meanwhile, or another janitor, makes it
+    /// happen once. How many were settled.
+    pub async fn settle_lapsed_holds(&self) -> Result<usize> {
+        let mut n = 0;
+        for (bucket, holds) in self.meta.lapsed_holds().await? {
+            for h in holds {
+                let Ok(oid) = ObjectId::parse_str(&h.id) else {
+                    continue;
+                };
+                let id = Bson::ObjectId(oid);
+                let (bytes, objects) = if self.tombstone_file(&bucket, &id).await? {
+                    (0, 0)
+                } else {
+                    match self
+                        .gridfs(&bucket)
+                        .files()
+                        .find_one(doc! {"_id": &id, format!("metadata.{COUNTED}"): true})
+                        .await?
+                    {
+                        Some(d) => (logical_size(&d), 1),
+                        None => (0, 0),
+                    }
+                };
+                if self.meta.settle_hold(&bucket, &h, bytes, objects).await? {
+                    n += 1;
+                }
+            }
+        }
+        Ok(n)
+    }
+
+    /// Counts what metered buckets hold unmarked, for the janitor; how many files.
+    pub async fn fold_metered(&self) -> Result<u64> {
+        let mut n = 0;
+        for b in self.meta.metered_buckets().await? {
+            n += self.fold_uncounted(&b, 20).await?;
+        }
+        Ok(n)
+    }
+}
+
+/// The usage update of removing counted files `found` (`(id, logical size)`), given the
+/// usage document's holds.
+fn removal_update(counted: &Counted, found: &[(Bson, i64)]) -> Document {
+    let (mut bytes, mut objects, mut rb, mut ro) = (0_i64, 0_i64, 0_i64, 0_i64);
+    let mut pulled: Vec<Bson> = Vec::new();
+    for (id, size) in found {
+        let key = id_key(id);
+        match counted.holds.iter().find(|h| h.id == key) {
+            Some(h) => {
+                rb += h.bytes;
+                ro += h.objects;
+                pulled.push(Bson::String(key));
+            }
+            None => {
+                bytes += size;
+                objects += 1;
+            }
+        }
+    }
+    let mut update = doc! {"$inc": {
+        "bytes": -bytes, "objects": -objects,
+        "reservedBytes": -rb, "reservedObjects": -ro,
+    }};
+    if !pulled.is_empty() {
+        update.insert("$pull", doc! {"holds": {"h": {"$in": pulled}}});
+    }
+    update
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_removal_gives_back_a_pending_hold_and_subtracts_the_rest() {
+        let pending = ObjectId::new();
+        let counted = Counted {
+            holds: vec![Hold {
+                id: pending.to_hex(),
+                bytes: 100,
+                objects: 1,
+                expires: mongodb::bson::DateTime::now(),
+            }],
+            ..Default::default()
+        };
+        let u = removal_update(
+            &counted,
+            &[
+                (Bson::ObjectId(pending), 90),
+                (Bson::ObjectId(ObjectId::new()), 7),
+                (Bson::String("foreign".into()), 5),
+            ],
+        );
+        let inc = u.get_document("$inc").unwrap();
+        assert_eq!(inc.get_i64("bytes").unwrap(), -12);
+        assert_eq!(inc.get_i64("objects").unwrap(), -2);
+        assert_eq!(inc.get_i64("reservedBytes").unwrap(), -100);
+        assert_eq!(inc.get_i64("reservedObjects").unwrap(), -1);
+        let pulled = u
+            .get_document("$pull")
+            .unwrap()
+            .get_document("holds")
+            .unwrap();
+        assert_eq!(
+            pulled.get_document("h").unwrap().get_array("$in").unwrap(),
+            &vec![Bson::String(pending.to_hex())]
+        );
+    }
+}

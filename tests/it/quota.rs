@@ -10,9 +10,9 @@ use mongodb::bson::{doc, Document};
 
 use crate::support::{self, random_bytes};
 
-/// The counters of `bucket`'s usage document: (bytes, objects, reserved bytes, reserved
-/// objects, holds).
-async fn counters(gw: &support::Gateway, bucket: &str) -> (i64, i64, i64, i64, usize) {
+/// The counters of `bucket`'s usage document: (bytes, objects, part bytes, reserved bytes,
+/// reserved objects, holds).
+async fn counters(gw: &support::Gateway, bucket: &str) -> (i64, i64, i64, i64, i64, usize) {
     let d = gw
         .db
         .collection::<Document>("__usage")
@@ -24,6 +24,7 @@ async fn counters(gw: &support::Gateway, bucket: &str) -> (i64, i64, i64, i64, u
     (
         n("bytes"),
         n("objects"),
+        n("partBytes"),
         n("reservedBytes"),
         n("reservedObjects"),
         d.get_array("holds").map_or(0, |a| a.len()),
@@ -36,8 +37,8 @@ async fn assert_counted_as_recounted(gw: &support::Gateway, bucket: &str) {
     let c = counters(gw, bucket).await;
     assert_eq!(
         c,
-        (r.bytes, r.versions + r.delete_markers, 0, 0, 0),
-        "counters (bytes, objects, reserved, reserved objects, holds) against the recount {r:?}"
+        (r.bytes, r.versions + r.delete_markers, r.part_bytes, 0, 0, 0),
+        "counters (bytes, objects, part bytes, reserved, reserved objects, holds) against the recount {r:?}"
     );
 }
 
@@ -203,6 +204,159 @@ fn racing_writers_never_pass_the_limit_and_the_count_equals_a_recount() {
             })
             .await
         );
+        assert_counted_as_recounted(&gw, b).await;
+    });
+}
+
+async fn set_limit(gw: &support::Gateway, bucket: &str, bytes: i64) {
+    assert!(gw
+        .state
+        .store
+        .set_bucket_limits(
+            bucket,
+            grids3::storage::meta::Limits {
+                bytes: Some(bytes),
+                objects: None
+            }
+        )
+        .await
+        .unwrap());
+    gw.state.store.meta().forget_bucket(bucket);
+}
+
+fn quota_code<E: aws_sdk_s3::error::ProvideErrorMetadata>(
+    r: Result<impl Sized, E>,
+) -> Option<String> {
+    match r {
+        Ok(_) => None,
+        Err(e) => e.code().map(str::to_owned),
+    }
+}
+
+/// Parts count from UploadPart until Complete or Abort: a PUT is refused while parts hold
+/// the room, a replaced part counts once, Complete hands the parts' bytes to the object, and
+/// Abort gives them back.
+#[test]
+fn parts_count_until_the_upload_completes_or_aborts() {
+    support::run(async {
+        let gw = support::gateway_with("g_quotaparts", |c| c.janitor_interval = 3600).await;
+        let s3 = gw.sdk_once();
+        let b = "parts";
+        s3.create_bucket().bucket(b).send().await.unwrap();
+        const MIB: i64 = 1 << 20;
+        set_limit(&gw, b, 12 * MIB).await;
+        let part = |key: &'static str, up: String, n: i32, size: usize| {
+            let s3 = s3.clone();
+            async move {
+                s3.upload_part()
+                    .bucket(b)
+                    .key(key)
+                    .upload_id(up)
+                    .part_number(n)
+                    .body(ByteStream::from(random_bytes(size, n as u64)))
+                    .send()
+                    .await
+            }
+        };
+        let up = s3
+            .create_multipart_upload()
+            .bucket(b)
+            .key("big")
+            .send()
+            .await
+            .unwrap()
+            .upload_id()
+            .unwrap()
+            .to_string();
+        let p1 = part("big", up.clone(), 1, 5 << 20).await.unwrap();
+        let p2 = part("big", up.clone(), 2, 5 << 20).await.unwrap();
+        assert_eq!(counters(&gw, b).await.2, 10 * MIB, "two parts counted");
+        assert_eq!(
+            quota_code(part("big", up.clone(), 3, 3 << 20).await).as_deref(),
+            Some("XMinioAdminBucketQuotaExceeded"),
+            "a third part past the limit"
+        );
+        let put = s3
+            .put_object()
+            .bucket(b)
+            .key("small")
+            .body(ByteStream::from(random_bytes(3 << 20, 9)))
+            .send()
+            .await;
+        assert_eq!(
+            quota_code(put).as_deref(),
+            Some("XMinioAdminBucketQuotaExceeded"),
+            "a PUT while parts hold the room"
+        );
+        // Part 2 again, smaller: counted once, at its new size.
+        let p2 = {
+            let _ = p2;
+            part("big", up.clone(), 2, 1 << 20).await.unwrap()
+        };
+        assert_eq!(
+            counters(&gw, b).await.2,
+            6 * MIB,
+            "a replaced part counts once"
+        );
+        let parts = [(1, p1.e_tag().unwrap()), (2, p2.e_tag().unwrap())]
+            .into_iter()
+            .map(|(n, e)| {
+                aws_sdk_s3::types::CompletedPart::builder()
+                    .part_number(n)
+                    .e_tag(e)
+                    .build()
+            })
+            .collect::<Vec<_>>();
+        s3.complete_multipart_upload()
+            .bucket(b)
+            .key("big")
+            .upload_id(&up)
+            .multipart_upload(
+                aws_sdk_s3::types::CompletedMultipartUpload::builder()
+                    .set_parts(Some(parts))
+                    .build(),
+            )
+            .send()
+            .await
+            .unwrap();
+        let c = counters(&gw, b).await;
+        assert_eq!(
+            (c.0, c.1, c.2),
+            (6 * MIB, 1, 0),
+            "the parts became the object"
+        );
+        assert_counted_as_recounted(&gw, b).await;
+
+        // An aborted upload gives its parts' room back.
+        let up2 = s3
+            .create_multipart_upload()
+            .bucket(b)
+            .key("other")
+            .send()
+            .await
+            .unwrap()
+            .upload_id()
+            .unwrap()
+            .to_string();
+        part("other", up2.clone(), 1, 5 << 20).await.unwrap();
+        assert_eq!(counters(&gw, b).await.2, 5 * MIB);
+        s3.abort_multipart_upload()
+            .bucket(b)
+            .key("other")
+            .upload_id(&up2)
+            .send()
+            .await
+            .unwrap();
+        assert_counted_as_recounted(&gw, b).await;
+        assert_eq!(counters(&gw, b).await.2, 0);
+        // And what is left fits exactly.
+        s3.put_object()
+            .bucket(b)
+            .key("rest")
+            .body(ByteStream::from(random_bytes(6 << 20, 10)))
+            .send()
+            .await
+            .expect("the rest of the room, to the byte");
         assert_counted_as_recounted(&gw, b).await;
     });
 }

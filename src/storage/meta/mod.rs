@@ -39,7 +39,7 @@ pub use keys::{KeyError, KeyInfo, KeySecret, SessionKind, SessionToken, UserOfKe
 pub use lead::{Lead, LeadInfo};
 pub use leases::{Lease, PendingReclaim};
 pub use progress::Progress;
-pub use quota::{bucket_usage_id, Counted, Hold, Limits, HOLD_LEASE};
+pub use quota::{bucket_usage_id, objects_room, Counted, Hold, Limits, HOLD_LEASE};
 pub use service_accounts::{NewServiceAccount, ServiceAccount, ServiceAccountChange};
 pub use sessions::{ConsoleSession, SsoSession};
 pub use sts_keys::{token_sha256, Minted, NewSession, KEEP_EXPIRED};

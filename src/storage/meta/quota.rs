@@ -134,24 +134,32 @@ pub fn bucket_usage_id(bucket: &str) -> String {
     format!("b:{bucket}")
 }
 
+/// `used + n <= limit`, or no limit, as an aggregation expression.
+fn fits(limit: &str, used: &[&str], n: i64) -> Document {
+    let mut sum: Vec<Bson> = used
+        .iter()
+        .map(|f| Bson::from(doc! {"$ifNull": [format!("${f}"), 0_i64]}))
+        .collect();
+    sum.push(Bson::Int64(n));
+    doc! {"$or": [
+        {"$eq": [{"$ifNull": [format!("${limit}"), Bson::Null]}, Bson::Null]},
+        {"$lte": [{"$add": sum}, format!("${limit}")]},
+    ]}
+}
+
 /// The filter that matches a usage document with room for `bytes` more bytes and `objects`
 /// more objects under its limits (none set: always room).
 fn room(bytes: i64, objects: i64) -> Document {
-    let fits = |limit: &str, used: Vec<&str>, n: i64| {
-        let mut sum: Vec<Bson> = used
-            .into_iter()
-            .map(|f| Bson::from(doc! {"$ifNull": [format!("${f}"), 0_i64]}))
-            .collect();
-        sum.push(Bson::Int64(n));
-        doc! {"$or": [
-            {"$eq": [{"$ifNull": [format!("${limit}"), Bson::Null]}, Bson::Null]},
-            {"$lte": [{"$add": sum}, format!("${limit}")]},
-        ]}
-    };
     doc! {"$expr": {"$and": [
-        fits("limitBytes", vec!["bytes", "partBytes", "reservedBytes"], bytes),
-        fits("limitObjects", vec!["objects", "reservedObjects"], objects),
+        fits("limitBytes", &["bytes", "partBytes", "reservedBytes"], bytes),
+        fits("limitObjects", &["objects", "reservedObjects"], objects),
     ]}}
+}
+
+/// The filter that matches a usage document with room for `n` more objects, whatever its
+/// bytes (a Complete adds an object but no bytes: its parts' become the object's).
+pub fn objects_room(n: i64) -> Document {
+    doc! {"$expr": fits("limitObjects", &["objects", "reservedObjects"], n)}
 }
 
 impl MetaStore {

@@ -46,6 +46,10 @@ pub struct UploadRecord {
     /// Whether its parts are stored as contents (the bucket was content-addressed when the
     /// upload began; a conversion meanwhile does not change how the upload completes).
     pub content: bool,
+    /// Whether its parts are counted against its bucket's quota (the bucket was metered when
+    /// the upload began): every part of it, or none, so a replaced or removed part is
+    /// subtracted exactly when it was added (see `objects::quota_parts`).
+    pub metered: bool,
 }
 
 impl UploadRecord {
@@ -148,6 +152,7 @@ fn upload_from(d: &Document) -> Option<UploadRecord> {
         completing: d.get_str("completing").ok().map(str::to_owned),
         aborting: d.get_bool("aborting").unwrap_or(false),
         content: d.get_bool("content").unwrap_or(false),
+        metered: d.get_bool("metered").unwrap_or(false),
     })
 }
 
@@ -178,6 +183,25 @@ fn part_from(d: &Document) -> Option<PartRecord> {
     })
 }
 
+fn part_doc(p: &PartRecord) -> Document {
+    let mut record = doc! {
+        "_id": part_key(&p.upload_id, p.number), "uploadId": &p.upload_id, "number": p.number,
+        (if p.base < 0 { "stagedIn" } else { "fileId" }): p.file_id, "base": p.base, "size": p.size as i64, "md5": &p.md5_hex, "lastModified": p.last_modified,
+        "checksumAlgorithm": p.checksum.as_ref().map(|c| c.0.clone()),
+        "checksum": p.checksum.as_ref().map(|c| c.1.clone()),
+    };
+    if let Some(sha) = &p.sha {
+        record.insert(
+            "sha",
+            mongodb::bson::Binary {
+                subtype: mongodb::bson::spec::BinarySubtype::Generic,
+                bytes: sha.to_vec(),
+            },
+        );
+    }
+    record
+}
+
 fn part_key(upload_id: &str, number: i32) -> String {
     format!("{upload_id}:{number:05}")
 }
@@ -192,6 +216,7 @@ impl MetaStore {
                 "checksumAlgorithm": u.checksum_algorithm.clone(),
                 "checksumType": u.checksum_type.clone(),
                 "content": u.content,
+                "metered": u.metered,
             })
             .await?;
         Ok(())
@@ -439,27 +464,54 @@ impl MetaStore {
 
     /// Records a part, replacing one with the same number; returns the replaced part.
     pub async fn put_part(&self, p: &PartRecord) -> mongodb::error::Result<Option<PartRecord>> {
-        let mut record = doc! {
-            "_id": part_key(&p.upload_id, p.number), "uploadId": &p.upload_id, "number": p.number,
-            (if p.base < 0 { "stagedIn" } else { "fileId" }): p.file_id, "base": p.base, "size": p.size as i64, "md5": &p.md5_hex, "lastModified": p.last_modified,
-            "checksumAlgorithm": p.checksum.as_ref().map(|c| c.0.clone()),
-            "checksum": p.checksum.as_ref().map(|c| c.1.clone()),
-        };
-        if let Some(sha) = &p.sha {
-            record.insert(
-                "sha",
-                mongodb::bson::Binary {
-                    subtype: mongodb::bson::spec::BinarySubtype::Generic,
-                    bytes: sha.to_vec(),
-                },
-            );
-        }
         let old = self
             .parts
-            .find_one_and_replace(doc! {"_id": part_key(&p.upload_id, p.number)}, record)
+            .find_one_and_replace(doc! {"_id": part_key(&p.upload_id, p.number)}, part_doc(p))
             .upsert(true)
             .await?;
         Ok(old.as_ref().and_then(part_from))
+    }
+
+    /// [`Self::put_part`] in a transaction's session.
+    pub async fn put_part_in(
+        &self,
+        s: &mut mongodb::ClientSession,
+        p: &PartRecord,
+    ) -> mongodb::error::Result<Option<PartRecord>> {
+        let old = self
+            .parts
+            .find_one_and_replace(doc! {"_id": part_key(&p.upload_id, p.number)}, part_doc(p))
+            .upsert(true)
+            .session(s)
+            .await?;
+        Ok(old.as_ref().and_then(part_from))
+    }
+
+    /// The bytes of an upload's parts, and deletes their records if `delete`, in a
+    /// transaction's session.
+    pub async fn part_bytes_in(
+        &self,
+        s: &mut mongodb::ClientSession,
+        upload_id: &str,
+        delete: bool,
+    ) -> mongodb::error::Result<i64> {
+        let mut cur = self
+            .parts
+            .find(doc! {"uploadId": upload_id})
+            .projection(doc! {"size": 1})
+            .session(&mut *s)
+            .await?;
+        let mut bytes = 0;
+        while let Some(d) = cur.next(&mut *s).await {
+            bytes += d?.get_i64("size").unwrap_or(0);
+        }
+        if delete {
+            self.parts
+                .delete_many(doc! {"uploadId": upload_id})
+                .session(&mut *s)
+                .await?;
+        }
+        Ok(bytes)
     }
 
     /// Parts of an upload after `after`, by number, at most `limit` (0: all).

@@ -164,6 +164,8 @@ impl ObjectStore {
             upload,
             base: 0,
             reg: Some(reg),
+            // Content uploads are never metered (a metered bucket's are GridFS uploads).
+            meter: None,
         })
     }
 

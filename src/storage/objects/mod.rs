@@ -18,6 +18,7 @@ mod meta;
 mod multipart;
 mod publish;
 pub mod quota;
+mod quota_parts;
 mod read;
 mod reclaim;
 pub mod sealed;

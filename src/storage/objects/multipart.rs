@@ -44,6 +44,8 @@ pub struct PartWrite {
     pub(super) upload: Upload,
     pub(super) base: i64,
     pub(super) reg: Option<crate::storage::meta::WriteReg>,
+    /// Its hold on the bucket's room, in a metered upload (see `quota_parts`).
+    pub(super) meter: Option<super::quota::Meter>,
 }
 
 impl std::ops::Deref for PartWrite {
@@ -61,7 +63,10 @@ impl std::ops::DerefMut for PartWrite {
 
 impl PartWrite {
     /// Deletes the chunks written so far (only this attempt's range).
-    pub async fn abort(self) -> Result<()> {
+    pub async fn abort(mut self) -> Result<()> {
+        if let Some(m) = &mut self.meter {
+            m.release().await;
+        }
         let res = self.upload.abort().await;
         if let Some(reg) = self.reg {
             reg.done().await;
@@ -81,9 +86,17 @@ impl ObjectStore {
         checksum: Option<(String, String)>,
     ) -> Result<UploadRecord> {
         self.gridfs(bucket).ensure_indexes().await?;
-        // Encrypted uploads are GridFS files in every bucket (never de-duplicated).
-        let content =
-            self.storage_mode(bucket).await? == StorageMode::Content && meta.sse.is_none();
+        // Encrypted uploads are GridFS files in every bucket (never de-duplicated), and so
+        // are uploads into a metered bucket (whose parts are counted as GridFS parts; see
+        // `quota_parts`).
+        let metered = self
+            .meta
+            .bucket_cached(bucket)
+            .await?
+            .is_some_and(|b| b.metered);
+        let content = !metered
+            && self.storage_mode(bucket).await? == StorageMode::Content
+            && meta.sse.is_none();
         let rec = UploadRecord {
             id: uuid::Uuid::new_v4().simple().to_string(),
             bucket: bucket.to_owned(),
@@ -99,6 +112,7 @@ impl ObjectStore {
             completing: None,
             aborting: false,
             content,
+            metered,
         };
         self.meta.create_upload(&rec).await?;
         Ok(rec)
@@ -137,6 +151,7 @@ impl ObjectStore {
             upload,
             base,
             reg: None,
+            meter: self.part_meter(up, base),
         }))
     }
 
@@ -208,7 +223,10 @@ impl ObjectStore {
         if !lock.fence().await? {
             return Err(GridFsError::Conflict("the upload's lock expired".into()));
         }
-        let replaced = self.meta.put_part(&rec).await?;
+        let replaced = match part.meter.as_mut() {
+            Some(m) => self.put_metered_part(up, &rec, m).await?,
+            None => self.meta.put_part(&rec).await?,
+        };
         if let Some(old) = replaced.filter(|o| o.base != rec.base || o.file_id != rec.file_id) {
             self.gridfs(&up.bucket)
                 .chunks()
@@ -263,7 +281,11 @@ impl ObjectStore {
         fs.chunks()
             .delete_many(doc! {"files_id": {"$in": ids}})
             .await?;
-        self.meta.delete_parts(&up.id).await?;
+        if current.metered {
+            self.delete_metered_parts(&current).await?;
+        } else {
+            self.meta.delete_parts(&up.id).await?;
+        }
         self.meta.delete_upload(&up.id).await?;
         Ok(())
     }
@@ -540,6 +562,9 @@ impl ObjectStore {
             }
             None => (total, up.chunk_size),
         };
+        if current.metered {
+            super::quota_parts::mark_counted(&mut meta);
+        }
         let file = FileDoc {
             id: Bson::ObjectId(final_id),
             length,
@@ -549,10 +574,15 @@ impl ObjectStore {
             metadata: Some(meta.to_metadata()),
             content: None,
         };
-        match fs.insert_file(&file).await {
-            Ok(()) => {}
-            Err(GridFsError::Mongo(e)) if crate::storage::meta::is_duplicate_key(&e) => {}
-            Err(e) => return Err(e),
+        if current.metered {
+            self.publish_metered_upload(&current, &file, total as i64)
+                .await?;
+        } else {
+            match fs.insert_file(&file).await {
+                Ok(()) => {}
+                Err(GridFsError::Mongo(e)) if crate::storage::meta::is_duplicate_key(&e) => {}
+                Err(e) => return Err(e),
+            }
         }
         // After the publish: the older revisions reclaimed or the version recorded, then
         // leftovers, then the mark (a crash in between is finished by a retry or the sweep,

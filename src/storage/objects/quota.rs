@@ -35,6 +35,8 @@ pub struct Meter {
     meta: MetaStore,
     bucket: String,
     id: String,
+    /// Objects it holds: 1 for an object, 0 for a part.
+    objects: i64,
     /// Bytes held (once `holding`).
     held: i64,
     holding: bool,
@@ -52,11 +54,12 @@ pub struct Meter {
 }
 
 impl Meter {
-    fn new(meta: MetaStore, bucket: &str, id: String) -> Self {
+    pub(super) fn new(meta: MetaStore, bucket: &str, id: String, objects: i64) -> Self {
         Self {
             meta,
             bucket: bucket.to_owned(),
             id,
+            objects,
             held: 0,
             holding: false,
             expected: None,
@@ -70,7 +73,7 @@ impl Meter {
 
     /// Holds room for `need` bytes in all (and the object), or fails with
     /// [`GridFsError::QuotaExceeded`].
-    async fn ensure(&mut self, need: i64) -> Result<()> {
+    pub(super) async fn ensure(&mut self, need: i64) -> Result<()> {
         if self.holding && need <= self.held {
             return Ok(());
         }
@@ -85,7 +88,9 @@ impl Meter {
                     .grow_hold(&self.bucket, &self.id, want - self.held)
                     .await?
             } else {
-                self.meta.hold(&self.bucket, &self.id, want, 1).await?
+                self.meta
+                    .hold(&self.bucket, &self.id, want, self.objects)
+                    .await?
             };
             if ok {
                 self.held = want;
@@ -133,11 +138,11 @@ impl Meter {
         })
     }
 
-    fn hold(&self) -> Hold {
+    pub(super) fn hold(&self) -> Hold {
         Hold {
             id: self.id.clone(),
             bytes: self.held,
-            objects: 1,
+            objects: self.objects,
             expires: mongodb::bson::DateTime::now(),
         }
     }
@@ -167,8 +172,27 @@ impl Meter {
         }
     }
 
+    /// The hold was settled by the caller's own transaction (a part's commit).
+    pub(super) fn settled(&mut self) {
+        if let Some(r) = self.renew.take() {
+            r.abort();
+        }
+        self.settled = true;
+    }
+
+    /// Logical bytes written so far.
+    pub(super) fn written(&self) -> i64 {
+        self.written
+    }
+
+    /// Logical bytes written so far, counting `more`.
+    pub(super) fn add_written(&mut self, more: i64) -> i64 {
+        self.written += more;
+        self.written
+    }
+
     /// Gives the hold back (the write failed before publishing).
-    async fn release(&mut self) {
+    pub(super) async fn release(&mut self) {
         if let Some(r) = self.renew.take() {
             r.abort();
         }
@@ -285,12 +309,12 @@ fn id_key(id: &Bson) -> String {
     }
 }
 
-fn transient(e: &mongodb::error::Error) -> bool {
+pub(super) fn transient(e: &mongodb::error::Error) -> bool {
     e.contains_label(mongodb::error::TRANSIENT_TRANSACTION_ERROR)
 }
 
 /// Commits, retrying while the outcome is unknown.
-async fn commit(s: &mut ClientSession) -> mongodb::error::Result<()> {
+pub(super) async fn commit(s: &mut ClientSession) -> mongodb::error::Result<()> {
     loop {
         match s.commit_transaction().await {
             Err(e) if e.contains_label(mongodb::error::UNKNOWN_TRANSACTION_COMMIT_RESULT) => {
@@ -309,7 +333,7 @@ impl ObjectStore {
             .bucket_cached(bucket)
             .await?
             .is_some_and(|b| b.metered);
-        Ok(metered.then(|| Meter::new(self.meta.clone(), bucket, id.to_hex())))
+        Ok(metered.then(|| Meter::new(self.meta.clone(), bucket, id.to_hex(), 1)))
     }
 
     /// Sets a bucket's limits: the bucket becomes metered (the index the fold uses first), and
@@ -522,6 +546,11 @@ impl ObjectStore {
         for (bucket, holds) in self.meta.lapsed_holds().await? {
             for h in holds {
                 let Ok(oid) = ObjectId::parse_str(&h.id) else {
+                    // A part's hold: its commit is a transaction that needs the hold, so
+                    // giving it back is all there is to do.
+                    if self.meta.settle_hold(&bucket, &h, 0, 0).await? {
+                        n += 1;
+                    }
                     continue;
                 };
                 let id = Bson::ObjectId(oid);

@@ -1,0 +1,179 @@
+//! Parts of uploads into a metered bucket (issue 62): counted from the moment UploadPart is
+//! accepted until the upload is completed or aborted, each change in one transaction with
+//! the part records it follows.
+//!
+//! An upload is metered or not for its whole life (`UploadRecord::metered`, fixed when it
+//! begins), so every part of a metered upload is counted and none of another: a replaced
+//! part subtracts exactly what it added. Uploads into a metered content-addressed bucket
+//! store their parts as GridFS parts (not de-duplicated), so that this holds there too.
+//!
+//! - **UploadPart**: the part's bytes are held while it streams (`quota::Meter`); its record
+//!   and the hold's conversion into `partBytes` (less a replaced part's size) are one
+//!   transaction, which fails if the hold lapsed.
+//! - **Complete**: the object's files document and `partBytes -= every part's bytes`,
+//!   `bytes += the object's size`, `objects += 1` are one transaction (the object never
+//!   needs more bytes than its parts held; only the object count is checked).
+//! - **Abort** (and the sweep): the part records' deletion and `partBytes -=` their bytes are
+//!   one transaction.
+
+use mongodb::bson::doc;
+
+use super::multipart::PartWrite;
+use super::quota::{commit, transient, Meter, COUNTED};
+use super::*;
+use crate::storage::meta::{bucket_usage_id, objects_room, Counted, PartRecord, UploadRecord};
+
+impl PartWrite {
+    /// Writes bytes of the part, holding their room first in a metered upload.
+    pub async fn write(&mut self, data: &[u8]) -> Result<()> {
+        if let Some(m) = &mut self.meter {
+            m.ensure(m.written() + data.len() as i64).await?;
+            m.add_written(data.len() as i64);
+        }
+        self.upload.write(data).await
+    }
+}
+
+/// Retries a transaction body on transient errors; `body` gets a started transaction and
+/// answers whether to commit (`Some`) or abort (`None`).
+macro_rules! in_transaction {
+    ($store:expr, |$s:ident| $body:block) => {{
+        let mut attempt = 0_u64;
+        loop {
+            attempt += 1;
+            let mut $s = $store.meta.client().start_session().await?;
+            $s.start_transaction().await?;
+            let r: mongodb::error::Result<_> = async { $body }.await;
+            let r = match r {
+                Ok(Some(v)) => commit(&mut $s).await.map(|()| Some(v)),
+                Ok(None) => {
+                    let _ = $s.abort_transaction().await;
+                    Ok(None)
+                }
+                Err(e) => {
+                    let _ = $s.abort_transaction().await;
+                    Err(e)
+                }
+            };
+            match r {
+                Err(e) if transient(&e) && attempt < 100 => {
+                    tokio::time::sleep(std::time::Duration::from_millis(attempt.min(20) * 5)).await;
+                }
+                other => break other,
+            }
+        }
+    }};
+}
+
+impl ObjectStore {
+    /// The meter of a new part attempt staged at `base`, for a metered upload.
+    pub(super) fn part_meter(&self, up: &UploadRecord, base: i64) -> Option<Meter> {
+        up.metered.then(|| {
+            Meter::new(
+                self.meta.clone(),
+                &up.bucket,
+                format!("p:{}:{base}", up.id),
+                0,
+            )
+        })
+    }
+
+    /// Records a metered part and converts its hold, in one transaction; the replaced part.
+    pub(super) async fn put_metered_part(
+        &self,
+        up: &UploadRecord,
+        rec: &PartRecord,
+        meter: &mut Meter,
+    ) -> Result<Option<PartRecord>> {
+        meter.ensure(rec.size as i64).await?;
+        let hold = meter.hold();
+        let usage = self.meta.usage_collection();
+        let uid = bucket_usage_id(&up.bucket);
+        let out = in_transaction!(self, |s| {
+            let old = self.meta.put_part_in(&mut s, rec).await?;
+            let delta = rec.size as i64 - old.as_ref().map_or(0, |o| o.size as i64);
+            let matched = usage
+                .update_one(
+                    doc! {"_id": &uid, "holds.h": &hold.id},
+                    doc! {"$pull": {"holds": {"h": &hold.id}},
+                    "$inc": {"reservedBytes": -hold.bytes, "partBytes": delta}},
+                )
+                .session(&mut s)
+                .await?
+                .matched_count;
+            Ok((matched == 1).then_some(old))
+        })?;
+        match out {
+            Some(old) => {
+                meter.settled();
+                Ok(old)
+            }
+            None => Err(GridFsError::Conflict("the part's quota hold lapsed".into())),
+        }
+    }
+
+    /// Publishes a metered upload's object: its files document (marked counted) and the
+    /// hand-over of its parts' bytes to the object, in one transaction.
+    pub(super) async fn publish_metered_upload(
+        &self,
+        up: &UploadRecord,
+        file: &FileDoc,
+        size: i64,
+    ) -> Result<()> {
+        let files = self.gridfs(&up.bucket).files().clone();
+        let usage = self.meta.usage_collection();
+        let uid = bucket_usage_id(&up.bucket);
+        let mut room = doc! {"_id": &uid};
+        room.extend(objects_room(1));
+        let published = in_transaction!(self, |s| {
+            // (Under the upload's lock, after Complete found no object under this id: nothing
+            // else publishes it, so a duplicate key is an error like any other here.)
+            files.insert_one(file.to_document()).session(&mut s).await?;
+            let parts = self.meta.part_bytes_in(&mut s, &up.id, false).await?;
+            let matched = usage
+                .update_one(
+                    room.clone(),
+                    doc! {"$inc": {"partBytes": -parts, "bytes": size, "objects": 1_i64}},
+                )
+                .session(&mut s)
+                .await?
+                .matched_count;
+            Ok((matched == 1).then_some(()))
+        })?;
+        match published {
+            Some(_) => Ok(()),
+            None => {
+                let c = self
+                    .meta
+                    .bucket_counted(&up.bucket)
+                    .await?
+                    .unwrap_or_default();
+                Err(GridFsError::QuotaExceeded(format!(
+                    "limit {} objects; usage {} objects; completing the upload adds 1",
+                    c.limits.objects.unwrap_or(0),
+                    Counted::used_objects(&c)
+                )))
+            }
+        }
+    }
+
+    /// Deletes a metered upload's part records and subtracts their bytes, in one transaction.
+    pub(super) async fn delete_metered_parts(&self, up: &UploadRecord) -> Result<()> {
+        let usage = self.meta.usage_collection();
+        let uid = bucket_usage_id(&up.bucket);
+        in_transaction!(self, |s| {
+            let bytes = self.meta.part_bytes_in(&mut s, &up.id, true).await?;
+            usage
+                .update_one(doc! {"_id": &uid}, doc! {"$inc": {"partBytes": -bytes}})
+                .session(&mut s)
+                .await?;
+            Ok(Some(()))
+        })?;
+        Ok(())
+    }
+}
+
+/// The mark a metered upload's object carries, as `quota` publishes it.
+pub(super) fn mark_counted(meta: &mut ObjectMeta) {
+    meta.other.insert(COUNTED, true);
+}

@@ -15,3 +15,15 @@ pub fn is_duplicate_key(e: &mongodb::error::Error) -> bool {
         _ => e.to_string().contains("E11000"),
     }
 }
+
+/// Whether a write failed because it conflicted with a transaction's (WriteConflict, 112):
+/// nothing was written, and it may be sent again. MongoDB retries a single-document write
+/// itself; some servers (the local database) answer the conflict instead.
+pub fn is_write_conflict(e: &mongodb::error::Error) -> bool {
+    use mongodb::error::{ErrorKind, WriteFailure};
+    match &*e.kind {
+        ErrorKind::Write(WriteFailure::WriteError(we)) => we.code == 112,
+        ErrorKind::Command(c) => c.code == 112,
+        _ => false,
+    }
+}

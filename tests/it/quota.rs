@@ -32,7 +32,7 @@ async fn counters(gw: &support::Gateway, bucket: &str) -> (i64, i64, i64, i64, i
 }
 
 /// Counters at rest equal a recount: bytes and versions, nothing reserved or held.
-async fn assert_counted_as_recounted(gw: &support::Gateway, bucket: &str) {
+pub(crate) async fn assert_counted_as_recounted(gw: &support::Gateway, bucket: &str) {
     let r = gw.state.store.recount_usage(bucket).await.unwrap();
     let c = counters(gw, bucket).await;
     assert_eq!(

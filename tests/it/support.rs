@@ -36,7 +36,9 @@ fn log_answer_errors() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         let _ = tracing_subscriber::fmt()
-            .with_env_filter(tracing_subscriber::EnvFilter::new("grids3::error=warn"))
+            .with_env_filter(tracing_subscriber::EnvFilter::new(
+                std::env::var("GRIDS3_TEST_LOG").unwrap_or_else(|_| "grids3::error=warn".into()),
+            ))
             .with_writer(std::io::stderr)
             .with_ansi(false)
             .try_init();

@@ -163,6 +163,29 @@ pub fn objects_room(n: i64) -> Document {
 }
 
 impl MetaStore {
+    /// `update_one` on a usage document, sent again while it conflicts with a transaction
+    /// (a removal's or a part's, which hold the document until they commit).
+    async fn update_usage(
+        &self,
+        filter: Document,
+        update: Document,
+    ) -> mongodb::error::Result<mongodb::results::UpdateResult> {
+        let mut attempt = 0_u64;
+        loop {
+            match self
+                .usage()
+                .update_one(filter.clone(), update.clone())
+                .await
+            {
+                Err(e) if crate::dberror::is_write_conflict(&e) && attempt < 200 => {
+                    attempt += 1;
+                    tokio::time::sleep(std::time::Duration::from_millis(attempt.min(20) * 2)).await;
+                }
+                r => return r,
+            }
+        }
+    }
+
     /// The usage documents.
     pub(super) fn usage(&self) -> Collection<Document> {
         self.db.collection("__usage")
@@ -203,10 +226,24 @@ impl MetaStore {
         if !unset.is_empty() {
             update.insert("$unset", unset);
         }
-        self.usage()
-            .update_one(doc! {"_id": bucket_usage_id(bucket)}, update)
-            .upsert(true)
-            .await?;
+        let mut attempt = 0_u64;
+        loop {
+            match self
+                .usage()
+                .update_one(doc! {"_id": bucket_usage_id(bucket)}, update.clone())
+                .upsert(true)
+                .await
+            {
+                Err(e) if crate::dberror::is_write_conflict(&e) && attempt < 200 => {
+                    attempt += 1;
+                    tokio::time::sleep(std::time::Duration::from_millis(attempt.min(20) * 2)).await;
+                }
+                r => {
+                    r?;
+                    break;
+                }
+            }
+        }
         Ok(true)
     }
 
@@ -231,8 +268,7 @@ impl MetaStore {
         filter.extend(room(bytes, objects));
         let hold = doc! {"h": id, "b": bytes, "o": objects, "exp": self.clock.after(HOLD_LEASE)};
         Ok(self
-            .usage()
-            .update_one(
+            .update_usage(
                 filter,
                 doc! {"$inc": {"reservedBytes": bytes, "reservedObjects": objects},
                 "$push": {"holds": hold}},
@@ -253,8 +289,7 @@ impl MetaStore {
         let mut filter = doc! {"_id": bucket_usage_id(bucket), "holds.h": id};
         filter.extend(room(bytes, 0));
         Ok(self
-            .usage()
-            .update_one(
+            .update_usage(
                 filter,
                 doc! {"$inc": {"reservedBytes": bytes, "holds.$.b": bytes},
                 "$set": {"holds.$.exp": self.clock.after(HOLD_LEASE)}},
@@ -268,8 +303,7 @@ impl MetaStore {
     /// must not publish).
     pub async fn renew_hold(&self, bucket: &str, id: &str) -> mongodb::error::Result<bool> {
         Ok(self
-            .usage()
-            .update_one(
+            .update_usage(
                 doc! {"_id": bucket_usage_id(bucket), "holds.h": id},
                 doc! {"$set": {"holds.$.exp": self.clock.after(HOLD_LEASE)}},
             )
@@ -290,8 +324,7 @@ impl MetaStore {
         objects: i64,
     ) -> mongodb::error::Result<bool> {
         Ok(self
-            .usage()
-            .update_one(
+            .update_usage(
                 doc! {"_id": bucket_usage_id(bucket), "holds.h": &hold.id},
                 doc! {"$pull": {"holds": {"h": &hold.id}},
                 "$inc": {"reservedBytes": -hold.bytes, "reservedObjects": -hold.objects,

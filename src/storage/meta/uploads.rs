@@ -549,21 +549,32 @@ impl MetaStore {
 }
 
 impl MetaStore {
-    /// The multipart uploads of `bucket` still in progress (neither completed nor being
-    /// aborted), their parts, and the parts' bytes (plaintext): usage by recount (issue 62).
-    pub async fn parts_in_progress(&self, bucket: &str) -> mongodb::error::Result<(i64, i64, i64)> {
-        let ids: Vec<String> = self
+    /// The uploads of `bucket` that may still hold parts: not marked completed (aborting
+    /// ones too, until their parts are gone): `(id, the object's file id, aborting)`.
+    pub async fn uploads_holding_parts(
+        &self,
+        bucket: &str,
+    ) -> mongodb::error::Result<Vec<(String, ObjectId, bool)>> {
+        Ok(self
             .uploads
-            .find(
-                doc! {"bucket": bucket, "completed": {"$exists": false}, "aborting": {"$ne": true}},
-            )
-            .projection(doc! {"_id": 1})
+            .find(doc! {"bucket": bucket, "completed": {"$exists": false}})
+            .projection(doc! {"_id": 1, "fileId": 1, "aborting": 1})
             .await?
             .try_collect::<Vec<Document>>()
             .await?
             .iter()
-            .filter_map(|d| d.get_str("_id").ok().map(str::to_owned))
-            .collect();
+            .filter_map(|d| {
+                Some((
+                    d.get_str("_id").ok()?.to_owned(),
+                    d.get_object_id("fileId").ok()?,
+                    d.get_bool("aborting").unwrap_or(false),
+                ))
+            })
+            .collect())
+    }
+
+    /// How many part records the uploads `ids` have, and their bytes.
+    pub async fn part_totals(&self, ids: &[String]) -> mongodb::error::Result<(i64, i64)> {
         let (mut parts, mut bytes) = (0_i64, 0_i64);
         for chunk in ids.chunks(500) {
             let mut c = self
@@ -576,6 +587,6 @@ impl MetaStore {
                 bytes += d.get_i64("size").unwrap_or(0);
             }
         }
-        Ok((ids.len() as i64, parts, bytes))
+        Ok((parts, bytes))
     }
 }

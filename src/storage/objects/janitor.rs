@@ -66,8 +66,16 @@ impl ObjectStore {
         }
         self.purge_reap_tombstones().await?;
         // Quotas: holds whose writers died, and files of metered buckets not yet counted.
-        done += self.settle_lapsed_holds().await?;
-        done += self.fold_metered().await? as usize;
+        // Each on its own: a dead gateway's unfinished transaction can keep a usage document
+        // locked until the database drops it, which must not stop the rest of the pass.
+        match self.settle_lapsed_holds().await {
+            Ok(n) => done += n,
+            Err(e) => tracing::warn!(error = %e, "settling lapsed quota holds failed"),
+        }
+        match self.fold_metered().await {
+            Ok(n) => done += n as usize,
+            Err(e) => tracing::warn!(error = %e, "counting uncounted files failed"),
+        }
         for (b, retired) in self.meta.content_buckets().await? {
             let contents = self.contents(&b);
             done += contents.collect(self.gridfs(&b).files(), 1000).await?;

@@ -366,7 +366,18 @@ impl ObjectStore {
         }
         let files = self.gridfs(bucket).files().clone();
         let uncounted = doc! {format!("metadata.{COUNTED}"): {"$exists": false}};
-        let n = crate::storage::gridfs::batch::delete_in(&files, "_id", ids, &uncounted).await?;
+        // Sent again while it conflicts with a transaction (the fold's, on these documents):
+        // deleting what is gone already deletes nothing.
+        let mut attempt = 0_u64;
+        let n = loop {
+            match crate::storage::gridfs::batch::delete_in(&files, "_id", ids, &uncounted).await {
+                Err(e) if crate::dberror::is_write_conflict(&e) && attempt < 200 => {
+                    attempt += 1;
+                    tokio::time::sleep(std::time::Duration::from_millis(attempt.min(20) * 2)).await;
+                }
+                r => break r?,
+            }
+        };
         if n as usize == ids.len() {
             return Ok(());
         }
@@ -423,13 +434,17 @@ impl ObjectStore {
                     .map(|d| Counted::from_document(&d))
                     .unwrap_or_default();
                 let update = removal_update(&counted, &found);
-                usage
-                    .update_one(doc! {"_id": &uid}, update)
-                    .session(&mut s)
-                    .await?;
                 let gone: Vec<Bson> = found.into_iter().map(|(id, _)| id).collect();
                 files
                     .delete_many(doc! {"_id": {"$in": gone}})
+                    .session(&mut s)
+                    .await?;
+                // The usage document last: every writer of the bucket updates it, so the
+                // transaction holds it for as short a time as it can (until the commit; a
+                // gateway that dies here leaves it held until the database drops the
+                // transaction).
+                usage
+                    .update_one(doc! {"_id": &uid}, update)
                     .session(&mut s)
                     .await?;
                 Ok(())

@@ -93,8 +93,25 @@ impl ObjectStore {
         } else {
             names.len() as i64
         };
-        let (uploads, parts, part_bytes) = self.meta().parts_in_progress(bucket).await?;
-        u.uploads = uploads;
+        // Parts are stored until their upload's object is published (they become its bytes)
+        // or its abort has deleted them: an aborting upload's still count, and a published
+        // one's leftover records (a Complete that stopped before deleting them) do not.
+        let mut holding = Vec::new();
+        for (id, file_id, aborting) in self.meta().uploads_holding_parts(bucket).await? {
+            if fs
+                .files()
+                .find_one(doc! {"_id": file_id})
+                .projection(doc! {"_id": 1})
+                .await?
+                .is_none()
+            {
+                if !aborting {
+                    u.uploads += 1;
+                }
+                holding.push(id);
+            }
+        }
+        let (parts, part_bytes) = self.meta().part_totals(&holding).await?;
         u.parts = parts;
         u.part_bytes = part_bytes;
         Ok(u)

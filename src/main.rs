@@ -105,7 +105,7 @@ async fn run() -> Result<()> {
         };
         return grids3::bench::run(&args, signer, db).await;
     }
-    if let Some(grids3::config::Command::Fsck { repair }) = &config.command {
+    if let Some(grids3::config::Command::Fsck { repair, usage }) = &config.command {
         let Some(uri) = config.mongodb_uri.clone() else {
             bail!("set MONGODB_URI (or --mongodb-uri) to the database to check");
         };
@@ -113,6 +113,14 @@ async fn run() -> Result<()> {
             .await
             .context("connecting to MongoDB")?;
         let store = grids3::state::open_store(&config, client).await?;
+        if *usage {
+            let checks = store.check_usage(*repair).await?;
+            print!("{}", grids3::janitor::fsck::render_usage(&checks));
+            if checks.iter().any(|c| c.differs()) && !*repair {
+                std::process::exit(1);
+            }
+            return Ok(());
+        }
         let report = grids3::janitor::fsck::run(&store, *repair).await?;
         print!("{}", report.render());
         if report.problems() > 0 && !*repair {

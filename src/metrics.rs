@@ -178,6 +178,27 @@ pub fn notify_oldest(target: &str, seconds: f64) {
         .set(seconds);
 }
 
+/// A metered bucket's usage as its counters say (issue 62), refreshed by the janitor: bytes
+/// counted against the limit (published, parts, held by writes in flight), published bytes,
+/// parts' bytes, objects, and the limits (absent: none).
+pub fn quota_usage(
+    bucket: &str,
+    (used, stored, parts, objects): (i64, i64, i64, i64),
+    limits: (Option<i64>, Option<i64>),
+) {
+    let b = bucket.to_owned();
+    metrics::gauge!("grids3_quota_used_bytes", "bucket" => b.clone()).set(used as f64);
+    metrics::gauge!("grids3_quota_stored_bytes", "bucket" => b.clone()).set(stored as f64);
+    metrics::gauge!("grids3_quota_part_bytes", "bucket" => b.clone()).set(parts as f64);
+    metrics::gauge!("grids3_quota_objects", "bucket" => b.clone()).set(objects as f64);
+    if let Some(l) = limits.0 {
+        metrics::gauge!("grids3_quota_limit_bytes", "bucket" => b.clone()).set(l as f64);
+    }
+    if let Some(l) = limits.1 {
+        metrics::gauge!("grids3_quota_limit_objects", "bucket" => b).set(l as f64);
+    }
+}
+
 /// One background task run (`janitor`, `multipart_sweep`) and its outcome (`ok`, `error`).
 pub fn background_run(task: &'static str, outcome: &'static str, seconds: f64) {
     metrics::counter!("grids3_background_runs_total", "task" => task, "outcome" => outcome)

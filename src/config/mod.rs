@@ -475,6 +475,10 @@ pub enum Command {
         /// and locks). Safe while gateways are running.
         #[arg(long)]
         repair: bool,
+        /// Check only the quota counters of metered buckets against a recount (with
+        /// --repair, set them to it), and say by how much they differed.
+        #[arg(long)]
+        usage: bool,
     },
     /// Measure a running gateway with a load generator (signed S3 requests as the root key),
     /// beside the same work done with the raw driver on its database (`--baseline`).

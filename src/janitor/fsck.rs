@@ -185,6 +185,41 @@ struct ChunkStats {
     max_n: i64,
 }
 
+/// What `fsck --usage` found: a line per metered bucket, then a summary.
+pub fn render_usage(checks: &[crate::storage::objects::UsageCheck]) -> String {
+    let mut out = String::new();
+    for c in checks {
+        let (b, o, p) = c.counted;
+        let (rb, ro, rp) = c.recounted;
+        let state = match (c.differs(), c.repaired) {
+            (false, _) => "equal".to_owned(),
+            (true, true) => "repaired".to_owned(),
+            (true, false) => "differ".to_owned(),
+        };
+        out.push_str(&format!(
+            "usage: bucket {}: {state}: counted {b} bytes, {o} objects, {p} part bytes; \
+             recounted {rb} bytes, {ro} objects, {rp} part bytes (off by {} bytes, {} objects, \
+             {} part bytes); {} files counted first\n",
+            c.bucket,
+            b - rb,
+            o - ro,
+            p - rp,
+            c.folded
+        ));
+    }
+    let off = checks.iter().filter(|c| c.differs()).count();
+    out.push_str(&format!(
+        "usage: {} metered buckets, {off} off{}\n",
+        checks.len(),
+        if off > 0 && checks.iter().all(|c| !c.differs() || c.repaired) {
+            ", all repaired"
+        } else {
+            ""
+        }
+    ));
+    out
+}
+
 /// Runs the check over every bucket (and repairs, if asked).
 pub async fn run(store: &ObjectStore, repair: bool) -> Result<Report> {
     let meta = store.meta();

@@ -386,6 +386,25 @@ impl MetaStore {
             .collect())
     }
 
+    /// Every bucket's counted usage: `(bucket, counters)`.
+    pub async fn all_counted(&self) -> mongodb::error::Result<Vec<(String, Counted)>> {
+        use futures::TryStreamExt;
+        let docs: Vec<Document> = self
+            .usage()
+            .find(doc! {"_id": {"$gte": "b:", "$lt": "b;"}})
+            .projection(doc! {"holds": 0})
+            .await?
+            .try_collect()
+            .await?;
+        Ok(docs
+            .iter()
+            .filter_map(|d| {
+                let b = d.get_str("_id").ok()?.strip_prefix("b:")?.to_owned();
+                Some((b, Counted::from_document(d)))
+            })
+            .collect())
+    }
+
     /// Forgets a deleted bucket's usage (a bucket created again under its name starts
     /// unmetered and empty).
     pub async fn forget_usage(&self, bucket: &str) -> mongodb::error::Result<()> {

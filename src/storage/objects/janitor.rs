@@ -76,6 +76,18 @@ impl ObjectStore {
             Ok(n) => done += n as usize,
             Err(e) => tracing::warn!(error = %e, "counting uncounted files failed"),
         }
+        match self.meta.all_counted().await {
+            Ok(all) => {
+                for (b, c) in all {
+                    crate::metrics::quota_usage(
+                        &b,
+                        (c.used_bytes(), c.bytes, c.part_bytes, c.used_objects()),
+                        (c.limits.bytes, c.limits.objects),
+                    );
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "reading quota usage failed"),
+        }
         for (b, retired) in self.meta.content_buckets().await? {
             let contents = self.contents(&b);
             done += contents.collect(self.gridfs(&b).files(), 1000).await?;

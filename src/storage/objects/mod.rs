@@ -18,6 +18,8 @@ mod meta;
 mod multipart;
 mod publish;
 pub mod quota;
+pub use quota_check::UsageCheck;
+mod quota_check;
 mod quota_parts;
 mod read;
 mod reclaim;

@@ -449,3 +449,84 @@ fn fsck_usage_finds_and_repairs_drifted_counters() {
         );
     });
 }
+
+/// An upload begun before its bucket had a limit is metered at its next step: the parts it
+/// has are counted then, and later ones are held (found in review: it used to ignore the
+/// limit for its whole life). A foreign files document without `metadata` is counted too.
+#[test]
+fn an_upload_begun_before_the_limit_is_counted_from_its_next_step() {
+    support::run(async {
+        let gw = support::gateway_with("g_quotalate", |c| c.janitor_interval = 3600).await;
+        let s3 = gw.sdk_once();
+        let b = "late-upload";
+        s3.create_bucket().bucket(b).send().await.unwrap();
+        const MIB: i64 = 1 << 20;
+        let up = s3
+            .create_multipart_upload()
+            .bucket(b)
+            .key("k")
+            .send()
+            .await
+            .unwrap()
+            .upload_id()
+            .unwrap()
+            .to_string();
+        let part = |n: i32, size: usize| {
+            let (s3, up) = (s3.clone(), up.clone());
+            async move {
+                s3.upload_part()
+                    .bucket(b)
+                    .key("k")
+                    .upload_id(up)
+                    .part_number(n)
+                    .body(ByteStream::from(random_bytes(size, n as u64)))
+                    .send()
+                    .await
+            }
+        };
+        let p1 = part(1, 5 << 20).await.unwrap();
+        // Another GridFS client's file with `metadata: null`, 100 bytes.
+        gw.db
+            .collection::<Document>(&format!("{b}.files"))
+            .insert_one(
+                doc! {"_id": mongodb::bson::oid::ObjectId::new(), "length": 100_i64,
+                "chunkSize": 261120, "uploadDate": mongodb::bson::DateTime::now(),
+                "filename": "foreign", "metadata": mongodb::bson::Bson::Null},
+            )
+            .await
+            .unwrap();
+        set_limit(&gw, b, 6 * MIB + 100).await;
+        assert_eq!(counters(&gw, b).await.0, 100, "the foreign file is counted");
+        assert_eq!(
+            quota_code(part(2, 2 << 20).await).as_deref(),
+            Some("XMinioAdminBucketQuotaExceeded"),
+            "part 1 counts now, and 2 MiB more do not fit"
+        );
+        assert_eq!(counters(&gw, b).await.2, 5 * MIB, "part 1 counted");
+        let p2 = part(2, 1 << 20).await.expect("1 MiB fits to the byte");
+        let parts = [(1, p1.e_tag().unwrap()), (2, p2.e_tag().unwrap())]
+            .into_iter()
+            .map(|(n, e)| {
+                aws_sdk_s3::types::CompletedPart::builder()
+                    .part_number(n)
+                    .e_tag(e)
+                    .build()
+            })
+            .collect::<Vec<_>>();
+        s3.complete_multipart_upload()
+            .bucket(b)
+            .key("k")
+            .upload_id(&up)
+            .multipart_upload(
+                aws_sdk_s3::types::CompletedMultipartUpload::builder()
+                    .set_parts(Some(parts))
+                    .build(),
+            )
+            .send()
+            .await
+            .unwrap();
+        let c = counters(&gw, b).await;
+        assert_eq!((c.0, c.1, c.2), (6 * MIB + 100, 2, 0));
+        assert_counted_as_recounted(&gw, b).await;
+    });
+}

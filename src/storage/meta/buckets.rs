@@ -560,7 +560,11 @@ impl MetaStore {
             })
             .await?;
         if deleted {
-            // A bucket created again under the name starts unmetered and empty.
+            // A bucket created again under the name starts unmetered and empty, and without
+            // the uploads that were in progress here (their chunks go with the bucket's
+            // collections; an abort of one would otherwise subtract its parts from the new
+            // bucket's usage).
+            self.forget_uploads(name).await?;
             self.forget_usage(name).await?;
         }
         Ok(deleted)

@@ -315,7 +315,9 @@ impl MetaStore {
     /// Ends a hold: what it held is given back, and `bytes` and `objects` are counted as
     /// published (zero for a write that failed). Conditional on the hold being there, so it
     /// happens once whoever (the writer, the janitor) gets there first; `false` when it was
-    /// already settled.
+    /// already settled. What is given back is what the database holds, never the caller's
+    /// idea of it: a growth the writer never heard answered (a cancelled request, a lost
+    /// reply) is given back too.
     pub async fn settle_hold(
         &self,
         bucket: &str,
@@ -323,16 +325,27 @@ impl MetaStore {
         bytes: i64,
         objects: i64,
     ) -> mongodb::error::Result<bool> {
-        Ok(self
-            .update_usage(
-                doc! {"_id": bucket_usage_id(bucket), "holds.h": &hold.id},
-                doc! {"$pull": {"holds": {"h": &hold.id}},
-                "$inc": {"reservedBytes": -hold.bytes, "reservedObjects": -hold.objects,
-                         "bytes": bytes, "objects": objects}},
-            )
-            .await?
-            .modified_count
-            == 1)
+        for _ in 0..100 {
+            let Some(stored) = self.find_hold(bucket, &hold.id).await? else {
+                return Ok(false);
+            };
+            let settled = self
+                .update_usage(
+                    doc! {"_id": bucket_usage_id(bucket),
+                          "holds": {"$elemMatch": {"h": &stored.id, "b": stored.bytes, "o": stored.objects}}},
+                    doc! {"$pull": {"holds": {"h": &stored.id}},
+                    "$inc": {"reservedBytes": -stored.bytes, "reservedObjects": -stored.objects,
+                             "bytes": bytes, "objects": objects}},
+                )
+                .await?
+                .modified_count
+                == 1;
+            if settled {
+                return Ok(true);
+            }
+            // Grown (or settled) between the read and the update: read it again.
+        }
+        Ok(false)
     }
 
     /// One hold as the database has it, `None` when it is settled.

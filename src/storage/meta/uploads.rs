@@ -549,6 +549,27 @@ impl MetaStore {
 }
 
 impl MetaStore {
+    /// Removes a deleted bucket's uploads and their parts' records.
+    pub async fn forget_uploads(&self, bucket: &str) -> mongodb::error::Result<()> {
+        let ids: Vec<String> = self
+            .uploads
+            .find(doc! {"bucket": bucket})
+            .projection(doc! {"_id": 1})
+            .await?
+            .try_collect::<Vec<Document>>()
+            .await?
+            .iter()
+            .filter_map(|d| d.get_str("_id").ok().map(str::to_owned))
+            .collect();
+        for chunk in ids.chunks(500) {
+            self.parts
+                .delete_many(doc! {"uploadId": {"$in": chunk}})
+                .await?;
+        }
+        self.uploads.delete_many(doc! {"bucket": bucket}).await?;
+        Ok(())
+    }
+
     /// The uploads of `bucket` that may still hold parts: not marked completed (aborting
     /// ones too, until their parts are gone): `(id, the object's file id, aborting)`.
     pub async fn uploads_holding_parts(

@@ -89,9 +89,11 @@ impl ObjectStore {
         // Encrypted uploads are GridFS files in every bucket (never de-duplicated), and so
         // are uploads into a metered bucket (whose parts are counted as GridFS parts; see
         // `quota_parts`).
+        // Read afresh, not from the cache: an upload lives long, and one that began unmetered
+        // just after a limit was set elsewhere would be metered later anyway (`meter_upload`).
         let metered = self
             .meta
-            .bucket_cached(bucket)
+            .get_bucket(bucket)
             .await?
             .is_some_and(|b| b.metered);
         let content = !metered
@@ -128,6 +130,13 @@ impl ObjectStore {
         up: &UploadRecord,
         codec: Option<Arc<dyn ChunkCodec>>,
     ) -> Result<Option<PartWrite>> {
+        let metered;
+        let up = if !up.metered && !up.content && self.bucket_metered(&up.bucket).await? {
+            metered = self.meter_upload(up).await?;
+            &metered
+        } else {
+            up
+        };
         let Some(base) = self.meta.next_part_base(&up.id).await? else {
             return Ok(None);
         };
@@ -199,11 +208,11 @@ impl ObjectStore {
         // overtake each other (the test of "the last to finish wins" pauses here).
         crate::failpoint::hit("part.commit", &up.bucket).await;
         let lock = self.lock_upload(up).await?;
-        let still_open = self
-            .meta
-            .get_upload(&up.bucket, &up.id)
-            .await?
-            .is_some_and(|u| u.is_open());
+        let current = self.meta.get_upload(&up.bucket, &up.id).await?;
+        let still_open = current.as_ref().is_some_and(|u| u.is_open());
+        // Metered since this attempt began (its bucket got a limit): counted without a hold,
+        // its bytes being stored already.
+        let metered = current.as_ref().is_some_and(|u| u.metered);
         if !still_open {
             part.abort().await?;
             lock.release_or_warn().await;
@@ -224,7 +233,8 @@ impl ObjectStore {
             return Err(GridFsError::Conflict("the upload's lock expired".into()));
         }
         let replaced = match part.meter.as_mut() {
-            Some(m) => self.put_metered_part(up, &rec, m).await?,
+            Some(m) => self.put_metered_part(up, &rec, Some(m)).await?,
+            None if metered => self.put_metered_part(up, &rec, None).await?,
             None => self.meta.put_part(&rec).await?,
         };
         if let Some(old) = replaced.filter(|o| o.base != rec.base || o.file_id != rec.file_id) {
@@ -379,6 +389,9 @@ impl ObjectStore {
     ) -> Result<Option<(ObjectInfo, CompleteStats)>> {
         // (Where a test holds a completion to see how many run at once.)
         crate::failpoint::hit("complete.start", &up.bucket).await;
+        if !up.metered && !up.content && self.bucket_metered(&up.bucket).await? {
+            self.meter_upload(up).await?;
+        }
         let lock = self.lock_upload(up).await?;
         let res = self
             .complete_locked(up, parts, etag, checksums, (key_lock, &lock), data_key)

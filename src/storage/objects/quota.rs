@@ -77,10 +77,22 @@ impl Meter {
         if self.holding && need <= self.held {
             return Ok(());
         }
+        // At most a step ahead of the bytes that arrived, so a client that declares a large
+        // body and sends it slowly pins no more room than that. A declared length that cannot
+        // fit now is refused at once, before its bytes are stored (a read; the holds are
+        // what is exact).
+        if !self.holding {
+            if let Some(e) = self.expected.filter(|e| *e > need + STEP) {
+                if let Some(c) = self.meta.bucket_counted(&self.bucket).await? {
+                    if c.limits.bytes.is_some_and(|l| c.used_bytes() + e > l) {
+                        return Err(GridFsError::QuotaExceeded(describe(&c, e, self.objects)));
+                    }
+                }
+            }
+        }
         let target = match self.expected {
-            Some(e) if e >= need => e,
-            _ if self.expected.is_some() => need,
-            _ => need + STEP,
+            Some(e) => e.min(need + STEP).max(need),
+            None => need + STEP,
         };
         for want in [target, need] {
             let ok = if self.holding {
@@ -118,7 +130,7 @@ impl Meter {
             Ok(Some(c)) => c,
             _ => Counted::default(),
         };
-        GridFsError::QuotaExceeded(describe(&c, need))
+        GridFsError::QuotaExceeded(describe(&c, need, self.objects))
     }
 
     fn spawn_renewal(&self) -> tokio::task::JoinHandle<()> {
@@ -228,13 +240,18 @@ impl Drop for Meter {
 }
 
 /// The limit and the usage, for a refusal's message.
-fn describe(c: &Counted, need: i64) -> String {
+fn describe(c: &Counted, need: i64, objects: i64) -> String {
     let limit = |l: Option<i64>, what: &str| {
-        l.map_or(format!("no {what} limit"), |n| format!("{n} {what}"))
+        l.map_or(format!("no limit on {what}"), |n| format!("{n} {what}"))
+    };
+    let adds = if objects > 0 {
+        format!("{need} bytes and {objects} object")
+    } else {
+        format!("{need} bytes")
     };
     format!(
         "limit {}, {}; usage {} bytes, {} objects (counting writes in progress); \
-         this write needs {need} bytes and 1 object",
+         this write needs {adds}",
         limit(c.limits.bytes, "bytes"),
         limit(c.limits.objects, "objects"),
         c.used_bytes(),
@@ -348,11 +365,22 @@ impl ObjectStore {
             )
             .build();
         self.gridfs(bucket).files().create_index(model).await?;
+        // Clearing a limit that was never set changes nothing (and meters nothing).
+        if limits.is_none() {
+            match self.meta.get_bucket(bucket).await? {
+                None => return Ok(false),
+                Some(b) if !b.metered => return Ok(true),
+                Some(_) => {}
+            }
+        }
         let set = self.meta.set_bucket_limits(bucket, limits).await?;
         if set {
             // Up to 10,000 files at once, so that a limit set on a bucket that holds data
-            // applies to it at once; a larger bucket's rest is counted by the janitor.
-            self.fold_uncounted(bucket, 20).await?;
+            // applies to it at once; a larger bucket's rest is counted by the janitor (and so
+            // is everything, should this fail: the limit is set).
+            if let Err(e) = self.fold_uncounted(bucket, 20).await {
+                tracing::warn!(bucket, error = %e, "could not count the bucket's files yet; the janitor will");
+            }
         }
         Ok(set)
     }
@@ -492,26 +520,43 @@ impl ObjectStore {
                     .limit(FOLD_BATCH)
                     .session(&mut s)
                     .await?;
-                let mut ids = Vec::new();
+                // Another GridFS client's file may have no `metadata` document at all (null,
+                // absent, or another type): it gets one holding only the mark.
+                let (mut ids, mut bare) = (Vec::new(), Vec::new());
                 let mut bytes = 0;
                 while let Some(d) = cur.next(&mut s).await {
                     let d = d?;
                     bytes += logical_size(&d);
                     if let Some(id) = d.get("_id") {
-                        ids.push(id.clone());
+                        if d.get_document("metadata").is_ok() {
+                            ids.push(id.clone());
+                        } else {
+                            bare.push(id.clone());
+                        }
                     }
                 }
-                if ids.is_empty() {
+                if ids.is_empty() && bare.is_empty() {
                     return Ok(0);
                 }
-                let n = ids.len() as i64;
-                files
-                    .update_many(
-                        doc! {"_id": {"$in": ids}},
-                        doc! {"$set": {format!("metadata.{COUNTED}"): true}},
-                    )
-                    .session(&mut s)
-                    .await?;
+                let n = (ids.len() + bare.len()) as i64;
+                if !ids.is_empty() {
+                    files
+                        .update_many(
+                            doc! {"_id": {"$in": ids}},
+                            doc! {"$set": {format!("metadata.{COUNTED}"): true}},
+                        )
+                        .session(&mut s)
+                        .await?;
+                }
+                if !bare.is_empty() {
+                    files
+                        .update_many(
+                            doc! {"_id": {"$in": bare}},
+                            doc! {"$set": {"metadata": {COUNTED: true}}},
+                        )
+                        .session(&mut s)
+                        .await?;
+                }
                 usage
                     .update_one(
                         doc! {"_id": &uid},
@@ -593,8 +638,14 @@ impl ObjectStore {
     /// Counts what metered buckets hold unmarked, for the janitor; how many files.
     pub async fn fold_metered(&self) -> Result<u64> {
         let mut n = 0;
+        // Each bucket on its own: one that cannot be counted now does not stop the others.
         for b in self.meta.metered_buckets().await? {
-            n += self.fold_uncounted(&b, 20).await?;
+            match self.fold_uncounted(&b, 20).await {
+                Ok(k) => n += k,
+                Err(e) => {
+                    tracing::warn!(bucket = %b, error = %e, "could not count a bucket's uncounted files")
+                }
+            }
         }
         Ok(n)
     }

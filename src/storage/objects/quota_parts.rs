@@ -83,20 +83,46 @@ impl ObjectStore {
         &self,
         up: &UploadRecord,
         rec: &PartRecord,
-        meter: &mut Meter,
+        mut meter: Option<&mut Meter>,
     ) -> Result<Option<PartRecord>> {
-        meter.ensure(rec.size as i64).await?;
-        let hold = meter.hold();
+        let id = match meter.as_deref_mut() {
+            Some(m) => {
+                m.ensure(rec.size as i64).await?;
+                Some(m.hold().id)
+            }
+            None => None,
+        };
         let usage = self.meta.usage_collection();
         let uid = bucket_usage_id(&up.bucket);
         let out = in_transaction!(self, |s| {
+            let Some(id) = &id else {
+                // A part that began before its upload was metered: counted, no hold.
+                let old = self.meta.put_part_in(&mut s, rec).await?;
+                let delta = rec.size as i64 - old.as_ref().map_or(0, |o| o.size as i64);
+                usage
+                    .update_one(doc! {"_id": &uid}, doc! {"$inc": {"partBytes": delta}})
+                    .session(&mut s)
+                    .await?;
+                return Ok(Some(old));
+            };
+            // The hold as stored (what `reservedBytes` has of it), in this snapshot.
+            let stored = usage
+                .find_one(doc! {"_id": &uid, "holds.h": id})
+                .projection(doc! {"holds": {"$elemMatch": {"h": id}}})
+                .session(&mut s)
+                .await?
+                .map(|d| Counted::from_document(&d))
+                .and_then(|c| c.holds.into_iter().next());
+            let Some(stored) = stored else {
+                return Ok(None);
+            };
             let old = self.meta.put_part_in(&mut s, rec).await?;
             let delta = rec.size as i64 - old.as_ref().map_or(0, |o| o.size as i64);
             let matched = usage
                 .update_one(
-                    doc! {"_id": &uid, "holds.h": &hold.id},
-                    doc! {"$pull": {"holds": {"h": &hold.id}},
-                    "$inc": {"reservedBytes": -hold.bytes, "partBytes": delta}},
+                    doc! {"_id": &uid, "holds.h": id},
+                    doc! {"$pull": {"holds": {"h": id}},
+                    "$inc": {"reservedBytes": -stored.bytes, "partBytes": delta}},
                 )
                 .session(&mut s)
                 .await?
@@ -105,11 +131,67 @@ impl ObjectStore {
         })?;
         match out {
             Some(old) => {
-                meter.settled();
+                if let Some(m) = meter {
+                    m.settled();
+                }
                 Ok(old)
             }
             None => Err(GridFsError::Conflict("the part's quota hold lapsed".into())),
         }
+    }
+
+    /// Whether `bucket` is metered, as this process's cache has it.
+    pub(super) async fn bucket_metered(&self, bucket: &str) -> Result<bool> {
+        Ok(self
+            .meta
+            .bucket_cached(bucket)
+            .await?
+            .is_some_and(|b| b.metered))
+    }
+
+    /// Meters an upload that began before its bucket was (its bucket got a limit since):
+    /// its parts so far are counted (they are stored, whatever the limit says) and every
+    /// later one is held like any metered upload's. Under the upload's lock, so that no part
+    /// is recorded between the count and the mark; the upload as it is now.
+    pub(super) async fn meter_upload(&self, up: &UploadRecord) -> Result<UploadRecord> {
+        let lock = self.lock_upload(up).await?;
+        let res = async {
+            let Some(cur) = self.meta.get_upload(&up.bucket, &up.id).await? else {
+                return Ok(up.clone());
+            };
+            if cur.metered || !cur.is_open() || cur.content {
+                return Ok(cur);
+            }
+            let uploads = self.db().collection::<mongodb::bson::Document>("__uploads");
+            let usage = self.meta.usage_collection();
+            let uid = bucket_usage_id(&up.bucket);
+            in_transaction!(self, |s| {
+                let marked = uploads
+                    .update_one(
+                        doc! {"_id": &up.id, "metered": {"$ne": true}},
+                        doc! {"$set": {"metered": true}},
+                    )
+                    .session(&mut s)
+                    .await?
+                    .modified_count;
+                if marked == 0 {
+                    return Ok(None);
+                }
+                let bytes = self.meta.part_bytes_in(&mut s, &up.id, false).await?;
+                usage
+                    .update_one(doc! {"_id": &uid}, doc! {"$inc": {"partBytes": bytes}})
+                    .session(&mut s)
+                    .await?;
+                Ok(Some(()))
+            })?;
+            Ok(UploadRecord {
+                metered: true,
+                ..cur
+            })
+        }
+        .await;
+        lock.release_or_warn().await;
+        res
     }
 
     /// Publishes a metered upload's object: its files document (marked counted) and the

@@ -435,6 +435,10 @@ impl Case {
 const ELSEWHERE: &[(&str, &str)] = &[
     // MinIO's admin API (`/minio/admin/v3/`): its own query words, each exercised by minio-py.
     (
+        "bucket",
+        "quota::minio_py_sets_the_quota_and_boto3_and_minio_py_see_the_refusal (set-bucket-quota, get-bucket-quota)",
+    ),
+    (
         "isGroup",
         "minio_admin::minio_py_administers_identity_and_s3_obeys_it (set-user-or-group-policy)",
     ),

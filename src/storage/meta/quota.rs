@@ -325,16 +325,22 @@ impl MetaStore {
         bytes: i64,
         objects: i64,
     ) -> mongodb::error::Result<bool> {
+        // First as the caller knows it (one round trip, nearly always right), then as read.
+        let mut guess = Some((hold.bytes, hold.objects));
         for _ in 0..100 {
-            let Some(stored) = self.find_hold(bucket, &hold.id).await? else {
-                return Ok(false);
+            let (held, objs) = match guess.take() {
+                Some(g) => g,
+                None => match self.find_hold(bucket, &hold.id).await? {
+                    Some(stored) => (stored.bytes, stored.objects),
+                    None => return Ok(false),
+                },
             };
             let settled = self
                 .update_usage(
                     doc! {"_id": bucket_usage_id(bucket),
-                          "holds": {"$elemMatch": {"h": &stored.id, "b": stored.bytes, "o": stored.objects}}},
-                    doc! {"$pull": {"holds": {"h": &stored.id}},
-                    "$inc": {"reservedBytes": -stored.bytes, "reservedObjects": -stored.objects,
+                    "holds": {"$elemMatch": {"h": &hold.id, "b": held, "o": objs}}},
+                    doc! {"$pull": {"holds": {"h": &hold.id}},
+                    "$inc": {"reservedBytes": -held, "reservedObjects": -objs,
                              "bytes": bytes, "objects": objects}},
                 )
                 .await?
@@ -343,7 +349,7 @@ impl MetaStore {
             if settled {
                 return Ok(true);
             }
-            // Grown (or settled) between the read and the update: read it again.
+            // Not as guessed (grown by an update whose answer was lost), or settled: read it.
         }
         Ok(false)
     }

@@ -576,7 +576,7 @@ impl ObjectStore {
             None => (total, up.chunk_size),
         };
         if current.metered {
-            super::quota_parts::mark_counted(&mut meta);
+            super::quota::mark_counted(&mut meta);
         }
         let file = FileDoc {
             id: Bson::ObjectId(final_id),

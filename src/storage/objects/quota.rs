@@ -318,6 +318,11 @@ impl ObjectWrite {
     }
 }
 
+/// The mark a metered upload's object carries, as a metered publish sets it.
+pub(super) fn mark_counted(meta: &mut ObjectMeta) {
+    meta.other.insert(COUNTED, true);
+}
+
 /// A files document's id as a hold names it.
 fn id_key(id: &Bson) -> String {
     match id {

@@ -18,8 +18,7 @@
 
 use mongodb::bson::doc;
 
-use super::multipart::PartWrite;
-use super::quota::{commit, transient, Meter, COUNTED};
+use super::quota::{commit, transient, Meter};
 use super::*;
 use crate::storage::meta::{bucket_usage_id, objects_room, Counted, PartRecord, UploadRecord};
 
@@ -253,9 +252,4 @@ impl ObjectStore {
         })?;
         Ok(())
     }
-}
-
-/// The mark a metered upload's object carries, as `quota` publishes it.
-pub(super) fn mark_counted(meta: &mut ObjectMeta) {
-    meta.other.insert(COUNTED, true);
 }

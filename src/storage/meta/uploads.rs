@@ -566,7 +566,13 @@ impl MetaStore {
                 .delete_many(doc! {"uploadId": {"$in": chunk}})
                 .await?;
         }
-        self.uploads.delete_many(doc! {"bucket": bucket}).await?;
+        // Exactly the uploads read (an upload begun since, in a bucket created again under
+        // the name, is not this bucket's and stays).
+        for chunk in ids.chunks(500) {
+            self.uploads
+                .delete_many(doc! {"_id": {"$in": chunk}, "bucket": bucket})
+                .await?;
+        }
         Ok(())
     }
 

@@ -44,7 +44,7 @@ mod plans;
 mod policy;
 mod post_object;
 mod quota;
-mod quota_crash;
+mod quota_race;
 mod races;
 mod readme;
 mod reliability;

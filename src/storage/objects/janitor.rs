@@ -3,11 +3,48 @@
 use super::*;
 
 impl ObjectStore {
-    /// One janitor pass: re-measures the clock, purges expired leases, finishes reclaims whose
-    /// readers are gone, and reaps the chunks of writes whose writers died. Returns how many
-    /// files it reclaimed or reaped.
+    /// One janitor pass: re-measures the clock, settles quota holds whose writers died,
+    /// purges expired leases, finishes reclaims whose readers are gone, and reaps the chunks
+    /// of writes whose writers died. Returns how many files or holds it dealt with.
     pub async fn janitor_pass(&self) -> Result<usize> {
         self.meta.clock().calibrate(&self.db).await?;
+        // Quotas on their own, whatever the rest meets: a reclaim blocked by a dead gateway's
+        // unfinished transaction must not keep a dead writer's hold from being settled.
+        let quota = self.quota_pass().await;
+        Ok(self.reclaim_pass().await? + quota)
+    }
+
+    /// Holds whose writers died, files of metered buckets not yet counted, and the gauges.
+    /// Each step on its own: a dead gateway's unfinished transaction can keep a usage document
+    /// locked until the database drops it, which must not stop the rest.
+    async fn quota_pass(&self) -> usize {
+        let mut done = 0;
+        match self.settle_lapsed_holds().await {
+            Ok(n) => done += n,
+            Err(e) => tracing::warn!(error = %e, "settling lapsed quota holds failed"),
+        }
+        match self.fold_metered().await {
+            Ok(n) => done += n as usize,
+            Err(e) => tracing::warn!(error = %e, "counting uncounted files failed"),
+        }
+        match self.meta.all_counted().await {
+            Ok(all) => {
+                for (b, c) in all {
+                    crate::metrics::quota_usage(
+                        &b,
+                        (c.used_bytes(), c.bytes, c.part_bytes, c.used_objects()),
+                        (c.limits.bytes, c.limits.objects),
+                    );
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "reading quota usage failed"),
+        }
+        done
+    }
+
+    /// Deferred reclaims, collections recreated after DeleteBucket, dead writes, and content
+    /// references.
+    async fn reclaim_pass(&self) -> Result<usize> {
         self.meta.purge_expired_leases().await?;
         let mut done = 0;
         for p in self.meta.pending_reclaims(1000).await? {
@@ -65,29 +102,6 @@ impl ObjectStore {
             self.meta.remove_write(w.id).await?;
         }
         self.purge_reap_tombstones().await?;
-        // Quotas: holds whose writers died, and files of metered buckets not yet counted.
-        // Each on its own: a dead gateway's unfinished transaction can keep a usage document
-        // locked until the database drops it, which must not stop the rest of the pass.
-        match self.settle_lapsed_holds().await {
-            Ok(n) => done += n,
-            Err(e) => tracing::warn!(error = %e, "settling lapsed quota holds failed"),
-        }
-        match self.fold_metered().await {
-            Ok(n) => done += n as usize,
-            Err(e) => tracing::warn!(error = %e, "counting uncounted files failed"),
-        }
-        match self.meta.all_counted().await {
-            Ok(all) => {
-                for (b, c) in all {
-                    crate::metrics::quota_usage(
-                        &b,
-                        (c.used_bytes(), c.bytes, c.part_bytes, c.used_objects()),
-                        (c.limits.bytes, c.limits.objects),
-                    );
-                }
-            }
-            Err(e) => tracing::warn!(error = %e, "reading quota usage failed"),
-        }
         for (b, retired) in self.meta.content_buckets().await? {
             let contents = self.contents(&b);
             done += contents.collect(self.gridfs(&b).files(), 1000).await?;

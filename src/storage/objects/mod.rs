@@ -15,6 +15,7 @@ mod lifecycle;
 mod list;
 mod markers;
 mod meta;
+mod meter;
 mod multipart;
 mod publish;
 pub mod quota;
@@ -77,7 +78,7 @@ pub struct ObjectWrite {
     /// otherwise as a GridFS file, as every encrypted write is.
     content: bool,
     /// Its hold on the bucket's room, in a metered bucket (see `quota`).
-    meter: Option<quota::Meter>,
+    meter: Option<meter::Meter>,
 }
 
 impl std::ops::Deref for ObjectWrite {

@@ -45,7 +45,7 @@ pub struct PartWrite {
     pub(super) base: i64,
     pub(super) reg: Option<crate::storage::meta::WriteReg>,
     /// Its hold on the bucket's room, in a metered upload (see `quota_parts`).
-    pub(super) meter: Option<super::quota::Meter>,
+    pub(super) meter: Option<super::meter::Meter>,
 }
 
 impl std::ops::Deref for PartWrite {
@@ -576,7 +576,7 @@ impl ObjectStore {
             None => (total, up.chunk_size),
         };
         if current.metered {
-            super::quota::mark_counted(&mut meta);
+            super::meter::mark_counted(&mut meta);
         }
         let file = FileDoc {
             id: Bson::ObjectId(final_id),

@@ -12,7 +12,8 @@ use std::collections::HashMap;
 
 use mongodb::bson::{doc, Bson, Document};
 
-use super::quota::{commit, transient, COUNTED};
+use super::meter::COUNTED;
+use super::quota::{commit, transient};
 use super::usage::logical_size;
 use super::*;
 use crate::storage::meta::{bucket_usage_id, Counted};

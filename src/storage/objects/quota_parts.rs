@@ -7,7 +7,7 @@
 //! part subtracts exactly what it added. Uploads into a metered content-addressed bucket
 //! store their parts as GridFS parts (not de-duplicated), so that this holds there too.
 //!
-//! - **UploadPart**: the part's bytes are held while it streams (`quota::Meter`); its record
+//! - **UploadPart**: the part's bytes are held while it streams (`meter::Meter`); its record
 //!   and the hold's conversion into `partBytes` (less a replaced part's size) are one
 //!   transaction, which fails if the hold lapsed.
 //! - **Complete**: the object's files document and `partBytes -= every part's bytes`,
@@ -18,7 +18,8 @@
 
 use mongodb::bson::doc;
 
-use super::quota::{commit, transient, Meter};
+use super::meter::Meter;
+use super::quota::{commit, transient};
 use super::*;
 use crate::storage::meta::{bucket_usage_id, objects_room, Counted, PartRecord, UploadRecord};
 

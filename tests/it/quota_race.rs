@@ -1,0 +1,399 @@
+//! Issue 62's "never exceeded" and "no drift after crashes", as its Done means states them:
+//! two instances (this process's gateway and a grids3 process) share a bucket with a 64 MiB
+//! limit; 32 writers of random sizes (0 B to 8 MiB) put, overwrite, delete, and upload in
+//! parts (completed or aborted) through both. What is stored, sampled in a snapshot while
+//! they run, never passes the limit; and at rest the counters equal a recount. The second
+//! test kills the process with SIGKILL three times while they run: the dead process's holds
+//! are settled by the janitor within a lease.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use aws_sdk_s3::error::ProvideErrorMetadata;
+use aws_sdk_s3::primitives::ByteStream;
+use mongodb::bson::{doc, Document};
+
+use crate::support::{self, random_bytes, Process};
+
+const LIMIT: i64 = 64 << 20;
+const WRITERS: u64 = 32;
+const MAX_SIZE: u64 = 8 << 20;
+const PART: usize = 5 << 20;
+const BUCKET: &str = "racing";
+const QUOTA: &str = "XMinioAdminBucketQuotaExceeded";
+
+/// What one writer saw.
+#[derive(Default)]
+struct Tally {
+    ok: u64,
+    refused: u64,
+    /// Other failures by error code, and which instance answered ("own" or "other").
+    failed: BTreeMap<String, u64>,
+}
+
+/// One writer's loop against whichever gateway `addr` names at each step.
+async fn writer(
+    w: u64,
+    gw: support::Gateway,
+    addr: Arc<Mutex<std::net::SocketAddr>>,
+    refusals: Arc<AtomicU64>,
+    stop: Arc<AtomicBool>,
+) -> Tally {
+    let mut t = Tally::default();
+    let mut i = 0u64;
+    let own = gw.addr;
+    while !stop.load(Ordering::SeqCst) {
+        i += 1;
+        let seed = w * 100_000 + i;
+        let at = *addr.lock().unwrap();
+        let s3 = support::Gateway {
+            addr: at,
+            state: gw.state.clone(),
+            db: gw.db.clone(),
+            owned: None,
+        }
+        .sdk();
+        let key = format!("k{}", seed % 11);
+        let size = (seed.wrapping_mul(2_654_435_761) % (MAX_SIZE + 1)) as usize;
+        let r: Result<(), Option<String>> = match seed % 6 {
+            0 => s3
+                .delete_object()
+                .bucket(BUCKET)
+                .key(&key)
+                .send()
+                .await
+                .map(|_| ())
+                .map_err(|e| code(&e)),
+            1 => multipart(&s3, &key, size, seed, seed % 4 == 1).await,
+            _ => s3
+                .put_object()
+                .bucket(BUCKET)
+                .key(&key)
+                .body(ByteStream::from(random_bytes(size, seed)))
+                .send()
+                .await
+                .map(|_| ())
+                .map_err(|e| code(&e)),
+        };
+        match r {
+            Ok(()) => t.ok += 1,
+            Err(Some(c)) if c == QUOTA => {
+                t.refused += 1;
+                refusals.fetch_add(1, Ordering::SeqCst);
+            }
+            Err(c) => {
+                let side = if at == own { "own" } else { "other" };
+                let c = c.unwrap_or_else(|| "no answer".into());
+                *t.failed.entry(format!("{side}: {c}")).or_default() += 1;
+            }
+        }
+    }
+    t
+}
+
+/// The error code of a failed call (`None`: no answer, as from a killed process).
+fn code<E: ProvideErrorMetadata>(e: &aws_sdk_s3::error::SdkError<E>) -> Option<String> {
+    match e {
+        aws_sdk_s3::error::SdkError::ServiceError(s) => {
+            Some(s.err().code().unwrap_or("no code").to_owned())
+        }
+        _ => None,
+    }
+}
+
+/// An upload of `size` bytes in parts of 5 MiB and the rest, completed or (if `abort`)
+/// aborted. An upload that fails part-way is aborted.
+async fn multipart(
+    s3: &aws_sdk_s3::Client,
+    key: &str,
+    size: usize,
+    seed: u64,
+    abort: bool,
+) -> Result<(), Option<String>> {
+    let up = s3
+        .create_multipart_upload()
+        .bucket(BUCKET)
+        .key(key)
+        .send()
+        .await
+        .map_err(|e| code(&e))?;
+    let id = up.upload_id().unwrap_or_default().to_owned();
+    let body = random_bytes(size, seed);
+    let mut done = Vec::new();
+    let pieces: Vec<&[u8]> = if body.is_empty() {
+        vec![&body[..]]
+    } else {
+        body.chunks(PART).collect()
+    };
+    for (n, piece) in pieces.into_iter().enumerate() {
+        let n = n as i32 + 1;
+        let part = s3
+            .upload_part()
+            .bucket(BUCKET)
+            .key(key)
+            .upload_id(&id)
+            .part_number(n)
+            .body(ByteStream::from(piece.to_vec()))
+            .send()
+            .await;
+        match part {
+            Ok(p) => done.push(
+                aws_sdk_s3::types::CompletedPart::builder()
+                    .part_number(n)
+                    .e_tag(p.e_tag().unwrap_or_default())
+                    .build(),
+            ),
+            Err(e) => {
+                let _ = s3
+                    .abort_multipart_upload()
+                    .bucket(BUCKET)
+                    .key(key)
+                    .upload_id(&id)
+                    .send()
+                    .await;
+                return Err(code(&e));
+            }
+        }
+    }
+    if abort {
+        return s3
+            .abort_multipart_upload()
+            .bucket(BUCKET)
+            .key(key)
+            .upload_id(&id)
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(|e| code(&e));
+    }
+    s3.complete_multipart_upload()
+        .bucket(BUCKET)
+        .key(key)
+        .upload_id(&id)
+        .multipart_upload(
+            aws_sdk_s3::types::CompletedMultipartUpload::builder()
+                .set_parts(Some(done))
+                .build(),
+        )
+        .send()
+        .await
+        .map(|_| ())
+        .map_err(|e| code(&e))
+}
+
+/// The bytes the bucket stores at one instant (a transaction's snapshot): its objects'
+/// files documents, and the parts of its uploads whose objects are not published. An error
+/// when the snapshot failed (the sample is skipped).
+async fn stored_in_snapshot(db: &mongodb::Database) -> mongodb::error::Result<i64> {
+    let mut s = db.client().start_session().await?;
+    s.start_transaction().await?;
+    let r = stored_in(db, &mut s).await;
+    let _ = s.abort_transaction().await;
+    r
+}
+
+async fn stored_in(
+    db: &mongodb::Database,
+    s: &mut mongodb::ClientSession,
+) -> mongodb::error::Result<i64> {
+    let files = db.collection::<Document>(&format!("{BUCKET}.files"));
+    let mut total = 0_i64;
+    let mut published = std::collections::HashSet::new();
+    let mut cur = files
+        .find(doc! {"filename": {"$exists": true}, "metadata.s3Reaped": {"$exists": false}})
+        .projection(doc! {"length": 1})
+        .session(&mut *s)
+        .await?;
+    while let Some(d) = cur.next(&mut *s).await {
+        let d = d?;
+        total += d.get_i64("length").unwrap_or(0);
+        published.insert(d.get_object_id("_id").ok());
+    }
+    let mut ups = db
+        .collection::<Document>("__uploads")
+        .find(doc! {"bucket": BUCKET, "completed": {"$exists": false}})
+        .projection(doc! {"fileId": 1})
+        .session(&mut *s)
+        .await?;
+    let mut open = Vec::new();
+    while let Some(d) = ups.next(&mut *s).await {
+        let d = d?;
+        if !published.contains(&d.get_object_id("fileId").ok()) {
+            open.push(d.get("_id").cloned().unwrap_or(mongodb::bson::Bson::Null));
+        }
+    }
+    let mut parts = db
+        .collection::<Document>("__parts")
+        .find(doc! {"uploadId": {"$in": open}})
+        .projection(doc! {"size": 1})
+        .session(&mut *s)
+        .await?;
+    while let Some(d) = parts.next(&mut *s).await {
+        total += d?.get_i64("size").unwrap_or(0);
+    }
+    Ok(total)
+}
+
+/// The race, with the process killed and started again `kills` times while it runs. Writers
+/// go on until the kills are done, the limit has refused writes at least 10 times and the
+/// sampler has taken 10 samples (at most two minutes: a loaded machine writes slowly).
+async fn race(name: &str, kills: usize) {
+    let db = format!(
+        "g_{name}_{}",
+        &uuid::Uuid::new_v4().simple().to_string()[..12]
+    );
+    let gw = support::gateway_with(&db, |c| c.janitor_interval = 1).await;
+    gw.sdk()
+        .create_bucket()
+        .bucket(BUCKET)
+        .send()
+        .await
+        .unwrap();
+    assert!(gw
+        .state
+        .store
+        .set_bucket_limits(
+            BUCKET,
+            grids3::storage::meta::Limits {
+                bytes: Some(LIMIT),
+                objects: None
+            }
+        )
+        .await
+        .unwrap());
+    gw.state.store.meta().forget_bucket(BUCKET);
+    // Started after the limit was set: its bucket cache cannot hold the unmetered bucket.
+    let mut other = Process::start(&db, &[]).await;
+    let other_addr = Arc::new(Mutex::new(other.addr));
+    let own_addr = Arc::new(Mutex::new(gw.addr));
+    let stop = Arc::new(AtomicBool::new(false));
+    let refusals = Arc::new(AtomicU64::new(0));
+    let sampled = Arc::new(AtomicU64::new(0));
+
+    let sampler = {
+        let (db, stop, sampled) = (gw.db.clone(), stop.clone(), sampled.clone());
+        tokio::spawn(async move {
+            let (mut samples, mut max) = (0, 0);
+            let mut skipped: BTreeMap<String, u64> = BTreeMap::new();
+            while !stop.load(Ordering::SeqCst) {
+                match stored_in_snapshot(&db).await {
+                    Ok(stored) => {
+                        max = max.max(stored);
+                        assert!(
+                            stored <= LIMIT,
+                            "stored {stored} bytes past the limit {LIMIT}"
+                        );
+                        samples += 1;
+                        sampled.fetch_add(1, Ordering::SeqCst);
+                    }
+                    Err(e) => {
+                        let kind = format!("{:?}", e.kind);
+                        *skipped.entry(kind.chars().take(120).collect()).or_default() += 1;
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            (samples, max, skipped)
+        })
+    };
+    let writers: Vec<_> = (0..WRITERS)
+        .map(|w| {
+            let addr = if w % 2 == 0 {
+                own_addr.clone()
+            } else {
+                other_addr.clone()
+            };
+            tokio::spawn(writer(
+                w,
+                support::Gateway {
+                    addr: gw.addr,
+                    state: gw.state.clone(),
+                    db: gw.db.clone(),
+                    owned: None,
+                },
+                addr,
+                refusals.clone(),
+                stop.clone(),
+            ))
+        })
+        .collect();
+    let began = Instant::now();
+    for _ in 0..kills {
+        tokio::time::sleep(Duration::from_millis(2500)).await;
+        other.kill();
+        other = Process::start(&db, &[]).await;
+        *other_addr.lock().unwrap() = other.addr;
+    }
+    while (refusals.load(Ordering::SeqCst) < 10 || sampled.load(Ordering::SeqCst) < 10)
+        && began.elapsed() < Duration::from_secs(120)
+    {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    stop.store(true, Ordering::SeqCst);
+    let (mut ok, mut refused) = (0, 0);
+    let mut failed: BTreeMap<String, u64> = BTreeMap::new();
+    for w in writers {
+        let t = w.await.unwrap();
+        ok += t.ok;
+        refused += t.refused;
+        for (k, n) in t.failed {
+            *failed.entry(k).or_default() += n;
+        }
+    }
+    let (samples, max, skipped) = sampler.await.unwrap();
+    println!(
+        "{name}: {ok} accepted, {refused} refused, other failures {failed:?}, {samples} \
+         samples ({skipped:?} skipped), at most {max} bytes stored of {LIMIT}, in {:.1} s",
+        began.elapsed().as_secs_f64()
+    );
+    assert!(ok > 0 && refused > 0, "the limit was reached");
+    assert!(samples > 5, "the sampler ran: {samples}");
+    if kills == 0 {
+        // Nothing else may fail: a refusal is the only answer the limit gives.
+        assert!(failed.is_empty(), "other failures: {failed:?}");
+    }
+    // Holds end with their writes; a killed process's lapse within a lease and the janitor
+    // settles them. A process killed inside a transaction leaves what it touched locked
+    // until the database drops the transaction (60 s, as mongod's
+    // transactionLifetimeLimitSeconds), so the lease may run from there.
+    let wait = if kills == 0 {
+        10
+    } else {
+        grids3::storage::meta::HOLD_LEASE.as_secs() + 60 + 20
+    };
+    let usage = gw.db.collection::<Document>("__usage");
+    let settled = support::eventually(wait, || async {
+        let d = usage
+            .find_one(doc! {"_id": format!("b:{BUCKET}")})
+            .await
+            .unwrap()
+            .unwrap();
+        d.get_array("holds").map_or(0, |h| h.len()) == 0
+    })
+    .await;
+    let left = usage
+        .find_one(doc! {"_id": format!("b:{BUCKET}")})
+        .await
+        .unwrap();
+    assert!(settled, "every hold was settled within {wait} s: {left:?}");
+    // Overwritten revisions are reclaimed by settling; wait for it, then compare.
+    support::eventually(20, || async {
+        let r = gw.state.store.recount_usage(BUCKET).await.unwrap();
+        r.versions == r.objects
+    })
+    .await;
+    crate::quota::assert_counted_as_recounted(&gw, BUCKET).await;
+}
+
+#[test]
+fn thirty_two_writers_on_two_instances_never_pass_the_limit_and_leave_no_drift() {
+    support::run(race("quotarace", 0));
+}
+
+#[test]
+fn three_kills_of_an_instance_leave_no_hold_behind_and_no_drift() {
+    support::run(race("quotacrash", 3));
+}

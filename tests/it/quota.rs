@@ -494,3 +494,99 @@ fn a_removal_that_read_a_hold_converted_meanwhile_subtracts_the_object_instead()
         );
     });
 }
+
+/// Delete markers count as objects of 0 bytes: a DELETE that would write one past the
+/// objects limit is refused (alone and in DeleteObjects) and writes nothing; removing a
+/// marker by its version gives its room back; markers written before the limit are counted
+/// when it is set; and the counters equal a recount throughout.
+#[test]
+fn delete_markers_count_as_objects() {
+    support::run(async {
+        let gw = support::gateway("quotamarkers").await;
+        let s3 = gw.sdk_once();
+        let b = "markers";
+        s3.create_bucket().bucket(b).send().await.unwrap();
+        support::enable_versioning(&s3, b).await;
+        let put = |k: &'static str| {
+            let s3 = s3.clone();
+            async move {
+                s3.put_object()
+                    .bucket(b)
+                    .key(k)
+                    .body(ByteStream::from_static(b"12345"))
+                    .send()
+                    .await
+            }
+        };
+        put("early").await.unwrap();
+        s3.delete_object()
+            .bucket(b)
+            .key("early")
+            .send()
+            .await
+            .unwrap();
+        // Two objects before the limit: a version and a marker.
+        assert!(gw
+            .state
+            .store
+            .set_bucket_limits(
+                b,
+                grids3::storage::meta::Limits {
+                    bytes: None,
+                    objects: Some(4)
+                }
+            )
+            .await
+            .unwrap());
+        gw.state.store.meta().forget_bucket(b);
+        assert_eq!(counters(&gw, b).await, (5, 2, 0, 0, 0, 0));
+        assert_counted_as_recounted(&gw, b).await;
+
+        put("a").await.unwrap();
+        let marker = s3.delete_object().bucket(b).key("a").send().await.unwrap();
+        assert_eq!(marker.delete_marker(), Some(true));
+        assert_eq!(counters(&gw, b).await, (10, 4, 0, 0, 0, 0));
+        assert_counted_as_recounted(&gw, b).await;
+
+        // Full: a marker would be a fifth object.
+        assert_eq!(
+            quota_code(put("b").await).as_deref(),
+            Some("XMinioAdminBucketQuotaExceeded"),
+            "a fifth object"
+        );
+        let refused = s3.delete_object().bucket(b).key("early").send().await;
+        assert_eq!(
+            quota_code(refused).as_deref(),
+            Some("XMinioAdminBucketQuotaExceeded"),
+            "a marker past the objects limit"
+        );
+        let many = support::delete_objects(&s3, b, &["early".to_owned(), "a".to_owned()]).await;
+        assert!(many.deleted().is_empty(), "{:?}", many.deleted());
+        assert_eq!(many.errors().len(), 2);
+        assert!(many
+            .errors()
+            .iter()
+            .all(|e| e.code() == Some("XMinioAdminBucketQuotaExceeded")));
+        let versions = s3.list_object_versions().bucket(b).send().await.unwrap();
+        assert_eq!(versions.delete_markers().len(), 2, "nothing was written");
+        assert_counted_as_recounted(&gw, b).await;
+
+        // Removing a marker by its version gives its room back.
+        s3.delete_object()
+            .bucket(b)
+            .key("a")
+            .version_id(marker.version_id().unwrap())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(counters(&gw, b).await, (10, 3, 0, 0, 0, 0));
+        s3.delete_object().bucket(b).key("a").send().await.unwrap();
+        assert_eq!(counters(&gw, b).await, (10, 4, 0, 0, 0, 0));
+        assert_counted_as_recounted(&gw, b).await;
+        let check = gw.state.store.check_usage(false).await.unwrap();
+        assert!(
+            check.iter().all(|c| !c.differs()),
+            "fsck --usage agrees: {check:?}"
+        );
+    });
+}

@@ -950,6 +950,20 @@ pub async fn put_many(s3: &aws_sdk_s3::Client, bucket: &str, objects: Vec<(Strin
         .await;
 }
 
+/// Turns versioning on for `bucket`.
+pub async fn enable_versioning(s3: &aws_sdk_s3::Client, bucket: &str) {
+    s3.put_bucket_versioning()
+        .bucket(bucket)
+        .versioning_configuration(
+            aws_sdk_s3::types::VersioningConfiguration::builder()
+                .status(aws_sdk_s3::types::BucketVersioningStatus::Enabled)
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+}
+
 /// DeleteObjects of `keys` (each without a version) in `bucket`.
 pub async fn delete_objects(
     s3: &aws_sdk_s3::Client,

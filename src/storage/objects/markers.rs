@@ -165,9 +165,8 @@ impl ObjectStore {
                 &doc! {"$set": {"isPHD": true}},
             )
             .await?;
-            idx.collection()
-                .insert_many(markers.iter().map(|(_, e)| e.to_document()))
-                .await?;
+            let entries: Vec<&VersionEntry> = markers.iter().map(|(_, e)| e).collect();
+            self.insert_markers(bucket, &idx, &entries).await?;
             // Where a batch cut short between its writes leaves the keys.
             crate::failpoint::hit("markers.placed", bucket).await;
             self.batch_fence(&locks).await?;

@@ -21,6 +21,7 @@ mod publish;
 pub mod quota;
 pub use quota_check::UsageCheck;
 mod quota_check;
+mod quota_markers;
 mod quota_parts;
 mod read;
 mod reclaim;

@@ -46,6 +46,40 @@ pub(super) async fn commit(s: &mut ClientSession) -> mongodb::error::Result<()> 
     }
 }
 
+/// Retries a transaction body on transient errors; `body` gets a started transaction and
+/// answers whether to commit (`Some`) or abort (`None`).
+macro_rules! in_transaction {
+    ($store:expr, |$s:ident| $body:block) => {{
+        let mut attempt = 0_u64;
+        loop {
+            attempt += 1;
+            let mut $s = $store.meta.client().start_session().await?;
+            $s.start_transaction().await?;
+            let r: mongodb::error::Result<_> = async { $body }.await;
+            let r = match r {
+                Ok(Some(v)) => $crate::storage::objects::quota::commit(&mut $s)
+                    .await
+                    .map(|()| Some(v)),
+                Ok(None) => {
+                    let _ = $s.abort_transaction().await;
+                    Ok(None)
+                }
+                Err(e) => {
+                    let _ = $s.abort_transaction().await;
+                    Err(e)
+                }
+            };
+            match r {
+                Err(e) if $crate::storage::objects::quota::transient(&e) && attempt < 100 => {
+                    tokio::time::sleep(std::time::Duration::from_millis(attempt.min(20) * 5)).await;
+                }
+                other => break other,
+            }
+        }
+    }};
+}
+pub(super) use in_transaction;
+
 impl ObjectStore {
     /// A meter for a new write into `bucket` under the object id `id`, if it is metered.
     pub(super) async fn meter_for(&self, bucket: &str, id: &ObjectId) -> Result<Option<Meter>> {
@@ -69,6 +103,7 @@ impl ObjectStore {
             )
             .build();
         self.gridfs(bucket).files().create_index(model).await?;
+        self.index_markers(bucket).await?;
         // Clearing a limit that was never set changes nothing (and meters nothing).
         if limits.is_none() {
             match self.meta.get_bucket(bucket).await? {
@@ -201,10 +236,15 @@ impl ObjectStore {
         }
     }
 
-    /// Counts files of a metered bucket that carry no mark (written before it was metered,
-    /// by a writer that had not seen it yet, or by another GridFS client), a batch per
-    /// transaction, at most `batches` of them; how many were counted.
+    /// Counts files (and delete markers) of a metered bucket that carry no mark (written
+    /// before it was metered, by a writer that had not seen it yet, or by another GridFS
+    /// client), a batch per transaction, at most `batches` of each; how many were counted.
     pub async fn fold_uncounted(&self, bucket: &str, batches: usize) -> Result<u64> {
+        let files = self.fold_files(bucket, batches).await?;
+        Ok(files + self.fold_markers(bucket, batches).await?)
+    }
+
+    async fn fold_files(&self, bucket: &str, batches: usize) -> Result<u64> {
         let files = self.gridfs(bucket).files().clone();
         let usage = self.meta.usage_collection();
         let uid = bucket_usage_id(bucket);

@@ -2,7 +2,7 @@
 //! the same snapshot as the counters are read, and their repair.
 //!
 //! Within one transaction: the usage document, every object's files document, the holds'
-//! objects, and the parts of the bucket's metered uploads. Counted bytes are expected to be
+//! objects, the counted delete markers, and the parts of the bucket's metered uploads. Counted bytes are expected to be
 //! the recount less what holds still carry (objects published whose holds were not yet
 //! converted are in `reservedBytes`, not `bytes`). A repair sets the counters to the
 //! recount in that same transaction, so a write that changed either since makes it conflict
@@ -98,6 +98,8 @@ impl ObjectStore {
                         objects -= 1;
                     }
                 }
+                // Delete markers count as objects of 0 bytes.
+                objects += self.counted_markers_in(bucket, &mut s).await?;
                 // Parts of metered uploads whose objects are not published.
                 let mut open = Vec::new();
                 let mut ups = uploads

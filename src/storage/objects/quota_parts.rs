@@ -19,7 +19,7 @@
 use mongodb::bson::doc;
 
 use super::meter::Meter;
-use super::quota::{commit, transient};
+use super::quota::in_transaction;
 use super::*;
 use crate::storage::meta::{bucket_usage_id, objects_room, Counted, PartRecord, UploadRecord};
 
@@ -32,37 +32,6 @@ impl PartWrite {
         }
         self.upload.write(data).await
     }
-}
-
-/// Retries a transaction body on transient errors; `body` gets a started transaction and
-/// answers whether to commit (`Some`) or abort (`None`).
-macro_rules! in_transaction {
-    ($store:expr, |$s:ident| $body:block) => {{
-        let mut attempt = 0_u64;
-        loop {
-            attempt += 1;
-            let mut $s = $store.meta.client().start_session().await?;
-            $s.start_transaction().await?;
-            let r: mongodb::error::Result<_> = async { $body }.await;
-            let r = match r {
-                Ok(Some(v)) => commit(&mut $s).await.map(|()| Some(v)),
-                Ok(None) => {
-                    let _ = $s.abort_transaction().await;
-                    Ok(None)
-                }
-                Err(e) => {
-                    let _ = $s.abort_transaction().await;
-                    Err(e)
-                }
-            };
-            match r {
-                Err(e) if transient(&e) && attempt < 100 => {
-                    tokio::time::sleep(std::time::Duration::from_millis(attempt.min(20) * 5)).await;
-                }
-                other => break other,
-            }
-        }
-    }};
 }
 
 impl ObjectStore {

@@ -430,7 +430,7 @@ impl ObjectStore {
                 file: None,
             };
             self.fence(Some(lock), None).await?;
-            idx.insert(&marker).await?;
+            self.insert_markers(bucket, &idx, &[&marker]).await?;
             idx.set_master(&marker).await?;
             if marker.null {
                 for old in idx.null_entries(key).await? {
@@ -486,7 +486,10 @@ impl ObjectStore {
                 self.reclaim_of(bucket, &f.id, Some(&entry_id(&e.key, &e.vid)))
                     .await
             }
-            None => idx.remove(&e.key, &e.vid).await,
+            None => {
+                self.remove_marker(idx, bucket, &entry_id(&e.key, &e.vid))
+                    .await
+            }
         }
     }
 

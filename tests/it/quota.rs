@@ -590,3 +590,78 @@ fn delete_markers_count_as_objects() {
         );
     });
 }
+
+/// Metered writes' holds and conversions go to the database together: 16 PUTs at once,
+/// while the first batch of holds (then of conversions) is in flight, cost at most 2
+/// updates of the usage document for their holds and 2 for their conversions, not 16 and
+/// 16; and the counters are exact.
+#[test]
+fn holds_and_conversions_waiting_together_take_one_update() {
+    support::run(async {
+        use grids3::failpoint;
+        use mongodb::event::command::CommandEvent;
+        use std::sync::atomic::{AtomicU64, Ordering};
+        let name = format!(
+            "g_quotabatch_{}",
+            &uuid::Uuid::new_v4().simple().to_string()[..12]
+        );
+        let updates = std::sync::Arc::new(AtomicU64::new(0));
+        let mut opts = mongodb::options::ClientOptions::parse(&support::db().uri)
+            .await
+            .unwrap();
+        let (u, db_name) = (updates.clone(), name.clone());
+        opts.command_event_handler = Some(mongodb::event::EventHandler::callback(
+            move |ev: CommandEvent| {
+                if let CommandEvent::Started(e) = ev {
+                    if e.db == db_name && e.command.get_str("update") == Ok("__usage") {
+                        u.fetch_add(1, Ordering::SeqCst);
+                    }
+                }
+            },
+        ));
+        let client = mongodb::Client::with_options(opts).unwrap();
+        let gw = support::gateway_with_client(client, &name, |c| c.janitor_interval = 3600).await;
+        let s3 = gw.sdk_once();
+        let b = "batched";
+        s3.create_bucket().bucket(b).send().await.unwrap();
+        set_limit(&gw, b, 1 << 20).await;
+        const N: usize = 16;
+        let hold_batch = failpoint::pause("quota.hold_batch", Some(b));
+        let held = failpoint::count("quota.hold_queued", Some(b));
+        let settle_batch = failpoint::pause("quota.settle_batch", Some(b));
+        let settling = failpoint::count("quota.settle_queued", Some(b));
+        let before = updates.load(Ordering::SeqCst);
+        let puts: Vec<_> = (0..N)
+            .map(|i| {
+                let s3 = s3.clone();
+                tokio::spawn(async move {
+                    s3.put_object()
+                        .bucket(b)
+                        .key(format!("k{i}"))
+                        .body(ByteStream::from(vec![1u8; 1000]))
+                        .send()
+                        .await
+                })
+            })
+            .collect();
+        let within = std::time::Duration::from_secs(60);
+        hold_batch.reached().await;
+        held.reached_n(N, within).await;
+        hold_batch.release();
+        settle_batch.reached().await;
+        settling.reached_n(N, within).await;
+        settle_batch.release();
+        for p in puts {
+            p.await.unwrap().unwrap();
+        }
+        let sent = updates.load(Ordering::SeqCst) - before;
+        // One or two of each: the first batch is whatever waited when it was taken, the
+        // second the rest. One by one, they were 32.
+        assert!(
+            (2..=4).contains(&sent),
+            "{sent} updates of the usage document for 16 holds and 16 conversions"
+        );
+        assert_eq!(counters(&gw, b).await, (16_000, 16, 0, 0, 0, 0));
+        assert_counted_as_recounted(&gw, b).await;
+    });
+}

@@ -19,6 +19,7 @@ mod leases;
 mod posts;
 mod progress;
 mod quota;
+mod quota_batch;
 mod replay;
 mod service_accounts;
 mod sessions;
@@ -76,6 +77,8 @@ pub struct MetaStore {
     finished_writes: writes::FinishedWrites,
     /// This process's write registration pools (see `writes`).
     pools: writes::Pools,
+    /// Quota holds and conversions waiting to go together (see `quota_batch`).
+    usage_batches: quota_batch::UsageBatches,
 }
 
 /// Bucket lookups cached in this process.
@@ -262,6 +265,7 @@ impl MetaStore {
             bucket_cache: BucketCache::default(),
             finished_writes: writes::FinishedWrites::default(),
             pools: writes::Pools::default(),
+            usage_batches: quota_batch::UsageBatches::default(),
         }
     }
 

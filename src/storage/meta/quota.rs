@@ -149,7 +149,7 @@ fn fits(limit: &str, used: &[&str], n: i64) -> Document {
 
 /// The filter that matches a usage document with room for `bytes` more bytes and `objects`
 /// more objects under its limits (none set: always room).
-fn room(bytes: i64, objects: i64) -> Document {
+pub(super) fn room(bytes: i64, objects: i64) -> Document {
     doc! {"$expr": {"$and": [
         fits("limitBytes", &["bytes", "partBytes", "reservedBytes"], bytes),
         fits("limitObjects", &["objects", "reservedObjects"], objects),
@@ -165,7 +165,7 @@ pub fn objects_room(n: i64) -> Document {
 impl MetaStore {
     /// `update_one` on a usage document, sent again while it conflicts with a transaction
     /// (a removal's or a part's, which hold the document until they commit).
-    async fn update_usage(
+    pub(super) async fn update_usage(
         &self,
         filter: Document,
         update: Document,

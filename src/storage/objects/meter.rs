@@ -86,7 +86,7 @@ impl Meter {
                     .await?
             } else {
                 self.meta
-                    .hold(&self.bucket, &self.id, want, self.objects)
+                    .hold_batched(&self.bucket, &self.id, want, self.objects)
                     .await?
             };
             if ok {
@@ -159,7 +159,7 @@ impl Meter {
         }
         match self
             .meta
-            .settle_hold(&self.bucket, &self.hold(), self.size, 1)
+            .settle_batched(&self.bucket, &self.hold(), self.size, 1)
             .await
         {
             Ok(_) => self.settled = true,

@@ -1,0 +1,246 @@
+//! Group commit of quota holds and their conversions (issue 62's cost): every metered write
+//! takes a hold on its bucket's usage document and converts it when it publishes, two
+//! updates of one document. Sent one by one, they doubled what a small PUT costs the
+//! database. Here, the holds (and, apart, the conversions) that wait for one bucket while
+//! an update is in flight go together in the next one: one conditional update for all of
+//! them, which takes effect for all or for none.
+//!
+//! - **Holds:** one update pushes every waiting hold if the room fits them all. When it does
+//!   not, each is tried on its own, in arrival order, so a write that fits alone is never
+//!   refused for the company it kept.
+//! - **Conversions:** one update settles every waiting hold if each is stored as its writer
+//!   knows it (bytes and objects); else each is settled on its own (`settle_hold`, which
+//!   reads what is stored).
+//!
+//! A batch runs in a task of its own, not in a request's future, so a client that goes away
+//! cannot stall the others. A hold taken for a request that went away meanwhile is given
+//! back at once. A lone request costs what it did before: its own update, no waiting.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use mongodb::bson::{doc, Bson, Document};
+use tokio::sync::oneshot;
+
+use super::quota::{room, Hold, HOLD_LEASE};
+use super::*;
+
+type Reply = oneshot::Sender<mongodb::error::Result<bool>>;
+
+/// The waiting holds and conversions, by bucket.
+#[derive(Clone, Default)]
+pub(super) struct UsageBatches(Arc<Mutex<HashMap<String, Queues>>>);
+
+impl std::fmt::Debug for UsageBatches {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("UsageBatches")
+    }
+}
+
+#[derive(Default)]
+struct Queues {
+    holds: Vec<(Hold, Reply)>,
+    holding: bool,
+    /// Holds to settle, with the bytes and objects they publish.
+    settles: Vec<(Hold, i64, i64, Reply)>,
+    settling: bool,
+}
+
+impl MetaStore {
+    /// [`MetaStore::hold`], sent together with the other holds waiting for the bucket.
+    pub async fn hold_batched(
+        &self,
+        bucket: &str,
+        id: &str,
+        bytes: i64,
+        objects: i64,
+    ) -> mongodb::error::Result<bool> {
+        let (tx, rx) = oneshot::channel();
+        let hold = Hold {
+            id: id.to_owned(),
+            bytes,
+            objects,
+            expires: mongodb::bson::DateTime::now(),
+        };
+        let lead = {
+            let mut all = self.usage_batches.0.lock().expect("usage batches");
+            let q = all.entry(bucket.to_owned()).or_default();
+            q.holds.push((hold, tx));
+            !std::mem::replace(&mut q.holding, true)
+        };
+        // (Where a test counts the holds that wait for a batch in flight.)
+        crate::failpoint::hit("quota.hold_queued", bucket).await;
+        if lead {
+            let (me, b) = (self.clone(), bucket.to_owned());
+            crate::background::spawn("quota-holds", async move { me.drain_holds(&b).await });
+        }
+        rx.await.unwrap_or_else(|_| Err(gone()))
+    }
+
+    /// [`MetaStore::settle_hold`], sent together with the other settles waiting for the
+    /// bucket.
+    pub async fn settle_batched(
+        &self,
+        bucket: &str,
+        hold: &Hold,
+        bytes: i64,
+        objects: i64,
+    ) -> mongodb::error::Result<bool> {
+        let (tx, rx) = oneshot::channel();
+        let lead = {
+            let mut all = self.usage_batches.0.lock().expect("usage batches");
+            let q = all.entry(bucket.to_owned()).or_default();
+            q.settles.push((hold.clone(), bytes, objects, tx));
+            !std::mem::replace(&mut q.settling, true)
+        };
+        crate::failpoint::hit("quota.settle_queued", bucket).await;
+        if lead {
+            let (me, b) = (self.clone(), bucket.to_owned());
+            crate::background::spawn("quota-settles", async move { me.drain_settles(&b).await });
+        }
+        rx.await.unwrap_or_else(|_| Err(gone()))
+    }
+
+    async fn drain_holds(&self, bucket: &str) {
+        loop {
+            let batch = {
+                let mut all = self.usage_batches.0.lock().expect("usage batches");
+                let q = all.entry(bucket.to_owned()).or_default();
+                if q.holds.is_empty() {
+                    q.holding = false;
+                    if !q.settling && q.settles.is_empty() {
+                        all.remove(bucket);
+                    }
+                    return;
+                }
+                std::mem::take(&mut q.holds)
+            };
+            // (Where a test holds a batch in flight while others queue.)
+            crate::failpoint::hit("quota.hold_batch", bucket).await;
+            self.apply_holds(bucket, batch).await;
+        }
+    }
+
+    async fn drain_settles(&self, bucket: &str) {
+        loop {
+            let batch = {
+                let mut all = self.usage_batches.0.lock().expect("usage batches");
+                let q = all.entry(bucket.to_owned()).or_default();
+                if q.settles.is_empty() {
+                    q.settling = false;
+                    if !q.holding && q.holds.is_empty() {
+                        all.remove(bucket);
+                    }
+                    return;
+                }
+                std::mem::take(&mut q.settles)
+            };
+            crate::failpoint::hit("quota.settle_batch", bucket).await;
+            self.apply_settles(bucket, batch).await;
+        }
+    }
+
+    async fn apply_holds(&self, bucket: &str, batch: Vec<(Hold, Reply)>) {
+        if batch.len() > 1 {
+            let (mut bytes, mut objects) = (0, 0);
+            let mut ids = Vec::new();
+            let mut pushed = Vec::new();
+            let exp = self.clock.after(HOLD_LEASE);
+            for (h, _) in &batch {
+                bytes += h.bytes;
+                objects += h.objects;
+                ids.push(Bson::String(h.id.clone()));
+                pushed.push(Bson::Document(
+                    doc! {"h": &h.id, "b": h.bytes, "o": h.objects, "exp": exp},
+                ));
+            }
+            let mut filter = doc! {"_id": bucket_usage_id(bucket), "holds.h": {"$nin": ids}};
+            filter.extend(room(bytes, objects));
+            let update = doc! {
+                "$inc": {"reservedBytes": bytes, "reservedObjects": objects},
+                "$push": {"holds": {"$each": pushed}},
+            };
+            match self.update_usage(filter, update).await {
+                Ok(u) if u.modified_count == 1 => {
+                    for (h, tx) in batch {
+                        self.answer_hold(bucket, h, tx, Ok(true));
+                    }
+                    return;
+                }
+                // Not all of them fit: each on its own.
+                Ok(_) => {}
+                Err(e) => {
+                    for (h, tx) in batch {
+                        self.answer_hold(bucket, h, tx, Err(e.clone()));
+                    }
+                    return;
+                }
+            }
+        }
+        for (h, tx) in batch {
+            let r = self.hold(bucket, &h.id, h.bytes, h.objects).await;
+            self.answer_hold(bucket, h, tx, r);
+        }
+    }
+
+    /// Answers a hold's request; one taken for a request that went away is given back.
+    fn answer_hold(&self, bucket: &str, h: Hold, tx: Reply, r: mongodb::error::Result<bool>) {
+        if let Err(Ok(true)) = tx.send(r) {
+            let (me, b) = (self.clone(), bucket.to_owned());
+            crate::background::spawn("quota-release", async move {
+                if let Err(e) = me.settle_hold(&b, &h, 0, 0).await {
+                    tracing::warn!(bucket = b, error = %e, "could not release a quota hold; it lapses");
+                }
+            });
+        }
+    }
+
+    async fn apply_settles(&self, bucket: &str, batch: Vec<(Hold, i64, i64, Reply)>) {
+        if batch.len() > 1 {
+            let (mut held, mut held_objects, mut bytes, mut objects) = (0, 0, 0, 0);
+            let mut ids = Vec::new();
+            let mut each: Vec<Bson> = Vec::new();
+            for (h, b, o, _) in &batch {
+                held += h.bytes;
+                held_objects += h.objects;
+                bytes += b;
+                objects += o;
+                ids.push(Bson::String(h.id.clone()));
+                each.push(Bson::Document(
+                    doc! {"$elemMatch": {"h": &h.id, "b": h.bytes, "o": h.objects}},
+                ));
+            }
+            let filter: Document = doc! {"_id": bucket_usage_id(bucket), "holds": {"$all": each}};
+            let update = doc! {
+                "$pull": {"holds": {"h": {"$in": ids}}},
+                "$inc": {"reservedBytes": -held, "reservedObjects": -held_objects,
+                         "bytes": bytes, "objects": objects},
+            };
+            match self.update_usage(filter, update).await {
+                Ok(u) if u.modified_count == 1 => {
+                    for (.., tx) in batch {
+                        let _ = tx.send(Ok(true));
+                    }
+                    return;
+                }
+                // One of them is not as its writer knows it (grown by an update whose
+                // answer was lost, or settled by the janitor): each on its own.
+                Ok(_) => {}
+                Err(e) => {
+                    for (.., tx) in batch {
+                        let _ = tx.send(Err(e.clone()));
+                    }
+                    return;
+                }
+            }
+        }
+        for (h, b, o, tx) in batch {
+            let _ = tx.send(self.settle_hold(bucket, &h, b, o).await);
+        }
+    }
+}
+
+/// The answer of a batch that ended without answering (its task panicked).
+fn gone() -> mongodb::error::Error {
+    mongodb::error::Error::custom("a quota batch ended without an answer")
+}

@@ -103,6 +103,7 @@ pub fn router(state: AppState) -> Router {
         .route("/settings/save", post(pages::save_setting))
         .route("/settings/delete", post(pages::delete_setting))
         .route("/settings/convert", post(pages::convert))
+        .route("/settings/quota", post(pages::save_quota))
         .route("/identity", get(pages::users))
         .route("/identity/users", post(pages::users_post))
         .route("/identity/user", get(pages::user).post(pages::user_post))

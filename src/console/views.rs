@@ -218,6 +218,24 @@ pub struct Settings {
     pub saved: Option<String>,
     /// The storage mode and a conversion's progress (root only).
     pub storage: Option<StorageView>,
+    /// The bucket's limits and usage (see `pages::quota`).
+    pub quota: QuotaView,
+}
+
+/// A bucket's quota: its limits, what counts against them, and how full it is.
+#[derive(Default)]
+pub struct QuotaView {
+    pub limit_bytes: Option<i64>,
+    pub limit_objects: Option<i64>,
+    /// Whether the bucket is counted (it has, or had, a limit).
+    pub counted: bool,
+    pub used_bytes: i64,
+    pub used_objects: i64,
+    /// How full, in percent, for each limit set.
+    pub bytes_percent: Option<i64>,
+    pub objects_percent: Option<i64>,
+    /// The admin API's refusal (no `admin:GetBucketQuota`, temporary credentials).
+    pub error: Option<String>,
 }
 
 /// A bucket's storage mode, as root sees it.

@@ -258,6 +258,44 @@ async fn run(st: &AppState, parts: Parts, body: Body) -> AdminResult<Response> {
     })
 }
 
+/// Runs `command` as the key `access_key` had signed it (the console's signed-in key): the
+/// same caller, the same authorization, and the same refusal of temporary credentials as a
+/// signed request. Only commands whose request and answer are in the clear.
+pub async fn run_as(
+    st: &AppState,
+    access_key: &str,
+    parts: &Parts,
+    command: Command,
+    query: Vec<(String, String)>,
+    body: &[u8],
+) -> AdminResult<Reply> {
+    if command.encrypted_request() || command.encrypted_response() {
+        return Err(AdminError::not_implemented(
+            "a sealed command on behalf of a key",
+        ));
+    }
+    let stored = st
+        .creds
+        .secret_of(access_key)
+        .await?
+        .ok_or_else(|| AdminError::from(crate::error::S3Error::invalid_access_key_id()))?;
+    let auth = crate::auth::Auth::of_key(access_key.to_owned(), &stored);
+    if auth.token.is_some() {
+        return Err(AdminError::from(crate::error::S3Error::access_denied().with_message(
+            "The MinIO admin API does not take temporary credentials (STS); sign in with an access key.",
+        )));
+    }
+    let caller = crate::iam::handle::caller_of(st, &auth, parts).await?;
+    let cx = Cx {
+        st,
+        caller: &caller,
+        query: &query,
+        body,
+        sessions: &stored.sessions,
+    };
+    crate::s3::lookup::within_request_timeout(st, super::dispatch(&cx, command)).await?
+}
+
 /// The database's name: the detail of the `madmin.kdf` fail point, so that tests side by
 /// side stop only their own gateway's derivations.
 fn db(st: &AppState) -> &str {

@@ -279,8 +279,13 @@ fn the_account_quota_holds_under_a_race() {
                 || matches!(b, Err(IdentityError::LimitExceeded(_))),
             "both passed: {a:?} {b:?}"
         );
-        // Without a race, the 100th is taken and the 101st refused, through the API too.
-        make(2000).await.unwrap();
+        // Both may have been refused (each counted the other's insert), or the second to
+        // count may have found the first's gone already and kept its own (a loaded machine
+        // orders them so): 99 or 100. Without a race, the 100th is taken and the 101st
+        // refused, through the API too.
+        if held < MAX_OIDC_PROVIDERS {
+            make(2000).await.unwrap();
+        }
         assert_eq!(
             ids.list_oidc_providers(&acct).await.unwrap().len() as u64,
             MAX_OIDC_PROVIDERS

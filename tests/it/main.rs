@@ -12,6 +12,7 @@ mod console_identity;
 mod console_identity_browser;
 mod console_identity_rights;
 mod console_object;
+mod console_quota;
 mod console_settings;
 mod console_sso;
 mod console_upload;

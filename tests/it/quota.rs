@@ -6,9 +6,16 @@ use mongodb::bson::{doc, Document};
 
 use crate::support::{self, random_bytes};
 
-/// The counters of `bucket`'s usage document: (bytes, objects, part bytes, reserved bytes,
-/// reserved objects, holds).
+/// The counters of `bucket`'s usage document once the writes that answered have been
+/// converted (a published write's conversion goes on after its answer; it takes
+/// milliseconds): (bytes, objects, part bytes, reserved bytes, reserved objects, holds).
 async fn counters(gw: &support::Gateway, bucket: &str) -> (i64, i64, i64, i64, i64, usize) {
+    support::eventually(10, || async { counters_now(gw, bucket).await.5 == 0 }).await;
+    counters_now(gw, bucket).await
+}
+
+/// The counters of `bucket`'s usage document as they are, holds and all.
+async fn counters_now(gw: &support::Gateway, bucket: &str) -> (i64, i64, i64, i64, i64, usize) {
     let d = gw
         .db
         .collection::<Document>("__usage")
@@ -29,8 +36,8 @@ async fn counters(gw: &support::Gateway, bucket: &str) -> (i64, i64, i64, i64, i
 
 /// Counters at rest equal a recount: bytes and versions, nothing reserved or held.
 pub(crate) async fn assert_counted_as_recounted(gw: &support::Gateway, bucket: &str) {
-    let r = gw.state.store.recount_usage(bucket).await.unwrap();
     let c = counters(gw, bucket).await;
+    let r = gw.state.store.recount_usage(bucket).await.unwrap();
     assert_eq!(
         c,
         (r.bytes, r.versions + r.delete_markers, r.part_bytes, 0, 0, 0),
@@ -462,7 +469,7 @@ fn a_removal_that_read_a_hold_converted_meanwhile_subtracts_the_object_instead()
             .await
             .unwrap();
         assert!(meta.hold(b, &id, 100, 1).await.unwrap());
-        assert_eq!(counters(&gw, b).await, (0, 0, 0, 100, 1, 1));
+        assert_eq!(counters_now(&gw, b).await, (0, 0, 0, 100, 1, 1));
 
         let stop = failpoint::pause("quota.removal_read", Some(b));
         let del = {
@@ -654,6 +661,8 @@ fn holds_and_conversions_waiting_together_take_one_update() {
         for p in puts {
             p.await.unwrap().unwrap();
         }
+        // The conversions go on after the answers: counted, then compared.
+        assert_eq!(counters(&gw, b).await, (16_000, 16, 0, 0, 0, 0));
         let sent = updates.load(Ordering::SeqCst) - before;
         // One or two of each: the first batch is whatever waited when it was taken, the
         // second the rest. One by one, they were 32.

@@ -317,8 +317,10 @@ async fn page(
     } else {
         None
     };
+    let quota = super::quota::view(st, ctx, bucket).await;
     html(Settings {
         storage,
+        quota,
         who: ctx.who(),
         csrf: ctx.csrf(),
         root: ctx.signed.root,

@@ -78,14 +78,21 @@ impl MetaStore {
     }
 
     /// [`MetaStore::settle_hold`], sent together with the other settles waiting for the
-    /// bucket.
-    pub async fn settle_batched(
+    /// bucket, without waiting for it: a published write's conversion, which changes no
+    /// figure a limit is checked against (the hold already counts as used), so its request
+    /// need not wait. Should it fail or the process die first, the hold lapses
+    /// and the janitor counts the object.
+    pub async fn settle_later(&self, bucket: &str, hold: &Hold, bytes: i64, objects: i64) {
+        drop(self.queue_settle(bucket, hold, bytes, objects).await);
+    }
+
+    async fn queue_settle(
         &self,
         bucket: &str,
         hold: &Hold,
         bytes: i64,
         objects: i64,
-    ) -> mongodb::error::Result<bool> {
+    ) -> oneshot::Receiver<mongodb::error::Result<bool>> {
         let (tx, rx) = oneshot::channel();
         let lead = {
             let mut all = self.usage_batches.0.lock().expect("usage batches");
@@ -98,7 +105,7 @@ impl MetaStore {
             let (me, b) = (self.clone(), bucket.to_owned());
             crate::background::spawn("quota-settles", async move { me.drain_settles(&b).await });
         }
-        rx.await.unwrap_or_else(|_| Err(gone()))
+        rx
     }
 
     async fn drain_holds(&self, bucket: &str) {
@@ -227,6 +234,7 @@ impl MetaStore {
                 // answer was lost, or settled by the janitor): each on its own.
                 Ok(_) => {}
                 Err(e) => {
+                    tracing::warn!(bucket, error = %e, "could not count published writes; the janitor will");
                     for (.., tx) in batch {
                         let _ = tx.send(Err(e.clone()));
                     }
@@ -235,7 +243,11 @@ impl MetaStore {
             }
         }
         for (h, b, o, tx) in batch {
-            let _ = tx.send(self.settle_hold(bucket, &h, b, o).await);
+            let r = self.settle_hold(bucket, &h, b, o).await;
+            if let Err(e) = &r {
+                tracing::warn!(bucket, error = %e, "could not count a published write; the janitor will");
+            }
+            let _ = tx.send(r);
         }
     }
 }

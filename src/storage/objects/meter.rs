@@ -151,22 +151,19 @@ impl Meter {
         Ok(())
     }
 
-    /// After the files document was written: the hold becomes counted usage. A failure here
-    /// leaves the hold to lapse and the janitor to count it (the object is published).
+    /// After the files document was written: the hold becomes counted usage, with the other
+    /// conversions waiting for the bucket, and the request does not wait for it (the hold
+    /// already counts against the limit; only which counter holds it changes). A failure, or
+    /// a process that dies first, leaves the hold to lapse and the janitor to count it (the
+    /// object is published).
     pub(super) async fn published(&mut self) {
         if let Some(r) = self.renew.take() {
             r.abort();
         }
-        match self
-            .meta
-            .settle_batched(&self.bucket, &self.hold(), self.size, 1)
-            .await
-        {
-            Ok(_) => self.settled = true,
-            Err(e) => {
-                tracing::warn!(bucket = %self.bucket, error = %e, "could not count a published write; the janitor will")
-            }
-        }
+        self.settled = true;
+        self.meta
+            .settle_later(&self.bucket, &self.hold(), self.size, 1)
+            .await;
     }
 
     /// The hold was settled by the caller's own transaction (a part's commit).

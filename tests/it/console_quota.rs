@@ -1,0 +1,146 @@
+//! The console's quota section (issue 62), from outside with raw HTTP: a bucket's limits are
+//! set and cleared from its settings page, its usage is shown against them with a bar, and
+//! the section is authorized as the admin API is. Every outcome is checked through S3 (a
+//! write refused or accepted), never through the page alone.
+
+use aws_sdk_s3::primitives::ByteStream;
+
+use crate::console::Console;
+use crate::support;
+
+/// The text of the element whose id is `id`, up to the next `<`.
+fn text_of(page: &str, id: &str) -> String {
+    let marker = format!("id=\"{id}\"");
+    let at = page
+        .find(&marker)
+        .unwrap_or_else(|| panic!("{id} not in the page"));
+    let rest = &page[at..];
+    let open = rest.find('>').unwrap() + 1;
+    rest[open..open + rest[open..].find('<').unwrap()].to_owned()
+}
+
+#[test]
+fn the_settings_page_sets_limits_and_shows_usage_against_them() {
+    support::run(async {
+        let c = Console::start("consolequota").await;
+        let s3 = c.gw.sdk_once();
+        s3.create_bucket().bucket("quota-q").send().await.unwrap();
+        let cookie = c.login(support::AK, support::SK).await.unwrap();
+        let csrf = c.csrf(&cookie).await;
+        let page = c
+            .get(&cookie, "/settings?bucket=quota-q")
+            .await
+            .text()
+            .await
+            .unwrap();
+        assert!(
+            text_of(&page, "quota-usage").contains("No limit has ever been set"),
+            "{page}"
+        );
+
+        // 1 KiB and 3 objects, from the form.
+        let r = c
+            .post(
+                &cookie,
+                "/settings/quota",
+                &[
+                    ("csrf", &csrf),
+                    ("bucket", "quota-q"),
+                    ("bytes", "1 KiB"),
+                    ("objects", "3"),
+                ],
+                None,
+            )
+            .await;
+        assert_eq!(r.status(), 303);
+        c.gw.state.store.meta().forget_bucket("quota-q");
+        let put = |k: &'static str, n: usize| {
+            let s3 = s3.clone();
+            async move {
+                s3.put_object()
+                    .bucket("quota-q")
+                    .key(k)
+                    .body(ByteStream::from(vec![b'x'; n]))
+                    .send()
+                    .await
+            }
+        };
+        let refused = put("big", 2000).await.expect_err("past the byte limit");
+        assert_eq!(
+            aws_sdk_s3::error::ProvideErrorMetadata::code(&refused),
+            Some("XMinioAdminBucketQuotaExceeded")
+        );
+        put("a", 600).await.unwrap();
+        let page = c
+            .get(&cookie, "/settings?bucket=quota-q")
+            .await
+            .text()
+            .await
+            .unwrap();
+        assert_eq!(text_of(&page, "quota-used-bytes"), "600");
+        assert_eq!(text_of(&page, "quota-limit-bytes"), "1024");
+        assert_eq!(text_of(&page, "quota-used-objects"), "1");
+        assert_eq!(text_of(&page, "quota-limit-objects"), "3");
+        assert!(
+            page.contains("id=\"quota-bar-bytes\" value=\"58\" max=\"100\""),
+            "{page}"
+        );
+        assert!(page.contains("id=\"quota-bar-objects\" value=\"33\""));
+
+        // A limit that is not a size is refused, and changes nothing.
+        let r = c
+            .post(
+                &cookie,
+                "/settings/quota",
+                &[("csrf", &csrf), ("bucket", "quota-q"), ("bytes", "lots")],
+                None,
+            )
+            .await;
+        assert_eq!(r.status(), 400);
+        assert!(r.text().await.unwrap().contains("Quota not set"));
+        put("b", 500).await.expect_err("the limit still holds");
+
+        // Another account neither reads nor sets this bucket's quota.
+        let (ak, sk) = crate::authz::new_key(&c.gw, "other").await;
+        let other = c.login(&ak, &sk).await.unwrap();
+        let other_csrf = c.csrf(&other).await;
+        let page = c
+            .get(&other, "/settings?bucket=quota-q")
+            .await
+            .text()
+            .await
+            .unwrap();
+        assert!(
+            text_of(&page, "quota-error").contains("NoSuchBucket"),
+            "{page}"
+        );
+        let r = c
+            .post(
+                &other,
+                "/settings/quota",
+                &[("csrf", &other_csrf), ("bucket", "quota-q"), ("bytes", "")],
+                None,
+            )
+            .await;
+        assert_eq!(r.status(), 404);
+        put("c", 500).await.expect_err("the limit still holds");
+
+        // Both empty clears the limits.
+        let r = c
+            .post(
+                &cookie,
+                "/settings/quota",
+                &[
+                    ("csrf", &csrf),
+                    ("bucket", "quota-q"),
+                    ("bytes", ""),
+                    ("objects", ""),
+                ],
+                None,
+            )
+            .await;
+        assert_eq!(r.status(), 303);
+        c.gw.state.store.meta().forget_bucket("quota-q");
+        put("d", 5000).await.unwrap();
+    });
+}

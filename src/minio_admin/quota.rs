@@ -18,15 +18,30 @@ use super::entry::{Cx, Reply};
 use super::error::{AdminError, AdminResult};
 use crate::storage::meta::Limits;
 
-/// The bucket the query names, if the caller's account owns it; else MinIO's `NoSuchBucket`
-/// (another account's bucket is not told apart from a missing one).
-async fn own_bucket(cx: &Cx<'_>) -> AdminResult<String> {
+/// Whether the caller is the deployment's administrator: its root key (or a service account
+/// of it without session policies), signing as itself.
+async fn administrator(cx: &Cx<'_>) -> AdminResult<bool> {
+    if cx.caller.user.is_some() || !cx.caller.sessions.is_empty() {
+        return Ok(false);
+    }
+    Ok(cx
+        .st
+        .creds
+        .secret_of(&cx.acct().key)
+        .await?
+        .is_some_and(|k| k.root))
+}
+
+/// The bucket the query names, if the caller may see its quota: the administrator any
+/// bucket, an account its own; else MinIO's `NoSuchBucket` (another account's bucket is not
+/// told apart from a missing one).
+async fn quota_bucket(cx: &Cx<'_>, admin: bool) -> AdminResult<String> {
     let name = cx
         .q("bucket")
         .filter(|b| !b.is_empty())
         .ok_or_else(|| AdminError::invalid_argument("bucket is required"))?;
     match cx.st.store.meta().get_bucket(name).await? {
-        Some(b) if b.owner == cx.acct().key => Ok(name.to_owned()),
+        Some(b) if admin || b.owner == cx.acct().key => Ok(name.to_owned()),
         _ => Err(AdminError::no_such_bucket()),
     }
 }
@@ -77,10 +92,20 @@ pub fn parse_limits(body: &[u8]) -> AdminResult<Limits> {
     })
 }
 
-/// `PUT set-bucket-quota?bucket=`: `admin:SetBucketQuota`.
+/// `PUT set-bucket-quota?bucket=`: `admin:SetBucketQuota`, the administrator only.
 pub async fn set(cx: &Cx<'_>) -> AdminResult<Reply> {
     cx.caller.allow("admin:SetBucketQuota", &cx.arn("*"))?;
-    let bucket = own_bucket(cx).await?;
+    // A quota limits an account: the account must not be able to lift it. Only the
+    // deployment's administrator sets one, on any account's bucket, as only MinIO's admins
+    // do.
+    if !administrator(cx).await? {
+        return Err(AdminError::from(
+            crate::error::S3Error::access_denied().with_message(
+                "Only the deployment's administrator (its root key) sets bucket quotas",
+            ),
+        ));
+    }
+    let bucket = quota_bucket(cx, true).await?;
     let limits = parse_limits(cx.body)?;
     let set = cx
         .st
@@ -94,11 +119,12 @@ pub async fn set(cx: &Cx<'_>) -> AdminResult<Reply> {
     Ok(Reply::Done)
 }
 
-/// `GET get-bucket-quota?bucket=`: `admin:GetBucketQuota`. A bucket without a limit answers
+/// `GET get-bucket-quota?bucket=`: `admin:GetBucketQuota`, on the caller's account's buckets
+/// (the administrator's: any bucket). A bucket without a limit answers
 /// MinIO's empty quota (all zeros), as MinIO does.
 pub async fn get(cx: &Cx<'_>) -> AdminResult<Reply> {
     cx.caller.allow("admin:GetBucketQuota", &cx.arn("*"))?;
-    let bucket = own_bucket(cx).await?;
+    let bucket = quota_bucket(cx, administrator(cx).await?).await?;
     let counted = cx.st.store.meta().bucket_counted(&bucket).await?;
     let limits = counted.as_ref().map(|c| c.limits).unwrap_or_default();
     let size = limits.bytes.unwrap_or(0);

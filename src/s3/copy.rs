@@ -92,8 +92,9 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
                 // default), never the source's, as on AWS; it gets its own data key.
                 let (mut up, sealed) =
                     super::sse::open_upload(st, &dest, req.key(), spec.clone()).await?;
-                up.expect(src.size());
                 let copied: Result<_, GridFsError> = async {
+                    // A metered bucket holds the copy's room before a byte is copied.
+                    up.expect(src.size()).await?;
                     while let Some(b) = stream.try_next().await? {
                         up.write(&b).await?;
                     }

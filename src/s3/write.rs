@@ -35,12 +35,12 @@ pub async fn store(
         ..
     } = spec;
     let (mut up, sealed) = sse::open_upload(st, bucket, key, sse).await?;
-    if let Some(n) = reader.declared_len() {
-        // A metered bucket holds the whole body's room at its first byte.
-        up.expect(n);
-    }
     // The body, chunk by chunk, through the verifiers; on any error the upload is aborted.
     let pumped: S3Result<Digests> = async {
+        if let Some(n) = reader.declared_len() {
+            // A metered bucket holds the body's room before a byte of it is read.
+            up.expect(n).await?;
+        }
         while let Some(b) = reader.next().await? {
             if up.length() + b.len() as u64 > MAX_PUT_SIZE {
                 return Err(S3Error::entity_too_large());

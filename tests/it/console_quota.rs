@@ -100,8 +100,16 @@ fn the_settings_page_sets_limits_and_shows_usage_against_them() {
         assert!(r.text().await.unwrap().contains("Quota not set"));
         put("b", 500).await.expect_err("the limit still holds");
 
-        // Another account neither reads nor sets this bucket's quota.
+        // Another account neither reads nor sets this bucket's quota, and cannot lift a
+        // quota the administrator put on its own bucket (a quota limits the account).
         let (ak, sk) = crate::authz::new_key(&c.gw, "other").await;
+        let other_s3 = c.gw.sdk_as(&ak, &sk);
+        other_s3
+            .create_bucket()
+            .bucket("quota-other")
+            .send()
+            .await
+            .unwrap();
         let other = c.login(&ak, &sk).await.unwrap();
         let other_csrf = c.csrf(&other).await;
         let page = c
@@ -116,14 +124,54 @@ fn the_settings_page_sets_limits_and_shows_usage_against_them() {
         );
         let r = c
             .post(
-                &other,
+                &cookie,
                 "/settings/quota",
-                &[("csrf", &other_csrf), ("bucket", "quota-q"), ("bytes", "")],
+                &[
+                    ("csrf", &csrf),
+                    ("bucket", "quota-other"),
+                    ("bytes", "1000"),
+                ],
                 None,
             )
             .await;
-        assert_eq!(r.status(), 404);
+        assert_eq!(
+            r.status(),
+            303,
+            "the administrator sets any account's quota"
+        );
+        c.gw.state.store.meta().forget_bucket("quota-other");
+        let page = c
+            .get(&other, "/settings?bucket=quota-other")
+            .await
+            .text()
+            .await
+            .unwrap();
+        assert_eq!(
+            text_of(&page, "quota-limit-bytes"),
+            "1000",
+            "its account reads it"
+        );
+        for bucket in ["quota-q", "quota-other"] {
+            let r = c
+                .post(
+                    &other,
+                    "/settings/quota",
+                    &[("csrf", &other_csrf), ("bucket", bucket), ("bytes", "")],
+                    None,
+                )
+                .await;
+            assert_eq!(r.status(), 403, "{bucket}");
+            assert!(r.text().await.unwrap().contains("AccessDenied"));
+        }
         put("c", 500).await.expect_err("the limit still holds");
+        let refused = other_s3
+            .put_object()
+            .bucket("quota-other")
+            .key("big")
+            .body(ByteStream::from(vec![b'x'; 2000]))
+            .send()
+            .await;
+        assert!(refused.is_err(), "the account did not lift its quota");
 
         // Both empty clears the limits.
         let r = c

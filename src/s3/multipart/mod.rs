@@ -187,6 +187,10 @@ pub async fn upload_part(st: &AppState, mut req: S3Request) -> S3Result<Response
         .await?
         .ok_or_else(S3Error::no_such_upload)?;
     let written: S3Result<()> = async {
+        if let Some(n) = reader.declared_len() {
+            // A metered upload holds the part's room before a byte of it is read.
+            part.expect(n).await?;
+        }
         while let Some(b) = reader.next().await? {
             // Chunked bodies declare no length: the cap holds while streaming.
             if part.length() + b.len() as u64 > MAX_PART_SIZE {

@@ -79,7 +79,15 @@ impl Meter {
             Some(e) => e.min(need + STEP).max(need),
             None => need + STEP,
         };
+        // A declared body held whole has nothing smaller to fall back on: if it does not fit
+        // now, it is refused now, rather than read until it passes the limit while its
+        // partial hold keeps writes that fit from fitting. Only a body of unknown length (or
+        // a declared one held a step at a time) falls back on exactly what it needs.
+        let whole = self.expected == Some(target);
         for want in [target, need] {
+            if whole && want == need && need < target {
+                break;
+            }
             let ok = if self.holding {
                 self.meta
                     .grow_hold(&self.bucket, &self.id, want - self.held)
@@ -106,7 +114,7 @@ impl Meter {
                 "the write's quota hold lapsed".into(),
             ));
         }
-        Err(self.refusal(need).await)
+        Err(self.refusal(if whole { target } else { need }).await)
     }
 
     /// Why a write of `need` bytes was refused: the limit and the usage.
@@ -142,6 +150,12 @@ impl Meter {
             objects: self.objects,
             expires: mongodb::bson::DateTime::now(),
         }
+    }
+
+    /// The body's declared length: held now (all of it, or a step of a large one).
+    pub(super) async fn expect(&mut self, length: i64) -> Result<()> {
+        self.expected = Some(length);
+        self.ensure(self.written).await
     }
 
     /// Before publishing: the final size held.
@@ -251,11 +265,14 @@ impl ObjectWrite {
         self.upload.write(data).await
     }
 
-    /// The body's declared length: a metered write holds it all at its first byte.
-    pub fn expect(&mut self, length: u64) {
+    /// The body's declared length: a metered write holds its room (all of it, or a step of
+    /// a large one) now, before a byte of the body is read, so a body that cannot fit is
+    /// refused before its client is told to send it (no `100 Continue`).
+    pub async fn expect(&mut self, length: u64) -> Result<()> {
         if let Some(m) = &mut self.meter {
-            m.expected = Some(length as i64);
+            m.expect(length as i64).await?;
         }
+        Ok(())
     }
 
     /// The object's logical size as published.

@@ -32,6 +32,15 @@ impl PartWrite {
         }
         self.upload.write(data).await
     }
+
+    /// The part's declared length: a metered upload holds its room (all of it, or a step of
+    /// a large one) before a byte of it is read.
+    pub async fn expect(&mut self, length: u64) -> Result<()> {
+        if let Some(m) = &mut self.meter {
+            m.expect(length as i64).await?;
+        }
+        Ok(())
+    }
 }
 
 impl ObjectStore {

@@ -244,7 +244,18 @@ async fn race(name: &str, kills: usize) {
         "g_{name}_{}",
         &uuid::Uuid::new_v4().simple().to_string()[..12]
     );
-    let gw = support::gateway_with(&db, |c| c.janitor_interval = 1).await;
+    // A database server of its own: the race writes and overwrites about a gigabyte, which
+    // on the shared server (4 GB cache, in memory) left later tests' writes failing with
+    // WT_CACHE_FULL and their index builds stalled (see ../shared/SECANTUSDB.md).
+    let server = grids3::devdb::LocalDb::start_server(
+        grids3::devdb::free_port().unwrap(),
+        grids3::devdb::Storage::Ephemeral,
+    )
+    .await
+    .unwrap();
+    let uri = server.uri.clone();
+    let client = mongodb::Client::with_uri_str(&uri).await.unwrap();
+    let gw = support::gateway_with_client(client, &db, |c| c.janitor_interval = 1).await;
     gw.sdk()
         .create_bucket()
         .bucket(BUCKET)
@@ -265,7 +276,7 @@ async fn race(name: &str, kills: usize) {
         .unwrap());
     gw.state.store.meta().forget_bucket(BUCKET);
     // Started after the limit was set: its bucket cache cannot hold the unmetered bucket.
-    let mut other = Process::start(&db, &[]).await;
+    let mut other = Process::start(&db, &[("MONGODB_URI", &uri)]).await;
     let other_addr = Arc::new(Mutex::new(other.addr));
     let own_addr = Arc::new(Mutex::new(gw.addr));
     let stop = Arc::new(AtomicBool::new(false));
@@ -323,7 +334,7 @@ async fn race(name: &str, kills: usize) {
     for _ in 0..kills {
         tokio::time::sleep(Duration::from_millis(2500)).await;
         other.kill();
-        other = Process::start(&db, &[]).await;
+        other = Process::start(&db, &[("MONGODB_URI", &uri)]).await;
         *other_addr.lock().unwrap() = other.addr;
     }
     while (refusals.load(Ordering::SeqCst) < 10 || sampled.load(Ordering::SeqCst) < 10)
@@ -386,6 +397,11 @@ async fn race(name: &str, kills: usize) {
     })
     .await;
     crate::quota::assert_counted_as_recounted(&gw, BUCKET).await;
+    // The gateways go first: the database's shutdown waits on its clients.
+    drop(other);
+    gw.state.stop_background();
+    drop(gw);
+    drop(server);
 }
 
 #[test]

@@ -17,6 +17,7 @@ mod markers;
 mod meta;
 mod meter;
 mod multipart;
+mod multipart_end;
 mod publish;
 pub mod quota;
 pub use quota_check::UsageCheck;

@@ -129,6 +129,22 @@ async fn request(config: &Config, endpoint: &Target, action: &AdminAction) -> Re
         ),
         AdminAction::ListKeys => ("GET", "/_grids3/admin/keys".to_owned(), String::new()),
         AdminAction::Usage => ("GET", "/_grids3/admin/usage".to_owned(), String::new()),
+        AdminAction::AccountQuota {
+            account,
+            bytes,
+            objects,
+        } => {
+            let path = format!(
+                "/_grids3/admin/accounts/{}/quota",
+                sigv4::uri_encode(account, false)
+            );
+            if bytes.is_none() && objects.is_none() {
+                ("GET", path, String::new())
+            } else {
+                let body = serde_json::json!({"bytes": bytes, "objects": objects});
+                ("PUT", path, body.to_string())
+            }
+        }
         AdminAction::DeleteKey { id } => (
             "DELETE",
             format!("/_grids3/admin/keys/{}", sigv4::uri_encode(id, false)),

@@ -182,20 +182,21 @@ pub fn notify_oldest(target: &str, seconds: f64) {
 /// counted against the limit (published, parts, held by writes in flight), published bytes,
 /// parts' bytes, objects, and the limits (absent: none).
 pub fn quota_usage(
-    bucket: &str,
+    scope: &'static str,
+    name: &str,
     (used, stored, parts, objects): (i64, i64, i64, i64),
     limits: (Option<i64>, Option<i64>),
 ) {
-    let b = bucket.to_owned();
-    metrics::gauge!("grids3_quota_used_bytes", "bucket" => b.clone()).set(used as f64);
-    metrics::gauge!("grids3_quota_stored_bytes", "bucket" => b.clone()).set(stored as f64);
-    metrics::gauge!("grids3_quota_part_bytes", "bucket" => b.clone()).set(parts as f64);
-    metrics::gauge!("grids3_quota_objects", "bucket" => b.clone()).set(objects as f64);
+    let b = name.to_owned();
+    metrics::gauge!("grids3_quota_used_bytes", scope => b.clone()).set(used as f64);
+    metrics::gauge!("grids3_quota_stored_bytes", scope => b.clone()).set(stored as f64);
+    metrics::gauge!("grids3_quota_part_bytes", scope => b.clone()).set(parts as f64);
+    metrics::gauge!("grids3_quota_objects", scope => b.clone()).set(objects as f64);
     if let Some(l) = limits.0 {
-        metrics::gauge!("grids3_quota_limit_bytes", "bucket" => b.clone()).set(l as f64);
+        metrics::gauge!("grids3_quota_limit_bytes", scope => b.clone()).set(l as f64);
     }
     if let Some(l) = limits.1 {
-        metrics::gauge!("grids3_quota_limit_objects", "bucket" => b).set(l as f64);
+        metrics::gauge!("grids3_quota_limit_objects", scope => b).set(l as f64);
     }
 }
 

@@ -196,6 +196,19 @@ pub fn render_usage(checks: &[crate::storage::objects::UsageCheck]) -> String {
             (true, true) => "repaired".to_owned(),
             (true, false) => "differ".to_owned(),
         };
+        if let Some(((cb, co), (sb, so))) = c.account {
+            out.push_str(&format!(
+                "usage: account {}: {state}: counted {b} bytes, {o} objects, {p} part bytes, \
+                 {cb} bytes and {co} objects held; its buckets sum to {rb} bytes, {ro} objects, \
+                 {rp} part bytes, {sb} bytes and {so} objects held (off by {} bytes, {} objects, \
+                 {} part bytes)\n",
+                c.bucket,
+                b - rb,
+                o - ro,
+                p - rp,
+            ));
+            continue;
+        }
         out.push_str(&format!(
             "usage: bucket {}: {state}: counted {b} bytes, {o} objects, {p} part bytes; \
              recounted {rb} bytes, {ro} objects, {rp} part bytes (off by {} bytes, {} objects, \
@@ -208,9 +221,10 @@ pub fn render_usage(checks: &[crate::storage::objects::UsageCheck]) -> String {
         ));
     }
     let off = checks.iter().filter(|c| c.differs()).count();
+    let accounts = checks.iter().filter(|c| c.account.is_some()).count();
     out.push_str(&format!(
-        "usage: {} metered buckets, {off} off{}\n",
-        checks.len(),
+        "usage: {} metered buckets, {accounts} accounts, {off} off{}\n",
+        checks.len() - accounts,
         if off > 0 && checks.iter().all(|c| !c.differs() || c.repaired) {
             ", all repaired"
         } else {

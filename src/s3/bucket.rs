@@ -219,6 +219,10 @@ pub async fn store_new_bucket(st: &AppState, info: &BucketInfo) -> S3Result<bool
     if info.object_lock.is_some() {
         st.store.versions(name).ensure_indexes().await?;
     }
+    // An account with a limit counts its new bucket from its first byte. (Should this fail,
+    // the janitor links it; the bucket is recorded already.)
+    let account = crate::storage::identity::account_id(&info.owner);
+    st.store.link_if_account_metered(name, &account).await?;
     if st.config.shard_buckets {
         // Never a bucket left unsharded on a cluster meant to spread it: a failure undoes
         // the creation (the tombstone has the janitor drop the collections, and a retried

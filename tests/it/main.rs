@@ -45,6 +45,7 @@ mod plans;
 mod policy;
 mod post_object;
 mod quota;
+mod quota_account;
 mod quota_race;
 mod races;
 mod readme;

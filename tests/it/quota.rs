@@ -45,6 +45,25 @@ pub(crate) async fn assert_counted_as_recounted(gw: &support::Gateway, bucket: &
     );
 }
 
+/// `grids3 fsck --usage` (with `--repair` if `repair`) on the gateway's database: its exit
+/// code and what it printed.
+pub(crate) fn fsck_usage(gw: &support::Gateway, repair: bool) -> (Option<i32>, String) {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_grids3"));
+    cmd.args(["fsck", "--usage"]);
+    if repair {
+        cmd.arg("--repair");
+    }
+    let out = cmd
+        .env("MONGODB_URI", &support::db().uri)
+        .env("GRIDS3_DATABASE", gw.db.name())
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
 #[test]
 fn minio_py_sets_the_quota_and_boto3_and_minio_py_see_the_refusal() {
     support::run(async {
@@ -304,22 +323,7 @@ fn fsck_usage_finds_and_repairs_drifted_counters() {
             )
             .await
             .unwrap();
-        let fsck = |repair: bool| {
-            let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_grids3"));
-            cmd.args(["fsck", "--usage"]);
-            if repair {
-                cmd.arg("--repair");
-            }
-            let out = cmd
-                .env("MONGODB_URI", &support::db().uri)
-                .env("GRIDS3_DATABASE", gw.db.name())
-                .output()
-                .unwrap();
-            (
-                out.status.code(),
-                String::from_utf8_lossy(&out.stdout).into_owned(),
-            )
-        };
+        let fsck = |repair: bool| fsck_usage(&gw, repair);
         let (code, text) = fsck(false);
         assert_eq!(code, Some(1), "{text}");
         assert!(

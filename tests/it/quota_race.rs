@@ -5,6 +5,10 @@
 //! they run, never passes the limit; and at rest the counters equal a recount. The second
 //! test kills the process with SIGKILL three times while they run: the dead process's holds
 //! are settled by the janitor within a lease.
+//!
+//! The third races two buckets of one account against the account's limit, one of them
+//! under a bucket limit of its own as well: neither is ever passed, and the account's
+//! counters equal the sum of its buckets' at rest.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -22,13 +26,22 @@ const WRITERS: u64 = 32;
 const MAX_SIZE: u64 = 8 << 20;
 const PART: usize = 5 << 20;
 const BUCKET: &str = "racing";
+/// The account race's second bucket.
+const BUCKET2: &str = "racing2";
+/// The account race's limits: the account's, and `BUCKET`'s alone.
+const ACCOUNT_LIMIT: i64 = 40 << 20;
+const BUCKET_LIMIT: i64 = 24 << 20;
 const QUOTA: &str = "XMinioAdminBucketQuotaExceeded";
+/// What `code` appends to a refusal by an account's limit.
+const ACCOUNT_REFUSAL: &str = " (account)";
 
 /// What one writer saw.
 #[derive(Default)]
 struct Tally {
     ok: u64,
     refused: u64,
+    /// Refusals by an account's limit (of `refused`).
+    by_account: u64,
     /// Other failures by error code, and which instance answered ("own" or "other").
     failed: BTreeMap<String, u64>,
 }
@@ -36,6 +49,7 @@ struct Tally {
 /// One writer's loop against whichever gateway `addr` names at each step.
 async fn writer(
     w: u64,
+    bucket: &'static str,
     gw: support::Gateway,
     addr: Arc<Mutex<std::net::SocketAddr>>,
     refusals: Arc<AtomicU64>,
@@ -60,16 +74,16 @@ async fn writer(
         let r: Result<(), Option<String>> = match seed % 6 {
             0 => s3
                 .delete_object()
-                .bucket(BUCKET)
+                .bucket(bucket)
                 .key(&key)
                 .send()
                 .await
                 .map(|_| ())
                 .map_err(|e| code(&e)),
-            1 => multipart(&s3, &key, size, seed, seed % 4 == 1).await,
+            1 => multipart(&s3, bucket, &key, size, seed, seed % 4 == 1).await,
             _ => s3
                 .put_object()
-                .bucket(BUCKET)
+                .bucket(bucket)
                 .key(&key)
                 .body(ByteStream::from(random_bytes(size, seed)))
                 .send()
@@ -79,8 +93,9 @@ async fn writer(
         };
         match r {
             Ok(()) => t.ok += 1,
-            Err(Some(c)) if c == QUOTA => {
+            Err(Some(c)) if c.starts_with(QUOTA) => {
                 t.refused += 1;
+                t.by_account += u64::from(c.ends_with(ACCOUNT_REFUSAL));
                 refusals.fetch_add(1, Ordering::SeqCst);
             }
             Err(c) => {
@@ -97,7 +112,15 @@ async fn writer(
 fn code<E: ProvideErrorMetadata>(e: &aws_sdk_s3::error::SdkError<E>) -> Option<String> {
     match e {
         aws_sdk_s3::error::SdkError::ServiceError(s) => {
-            Some(s.err().code().unwrap_or("no code").to_owned())
+            let code = s.err().code().unwrap_or("no code");
+            let by_account = s
+                .err()
+                .message()
+                .is_some_and(|m| m.contains("the account's"));
+            Some(format!(
+                "{code}{}",
+                if by_account { ACCOUNT_REFUSAL } else { "" }
+            ))
         }
         _ => None,
     }
@@ -107,6 +130,7 @@ fn code<E: ProvideErrorMetadata>(e: &aws_sdk_s3::error::SdkError<E>) -> Option<S
 /// aborted. An upload that fails part-way is aborted.
 async fn multipart(
     s3: &aws_sdk_s3::Client,
+    bucket: &str,
     key: &str,
     size: usize,
     seed: u64,
@@ -114,7 +138,7 @@ async fn multipart(
 ) -> Result<(), Option<String>> {
     let up = s3
         .create_multipart_upload()
-        .bucket(BUCKET)
+        .bucket(bucket)
         .key(key)
         .send()
         .await
@@ -131,7 +155,7 @@ async fn multipart(
         let n = n as i32 + 1;
         let part = s3
             .upload_part()
-            .bucket(BUCKET)
+            .bucket(bucket)
             .key(key)
             .upload_id(&id)
             .part_number(n)
@@ -148,7 +172,7 @@ async fn multipart(
             Err(e) => {
                 let _ = s3
                     .abort_multipart_upload()
-                    .bucket(BUCKET)
+                    .bucket(bucket)
                     .key(key)
                     .upload_id(&id)
                     .send()
@@ -160,7 +184,7 @@ async fn multipart(
     if abort {
         return s3
             .abort_multipart_upload()
-            .bucket(BUCKET)
+            .bucket(bucket)
             .key(key)
             .upload_id(&id)
             .send()
@@ -169,7 +193,7 @@ async fn multipart(
             .map_err(|e| code(&e));
     }
     s3.complete_multipart_upload()
-        .bucket(BUCKET)
+        .bucket(bucket)
         .key(key)
         .upload_id(&id)
         .multipart_upload(
@@ -186,19 +210,32 @@ async fn multipart(
 /// The bytes the bucket stores at one instant (a transaction's snapshot): its objects'
 /// files documents, and the parts of its uploads whose objects are not published. An error
 /// when the snapshot failed (the sample is skipped).
-async fn stored_in_snapshot(db: &mongodb::Database) -> mongodb::error::Result<i64> {
+async fn stored_in_snapshot(
+    db: &mongodb::Database,
+    buckets: &[&str],
+) -> mongodb::error::Result<Vec<i64>> {
     let mut s = db.client().start_session().await?;
     s.start_transaction().await?;
-    let r = stored_in(db, &mut s).await;
+    let mut each = Vec::new();
+    for b in buckets {
+        match stored_in(db, b, &mut s).await {
+            Ok(n) => each.push(n),
+            Err(e) => {
+                let _ = s.abort_transaction().await;
+                return Err(e);
+            }
+        }
+    }
     let _ = s.abort_transaction().await;
-    r
+    Ok(each)
 }
 
 async fn stored_in(
     db: &mongodb::Database,
+    bucket: &str,
     s: &mut mongodb::ClientSession,
 ) -> mongodb::error::Result<i64> {
-    let files = db.collection::<Document>(&format!("{BUCKET}.files"));
+    let files = db.collection::<Document>(&format!("{bucket}.files"));
     let mut total = 0_i64;
     let mut published = std::collections::HashSet::new();
     let mut cur = files
@@ -213,7 +250,7 @@ async fn stored_in(
     }
     let mut ups = db
         .collection::<Document>("__uploads")
-        .find(doc! {"bucket": BUCKET, "completed": {"$exists": false}})
+        .find(doc! {"bucket": bucket, "completed": {"$exists": false}})
         .projection(doc! {"fileId": 1})
         .session(&mut *s)
         .await?;
@@ -239,7 +276,14 @@ async fn stored_in(
 /// The race, with the process killed and started again `kills` times while it runs. Writers
 /// go on until the kills are done, the limit has refused writes at least 10 times and the
 /// sampler has taken 10 samples (at most two minutes: a loaded machine writes slowly).
-async fn race(name: &str, kills: usize) {
+async fn race(name: &str, kills: usize, account: bool) {
+    // The bucket race: one bucket under the limit. The account race: two buckets under the
+    // account's limit, the first also under a smaller limit of its own.
+    let buckets: &[&'static str] = if account {
+        &[BUCKET, BUCKET2]
+    } else {
+        &[BUCKET]
+    };
     let db = format!(
         "g_{name}_{}",
         &uuid::Uuid::new_v4().simple().to_string()[..12]
@@ -256,25 +300,39 @@ async fn race(name: &str, kills: usize) {
     let uri = server.uri.clone();
     let client = mongodb::Client::with_uri_str(&uri).await.unwrap();
     let gw = support::gateway_with_client(client, &db, |c| c.janitor_interval = 1).await;
-    gw.sdk()
-        .create_bucket()
-        .bucket(BUCKET)
-        .send()
-        .await
-        .unwrap();
-    assert!(gw
-        .state
-        .store
-        .set_bucket_limits(
-            BUCKET,
-            grids3::storage::meta::Limits {
-                bytes: Some(LIMIT),
-                objects: None
-            }
-        )
-        .await
-        .unwrap());
-    gw.state.store.meta().forget_bucket(BUCKET);
+    for b in buckets {
+        gw.sdk().create_bucket().bucket(*b).send().await.unwrap();
+    }
+    let total_limit = if account { ACCOUNT_LIMIT } else { LIMIT };
+    let limit = |n| grids3::storage::meta::Limits {
+        bytes: Some(n),
+        objects: None,
+    };
+    if account {
+        let id = grids3::storage::identity::account_id(support::AK);
+        let names: Vec<String> = buckets.iter().map(|b| b.to_string()).collect();
+        gw.state
+            .store
+            .set_account_limits(&id, &names, limit(ACCOUNT_LIMIT))
+            .await
+            .unwrap();
+        assert!(gw
+            .state
+            .store
+            .set_bucket_limits(BUCKET, limit(BUCKET_LIMIT))
+            .await
+            .unwrap());
+    } else {
+        assert!(gw
+            .state
+            .store
+            .set_bucket_limits(BUCKET, limit(LIMIT))
+            .await
+            .unwrap());
+    }
+    for b in buckets {
+        gw.state.store.meta().forget_bucket(b);
+    }
     // Started after the limit was set: its bucket cache cannot hold the unmetered bucket.
     let mut other = Process::start(&db, &[("MONGODB_URI", &uri)]).await;
     let other_addr = Arc::new(Mutex::new(other.addr));
@@ -289,13 +347,21 @@ async fn race(name: &str, kills: usize) {
             let (mut samples, mut max) = (0, 0);
             let mut skipped: BTreeMap<String, u64> = BTreeMap::new();
             while !stop.load(Ordering::SeqCst) {
-                match stored_in_snapshot(&db).await {
-                    Ok(stored) => {
+                match stored_in_snapshot(&db, buckets).await {
+                    Ok(each) => {
+                        let stored: i64 = each.iter().sum();
                         max = max.max(stored);
                         assert!(
-                            stored <= LIMIT,
-                            "stored {stored} bytes past the limit {LIMIT}"
+                            stored <= total_limit,
+                            "stored {stored} bytes past the limit {total_limit}: {each:?}"
                         );
+                        if account {
+                            assert!(
+                                each[0] <= BUCKET_LIMIT,
+                                "{BUCKET} stored {} bytes past its own limit {BUCKET_LIMIT}",
+                                each[0]
+                            );
+                        }
                         samples += 1;
                         sampled.fetch_add(1, Ordering::SeqCst);
                     }
@@ -318,6 +384,7 @@ async fn race(name: &str, kills: usize) {
             };
             tokio::spawn(writer(
                 w,
+                buckets[(w / 2) as usize % buckets.len()],
                 support::Gateway {
                     addr: gw.addr,
                     state: gw.state.clone(),
@@ -344,23 +411,30 @@ async fn race(name: &str, kills: usize) {
     }
     tokio::time::sleep(Duration::from_millis(1000)).await;
     stop.store(true, Ordering::SeqCst);
-    let (mut ok, mut refused) = (0, 0);
+    let (mut ok, mut refused, mut by_account) = (0, 0, 0);
     let mut failed: BTreeMap<String, u64> = BTreeMap::new();
     for w in writers {
         let t = w.await.unwrap();
         ok += t.ok;
         refused += t.refused;
+        by_account += t.by_account;
         for (k, n) in t.failed {
             *failed.entry(k).or_default() += n;
         }
     }
     let (samples, max, skipped) = sampler.await.unwrap();
     println!(
-        "{name}: {ok} accepted, {refused} refused, other failures {failed:?}, {samples} \
-         samples ({skipped:?} skipped), at most {max} bytes stored of {LIMIT}, in {:.1} s",
+        "{name}: {ok} accepted, {refused} refused ({by_account} by the account's limit), other failures {failed:?}, {samples} \
+         samples ({skipped:?} skipped), at most {max} bytes stored of {total_limit}, in {:.1} s",
         began.elapsed().as_secs_f64()
     );
     assert!(ok > 0 && refused > 0, "the limit was reached");
+    if account {
+        assert!(
+            by_account > 0 && by_account < refused,
+            "both limits refused writes: {by_account} of {refused} by the account's"
+        );
+    }
     assert!(samples > 5, "the sampler ran: {samples}");
     if kills == 0 {
         // Nothing else may fail: a refusal is the only answer the limit gives.
@@ -376,27 +450,24 @@ async fn race(name: &str, kills: usize) {
         grids3::storage::meta::HOLD_LEASE.as_secs() + 60 + 20
     };
     let usage = gw.db.collection::<Document>("__usage");
-    let settled = support::eventually(wait, || async {
-        let d = usage
-            .find_one(doc! {"_id": format!("b:{BUCKET}")})
+    for b in buckets {
+        let settled = crate::quota_account::holds_settled(&gw, b, wait).await;
+        let left = usage
+            .find_one(doc! {"_id": format!("b:{b}")})
             .await
-            .unwrap()
             .unwrap();
-        d.get_array("holds").map_or(0, |h| h.len()) == 0
-    })
-    .await;
-    let left = usage
-        .find_one(doc! {"_id": format!("b:{BUCKET}")})
-        .await
-        .unwrap();
-    assert!(settled, "every hold was settled within {wait} s: {left:?}");
-    // Overwritten revisions are reclaimed by settling; wait for it, then compare.
-    support::eventually(20, || async {
-        let r = gw.state.store.recount_usage(BUCKET).await.unwrap();
-        r.versions == r.objects
-    })
-    .await;
-    crate::quota::assert_counted_as_recounted(&gw, BUCKET).await;
+        assert!(settled, "every hold was settled within {wait} s: {left:?}");
+        // Overwritten revisions are reclaimed by settling; wait for it, then compare.
+        support::eventually(20, || async {
+            let r = gw.state.store.recount_usage(b).await.unwrap();
+            r.versions == r.objects
+        })
+        .await;
+        crate::quota::assert_counted_as_recounted(&gw, b).await;
+    }
+    if account {
+        crate::quota_account::assert_account_is_its_buckets(&gw, buckets).await;
+    }
     // The gateways go first: the database's shutdown waits on its clients.
     drop(other);
     gw.state.stop_background();
@@ -406,10 +477,15 @@ async fn race(name: &str, kills: usize) {
 
 #[test]
 fn thirty_two_writers_on_two_instances_never_pass_the_limit_and_leave_no_drift() {
-    support::run(race("quotarace", 0));
+    support::run(race("quotarace", 0, false));
 }
 
 #[test]
 fn three_kills_of_an_instance_leave_no_hold_behind_and_no_drift() {
-    support::run(race("quotacrash", 3));
+    support::run(race("quotacrash", 3, false));
+}
+
+#[test]
+fn two_buckets_of_one_account_racing_on_two_instances_never_pass_either_limit() {
+    support::run(race("quotaaccount", 0, true));
 }

@@ -1,6 +1,8 @@
 //! The admin JSON API under `/_grids3/admin/`, for the root key only (SigV4, like S3
-//! requests): access keys and grants, buckets (storage modes, conversions), KMS keys and event notification targets.
+//! requests): access keys and grants, buckets (storage modes, conversions), KMS keys and event notification targets,
+//! account quotas.
 
+pub mod accounts;
 pub mod buckets;
 pub mod common;
 pub mod keys;
@@ -15,6 +17,7 @@ use crate::state::AppState;
 /// The admin routes.
 pub fn routes() -> Router<AppState> {
     Router::new()
+        .merge(accounts::routes())
         .merge(keys::routes())
         .merge(kms::routes())
         .merge(buckets::routes())

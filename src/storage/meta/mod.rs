@@ -19,11 +19,13 @@ mod leases;
 mod posts;
 mod progress;
 mod quota;
+mod quota_account;
 mod quota_batch;
 mod replay;
 mod service_accounts;
 mod sessions;
 mod sts_keys;
+pub(crate) mod txn;
 mod uploads;
 mod user_keys;
 mod writes;
@@ -41,6 +43,7 @@ pub use lead::{Lead, LeadInfo};
 pub use leases::{Lease, PendingReclaim};
 pub use progress::Progress;
 pub use quota::{bucket_usage_id, objects_room, Counted, Hold, Limits, HOLD_LEASE};
+pub use quota_account::{account_usage_id, UsageStep};
 pub use service_accounts::{NewServiceAccount, ServiceAccount, ServiceAccountChange};
 pub use sessions::{ConsoleSession, SsoSession};
 pub use sts_keys::{token_sha256, Minted, NewSession, KEEP_EXPIRED};
@@ -79,6 +82,8 @@ pub struct MetaStore {
     pools: writes::Pools,
     /// Quota holds and conversions waiting to go together (see `quota_batch`).
     usage_batches: quota_batch::UsageBatches,
+    /// Buckets seen linked to their account's limits (see `quota_account`).
+    linked: quota_account::Linked,
 }
 
 /// Bucket lookups cached in this process.
@@ -266,6 +271,7 @@ impl MetaStore {
             finished_writes: writes::FinishedWrites::default(),
             pools: writes::Pools::default(),
             usage_batches: quota_batch::UsageBatches::default(),
+            linked: quota_account::Linked::default(),
         }
     }
 

@@ -70,6 +70,34 @@ impl Counted {
         self.objects + self.reserved_objects
     }
 
+    /// Whether `bytes` and `objects` more fit under the limits.
+    pub fn fits(&self, bytes: i64, objects: i64) -> bool {
+        self.limits
+            .bytes
+            .is_none_or(|l| self.used_bytes() + bytes <= l)
+            && self
+                .limits
+                .objects
+                .is_none_or(|l| self.used_objects() + objects <= l)
+    }
+
+    /// Whether the counters (not the limits or holds) are the same.
+    pub fn same_counters(&self, other: &Self) -> bool {
+        (
+            self.bytes,
+            self.objects,
+            self.part_bytes,
+            self.reserved_bytes,
+            self.reserved_objects,
+        ) == (
+            other.bytes,
+            other.objects,
+            other.part_bytes,
+            other.reserved_bytes,
+            other.reserved_objects,
+        )
+    }
+
     /// Reads a usage document.
     pub fn from_document(d: &Document) -> Self {
         let n = |k: &str| match d.get(k) {
@@ -132,6 +160,28 @@ impl Hold {
 /// The `_id` of a bucket's usage document.
 pub fn bucket_usage_id(bucket: &str) -> String {
     format!("b:{bucket}")
+}
+
+/// The update that sets `limits` in a usage document (`None`s unset theirs).
+pub(super) fn limits_update(limits: Limits) -> Document {
+    let (mut set, mut unset) = (Document::new(), Document::new());
+    for (field, v) in [
+        ("limitBytes", limits.bytes),
+        ("limitObjects", limits.objects),
+    ] {
+        match v {
+            Some(n) => set.insert(field, n),
+            None => unset.insert(field, ""),
+        };
+    }
+    let mut update = Document::new();
+    if !set.is_empty() {
+        update.insert("$set", set);
+    }
+    if !unset.is_empty() {
+        update.insert("$unset", unset);
+    }
+    update
 }
 
 /// `used + n <= limit`, or no limit, as an aggregation expression.
@@ -205,45 +255,35 @@ impl MetaStore {
         {
             return Ok(false);
         }
-        let mut set = Document::new();
-        let mut unset = Document::new();
-        for (field, v) in [
-            ("limitBytes", limits.bytes),
-            ("limitObjects", limits.objects),
-        ] {
-            match v {
-                Some(n) => set.insert(field, n),
-                None => unset.insert(field, ""),
-            };
+        let mut update = limits_update(limits);
+        update.insert(
+            "$setOnInsert",
+            doc! {
+                "bytes": 0_i64, "objects": 0_i64, "partBytes": 0_i64,
+                "reservedBytes": 0_i64, "reservedObjects": 0_i64, "holds": [],
+            },
+        );
+        self.upsert_usage(bucket_usage_id(bucket), update).await?;
+        Ok(true)
+    }
+
+    /// Meters a bucket without changing its limits (an account limit's bucket); `false` when
+    /// the bucket does not exist.
+    pub async fn meter_bucket(&self, bucket: &str) -> mongodb::error::Result<bool> {
+        if !self
+            .update_live(bucket, doc! {"$set": {"metered": true}})
+            .await?
+        {
+            return Ok(false);
         }
-        let mut update = doc! {"$setOnInsert": {
-            "bytes": 0_i64, "objects": 0_i64, "partBytes": 0_i64,
-            "reservedBytes": 0_i64, "reservedObjects": 0_i64, "holds": [],
-        }};
-        if !set.is_empty() {
-            update.insert("$set", set);
-        }
-        if !unset.is_empty() {
-            update.insert("$unset", unset);
-        }
-        let mut attempt = 0_u64;
-        loop {
-            match self
-                .usage()
-                .update_one(doc! {"_id": bucket_usage_id(bucket)}, update.clone())
-                .upsert(true)
-                .await
-            {
-                Err(e) if crate::dberror::is_write_conflict(&e) && attempt < 200 => {
-                    attempt += 1;
-                    tokio::time::sleep(std::time::Duration::from_millis(attempt.min(20) * 2)).await;
-                }
-                r => {
-                    r?;
-                    break;
-                }
-            }
-        }
+        self.upsert_usage(
+            bucket_usage_id(bucket),
+            doc! {"$setOnInsert": {
+                "bytes": 0_i64, "objects": 0_i64, "partBytes": 0_i64,
+                "reservedBytes": 0_i64, "reservedObjects": 0_i64, "holds": [],
+            }},
+        )
+        .await?;
         Ok(true)
     }
 
@@ -264,18 +304,15 @@ impl MetaStore {
         bytes: i64,
         objects: i64,
     ) -> mongodb::error::Result<bool> {
-        let mut filter = doc! {"_id": bucket_usage_id(bucket), "holds.h": {"$ne": id}};
-        filter.extend(room(bytes, objects));
         let hold = doc! {"h": id, "b": bytes, "o": objects, "exp": self.clock.after(HOLD_LEASE)};
-        Ok(self
-            .update_usage(
-                filter,
-                doc! {"$inc": {"reservedBytes": bytes, "reservedObjects": objects},
-                "$push": {"holds": hold}},
-            )
-            .await?
-            .modified_count
-            == 1)
+        self.change_usage(
+            bucket,
+            doc! {"holds.h": {"$ne": id}},
+            Some(room(bytes, objects)),
+            doc! {"$inc": {"reservedBytes": bytes, "reservedObjects": objects},
+            "$push": {"holds": hold}},
+        )
+        .await
     }
 
     /// Grows a hold by `bytes` if they fit (and renews its lease); `false` when they do not
@@ -286,30 +323,26 @@ impl MetaStore {
         id: &str,
         bytes: i64,
     ) -> mongodb::error::Result<bool> {
-        let mut filter = doc! {"_id": bucket_usage_id(bucket), "holds.h": id};
-        filter.extend(room(bytes, 0));
-        Ok(self
-            .update_usage(
-                filter,
-                doc! {"$inc": {"reservedBytes": bytes, "holds.$.b": bytes},
-                "$set": {"holds.$.exp": self.clock.after(HOLD_LEASE)}},
-            )
-            .await?
-            .modified_count
-            == 1)
+        self.change_usage(
+            bucket,
+            doc! {"holds.h": id},
+            Some(room(bytes, 0)),
+            doc! {"$inc": {"reservedBytes": bytes, "holds.$.b": bytes},
+            "$set": {"holds.$.exp": self.clock.after(HOLD_LEASE)}},
+        )
+        .await
     }
 
     /// Renews a hold's lease; `false` when it is gone (the janitor settled it: its write
     /// must not publish).
     pub async fn renew_hold(&self, bucket: &str, id: &str) -> mongodb::error::Result<bool> {
-        Ok(self
-            .update_usage(
-                doc! {"_id": bucket_usage_id(bucket), "holds.h": id},
-                doc! {"$set": {"holds.$.exp": self.clock.after(HOLD_LEASE)}},
-            )
-            .await?
-            .matched_count
-            == 1)
+        self.change_usage(
+            bucket,
+            doc! {"holds.h": id},
+            None,
+            doc! {"$set": {"holds.$.exp": self.clock.after(HOLD_LEASE)}},
+        )
+        .await
     }
 
     /// Ends a hold: what it held is given back, and `bytes` and `objects` are counted as
@@ -336,16 +369,15 @@ impl MetaStore {
                 },
             };
             let settled = self
-                .update_usage(
-                    doc! {"_id": bucket_usage_id(bucket),
-                    "holds": {"$elemMatch": {"h": &hold.id, "b": held, "o": objs}}},
+                .change_usage(
+                    bucket,
+                    doc! {"holds": {"$elemMatch": {"h": &hold.id, "b": held, "o": objs}}},
+                    None,
                     doc! {"$pull": {"holds": {"h": &hold.id}},
                     "$inc": {"reservedBytes": -held, "reservedObjects": -objs,
                              "bytes": bytes, "objects": objects}},
                 )
-                .await?
-                .modified_count
-                == 1;
+                .await?;
             if settled {
                 return Ok(true);
             }
@@ -407,10 +439,19 @@ impl MetaStore {
 
     /// Every bucket's counted usage: `(bucket, counters)`.
     pub async fn all_counted(&self) -> mongodb::error::Result<Vec<(String, Counted)>> {
+        self.counted_under('b').await
+    }
+
+    /// The counters of every usage document whose `_id` is `<kind>:<name>`: `(name, counters)`.
+    pub(super) async fn counted_under(
+        &self,
+        kind: char,
+    ) -> mongodb::error::Result<Vec<(String, Counted)>> {
         use futures::TryStreamExt;
+        let (from, to) = (format!("{kind}:"), format!("{kind};"));
         let docs: Vec<Document> = self
             .usage()
-            .find(doc! {"_id": {"$gte": "b:", "$lt": "b;"}})
+            .find(doc! {"_id": {"$gte": &from, "$lt": to}})
             .projection(doc! {"holds": 0})
             .await?
             .try_collect()
@@ -418,19 +459,10 @@ impl MetaStore {
         Ok(docs
             .iter()
             .filter_map(|d| {
-                let b = d.get_str("_id").ok()?.strip_prefix("b:")?.to_owned();
+                let b = d.get_str("_id").ok()?.strip_prefix(&from)?.to_owned();
                 Some((b, Counted::from_document(d)))
             })
             .collect())
-    }
-
-    /// Forgets a deleted bucket's usage (a bucket created again under its name starts
-    /// unmetered and empty).
-    pub async fn forget_usage(&self, bucket: &str) -> mongodb::error::Result<()> {
-        self.usage()
-            .delete_one(doc! {"_id": bucket_usage_id(bucket)})
-            .await?;
-        Ok(())
     }
 
     /// The usage collection, for transactions of the object layer that change counted usage

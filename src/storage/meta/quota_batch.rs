@@ -161,21 +161,23 @@ impl MetaStore {
                     doc! {"h": &h.id, "b": h.bytes, "o": h.objects, "exp": exp},
                 ));
             }
-            let mut filter = doc! {"_id": bucket_usage_id(bucket), "holds.h": {"$nin": ids}};
-            filter.extend(room(bytes, objects));
+            let filter = doc! {"holds.h": {"$nin": ids}};
             let update = doc! {
                 "$inc": {"reservedBytes": bytes, "reservedObjects": objects},
                 "$push": {"holds": {"$each": pushed}},
             };
-            match self.update_usage(filter, update).await {
-                Ok(u) if u.modified_count == 1 => {
+            match self
+                .change_usage(bucket, filter, Some(room(bytes, objects)), update)
+                .await
+            {
+                Ok(true) => {
                     for (h, tx) in batch {
                         self.answer_hold(bucket, h, tx, Ok(true));
                     }
                     return;
                 }
                 // Not all of them fit: each on its own.
-                Ok(_) => {}
+                Ok(false) => {}
                 Err(e) => {
                     for (h, tx) in batch {
                         self.answer_hold(bucket, h, tx, Err(e.clone()));
@@ -217,14 +219,14 @@ impl MetaStore {
                     doc! {"$elemMatch": {"h": &h.id, "b": h.bytes, "o": h.objects}},
                 ));
             }
-            let filter: Document = doc! {"_id": bucket_usage_id(bucket), "holds": {"$all": each}};
+            let filter: Document = doc! {"holds": {"$all": each}};
             let update = doc! {
                 "$pull": {"holds": {"h": {"$in": ids}}},
                 "$inc": {"reservedBytes": -held, "reservedObjects": -held_objects,
                          "bytes": bytes, "objects": objects},
             };
-            match self.update_usage(filter, update).await {
-                Ok(u) if u.modified_count == 1 => {
+            match self.change_usage(bucket, filter, None, update).await {
+                Ok(true) => {
                     for (.., tx) in batch {
                         let _ = tx.send(Ok(true));
                     }
@@ -232,7 +234,7 @@ impl MetaStore {
                 }
                 // One of them is not as its writer knows it (grown by an update whose
                 // answer was lost, or settled by the janitor): each on its own.
-                Ok(_) => {}
+                Ok(false) => {}
                 Err(e) => {
                     tracing::warn!(bucket, error = %e, "could not count published writes; the janitor will");
                     for (.., tx) in batch {

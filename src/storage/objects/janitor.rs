@@ -27,17 +27,29 @@ impl ObjectStore {
             Ok(n) => done += n as usize,
             Err(e) => tracing::warn!(error = %e, "counting uncounted files failed"),
         }
-        match self.meta.all_counted().await {
-            Ok(all) => {
-                for (b, c) in all {
-                    crate::metrics::quota_usage(
-                        &b,
-                        (c.used_bytes(), c.bytes, c.part_bytes, c.used_objects()),
-                        (c.limits.bytes, c.limits.objects),
-                    );
-                }
+        match self.link_account_buckets().await {
+            Ok(n) => done += n,
+            Err(e) => {
+                tracing::warn!(error = %e, "linking buckets to their account's limits failed")
             }
-            Err(e) => tracing::warn!(error = %e, "reading quota usage failed"),
+        }
+        for (scope, all) in [
+            ("bucket", self.meta.all_counted().await),
+            ("account", self.meta.all_accounts_counted().await),
+        ] {
+            match all {
+                Ok(all) => {
+                    for (b, c) in all {
+                        crate::metrics::quota_usage(
+                            scope,
+                            &b,
+                            (c.used_bytes(), c.bytes, c.part_bytes, c.used_objects()),
+                            (c.limits.bytes, c.limits.objects),
+                        );
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e, "reading quota usage failed"),
+            }
         }
         done
     }

@@ -68,10 +68,14 @@ impl Meter {
         // what is exact).
         if !self.holding {
             if let Some(e) = self.expected.filter(|e| *e > need + STEP) {
-                if let Some(c) = self.meta.bucket_counted(&self.bucket).await? {
-                    if c.limits.bytes.is_some_and(|l| c.used_bytes() + e > l) {
-                        return Err(GridFsError::QuotaExceeded(describe(&c, e, self.objects)));
-                    }
+                let (c, account) = self.meta.refusing_counted(&self.bucket, e, 0).await?;
+                if !c.fits(e, 0) {
+                    return Err(GridFsError::QuotaExceeded(describe(
+                        &c,
+                        account,
+                        e,
+                        self.objects,
+                    )));
                 }
             }
         }
@@ -119,11 +123,16 @@ impl Meter {
 
     /// Why a write of `need` bytes was refused: the limit and the usage.
     async fn refusal(&self, need: i64) -> GridFsError {
-        let c = match self.meta.bucket_counted(&self.bucket).await {
-            Ok(Some(c)) => c,
-            _ => Counted::default(),
-        };
-        GridFsError::QuotaExceeded(describe(&c, need, self.objects))
+        let (c, account) = self
+            .meta
+            .refusing_counted(
+                &self.bucket,
+                need - self.held,
+                if self.holding { 0 } else { self.objects },
+            )
+            .await
+            .unwrap_or_default();
+        GridFsError::QuotaExceeded(describe(&c, account, need, self.objects))
     }
 
     fn spawn_renewal(&self) -> tokio::task::JoinHandle<()> {
@@ -236,7 +245,7 @@ impl Drop for Meter {
 }
 
 /// The limit and the usage, for a refusal's message.
-fn describe(c: &Counted, need: i64, objects: i64) -> String {
+fn describe(c: &Counted, account: bool, need: i64, objects: i64) -> String {
     let limit = |l: Option<i64>, what: &str| {
         l.map_or(format!("no limit on {what}"), |n| format!("{n} {what}"))
     };
@@ -246,8 +255,9 @@ fn describe(c: &Counted, need: i64, objects: i64) -> String {
         format!("{need} bytes")
     };
     format!(
-        "limit {}, {}; usage {} bytes, {} objects (counting writes in progress); \
+        "{}limit {}, {}; usage {} bytes, {} objects (counting writes in progress); \
          this write needs {adds}",
+        if account { "the account's " } else { "" },
         limit(c.limits.bytes, "bytes"),
         limit(c.limits.objects, "objects"),
         c.used_bytes(),

@@ -20,6 +20,7 @@ mod multipart;
 mod multipart_end;
 mod publish;
 pub mod quota;
+mod quota_account;
 pub use quota_check::UsageCheck;
 mod quota_check;
 mod quota_markers;

@@ -12,7 +12,6 @@
 //!   client) are counted by [`ObjectStore::fold_uncounted`], in transactions too.
 
 use mongodb::bson::{doc, Bson, Document};
-use mongodb::ClientSession;
 
 use super::meter::{Meter, COUNTED};
 use super::usage::logical_size;
@@ -30,53 +29,14 @@ fn id_key(id: &Bson) -> String {
     }
 }
 
-pub(super) fn transient(e: &mongodb::error::Error) -> bool {
-    e.contains_label(mongodb::error::TRANSIENT_TRANSACTION_ERROR)
-}
-
-/// Commits, retrying while the outcome is unknown.
-pub(super) async fn commit(s: &mut ClientSession) -> mongodb::error::Result<()> {
-    loop {
-        match s.commit_transaction().await {
-            Err(e) if e.contains_label(mongodb::error::UNKNOWN_TRANSACTION_COMMIT_RESULT) => {
-                continue
-            }
-            r => return r,
-        }
-    }
-}
+pub(super) use crate::storage::meta::txn::{commit, transient};
 
 /// Retries a transaction body on transient errors; `body` gets a started transaction and
 /// answers whether to commit (`Some`) or abort (`None`).
 macro_rules! in_transaction {
-    ($store:expr, |$s:ident| $body:block) => {{
-        let mut attempt = 0_u64;
-        loop {
-            attempt += 1;
-            let mut $s = $store.meta.client().start_session().await?;
-            $s.start_transaction().await?;
-            let r: mongodb::error::Result<_> = async { $body }.await;
-            let r = match r {
-                Ok(Some(v)) => $crate::storage::objects::quota::commit(&mut $s)
-                    .await
-                    .map(|()| Some(v)),
-                Ok(None) => {
-                    let _ = $s.abort_transaction().await;
-                    Ok(None)
-                }
-                Err(e) => {
-                    let _ = $s.abort_transaction().await;
-                    Err(e)
-                }
-            };
-            match r {
-                Err(e) if $crate::storage::objects::quota::transient(&e) && attempt < 100 => {
-                    tokio::time::sleep(std::time::Duration::from_millis(attempt.min(20) * 5)).await;
-                }
-                other => break other,
-            }
-        }
-    }};
+    ($store:expr, |$s:ident| $body:block) => {
+        $crate::storage::meta::txn::with_transaction!($store.meta.client(), |$s| $body)
+    };
 }
 pub(super) use in_transaction;
 
@@ -94,16 +54,7 @@ impl ObjectStore {
     /// Sets a bucket's limits: the bucket becomes metered (the index the fold uses first), and
     /// what it already holds is counted by the janitor's fold. `false`: no such bucket.
     pub async fn set_bucket_limits(&self, bucket: &str, limits: Limits) -> Result<bool> {
-        let model = mongodb::IndexModel::builder()
-            .keys(doc! {format!("metadata.{COUNTED}"): 1})
-            .options(
-                mongodb::options::IndexOptions::builder()
-                    .name("s3Counted".to_owned())
-                    .build(),
-            )
-            .build();
-        self.gridfs(bucket).files().create_index(model).await?;
-        self.index_markers(bucket).await?;
+        self.index_counted(bucket).await?;
         // Clearing a limit that was never set changes nothing (and meters nothing).
         if limits.is_none() {
             match self.meta.get_bucket(bucket).await? {
@@ -114,14 +65,32 @@ impl ObjectStore {
         }
         let set = self.meta.set_bucket_limits(bucket, limits).await?;
         if set {
-            // Up to 10,000 files at once, so that a limit set on a bucket that holds data
-            // applies to it at once; a larger bucket's rest is counted by the janitor (and so
-            // is everything, should this fail: the limit is set).
-            if let Err(e) = self.fold_uncounted(bucket, 20).await {
-                tracing::warn!(bucket, error = %e, "could not count the bucket's files yet; the janitor will");
-            }
+            self.fold_now(bucket).await;
         }
         Ok(set)
+    }
+
+    /// Up to 10,000 files at once, so that a limit set on a bucket that holds data applies
+    /// to it at once; a larger bucket's rest is counted by the janitor (and so is everything,
+    /// should this fail: the limit is set).
+    pub(super) async fn fold_now(&self, bucket: &str) {
+        if let Err(e) = self.fold_uncounted(bucket, 20).await {
+            tracing::warn!(bucket, error = %e, "could not count the bucket's files yet; the janitor will");
+        }
+    }
+
+    /// The indexes a metered bucket's fold and removals find counted files and markers by.
+    pub(super) async fn index_counted(&self, bucket: &str) -> Result<()> {
+        let model = mongodb::IndexModel::builder()
+            .keys(doc! {format!("metadata.{COUNTED}"): 1})
+            .options(
+                mongodb::options::IndexOptions::builder()
+                    .name("s3Counted".to_owned())
+                    .build(),
+            )
+            .build();
+        self.gridfs(bucket).files().create_index(model).await?;
+        self.index_markers(bucket).await
     }
 
     /// Deletes files documents `ids` of `bucket`; those counted take their usage with them,
@@ -212,9 +181,8 @@ impl ObjectStore {
                 // transaction holds it for as short a time as it can (until the commit; a
                 // gateway that dies here leaves it held until the database drops the
                 // transaction).
-                usage
-                    .update_one(doc! {"_id": &uid}, update)
-                    .session(&mut s)
+                self.meta
+                    .usage_in(&mut s, bucket, doc! {}, None, update)
                     .await?;
                 Ok(())
             }
@@ -246,8 +214,6 @@ impl ObjectStore {
 
     async fn fold_files(&self, bucket: &str, batches: usize) -> Result<u64> {
         let files = self.gridfs(bucket).files().clone();
-        let usage = self.meta.usage_collection();
-        let uid = bucket_usage_id(bucket);
         let filter = doc! {
             format!("metadata.{COUNTED}"): {"$exists": false},
             "filename": {"$exists": true},
@@ -303,12 +269,8 @@ impl ObjectStore {
                         .session(&mut s)
                         .await?;
                 }
-                usage
-                    .update_one(
-                        doc! {"_id": &uid},
-                        doc! {"$inc": {"bytes": bytes, "objects": n}},
-                    )
-                    .session(&mut s)
+                self.meta
+                    .count_in(&mut s, bucket, doc! {"bytes": bytes, "objects": n})
                     .await?;
                 Ok(n as u64)
             }

@@ -32,12 +32,15 @@ pub struct UsageCheck {
     pub folded: u64,
     /// Whether the counters were set to the recount.
     pub repaired: bool,
+    /// An account's check (`bucket` is its id): its counters against the sum of its linked
+    /// buckets', which it also compares by reserved `(bytes, objects)`.
+    pub account: Option<((i64, i64), (i64, i64))>,
 }
 
 impl UsageCheck {
     /// Whether the counters differ from the recount.
     pub fn differs(&self) -> bool {
-        self.counted != self.recounted
+        self.counted != self.recounted || self.account.is_some_and(|(c, r)| c != r)
     }
 }
 
@@ -50,6 +53,10 @@ impl ObjectStore {
             let mut c = self.check_bucket_usage(&b, repair).await?;
             c.folded = folded;
             out.push(c);
+        }
+        // Accounts after their buckets, whose repairs (`$inc`s through the link) move them.
+        for (a, _) in self.meta.all_accounts_counted().await? {
+            out.push(self.check_account_usage(&a, repair).await?);
         }
         Ok(out)
     }
@@ -129,14 +136,18 @@ impl ObjectStore {
                     recounted: (bytes, objects, part_bytes),
                     folded: 0,
                     repaired: false,
+                    account: None,
                 };
                 if repair && check.differs() {
-                    usage
-                        .update_one(
-                            doc! {"_id": &uid},
-                            doc! {"$set": {"bytes": bytes, "objects": objects, "partBytes": part_bytes}},
-                        )
-                        .session(&mut s)
+                    // As increments (equal to setting the recount, in this snapshot), so that
+                    // a linked account's counters move by the same.
+                    let fix = doc! {"$inc": {
+                        "bytes": bytes - counted.bytes,
+                        "objects": objects - counted.objects,
+                        "partBytes": part_bytes - counted.part_bytes,
+                    }};
+                    self.meta
+                        .usage_in(&mut s, bucket, doc! {}, None, fix)
                         .await?;
                 }
                 Ok(check)
@@ -163,5 +174,36 @@ impl ObjectStore {
                 r => return Ok(r?),
             }
         }
+    }
+
+    /// An account's counters against the sum of its linked buckets', in one snapshot (and
+    /// with `repair`, set to it there).
+    async fn check_account_usage(&self, account: &str, repair: bool) -> Result<UsageCheck> {
+        let check = crate::storage::meta::txn::with_transaction!(self.meta.client(), |s| {
+            let Some((c, sum)) = self.meta.recount_account_in(&mut s, account, false).await? else {
+                return Ok(None);
+            };
+            let mut check = UsageCheck {
+                bucket: account.to_owned(),
+                counted: (c.bytes, c.objects, c.part_bytes),
+                recounted: (sum.bytes, sum.objects, sum.part_bytes),
+                folded: 0,
+                repaired: false,
+                account: Some((
+                    (c.reserved_bytes, c.reserved_objects),
+                    (sum.reserved_bytes, sum.reserved_objects),
+                )),
+            };
+            if repair && check.differs() {
+                self.meta.recount_account_in(&mut s, account, true).await?;
+                check.repaired = true;
+            }
+            Ok(Some(check))
+        })?;
+        Ok(check.unwrap_or_else(|| UsageCheck {
+            bucket: account.to_owned(),
+            account: Some(((0, 0), (0, 0))),
+            ..Default::default()
+        }))
     }
 }

@@ -16,7 +16,7 @@ use mongodb::bson::{doc, Document};
 
 use super::quota::in_transaction;
 use super::*;
-use crate::storage::meta::{bucket_usage_id, objects_room, Counted};
+use crate::storage::meta::{objects_room, Counted};
 use crate::storage::versions::{VersionEntry, VersionIndex};
 
 /// The mark of a counted marker entry.
@@ -55,27 +55,28 @@ impl ObjectStore {
             })
             .collect();
         let n = docs.len() as i64;
-        let usage = self.meta.usage_collection();
-        let mut filter = doc! {"_id": bucket_usage_id(bucket)};
-        filter.extend(objects_room(n));
         let coll = idx.collection().clone();
         let fitted = in_transaction!(self, |s| {
             coll.insert_many(docs.clone()).session(&mut s).await?;
             // The usage document last (every writer of the bucket updates it, so the
             // transaction holds it as briefly as it can); no room aborts the inserts.
-            let fits = usage
-                .update_one(filter.clone(), doc! {"$inc": {"objects": n}})
-                .session(&mut s)
-                .await?
-                .modified_count
-                == 1;
-            Ok(fits.then_some(()))
+            let step = self
+                .meta
+                .usage_in(
+                    &mut s,
+                    bucket,
+                    doc! {},
+                    Some(objects_room(n)),
+                    doc! {"$inc": {"objects": n}},
+                )
+                .await?;
+            Ok(step.changed().then_some(()))
         })?;
         if fitted.is_some() {
             return Ok(());
         }
-        let c = self.meta.bucket_counted(bucket).await?.unwrap_or_default();
-        Err(GridFsError::QuotaExceeded(refusal(&c, n)))
+        let (c, account) = self.meta.refusing_counted(bucket, 0, n).await?;
+        Err(GridFsError::QuotaExceeded(refusal(&c, account, n)))
     }
 
     /// Removes a delete marker's entry; a counted one is subtracted in the same transaction.
@@ -93,8 +94,6 @@ impl ObjectStore {
         if uncounted == 1 {
             return Ok(());
         }
-        let usage = self.meta.usage_collection();
-        let uid = bucket_usage_id(bucket);
         in_transaction!(self, |s| {
             let gone = coll
                 .delete_one(doc! {"_id": id, MARKER_COUNTED: true})
@@ -104,9 +103,8 @@ impl ObjectStore {
             if gone == 0 {
                 return Ok(None);
             }
-            usage
-                .update_one(doc! {"_id": &uid}, doc! {"$inc": {"objects": -1_i64}})
-                .session(&mut s)
+            self.meta
+                .count_in(&mut s, bucket, doc! {"objects": -1_i64})
                 .await?;
             Ok(Some(()))
         })?;
@@ -117,8 +115,6 @@ impl ObjectStore {
     /// most `batches` of them; how many were counted.
     pub(super) async fn fold_markers(&self, bucket: &str, batches: usize) -> Result<u64> {
         let coll = self.versions(bucket).collection().clone();
-        let usage = self.meta.usage_collection();
-        let uid = bucket_usage_id(bucket);
         let filter = doc! {"marker": true, MARKER_COUNTED: {"$exists": false}};
         let mut total = 0;
         for _ in 0..batches {
@@ -148,9 +144,8 @@ impl ObjectStore {
                 )
                 .session(&mut s)
                 .await?;
-                usage
-                    .update_one(doc! {"_id": &uid}, doc! {"$inc": {"objects": n}})
-                    .session(&mut s)
+                self.meta
+                    .count_in(&mut s, bucket, doc! {"objects": n})
                     .await?;
                 Ok(Some(n as u64))
             })?;
@@ -191,10 +186,11 @@ impl ObjectStore {
 }
 
 /// Why markers were refused: the objects limit and the usage.
-fn refusal(c: &Counted, n: i64) -> String {
+fn refusal(c: &Counted, account: bool, n: i64) -> String {
     format!(
-        "limit {} objects; usage {} objects (counting writes in progress); this delete \
+        "{}limit {} objects; usage {} objects (counting writes in progress); this delete \
          needs {n} delete marker{} (each counts as an object)",
+        if account { "the account's " } else { "" },
         c.limits.objects.map_or("no".to_owned(), |l| l.to_string()),
         c.used_objects(),
         if n == 1 { "" } else { "s" },

@@ -77,9 +77,8 @@ impl ObjectStore {
                 // A part that began before its upload was metered: counted, no hold.
                 let old = self.meta.put_part_in(&mut s, rec).await?;
                 let delta = rec.size as i64 - old.as_ref().map_or(0, |o| o.size as i64);
-                usage
-                    .update_one(doc! {"_id": &uid}, doc! {"$inc": {"partBytes": delta}})
-                    .session(&mut s)
+                self.meta
+                    .count_in(&mut s, &up.bucket, doc! {"partBytes": delta})
                     .await?;
                 return Ok(Some(old));
             };
@@ -96,16 +95,18 @@ impl ObjectStore {
             };
             let old = self.meta.put_part_in(&mut s, rec).await?;
             let delta = rec.size as i64 - old.as_ref().map_or(0, |o| o.size as i64);
-            let matched = usage
-                .update_one(
-                    doc! {"_id": &uid, "holds.h": id},
+            let step = self
+                .meta
+                .usage_in(
+                    &mut s,
+                    &up.bucket,
+                    doc! {"holds.h": id},
+                    None,
                     doc! {"$pull": {"holds": {"h": id}},
                     "$inc": {"reservedBytes": -stored.bytes, "partBytes": delta}},
                 )
-                .session(&mut s)
-                .await?
-                .matched_count;
-            Ok((matched == 1).then_some(old))
+                .await?;
+            Ok(step.changed().then_some(old))
         })?;
         match out {
             Some(old) => {
@@ -141,8 +142,6 @@ impl ObjectStore {
                 return Ok(cur);
             }
             let uploads = self.db().collection::<mongodb::bson::Document>("__uploads");
-            let usage = self.meta.usage_collection();
-            let uid = bucket_usage_id(&up.bucket);
             in_transaction!(self, |s| {
                 let marked = uploads
                     .update_one(
@@ -156,9 +155,8 @@ impl ObjectStore {
                     return Ok(None);
                 }
                 let bytes = self.meta.part_bytes_in(&mut s, &up.id, false).await?;
-                usage
-                    .update_one(doc! {"_id": &uid}, doc! {"$inc": {"partBytes": bytes}})
-                    .session(&mut s)
+                self.meta
+                    .count_in(&mut s, &up.bucket, doc! {"partBytes": bytes})
                     .await?;
                 Ok(Some(()))
             })?;
@@ -181,35 +179,30 @@ impl ObjectStore {
         size: i64,
     ) -> Result<()> {
         let files = self.gridfs(&up.bucket).files().clone();
-        let usage = self.meta.usage_collection();
-        let uid = bucket_usage_id(&up.bucket);
-        let mut room = doc! {"_id": &uid};
-        room.extend(objects_room(1));
         let published = in_transaction!(self, |s| {
             // (Under the upload's lock, after Complete found no object under this id: nothing
             // else publishes it, so a duplicate key is an error like any other here.)
             files.insert_one(file.to_document()).session(&mut s).await?;
             let parts = self.meta.part_bytes_in(&mut s, &up.id, false).await?;
-            let matched = usage
-                .update_one(
-                    room.clone(),
+            let step = self
+                .meta
+                .usage_in(
+                    &mut s,
+                    &up.bucket,
+                    doc! {},
+                    Some(objects_room(1)),
                     doc! {"$inc": {"partBytes": -parts, "bytes": size, "objects": 1_i64}},
                 )
-                .session(&mut s)
-                .await?
-                .matched_count;
-            Ok((matched == 1).then_some(()))
+                .await?;
+            Ok(step.changed().then_some(()))
         })?;
         match published {
             Some(_) => Ok(()),
             None => {
-                let c = self
-                    .meta
-                    .bucket_counted(&up.bucket)
-                    .await?
-                    .unwrap_or_default();
+                let (c, account) = self.meta.refusing_counted(&up.bucket, 0, 1).await?;
                 Err(GridFsError::QuotaExceeded(format!(
-                    "limit {} objects; usage {} objects; completing the upload adds 1",
+                    "{}limit {} objects; usage {} objects; completing the upload adds 1",
+                    if account { "the account's " } else { "" },
                     c.limits.objects.unwrap_or(0),
                     Counted::used_objects(&c)
                 )))
@@ -219,13 +212,10 @@ impl ObjectStore {
 
     /// Deletes a metered upload's part records and subtracts their bytes, in one transaction.
     pub(super) async fn delete_metered_parts(&self, up: &UploadRecord) -> Result<()> {
-        let usage = self.meta.usage_collection();
-        let uid = bucket_usage_id(&up.bucket);
         in_transaction!(self, |s| {
             let bytes = self.meta.part_bytes_in(&mut s, &up.id, true).await?;
-            usage
-                .update_one(doc! {"_id": &uid}, doc! {"$inc": {"partBytes": -bytes}})
-                .session(&mut s)
+            self.meta
+                .count_in(&mut s, &up.bucket, doc! {"partBytes": -bytes})
                 .await?;
             Ok(Some(()))
         })?;

@@ -1,0 +1,55 @@
+//! Transactions with their retries, for the writes that must change several documents or
+//! none (quota counters with the data they count, an account's counters with its buckets').
+
+use mongodb::ClientSession;
+
+/// Whether a transaction failed in a way that its retry can mend.
+pub fn transient(e: &mongodb::error::Error) -> bool {
+    e.contains_label(mongodb::error::TRANSIENT_TRANSACTION_ERROR)
+}
+
+/// Commits, retrying while the outcome is unknown.
+pub async fn commit(s: &mut ClientSession) -> mongodb::error::Result<()> {
+    loop {
+        match s.commit_transaction().await {
+            Err(e) if e.contains_label(mongodb::error::UNKNOWN_TRANSACTION_COMMIT_RESULT) => {
+                continue
+            }
+            r => return r,
+        }
+    }
+}
+
+/// Runs a transaction body on `$client`, again on transient errors; `body` gets a started
+/// transaction and answers whether to commit (`Some`) or abort (`None`).
+macro_rules! with_transaction {
+    ($client:expr, |$s:ident| $body:block) => {{
+        let mut attempt = 0_u64;
+        loop {
+            attempt += 1;
+            let mut $s = $client.start_session().await?;
+            $s.start_transaction().await?;
+            let r: mongodb::error::Result<_> = async { $body }.await;
+            let r = match r {
+                Ok(Some(v)) => $crate::storage::meta::txn::commit(&mut $s)
+                    .await
+                    .map(|()| Some(v)),
+                Ok(None) => {
+                    let _ = $s.abort_transaction().await;
+                    Ok(None)
+                }
+                Err(e) => {
+                    let _ = $s.abort_transaction().await;
+                    Err(e)
+                }
+            };
+            match r {
+                Err(e) if $crate::storage::meta::txn::transient(&e) && attempt < 100 => {
+                    tokio::time::sleep(std::time::Duration::from_millis(attempt.min(20) * 5)).await;
+                }
+                other => break other,
+            }
+        }
+    }};
+}
+pub(crate) use with_transaction;

@@ -99,6 +99,7 @@ pub fn router(state: AppState) -> Router {
         .route("/status", get(pages::status))
         .route("/admin/keys", post(pages::admin_keys))
         .route("/admin/kms", post(pages::admin_kms))
+        .route("/admin/quota", post(pages::save_account_quota))
         .route("/settings", get(pages::settings))
         .route("/settings/save", post(pages::save_setting))
         .route("/settings/delete", post(pages::delete_setting))

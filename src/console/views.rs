@@ -236,6 +236,8 @@ pub struct QuotaView {
     pub objects_percent: Option<i64>,
     /// The admin API's refusal (no `admin:GetBucketQuota`, temporary credentials).
     pub error: Option<String>,
+    /// The bucket's account's limits and usage, when the account has a quota.
+    pub account: Option<AccountQuotaRow>,
 }
 
 /// A bucket's storage mode, as root sees it.
@@ -269,6 +271,23 @@ pub struct KmsRow {
     pub created: String,
 }
 
+/// An account's quota on the administration page.
+#[derive(Default)]
+pub struct AccountQuotaRow {
+    /// Its root access key id.
+    pub key: String,
+    /// Its 12-digit id.
+    pub account: String,
+    /// Whether it is counted (it has, or had, a limit).
+    pub counted: bool,
+    pub limit_bytes: Option<i64>,
+    pub limit_objects: Option<i64>,
+    pub used_bytes: i64,
+    pub used_objects: i64,
+    pub bytes_percent: Option<i64>,
+    pub objects_percent: Option<i64>,
+}
+
 /// A key just created: its secret is shown on this page only.
 pub struct NewKey {
     pub id: String,
@@ -287,6 +306,7 @@ pub struct Admin {
     pub kms: Vec<KmsRow>,
     /// Why there is no keyring (no master key), if so.
     pub kms_note: Option<String>,
+    pub accounts: Vec<AccountQuotaRow>,
     pub created: Option<NewKey>,
     pub done: Option<String>,
 }

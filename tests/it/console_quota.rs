@@ -192,3 +192,117 @@ fn the_settings_page_sets_limits_and_shows_usage_against_them() {
         put("d", 5000).await.unwrap();
     });
 }
+
+/// The administration page sets an account's limits, which then bind across its buckets
+/// (checked through S3), and shows the account's usage with a bar, there and on its
+/// buckets' settings pages. Only the administrator sets them.
+#[test]
+fn the_administrator_sets_an_account_quota_and_its_buckets_show_it() {
+    support::run(async {
+        let c = Console::start("consoleacctquota").await;
+        let (ak, sk) = crate::authz::new_key(&c.gw, "team").await;
+        let account = grids3::storage::identity::account_id(&ak);
+        let team = c.gw.sdk_as(&ak, &sk);
+        for b in ["team-1", "team-2"] {
+            team.create_bucket().bucket(b).send().await.unwrap();
+        }
+        let put = |b: &'static str, k: &'static str, n: usize| {
+            let s3 = team.clone();
+            async move {
+                s3.put_object()
+                    .bucket(b)
+                    .key(k)
+                    .body(ByteStream::from(vec![b'x'; n]))
+                    .send()
+                    .await
+            }
+        };
+        put("team-1", "a", 300).await.unwrap();
+        let cookie = c.login(support::AK, support::SK).await.unwrap();
+        let csrf = c.csrf(&cookie).await;
+        let page = c.get(&cookie, "/admin").await.text().await.unwrap();
+        assert!(
+            page.contains(&format!("id=\"aq-form-{account}\"")),
+            "a row per account: {page}"
+        );
+        let r = c
+            .post(
+                &cookie,
+                "/admin/quota",
+                &[
+                    ("csrf", &csrf),
+                    ("id", &ak),
+                    ("bytes", "1 KiB"),
+                    ("objects", ""),
+                ],
+                None,
+            )
+            .await;
+        assert_eq!(r.status(), 200);
+        let page = r.text().await.unwrap();
+        assert_eq!(
+            text_of(&page, "done"),
+            format!("Account {account}: quota saved")
+        );
+        assert_eq!(text_of(&page, &format!("aq-used-bytes-{account}")), "300");
+        assert!(
+            page.contains(&format!(
+                "id=\"aq-bar-bytes-{account}\" value=\"29\" max=\"100\""
+            )),
+            "{page}"
+        );
+        // It binds across the buckets: 300 + 724 = 1024 fits, one byte more does not.
+        let refused = put("team-2", "b", 725)
+            .await
+            .expect_err("past the account's");
+        assert_eq!(
+            aws_sdk_s3::error::ProvideErrorMetadata::code(&refused),
+            Some("XMinioAdminBucketQuotaExceeded")
+        );
+        put("team-2", "b", 724).await.unwrap();
+        // The bucket's own settings page shows the account's bar to the account itself.
+        let own = c.login(&ak, &sk).await.unwrap();
+        let settled = support::eventually(10, || async {
+            let page = c
+                .get(&own, "/settings?bucket=team-2")
+                .await
+                .text()
+                .await
+                .unwrap();
+            page.contains("id=\"quota-account-used-bytes\">1024<")
+        })
+        .await;
+        let page = c
+            .get(&own, "/settings?bucket=team-2")
+            .await
+            .text()
+            .await
+            .unwrap();
+        assert!(settled, "{page}");
+        assert_eq!(text_of(&page, "quota-account-limit-bytes"), "1024");
+        assert!(page.contains("id=\"quota-account-bar-bytes\" value=\"100\""));
+        // The account itself cannot lift it.
+        let own_csrf = c.csrf(&own).await;
+        let r = c
+            .post(
+                &own,
+                "/admin/quota",
+                &[("csrf", &own_csrf), ("id", &ak), ("bytes", "")],
+                None,
+            )
+            .await;
+        assert_eq!(r.status(), 403);
+        put("team-1", "c", 1).await.expect_err("still limited");
+        // Cleared by the administrator (both empty): writes fit again.
+        let r = c
+            .post(
+                &cookie,
+                "/admin/quota",
+                &[("csrf", &csrf), ("id", &ak), ("bytes", ""), ("objects", "")],
+                None,
+            )
+            .await;
+        assert_eq!(r.status(), 200);
+        put("team-1", "c", 1).await.unwrap();
+    });
+}

@@ -2,7 +2,7 @@
 //! list; disable and enable; delete) and the SSE-KMS keyring (create, list, disable, enable).
 //! Each action is the storage step the admin API takes (`http::admin`), so the console and
 //! `grids3 admin` change the same records the same way; a key that is not root gets AWS's
-//! `AccessDenied`, as the admin API answers it.
+//! `AccessDenied`, as the admin API answers it. Account quotas are `account_quota`'s.
 
 use axum::extract::{Request, State};
 use axum::http::StatusCode;
@@ -13,7 +13,7 @@ use crate::console::views::{Admin, KeyRow, KmsRow, NewKey};
 use crate::error::S3Error;
 use crate::state::AppState;
 
-fn not_root(ctx: &Ctx) -> Response {
+pub(super) fn not_root(ctx: &Ctx) -> Response {
     let e = S3Error::access_denied().with_message("Only the root key administers this server");
     ctx.message(StatusCode::FORBIDDEN, "Refused", Some(e), "/")
 }
@@ -38,7 +38,7 @@ fn valid_id(id: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
-async fn page(
+pub(super) async fn page(
     st: &AppState,
     ctx: &Ctx,
     created: Option<NewKey>,
@@ -51,6 +51,11 @@ async fn page(
             let e = S3Error::from(e);
             return ctx.message(e.status, "The keys could not be read", Some(e), "/");
         }
+    };
+    let ids: Vec<String> = keys.iter().map(|k| k.id.clone()).collect();
+    let accounts = match super::account_quota::rows(st, &ids).await {
+        Ok(a) => a,
+        Err(e) => return ctx.message(e.status, "The quotas could not be read", Some(e), "/"),
     };
     let keys = keys
         .into_iter()
@@ -92,6 +97,7 @@ async fn page(
         keys,
         kms,
         kms_note,
+        accounts,
         created,
         done,
     });

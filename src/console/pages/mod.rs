@@ -19,6 +19,7 @@ use crate::error::S3Error;
 use crate::state::AppState;
 
 mod access;
+mod account_quota;
 mod admin;
 mod buckets;
 mod bytes;
@@ -38,6 +39,7 @@ mod status;
 mod upload;
 
 pub use access::access;
+pub use account_quota::save as save_account_quota;
 pub use admin::{admin, keys as admin_keys, kms as admin_kms};
 pub use buckets::{browse, buckets, create_bucket, delete_bucket, delete_folder, delete_objects};
 pub use bytes::raw;

@@ -62,13 +62,22 @@ pub(super) async fn view(st: &AppState, ctx: &Ctx, bucket: &str) -> QuotaView {
         v.used_bytes = c.used_bytes();
         v.used_objects = c.used_objects();
     }
+    // The bucket's account's limits too, when it has any: they bind beside the bucket's.
+    // (Whoever may read this bucket's quota may read its account's usage: the administrator,
+    // or the account itself.)
+    if let Ok(Some(a)) = st.store.meta().bucket_link(bucket).await {
+        let account = a.strip_prefix("a:").unwrap_or(&a).to_owned();
+        if let Ok(Some(c)) = st.store.account_counted(&account).await {
+            v.account = Some(super::account_quota::row("", account, Some(&c)));
+        }
+    }
     v.bytes_percent = percent(v.used_bytes, v.limit_bytes);
     v.objects_percent = percent(v.used_objects, v.limit_objects);
     v
 }
 
 /// How full, in whole percent (at most 100 for the bar; the figures say the rest).
-fn percent(used: i64, limit: Option<i64>) -> Option<i64> {
+pub(super) fn percent(used: i64, limit: Option<i64>) -> Option<i64> {
     limit.map(|l| (used.max(0).saturating_mul(100) / l.max(1)).min(100))
 }
 

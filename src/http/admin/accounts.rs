@@ -49,31 +49,19 @@ fn limits_of(q: &AccountQuota) -> Result<Limits, &'static str> {
     })
 }
 
-/// The account `{account}` names: its 12-digit id, and its buckets.
-async fn account_of(st: &AppState, named: &str) -> Result<(String, Vec<String>), AdminError> {
+/// The root access key id of the account `{account}` names (its 12-digit id, or that key).
+async fn account_key(st: &AppState, named: &str) -> Result<String, AdminError> {
     let keys = st.store.meta().list_access_keys().await.map_err(db_error)?;
-    let key = keys
-        .iter()
+    keys.into_iter()
         .find(|k| k.id == named || crate::storage::identity::account_id(&k.id) == named)
-        .map(|k| k.id.clone());
-    let Some(key) = key else {
-        return Err(AdminError(error(
-            StatusCode::NOT_FOUND,
-            "NoSuchAccount",
-            "no account has that id or root access key id",
-        )));
-    };
-    let buckets = st
-        .store
-        .meta()
-        .list_buckets()
-        .await
-        .map_err(db_error)?
-        .into_iter()
-        .filter(|b| b.owner == key)
-        .map(|b| b.name)
-        .collect();
-    Ok((crate::storage::identity::account_id(&key), buckets))
+        .map(|k| k.id)
+        .ok_or_else(|| {
+            AdminError(error(
+                StatusCode::NOT_FOUND,
+                "NoSuchAccount",
+                "no account has that id or root access key id",
+            ))
+        })
 }
 
 fn answer(account: &str, c: Option<Counted>) -> Response {
@@ -113,14 +101,10 @@ async fn set_quota(
             &format!("{what} is too large"),
         ))
     })?;
-    let (account, buckets) = account_of(&st, &named).await?;
-    // Clearing the limit of an account that never had one meters nothing.
-    let known = st.store.account_counted(&account).await.map_err(db_error)?;
-    if limits.is_none() && known.is_none() {
-        return Ok(answer(&account, None));
-    }
-    st.store
-        .set_account_limits(&account, &buckets, limits)
+    let key = account_key(&st, &named).await?;
+    let account = st
+        .store
+        .set_account_limits_of_key(&key, limits)
         .await
         .map_err(db_error)?;
     let c = st.store.account_counted(&account).await.map_err(db_error)?;
@@ -133,7 +117,7 @@ async fn get_quota(
     req: Request,
 ) -> Result<Response, AdminError> {
     root_body(&st, req).await?;
-    let (account, _) = account_of(&st, &named).await?;
+    let account = crate::storage::identity::account_id(&account_key(&st, &named).await?);
     let c = st.store.account_counted(&account).await.map_err(db_error)?;
     Ok(answer(&account, c))
 }

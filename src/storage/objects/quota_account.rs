@@ -31,6 +31,26 @@ impl ObjectStore {
         Ok(())
     }
 
+    /// Sets the limits of the account whose root access key id is `key`, over every bucket
+    /// it owns; the account's id.
+    pub async fn set_account_limits_of_key(&self, key: &str, limits: Limits) -> Result<String> {
+        let account = crate::storage::identity::account_id(key);
+        let buckets: Vec<String> = self
+            .meta
+            .list_buckets()
+            .await?
+            .into_iter()
+            .filter(|b| b.owner == key)
+            .map(|b| b.name)
+            .collect();
+        // Clearing the limit of an account that never had one meters nothing.
+        if limits.is_none() && self.meta.account_counted(&account).await?.is_none() {
+            return Ok(account);
+        }
+        self.set_account_limits(&account, &buckets, limits).await?;
+        Ok(account)
+    }
+
     /// Meters and links a bucket to its account's usage, if the account has one (a bucket
     /// just created); whether it did.
     pub async fn link_if_account_metered(&self, bucket: &str, account: &str) -> Result<bool> {

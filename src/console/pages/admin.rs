@@ -13,7 +13,7 @@ use crate::console::views::{Admin, KeyRow, KmsRow, NewKey};
 use crate::error::S3Error;
 use crate::state::AppState;
 
-pub(super) fn not_root(ctx: &Ctx) -> Response {
+fn not_root(ctx: &Ctx) -> Response {
     let e = S3Error::access_denied().with_message("Only the root key administers this server");
     ctx.message(StatusCode::FORBIDDEN, "Refused", Some(e), "/")
 }
@@ -38,7 +38,7 @@ fn valid_id(id: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
-pub(super) async fn page(
+async fn page(
     st: &AppState,
     ctx: &Ctx,
     created: Option<NewKey>,
@@ -237,5 +237,43 @@ pub async fn kms(State(st): State<AppState>, req: Request) -> Response {
             let e = crate::s3::sse::sse_error(&st, e);
             page(&st, &ctx, None, None, Some(e)).await
         }
+    }
+}
+
+/// POST /admin/quota: sets (or, with both fields empty or 0, clears) the limits of the
+/// account whose root key is `id` (see `account_quota`).
+pub async fn account_quota(State(st): State<AppState>, req: Request) -> Response {
+    let (ctx, f) = match signed_post(&st, req).await {
+        Ok(x) => x,
+        Err(r) => return r,
+    };
+    if !ctx.signed.root {
+        return not_root(&ctx);
+    }
+    let key = field(&f, "id").unwrap_or("").to_owned();
+    let known = match st.store.meta().list_access_keys().await {
+        Ok(keys) => keys.iter().any(|k| k.id == key),
+        Err(e) => return page(&st, &ctx, None, None, Some(e.into())).await,
+    };
+    if !known {
+        let e = S3Error::invalid_argument("no account has that root access key id");
+        return page(&st, &ctx, None, None, Some(e)).await;
+    }
+    let limits = super::account_quota::limits_from_form(
+        field(&f, "bytes").unwrap_or(""),
+        field(&f, "objects").unwrap_or(""),
+    );
+    let Some(limits) = limits else {
+        let e = S3Error::invalid_argument(
+            "A limit is a whole number: bytes (or with KiB, MiB, GiB, TiB), and objects",
+        );
+        return page(&st, &ctx, None, None, Some(e)).await;
+    };
+    match st.store.set_account_limits_of_key(&key, limits).await {
+        Ok(account) => {
+            let done = format!("Account {account}: quota saved");
+            page(&st, &ctx, None, Some(done), None).await
+        }
+        Err(e) => page(&st, &ctx, None, None, Some(e.into())).await,
     }
 }

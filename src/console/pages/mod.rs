@@ -39,8 +39,7 @@ mod status;
 mod upload;
 
 pub use access::access;
-pub use account_quota::save as save_account_quota;
-pub use admin::{admin, keys as admin_keys, kms as admin_kms};
+pub use admin::{account_quota as save_account_quota, admin, keys as admin_keys, kms as admin_kms};
 pub use buckets::{browse, buckets, create_bucket, delete_bucket, delete_folder, delete_objects};
 pub use bytes::raw;
 pub use groups::{group, group_post, groups, groups_post};

@@ -15,12 +15,13 @@ use axum::response::Response;
 use serde_json::Value;
 
 use super::{field, see_other, signed_post, Ctx};
-use crate::console::views::QuotaView;
+use crate::console::views::{AccountQuotaRow, QuotaView};
 use crate::error::S3Error;
 use crate::minio_admin::entry::{run_as, Reply};
 use crate::minio_admin::error::AdminError;
 use crate::minio_admin::route::Command;
 use crate::state::AppState;
+use crate::storage::meta::Counted;
 
 /// A refusal of the admin API, as the console shows S3's.
 fn as_s3(e: AdminError) -> S3Error {
@@ -68,7 +69,7 @@ pub(super) async fn view(st: &AppState, ctx: &Ctx, bucket: &str) -> QuotaView {
     if let Ok(Some(a)) = st.store.meta().bucket_link(bucket).await {
         let account = a.strip_prefix("a:").unwrap_or(&a).to_owned();
         if let Ok(Some(c)) = st.store.account_counted(&account).await {
-            v.account = Some(super::account_quota::row("", account, Some(&c)));
+            v.account = Some(account_row("", account, Some(&c)));
         }
     }
     v.bytes_percent = percent(v.used_bytes, v.limit_bytes);
@@ -76,8 +77,27 @@ pub(super) async fn view(st: &AppState, ctx: &Ctx, bucket: &str) -> QuotaView {
     v
 }
 
+/// An account's row: its limits and counters, if it is counted.
+pub(super) fn account_row(key: &str, account: String, c: Option<&Counted>) -> AccountQuotaRow {
+    let mut row = AccountQuotaRow {
+        key: key.to_owned(),
+        account,
+        counted: c.is_some(),
+        ..Default::default()
+    };
+    if let Some(c) = c {
+        row.limit_bytes = c.limits.bytes;
+        row.limit_objects = c.limits.objects;
+        row.used_bytes = c.used_bytes();
+        row.used_objects = c.used_objects();
+        row.bytes_percent = percent(row.used_bytes, row.limit_bytes);
+        row.objects_percent = percent(row.used_objects, row.limit_objects);
+    }
+    row
+}
+
 /// How full, in whole percent (at most 100 for the bar; the figures say the rest).
-pub(super) fn percent(used: i64, limit: Option<i64>) -> Option<i64> {
+fn percent(used: i64, limit: Option<i64>) -> Option<i64> {
     limit.map(|l| (used.max(0).saturating_mul(100) / l.max(1)).min(100))
 }
 

@@ -202,9 +202,12 @@ pub async fn create_bucket(st: &AppState, mut req: S3Request) -> S3Result<Respon
 pub async fn store_new_bucket(st: &AppState, info: &BucketInfo) -> S3Result<bool> {
     let name = &info.name;
     let was_deleted = st.store.meta().is_tombstone(name).await?;
-    if !st.store.meta().create_bucket(info).await? {
+    // Metered and linked from the start when its account has a quota.
+    if !st.store.record_new_bucket(info).await? {
         return Ok(false);
     }
+    // (Where a test writes into the bucket before its collections are prepared.)
+    crate::failpoint::hit("bucket.recorded", name).await;
     // A fresh handle: this process may have cached one from before the bucket was deleted
     // and recreated through another instance, and that one would skip the indexes.
     st.store.forget_gridfs(name);
@@ -219,10 +222,6 @@ pub async fn store_new_bucket(st: &AppState, info: &BucketInfo) -> S3Result<bool
     if info.object_lock.is_some() {
         st.store.versions(name).ensure_indexes().await?;
     }
-    // An account with a limit counts its new bucket from its first byte. (Should this fail,
-    // the janitor links it; the bucket is recorded already.)
-    let account = crate::storage::identity::account_id(&info.owner);
-    st.store.link_if_account_metered(name, &account).await?;
     if st.config.shard_buckets {
         // Never a bucket left unsharded on a cluster meant to spread it: a failure undoes
         // the creation (the tombstone has the janitor drop the collections, and a retried

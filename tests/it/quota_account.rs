@@ -50,6 +50,17 @@ pub(crate) async fn assert_account_is_its_buckets(gw: &support::Gateway, buckets
     assert_eq!((sum[3], sum[4]), (0, 0), "nothing held at rest");
 }
 
+/// An SDK client of the grids3 process `other`, on `gw`'s database, as the root key.
+fn sdk_of(gw: &support::Gateway, other: &support::Process) -> aws_sdk_s3::Client {
+    support::Gateway {
+        addr: other.addr,
+        state: gw.state.clone(),
+        db: gw.db.clone(),
+        owned: None,
+    }
+    .sdk()
+}
+
 /// `grids3 admin <args>` as the root key, off the runtime's threads.
 async fn cli(gw: &support::Gateway, args: &[&str]) -> serde_json::Value {
     let endpoint = gw.endpoint();
@@ -122,7 +133,10 @@ fn an_account_limit_binds_across_its_buckets_exactly() {
         put(&s3, "acct-a", "before", 1000).await.unwrap();
 
         // Set by the root key id, read back by the account id: what it held is counted.
+        let got = cli(&gw, &["account-quota", &ak]).await;
+        assert_eq!(got["counted"], false, "never limited: not counted: {got}");
         let set = cli(&gw, &["account-quota", &ak, "--bytes", "5000"]).await;
+        assert_eq!(set["counted"], true, "{set}");
         assert_eq!(set["account"], account.as_str(), "{set}");
         assert_eq!(set["limits"]["bytes"], 5000, "{set}");
         assert_eq!(set["usage"]["bytes"], 1000, "{set}");
@@ -134,8 +148,9 @@ fn an_account_limit_binds_across_its_buckets_exactly() {
         let (code, msg) = put(&s3, "acct-a", "y", 2001).await.unwrap_err();
         assert_eq!(code, QUOTA, "{msg}");
         assert!(
-            msg.contains("the account's limit 5000 bytes") && msg.contains("usage 3000 bytes"),
-            "the message names the account's limit and usage: {msg}"
+            msg.contains("the account's limit 5000 bytes") && !msg.contains("usage"),
+            "the message names the account's limit, and not its usage (which spans buckets \
+             whose writers need not see each other's): {msg}"
         );
         put(&s3, "acct-a", "y", 2000).await.unwrap();
         put(&s3, "acct-b", "empty", 0).await.unwrap();
@@ -334,9 +349,8 @@ fn a_deleted_bucket_leaves_its_account_and_bad_requests_are_refused() {
 }
 
 /// The two races of linking a bucket to its account, made deterministic:
-/// - a write lands between the link's read of the bucket's counters and its write: the link
-///   conflicts and starts again, so the account counts that write too (fail point
-///   `quota.link_read`);
+/// - a write starts between the link and the count of what the bucket held: it waits for the
+///   link's transaction and then counts for the account too (fail point `quota.link_read`);
 /// - an instance that has never seen the bucket linked (a process started afterwards) writes
 ///   into it: its update, conditional on no link, matches nothing, and it goes the linked way.
 #[test]
@@ -382,10 +396,19 @@ fn a_write_racing_the_link_and_an_instance_unaware_of_it_are_counted_for_the_acc
             })
         };
         paused.reached().await;
-        put(&s3, b, "meanwhile", 2000).await.unwrap();
-        assert!(holds_settled(&gw, b, 10).await);
+        // The link is written, its count not yet: a PUT now waits for the link's short
+        // transaction (its update of the bucket's counters is held behind it), then finds
+        // the bucket linked and counts for the account too.
+        let queued = failpoint::count("quota.hold_queued", Some(b));
+        let meanwhile = {
+            let s3 = s3.clone();
+            tokio::spawn(async move { put(&s3, b, "meanwhile", 2000).await })
+        };
+        queued.reached().await;
         paused.release();
         setting.await.unwrap().unwrap();
+        meanwhile.await.unwrap().unwrap();
+        assert!(holds_settled(&gw, b, 10).await);
         assert_account_is_its_buckets(&gw, &[b]).await;
         let a = gw
             .state
@@ -399,13 +422,7 @@ fn a_write_racing_the_link_and_an_instance_unaware_of_it_are_counted_for_the_acc
         // A process that has never seen the link: its writes count for the account too, and
         // the account's limit binds there.
         let other = support::Process::start(gw.db.name(), &[]).await;
-        let o3 = support::Gateway {
-            addr: other.addr,
-            state: gw.state.clone(),
-            db: gw.db.clone(),
-            owned: None,
-        }
-        .sdk();
+        let o3 = sdk_of(&gw, &other);
         put(&o3, b, "other", 4000).await.unwrap();
         assert_eq!(put(&o3, b, "over", 3001).await.unwrap_err().0, QUOTA);
         put(&o3, b, "over", 3000).await.unwrap();
@@ -423,6 +440,56 @@ fn a_write_racing_the_link_and_an_instance_unaware_of_it_are_counted_for_the_acc
             (10_000, 4, Some(10_000))
         );
         crate::quota::assert_counted_as_recounted(&gw, b).await;
+        drop(other);
+    });
+}
+
+/// Found in review: a bucket created in an account with a quota was recorded unmetered and
+/// linked only afterwards, so writes that came in meanwhile passed the account's limit
+/// (4,800x over). It is now recorded metered and linked in one transaction: a write into it
+/// before CreateBucket has even answered is counted and refused (fail point
+/// `bucket.recorded`). And an instance that cached a bucket unmetered meters it once the
+/// account's limit is set: the set waits out the bucket caches.
+#[test]
+fn a_bucket_is_counted_from_its_creation_and_on_instances_that_cached_it_unmetered() {
+    support::run(async {
+        use grids3::failpoint;
+        let gw = support::gateway_with("g_quotacreate", |c| c.janitor_interval = 3600).await;
+        let s3 = gw.sdk();
+        let account = grids3::storage::identity::account_id(support::AK);
+        s3.create_bucket().bucket("early").send().await.unwrap();
+        // Another instance, which caches "early" unmetered before the limit.
+        let other = support::Process::start(gw.db.name(), &[]).await;
+        let o3 = sdk_of(&gw, &other);
+        put(&o3, "early", "warm", 1000).await.unwrap();
+        cli(&gw, &["account-quota", &account, "--bytes", "3000"]).await;
+        // Right after the set answered: the other instance meters it.
+        assert_eq!(put(&o3, "early", "big", 2001).await.unwrap_err().0, QUOTA);
+        put(&o3, "early", "fits", 1000).await.unwrap();
+
+        let paused = failpoint::pause("bucket.recorded", Some("late"));
+        let creating = {
+            let s3 = s3.clone();
+            tokio::spawn(async move { s3.create_bucket().bucket("late").send().await })
+        };
+        paused.reached().await;
+        assert_eq!(put(&s3, "late", "x", 1001).await.unwrap_err().0, QUOTA);
+        put(&s3, "late", "x", 1000).await.unwrap();
+        paused.release();
+        creating.await.unwrap().unwrap();
+        assert_eq!(put(&s3, "late", "y", 1).await.unwrap_err().0, QUOTA);
+        for b in ["early", "late"] {
+            assert!(holds_settled(&gw, b, 10).await);
+        }
+        assert_account_is_its_buckets(&gw, &["early", "late"]).await;
+        let a = gw
+            .state
+            .store
+            .account_counted(&account)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!((a.bytes, a.objects), (3000, 3), "{a:?}");
         drop(other);
     });
 }

@@ -269,8 +269,13 @@ pub async fn account_quota(State(st): State<AppState>, req: Request) -> Response
         );
         return page(&st, &ctx, None, None, Some(e)).await;
     };
-    match st.store.set_account_limits_of_key(&key, limits).await {
-        Ok(account) => {
+    let account = crate::storage::identity::account_id(&key);
+    match st
+        .store
+        .set_account_limits_of(&account, Some(&key), limits)
+        .await
+    {
+        Ok(()) => {
             let done = format!("Account {account}: quota saved");
             page(&st, &ctx, None, Some(done), None).await
         }

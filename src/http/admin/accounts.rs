@@ -49,25 +49,36 @@ fn limits_of(q: &AccountQuota) -> Result<Limits, &'static str> {
     })
 }
 
-/// The root access key id of the account `{account}` names (its 12-digit id, or that key).
-async fn account_key(st: &AppState, named: &str) -> Result<String, AdminError> {
+/// The account `{account}` names (its 12-digit id, or its root access key id), and its root
+/// key while there is one: an account whose key was deleted keeps its limits, which its id
+/// still reads and clears.
+async fn account_of(st: &AppState, named: &str) -> Result<(String, Option<String>), AdminError> {
     let keys = st.store.meta().list_access_keys().await.map_err(db_error)?;
-    keys.into_iter()
+    if let Some(k) = keys
+        .into_iter()
         .find(|k| k.id == named || crate::storage::identity::account_id(&k.id) == named)
-        .map(|k| k.id)
-        .ok_or_else(|| {
-            AdminError(error(
-                StatusCode::NOT_FOUND,
-                "NoSuchAccount",
-                "no account has that id or root access key id",
-            ))
-        })
+    {
+        return Ok((crate::storage::identity::account_id(&k.id), Some(k.id)));
+    }
+    let counted = st.store.account_counted(named).await.map_err(db_error)?;
+    if counted.is_some() {
+        return Ok((named.to_owned(), None));
+    }
+    Err(AdminError(error(
+        StatusCode::NOT_FOUND,
+        "NoSuchAccount",
+        "no account has that id or root access key id",
+    )))
 }
 
 fn answer(account: &str, c: Option<Counted>) -> Response {
+    // An account never limited is not counted: its usage is not known here (`grids3 admin
+    // usage` recounts it).
+    let counted = c.is_some();
     let c = c.unwrap_or_default();
     Json(json!({
         "account": account,
+        "counted": counted,
         "limits": {"bytes": c.limits.bytes, "objects": c.limits.objects},
         "usage": {
             "bytes": c.used_bytes(),
@@ -101,10 +112,9 @@ async fn set_quota(
             &format!("{what} is too large"),
         ))
     })?;
-    let key = account_key(&st, &named).await?;
-    let account = st
-        .store
-        .set_account_limits_of_key(&key, limits)
+    let (account, key) = account_of(&st, &named).await?;
+    st.store
+        .set_account_limits_of(&account, key.as_deref(), limits)
         .await
         .map_err(db_error)?;
     let c = st.store.account_counted(&account).await.map_err(db_error)?;
@@ -117,7 +127,7 @@ async fn get_quota(
     req: Request,
 ) -> Result<Response, AdminError> {
     root_body(&st, req).await?;
-    let account = crate::storage::identity::account_id(&account_key(&st, &named).await?);
+    let (account, _) = account_of(&st, &named).await?;
     let c = st.store.account_counted(&account).await.map_err(db_error)?;
     Ok(answer(&account, c))
 }

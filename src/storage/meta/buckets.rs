@@ -121,7 +121,7 @@ impl BucketInfo {
         }
     }
 
-    fn to_document(&self) -> Document {
+    pub(super) fn to_document(&self) -> Document {
         let mut d = doc! {
             "_id": &self.name,
             "creationDate": self.creation_date,

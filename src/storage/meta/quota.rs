@@ -423,10 +423,19 @@ impl MetaStore {
 
     /// Buckets with a usage document (every metered bucket has one).
     pub async fn metered_buckets(&self) -> mongodb::error::Result<Vec<String>> {
+        self.buckets_counted_where(doc! {"_id": {"$gte": "b:", "$lt": "b;"}})
+            .await
+    }
+
+    /// The buckets whose usage documents match `filter`.
+    pub(super) async fn buckets_counted_where(
+        &self,
+        filter: Document,
+    ) -> mongodb::error::Result<Vec<String>> {
         use futures::TryStreamExt;
         let docs: Vec<Document> = self
             .usage()
-            .find(doc! {"_id": {"$gte": "b:", "$lt": "b;"}})
+            .find(filter)
             .projection(doc! {"_id": 1})
             .await?
             .try_collect()

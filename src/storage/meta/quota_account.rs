@@ -35,6 +35,12 @@ const COUNTERS: [&str; 5] = [
     "reservedObjects",
 ];
 
+/// The `_id` of an account's bucket creation counter (see
+/// [`MetaStore::open_account_usage`]).
+fn creations_id(account: &str) -> String {
+    format!("c:{account}")
+}
+
 /// The `_id` of an account's usage document.
 pub fn account_usage_id(account: &str) -> String {
     format!("a:{account}")
@@ -86,6 +92,45 @@ fn counter_inc(update: &Document) -> Document {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// Writes an account's creation counter `cid` in the transaction `s` (see
+/// [`MetaStore::open_account_usage`]).
+async fn bump_creations(
+    usage: &mongodb::Collection<Document>,
+    s: &mut ClientSession,
+    cid: &str,
+) -> mongodb::error::Result<()> {
+    usage
+        .update_one(doc! {"_id": cid}, doc! {"$inc": {"n": 1_i64}})
+        .upsert(true)
+        .session(s)
+        .await?;
+    Ok(())
+}
+
+/// Takes what a forgotten bucket usage document `d` counted off its account's, if it was
+/// linked, within the transaction `s`.
+async fn forget_counted_in(
+    usage: &mongodb::Collection<Document>,
+    s: &mut ClientSession,
+    d: &Document,
+) -> mongodb::error::Result<()> {
+    let Ok(a) = d.get_str("acct") else {
+        return Ok(());
+    };
+    let c = Counted::from_document(d);
+    usage
+        .update_one(
+            doc! {"_id": a},
+            doc! {"$inc": {
+                "bytes": -c.bytes, "objects": -c.objects, "partBytes": -c.part_bytes,
+                "reservedBytes": -c.reserved_bytes, "reservedObjects": -c.reserved_objects,
+            }},
+        )
+        .session(s)
+        .await?;
+    Ok(())
 }
 
 impl MetaStore {
@@ -190,6 +235,14 @@ impl MetaStore {
             .await
     }
 
+    /// The buckets whose usage is linked to an account.
+    pub async fn linked_buckets(&self) -> mongodb::error::Result<HashSet<String>> {
+        let names = self
+            .buckets_counted_where(doc! {"acct": {"$exists": true}})
+            .await?;
+        Ok(names.into_iter().collect())
+    }
+
     /// The account document a bucket's usage is linked to, as stored.
     pub async fn bucket_link(&self, bucket: &str) -> mongodb::error::Result<Option<String>> {
         Ok(self
@@ -201,15 +254,28 @@ impl MetaStore {
     }
 
     /// Opens an account's usage document, without limits, if it has none (before its buckets
-    /// are linked, so that the limit never applies to a partial count).
+    /// are listed and linked, so that the limit never applies to a partial count). With the
+    /// account's creation counter (`c:<account>`), which every CreateBucket of the account
+    /// writes too ([`Self::create_bucket_counted`]): the two conflict, so a bucket created
+    /// meanwhile either sees the document (and links itself) or is listed afterwards.
     pub async fn open_account_usage(&self, account: &str) -> mongodb::error::Result<()> {
         let mut zero = Document::new();
         for c in COUNTERS {
             zero.insert(c, 0_i64);
         }
         zero.insert("account", account);
-        self.upsert_usage(account_usage_id(account), doc! {"$setOnInsert": zero})
-            .await
+        let usage = self.usage();
+        let (aid, cid) = (account_usage_id(account), creations_id(account));
+        with_transaction!(self.client(), |s| {
+            bump_creations(&usage, &mut s, &cid).await?;
+            usage
+                .update_one(doc! {"_id": &aid}, doc! {"$setOnInsert": zero.clone()})
+                .upsert(true)
+                .session(&mut s)
+                .await?;
+            Ok(Some(()))
+        })?;
+        Ok(())
     }
 
     /// Sets an account's limits (its document must be open and its buckets linked; `None`s
@@ -219,7 +285,6 @@ impl MetaStore {
         account: &str,
         limits: Limits,
     ) -> mongodb::error::Result<()> {
-        self.open_account_usage(account).await?;
         let update = super::quota::limits_update(limits);
         self.upsert_usage(account_usage_id(account), update).await
     }
@@ -265,21 +330,28 @@ impl MetaStore {
         let bid = bucket_usage_id(bucket);
         let usage = self.usage();
         let linked = with_transaction!(self.client(), |s| {
-            let Some(d) = usage.find_one(doc! {"_id": &bid}).session(&mut s).await? else {
-                return Ok(Some(false));
-            };
-            if d.get_str("acct").is_ok() {
-                return Ok(Some(true));
-            }
-            // (Where a test writes into the bucket between this read and the link.)
-            crate::failpoint::hit("quota.link_read", bucket).await;
-            usage
-                .update_one(
+            // The link is the transaction's first statement, and it reads the counters it
+            // moves as it writes: no window between the read and the write for a writer of
+            // the bucket to fall into (such writers then wait for this short transaction).
+            let Some(d) = usage
+                .find_one_and_update(
                     doc! {"_id": &bid, "acct": {"$exists": false}},
                     doc! {"$set": {"acct": &aid}},
                 )
                 .session(&mut s)
-                .await?;
+                .await?
+            else {
+                // Linked already, or no usage document.
+                let there = usage
+                    .find_one(doc! {"_id": &bid, "acct": &aid})
+                    .projection(doc! {"_id": 1})
+                    .session(&mut s)
+                    .await?
+                    .is_some();
+                return Ok(Some(there));
+            };
+            // (Where a test writes into the bucket between the link and its count.)
+            crate::failpoint::hit("quota.link_read", bucket).await;
             let c = Counted::from_document(&d);
             let moved = usage
                 .update_one(
@@ -348,6 +420,83 @@ impl MetaStore {
         }
     }
 
+    /// Records a new bucket of `account` (see `create_bucket`; `None` when the name is taken,
+    /// else whether it is metered),
+    /// in one transaction with what counts it: when the account has a usage document, the
+    /// bucket is recorded metered and linked, so no write into it is ever uncounted; and a
+    /// usage document left under the name (by a deletion that raced a limit being set) is
+    /// forgotten, so the bucket starts empty. The transaction writes the account's creation
+    /// counter first (see [`Self::open_account_usage`]).
+    pub async fn create_bucket_counted(
+        &self,
+        info: &super::BucketInfo,
+        account: &str,
+    ) -> mongodb::error::Result<Option<bool>> {
+        let (aid, bid, cid) = (
+            account_usage_id(account),
+            bucket_usage_id(&info.name),
+            creations_id(account),
+        );
+        let usage = self.usage();
+        let buckets = self.buckets.clone();
+        let name = info.name.clone();
+        let made = self.changed(&info.name, async {
+            with_transaction!(self.client(), |s| {
+                bump_creations(&usage, &mut s, &cid).await?;
+                let limited = usage
+                    .find_one(doc! {"_id": &aid})
+                    .projection(doc! {"_id": 1})
+                    .session(&mut s)
+                    .await?
+                    .is_some();
+                let mut d = info.to_document();
+                if limited {
+                    d.insert("metered", true);
+                }
+                match buckets
+                    .find_one(doc! {"_id": &name})
+                    .projection(doc! {"deleted": 1})
+                    .session(&mut s)
+                    .await?
+                {
+                    None => {
+                        buckets.insert_one(d).session(&mut s).await?;
+                    }
+                    // A deleted bucket's tombstone is replaced.
+                    Some(t) if t.get_bool("deleted").unwrap_or(false) => {
+                        buckets
+                            .replace_one(doc! {"_id": &name, "deleted": true}, d)
+                            .session(&mut s)
+                            .await?;
+                    }
+                    Some(_) => return Ok(Some(None)),
+                }
+                if let Some(old) = usage
+                    .find_one_and_delete(doc! {"_id": &bid})
+                    .session(&mut s)
+                    .await?
+                {
+                    forget_counted_in(&usage, &mut s, &old).await?;
+                }
+                if limited {
+                    let mut fresh = doc! {"_id": &bid, "holds": [], "acct": &aid};
+                    for c in COUNTERS {
+                        fresh.insert(c, 0_i64);
+                    }
+                    usage.insert_one(fresh).session(&mut s).await?;
+                    self.linked.learn(&name);
+                }
+                Ok(Some(Some(limited)))
+            })
+        });
+        match made.await {
+            Ok(v) => Ok(v.flatten()),
+            // Another creator's insert of the name won.
+            Err(e) if super::is_duplicate_key(&e) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Forgets a deleted bucket's usage, and takes what it still counted (holds of writes
     /// that raced the deletion, parts) off its account's, in one transaction.
     pub async fn forget_usage(&self, bucket: &str) -> mongodb::error::Result<()> {
@@ -361,20 +510,7 @@ impl MetaStore {
             else {
                 return Ok(Some(()));
             };
-            if let Ok(a) = d.get_str("acct") {
-                let c = Counted::from_document(&d);
-                usage
-                    .update_one(
-                        doc! {"_id": a},
-                        doc! {"$inc": {
-                            "bytes": -c.bytes, "objects": -c.objects, "partBytes": -c.part_bytes,
-                            "reservedBytes": -c.reserved_bytes,
-                            "reservedObjects": -c.reserved_objects,
-                        }},
-                    )
-                    .session(&mut s)
-                    .await?;
-            }
+            forget_counted_in(&usage, &mut s, &d).await?;
             Ok(Some(()))
         })?;
         Ok(())

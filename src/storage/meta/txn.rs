@@ -3,9 +3,11 @@
 
 use mongodb::ClientSession;
 
-/// Whether a transaction failed in a way that its retry can mend.
+/// Whether a transaction failed in a way that its retry can mend: labelled so, or a write
+/// conflict (which aborts the transaction it happens in, labelled or not).
 pub fn transient(e: &mongodb::error::Error) -> bool {
     e.contains_label(mongodb::error::TRANSIENT_TRANSACTION_ERROR)
+        || crate::dberror::is_write_conflict(e)
 }
 
 /// Commits, retrying while the outcome is unknown.

@@ -254,10 +254,18 @@ fn describe(c: &Counted, account: bool, need: i64, objects: i64) -> String {
     } else {
         format!("{need} bytes")
     };
+    if account {
+        // The account's usage spans buckets whose writers need not see each other's (an
+        // anonymous writer of a public bucket, say): only its limit is told.
+        return format!(
+            "the account's limit {}, {} has no room for this write, which needs {adds}",
+            limit(c.limits.bytes, "bytes"),
+            limit(c.limits.objects, "objects"),
+        );
+    }
     format!(
-        "{}limit {}, {}; usage {} bytes, {} objects (counting writes in progress); \
+        "limit {}, {}; usage {} bytes, {} objects (counting writes in progress); \
          this write needs {adds}",
-        if account { "the account's " } else { "" },
         limit(c.limits.bytes, "bytes"),
         limit(c.limits.objects, "objects"),
         c.used_bytes(),

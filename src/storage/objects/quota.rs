@@ -53,21 +53,22 @@ impl ObjectStore {
 
     /// Sets a bucket's limits: the bucket becomes metered (the index the fold uses first), and
     /// what it already holds is counted by the janitor's fold. `false`: no such bucket.
+    ///
+    /// A bucket metered now is first left a bucket cache's lifetime (every write that starts
+    /// afterwards, on any instance, is metered) and counted whole, so that the limit never
+    /// applies to a partial count: a bucket of many files takes a while.
     pub async fn set_bucket_limits(&self, bucket: &str, limits: Limits) -> Result<bool> {
-        self.index_counted(bucket).await?;
-        // Clearing a limit that was never set changes nothing (and meters nothing).
-        if limits.is_none() {
-            match self.meta.get_bucket(bucket).await? {
-                None => return Ok(false),
-                Some(b) if !b.metered => return Ok(true),
-                Some(_) => {}
-            }
+        match self.meta.get_bucket(bucket).await? {
+            None => return Ok(false),
+            // Clearing a limit that was never set changes nothing (and meters nothing).
+            Some(b) if !b.metered && limits.is_none() => return Ok(true),
+            Some(_) => {}
         }
-        let set = self.meta.set_bucket_limits(bucket, limits).await?;
-        if set {
-            self.fold_now(bucket).await;
+        if self.start_metering(bucket).await? {
+            self.outwait_bucket_caches().await;
         }
-        Ok(set)
+        self.fold_whole(bucket).await?;
+        Ok(self.meta.set_bucket_limits(bucket, limits).await?)
     }
 
     /// Up to 10,000 files at once, so that a limit set on a bucket that holds data applies

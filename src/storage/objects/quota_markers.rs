@@ -187,12 +187,19 @@ impl ObjectStore {
 
 /// Why markers were refused: the objects limit and the usage.
 fn refusal(c: &Counted, account: bool, n: i64) -> String {
+    let plural = if n == 1 { "" } else { "s" };
+    if account {
+        // Only the account's limit is told (see `meter::describe`).
+        return format!(
+            "the account's limit {} objects has no room for this delete, which needs {n} \
+             delete marker{plural} (each counts as an object)",
+            c.limits.objects.map_or("no".to_owned(), |l| l.to_string()),
+        );
+    }
     format!(
-        "{}limit {} objects; usage {} objects (counting writes in progress); this delete \
-         needs {n} delete marker{} (each counts as an object)",
-        if account { "the account's " } else { "" },
+        "limit {} objects; usage {} objects (counting writes in progress); this delete \
+         needs {n} delete marker{plural} (each counts as an object)",
         c.limits.objects.map_or("no".to_owned(), |l| l.to_string()),
         c.used_objects(),
-        if n == 1 { "" } else { "s" },
     )
 }

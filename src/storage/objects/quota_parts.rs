@@ -200,12 +200,16 @@ impl ObjectStore {
             Some(_) => Ok(()),
             None => {
                 let (c, account) = self.meta.refusing_counted(&up.bucket, 0, 1).await?;
-                Err(GridFsError::QuotaExceeded(format!(
-                    "{}limit {} objects; usage {} objects; completing the upload adds 1",
-                    if account { "the account's " } else { "" },
-                    c.limits.objects.unwrap_or(0),
-                    Counted::used_objects(&c)
-                )))
+                let limit = c.limits.objects.unwrap_or(0);
+                Err(GridFsError::QuotaExceeded(if account {
+                    // Only the account's limit is told (see `meter::describe`).
+                    format!("the account's limit {limit} objects has no room for completing the upload, which adds 1")
+                } else {
+                    format!(
+                        "limit {limit} objects; usage {} objects; completing the upload adds 1",
+                        Counted::used_objects(&c)
+                    )
+                }))
             }
         }
     }

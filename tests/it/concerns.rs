@@ -27,8 +27,12 @@ async fn recording(
     opts.command_event_handler = Some(mongodb::event::EventHandler::callback(
         move |ev: CommandEvent| {
             if let CommandEvent::Started(e) = ev {
-                // `bulkWrite` goes to `admin`; this client serves this gateway alone.
-                if e.db == db || e.command_name == "bulkWrite" {
+                // `bulkWrite` and `commitTransaction` go to `admin`; this client serves this
+                // gateway alone.
+                if e.db == db
+                    || e.command_name == "bulkWrite"
+                    || e.command_name == "commitTransaction"
+                {
                     log.lock().unwrap().push((e.command_name, e.command));
                 }
             }
@@ -87,8 +91,28 @@ fn every_write_and_read_carries_the_configured_concern() {
         let (gw, seen_log) = recording("concerns", |_| {}).await;
         workload(&gw.sdk(), "concerns").await;
         let seen = seen_log.lock().unwrap().clone();
-        let (mut writes, mut reads) = (0, 0);
+        let (mut writes, mut reads, mut commits) = (0, 0, 0);
         for (name, cmd) in &seen {
+            // A transaction's statements may carry no concern of their own (the server
+            // refuses them): its first statement carries its read concern, and its commit
+            // the write concern (CreateBucket records the bucket in one).
+            if cmd.get_bool("autocommit") == Ok(false) {
+                if cmd.get_bool("startTransaction") == Ok(true) {
+                    let rc = cmd.get_document("readConcern").unwrap_or_else(|_| {
+                        panic!("a transaction begun without a readConcern: {cmd}");
+                    });
+                    assert_eq!(rc.get_str("level"), Ok("majority"), "{name}: {cmd}");
+                }
+                if name == "commitTransaction" {
+                    commits += 1;
+                    let wc = cmd.get_document("writeConcern").unwrap_or_else(|_| {
+                        panic!("a commit without a writeConcern: {cmd}");
+                    });
+                    assert_eq!(wc.get_str("w"), Ok("majority"), "{name}: {cmd}");
+                    assert_eq!(wc.get_bool("j"), Ok(true), "{name}: {cmd}");
+                }
+                continue;
+            }
             if WRITES.contains(&name.as_str()) {
                 writes += 1;
                 let wc = cmd.get_document("writeConcern").unwrap_or_else(|_| {
@@ -109,6 +133,7 @@ fn every_write_and_read_carries_the_configured_concern() {
             seen.iter().any(|(n, _)| n == "bulkWrite"),
             "the workload sent no bulkWrite"
         );
+        assert!(commits > 0, "the workload committed no transaction");
         // DeleteObjects of more keys than one `$in` slice: one `delete` command of several
         // statements, built by hand (`gridfs::batch`), with the concern too.
         let s3 = gw.sdk();
@@ -142,7 +167,12 @@ fn every_write_and_read_carries_the_configured_concern() {
         .await;
         workload(&gw.sdk(), "concerns1").await;
         let seen = seen.lock().unwrap().clone();
-        let insert = seen.iter().find(|(n, _)| n == "insert").expect("an insert");
+        // (Outside transactions: their statements carry no concern of their own.)
+        let alone = |c: &Document| c.get_bool("autocommit").is_err();
+        let insert = seen
+            .iter()
+            .find(|(n, c)| n == "insert" && alone(c))
+            .expect("an insert");
         let wc = insert.1.get_document("writeConcern").unwrap();
         assert_eq!(
             wc.get_i32("w")
@@ -150,7 +180,10 @@ fn every_write_and_read_carries_the_configured_concern() {
                 .or(wc.get_i64("w").ok().map(|n| n as i32)),
             Some(1)
         );
-        let find = seen.iter().find(|(n, _)| n == "find").expect("a find");
+        let find = seen
+            .iter()
+            .find(|(n, c)| n == "find" && alone(c))
+            .expect("a find");
         assert_eq!(
             find.1.get_document("readConcern").unwrap().get_str("level"),
             Ok("local")

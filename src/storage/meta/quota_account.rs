@@ -164,7 +164,7 @@ impl MetaStore {
             }
             self.linked.learn(bucket);
         }
-        let done = with_transaction!(self.client(), |s| {
+        let done = with_transaction!(self, |s| {
             let step = self
                 .usage_in(&mut s, bucket, filter.clone(), room.clone(), update.clone())
                 .await?;
@@ -235,6 +235,25 @@ impl MetaStore {
             .await
     }
 
+    /// Writes a bucket's usage document first thing in the transaction `s`, so that the
+    /// transaction holds it from its start: the bucket's writers then wait for it (a moment)
+    /// instead of making it conflict and start again, which under steady writes it did until
+    /// it gave up (found in review: a first limit on a busy bucket failed after minutes).
+    pub async fn hold_usage_in(
+        &self,
+        s: &mut ClientSession,
+        bucket: &str,
+    ) -> mongodb::error::Result<()> {
+        self.usage()
+            .update_one(
+                doc! {"_id": bucket_usage_id(bucket)},
+                doc! {"$inc": {"folds": 1_i64}},
+            )
+            .session(s)
+            .await?;
+        Ok(())
+    }
+
     /// The buckets whose usage is linked to an account.
     pub async fn linked_buckets(&self) -> mongodb::error::Result<HashSet<String>> {
         let names = self
@@ -266,7 +285,7 @@ impl MetaStore {
         zero.insert("account", account);
         let usage = self.usage();
         let (aid, cid) = (account_usage_id(account), creations_id(account));
-        with_transaction!(self.client(), |s| {
+        with_transaction!(self, |s| {
             bump_creations(&usage, &mut s, &cid).await?;
             usage
                 .update_one(doc! {"_id": &aid}, doc! {"$setOnInsert": zero.clone()})
@@ -329,7 +348,7 @@ impl MetaStore {
         let aid = account_usage_id(account);
         let bid = bucket_usage_id(bucket);
         let usage = self.usage();
-        let linked = with_transaction!(self.client(), |s| {
+        let linked = with_transaction!(self, |s| {
             // The link is the transaction's first statement, and it reads the counters it
             // moves as it writes: no window between the read and the write for a writer of
             // the bucket to fall into (such writers then wait for this short transaction).
@@ -441,7 +460,7 @@ impl MetaStore {
         let buckets = self.buckets.clone();
         let name = info.name.clone();
         let made = self.changed(&info.name, async {
-            with_transaction!(self.client(), |s| {
+            with_transaction!(self, |s| {
                 bump_creations(&usage, &mut s, &cid).await?;
                 let limited = usage
                     .find_one(doc! {"_id": &aid})
@@ -502,7 +521,7 @@ impl MetaStore {
     pub async fn forget_usage(&self, bucket: &str) -> mongodb::error::Result<()> {
         let bid = bucket_usage_id(bucket);
         let usage = self.usage();
-        with_transaction!(self.client(), |s| {
+        with_transaction!(self, |s| {
             let Some(d) = usage
                 .find_one_and_delete(doc! {"_id": &bid})
                 .session(&mut s)

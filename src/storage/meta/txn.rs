@@ -22,15 +22,33 @@ pub async fn commit(s: &mut ClientSession) -> mongodb::error::Result<()> {
     }
 }
 
-/// Runs a transaction body on `$client`, again on transient errors; `body` gets a started
-/// transaction and answers whether to commit (`Some`) or abort (`None`).
+impl super::MetaStore {
+    /// A session with a transaction started in it, under the database's configured concerns:
+    /// a transaction's statements may not carry their own, so its start (read concern) and
+    /// its commit (write concern) must, or it would read and commit at the server's defaults.
+    pub async fn begin(&self) -> mongodb::error::Result<ClientSession> {
+        let mut s = self.client().start_session().await?;
+        let mut t = s.start_transaction();
+        if let Some(rc) = self.db.read_concern() {
+            t = t.read_concern(rc.clone());
+        }
+        if let Some(wc) = self.db.write_concern() {
+            t = t.write_concern(wc.clone());
+        }
+        t.await?;
+        Ok(s)
+    }
+}
+
+/// Runs a transaction body on the metastore `$meta` ([`super::MetaStore::begin`]), again on
+/// transient errors; `body` gets a started transaction and answers whether to commit (`Some`)
+/// or abort (`None`).
 macro_rules! with_transaction {
-    ($client:expr, |$s:ident| $body:block) => {{
+    ($meta:expr, |$s:ident| $body:block) => {{
         let mut attempt = 0_u64;
         loop {
             attempt += 1;
-            let mut $s = $client.start_session().await?;
-            $s.start_transaction().await?;
+            let mut $s = $meta.begin().await?;
             let r: mongodb::error::Result<_> = async { $body }.await;
             let r = match r {
                 Ok(Some(v)) => $crate::storage::meta::txn::commit(&mut $s)

@@ -35,7 +35,7 @@ pub(super) use crate::storage::meta::txn::{commit, transient};
 /// answers whether to commit (`Some`) or abort (`None`).
 macro_rules! in_transaction {
     ($store:expr, |$s:ident| $body:block) => {
-        $crate::storage::meta::txn::with_transaction!($store.meta.client(), |$s| $body)
+        $crate::storage::meta::txn::with_transaction!($store.meta, |$s| $body)
     };
 }
 pub(super) use in_transaction;
@@ -146,8 +146,7 @@ impl ObjectStore {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let mut s = self.meta.client().start_session().await?;
-            s.start_transaction().await?;
+            let mut s = self.meta.begin().await?;
             let r: mongodb::error::Result<()> = async {
                 let mut cur = files
                     .find(doc! {"_id": {"$in": ids}, format!("metadata.{COUNTED}"): true})
@@ -224,9 +223,19 @@ impl ObjectStore {
         let mut attempt = 0;
         let mut done = 0;
         loop {
-            let mut s = self.meta.client().start_session().await?;
-            s.start_transaction().await?;
+            // Nothing to count (nearly always, in a janitor pass): no transaction, which
+            // would hold the usage document for nothing.
+            if files
+                .find_one(filter.clone())
+                .projection(doc! {"_id": 1})
+                .await?
+                .is_none()
+            {
+                return Ok(total);
+            }
+            let mut s = self.meta.begin().await?;
             let r: mongodb::error::Result<u64> = async {
+                self.meta.hold_usage_in(&mut s, bucket).await?;
                 let mut cur = files
                     .find(filter.clone())
                     .projection(doc! {"length": 1, "metadata.s3Sse.size": 1})

@@ -70,8 +70,7 @@ impl ObjectStore {
         let mut attempt = 0_u64;
         loop {
             attempt += 1;
-            let mut s = self.meta.client().start_session().await?;
-            s.start_transaction().await?;
+            let mut s = self.meta.begin().await?;
             let r: mongodb::error::Result<UsageCheck> = async {
                 let counted = usage
                     .find_one(doc! {"_id": &uid})
@@ -179,7 +178,7 @@ impl ObjectStore {
     /// An account's counters against the sum of its linked buckets', in one snapshot (and
     /// with `repair`, set to it there).
     async fn check_account_usage(&self, account: &str, repair: bool) -> Result<UsageCheck> {
-        let check = crate::storage::meta::txn::with_transaction!(self.meta.client(), |s| {
+        let check = crate::storage::meta::txn::with_transaction!(self.meta, |s| {
             let Some((c, sum)) = self.meta.recount_account_in(&mut s, account, false).await? else {
                 return Ok(None);
             };

@@ -118,7 +118,17 @@ impl ObjectStore {
         let filter = doc! {"marker": true, MARKER_COUNTED: {"$exists": false}};
         let mut total = 0;
         for _ in 0..batches {
+            // Nothing to count: no transaction (see `fold_files`).
+            if coll
+                .find_one(filter.clone())
+                .projection(doc! {"_id": 1})
+                .await?
+                .is_none()
+            {
+                break;
+            }
             let n = in_transaction!(self, |s| {
+                self.meta.hold_usage_in(&mut s, bucket).await?;
                 let ids: Vec<Bson> = {
                     let mut cur = coll
                         .find(filter.clone())

@@ -35,6 +35,22 @@ const COUNTERS: [&str; 5] = [
     "reservedObjects",
 ];
 
+/// A usage document's counters (`COUNTERS`) as `c` has them, times `sign`.
+fn counters_of(c: &Counted, sign: i64) -> Document {
+    let values = [
+        c.bytes,
+        c.objects,
+        c.part_bytes,
+        c.reserved_bytes,
+        c.reserved_objects,
+    ];
+    COUNTERS
+        .iter()
+        .zip(values)
+        .map(|(k, v)| (k.to_string(), Bson::Int64(sign * v)))
+        .collect()
+}
+
 /// The `_id` of an account's bucket creation counter (see
 /// [`MetaStore::open_account_usage`]).
 fn creations_id(account: &str) -> String {
@@ -121,13 +137,7 @@ async fn forget_counted_in(
     };
     let c = Counted::from_document(d);
     usage
-        .update_one(
-            doc! {"_id": a},
-            doc! {"$inc": {
-                "bytes": -c.bytes, "objects": -c.objects, "partBytes": -c.part_bytes,
-                "reservedBytes": -c.reserved_bytes, "reservedObjects": -c.reserved_objects,
-            }},
-        )
+        .update_one(doc! {"_id": a}, doc! {"$inc": counters_of(&c, -1)})
         .session(s)
         .await?;
     Ok(())
@@ -373,13 +383,7 @@ impl MetaStore {
             crate::failpoint::hit("quota.link_read", bucket).await;
             let c = Counted::from_document(&d);
             let moved = usage
-                .update_one(
-                    doc! {"_id": &aid},
-                    doc! {"$inc": {
-                        "bytes": c.bytes, "objects": c.objects, "partBytes": c.part_bytes,
-                        "reservedBytes": c.reserved_bytes, "reservedObjects": c.reserved_objects,
-                    }},
-                )
+                .update_one(doc! {"_id": &aid}, doc! {"$inc": counters_of(&c, 1)})
                 .session(&mut s)
                 .await?
                 .matched_count;
@@ -577,16 +581,7 @@ impl MetaStore {
             sum.reserved_objects += c.reserved_objects;
         }
         if repair && !counted.same_counters(&sum) {
-            let mut set = Document::new();
-            for (k, v) in [
-                ("bytes", sum.bytes),
-                ("objects", sum.objects),
-                ("partBytes", sum.part_bytes),
-                ("reservedBytes", sum.reserved_bytes),
-                ("reservedObjects", sum.reserved_objects),
-            ] {
-                set.insert(k, Bson::Int64(v));
-            }
+            let set = counters_of(&sum, 1);
             self.usage()
                 .update_one(doc! {"_id": &aid}, doc! {"$set": set})
                 .session(&mut *s)

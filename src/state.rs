@@ -96,7 +96,21 @@ pub async fn open_store(config: &Config, client: mongodb::Client) -> anyhow::Res
             "this deployment has data sealed under master keys this gateway was not given: SSE-S3 and SSE-KMS objects under them answer 503 until GRIDS3_MASTER_KEY or GRIDS3_PREVIOUS_MASTER_KEYS holds them"
         );
     }
+    // Transactions get a connection pool of their own (`storage::meta::txn`, "Why
+    // transactions have a pool of their own"): the same deployment, the same settings.
+    let txn_client = match &config.mongodb_uri {
+        Some(uri) => crate::metrics::mongodb_client_with_timeout(
+            uri,
+            Duration::from_secs(config.mongodb_timeout.max(1)),
+            config.mongodb_command_metrics,
+        )
+        .await
+        .context("connecting to MongoDB for transactions")?,
+        // (A caller that gives a client but no URI: its transactions share the client's pool.)
+        None => client.clone(),
+    };
     let meta = meta
+        .with_txn_client(txn_client)
         .with_masters(masters)
         .with_write_ttl(Duration::from_secs(config.write_lease.max(3)));
     let content = crate::storage::content::ContentSettings {

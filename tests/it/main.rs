@@ -46,6 +46,7 @@ mod policy;
 mod post_object;
 mod quota;
 mod quota_account;
+mod quota_pool;
 mod quota_race;
 mod races;
 mod readme;

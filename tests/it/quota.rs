@@ -437,7 +437,6 @@ fn an_upload_begun_before_the_limit_is_counted_from_its_next_step() {
 fn a_removal_that_read_a_hold_converted_meanwhile_subtracts_the_object_instead() {
     support::run(async {
         use grids3::failpoint;
-        use grids3::storage::meta::Hold;
         let gw = support::gateway("quotaremoval").await;
         let s3 = gw.sdk_once();
         let b = "removal";
@@ -472,7 +471,7 @@ fn a_removal_that_read_a_hold_converted_meanwhile_subtracts_the_object_instead()
             )
             .await
             .unwrap();
-        assert!(meta.hold(b, &id, 100, 1).await.unwrap());
+        let hold = meta.hold(b, &id, 100, 1).await.unwrap().expect("held");
         assert_eq!(counters_now(&gw, b).await, (0, 0, 0, 100, 1, 1));
 
         let stop = failpoint::pause("quota.removal_read", Some(b));
@@ -481,12 +480,6 @@ fn a_removal_that_read_a_hold_converted_meanwhile_subtracts_the_object_instead()
             tokio::spawn(async move { s3.delete_object().bucket(b).key("a").send().await })
         };
         stop.reached().await;
-        let hold = Hold {
-            id: id.clone(),
-            bytes: 100,
-            objects: 1,
-            expires: mongodb::bson::DateTime::now(),
-        };
         assert!(
             meta.settle_hold(b, &hold, 100, 1).await.unwrap(),
             "the conversion goes in while the removal waits"

@@ -110,6 +110,22 @@ pub(crate) async fn holds_settled(gw: &support::Gateway, bucket: &str, secs: u64
     .await
 }
 
+/// `account`'s counters once `bucket`'s holds are settled, checked against its buckets'.
+pub(crate) async fn settled_account(
+    gw: &support::Gateway,
+    bucket: &str,
+    account: &str,
+) -> grids3::storage::meta::Counted {
+    assert!(holds_settled(gw, bucket, 10).await);
+    assert_account_is_its_buckets(gw, &[bucket]).await;
+    gw.state
+        .store
+        .account_counted(account)
+        .await
+        .unwrap()
+        .unwrap()
+}
+
 /// Converted holds.
 async fn settled(gw: &support::Gateway, buckets: &[&str]) {
     for b in buckets {
@@ -408,15 +424,7 @@ fn a_write_racing_the_link_and_an_instance_unaware_of_it_are_counted_for_the_acc
         paused.release();
         setting.await.unwrap().unwrap();
         meanwhile.await.unwrap().unwrap();
-        assert!(holds_settled(&gw, b, 10).await);
-        assert_account_is_its_buckets(&gw, &[b]).await;
-        let a = gw
-            .state
-            .store
-            .account_counted(&account)
-            .await
-            .unwrap()
-            .unwrap();
+        let a = settled_account(&gw, b, &account).await;
         assert_eq!((a.bytes, a.objects), (3000, 2), "{a:?}");
 
         // A process that has never seen the link: its writes count for the account too, and
@@ -426,15 +434,7 @@ fn a_write_racing_the_link_and_an_instance_unaware_of_it_are_counted_for_the_acc
         put(&o3, b, "other", 4000).await.unwrap();
         assert_eq!(put(&o3, b, "over", 3001).await.unwrap_err().0, QUOTA);
         put(&o3, b, "over", 3000).await.unwrap();
-        assert!(holds_settled(&gw, b, 10).await);
-        assert_account_is_its_buckets(&gw, &[b]).await;
-        let a = gw
-            .state
-            .store
-            .account_counted(&account)
-            .await
-            .unwrap()
-            .unwrap();
+        let a = settled_account(&gw, b, &account).await;
         assert_eq!(
             (a.bytes, a.objects, a.limits.bytes),
             (10_000, 4, Some(10_000))

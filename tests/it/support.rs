@@ -222,7 +222,13 @@ pub async fn gateway_with(
     db_name: &str,
     tweak: impl FnOnce(&mut grids3::config::Config),
 ) -> Gateway {
-    gateway_with_client(client().await, db_name, tweak).await
+    // As the binary runs: transactions on a client of their own (`storage::meta::txn`), so
+    // that every test runs each transaction's statements on the client that began it.
+    gateway_with_client(client().await, db_name, |c| {
+        c.mongodb_uri = Some(db().uri.clone());
+        tweak(c)
+    })
+    .await
 }
 
 /// Starts a gateway over `client`'s server.

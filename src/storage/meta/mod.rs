@@ -42,7 +42,7 @@ pub use keys::{KeyError, KeyInfo, KeySecret, SessionKind, SessionToken, UserOfKe
 pub use lead::{Lead, LeadInfo};
 pub use leases::{Lease, PendingReclaim};
 pub use progress::Progress;
-pub use quota::{bucket_usage_id, objects_room, Counted, Hold, Limits, HOLD_LEASE};
+pub use quota::{bucket_usage_id, hold_of, objects_room, Counted, Hold, Limits, HOLD_LEASE};
 pub use quota_account::{account_usage_id, UsageStep};
 pub use service_accounts::{NewServiceAccount, ServiceAccount, ServiceAccountChange};
 pub use sessions::{ConsoleSession, SsoSession};
@@ -84,6 +84,9 @@ pub struct MetaStore {
     usage_batches: quota_batch::UsageBatches,
     /// Buckets seen linked to their account's limits (see `quota_account`).
     linked: quota_account::Linked,
+    /// The client whose sessions run this process's transactions (see `txn`): a connection
+    /// pool of their own.
+    txn_client: mongodb::Client,
 }
 
 /// Bucket lookups cached in this process.
@@ -164,6 +167,13 @@ impl MetaStore {
         m.replay_index().await?;
         m.posts_index().await?;
         Ok(m)
+    }
+
+    /// Runs this process's transactions on `client`'s connection pool (see `txn`, "Why
+    /// transactions have a pool of their own"). `client` must reach the same deployment.
+    pub fn with_txn_client(mut self, client: mongodb::Client) -> Self {
+        self.txn_client = client;
+        self
     }
 
     /// How long a write registration lives without a heartbeat (default 30 s).
@@ -272,6 +282,7 @@ impl MetaStore {
             pools: writes::Pools::default(),
             usage_batches: quota_batch::UsageBatches::default(),
             linked: quota_account::Linked::default(),
+            txn_client: db.client().clone(),
         }
     }
 

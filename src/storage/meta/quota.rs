@@ -8,7 +8,13 @@
 //!   `bytes + partBytes + reservedBytes + n <= limitBytes` (and the same for objects), tested
 //!   in the update's filter: the usage it reads is the usage it changes.
 //! - **Holds:** a write in flight holds its bytes under an id of its own (`holds`), with a
-//!   lease in the database's time that its writer renews. Publishing converts the hold into
+//!   lease in the database's time that its writer renews. Each is stored as one string,
+//!   `"<id>|<bytes>|<objects>|<lease end, ms>"`, and every update names a hold by that whole
+//!   string (equality, `$pullAll`, the positional `holds.$`): the local database matched
+//!   holds stored as subdocuments (`$elemMatch`, `$pull` by a field) at twice the cost, and
+//!   every metered write's updates pay it (BENCHMARKS.md, "Holds as strings"). A hold
+//!   stored as a subdocument by an older grids3 (`{h, b, o, exp}`) is read and settled all
+//!   the same; a renewal rewrites it as a string. Publishing converts the hold into
 //!   counted usage, in one update conditional on the hold being there, so it happens once;
 //!   a failed write releases it. A hold whose writer died is settled by the janitor once its
 //!   lease is over (see `objects::quota`), which decides by the object itself whether it was
@@ -41,7 +47,7 @@ impl Limits {
 }
 
 /// A bucket's counted usage and limits, as its usage document holds them.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Counted {
     /// The limits.
     pub limits: Limits,
@@ -123,18 +129,14 @@ impl Counted {
             reserved_objects: n("reservedObjects"),
             holds: d
                 .get_array("holds")
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|h| h.as_document().and_then(Hold::from_document))
-                        .collect()
-                })
+                .map(|a| a.iter().filter_map(Hold::from_stored).collect())
                 .unwrap_or_default(),
         }
     }
 }
 
 /// One write's hold.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Hold {
     /// The hold's id: an object write's file id (hex).
     pub id: String,
@@ -144,17 +146,67 @@ pub struct Hold {
     pub objects: i64,
     /// When its lease ends, in the database's time.
     pub expires: mongodb::bson::DateTime,
+    /// The hold as its usage document stores it, by which every update names it.
+    pub stored: Bson,
 }
 
 impl Hold {
-    fn from_document(d: &Document) -> Option<Self> {
+    /// A hold to store.
+    pub fn new(id: &str, bytes: i64, objects: i64, expires: mongodb::bson::DateTime) -> Self {
+        let stored = Bson::String(format!(
+            "{id}|{bytes}|{objects}|{}",
+            expires.timestamp_millis()
+        ));
+        Self {
+            id: id.to_owned(),
+            bytes,
+            objects,
+            expires,
+            stored,
+        }
+    }
+
+    /// The same hold with `more` bytes and its lease ending at `expires`, to store in its
+    /// place.
+    pub fn grown(&self, more: i64, expires: mongodb::bson::DateTime) -> Self {
+        Self::new(&self.id, self.bytes + more, self.objects, expires)
+    }
+
+    /// A hold as stored: a string, or a subdocument an older grids3 stored.
+    fn from_stored(b: &Bson) -> Option<Self> {
+        let (id, bytes, objects, expires) = match b {
+            Bson::String(s) => {
+                let mut f = s.split('|');
+                let id = f.next()?;
+                let bytes = f.next()?.parse().ok()?;
+                let objects = f.next()?.parse().ok()?;
+                let ms: i64 = f.next()?.parse().ok()?;
+                (id, bytes, objects, mongodb::bson::DateTime::from_millis(ms))
+            }
+            Bson::Document(d) => (
+                d.get_str("h").ok()?,
+                d.get_i64("b").unwrap_or(0),
+                d.get_i64("o").unwrap_or(0),
+                *d.get_datetime("exp").ok()?,
+            ),
+            _ => return None,
+        };
         Some(Self {
-            id: d.get_str("h").ok()?.to_owned(),
-            bytes: d.get_i64("b").unwrap_or(0),
-            objects: d.get_i64("o").unwrap_or(0),
-            expires: *d.get_datetime("exp").ok()?,
+            id: id.to_owned(),
+            bytes,
+            objects,
+            expires,
+            stored: b.clone(),
         })
     }
+}
+
+/// The hold `id` in usage document `d`, if it is there.
+pub fn hold_of(d: &Document, id: &str) -> Option<Hold> {
+    Counted::from_document(d)
+        .holds
+        .into_iter()
+        .find(|h| h.id == id)
 }
 
 /// The `_id` of a bucket's usage document.
@@ -296,53 +348,84 @@ impl MetaStore {
             .map(|d| Counted::from_document(&d)))
     }
 
-    /// Takes a new hold of `bytes` and `objects` if they fit; `false` when they do not.
+    /// Takes a new hold of `bytes` and `objects` if they fit: the hold as stored, `None`
+    /// when they do not.
     pub async fn hold(
         &self,
         bucket: &str,
         id: &str,
         bytes: i64,
         objects: i64,
-    ) -> mongodb::error::Result<bool> {
-        let hold = doc! {"h": id, "b": bytes, "o": objects, "exp": self.clock.after(HOLD_LEASE)};
-        self.change_usage(
-            bucket,
-            doc! {"holds.h": {"$ne": id}},
-            Some(room(bytes, objects)),
-            doc! {"$inc": {"reservedBytes": bytes, "reservedObjects": objects},
-            "$push": {"holds": hold}},
-        )
-        .await
+    ) -> mongodb::error::Result<Option<Hold>> {
+        let hold = Hold::new(id, bytes, objects, self.clock.after(HOLD_LEASE));
+        let took = self
+            .change_usage(
+                bucket,
+                doc! {"holds": {"$ne": &hold.stored}},
+                Some(room(bytes, objects)),
+                doc! {"$inc": {"reservedBytes": bytes, "reservedObjects": objects},
+                "$push": {"holds": &hold.stored}},
+            )
+            .await?;
+        Ok(took.then_some(hold))
     }
 
-    /// Grows a hold by `bytes` if they fit (and renews its lease); `false` when they do not
-    /// or the hold is gone.
+    /// Grows a hold by `bytes` if they fit (and renews its lease): the hold as stored now,
+    /// `None` when they do not fit or the hold is gone. `hold` may be stale (a renewal or
+    /// growth whose answer its writer never heard): the stored one is read and grown.
     pub async fn grow_hold(
         &self,
         bucket: &str,
-        id: &str,
+        hold: &Hold,
         bytes: i64,
-    ) -> mongodb::error::Result<bool> {
-        self.change_usage(
-            bucket,
-            doc! {"holds.h": id},
-            Some(room(bytes, 0)),
-            doc! {"$inc": {"reservedBytes": bytes, "holds.$.b": bytes},
-            "$set": {"holds.$.exp": self.clock.after(HOLD_LEASE)}},
-        )
-        .await
+    ) -> mongodb::error::Result<Option<Hold>> {
+        self.replace_hold(bucket, hold, bytes).await
     }
 
-    /// Renews a hold's lease; `false` when it is gone (the janitor settled it: its write
-    /// must not publish).
-    pub async fn renew_hold(&self, bucket: &str, id: &str) -> mongodb::error::Result<bool> {
-        self.change_usage(
-            bucket,
-            doc! {"holds.h": id},
-            None,
-            doc! {"$set": {"holds.$.exp": self.clock.after(HOLD_LEASE)}},
-        )
-        .await
+    /// Renews a hold's lease: the hold as stored now, `None` when it is gone (the janitor
+    /// settled it: its write must not publish).
+    pub async fn renew_hold(
+        &self,
+        bucket: &str,
+        hold: &Hold,
+    ) -> mongodb::error::Result<Option<Hold>> {
+        self.replace_hold(bucket, hold, 0).await
+    }
+
+    /// Stores `hold` grown by `more` bytes with a new lease, in its place; as it is stored
+    /// first (one round trip, nearly always right), then as read.
+    async fn replace_hold(
+        &self,
+        bucket: &str,
+        hold: &Hold,
+        more: i64,
+    ) -> mongodb::error::Result<Option<Hold>> {
+        let mut cur = hold.clone();
+        for _ in 0..100 {
+            let next = cur.grown(more, self.clock.after(HOLD_LEASE));
+            let room = (more > 0).then(|| room(more, 0));
+            let mut inc = Document::new();
+            if more != 0 {
+                inc.insert("reservedBytes", more);
+            }
+            let mut update = doc! {"$set": {"holds.$": &next.stored}};
+            if !inc.is_empty() {
+                update.insert("$inc", inc);
+            }
+            if self
+                .change_usage(bucket, doc! {"holds": &cur.stored}, room, update)
+                .await?
+            {
+                return Ok(Some(next));
+            }
+            // Not as it was known (changed by an update whose answer was lost), gone, or
+            // no room: which one is read.
+            match self.find_hold(bucket, &hold.id).await? {
+                Some(stored) if stored.stored != cur.stored => cur = stored,
+                _ => return Ok(None),
+            }
+        }
+        Ok(None)
     }
 
     /// Ends a hold: what it held is given back, and `bytes` and `objects` are counted as
@@ -359,50 +442,55 @@ impl MetaStore {
         objects: i64,
     ) -> mongodb::error::Result<bool> {
         // First as the caller knows it (one round trip, nearly always right), then as read.
-        let mut guess = Some((hold.bytes, hold.objects));
+        let mut guess = Some(hold.clone());
         for _ in 0..100 {
-            let (held, objs) = match guess.take() {
+            let h = match guess.take() {
                 Some(g) => g,
                 None => match self.find_hold(bucket, &hold.id).await? {
-                    Some(stored) => (stored.bytes, stored.objects),
+                    Some(stored) => stored,
                     None => return Ok(false),
                 },
             };
             let settled = self
                 .change_usage(
                     bucket,
-                    doc! {"holds": {"$elemMatch": {"h": &hold.id, "b": held, "o": objs}}},
+                    doc! {"holds": &h.stored},
                     None,
-                    doc! {"$pull": {"holds": {"h": &hold.id}},
-                    "$inc": {"reservedBytes": -held, "reservedObjects": -objs,
+                    doc! {"$pullAll": {"holds": [&h.stored]},
+                    "$inc": {"reservedBytes": -h.bytes, "reservedObjects": -h.objects,
                              "bytes": bytes, "objects": objects}},
                 )
                 .await?;
             if settled {
                 return Ok(true);
             }
-            // Not as guessed (grown by an update whose answer was lost), or settled: read it.
+            // Not as guessed (grown or renewed by an update whose answer was lost), or
+            // settled: read it.
         }
         Ok(false)
     }
 
-    /// One hold as the database has it, `None` when it is settled.
+    /// One hold as the database has it, `None` when it is settled. (Holds are strings,
+    /// which no query can take apart: the document's are read and looked through; this is
+    /// the rare path.)
     pub async fn find_hold(&self, bucket: &str, id: &str) -> mongodb::error::Result<Option<Hold>> {
         let d = self
             .usage()
-            .find_one(doc! {"_id": bucket_usage_id(bucket), "holds.h": id})
-            .projection(doc! {"holds": {"$elemMatch": {"h": id}}})
+            .find_one(doc! {"_id": bucket_usage_id(bucket)})
+            .projection(doc! {"holds": 1})
             .await?;
-        Ok(d.and_then(|d| Counted::from_document(&d).holds.into_iter().next()))
+        Ok(d.and_then(|d| hold_of(&d, id)))
     }
 
     /// Buckets with a hold whose lease is over: `(bucket, its holds)`, for the janitor.
+    /// (Every usage document with holds is read: a lease inside a string is not a field a
+    /// query could compare.)
     pub async fn lapsed_holds(&self) -> mongodb::error::Result<Vec<(String, Vec<Hold>)>> {
         use futures::TryStreamExt;
         let now = self.clock.now();
         let docs: Vec<Document> = self
             .usage()
-            .find(doc! {"holds.exp": {"$lt": now}})
+            .find(doc! {"_id": {"$gte": "b:", "$lt": "b;"}, "holds.0": {"$exists": true}})
             .projection(doc! {"holds": 1})
             .await?
             .try_collect()
@@ -416,7 +504,7 @@ impl MetaStore {
                     .into_iter()
                     .filter(|h| h.expires < now)
                     .collect::<Vec<_>>();
-                Some((bucket, holds))
+                (!holds.is_empty()).then_some((bucket, holds))
             })
             .collect())
     }
@@ -479,9 +567,42 @@ impl MetaStore {
     pub fn usage_collection(&self) -> Collection<Document> {
         self.usage()
     }
+}
 
-    /// The client, for those transactions' sessions.
-    pub fn client(&self) -> &mongodb::Client {
-        self.db.client()
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hold_is_stored_as_one_string_and_read_back_in_either_form() {
+        let exp = mongodb::bson::DateTime::from_millis(1_765_000_000_123);
+        let h = Hold::new("65f0a1b2c3d4e5f601234567", 4096, 1, exp);
+        assert_eq!(
+            h.stored,
+            Bson::String("65f0a1b2c3d4e5f601234567|4096|1|1765000000123".into())
+        );
+        assert_eq!(Hold::from_stored(&h.stored), Some(h.clone()));
+        // Grown: the same id, more bytes, a new lease.
+        let g = h.grown(10, mongodb::bson::DateTime::from_millis(1_765_000_030_000));
+        assert_eq!(
+            (g.id.as_str(), g.bytes, g.objects),
+            (h.id.as_str(), 4106, 1)
+        );
+        assert_ne!(g.stored, h.stored);
+        // As an older grids3 stored it: read, and named by that subdocument.
+        let old = Bson::Document(doc! {"h": "abc", "b": 7_i64, "o": 0_i64, "exp": exp});
+        let o = Hold::from_stored(&old).unwrap();
+        assert_eq!(
+            (o.id.as_str(), o.bytes, o.objects, o.expires),
+            ("abc", 7, 0, exp)
+        );
+        assert_eq!(o.stored, old);
+        // Anything else is no hold.
+        for bad in ["abc|1|1", "abc|x|1|5", ""] {
+            assert_eq!(Hold::from_stored(&Bson::String(bad.into())), None, "{bad}");
+        }
+        let d = doc! {"holds": [h.stored.clone(), old]};
+        assert_eq!(hold_of(&d, "abc"), Some(o));
+        assert_eq!(hold_of(&d, "nope"), None);
     }
 }

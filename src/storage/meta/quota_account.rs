@@ -23,7 +23,7 @@ use mongodb::bson::{doc, Bson, Document};
 use mongodb::ClientSession;
 
 use super::quota::{bucket_usage_id, Counted, Limits};
-use super::txn::with_transaction;
+use super::txn::{with_transaction, InTxn};
 use super::MetaStore;
 
 /// The counters an account's usage document adds up from its buckets'.
@@ -110,6 +110,14 @@ fn counter_inc(update: &Document) -> Document {
         .unwrap_or_default()
 }
 
+/// Whether `update` names an array element by the positional operator (`holds.$`).
+fn positional(update: &Document) -> bool {
+    update
+        .values()
+        .filter_map(Bson::as_document)
+        .any(|ops| ops.keys().any(|k| k.contains(".$")))
+}
+
 /// Writes an account's creation counter `cid` in the transaction `s` (see
 /// [`MetaStore::open_account_usage`]).
 async fn bump_creations(
@@ -118,6 +126,7 @@ async fn bump_creations(
     cid: &str,
 ) -> mongodb::error::Result<()> {
     usage
+        .on(s)
         .update_one(doc! {"_id": cid}, doc! {"$inc": {"n": 1_i64}})
         .upsert(true)
         .session(s)
@@ -137,6 +146,7 @@ async fn forget_counted_in(
     };
     let c = Counted::from_document(d);
     usage
+        .on(s)
         .update_one(doc! {"_id": a}, doc! {"$inc": counters_of(&c, -1)})
         .session(s)
         .await?;
@@ -200,13 +210,35 @@ impl MetaStore {
             f.extend(r.clone());
         }
         let inc = counter_inc(&update);
-        let Some(before) = self
-            .usage()
-            .find_one_and_update(f, update)
-            .projection(doc! {"acct": 1})
-            .session(&mut *s)
-            .await?
-        else {
+        let usage = self.usage().on(s);
+        let before = if positional(&update) {
+            // An update of the hold its filter matched (`holds.$`): an update, then a read of
+            // the link in the same transaction. The local database refuses the positional
+            // operator in `findAndModify` (MongoDB takes it), and it is a hold's growth or
+            // renewal, not the common path.
+            let id = f.get("_id").cloned().unwrap_or(Bson::Null);
+            if usage
+                .update_one(f, update)
+                .session(&mut *s)
+                .await?
+                .matched_count
+                == 0
+            {
+                return Ok(UsageStep::Unmatched);
+            }
+            usage
+                .find_one(doc! {"_id": id})
+                .projection(doc! {"acct": 1})
+                .session(&mut *s)
+                .await?
+        } else {
+            usage
+                .find_one_and_update(f, update)
+                .projection(doc! {"acct": 1})
+                .session(&mut *s)
+                .await?
+        };
+        let Some(before) = before else {
             return Ok(UsageStep::Unmatched);
         };
         let Ok(acct) = before.get_str("acct") else {
@@ -220,8 +252,7 @@ impl MetaStore {
         if let Some(r) = room {
             af.extend(r);
         }
-        let n = self
-            .usage()
+        let n = usage
             .update_one(af, doc! {"$inc": inc})
             .session(&mut *s)
             .await?
@@ -255,6 +286,7 @@ impl MetaStore {
         bucket: &str,
     ) -> mongodb::error::Result<()> {
         self.usage()
+            .on(s)
             .update_one(
                 doc! {"_id": bucket_usage_id(bucket)},
                 doc! {"$inc": {"folds": 1_i64}},
@@ -298,6 +330,7 @@ impl MetaStore {
         with_transaction!(self, |s| {
             bump_creations(&usage, &mut s, &cid).await?;
             usage
+                .on(&s)
                 .update_one(doc! {"_id": &aid}, doc! {"$setOnInsert": zero.clone()})
                 .upsert(true)
                 .session(&mut s)
@@ -359,6 +392,7 @@ impl MetaStore {
         let bid = bucket_usage_id(bucket);
         let usage = self.usage();
         let linked = with_transaction!(self, |s| {
+            let usage = usage.on(&s);
             // The link is the transaction's first statement, and it reads the counters it
             // moves as it writes: no window between the read and the write for a writer of
             // the bucket to fall into (such writers then wait for this short transaction).
@@ -465,6 +499,7 @@ impl MetaStore {
         let name = info.name.clone();
         let made = self.changed(&info.name, async {
             with_transaction!(self, |s| {
+                let (usage, buckets) = (usage.on(&s), buckets.on(&s));
                 bump_creations(&usage, &mut s, &cid).await?;
                 let limited = usage
                     .find_one(doc! {"_id": &aid})
@@ -526,6 +561,7 @@ impl MetaStore {
         let bid = bucket_usage_id(bucket);
         let usage = self.usage();
         with_transaction!(self, |s| {
+            let usage = usage.on(&s);
             let Some(d) = usage
                 .find_one_and_delete(doc! {"_id": &bid})
                 .session(&mut s)
@@ -549,18 +585,13 @@ impl MetaStore {
     ) -> mongodb::error::Result<Option<(Counted, Counted)>> {
         use futures::StreamExt as _;
         let aid = account_usage_id(account);
-        let Some(d) = self
-            .usage()
-            .find_one(doc! {"_id": &aid})
-            .session(&mut *s)
-            .await?
-        else {
+        let usage = self.usage().on(s);
+        let Some(d) = usage.find_one(doc! {"_id": &aid}).session(&mut *s).await? else {
             return Ok(None);
         };
         let counted = Counted::from_document(&d);
         let mut sum = Counted::default();
-        let mut cur = self
-            .usage()
+        let mut cur = usage
             .find(doc! {"acct": &aid})
             .projection(doc! {"holds": 0})
             .session(&mut *s)
@@ -582,7 +613,7 @@ impl MetaStore {
         }
         if repair && !counted.same_counters(&sum) {
             let set = counters_of(&sum, 1);
-            self.usage()
+            usage
                 .update_one(doc! {"_id": &aid}, doc! {"$set": set})
                 .session(&mut *s)
                 .await?;

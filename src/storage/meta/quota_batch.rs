@@ -26,6 +26,8 @@ use super::quota::{room, Hold, HOLD_LEASE};
 use super::*;
 
 type Reply = oneshot::Sender<mongodb::error::Result<bool>>;
+/// A hold's answer: the hold as stored, `None` when it did not fit.
+type HoldReply = oneshot::Sender<mongodb::error::Result<Option<Hold>>>;
 
 /// The waiting holds and conversions, by bucket.
 #[derive(Clone, Default)]
@@ -39,7 +41,7 @@ impl std::fmt::Debug for UsageBatches {
 
 #[derive(Default)]
 struct Queues {
-    holds: Vec<(Hold, Reply)>,
+    holds: Vec<(Hold, HoldReply)>,
     holding: bool,
     /// Holds to settle, with the bytes and objects they publish.
     settles: Vec<(Hold, i64, i64, Reply)>,
@@ -54,14 +56,10 @@ impl MetaStore {
         id: &str,
         bytes: i64,
         objects: i64,
-    ) -> mongodb::error::Result<bool> {
+    ) -> mongodb::error::Result<Option<Hold>> {
         let (tx, rx) = oneshot::channel();
-        let hold = Hold {
-            id: id.to_owned(),
-            bytes,
-            objects,
-            expires: mongodb::bson::DateTime::now(),
-        };
+        // (Its lease is set when its batch goes.)
+        let hold = Hold::new(id, bytes, objects, mongodb::bson::DateTime::now());
         let lead = {
             let mut all = self.usage_batches.0.lock().expect("usage batches");
             let q = all.entry(bucket.to_owned()).or_default();
@@ -147,21 +145,21 @@ impl MetaStore {
         }
     }
 
-    async fn apply_holds(&self, bucket: &str, batch: Vec<(Hold, Reply)>) {
+    async fn apply_holds(&self, bucket: &str, mut batch: Vec<(Hold, HoldReply)>) {
         if batch.len() > 1 {
             let (mut bytes, mut objects) = (0, 0);
-            let mut ids = Vec::new();
-            let mut pushed = Vec::new();
             let exp = self.clock.after(HOLD_LEASE);
+            batch = batch
+                .into_iter()
+                .map(|(h, tx)| (Hold::new(&h.id, h.bytes, h.objects, exp), tx))
+                .collect();
+            let mut pushed = Vec::new();
             for (h, _) in &batch {
                 bytes += h.bytes;
                 objects += h.objects;
-                ids.push(Bson::String(h.id.clone()));
-                pushed.push(Bson::Document(
-                    doc! {"h": &h.id, "b": h.bytes, "o": h.objects, "exp": exp},
-                ));
+                pushed.push(h.stored.clone());
             }
-            let filter = doc! {"holds.h": {"$nin": ids}};
+            let filter = doc! {"holds": {"$nin": pushed.clone()}};
             let update = doc! {
                 "$inc": {"reservedBytes": bytes, "reservedObjects": objects},
                 "$push": {"holds": {"$each": pushed}},
@@ -172,15 +170,15 @@ impl MetaStore {
             {
                 Ok(true) => {
                     for (h, tx) in batch {
-                        self.answer_hold(bucket, h, tx, Ok(true));
+                        self.answer_hold(bucket, tx, Ok(Some(h)));
                     }
                     return;
                 }
                 // Not all of them fit: each on its own.
                 Ok(false) => {}
                 Err(e) => {
-                    for (h, tx) in batch {
-                        self.answer_hold(bucket, h, tx, Err(e.clone()));
+                    for (_, tx) in batch {
+                        self.answer_hold(bucket, tx, Err(e.clone()));
                     }
                     return;
                 }
@@ -188,13 +186,13 @@ impl MetaStore {
         }
         for (h, tx) in batch {
             let r = self.hold(bucket, &h.id, h.bytes, h.objects).await;
-            self.answer_hold(bucket, h, tx, r);
+            self.answer_hold(bucket, tx, r);
         }
     }
 
     /// Answers a hold's request; one taken for a request that went away is given back.
-    fn answer_hold(&self, bucket: &str, h: Hold, tx: Reply, r: mongodb::error::Result<bool>) {
-        if let Err(Ok(true)) = tx.send(r) {
+    fn answer_hold(&self, bucket: &str, tx: HoldReply, r: mongodb::error::Result<Option<Hold>>) {
+        if let Err(Ok(Some(h))) = tx.send(r) {
             let (me, b) = (self.clone(), bucket.to_owned());
             crate::background::spawn("quota-release", async move {
                 if let Err(e) = me.settle_hold(&b, &h, 0, 0).await {
@@ -207,21 +205,17 @@ impl MetaStore {
     async fn apply_settles(&self, bucket: &str, batch: Vec<(Hold, i64, i64, Reply)>) {
         if batch.len() > 1 {
             let (mut held, mut held_objects, mut bytes, mut objects) = (0, 0, 0, 0);
-            let mut ids = Vec::new();
             let mut each: Vec<Bson> = Vec::new();
             for (h, b, o, _) in &batch {
                 held += h.bytes;
                 held_objects += h.objects;
                 bytes += b;
                 objects += o;
-                ids.push(Bson::String(h.id.clone()));
-                each.push(Bson::Document(
-                    doc! {"$elemMatch": {"h": &h.id, "b": h.bytes, "o": h.objects}},
-                ));
+                each.push(h.stored.clone());
             }
-            let filter: Document = doc! {"holds": {"$all": each}};
+            let filter: Document = doc! {"holds": {"$all": each.clone()}};
             let update = doc! {
-                "$pull": {"holds": {"h": {"$in": ids}}},
+                "$pullAll": {"holds": each},
                 "$inc": {"reservedBytes": -held, "reservedObjects": -held_objects,
                          "bytes": bytes, "objects": objects},
             };

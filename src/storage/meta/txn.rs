@@ -1,7 +1,39 @@
 //! Transactions with their retries, for the writes that must change several documents or
 //! none (quota counters with the data they count, an account's counters with its buckets').
+//!
+//! # Why transactions have a pool of their own
+//!
+//! A write outside a transaction that meets a document an open transaction wrote waits, on
+//! the server, until that transaction ends (MongoDB's rule, and the local database's). The
+//! quota transactions write the bucket's usage document, which every metered writer
+//! updates. Had they shared the gateway's one connection pool, the writers they hold up
+//! could take every connection while they wait, and the transaction's next statement (or
+//! its commit) would wait for a connection that only its own end can free: a deadlock,
+//! which MongoDB breaks only when it drops the transaction after a minute and the local
+//! database never (found in review: two account limits set at once beside busy writers
+//! hung both instances). So [`super::MetaStore::begin`] starts sessions on a client of its
+//! own ([`super::MetaStore::with_txn_client`]), and every statement of a transaction runs
+//! on it ([`InTxn::on`]). Statements of transactions never wait for one another on the
+//! server (a conflict aborts one at once), so that pool always drains.
 
-use mongodb::ClientSession;
+use mongodb::{ClientSession, Collection};
+
+/// The same collection on the client of a transaction's session: the driver runs a
+/// statement on the client of its collection, and refuses a session of another client.
+pub trait InTxn {
+    /// This collection, for a statement in `s`'s transaction.
+    fn on(&self, s: &ClientSession) -> Self;
+}
+
+impl<T: Send + Sync> InTxn for Collection<T> {
+    fn on(&self, s: &ClientSession) -> Self {
+        // No read or write concern of its own: a transaction's statements may carry none
+        // (the transaction's own are set where it starts, in `begin`).
+        s.client()
+            .database(&self.namespace().db)
+            .collection(self.name())
+    }
+}
 
 /// Whether a transaction failed in a way that its retry can mend: labelled so, or a write
 /// conflict (which aborts the transaction it happens in, labelled or not).
@@ -27,7 +59,7 @@ impl super::MetaStore {
     /// a transaction's statements may not carry their own, so its start (read concern) and
     /// its commit (write concern) must, or it would read and commit at the server's defaults.
     pub async fn begin(&self) -> mongodb::error::Result<ClientSession> {
-        let mut s = self.client().start_session().await?;
+        let mut s = self.txn_client.start_session().await?;
         let mut t = s.start_transaction();
         if let Some(rc) = self.db.read_concern() {
             t = t.read_concern(rc.clone());

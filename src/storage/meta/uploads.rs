@@ -8,6 +8,7 @@
 use futures::TryStreamExt;
 use mongodb::bson::{doc, oid::ObjectId, DateTime, Document};
 
+use super::txn::InTxn;
 use super::MetaStore;
 
 /// An upload in progress.
@@ -480,6 +481,7 @@ impl MetaStore {
     ) -> mongodb::error::Result<Option<PartRecord>> {
         let old = self
             .parts
+            .on(s)
             .find_one_and_replace(doc! {"_id": part_key(&p.upload_id, p.number)}, part_doc(p))
             .upsert(true)
             .session(s)
@@ -495,8 +497,8 @@ impl MetaStore {
         upload_id: &str,
         delete: bool,
     ) -> mongodb::error::Result<i64> {
-        let mut cur = self
-            .parts
+        let parts = self.parts.on(s);
+        let mut cur = parts
             .find(doc! {"uploadId": upload_id})
             .projection(doc! {"size": 1})
             .session(&mut *s)
@@ -506,7 +508,7 @@ impl MetaStore {
             bytes += d?.get_i64("size").unwrap_or(0);
         }
         if delete {
-            self.parts
+            parts
                 .delete_many(doc! {"uploadId": upload_id})
                 .session(&mut *s)
                 .await?;

@@ -22,9 +22,9 @@ pub struct Meter {
     id: String,
     /// Objects it holds: 1 for an object, 0 for a part.
     objects: i64,
-    /// Bytes held (once `holding`).
-    held: i64,
-    holding: bool,
+    /// The hold as last stored (by this write or its renewal), once it holds: every update
+    /// names it by what is stored (see `meta::quota`).
+    current: std::sync::Arc<std::sync::Mutex<Option<Hold>>>,
     /// The body's declared length, if known: held whole at the first byte.
     expected: Option<i64>,
     /// Logical bytes written so far.
@@ -45,8 +45,7 @@ impl Meter {
             bucket: bucket.to_owned(),
             id,
             objects,
-            held: 0,
-            holding: false,
+            current: Default::default(),
             expected: None,
             written: 0,
             size: 0,
@@ -59,14 +58,15 @@ impl Meter {
     /// Holds room for `need` bytes in all (and the object), or fails with
     /// [`GridFsError::QuotaExceeded`].
     pub(super) async fn ensure(&mut self, need: i64) -> Result<()> {
-        if self.holding && need <= self.held {
+        let held = self.current();
+        if held.as_ref().is_some_and(|h| need <= h.bytes) {
             return Ok(());
         }
         // At most a step ahead of the bytes that arrived, so a client that declares a large
         // body and sends it slowly pins no more room than that. A declared length that cannot
         // fit now is refused at once, before its bytes are stored (a read; the holds are
         // what is exact).
-        if !self.holding {
+        if held.is_none() {
             if let Some(e) = self.expected.filter(|e| *e > need + STEP) {
                 let (c, account) = self.meta.refusing_counted(&self.bucket, e, 0).await?;
                 if !c.fits(e, 0) {
@@ -92,19 +92,20 @@ impl Meter {
             if whole && want == need && need < target {
                 break;
             }
-            let ok = if self.holding {
-                self.meta
-                    .grow_hold(&self.bucket, &self.id, want - self.held)
-                    .await?
-            } else {
-                self.meta
-                    .hold_batched(&self.bucket, &self.id, want, self.objects)
-                    .await?
+            let now = self.current();
+            let took = match &now {
+                // (Grown from what is stored, which a lost answer may have grown already.)
+                Some(h) if want <= h.bytes => return Ok(()),
+                Some(h) => self.meta.grow_hold(&self.bucket, h, want - h.bytes).await?,
+                None => {
+                    self.meta
+                        .hold_batched(&self.bucket, &self.id, want, self.objects)
+                        .await?
+                }
             };
-            if ok {
-                self.held = want;
-                if !self.holding {
-                    self.holding = true;
+            if let Some(h) = took {
+                *self.current.lock().expect("meter") = Some(h);
+                if now.is_none() {
                     self.renew = Some(self.spawn_renewal());
                 }
                 return Ok(());
@@ -113,7 +114,7 @@ impl Meter {
                 break;
             }
         }
-        if self.holding && self.meta.find_hold(&self.bucket, &self.id).await?.is_none() {
+        if held.is_some() && self.meta.find_hold(&self.bucket, &self.id).await?.is_none() {
             return Err(GridFsError::Conflict(
                 "the write's quota hold lapsed".into(),
             ));
@@ -121,14 +122,20 @@ impl Meter {
         Err(self.refusal(if whole { target } else { need }).await)
     }
 
+    /// The hold as last stored, if it holds.
+    fn current(&self) -> Option<Hold> {
+        self.current.lock().expect("meter").clone()
+    }
+
     /// Why a write of `need` bytes was refused: the limit and the usage.
     async fn refusal(&self, need: i64) -> GridFsError {
+        let held = self.current();
         let (c, account) = self
             .meta
             .refusing_counted(
                 &self.bucket,
-                need - self.held,
-                if self.holding { 0 } else { self.objects },
+                need - held.as_ref().map_or(0, |h| h.bytes),
+                if held.is_some() { 0 } else { self.objects },
             )
             .await
             .unwrap_or_default();
@@ -136,29 +143,31 @@ impl Meter {
     }
 
     fn spawn_renewal(&self) -> tokio::task::JoinHandle<()> {
-        let (meta, bucket, id) = (self.meta.clone(), self.bucket.clone(), self.id.clone());
+        let (meta, bucket, current) =
+            (self.meta.clone(), self.bucket.clone(), self.current.clone());
         crate::background::spawn("quota-hold", async move {
             let mut tick = tokio::time::interval(HOLD_LEASE / 3);
             tick.tick().await;
             loop {
                 tick.tick().await;
-                match meta.renew_hold(&bucket, &id).await {
-                    Ok(true) => {}
+                let Some(h) = current.lock().expect("meter").clone() else {
+                    return;
+                };
+                match meta.renew_hold(&bucket, &h).await {
+                    // (A growth meanwhile may leave this behind what is stored; the next
+                    // update that names it reads what is.)
+                    Ok(Some(renewed)) => *current.lock().expect("meter") = Some(renewed),
                     // Settled by the janitor: this write will not publish (its tombstone).
-                    Ok(false) => return,
+                    Ok(None) => return,
                     Err(e) => tracing::warn!(bucket, error = %e, "could not renew a quota hold"),
                 }
             }
         })
     }
 
-    pub(super) fn hold(&self) -> Hold {
-        Hold {
-            id: self.id.clone(),
-            bytes: self.held,
-            objects: self.objects,
-            expires: mongodb::bson::DateTime::now(),
-        }
+    /// The hold's id (the write's file id).
+    pub(super) fn id(&self) -> &str {
+        &self.id
     }
 
     /// The body's declared length: held now (all of it, or a step of a large one).
@@ -184,9 +193,10 @@ impl Meter {
             r.abort();
         }
         self.settled = true;
-        self.meta
-            .settle_later(&self.bucket, &self.hold(), self.size, 1)
-            .await;
+        // (Publishing held its size first: there is a hold.)
+        if let Some(h) = self.current() {
+            self.meta.settle_later(&self.bucket, &h, self.size, 1).await;
+        }
     }
 
     /// The hold was settled by the caller's own transaction (a part's commit).
@@ -213,15 +223,14 @@ impl Meter {
         if let Some(r) = self.renew.take() {
             r.abort();
         }
-        if !self.holding || self.publishing || self.settled {
+        let Some(h) = self.current() else {
+            return;
+        };
+        if self.publishing || self.settled {
             return;
         }
         self.settled = true;
-        if let Err(e) = self
-            .meta
-            .settle_hold(&self.bucket, &self.hold(), 0, 0)
-            .await
-        {
+        if let Err(e) = self.meta.settle_hold(&self.bucket, &h, 0, 0).await {
             tracing::warn!(bucket = %self.bucket, error = %e, "could not release a quota hold; it lapses");
         }
     }
@@ -232,9 +241,10 @@ impl Drop for Meter {
         if let Some(r) = self.renew.take() {
             r.abort();
         }
-        if self.holding && !self.publishing && !self.settled {
+        let held = self.current();
+        if let (Some(hold), false, false) = (held, self.publishing, self.settled) {
             // A cancelled request: nothing was sent that could publish, so the room goes back.
-            let (meta, bucket, hold) = (self.meta.clone(), self.bucket.clone(), self.hold());
+            let (meta, bucket) = (self.meta.clone(), self.bucket.clone());
             crate::background::spawn("quota-release", async move {
                 if let Err(e) = meta.settle_hold(&bucket, &hold, 0, 0).await {
                     tracing::warn!(bucket, error = %e, "could not release a quota hold; it lapses");

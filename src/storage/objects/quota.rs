@@ -11,6 +11,7 @@
 //!   Files without the mark (written before the bucket was metered, or by another GridFS
 //!   client) are counted by [`ObjectStore::fold_uncounted`], in transactions too.
 
+use crate::storage::meta::txn::InTxn;
 use mongodb::bson::{doc, Bson, Document};
 
 use super::meter::{Meter, COUNTED};
@@ -147,6 +148,7 @@ impl ObjectStore {
         loop {
             attempt += 1;
             let mut s = self.meta.begin().await?;
+            let (files, usage) = (files.on(&s), usage.on(&s));
             let r: mongodb::error::Result<()> = async {
                 let mut cur = files
                     .find(doc! {"_id": {"$in": ids}, format!("metadata.{COUNTED}"): true})
@@ -234,6 +236,7 @@ impl ObjectStore {
                 return Ok(total);
             }
             let mut s = self.meta.begin().await?;
+            let files = files.on(&s);
             let r: mongodb::error::Result<u64> = async {
                 self.meta.hold_usage_in(&mut s, bucket).await?;
                 let mut cur = files
@@ -387,7 +390,7 @@ fn removal_update(counted: &Counted, found: &[(Bson, i64)]) -> Document {
             Some(h) => {
                 rb += h.bytes;
                 ro += h.objects;
-                pulled.push(Bson::String(key));
+                pulled.push(h.stored.clone());
             }
             None => {
                 bytes += size;
@@ -400,7 +403,7 @@ fn removal_update(counted: &Counted, found: &[(Bson, i64)]) -> Document {
         "reservedBytes": -rb, "reservedObjects": -ro,
     }};
     if !pulled.is_empty() {
-        update.insert("$pull", doc! {"holds": {"h": {"$in": pulled}}});
+        update.insert("$pullAll", doc! {"holds": pulled});
     }
     update
 }
@@ -413,12 +416,12 @@ mod tests {
     fn a_removal_gives_back_a_pending_hold_and_subtracts_the_rest() {
         let pending = ObjectId::new();
         let counted = Counted {
-            holds: vec![Hold {
-                id: pending.to_hex(),
-                bytes: 100,
-                objects: 1,
-                expires: mongodb::bson::DateTime::now(),
-            }],
+            holds: vec![Hold::new(
+                &pending.to_hex(),
+                100,
+                1,
+                mongodb::bson::DateTime::now(),
+            )],
             ..Default::default()
         };
         let u = removal_update(
@@ -434,14 +437,15 @@ mod tests {
         assert_eq!(inc.get_i64("objects").unwrap(), -2);
         assert_eq!(inc.get_i64("reservedBytes").unwrap(), -100);
         assert_eq!(inc.get_i64("reservedObjects").unwrap(), -1);
+        // The hold is named as stored.
         let pulled = u
-            .get_document("$pull")
+            .get_document("$pullAll")
             .unwrap()
-            .get_document("holds")
+            .get_array("holds")
             .unwrap();
-        assert_eq!(
-            pulled.get_document("h").unwrap().get_array("$in").unwrap(),
-            &vec![Bson::String(pending.to_hex())]
+        assert_eq!(pulled, &vec![counted.holds[0].stored.clone()]);
+        assert!(
+            matches!(&pulled[0], Bson::String(s) if s.starts_with(&format!("{}|100|1|", pending.to_hex())))
         );
     }
 }

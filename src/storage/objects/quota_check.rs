@@ -8,6 +8,7 @@
 //! recount in that same transaction, so a write that changed either since makes it conflict
 //! and start again: it never overwrites a count it did not see.
 
+use crate::storage::meta::txn::InTxn;
 use std::collections::HashMap;
 
 use mongodb::bson::{doc, Bson, Document};
@@ -71,6 +72,8 @@ impl ObjectStore {
         loop {
             attempt += 1;
             let mut s = self.meta.begin().await?;
+            let (files, usage, uploads, parts) =
+                (files.on(&s), usage.on(&s), uploads.on(&s), parts.on(&s));
             let r: mongodb::error::Result<UsageCheck> = async {
                 let counted = usage
                     .find_one(doc! {"_id": &uid})

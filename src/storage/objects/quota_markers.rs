@@ -12,6 +12,7 @@
 //! Markers live only in grids3's version index (`<bucket>.versions`), which no other GridFS
 //! client writes.
 
+use crate::storage::meta::txn::InTxn;
 use mongodb::bson::{doc, Document};
 
 use super::quota::in_transaction;
@@ -57,6 +58,7 @@ impl ObjectStore {
         let n = docs.len() as i64;
         let coll = idx.collection().clone();
         let fitted = in_transaction!(self, |s| {
+            let coll = coll.on(&s);
             coll.insert_many(docs.clone()).session(&mut s).await?;
             // The usage document last (every writer of the bucket updates it, so the
             // transaction holds it as briefly as it can); no room aborts the inserts.
@@ -95,6 +97,7 @@ impl ObjectStore {
             return Ok(());
         }
         in_transaction!(self, |s| {
+            let coll = coll.on(&s);
             let gone = coll
                 .delete_one(doc! {"_id": id, MARKER_COUNTED: true})
                 .session(&mut s)
@@ -128,6 +131,7 @@ impl ObjectStore {
                 break;
             }
             let n = in_transaction!(self, |s| {
+                let coll = coll.on(&s);
                 self.meta.hold_usage_in(&mut s, bucket).await?;
                 let ids: Vec<Bson> = {
                     let mut cur = coll
@@ -176,6 +180,7 @@ impl ObjectStore {
         let n = self
             .versions(bucket)
             .collection()
+            .on(s)
             .count_documents(doc! {"marker": true, MARKER_COUNTED: true})
             .session(s)
             .await?;

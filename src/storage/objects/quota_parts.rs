@@ -16,12 +16,15 @@
 //! - **Abort** (and the sweep): the part records' deletion and `partBytes -=` their bytes are
 //!   one transaction.
 
+use crate::storage::meta::txn::InTxn;
 use mongodb::bson::doc;
 
 use super::meter::Meter;
 use super::quota::in_transaction;
 use super::*;
-use crate::storage::meta::{bucket_usage_id, objects_room, Counted, PartRecord, UploadRecord};
+use crate::storage::meta::{
+    bucket_usage_id, hold_of, objects_room, Counted, PartRecord, UploadRecord,
+};
 
 impl PartWrite {
     /// Writes bytes of the part, holding their room first in a metered upload.
@@ -66,7 +69,7 @@ impl ObjectStore {
         let id = match meter.as_deref_mut() {
             Some(m) => {
                 m.ensure(rec.size as i64).await?;
-                Some(m.hold().id)
+                Some(m.id().to_owned())
             }
             None => None,
         };
@@ -84,12 +87,12 @@ impl ObjectStore {
             };
             // The hold as stored (what `reservedBytes` has of it), in this snapshot.
             let stored = usage
-                .find_one(doc! {"_id": &uid, "holds.h": id})
-                .projection(doc! {"holds": {"$elemMatch": {"h": id}}})
+                .on(&s)
+                .find_one(doc! {"_id": &uid})
+                .projection(doc! {"holds": 1})
                 .session(&mut s)
                 .await?
-                .map(|d| Counted::from_document(&d))
-                .and_then(|c| c.holds.into_iter().next());
+                .and_then(|d| hold_of(&d, id));
             let Some(stored) = stored else {
                 return Ok(None);
             };
@@ -100,9 +103,9 @@ impl ObjectStore {
                 .usage_in(
                     &mut s,
                     &up.bucket,
-                    doc! {"holds.h": id},
+                    doc! {"holds": &stored.stored},
                     None,
-                    doc! {"$pull": {"holds": {"h": id}},
+                    doc! {"$pullAll": {"holds": [&stored.stored]},
                     "$inc": {"reservedBytes": -stored.bytes, "partBytes": delta}},
                 )
                 .await?;
@@ -144,6 +147,7 @@ impl ObjectStore {
             let uploads = self.db().collection::<mongodb::bson::Document>("__uploads");
             in_transaction!(self, |s| {
                 let marked = uploads
+                    .on(&s)
                     .update_one(
                         doc! {"_id": &up.id, "metered": {"$ne": true}},
                         doc! {"$set": {"metered": true}},
@@ -182,7 +186,11 @@ impl ObjectStore {
         let published = in_transaction!(self, |s| {
             // (Under the upload's lock, after Complete found no object under this id: nothing
             // else publishes it, so a duplicate key is an error like any other here.)
-            files.insert_one(file.to_document()).session(&mut s).await?;
+            files
+                .on(&s)
+                .insert_one(file.to_document())
+                .session(&mut s)
+                .await?;
             let parts = self.meta.part_bytes_in(&mut s, &up.id, false).await?;
             let step = self
                 .meta

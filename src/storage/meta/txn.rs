@@ -13,8 +13,12 @@
 //! database never (found in review: two account limits set at once beside busy writers
 //! hung both instances). So [`super::MetaStore::begin`] starts sessions on a client of its
 //! own ([`super::MetaStore::with_txn_client`]), and every statement of a transaction runs
-//! on it ([`InTxn::on`]). Statements of transactions never wait for one another on the
-//! server (a conflict aborts one at once), so that pool always drains.
+//! on it ([`InTxn::on`]). On MongoDB, statements of transactions do not wait for one
+//! another (a conflict aborts one at once), so that pool drains. The local database can
+//! still deadlock inside itself: a plain write that conflicts with an open transaction
+//! retries while it holds its collection's lock, which that transaction's next statement
+//! on the collection needs, and it never drops a transaction (docs/quotas.md, "Known
+//! limits"; found in review, with a first limit set on a bucket under overwrites).
 
 use mongodb::{ClientSession, Collection};
 

@@ -110,6 +110,22 @@ pub(crate) async fn holds_settled(gw: &support::Gateway, bucket: &str, secs: u64
     .await
 }
 
+/// Sets `account`'s limits over its one bucket `bucket` in a task of its own (for a test
+/// that stops it at a fail point on the way).
+pub(crate) fn set_account_limits_meanwhile(
+    gw: &support::Gateway,
+    account: &str,
+    bucket: &'static str,
+    limits: grids3::storage::meta::Limits,
+) -> tokio::task::JoinHandle<grids3::storage::gridfs::Result<()>> {
+    let (st, account) = (gw.state.clone(), account.to_owned());
+    tokio::spawn(async move {
+        st.store
+            .set_account_limits(&account, &[bucket.to_owned()], limits)
+            .await
+    })
+}
+
 /// `account`'s counters once `bucket`'s holds are settled, checked against its buckets'.
 pub(crate) async fn settled_account(
     gw: &support::Gateway,
@@ -395,22 +411,15 @@ fn a_write_racing_the_link_and_an_instance_unaware_of_it_are_counted_for_the_acc
 
         let account = grids3::storage::identity::account_id(support::AK);
         let paused = failpoint::pause("quota.link_read", Some(b));
-        let setting = {
-            let st = gw.state.clone();
-            let account = account.clone();
-            tokio::spawn(async move {
-                st.store
-                    .set_account_limits(
-                        &account,
-                        &[b.to_owned()],
-                        grids3::storage::meta::Limits {
-                            bytes: Some(10_000),
-                            objects: None,
-                        },
-                    )
-                    .await
-            })
-        };
+        let setting = set_account_limits_meanwhile(
+            &gw,
+            &account,
+            b,
+            grids3::storage::meta::Limits {
+                bytes: Some(10_000),
+                objects: None,
+            },
+        );
         paused.reached().await;
         // The link is written, its count not yet: a PUT now waits for the link's short
         // transaction (its update of the bucket's counters is held behind it), then finds

@@ -14,7 +14,7 @@ use aws_sdk_s3::primitives::ByteStream;
 use mongodb::event::command::CommandEvent;
 use mongodb::event::EventHandler;
 
-use crate::quota_account::{holds_settled, settled_account};
+use crate::quota_account::{holds_settled, set_account_limits_meanwhile, settled_account};
 use crate::support;
 
 #[test]
@@ -47,6 +47,7 @@ fn a_transaction_never_waits_for_a_connection_behind_the_writes_it_holds_up() {
         let s3 = gw.sdk();
         let b = "poolwait";
         s3.create_bucket().bucket(b).send().await.unwrap();
+        // The same limits for the bucket and its account (`Limits` is `Copy`).
         let limits = grids3::storage::meta::Limits {
             bytes: Some(64 << 20),
             objects: None,
@@ -64,19 +65,7 @@ fn a_transaction_never_waits_for_a_connection_behind_the_writes_it_holds_up() {
 
         let account = grids3::storage::identity::account_id(support::AK);
         let paused = failpoint::pause("quota.link_read", Some(b));
-        let setting = {
-            let st = gw.state.clone();
-            let account = account.clone();
-            tokio::spawn(async move {
-                let limits = grids3::storage::meta::Limits {
-                    bytes: Some(64 << 20),
-                    objects: None,
-                };
-                st.store
-                    .set_account_limits(&account, &[b.to_owned()], limits)
-                    .await
-            })
-        };
+        let setting = set_account_limits_meanwhile(&gw, &account, b, limits);
         paused.reached().await;
         // The link holds the bucket's usage document. A PUT's hold update now takes the one
         // connection and waits on the server behind it.

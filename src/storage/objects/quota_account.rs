@@ -56,7 +56,7 @@ impl ObjectStore {
             })
             .map(|b| b.name)
             .collect();
-        self.set_account_limits(account, &buckets, limits).await
+        self.limit_listed(account, &buckets, limits).await
     }
 
     /// Sets the limits of `account` (its 12-digit id), whose buckets are `buckets` (listed
@@ -68,6 +68,12 @@ impl ObjectStore {
         limits: Limits,
     ) -> Result<()> {
         self.meta.open_account_usage(account).await?;
+        self.limit_listed(account, buckets, limits).await
+    }
+
+    /// [`Self::set_account_limits`] once the account's usage document is open (its opening
+    /// is a transaction: done once).
+    async fn limit_listed(&self, account: &str, buckets: &[String], limits: Limits) -> Result<()> {
         let mut fresh = false;
         for b in buckets {
             fresh |= self.start_metering(b).await?;

@@ -24,6 +24,18 @@ pub fn is_write_conflict(e: &mongodb::error::Error) -> bool {
     match &*e.kind {
         ErrorKind::Write(WriteFailure::WriteError(we)) => we.code == 112,
         ErrorKind::Command(c) => c.code == 112,
+        ErrorKind::BulkWrite(b) => b.write_errors.values().any(|we| we.code == 112),
+        _ => false,
+    }
+}
+
+/// Whether the server has no `bulkWrite` (before MongoDB 8.0): the driver refuses before
+/// sending anything, or a server that reports 8.0 answers CommandNotFound; nothing ran.
+pub fn is_unsupported_command(e: &mongodb::error::Error) -> bool {
+    use mongodb::error::ErrorKind;
+    match &*e.kind {
+        ErrorKind::IncompatibleServer { .. } => true,
+        ErrorKind::Command(c) => c.code == 59,
         _ => false,
     }
 }

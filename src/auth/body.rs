@@ -88,6 +88,8 @@ pub struct BodyReader {
     prev_signature: String,
     payload_sha: Option<(Sha256, String)>,
     declared_len: Option<u64>,
+    /// The client sent `Expect: 100-continue`: it waits to be told to send the body.
+    awaits_continue: bool,
     received: u64,
     checksum: Option<(Algorithm, Hasher, Option<String>)>,
     verified_checksum: Option<(Algorithm, String)>,
@@ -164,6 +166,7 @@ impl BodyReader {
             },
             auth: auth.clone(),
             declared_len,
+            awaits_continue: h("expect").is_some_and(|v| v.eq_ignore_ascii_case("100-continue")),
             received: 0,
             checksum,
             verified_checksum: None,
@@ -173,6 +176,12 @@ impl BodyReader {
     /// The declared decoded length, if any.
     pub fn declared_len(&self) -> Option<u64> {
         self.declared_len
+    }
+
+    /// Whether the client waits for `100 Continue` before it sends the body (so a refusal
+    /// decided before the body is read spares it sending).
+    pub fn awaits_continue(&self) -> bool {
+        self.awaits_continue
     }
 
     /// The additional checksum, once the body has been read and it verified.

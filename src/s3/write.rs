@@ -38,8 +38,13 @@ pub async fn store(
     // The body, chunk by chunk, through the verifiers; on any error the upload is aborted.
     let pumped: S3Result<Digests> = async {
         if let Some(n) = reader.declared_len() {
-            // A metered bucket holds the body's room before a byte of it is read.
-            up.expect(n).await?;
+            // A metered bucket holds the body's room before a byte of it is stored; before a
+            // byte of it is read when the client waits to be told to send it.
+            if reader.awaits_continue() {
+                up.expect(n).await?;
+            } else {
+                up.expect_soon(n).await?;
+            }
         }
         while let Some(b) = reader.next().await? {
             if up.length() + b.len() as u64 > MAX_PUT_SIZE {

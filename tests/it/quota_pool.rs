@@ -29,16 +29,19 @@ fn a_transaction_never_waits_for_a_connection_behind_the_writes_it_holds_up() {
             .unwrap();
         opts.max_pool_size = Some(1);
         let seen = started.clone();
+        let name = support::fresh_db("qpool").await.name().to_owned();
+        let db_name = name.clone();
         opts.command_event_handler = Some(EventHandler::callback(move |ev: CommandEvent| {
             if let CommandEvent::Started(e) = ev {
                 let usage = e.command.get_str(&e.command_name).ok() == Some("__usage");
-                if usage && matches!(e.command_name.as_str(), "update" | "findAndModify") {
+                if (usage && matches!(e.command_name.as_str(), "update" | "findAndModify"))
+                    || !support::usage_updates(&e.command_name, &db_name, &e.command).is_empty()
+                {
                     seen.fetch_add(1, Ordering::SeqCst);
                 }
             }
         }));
         let client = mongodb::Client::with_options(opts).unwrap();
-        let name = support::fresh_db("qpool").await.name().to_owned();
         let gw = support::gateway_with_client(client, &name, |c| {
             c.janitor_interval = 3600;
             c.mongodb_uri = Some(support::db().uri.clone());

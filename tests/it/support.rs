@@ -1062,3 +1062,52 @@ pub async fn plant(
         Err(e) => panic!("planting into {}: {e}", coll.name()),
     }
 }
+
+/// The update documents a started command sends to database `db`'s usage documents
+/// (`__usage`, issue 62): an `update`'s, or a `bulkWrite`'s, which is how grids3 sends them
+/// where the server has the command. Empty for any other command.
+pub fn usage_updates(
+    name: &str,
+    db: &str,
+    command: &mongodb::bson::Document,
+) -> Vec<mongodb::bson::Document> {
+    match name {
+        "update"
+            if command.get_str("$db").map_or(true, |d| d == db)
+                && command.get_str("update") == Ok("__usage") =>
+        {
+            command
+                .get_array("updates")
+                .map(|us| {
+                    us.iter()
+                        .filter_map(|u| u.as_document()?.get_document("u").ok().cloned())
+                        .collect()
+                })
+                .unwrap_or_default()
+        }
+        "bulkWrite" => {
+            let ns = format!("{db}.__usage");
+            let Ok(infos) = command.get_array("nsInfo") else {
+                return Vec::new();
+            };
+            let Some(at) = infos.iter().position(|i| {
+                i.as_document().and_then(|d| d.get_str("ns").ok()) == Some(ns.as_str())
+            }) else {
+                return Vec::new();
+            };
+            command
+                .get_array("ops")
+                .map(|ops| {
+                    ops.iter()
+                        .filter_map(|o| {
+                            let o = o.as_document()?;
+                            let i = o.get_i32("update").ok()? as usize;
+                            (i == at).then(|| o.get_document("updateMods").ok().cloned())?
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        }
+        _ => Vec::new(),
+    }
+}

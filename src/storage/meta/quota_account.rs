@@ -168,14 +168,14 @@ impl MetaStore {
         f.extend(filter.clone());
         if room.is_none() && counter_inc(&update).is_empty() {
             // (A lease's renewal: nothing the account counts.)
-            return Ok(self.update_usage(f, update).await?.matched_count == 1);
+            return self.update_usage(f, update).await;
         }
         if !self.linked.has(bucket) {
             f.insert("acct", doc! {"$exists": false});
             if let Some(r) = &room {
                 f.extend(r.clone());
             }
-            if self.update_usage(f, update.clone()).await?.matched_count == 1 {
+            if self.update_usage(f, update.clone()).await? {
                 return Ok(true);
             }
             // Refused, not as the filter says, or linked meanwhile: only the last is news.

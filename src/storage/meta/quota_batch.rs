@@ -23,11 +23,14 @@ use mongodb::bson::{doc, Bson, Document};
 use tokio::sync::oneshot;
 
 use super::quota::{room, Hold, HOLD_LEASE};
+use super::quota_stock::AHEAD_BYTES;
 use super::*;
 
 type Reply = oneshot::Sender<mongodb::error::Result<bool>>;
 /// A hold's answer: the hold as stored, `None` when it did not fit.
 type HoldReply = oneshot::Sender<mongodb::error::Result<Option<Hold>>>;
+/// A hold sent with its bucket's next batch, and its answer to come.
+pub type PendingHold = oneshot::Receiver<mongodb::error::Result<Option<Hold>>>;
 
 /// The waiting holds and conversions, by bucket.
 #[derive(Clone, Default)]
@@ -57,6 +60,20 @@ impl MetaStore {
         bytes: i64,
         objects: i64,
     ) -> mongodb::error::Result<Option<Hold>> {
+        let rx = self.hold_queued(bucket, id, bytes, objects).await;
+        rx.await.unwrap_or_else(|_| Err(gone()))
+    }
+
+    /// [`MetaStore::hold_batched`] without waiting for its answer: the hold is sent with the
+    /// next batch whether or not the receiver is ever awaited. A receiver dropped before its
+    /// answer gives the hold back (see `answer_hold`).
+    pub async fn hold_queued(
+        &self,
+        bucket: &str,
+        id: &str,
+        bytes: i64,
+        objects: i64,
+    ) -> PendingHold {
         let (tx, rx) = oneshot::channel();
         // (Its lease is set when its batch goes.)
         let hold = Hold::new(id, bytes, objects, mongodb::bson::DateTime::now());
@@ -72,7 +89,7 @@ impl MetaStore {
             let (me, b) = (self.clone(), bucket.to_owned());
             crate::background::spawn("quota-holds", async move { me.drain_holds(&b).await });
         }
-        rx.await.unwrap_or_else(|_| Err(gone()))
+        rx
     }
 
     /// [`MetaStore::settle_hold`], sent together with the other settles waiting for the
@@ -128,6 +145,12 @@ impl MetaStore {
 
     async fn drain_settles(&self, bucket: &str) {
         loop {
+            // Under load, conversions wait a little for company: each update of the usage
+            // document costs the database about what a small PUT does (the local one), and
+            // a conversion changes no figure a limit is checked against.
+            if self.writes_in_flight(bucket) >= 2 && self.settles_waiting(bucket) < SETTLE_BATCH {
+                tokio::time::sleep(SETTLE_LINGER).await;
+            }
             let batch = {
                 let mut all = self.usage_batches.0.lock().expect("usage batches");
                 let q = all.entry(bucket.to_owned()).or_default();
@@ -153,8 +176,21 @@ impl MetaStore {
                 .into_iter()
                 .map(|(h, tx)| (Hold::new(&h.id, h.bytes, h.objects, exp), tx))
                 .collect();
+            // Holds for writes to come, under ids registered for them (see `quota_stock`).
+            let mut ahead = Vec::new();
+            for _ in 0..self.ahead_wanted(bucket, batch.len()) {
+                let Ok(reg) = self.register_write(bucket).await else {
+                    break;
+                };
+                let h = Hold::new(&reg.file_id().to_hex(), AHEAD_BYTES, 1, exp);
+                ahead.push((reg, h));
+            }
             let mut pushed = Vec::new();
-            for (h, _) in &batch {
+            for h in batch
+                .iter()
+                .map(|(h, _)| h)
+                .chain(ahead.iter().map(|(_, h)| h))
+            {
                 bytes += h.bytes;
                 objects += h.objects;
                 pushed.push(h.stored.clone());
@@ -172,14 +208,21 @@ impl MetaStore {
                     for (h, tx) in batch {
                         self.answer_hold(bucket, tx, Ok(Some(h)));
                     }
+                    self.stock(bucket, ahead);
                     return;
                 }
-                // Not all of them fit: each on its own.
-                Ok(false) => {}
+                // Not all of them fit: each on its own, and none ahead.
+                Ok(false) => {
+                    for (reg, _) in ahead {
+                        reg.done().await;
+                    }
+                }
                 Err(e) => {
                     for (_, tx) in batch {
                         self.answer_hold(bucket, tx, Err(e.clone()));
                     }
+                    // (Stored or not, unknown: given back if they were.)
+                    self.give_back_taken(bucket, ahead);
                     return;
                 }
             }
@@ -200,6 +243,15 @@ impl MetaStore {
                 }
             });
         }
+    }
+
+    /// Gives `holds` back together, now (holds taken ahead that no write took).
+    pub(super) async fn settle_all(&self, bucket: &str, holds: Vec<Hold>) {
+        let batch = holds
+            .into_iter()
+            .map(|h| (h, 0, 0, oneshot::channel().0))
+            .collect();
+        self.apply_settles(bucket, batch).await;
     }
 
     async fn apply_settles(&self, bucket: &str, batch: Vec<(Hold, i64, i64, Reply)>) {
@@ -248,7 +300,19 @@ impl MetaStore {
     }
 }
 
+/// How long conversions wait for others under load, unless [`SETTLE_BATCH`] are waiting.
+const SETTLE_LINGER: std::time::Duration = std::time::Duration::from_millis(100);
+/// Conversions that go at once without waiting.
+const SETTLE_BATCH: usize = 32;
+
+impl MetaStore {
+    fn settles_waiting(&self, bucket: &str) -> usize {
+        let all = self.usage_batches.0.lock().expect("usage batches");
+        all.get(bucket).map_or(0, |q| q.settles.len())
+    }
+}
+
 /// The answer of a batch that ended without answering (its task panicked).
-fn gone() -> mongodb::error::Error {
+pub fn gone() -> mongodb::error::Error {
     mongodb::error::Error::custom("a quota batch ended without an answer")
 }

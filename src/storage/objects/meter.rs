@@ -7,7 +7,7 @@
 //! removal and fold sides.
 
 use super::*;
-use crate::storage::meta::{Counted, Hold, HOLD_LEASE};
+use crate::storage::meta::{batch_gone, Counted, Hold, InFlight, PendingHold, HOLD_LEASE};
 
 /// How much more a write of unknown length holds at a time.
 const STEP: i64 = 8 << 20;
@@ -25,6 +25,8 @@ pub struct Meter {
     /// The hold as last stored (by this write or its renewal), once it holds: every update
     /// names it by what is stored (see `meta::quota`).
     current: std::sync::Arc<std::sync::Mutex<Option<Hold>>>,
+    /// A hold sent and not yet awaited (see [`Meter::expect_soon`]).
+    pending: Option<PendingHold>,
     /// The body's declared length, if known: held whole at the first byte.
     expected: Option<i64>,
     /// Logical bytes written so far.
@@ -36,37 +38,53 @@ pub struct Meter {
     publishing: bool,
     settled: bool,
     renew: Option<tokio::task::JoinHandle<()>>,
+    /// A hold taken ahead is smaller than what the declared body holds first: grown (or
+    /// refused) before the body is read, as a write without one would be.
+    ahead_short: bool,
+    /// Counted as a metered write in flight (see `meta::quota_stock`).
+    _flight: InFlight,
 }
 
 impl Meter {
     pub(super) fn new(meta: MetaStore, bucket: &str, id: String, objects: i64) -> Self {
         Self {
+            _flight: meta.metered_write(bucket),
             meta,
             bucket: bucket.to_owned(),
             id,
             objects,
             current: Default::default(),
+            pending: None,
             expected: None,
             written: 0,
             size: 0,
             publishing: false,
             settled: false,
             renew: None,
+            ahead_short: false,
         }
+    }
+
+    /// A meter whose write took a hold taken ahead (see `meta::quota_stock`).
+    pub(super) fn with_hold(meta: MetaStore, bucket: &str, hold: Hold) -> Self {
+        let mut m = Self::new(meta, bucket, hold.id.clone(), 1);
+        m.adopt(hold);
+        m
     }
 
     /// Holds room for `need` bytes in all (and the object), or fails with
     /// [`GridFsError::QuotaExceeded`].
     pub(super) async fn ensure(&mut self, need: i64) -> Result<()> {
+        self.await_pending().await?;
         let held = self.current();
-        if held.as_ref().is_some_and(|h| need <= h.bytes) {
+        if held.as_ref().is_some_and(|h| need <= h.bytes) && !self.ahead_short {
             return Ok(());
         }
         // At most a step ahead of the bytes that arrived, so a client that declares a large
         // body and sends it slowly pins no more room than that. A declared length that cannot
         // fit now is refused at once, before its bytes are stored (a read; the holds are
         // what is exact).
-        if held.is_none() {
+        if held.is_none() || self.ahead_short {
             if let Some(e) = self.expected.filter(|e| *e > need + STEP) {
                 let (c, account) = self.meta.refusing_counted(&self.bucket, e, 0).await?;
                 if !c.fits(e, 0) {
@@ -95,7 +113,10 @@ impl Meter {
             let now = self.current();
             let took = match &now {
                 // (Grown from what is stored, which a lost answer may have grown already.)
-                Some(h) if want <= h.bytes => return Ok(()),
+                Some(h) if want <= h.bytes => {
+                    self.ahead_short = false;
+                    return Ok(());
+                }
                 Some(h) => self.meta.grow_hold(&self.bucket, h, want - h.bytes).await?,
                 None => {
                     self.meta
@@ -104,6 +125,7 @@ impl Meter {
                 }
             };
             if let Some(h) = took {
+                self.ahead_short = false;
                 *self.current.lock().expect("meter") = Some(h);
                 if now.is_none() {
                     self.renew = Some(self.spawn_renewal());
@@ -125,6 +147,75 @@ impl Meter {
     /// The hold as last stored, if it holds.
     fn current(&self) -> Option<Hold> {
         self.current.lock().expect("meter").clone()
+    }
+
+    /// The body's declared length, held by a hold sent now and awaited only when the write
+    /// needs it: before anything of it is stored, and before it publishes. The caller
+    /// (`ObjectWrite::expect`) sends it so only for a body that is stored when it publishes,
+    /// whole. A small PUT's hold then travels while its body arrives and its revision is
+    /// looked up, not before them (issue 62's cost: the hold's wait was most of it).
+    async fn expect_soon(&mut self, length: i64) -> Result<()> {
+        if self.current().is_some() {
+            // A hold taken ahead: nothing to send unless it is short.
+            return self.expect(length).await;
+        }
+        self.expected = Some(length);
+        if self.pending.is_none() {
+            let rx = (self.meta)
+                .hold_queued(&self.bucket, &self.id, length, self.objects)
+                .await;
+            self.pending = Some(rx);
+        }
+        Ok(())
+    }
+
+    /// Whether a hold was sent and not yet awaited.
+    fn is_pending(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// Waits for the hold sent by [`Meter::expect_soon`], if one was: the write holds its
+    /// declared length, or is refused as a write of that length would have been.
+    async fn await_pending(&mut self) -> Result<()> {
+        let Some(rx) = self.pending.take() else {
+            return Ok(());
+        };
+        match rx.await.unwrap_or_else(|_| Err(batch_gone()))? {
+            Some(h) => {
+                self.adopt(h);
+                Ok(())
+            }
+            None => Err(self.refusal(self.expected.unwrap_or_default()).await),
+        }
+    }
+
+    /// Takes the sent hold's answer if it came, so that it is renewed while a slow body
+    /// arrives (its lease runs from when it was stored).
+    fn adopt_ready(&mut self) {
+        let Some(rx) = &mut self.pending else {
+            return;
+        };
+        match rx.try_recv() {
+            Ok(Ok(Some(h))) => {
+                self.pending = None;
+                self.adopt(h);
+            }
+            // A refusal or an error is kept for `await_pending` to answer.
+            Ok(other) => {
+                let (tx, rx) = tokio::sync::oneshot::channel();
+                let _ = tx.send(other);
+                self.pending = Some(rx);
+            }
+            Err(_) => {}
+        }
+    }
+
+    /// The hold now stored for this write: kept and renewed.
+    fn adopt(&mut self, h: Hold) {
+        *self.current.lock().expect("meter") = Some(h);
+        if self.renew.is_none() {
+            self.renew = Some(self.spawn_renewal());
+        }
     }
 
     /// Why a write of `need` bytes was refused: the limit and the usage.
@@ -173,6 +264,9 @@ impl Meter {
     /// The body's declared length: held now (all of it, or a step of a large one).
     pub(super) async fn expect(&mut self, length: i64) -> Result<()> {
         self.expected = Some(length);
+        self.ahead_short = self
+            .current()
+            .is_some_and(|h| self.written == 0 && h.bytes < length.min(STEP));
         self.ensure(self.written).await
     }
 
@@ -220,6 +314,11 @@ impl Meter {
 
     /// Gives the hold back (the write failed before publishing).
     pub(super) async fn release(&mut self) {
+        if let Some(rx) = self.pending.take() {
+            if let Ok(Ok(Some(h))) = rx.await {
+                *self.current.lock().expect("meter") = Some(h);
+            }
+        }
         if let Some(r) = self.renew.take() {
             r.abort();
         }
@@ -240,6 +339,18 @@ impl Drop for Meter {
     fn drop(&mut self) {
         if let Some(r) = self.renew.take() {
             r.abort();
+        }
+        // A hold still on its way: given back once it is stored. (Nothing was stored or
+        // sent to publish before it was awaited.)
+        if let Some(rx) = self.pending.take() {
+            let (meta, bucket) = (self.meta.clone(), self.bucket.clone());
+            crate::background::spawn("quota-release", async move {
+                if let Ok(Ok(Some(h))) = rx.await {
+                    if let Err(e) = meta.settle_hold(&bucket, &h, 0, 0).await {
+                        tracing::warn!(bucket, error = %e, "could not release a quota hold; it lapses");
+                    }
+                }
+            });
         }
         let held = self.current();
         if let (Some(hold), false, false) = (held, self.publishing, self.settled) {
@@ -287,8 +398,17 @@ impl ObjectWrite {
     /// Writes bytes of the object, holding their room first in a metered bucket.
     pub async fn write(&mut self, data: &[u8]) -> Result<()> {
         if let Some(m) = &mut self.meter {
-            m.ensure(m.written + data.len() as i64).await?;
-            m.written += data.len() as i64;
+            let need = m.written + data.len() as i64;
+            // A hold on its way covers what stays in memory until it is awaited.
+            let covered = m.is_pending()
+                && m.expected.is_some_and(|e| need <= e)
+                && self.upload.keeps_back(need as u64);
+            if covered {
+                m.adopt_ready();
+            } else {
+                m.ensure(need).await?;
+            }
+            m.written = need;
         }
         self.upload.write(data).await
     }
@@ -301,6 +421,41 @@ impl ObjectWrite {
             m.expect(length as i64).await?;
         }
         Ok(())
+    }
+
+    /// [`ObjectWrite::expect`] for a client that sends its body unasked. A body that is
+    /// stored only when it publishes, whole (one chunk, in a GridFS bucket), has its hold sent
+    /// now and awaited before anything is stored, so it travels while the body arrives and
+    /// the revision is looked up (most of what a limit cost a small PUT was this wait). Such
+    /// a body that cannot fit is refused once it has arrived (a chunk at most), still before
+    /// a byte of it is stored. Any other body is held now, as `expect` does.
+    pub async fn expect_soon(&mut self, length: u64) -> Result<()> {
+        if let Some(m) = &mut self.meter {
+            if !self.content && self.reference.is_none() && self.upload.keeps_back(length) {
+                m.expect_soon(length as i64).await?;
+            } else {
+                m.expect(length as i64).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Upload::end`], once a hold on its way is stored if anything is to be sent now.
+    pub async fn end(&mut self) -> Result<crate::storage::gridfs::Digests> {
+        if let Some(m) = &mut self.meter {
+            if m.is_pending() && !self.upload.keeps_back(self.upload.length()) {
+                m.ensure(m.written).await?;
+            }
+        }
+        self.upload.end().await
+    }
+
+    /// [`Upload::flush`], once a hold on its way is stored.
+    pub async fn flush(&mut self) -> Result<crate::storage::gridfs::Digests> {
+        if let Some(m) = self.meter.as_mut().filter(|m| m.is_pending()) {
+            m.ensure(m.written).await?;
+        }
+        self.upload.flush().await
     }
 
     /// The object's logical size as published.

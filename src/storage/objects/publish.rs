@@ -50,7 +50,13 @@ impl ObjectStore {
                 meter,
             });
         }
-        let reg = self.meta.register_write(bucket).await?;
+        // A metered write takes its registration together with a hold taken ahead, when
+        // there is one (see `meta::quota_stock`).
+        let metered = self.is_metered(bucket).await?;
+        let (reg, ahead) = match metered.then(|| self.meta.take_stocked(bucket)).flatten() {
+            Some((reg, hold)) => (reg, Some(hold)),
+            None => (self.meta.register_write(bucket).await?, None),
+        };
         let id = Bson::ObjectId(reg.file_id());
         let upload = self
             .gridfs(bucket)
@@ -64,7 +70,14 @@ impl ObjectStore {
                 },
             )
             .await?;
-        let meter = self.meter_for(bucket, &reg.file_id()).await?;
+        let meter = match ahead {
+            Some(hold) => Some(super::meter::Meter::with_hold(
+                self.meta.clone(),
+                bucket,
+                hold,
+            )),
+            None => self.meter_for(bucket, &reg.file_id()).await?,
+        };
         Ok(ObjectWrite {
             upload,
             reg,
@@ -268,22 +281,35 @@ impl ObjectStore {
         lock: Option<&KeyLock>,
     ) -> Result<ObjectInfo> {
         let mut meta = meta;
-        write.before_publish(&mut meta).await?;
         if write.content {
+            write.before_publish(&mut meta).await?;
             // Boxed: request futures are deep, and this one would add its whole state to them.
             return Box::pin(self.publish_content(bucket, write, meta, lock)).await;
         }
-        write.upload.end().await?;
         let key = write.upload.filename().to_owned();
+        let id = write.upload.id().clone();
+        // The revision lookup (a read) goes while a metered write's hold is stored, if it is
+        // still on its way (see `meter`); nothing is sent to be stored before both are done.
+        let (held, prepared) = tokio::join!(
+            write.before_publish(&mut meta),
+            self.prepare_publish(bucket, &key, &id)
+        );
+        if let Err(e) = held {
+            // Refused (or failed) before anything was stored: ended here, so that its
+            // registration is done with rather than left to expire.
+            if let Err(abort) = write.abort().await {
+                tracing::warn!(error = %abort, "could not abort a refused upload");
+            }
+            return Err(e);
+        }
+        let prepared = prepared?;
+        write.upload.end().await?;
         // Kept for the GET that often follows (see `small_cache`): a copy of a small chunk.
         let sole = if self.small_cache_on() {
             write.upload.sole_chunk()
         } else {
             None
         };
-        let prepared = self
-            .prepare_publish(bucket, &key, &write.upload.id().clone())
-            .await?;
         let versioned = prepared.mode != Versioning::Off;
         meta.version_id = prepared.vid.clone();
         self.fence(lock, Some(&write.reg)).await?;

@@ -44,12 +44,17 @@ pub(super) use in_transaction;
 impl ObjectStore {
     /// A meter for a new write into `bucket` under the object id `id`, if it is metered.
     pub(super) async fn meter_for(&self, bucket: &str, id: &ObjectId) -> Result<Option<Meter>> {
-        let metered = self
+        let metered = self.is_metered(bucket).await?;
+        Ok(metered.then(|| Meter::new(self.meta.clone(), bucket, id.to_hex(), 1)))
+    }
+
+    /// Whether writes into `bucket` are metered (as this instance's bucket cache has it).
+    pub(super) async fn is_metered(&self, bucket: &str) -> Result<bool> {
+        Ok(self
             .meta
             .bucket_cached(bucket)
             .await?
-            .is_some_and(|b| b.metered);
-        Ok(metered.then(|| Meter::new(self.meta.clone(), bucket, id.to_hex(), 1)))
+            .is_some_and(|b| b.metered))
     }
 
     /// Sets a bucket's limits: the bucket becomes metered (the index the fold uses first), and

@@ -16,13 +16,7 @@ const ONE_COMMAND_BYTES: usize = 1024 * 1024;
 static BULK_UNSUPPORTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 fn is_unsupported(e: &mongodb::error::Error) -> bool {
-    use mongodb::error::ErrorKind;
-    match &*e.kind {
-        ErrorKind::IncompatibleServer { .. } => true,
-        // A server that reports 8.0 but has no `bulkWrite` (CommandNotFound): nothing ran.
-        ErrorKind::Command(c) => c.code == 59,
-        _ => false,
-    }
+    crate::dberror::is_unsupported_command(e)
 }
 
 /// Whether a publish failed because the server refused a write (a duplicate key: the id of
@@ -47,6 +41,20 @@ pub(super) fn refused(e: &GridFsError) -> bool {
 }
 
 impl Upload {
+    /// Whether a body of `total` bytes in all, written from here, sends nothing to the
+    /// database before it is published: it fits one chunk (so no chunk is sent as the body
+    /// arrives) and is published with its files document in one command. What a metered
+    /// write's hold may overlap (see `objects::meter`). Half of [`ONE_COMMAND_BYTES`], so a
+    /// sealed chunk's tag never tips it over.
+    pub fn keeps_back(&self, total: u64) -> bool {
+        self.in_flight.is_empty()
+            && self.batch.is_empty()
+            && self.next_n == self.first_chunk
+            && total <= u64::from(self.chunk_size)
+            && total <= (ONE_COMMAND_BYTES / 2) as u64
+            && !BULK_UNSUPPORTED.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Whether every chunk of the file is in the batch, none sent, and few enough bytes that
     /// copying them into one `bulkWrite` costs less than a round trip. An empty file (no
     /// chunk at all) is too: its files document goes alone in the same `bulkWrite`, as every

@@ -30,6 +30,7 @@ pub mod notify;
 pub mod oidc;
 pub mod percent;
 pub mod s3;
+pub mod search;
 pub mod server;
 pub mod state;
 pub mod storage;

@@ -8,7 +8,7 @@ use crate::s3::op::Op;
 pub fn action(op: &Op) -> Option<&'static str> {
     use Op::*;
     Some(match op {
-        HeadBucket | ListObjects | ListObjectsV2 => "s3:ListBucket",
+        HeadBucket | ListObjects | ListObjectsV2 | SearchObjects => "s3:ListBucket",
         ListObjectVersions => "s3:ListBucketVersions",
         ListMultipartUploads => "s3:ListBucketMultipartUploads",
         GetBucketLocation => "s3:GetBucketLocation",

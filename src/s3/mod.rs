@@ -51,6 +51,7 @@ pub mod ownership;
 pub mod policy;
 pub mod post;
 pub mod public_access;
+pub mod search;
 pub mod tagging;
 pub mod unconfigured;
 pub mod website;

@@ -38,6 +38,8 @@ pub enum Op {
     ListObjectsV2,
     /// GET /bucket
     ListObjects,
+    /// GET /bucket?search=… (Zenko's metadata search)
+    SearchObjects,
     /// POST /bucket?delete
     DeleteObjects,
     /// PUT /bucket/key
@@ -189,6 +191,7 @@ impl Op {
             Op::ListObjectVersions => "ListObjectVersions",
             Op::ListObjectsV2 => "ListObjectsV2",
             Op::ListObjects => "ListObjects",
+            Op::SearchObjects => "SearchObjects",
             Op::DeleteObjects => "DeleteObjects",
             Op::PutObject => "PutObject",
             Op::CopyObject => "CopyObject",
@@ -279,7 +282,11 @@ pub fn parse(
             (Method::PUT, ["versioning"]) => Op::PutBucketVersioning,
             (Method::GET, ["object-lock"]) => Op::GetObjectLockConfiguration,
             (Method::PUT, ["object-lock"]) => Op::PutObjectLockConfiguration,
+            // Zenko's metadata search; a search of versions is not built yet, and is refused
+            // rather than answered as a plain listing.
+            (Method::GET, ["versions"]) if has("search") => ni("search of versions"),
             (Method::GET, ["versions"]) => Op::ListObjectVersions,
+            (Method::GET, []) if has("search") => Op::SearchObjects,
             (Method::GET, []) if query.iter().any(|(k, v)| k == "list-type" && v == "2") => {
                 Op::ListObjectsV2
             }

@@ -281,3 +281,30 @@ pub fn written(
     }
     r
 }
+
+/// `s`, URL-encoded when the listing asked for `encoding-type=url`.
+pub fn encode_if(url: bool, s: &str) -> String {
+    if url {
+        crate::auth::sigv4::uri_encode(s, true)
+    } else {
+        s.to_owned()
+    }
+}
+
+/// An object's entry in a listing.
+pub fn listed_contents(
+    o: &crate::storage::objects::ObjectInfo,
+    url: bool,
+    owner: Option<crate::xml::Owner>,
+) -> crate::xml::Contents {
+    crate::xml::Contents {
+        key: encode_if(url, o.key()),
+        last_modified: crate::s3::request::headers::iso8601(o.file.upload_date),
+        etag: o.etag().to_owned(),
+        size: o.size(),
+        owner,
+        storage_class: crate::model::storage_class::reported(o.meta.storage_class.as_deref()),
+        user_metadata: None,
+        user_tags: None,
+    }
+}

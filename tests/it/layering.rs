@@ -57,6 +57,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("s3::policy", 55),
     ("s3::post", 55),
     ("s3::public_access", 55),
+    ("s3::search", 55),
     ("s3::tagging", 55),
     ("s3::unconfigured", 55),
     ("s3::website", 55),
@@ -114,6 +115,8 @@ const LAYERS: &[(&str, u32)] = &[
     ("subresource", 5),
     ("tls", 5),
     ("devdb", 5),
+    // Metadata search's query language: the typed tree and its parser (issue 63).
+    ("search", 5),
 ];
 
 /// The S3 handler modules: each imports no other.
@@ -136,6 +139,7 @@ const HANDLERS: &[&str] = &[
     "s3::policy",
     "s3::post",
     "s3::public_access",
+    "s3::search",
     "s3::tagging",
     "s3::unconfigured",
     "s3::website",

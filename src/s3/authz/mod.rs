@@ -46,6 +46,7 @@ use crate::state::AppState;
 use crate::storage::meta::BucketInfo;
 
 mod facts;
+pub mod per_key;
 mod tags;
 mod user;
 

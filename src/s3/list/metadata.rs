@@ -10,12 +10,11 @@
 //! since MinIO's answer would not parse. SSE-C objects are listed without either: their
 //! attributes are told only to a request that carries their key.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use crate::error::S3Result;
-use crate::s3::authz;
+use crate::s3::authz::per_key::{may, Caller};
 use crate::s3::op::Op;
-use crate::s3::request::access::Access;
 use crate::s3::request::S3Request;
 use crate::state::AppState;
 use crate::storage::objects::ObjectInfo;
@@ -24,24 +23,6 @@ use crate::xml;
 /// Whether the request asks for MinIO's metadata listing.
 pub fn asked(req: &S3Request) -> bool {
     req.q("metadata") == Some("true")
-}
-
-/// Who asks, as the per-key decisions need it (the request itself is not `Sync`).
-pub struct Caller {
-    auth: crate::auth::Auth,
-    bucket: String,
-    facts: HashMap<String, Vec<String>>,
-}
-
-impl Caller {
-    /// The caller of `req`.
-    pub fn of(st: &AppState, req: &S3Request) -> Self {
-        Self {
-            facts: authz::facts_of(st, req),
-            auth: req.auth.clone(),
-            bucket: req.bucket().to_owned(),
-        }
-    }
 }
 
 /// Fills `contents` (the listed objects, in the order of `objects`) with what the caller may
@@ -70,27 +51,6 @@ pub async fn fill(
         }
     }
     Ok(())
-}
-
-/// Whether the caller may run `op` on the listed object, decided as that request would be
-/// (the policy on the object's ARN, roles, and the object's ACL).
-async fn may(st: &AppState, who: &Caller, op: &Op, o: &ObjectInfo) -> S3Result<bool> {
-    // The root key too: a bucket policy's explicit Deny binds it.
-    let target = authz::Target {
-        bucket: &who.bucket,
-        key: Some(o.key()),
-        facts: &who.facts,
-        shape: Default::default(),
-    };
-    let access = authz::explain(st, op, &who.auth, &target).await?.access;
-    Ok(match access {
-        Access::Granted | Access::GrantedUnlisted => true,
-        Access::IfObjectAcl { .. } => {
-            crate::s3::rules::acl::require_object_access(&who.auth, access, Some((*o).clone()))
-                .is_ok()
-        }
-        _ => false,
-    })
 }
 
 /// The `<UserMetadata>` of an object: its content headers and `X-Amz-Meta-*` entries.

@@ -5,12 +5,12 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use base64::Engine;
 
-use crate::auth::sigv4::uri_encode;
 use crate::error::{S3Error, S3Result};
 use crate::s3::lookup::require_bucket;
 use crate::s3::request::S3Request;
 use crate::s3::respond::owner_of;
 use crate::s3::respond::xml_response;
+use crate::s3::respond::{encode_if as enc, listed_contents as contents};
 use crate::state::AppState;
 use crate::storage::meta::BucketInfo;
 use crate::storage::objects::{
@@ -66,33 +66,12 @@ impl Common {
     }
 }
 
-fn enc(url: bool, s: &str) -> String {
-    if url {
-        uri_encode(s, true)
-    } else {
-        s.to_owned()
-    }
-}
-
 /// The owner element of an object in a listing.
 fn owner_el(b: &BucketInfo, o: &ObjectInfo) -> xml::Owner {
     owner_of(crate::s3::rules::ownership::object_owner(
         b,
         o.meta.owner.as_deref(),
     ))
-}
-
-fn contents(o: &ObjectInfo, url: bool, owner: Option<xml::Owner>) -> xml::Contents {
-    xml::Contents {
-        key: enc(url, o.key()),
-        last_modified: crate::s3::request::headers::iso8601(o.file.upload_date),
-        etag: o.etag().to_owned(),
-        size: o.size(),
-        owner,
-        storage_class: crate::model::storage_class::reported(o.meta.storage_class.as_deref()),
-        user_metadata: None,
-        user_tags: None,
-    }
 }
 
 fn split(
@@ -148,7 +127,7 @@ pub async fn list_objects_v2(st: &AppState, req: S3Request) -> S3Result<Response
                 ListEntry::Prefix(_) => None,
             })
             .collect();
-        let who = metadata::Caller::of(st, &req);
+        let who = crate::s3::authz::per_key::Caller::of(st, &req);
         metadata::fill(st, &who, &objects, &mut contents).await?;
     }
     let next = page

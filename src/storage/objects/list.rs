@@ -206,7 +206,7 @@ impl ObjectStore {
 
     /// A listed object. A file written by another GridFS client without an MD5 gets its ETag
     /// from its files document (see `ensure_etag`: no read, no write).
-    fn object_of(d: Document) -> Result<ObjectInfo> {
+    pub(super) fn object_of(d: Document) -> Result<ObjectInfo> {
         let mut info = ObjectInfo::from_file(FileDoc::from_document(&d)?);
         super::etag::ensure_etag(&mut info, &d);
         Ok(info)

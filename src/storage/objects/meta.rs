@@ -61,7 +61,7 @@ pub struct ObjectMeta {
     pub other: Document,
 }
 
-const FIELDS: &[&str] = &[
+pub(crate) const FIELDS: &[&str] = &[
     "etag",
     "contentType",
     "cacheControl",

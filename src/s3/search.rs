@@ -1,0 +1,244 @@
+//! Metadata search (issue 63): `GET /<bucket>?search=<query>`, Zenko CloudServer's API. The
+//! answer is a listing (`ListBucketResult`, v1 by default, v2 with `list-type=2`) of the
+//! current objects that match, in key order; see docs/search.md.
+//!
+//! - **Authorization:** `s3:ListBucket` on the bucket, with the request's `prefix` as
+//!   `s3:prefix`, as for a listing (Zenko checks an action of its own, `s3:MetadataSearch`;
+//!   the issue asked for a search to be a listing's right). The search never leaves the
+//!   prefix.
+//! - **What each caller matches on:** metadata (`content-type`, `x-amz-meta-*`) and tags only
+//!   where it may read them, per key, as MinIO's metadata listing decides (GetObject,
+//!   GetObjectTagging; an SSE-C object tells neither). Elsewhere they are missing.
+//! - **Pages:** `max-keys` (at most 1,000), `marker` (v1), `continuation-token` and
+//!   `start-after` (v2). A page also ends when its time is spent ([`PAGE_BUDGET`]): it is
+//!   then truncated with a `NextMarker` (v1, given whenever a search page is truncated:
+//!   where the scan got to, which need not be a listed key) or a continuation token.
+//! - **Refused:** a query that does not parse (`400 InvalidArgument`, with the position),
+//!   `delimiter` (a search has no common prefixes), and a search of versions (not built).
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use axum::http::StatusCode;
+use axum::response::Response;
+use base64::Engine;
+
+use crate::error::{S3Error, S3Result};
+use crate::s3::authz::per_key::{may, Caller};
+use crate::s3::lookup::require_bucket;
+use crate::s3::op::Op;
+use crate::s3::request::S3Request;
+use crate::s3::respond::{encode_if, listed_contents, owner_of, xml_response};
+use crate::search::{Field, Query};
+use crate::state::AppState;
+use crate::storage::objects::{
+    compile_search, compile_search_any, Compiled, ObjectInfo, SearchScan, View,
+};
+use crate::xml::{self, to_xml, S3_NS};
+
+/// The time one page of a search may take before it answers what it has.
+pub const PAGE_BUDGET: Duration = Duration::from_secs(5);
+
+/// The views a query's matching depends on: every combination of what it names.
+fn views_of(q: &Query) -> Vec<View> {
+    let fields = q.fields();
+    let meta = fields
+        .iter()
+        .any(|f| matches!(f, Field::ContentType | Field::Meta(_)));
+    let tags = fields.iter().any(|f| matches!(f, Field::Tag(_)));
+    let mut out = Vec::new();
+    for m in [true, false] {
+        for t in [true, false] {
+            let v = View {
+                meta: m || !meta,
+                tags: t || !tags,
+            };
+            if !out.contains(&v) {
+                out.push(v);
+            }
+        }
+    }
+    out
+}
+
+/// What the caller sees of `o`, in the dimensions `views` vary in.
+async fn view_of(st: &AppState, who: &Caller, o: &ObjectInfo, all: View) -> S3Result<View> {
+    let sealed = o
+        .meta
+        .sse
+        .as_ref()
+        .is_some_and(|s| s.mode == crate::crypto::MODE_C);
+    Ok(View {
+        meta: all.meta || (!sealed && may(st, who, &Op::GetObject, o).await?),
+        tags: all.tags || (!sealed && may(st, who, &Op::GetObjectTagging, o).await?),
+    })
+}
+
+fn max_keys(req: &S3Request) -> S3Result<usize> {
+    match req.q("max-keys") {
+        None => Ok(1000),
+        Some(v) => Ok(v
+            .parse::<i64>()
+            .ok()
+            .filter(|n| *n >= 0)
+            .ok_or_else(|| {
+                S3Error::invalid_argument(
+                    "Provided max-keys not an integer or within integer range",
+                )
+            })?
+            .min(1000) as usize),
+    }
+}
+
+/// `GET /<bucket>?search=…`.
+pub async fn search_objects(st: &AppState, req: S3Request) -> S3Result<Response> {
+    let bucket = require_bucket(st, req.bucket()).await?;
+    let query = crate::search::parse(req.q("search").unwrap_or_default())
+        .map_err(|e| S3Error::invalid_argument(e.to_string()))?;
+    if req.q("delimiter").is_some_and(|d| !d.is_empty()) {
+        return Err(S3Error::invalid_argument(
+            "A search does not take a delimiter: it lists matching objects only",
+        ));
+    }
+    let v2 = match req.q("list-type") {
+        None => false,
+        Some("2") => true,
+        Some(_) => {
+            return Err(S3Error::invalid_argument(
+                "Invalid List Type specified in Request",
+            ))
+        }
+    };
+    let max = max_keys(&req)?;
+    let url = req.url_encoding()?;
+    let prefix = req.q("prefix").unwrap_or_default().to_owned();
+    let token = req
+        .q("continuation-token")
+        .filter(|_| v2)
+        .map(str::to_owned);
+    let after = match (&token, v2) {
+        (Some(t), _) => Some(
+            base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .decode(t)
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok())
+                .ok_or_else(|| {
+                    S3Error::invalid_argument("The continuation token provided is incorrect")
+                })?,
+        ),
+        (None, true) => req.q("start-after").map(str::to_owned),
+        (None, false) => req.q("marker").map(str::to_owned),
+    }
+    .filter(|a| !a.is_empty());
+
+    let views = views_of(&query);
+    let scan = compile_search_any(&query, &views);
+    let page = match scan {
+        Compiled::None => Default::default(),
+        _ => {
+            let s = SearchScan {
+                filter: scan.to_document(),
+                prefix: prefix.clone(),
+                after: after.clone(),
+                max,
+                budget: PAGE_BUDGET,
+            };
+            st.store.search(&bucket.name, &s).await?
+        }
+    };
+    // Each object matched as its caller sees it.
+    let everything = views.len() == 1;
+    let mut keep = vec![everything; page.objects.len()];
+    if !everything {
+        let who = Caller::of(st, &req);
+        let mut by_view: HashMap<View, Vec<usize>> = HashMap::new();
+        for (i, o) in page.objects.iter().enumerate() {
+            let dims = View {
+                meta: views.iter().all(|v| v.meta),
+                tags: views.iter().all(|v| v.tags),
+            };
+            by_view
+                .entry(view_of(st, &who, o, dims).await?)
+                .or_default()
+                .push(i);
+        }
+        for (view, idx) in by_view {
+            match compile_search(&query, view) {
+                Compiled::All => idx.iter().for_each(|i| keep[*i] = true),
+                Compiled::None => {}
+                Compiled::Filter(f) => {
+                    let ids = idx
+                        .iter()
+                        .map(|i| page.objects[*i].file.id.clone())
+                        .collect();
+                    let matched = st.store.search_recheck(&bucket.name, ids, &f).await?;
+                    for i in idx {
+                        keep[i] = matched.contains(&page.objects[i].file.id.to_string());
+                    }
+                }
+            }
+        }
+    }
+    let objects: Vec<&ObjectInfo> = page
+        .objects
+        .iter()
+        .zip(&keep)
+        .filter_map(|(o, k)| k.then_some(o))
+        .collect();
+    let owner = |o: &ObjectInfo| {
+        owner_of(crate::s3::rules::ownership::object_owner(
+            &bucket,
+            o.meta.owner.as_deref(),
+        ))
+    };
+    if v2 {
+        let fetch_owner = req.q("fetch-owner") == Some("true");
+        let contents: Vec<xml::Contents> = objects
+            .iter()
+            .map(|o| listed_contents(o, url, fetch_owner.then(|| owner(o))))
+            .collect();
+        let body = xml::ListBucketResultV2 {
+            xmlns: S3_NS,
+            name: bucket.name.clone(),
+            prefix: encode_if(url, &prefix),
+            delimiter: None,
+            max_keys: max,
+            key_count: contents.len(),
+            is_truncated: page.truncated,
+            encoding_type: url.then(|| "url".to_owned()),
+            continuation_token: token,
+            next_continuation_token: page
+                .next_marker
+                .as_ref()
+                .map(|m| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(m)),
+            start_after: req.q("start-after").map(|s| encode_if(url, s)),
+            contents,
+            common_prefixes: Vec::new(),
+        };
+        return Ok(xml_response(
+            StatusCode::OK,
+            to_xml("ListBucketResult", &body),
+        ));
+    }
+    let contents: Vec<xml::Contents> = objects
+        .iter()
+        .map(|o| listed_contents(o, url, Some(owner(o))))
+        .collect();
+    let body = xml::ListBucketResultV1 {
+        xmlns: S3_NS,
+        name: bucket.name.clone(),
+        prefix,
+        marker: encode_if(url, req.q("marker").unwrap_or_default()),
+        next_marker: page.next_marker.as_ref().map(|m| encode_if(url, m)),
+        max_keys: max,
+        delimiter: None,
+        is_truncated: page.truncated,
+        encoding_type: url.then(|| "url".to_owned()),
+        contents,
+        common_prefixes: Vec::new(),
+    };
+    Ok(xml_response(
+        StatusCode::OK,
+        to_xml("ListBucketResult", &body),
+    ))
+}

@@ -1,0 +1,52 @@
+//! Metadata search (issue 63) through boto3: random queries against a brute-force filter in
+//! Python, before and after overwrites, deletes, tagging changes and versioning; refusals;
+//! and who may search what (`tests/py/search.py`).
+
+use crate::support;
+
+#[test]
+fn random_searches_equal_a_brute_force_filter_and_obey_the_callers_rights() {
+    support::run(async {
+        let gw = support::gateway("search").await;
+        let n = std::env::var("GRIDS3_SEARCH_OBJECTS").unwrap_or_else(|_| "500".into());
+        let r = support::py_result(
+            "search.py",
+            vec![
+                gw.endpoint(),
+                support::AK.into(),
+                support::SK.into(),
+                "searched".into(),
+                n,
+                "63".into(),
+            ],
+        )
+        .await;
+        for phase in ["first", "changed", "versioned"] {
+            assert_eq!(r[phase]["queries"], 50, "{r}");
+            assert_eq!(
+                r[phase]["mismatches"],
+                serde_json::json!([]),
+                "{phase}: {r}"
+            );
+        }
+        let errors = &r["errors"];
+        for (q, pos) in [
+            ("colour = red", 1),
+            ("key = 'open", 7),
+            ("size > ten", 8),
+            ("key LIKE '(a+)+$'", 10),
+        ] {
+            assert_eq!(errors[q][0], 400, "{q}: {r}");
+            assert_eq!(errors[q][1], "InvalidArgument", "{q}: {r}");
+            let msg = errors[q][2].as_str().unwrap();
+            assert!(msg.contains(&format!("position {pos}")), "{q}: {msg}");
+        }
+        let auth = &r["auth"];
+        assert_eq!(auth["lister_eq"], true, "{r}");
+        assert_eq!(auth["lister_ne"], true, "{r}");
+        assert_eq!(auth["lister_outside"], "AccessDenied", "{r}");
+        assert_eq!(auth["lister_no_prefix"], "AccessDenied", "{r}");
+        assert_eq!(auth["reader_sees_metadata"], true, "{r}");
+        assert_eq!(auth["nobody"], "AccessDenied", "{r}");
+    });
+}

@@ -847,6 +847,8 @@ fn every_header_and_query_parameter_is_honoured_or_refused() {
                 .has("<Key>b</Key>")
                 .lacks("<Key>a/1</Key>"),
             case("max-keys", "GET", "/walk?list-type=2&max-keys=x").refused(400, "InvalidArgument"),
+            // Zenko's metadata search: a query that does not parse is refused, never listed.
+            case("search", "GET", "/walk?search=colour%3Dred").refused(400, "InvalidArgument"),
             case(
                 "continuation-token",
                 "GET",

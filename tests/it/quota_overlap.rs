@@ -209,6 +209,7 @@ fn takes_hold(c: &(String, Document), db: &str) -> bool {
 /// hold of its own; the rest is given back when the last write ends, and the counters equal
 /// a recount.
 #[test]
+#[ignore = "holds taken ahead are off (meta::quota_stock::AHEAD_ON) until the batching regression they caused is explained"]
 fn a_write_under_load_takes_a_hold_taken_ahead_and_the_rest_is_given_back() {
     support::run(async {
         use grids3::failpoint;

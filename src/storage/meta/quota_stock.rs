@@ -25,6 +25,11 @@ use super::quota::Hold;
 use super::writes::WriteReg;
 use super::*;
 
+/// Off for now: with them, 16 PUTs at once near a 1 MiB limit cost 19 usage updates, not 4
+/// (`quota::holds_and_conversions_waiting_together_take_one_update`), found at the end of
+/// the session that built this and not yet explained (a batch with holds ahead that does
+/// not fit falls back to each hold alone, which may be it).
+const AHEAD_ON: bool = false;
 /// The room a hold taken ahead holds: a small object's.
 pub const AHEAD_BYTES: i64 = 64 << 10;
 /// The most holds taken ahead at once.
@@ -113,7 +118,7 @@ impl MetaStore {
     /// How many holds to take ahead with a batch of `batch` holds: none unless several
     /// writes are in flight and the stock ran low.
     pub(super) fn ahead_wanted(&self, bucket: &str, batch: usize) -> usize {
-        if batch < 2 {
+        if !AHEAD_ON || batch < 2 {
             return 0;
         }
         let all = self.hold_stock.0.lock().expect("hold stock");

@@ -59,7 +59,7 @@ fn every_operator_field_and_type() {
             cmp(Field::StorageClass, Cmp::Ne, text("GLACIER")),
         ),
         (
-            "x-amz-meta-Color = blue",
+            "X-Amz-Meta-Color = blue",
             cmp(meta("color"), Cmp::Eq, text("blue")),
         ),
         // A number compared with text is text.

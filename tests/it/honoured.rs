@@ -849,6 +849,8 @@ fn every_header_and_query_parameter_is_honoured_or_refused() {
             case("max-keys", "GET", "/walk?list-type=2&max-keys=x").refused(400, "InvalidArgument"),
             // Zenko's metadata search: a query that does not parse is refused, never listed.
             case("search", "GET", "/walk?search=colour%3Dred").refused(400, "InvalidArgument"),
+            case("list-type", "GET", "/walk?search=key%3Da&list-type=3")
+                .refused(400, "InvalidArgument"),
             case(
                 "continuation-token",
                 "GET",

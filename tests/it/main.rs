@@ -69,6 +69,7 @@ mod smoke;
 mod snowball;
 mod soak;
 mod sse;
+mod sse_keyring;
 mod sts;
 mod sts_web;
 mod support;

@@ -12,7 +12,7 @@ use mongodb::bson::{doc, Document};
 use crate::authz::admin;
 use crate::support;
 
-const MASTER: &str = "grids3 test master key";
+pub(crate) const MASTER: &str = "grids3 test master key";
 
 async fn gateway_with_master(db: &str, master: &str, previous: Option<&str>) -> support::Gateway {
     let (m, p) = (master.to_owned(), previous.map(str::to_owned));

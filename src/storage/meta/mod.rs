@@ -21,7 +21,7 @@ mod progress;
 mod quota;
 mod quota_account;
 mod quota_batch;
-mod quota_stock;
+mod quota_flight;
 mod replay;
 mod service_accounts;
 mod sessions;
@@ -46,7 +46,7 @@ pub use progress::Progress;
 pub use quota::{bucket_usage_id, hold_of, objects_room, Counted, Hold, Limits, HOLD_LEASE};
 pub use quota_account::{account_usage_id, UsageStep};
 pub use quota_batch::{gone as batch_gone, PendingHold};
-pub use quota_stock::{InFlight, AHEAD_BYTES};
+pub use quota_flight::InFlight;
 pub use service_accounts::{NewServiceAccount, ServiceAccount, ServiceAccountChange};
 pub use sessions::{ConsoleSession, SsoSession};
 pub use sts_keys::{token_sha256, Minted, NewSession, KEEP_EXPIRED};
@@ -85,8 +85,8 @@ pub struct MetaStore {
     pools: writes::Pools,
     /// Quota holds and conversions waiting to go together (see `quota_batch`).
     usage_batches: quota_batch::UsageBatches,
-    /// Quota holds taken ahead for writes to come (see `quota_stock`).
-    hold_stock: quota_stock::HoldStock,
+    /// Metered writes in flight on this instance (see `quota_flight`).
+    flights: quota_flight::Flights,
     /// Buckets seen linked to their account's limits (see `quota_account`).
     linked: quota_account::Linked,
     /// The client whose sessions run this process's transactions (see `txn`): a connection
@@ -286,7 +286,7 @@ impl MetaStore {
             finished_writes: writes::FinishedWrites::default(),
             pools: writes::Pools::default(),
             usage_batches: quota_batch::UsageBatches::default(),
-            hold_stock: quota_stock::HoldStock::default(),
+            flights: quota_flight::Flights::default(),
             linked: quota_account::Linked::default(),
             txn_client: db.client().clone(),
         }

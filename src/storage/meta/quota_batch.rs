@@ -23,7 +23,6 @@ use mongodb::bson::{doc, Bson, Document};
 use tokio::sync::oneshot;
 
 use super::quota::{room, Hold, HOLD_LEASE};
-use super::quota_stock::AHEAD_BYTES;
 use super::*;
 
 type Reply = oneshot::Sender<mongodb::error::Result<bool>>;
@@ -176,21 +175,8 @@ impl MetaStore {
                 .into_iter()
                 .map(|(h, tx)| (Hold::new(&h.id, h.bytes, h.objects, exp), tx))
                 .collect();
-            // Holds for writes to come, under ids registered for them (see `quota_stock`).
-            let mut ahead = Vec::new();
-            for _ in 0..self.ahead_wanted(bucket, batch.len()) {
-                let Ok(reg) = self.register_write(bucket).await else {
-                    break;
-                };
-                let h = Hold::new(&reg.file_id().to_hex(), AHEAD_BYTES, 1, exp);
-                ahead.push((reg, h));
-            }
             let mut pushed = Vec::new();
-            for h in batch
-                .iter()
-                .map(|(h, _)| h)
-                .chain(ahead.iter().map(|(_, h)| h))
-            {
+            for (h, _) in &batch {
                 bytes += h.bytes;
                 objects += h.objects;
                 pushed.push(h.stored.clone());
@@ -208,21 +194,14 @@ impl MetaStore {
                     for (h, tx) in batch {
                         self.answer_hold(bucket, tx, Ok(Some(h)));
                     }
-                    self.stock(bucket, ahead);
                     return;
                 }
-                // Not all of them fit: each on its own, and none ahead.
-                Ok(false) => {
-                    for (reg, _) in ahead {
-                        reg.done().await;
-                    }
-                }
+                // Not all of them fit: each on its own.
+                Ok(false) => {}
                 Err(e) => {
                     for (_, tx) in batch {
                         self.answer_hold(bucket, tx, Err(e.clone()));
                     }
-                    // (Stored or not, unknown: given back if they were.)
-                    self.give_back_taken(bucket, ahead);
                     return;
                 }
             }
@@ -243,15 +222,6 @@ impl MetaStore {
                 }
             });
         }
-    }
-
-    /// Gives `holds` back together, now (holds taken ahead that no write took).
-    pub(super) async fn settle_all(&self, bucket: &str, holds: Vec<Hold>) {
-        let batch = holds
-            .into_iter()
-            .map(|h| (h, 0, 0, oneshot::channel().0))
-            .collect();
-        self.apply_settles(bucket, batch).await;
     }
 
     async fn apply_settles(&self, bucket: &str, batch: Vec<(Hold, i64, i64, Reply)>) {

@@ -38,10 +38,7 @@ pub struct Meter {
     publishing: bool,
     settled: bool,
     renew: Option<tokio::task::JoinHandle<()>>,
-    /// A hold taken ahead is smaller than what the declared body holds first: grown (or
-    /// refused) before the body is read, as a write without one would be.
-    ahead_short: bool,
-    /// Counted as a metered write in flight (see `meta::quota_stock`).
+    /// Counted as a metered write in flight (see `meta::quota_flight`).
     _flight: InFlight,
 }
 
@@ -61,15 +58,7 @@ impl Meter {
             publishing: false,
             settled: false,
             renew: None,
-            ahead_short: false,
         }
-    }
-
-    /// A meter whose write took a hold taken ahead (see `meta::quota_stock`).
-    pub(super) fn with_hold(meta: MetaStore, bucket: &str, hold: Hold) -> Self {
-        let mut m = Self::new(meta, bucket, hold.id.clone(), 1);
-        m.adopt(hold);
-        m
     }
 
     /// Holds room for `need` bytes in all (and the object), or fails with
@@ -77,14 +66,14 @@ impl Meter {
     pub(super) async fn ensure(&mut self, need: i64) -> Result<()> {
         self.await_pending().await?;
         let held = self.current();
-        if held.as_ref().is_some_and(|h| need <= h.bytes) && !self.ahead_short {
+        if held.as_ref().is_some_and(|h| need <= h.bytes) {
             return Ok(());
         }
         // At most a step ahead of the bytes that arrived, so a client that declares a large
         // body and sends it slowly pins no more room than that. A declared length that cannot
         // fit now is refused at once, before its bytes are stored (a read; the holds are
         // what is exact).
-        if held.is_none() || self.ahead_short {
+        if held.is_none() {
             if let Some(e) = self.expected.filter(|e| *e > need + STEP) {
                 let (c, account) = self.meta.refusing_counted(&self.bucket, e, 0).await?;
                 if !c.fits(e, 0) {
@@ -113,10 +102,7 @@ impl Meter {
             let now = self.current();
             let took = match &now {
                 // (Grown from what is stored, which a lost answer may have grown already.)
-                Some(h) if want <= h.bytes => {
-                    self.ahead_short = false;
-                    return Ok(());
-                }
+                Some(h) if want <= h.bytes => return Ok(()),
                 Some(h) => self.meta.grow_hold(&self.bucket, h, want - h.bytes).await?,
                 None => {
                     self.meta
@@ -125,7 +111,6 @@ impl Meter {
                 }
             };
             if let Some(h) = took {
-                self.ahead_short = false;
                 *self.current.lock().expect("meter") = Some(h);
                 if now.is_none() {
                     self.renew = Some(self.spawn_renewal());
@@ -156,7 +141,7 @@ impl Meter {
     /// looked up, not before them (issue 62's cost: the hold's wait was most of it).
     async fn expect_soon(&mut self, length: i64) -> Result<()> {
         if self.current().is_some() {
-            // A hold taken ahead: nothing to send unless it is short.
+            // Held already (a length declared again): grown now if short.
             return self.expect(length).await;
         }
         self.expected = Some(length);
@@ -264,9 +249,6 @@ impl Meter {
     /// The body's declared length: held now (all of it, or a step of a large one).
     pub(super) async fn expect(&mut self, length: i64) -> Result<()> {
         self.expected = Some(length);
-        self.ahead_short = self
-            .current()
-            .is_some_and(|h| self.written == 0 && h.bytes < length.min(STEP));
         self.ensure(self.written).await
     }
 

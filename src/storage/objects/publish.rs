@@ -50,13 +50,7 @@ impl ObjectStore {
                 meter,
             });
         }
-        // A metered write takes its registration together with a hold taken ahead, when
-        // there is one (see `meta::quota_stock`).
-        let metered = self.is_metered(bucket).await?;
-        let (reg, ahead) = match metered.then(|| self.meta.take_stocked(bucket)).flatten() {
-            Some((reg, hold)) => (reg, Some(hold)),
-            None => (self.meta.register_write(bucket).await?, None),
-        };
+        let reg = self.meta.register_write(bucket).await?;
         let id = Bson::ObjectId(reg.file_id());
         let upload = self
             .gridfs(bucket)
@@ -70,14 +64,7 @@ impl ObjectStore {
                 },
             )
             .await?;
-        let meter = match ahead {
-            Some(hold) => Some(super::meter::Meter::with_hold(
-                self.meta.clone(),
-                bucket,
-                hold,
-            )),
-            None => self.meter_for(bucket, &reg.file_id()).await?,
-        };
+        let meter = self.meter_for(bucket, &reg.file_id()).await?;
         Ok(ObjectWrite {
             upload,
             reg,

@@ -27,6 +27,7 @@ mod gridfs_spec;
 mod honoured;
 mod iam;
 mod iam_races;
+mod index_build;
 mod layering;
 mod lifecycle_runs;
 mod listen_guard;

@@ -65,6 +65,7 @@ impl ObjectStore {
         // shaped and indexed as files documents are), never old versions or deleted keys.
         let (mode, indexed) = self.versioning(bucket).await?;
         let masters = mode != crate::storage::versions::Versioning::Off && indexed;
+        let indexing = mode != crate::storage::versions::Versioning::Off && !indexed;
         let source = if masters {
             self.versions(bucket).collection().clone()
         } else {
@@ -131,7 +132,7 @@ impl ObjectStore {
                     delimiter.and_then(|dl| common_prefix(&name, &q.prefix, dl).map(|cp| (cp, dl)))
                 {
                     if let Some(p) = pending.take() {
-                        if let Some(o) = self.listed(bucket, p, masters).await? {
+                        if let Some(o) = self.listed(bucket, p, masters, indexing).await? {
                             entries.push(ListEntry::Object(Box::new(o)));
                         }
                         if entries.len() >= want {
@@ -160,7 +161,7 @@ impl ObjectStore {
                     }
                     Some(_) => {
                         let p = pending.replace(d).expect("some");
-                        if let Some(o) = self.listed(bucket, p, masters).await? {
+                        if let Some(o) = self.listed(bucket, p, masters, indexing).await? {
                             entries.push(ListEntry::Object(Box::new(o)));
                         }
                         if entries.len() >= want {
@@ -173,7 +174,7 @@ impl ObjectStore {
         }
         if entries.len() < want {
             if let Some(p) = pending.take() {
-                if let Some(o) = self.listed(bucket, p, masters).await? {
+                if let Some(o) = self.listed(bucket, p, masters, indexing).await? {
                     entries.push(ListEntry::Object(Box::new(o)));
                 }
             }
@@ -186,9 +187,24 @@ impl ObjectStore {
         Ok(ListPage { entries, truncated })
     }
 
-    /// A listed object: a files document, or a master (a placeholder is repaired, and
-    /// skipped when the key turns out deleted).
-    async fn listed(&self, bucket: &str, d: Document, masters: bool) -> Result<Option<ObjectInfo>> {
+    /// A listed object: a files document (checked against the version index while it is
+    /// being built), or a master (a placeholder is repaired, and skipped when the key turns
+    /// out deleted).
+    async fn listed(
+        &self,
+        bucket: &str,
+        d: Document,
+        masters: bool,
+        indexing: bool,
+    ) -> Result<Option<ObjectInfo>> {
+        if indexing {
+            let key = d.get_str("filename").unwrap_or_default().to_owned();
+            return match self.while_indexing(bucket, &key).await? {
+                super::version_state::WhileIndexing::Revisions => Self::object_of(d).map(Some),
+                super::version_state::WhileIndexing::Current(o) => Ok(Some(*o)),
+                super::version_state::WhileIndexing::Deleted => Ok(None),
+            };
+        }
         if !masters {
             return Self::object_of(d).map(Some);
         }

@@ -68,6 +68,7 @@ impl ObjectStore {
         let started = Instant::now();
         let (mode, indexed) = self.versioning(bucket).await?;
         let masters = mode != crate::storage::versions::Versioning::Off && indexed;
+        let indexing = mode != crate::storage::versions::Versioning::Off && !indexed;
         let source = if masters {
             self.versions(bucket).collection().clone()
         } else {
@@ -174,7 +175,10 @@ impl ObjectStore {
                     },
                 )
             };
-            found.extend(self.current_of(bucket, masters, whole, &s.filter).await?);
+            found.extend(
+                self.current_of(bucket, (masters, indexing), whole, &s.filter)
+                    .await?,
+            );
             at = next;
         }
         if found.len() > s.max {
@@ -192,7 +196,10 @@ impl ObjectStore {
         if at.inclusive {
             let exact = both(&s.filter, doc! {"filename": &at.lower});
             let docs: Vec<Document> = source.find(exact).await?.try_collect().await?;
-            found.extend(self.current_of(bucket, masters, docs, &s.filter).await?);
+            found.extend(
+                self.current_of(bucket, (masters, indexing), docs, &s.filter)
+                    .await?,
+            );
             if found.len() > s.max {
                 return Ok(full_page(found, s.max));
             }
@@ -205,11 +212,12 @@ impl ObjectStore {
     }
 
     /// Of documents that matched (sorted by key), the current objects: a master (a
-    /// placeholder's key is looked up), or the newest revision of its key.
+    /// placeholder's key is looked up), or the newest revision of its key (while a version
+    /// index is being built, only where the index has no newer word on the key).
     async fn current_of(
         &self,
         bucket: &str,
-        masters: bool,
+        (masters, indexing): (bool, bool),
         docs: Vec<Document>,
         filter: &Document,
     ) -> Result<Vec<ObjectInfo>> {
@@ -287,9 +295,18 @@ impl ObjectStore {
         let mut out = Vec::new();
         for d in newest {
             let key = d.get_str("filename").unwrap_or_default();
-            if latest.get(key).map(|(_, id)| id) == d.get("_id") {
-                out.push(Self::object_of(d)?);
+            if latest.get(key).map(|(_, id)| id) != d.get("_id") {
+                continue;
             }
+            if indexing {
+                use super::version_state::WhileIndexing;
+                match self.while_indexing(bucket, key).await? {
+                    WhileIndexing::Revisions => {}
+                    WhileIndexing::Current(o) if Some(&o.file.id) == d.get("_id") => {}
+                    _ => continue,
+                }
+            }
+            out.push(Self::object_of(d)?);
         }
         Ok(out)
     }

@@ -116,7 +116,8 @@ impl ObjectStore {
             }
             Ok::<_, GridFsError>(())
         };
-        match tokio::time::timeout(INLINE_BUILD, waited).await {
+        let inline = crate::failpoint::limit("versioning.inline_build", bucket, INLINE_BUILD);
+        match tokio::time::timeout(inline, waited).await {
             Ok(done) => done?,
             Err(_) => tracing::info!(bucket, "the version index build goes on in the background"),
         }
@@ -215,5 +216,51 @@ impl ObjectStore {
             self.sync_locked(bucket, &k).await?;
         }
         Ok(())
+    }
+}
+
+/// What the version index says of a key while it is being built.
+pub(super) enum WhileIndexing {
+    /// Nothing yet: the key's newest GridFS revision is its current object (its null
+    /// version).
+    Revisions,
+    /// The key's current object, as recorded since versioning was enabled.
+    Current(Box<super::ObjectInfo>),
+    /// The key's latest version is a delete marker.
+    Deleted,
+}
+
+impl ObjectStore {
+    /// While a versioned bucket's index is being built, listings read the GridFS revisions,
+    /// and a key's newest revision is its current object only if the index has nothing to
+    /// say of the key: a version written since (its master), or a delete marker, which
+    /// GridFS does not see. (Listings and searches showed keys deleted during a build that
+    /// outlived PutBucketVersioning's answer.)
+    pub(super) async fn while_indexing(&self, bucket: &str, key: &str) -> Result<WhileIndexing> {
+        use crate::storage::versions::index::Master;
+        let idx = self.versions(bucket);
+        let master = match idx.master(key).await? {
+            Some(Master::Current(e)) => {
+                return Ok(
+                    super::versioned::info_of(&e).map_or(WhileIndexing::Deleted, |o| {
+                        WhileIndexing::Current(Box::new(o))
+                    }),
+                )
+            }
+            Some(Master::Placeholder) => true,
+            None => false,
+        };
+        Ok(match idx.latest(key).await? {
+            None => WhileIndexing::Revisions,
+            Some(e) => {
+                if master || !e.is_marker() {
+                    self.repair_later(bucket, key);
+                }
+                match super::versioned::info_of(&e).filter(|_| !e.is_marker()) {
+                    Some(o) => WhileIndexing::Current(Box::new(o)),
+                    None => WhileIndexing::Deleted,
+                }
+            }
+        })
     }
 }

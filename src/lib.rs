@@ -31,6 +31,7 @@ pub mod oidc;
 pub mod percent;
 pub mod s3;
 pub mod search;
+pub mod search_cli;
 pub mod server;
 pub mod state;
 pub mod storage;

@@ -105,6 +105,36 @@ async fn run() -> Result<()> {
         };
         return grids3::bench::run(&args, signer, db).await;
     }
+    if let Some(grids3::config::Command::Search(args)) = config.command.clone() {
+        let endpoint = grids3::local::fill_admin(&mut config, args.endpoint.as_deref());
+        let target = grids3::admin_cli::Target::parse(&endpoint, args.ca_bundle.as_deref())?;
+        let (ak, sk) = match (args.access_key.clone(), args.secret_key.clone()) {
+            (Some(ak), Some(sk)) => (ak, sk),
+            _ => match (config.root_access_key.clone(), config.root_secret_key.clone()) {
+                (Some(ak), Some(sk)) => (ak, sk),
+                _ => bail!("no key: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or the root key), or start a gateway with --local-db"),
+            },
+        };
+        let signer = grids3::bench::http::Signer {
+            target,
+            access_key: ak,
+            secret_key: sk,
+            region: config.region.clone(),
+            session_token: std::env::var("AWS_SESSION_TOKEN").ok(),
+            service: "s3",
+        };
+        let search = grids3::search_cli::Search {
+            bucket: &args.bucket,
+            query: &args.query,
+            prefix: &args.prefix,
+            max: args.max,
+            page_size: args.page_size,
+            json: args.json,
+        };
+        let mut out = std::io::stdout().lock();
+        grids3::search_cli::run(signer, &search, &mut out).await?;
+        return Ok(());
+    }
     if let Some(grids3::config::Command::Fsck { repair, usage }) = &config.command {
         let Some(uri) = config.mongodb_uri.clone() else {
             bail!("set MONGODB_URI (or --mongodb-uri) to the database to check");

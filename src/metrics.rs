@@ -178,26 +178,92 @@ pub fn notify_oldest(target: &str, seconds: f64) {
         .set(seconds);
 }
 
-/// A metered bucket's usage as its counters say (issue 62), refreshed by the janitor: bytes
-/// counted against the limit (published, parts, held by writes in flight), published bytes,
-/// parts' bytes, objects, and the limits (absent: none).
-pub fn quota_usage(
-    scope: &'static str,
-    name: &str,
-    (used, stored, parts, objects): (i64, i64, i64, i64),
-    limits: (Option<i64>, Option<i64>),
-) {
-    let b = name.to_owned();
-    metrics::gauge!("grids3_quota_used_bytes", scope => b.clone()).set(used as f64);
-    metrics::gauge!("grids3_quota_stored_bytes", scope => b.clone()).set(stored as f64);
-    metrics::gauge!("grids3_quota_part_bytes", scope => b.clone()).set(parts as f64);
-    metrics::gauge!("grids3_quota_objects", scope => b.clone()).set(objects as f64);
-    if let Some(l) = limits.0 {
-        metrics::gauge!("grids3_quota_limit_bytes", scope => b.clone()).set(l as f64);
+/// A metered bucket's or account's usage as its counters say (issue 62).
+#[derive(Clone, Debug, PartialEq)]
+pub struct QuotaSample {
+    /// `bucket` or `account`.
+    pub scope: &'static str,
+    pub name: String,
+    /// Bytes counted against the limit (published, parts, held by writes in flight).
+    pub used: i64,
+    /// Published bytes.
+    pub stored: i64,
+    /// Parts' bytes.
+    pub parts: i64,
+    pub objects: i64,
+    /// The limits (absent: none, and no series).
+    pub limits: (Option<i64>, Option<i64>),
+}
+
+/// The quota gauges by database, each replaced whole by a janitor pass over it (see
+/// [`set_quota_usage`]; one database per gateway, several in a test process).
+type QuotaSamples = std::collections::BTreeMap<String, Vec<QuotaSample>>;
+static QUOTA: std::sync::Mutex<QuotaSamples> =
+    std::sync::Mutex::new(std::collections::BTreeMap::new());
+
+/// Replaces database `db`'s quota gauges with `samples`, refreshed by the janitor. They are rendered from
+/// this list rather than recorded as gauges, because a recorded series lives until the
+/// process ends: a deleted bucket's usage, or a cleared limit, would go on being exported
+/// (and an alert on used > limit would fire on a limit that is gone).
+pub fn set_quota_usage(db: &str, samples: Vec<QuotaSample>) {
+    QUOTA
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(db.to_owned(), samples);
+}
+
+/// The quota gauges in Prometheus's text format.
+fn render_quota() -> String {
+    use std::fmt::Write;
+    let all: Vec<QuotaSample> = QUOTA
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .values()
+        .flatten()
+        .cloned()
+        .collect();
+    let mut out = String::new();
+    type Family = (&'static str, fn(&QuotaSample) -> Option<i64>);
+    let families: [Family; 6] = [
+        ("grids3_quota_used_bytes", |q| Some(q.used)),
+        ("grids3_quota_stored_bytes", |q| Some(q.stored)),
+        ("grids3_quota_part_bytes", |q| Some(q.parts)),
+        ("grids3_quota_objects", |q| Some(q.objects)),
+        ("grids3_quota_limit_bytes", |q| q.limits.0),
+        ("grids3_quota_limit_objects", |q| q.limits.1),
+    ];
+    for (family, value) in families {
+        let lines: Vec<String> = all
+            .iter()
+            .filter_map(|q| {
+                value(q)
+                    .map(|v| format!("{family}{{{}=\"{}\"}} {v}", q.scope, escape_label(&q.name)))
+            })
+            .collect();
+        if lines.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "# TYPE {family} gauge");
+        for l in lines {
+            let _ = writeln!(out, "{l}");
+        }
+        out.push('\n');
     }
-    if let Some(l) = limits.1 {
-        metrics::gauge!("grids3_quota_limit_objects", scope => b).set(l as f64);
-    }
+    out
+}
+
+/// A label value as Prometheus's text format escapes it.
+fn escape_label(v: &str) -> String {
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+/// Everything this process exports, in Prometheus's text format.
+pub fn render() -> String {
+    let mut out = handle().render();
+    out.push_str(&render_quota());
+    out
 }
 
 /// One background task run (`janitor`, `multipart_sweep`) and its outcome (`ok`, `error`).

@@ -485,6 +485,12 @@ pub enum Command {
     /// Measure a running gateway with a load generator (signed S3 requests as the root key),
     /// beside the same work done with the raw driver on its database (`--baseline`).
     Bench(BenchArgs),
+    /// Search a bucket's objects by key, size, date, content type, user metadata and tags
+    /// (`GET /<bucket>?search=QUERY`, see docs/search.md), following every page. Prints one
+    /// line per object: key, size, last-modified, tab-separated (`--json`: one JSON object a
+    /// line). Signs as AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY when set, so that the
+    /// search has that key's rights; else as the root key, as `admin` does.
+    Search(SearchArgs),
     /// Call a running gateway's admin API as the root key (GRIDS3_ROOT_ACCESS_KEY /
     /// GRIDS3_ROOT_SECRET_KEY, else those `--local-db` wrote to `data/local.env`); prints the
     /// JSON answer.
@@ -501,6 +507,40 @@ pub enum Command {
         #[command(subcommand)]
         action: AdminAction,
     },
+}
+
+/// `grids3 search`'s arguments.
+#[derive(clap::Args, Clone, Debug)]
+pub struct SearchArgs {
+    /// The bucket.
+    pub bucket: String,
+    /// The query: a WHERE clause such as `x-amz-meta-color = 'red' AND size > 1000`.
+    pub query: String,
+    /// The gateway's URL, `http://` or `https://`. Unset: the one in `data/local.env`, else
+    /// http://127.0.0.1:9000.
+    #[arg(long, env = "GRIDS3_ENDPOINT")]
+    pub endpoint: Option<String>,
+    /// PEM certificates to trust for an https endpoint instead of the system's.
+    #[arg(long, env = "GRIDS3_CA_BUNDLE")]
+    pub ca_bundle: Option<std::path::PathBuf>,
+    /// Only keys that start with this.
+    #[arg(long, default_value = "")]
+    pub prefix: String,
+    /// Stop after this many objects (0: all).
+    #[arg(long, default_value_t = 0)]
+    pub max: usize,
+    /// Objects asked for per page (`max-keys`, at most 1,000).
+    #[arg(long, default_value_t = 1000)]
+    pub page_size: usize,
+    /// One JSON object per line (key, size, lastModified, etag) instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// The access key to sign with (default: the root key).
+    #[arg(long, env = "AWS_ACCESS_KEY_ID")]
+    pub access_key: Option<String>,
+    /// Its secret.
+    #[arg(long, env = "AWS_SECRET_ACCESS_KEY", hide_env_values = true)]
+    pub secret_key: Option<Secret>,
 }
 
 impl std::fmt::Debug for Config {

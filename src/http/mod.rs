@@ -56,7 +56,7 @@ async fn metrics(State(st): State<AppState>, headers: axum::http::HeaderMap) -> 
                 .into_response();
         }
     }
-    crate::metrics::handle().render().into_response()
+    crate::metrics::render().into_response()
 }
 
 async fn ready(State(st): State<AppState>) -> Response {

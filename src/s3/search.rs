@@ -74,22 +74,6 @@ async fn view_of(st: &AppState, who: &Caller, o: &ObjectInfo, all: View) -> S3Re
     })
 }
 
-fn max_keys(req: &S3Request) -> S3Result<usize> {
-    match req.q("max-keys") {
-        None => Ok(1000),
-        Some(v) => Ok(v
-            .parse::<i64>()
-            .ok()
-            .filter(|n| *n >= 0)
-            .ok_or_else(|| {
-                S3Error::invalid_argument(
-                    "Provided max-keys not an integer or within integer range",
-                )
-            })?
-            .min(1000) as usize),
-    }
-}
-
 /// `GET /<bucket>?search=…`.
 pub async fn search_objects(st: &AppState, req: S3Request) -> S3Result<Response> {
     let bucket = require_bucket(st, req.bucket()).await?;
@@ -109,7 +93,7 @@ pub async fn search_objects(st: &AppState, req: S3Request) -> S3Result<Response>
             ))
         }
     };
-    let max = max_keys(&req)?;
+    let max = req.max_keys()?;
     let url = req.url_encoding()?;
     let prefix = req.q("prefix").unwrap_or_default().to_owned();
     let token = req

@@ -16,6 +16,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("<main>", 90),
     ("", 90),
     ("admin_cli", 90),
+    ("search_cli", 90),
     ("bench", 90),
     ("local", 90),
     ("server", 80),

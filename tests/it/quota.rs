@@ -275,12 +275,7 @@ fn parts_count_until_the_upload_completes_or_aborts() {
         assert_counted_as_recounted(&gw, b).await;
         // Prometheus shows it after a janitor pass.
         gw.state.store.janitor_pass().await.unwrap();
-        let metrics = reqwest::get(format!("{}/_grids3/metrics", gw.endpoint()))
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let metrics = metrics_text(&gw).await;
         for line in [
             format!("grids3_quota_used_bytes{{bucket=\"{b}\"}} {}", 12 * MIB),
             format!("grids3_quota_limit_bytes{{bucket=\"{b}\"}} {}", 12 * MIB),
@@ -288,7 +283,32 @@ fn parts_count_until_the_upload_completes_or_aborts() {
         ] {
             assert!(metrics.lines().any(|l| l == line), "{line} in\n{metrics}");
         }
+        // A cleared limit is no longer exported (an alert on used > limit would fire on a
+        // limit that is gone); the usage still is.
+        let none = grids3::storage::meta::Limits {
+            bytes: None,
+            objects: None,
+        };
+        assert!(gw.state.store.set_bucket_limits(b, none).await.unwrap());
+        gw.state.store.janitor_pass().await.unwrap();
+        let metrics = metrics_text(&gw).await;
+        let limit = format!("grids3_quota_limit_bytes{{bucket=\"{b}\"}}");
+        assert!(
+            !metrics.lines().any(|l| l.starts_with(&limit)),
+            "{limit} still exported:\n{metrics}"
+        );
+        let used = format!("grids3_quota_used_bytes{{bucket=\"{b}\"}} {}", 12 * MIB);
+        assert!(metrics.lines().any(|l| l == used), "{used} in\n{metrics}");
     });
+}
+
+async fn metrics_text(gw: &support::Gateway) -> String {
+    reqwest::get(format!("{}/_grids3/metrics", gw.endpoint()))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
 }
 
 /// `grids3 fsck --usage` says by how much the counters differ from a recount (exit 1), sets

@@ -66,7 +66,7 @@ fn stores(c: &(String, Document), bucket: &str) -> bool {
     }
 }
 
-async fn chunks_of(gw: &support::Gateway, bucket: &str) -> u64 {
+pub(crate) async fn chunks_of(gw: &support::Gateway, bucket: &str) -> u64 {
     gw.db
         .collection::<Document>(&format!("{bucket}.chunks"))
         .count_documents(doc! {})

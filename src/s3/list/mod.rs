@@ -29,19 +29,7 @@ struct Common {
 }
 
 fn common(req: &S3Request) -> S3Result<Common> {
-    let max_keys = match req.q("max-keys") {
-        None => 1000,
-        Some(v) => v
-            .parse::<i64>()
-            .ok()
-            .filter(|n| *n >= 0)
-            .ok_or_else(|| {
-                S3Error::invalid_argument(
-                    "Provided max-keys not an integer or within integer range",
-                )
-            })?
-            .min(1000) as usize,
-    };
+    let max_keys = req.max_keys()?;
     let url = req.url_encoding()?;
     Ok(Common {
         prefix: req.q("prefix").unwrap_or_default().to_owned(),

@@ -309,6 +309,10 @@ pub async fn upload_part_copy(st: &AppState, req: S3Request) -> S3Result<Respons
             .await?
             .ok_or_else(S3Error::no_such_upload)?;
         let copied: Result<(), GridFsError> = async {
+            // A metered upload holds the copied range's room before a byte is copied (and a
+            // range that cannot fit is refused whole, naming its whole size), as UploadPart
+            // and CopyObject do.
+            part.expect(end - start).await?;
             while let Some(b) = stream.try_next().await? {
                 part.write(&b).await?;
             }

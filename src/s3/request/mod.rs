@@ -121,6 +121,24 @@ impl S3Request {
         BodyReader::new(body, &self.parts.headers, &self.auth)
     }
 
+    /// `max-keys` of a listing: 1,000 when absent, at most 1,000, and a negative or
+    /// non-integer value `400 InvalidArgument` (AWS's message).
+    pub fn max_keys(&self) -> S3Result<usize> {
+        match self.q("max-keys") {
+            None => Ok(1000),
+            Some(v) => Ok(v
+                .parse::<i64>()
+                .ok()
+                .filter(|n| *n >= 0)
+                .ok_or_else(|| {
+                    S3Error::invalid_argument(
+                        "Provided max-keys not an integer or within integer range",
+                    )
+                })?
+                .min(1000) as usize),
+        }
+    }
+
     /// `encoding-type`: `url` (true), none (false), anything else `400 InvalidArgument`, as
     /// AWS answers it on every listing.
     pub fn url_encoding(&self) -> S3Result<bool> {

@@ -43,7 +43,9 @@ pub use keys::{KeyError, KeyInfo, KeySecret, SessionKind, SessionToken, UserOfKe
 pub use lead::{Lead, LeadInfo};
 pub use leases::{Lease, PendingReclaim};
 pub use progress::Progress;
-pub use quota::{bucket_usage_id, hold_of, objects_room, Counted, Hold, Limits, HOLD_LEASE};
+pub use quota::{
+    bucket_usage_id, hold_lease, hold_of, objects_room, Counted, Hold, Limits, HOLD_LEASE,
+};
 pub use quota_account::{account_usage_id, UsageStep};
 pub use quota_batch::{gone as batch_gone, PendingHold};
 pub use quota_flight::InFlight;

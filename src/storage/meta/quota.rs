@@ -30,6 +30,12 @@ use super::MetaStore;
 /// How long a hold lives without renewal; its writer renews it every third of that.
 pub const HOLD_LEASE: std::time::Duration = std::time::Duration::from_secs(30);
 
+/// A hold's lease in `bucket` ([`HOLD_LEASE`]; a test may shorten it, to see a hold outlive
+/// its first lease without waiting for one).
+pub fn hold_lease(bucket: &str) -> std::time::Duration {
+    crate::failpoint::limit("quota.hold_lease", bucket, HOLD_LEASE)
+}
+
 /// A bucket's limits; `None` is no limit.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Limits {
@@ -396,7 +402,7 @@ impl MetaStore {
         bytes: i64,
         objects: i64,
     ) -> mongodb::error::Result<Option<Hold>> {
-        let hold = Hold::new(id, bytes, objects, self.clock.after(HOLD_LEASE));
+        let hold = Hold::new(id, bytes, objects, self.clock.after(hold_lease(bucket)));
         let took = self
             .change_usage(
                 bucket,
@@ -441,7 +447,7 @@ impl MetaStore {
     ) -> mongodb::error::Result<Option<Hold>> {
         let mut cur = hold.clone();
         for _ in 0..100 {
-            let next = cur.grown(more, self.clock.after(HOLD_LEASE));
+            let next = cur.grown(more, self.clock.after(hold_lease(bucket)));
             let room = (more > 0).then(|| room(more, 0));
             let mut inc = Document::new();
             if more != 0 {

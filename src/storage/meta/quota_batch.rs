@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 use mongodb::bson::{doc, Bson, Document};
 use tokio::sync::oneshot;
 
-use super::quota::{room, Hold, HOLD_LEASE};
+use super::quota::{hold_lease, room, Hold};
 use super::*;
 
 type Reply = oneshot::Sender<mongodb::error::Result<bool>>;
@@ -170,7 +170,7 @@ impl MetaStore {
     async fn apply_holds(&self, bucket: &str, mut batch: Vec<(Hold, HoldReply)>) {
         if batch.len() > 1 {
             let (mut bytes, mut objects) = (0, 0);
-            let exp = self.clock.after(HOLD_LEASE);
+            let exp = self.clock.after(hold_lease(bucket));
             batch = batch
                 .into_iter()
                 .map(|(h, tx)| (Hold::new(&h.id, h.bytes, h.objects, exp), tx))

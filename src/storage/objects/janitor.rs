@@ -33,24 +33,34 @@ impl ObjectStore {
                 tracing::warn!(error = %e, "linking buckets to their account's limits failed")
             }
         }
+        let mut samples = Vec::new();
         for (scope, all) in [
             ("bucket", self.meta.all_counted().await),
             ("account", self.meta.all_accounts_counted().await),
         ] {
             match all {
                 Ok(all) => {
-                    for (b, c) in all {
-                        crate::metrics::quota_usage(
-                            scope,
-                            &b,
-                            (c.used_bytes(), c.bytes, c.part_bytes, c.used_objects()),
-                            (c.limits.bytes, c.limits.objects),
-                        );
-                    }
+                    samples.extend(
+                        all.into_iter()
+                            .map(|(name, c)| crate::metrics::QuotaSample {
+                                scope,
+                                name,
+                                used: c.used_bytes(),
+                                stored: c.bytes,
+                                parts: c.part_bytes,
+                                objects: c.used_objects(),
+                                limits: (c.limits.bytes, c.limits.objects),
+                            }),
+                    )
                 }
-                Err(e) => tracing::warn!(error = %e, "reading quota usage failed"),
+                // Kept as they were: a failed read is not a deleted bucket.
+                Err(e) => {
+                    tracing::warn!(error = %e, "reading quota usage failed");
+                    return done;
+                }
             }
         }
+        crate::metrics::set_quota_usage(self.db.name(), samples);
         done
     }
 

@@ -7,7 +7,7 @@
 //! removal and fold sides.
 
 use super::*;
-use crate::storage::meta::{batch_gone, Counted, Hold, InFlight, PendingHold, HOLD_LEASE};
+use crate::storage::meta::{batch_gone, hold_lease, Counted, Hold, InFlight, PendingHold};
 
 /// How much more a write of unknown length holds at a time.
 const STEP: i64 = 8 << 20;
@@ -149,9 +149,36 @@ impl Meter {
             let rx = (self.meta)
                 .hold_queued(&self.bucket, &self.id, length, self.objects)
                 .await;
-            self.pending = Some(rx);
+            let (tx, answer) = tokio::sync::oneshot::channel();
+            self.pending = Some(answer);
+            self.renew = Some(self.renew_once_stored(rx, tx));
         }
         Ok(())
+    }
+
+    /// Renews a hold sent ahead from when it is stored, not from when the write first needs
+    /// it: a client that declares a small body and sends it 20 s later must not find its hold
+    /// lapsed and settled by the janitor (a false refusal, seen in review). The answer goes on
+    /// to the meter (`pending`) as it came.
+    fn renew_once_stored(
+        &self,
+        rx: PendingHold,
+        tx: tokio::sync::oneshot::Sender<mongodb::error::Result<Option<Hold>>>,
+    ) -> tokio::task::JoinHandle<()> {
+        let (meta, bucket, current) =
+            (self.meta.clone(), self.bucket.clone(), self.current.clone());
+        crate::background::spawn("quota-hold", async move {
+            let answer = rx.await.unwrap_or_else(|_| Err(batch_gone()));
+            let stored = matches!(answer, Ok(Some(_)));
+            if let Ok(Some(h)) = &answer {
+                *current.lock().expect("meter") = Some(h.clone());
+            }
+            // (A meter gone meanwhile aborted this task and gives back what `current` holds.)
+            let _ = tx.send(answer);
+            if stored {
+                renew_hold_while_current(meta, bucket, current).await;
+            }
+        })
     }
 
     /// Whether a hold was sent and not yet awaited.
@@ -195,9 +222,15 @@ impl Meter {
         }
     }
 
-    /// The hold now stored for this write: kept and renewed.
+    /// The hold now stored for this write: kept and renewed. (A hold sent ahead is kept by
+    /// its renewal from when it was stored, and may be renewed already: that one stays.)
     fn adopt(&mut self, h: Hold) {
-        *self.current.lock().expect("meter") = Some(h);
+        {
+            let mut c = self.current.lock().expect("meter");
+            if c.as_ref().is_none_or(|x| x.id != h.id) {
+                *c = Some(h);
+            }
+        }
         if self.renew.is_none() {
             self.renew = Some(self.spawn_renewal());
         }
@@ -221,24 +254,10 @@ impl Meter {
     fn spawn_renewal(&self) -> tokio::task::JoinHandle<()> {
         let (meta, bucket, current) =
             (self.meta.clone(), self.bucket.clone(), self.current.clone());
-        crate::background::spawn("quota-hold", async move {
-            let mut tick = tokio::time::interval(HOLD_LEASE / 3);
-            tick.tick().await;
-            loop {
-                tick.tick().await;
-                let Some(h) = current.lock().expect("meter").clone() else {
-                    return;
-                };
-                match meta.renew_hold(&bucket, &h).await {
-                    // (A growth meanwhile may leave this behind what is stored; the next
-                    // update that names it reads what is.)
-                    Ok(Some(renewed)) => *current.lock().expect("meter") = Some(renewed),
-                    // Settled by the janitor: this write will not publish (its tombstone).
-                    Ok(None) => return,
-                    Err(e) => tracing::warn!(bucket, error = %e, "could not renew a quota hold"),
-                }
-            }
-        })
+        crate::background::spawn(
+            "quota-hold",
+            renew_hold_while_current(meta, bucket, current),
+        )
     }
 
     /// The hold's id (the write's file id).
@@ -347,6 +366,35 @@ impl Drop for Meter {
     }
 }
 
+/// Renews the hold in `current` every third of its lease, from now, for as long as there is
+/// one and it is stored.
+async fn renew_hold_while_current(
+    meta: MetaStore,
+    bucket: String,
+    current: std::sync::Arc<std::sync::Mutex<Option<Hold>>>,
+) {
+    let mut tick = tokio::time::interval(hold_lease(&bucket) / 3);
+    tick.tick().await;
+    loop {
+        tick.tick().await;
+        let Some(h) = current.lock().expect("meter").clone() else {
+            return;
+        };
+        match meta.renew_hold(&bucket, &h).await {
+            // (A growth meanwhile may leave this behind what is stored; the next update that
+            // names it reads what is.)
+            Ok(Some(renewed)) => {
+                *current.lock().expect("meter") = Some(renewed);
+                // (Where a test counts renewals.)
+                crate::failpoint::hit("quota.hold_renewed", &bucket).await;
+            }
+            // Settled by the janitor: this write will not publish (its tombstone).
+            Ok(None) => return,
+            Err(e) => tracing::warn!(bucket, error = %e, "could not renew a quota hold"),
+        }
+    }
+}
+
 /// The limit and the usage, for a refusal's message.
 fn describe(c: &Counted, account: bool, need: i64, objects: i64) -> String {
     let limit = |l: Option<i64>, what: &str| {
@@ -392,7 +440,16 @@ impl ObjectWrite {
             }
             m.written = need;
         }
+        self.written += data.len() as i64;
         self.upload.write(data).await
+    }
+
+    /// A meter made at publish (the bucket was metered after this write began) holds what
+    /// was written, like one made at the start.
+    pub(super) fn late_meter(&mut self) {
+        if let Some(m) = &mut self.meter {
+            m.written = self.written;
+        }
     }
 
     /// The body's declared length: a metered write holds its room (all of it, or a step of

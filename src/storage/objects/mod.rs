@@ -88,6 +88,8 @@ pub struct ObjectWrite {
     content: bool,
     /// Its hold on the bucket's room, in a metered bucket (see `quota`).
     meter: Option<meter::Meter>,
+    /// Logical bytes written (what a meter made at publish holds: see `publish`).
+    written: i64,
 }
 
 impl std::ops::Deref for ObjectWrite {

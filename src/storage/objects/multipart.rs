@@ -156,11 +156,14 @@ impl ObjectStore {
                 },
             )
             .await?;
+        let meter = self.part_meter(up, base);
+        // (Where a test knows a part began, metered or not.)
+        crate::failpoint::hit("parts.opened", &up.bucket).await;
         Ok(Some(PartWrite {
             upload,
             base,
             reg: None,
-            meter: self.part_meter(up, base),
+            meter,
         }))
     }
 
@@ -204,6 +207,16 @@ impl ObjectStore {
                 "a part larger than its staging range".into(),
             ));
         }
+        // An upload whose bucket was metered while this part was in flight is metered now
+        // (its parts so far counted), so that this part is held below like any metered part
+        // and refused if it does not fit.
+        let metered_now;
+        let up = if !up.metered && self.bucket_metered(&up.bucket).await? {
+            metered_now = self.meter_upload(up).await?;
+            &metered_now
+        } else {
+            up
+        };
         // Between the attempt's last chunk and its record: where two attempts of one part
         // overtake each other (the test of "the last to finish wins" pauses here).
         crate::failpoint::hit("part.commit", &up.bucket).await;
@@ -232,9 +245,23 @@ impl ObjectStore {
         if !lock.fence().await? {
             return Err(GridFsError::Conflict("the upload's lock expired".into()));
         }
+        // A part that began before its upload was metered holds its size now, like one
+        // that began metered, or is refused (its chunks deleted): counted without a hold, it
+        // could pass a limit set while it was in flight.
+        if part.meter.is_none() && metered {
+            part.meter = current.as_ref().and_then(|u| self.part_meter(u, part.base));
+        }
         let replaced = match part.meter.as_mut() {
-            Some(m) => self.put_metered_part(up, &rec, Some(m)).await?,
-            None if metered => self.put_metered_part(up, &rec, None).await?,
+            Some(m) => match self.put_metered_part(up, &rec, Some(m)).await {
+                Ok(r) => r,
+                Err(e) => {
+                    if let Err(abort) = part.abort().await {
+                        tracing::warn!(error = %abort, "could not delete a refused part's chunks");
+                    }
+                    lock.release_or_warn().await;
+                    return Err(e);
+                }
+            },
             None => self.meta.put_part(&rec).await?,
         };
         if let Some(old) = replaced.filter(|o| o.base != rec.base || o.file_id != rec.file_id) {

@@ -48,6 +48,7 @@ impl ObjectStore {
                 reference: None,
                 content: true,
                 meter,
+                written: 0,
             });
         }
         let reg = self.meta.register_write(bucket).await?;
@@ -65,12 +66,15 @@ impl ObjectStore {
             )
             .await?;
         let meter = self.meter_for(bucket, &reg.file_id()).await?;
+        // (Where a test knows a write began, metered or not.)
+        crate::failpoint::hit("objects.opened", bucket).await;
         Ok(ObjectWrite {
             upload,
             reg,
             reference: None,
             content: false,
             meter,
+            written: 0,
         })
     }
 
@@ -268,8 +272,22 @@ impl ObjectStore {
         lock: Option<&KeyLock>,
     ) -> Result<ObjectInfo> {
         let mut meta = meta;
+        // A write that began before its bucket was metered (a first limit set meanwhile)
+        // holds its whole size now, before it is published, or is refused and leaves nothing:
+        // otherwise a limit set while it was in flight could be passed by it, the fold that
+        // precedes the limit having run before it was published. (Free for an unmetered
+        // bucket: the bucket's lookup is cached.)
+        if write.meter.is_none() && self.is_metered(bucket).await? {
+            write.meter = self.meter_for(bucket, &write.reg.file_id()).await?;
+            write.late_meter();
+        }
         if write.content {
-            write.before_publish(&mut meta).await?;
+            if let Err(e) = write.before_publish(&mut meta).await {
+                if let Err(abort) = write.abort().await {
+                    tracing::warn!(error = %abort, "could not abort a refused upload");
+                }
+                return Err(e);
+            }
             // Boxed: request futures are deep, and this one would add its whole state to them.
             return Box::pin(self.publish_content(bucket, write, meta, lock)).await;
         }

@@ -17,6 +17,7 @@ const PAGES: &[&str] = &[
     "docs/storage-modes.md",
     "docs/tls.md",
     "docs/deployment.md",
+    "docs/search.md",
 ];
 
 /// One block to run: where it is, its language, its text, and what it must print.

@@ -122,6 +122,10 @@ impl Rule {
     }
 }
 
+/// AWS's message for an event type it does not take (MinIO's clients wait for this text:
+/// minio-js's listener hung on grids3's own wording, issue 64).
+pub const UNSUPPORTED_EVENT: &str = "A specified event is not supported for notifications.";
+
 /// Whether a configured event type (possibly `...:*`) covers a produced one.
 pub fn event_matches(configured: &str, produced: &str) -> bool {
     match configured.strip_suffix('*') {
@@ -258,10 +262,7 @@ fn rule(kind: Kind, r: RuleXml, index: usize) -> S3Result<Rule> {
     for e in r.events {
         let e = e.trim().to_owned();
         if !KNOWN_EVENTS.contains(&e.as_str()) || e == "s3:TestEvent" {
-            return Err(
-                S3Error::invalid_argument("The event is not supported for notifications")
-                    .with_extra("ArgumentName1", e),
-            );
+            return Err(S3Error::invalid_argument(UNSUPPORTED_EVENT).with_extra("ArgumentName1", e));
         }
         if !events.contains(&e) {
             events.push(e);

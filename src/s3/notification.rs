@@ -132,9 +132,9 @@ pub async fn listen(st: &AppState, req: S3Request) -> S3Result<Response> {
         }
         for e in v.split(',').map(str::trim).filter(|e| !e.is_empty()) {
             if !config::listenable(e) {
-                return Err(S3Error::invalid_argument(format!(
-                    "{e} is not an event type grids3 produces"
-                )));
+                // AWS's words, which MinIO's listeners know; the event named beside them.
+                return Err(S3Error::invalid_argument(config::UNSUPPORTED_EVENT)
+                    .with_extra("ArgumentName1", e.to_owned()));
             }
             events.push(e.to_owned());
         }

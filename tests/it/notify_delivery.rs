@@ -382,6 +382,14 @@ fn targets_added_by_the_admin_cli_serve_every_instance_and_listeners_see_live_ch
             .send(&one)
             .await;
         assert_eq!(bad.status().as_u16(), 400);
+        // In AWS's words, which minio-js's listener waits for (issue 64).
+        let body = bad.text().await.unwrap();
+        assert!(
+            body.contains(
+                "<Message>A specified event is not supported for notifications.</Message>"
+            ) && body.contains("<ArgumentName1>s3:ObjectRestore:Post</ArgumentName1>"),
+            "{body}"
+        );
         let ep = one.endpoint();
         let removed = tokio::task::spawn_blocking(move || {
             support::admin_cli(&ep, &["notify", "remove", "shared:webhook"])

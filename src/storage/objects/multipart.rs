@@ -252,7 +252,7 @@ impl ObjectStore {
             part.meter = current.as_ref().and_then(|u| self.part_meter(u, part.base));
         }
         let replaced = match part.meter.as_mut() {
-            Some(m) => match self.put_metered_part(up, &rec, Some(m)).await {
+            Some(m) => match self.put_metered_part(up, &rec, m).await {
                 Ok(r) => r,
                 Err(e) => {
                     if let Err(abort) = part.abort().await {

@@ -64,27 +64,15 @@ impl ObjectStore {
         &self,
         up: &UploadRecord,
         rec: &PartRecord,
-        mut meter: Option<&mut Meter>,
+        meter: &mut Meter,
     ) -> Result<Option<PartRecord>> {
-        let id = match meter.as_deref_mut() {
-            Some(m) => {
-                m.ensure(rec.size as i64).await?;
-                Some(m.id().to_owned())
-            }
-            None => None,
-        };
+        // (A part that began before its upload was metered gets its meter at commit:
+        // `commit_part`.)
+        meter.ensure(rec.size as i64).await?;
+        let id = meter.id().to_owned();
         let usage = self.meta.usage_collection();
         let uid = bucket_usage_id(&up.bucket);
         let out = in_transaction!(self, |s| {
-            let Some(id) = &id else {
-                // A part that began before its upload was metered: counted, no hold.
-                let old = self.meta.put_part_in(&mut s, rec).await?;
-                let delta = rec.size as i64 - old.as_ref().map_or(0, |o| o.size as i64);
-                self.meta
-                    .count_in(&mut s, &up.bucket, doc! {"partBytes": delta})
-                    .await?;
-                return Ok(Some(old));
-            };
             // The hold as stored (what `reservedBytes` has of it), in this snapshot.
             let stored = usage
                 .on(&s)
@@ -92,7 +80,7 @@ impl ObjectStore {
                 .projection(doc! {"holds": 1})
                 .session(&mut s)
                 .await?
-                .and_then(|d| hold_of(&d, id));
+                .and_then(|d| hold_of(&d, &id));
             let Some(stored) = stored else {
                 return Ok(None);
             };
@@ -113,9 +101,7 @@ impl ObjectStore {
         })?;
         match out {
             Some(old) => {
-                if let Some(m) = meter {
-                    m.settled();
-                }
+                meter.settled();
                 Ok(old)
             }
             None => Err(GridFsError::Conflict("the part's quota hold lapsed".into())),

@@ -6,8 +6,9 @@
 //! SlowDown`, which every SDK retries.
 //!
 //! The holders here are lock documents the test writes itself (as another instance's would
-//! be); the `keylock.saw_holder` fail point says when the waiter has seen each one, so the
-//! hand-overs happen in order whatever the machine's speed.
+//! be); the waiter stops at the `keylock.saw_holder` fail point once it has seen each one
+//! until the next holds the lock, so the hand-overs happen in order whatever the machine's
+//! speed.
 
 use std::time::Duration;
 
@@ -37,15 +38,17 @@ fn a_part_waits_while_the_upload_lock_changes_hands_and_is_told_to_slow_down_whe
             .unwrap();
         let upload_id = up.upload_id().unwrap().to_string();
         let lock_id = format!("\u{0}upload\u{0}{upload_id}");
-        let wait = Duration::from_secs(4);
+        let wait = Duration::from_secs(6);
         let _short = failpoint::shorten("keylock.wait", &lock_id, wait);
         let locks = gw.db.collection::<Document>("__keylocks");
         let far = DateTime::from_millis(DateTime::now().timestamp_millis() + 3_600_000);
         let hold = |token: ObjectId| doc! {"_id": &lock_id, "token": token, "expires": far};
 
-        // Five holders in turn, each for a second after the waiter has seen it: five seconds
-        // in all, longer than the wait, but no holder keeps the lock for the wait.
-        let seen = failpoint::count("keylock.saw_holder", Some(&lock_id));
+        // Five holders in turn, each for 1.5 s: 7.5 s in all, longer than the wait, but no
+        // holder keeps the lock for the wait. The waiter stops where it has seen a holder
+        // until the next one holds the lock, so the hand-over never depends on how fast this
+        // test or the database is (CI, stop 73: a hand-over 3 s late made the part give up).
+        let mut seen = failpoint::pause("keylock.saw_holder", Some(&lock_id));
         locks.insert_one(hold(ObjectId::new())).await.unwrap();
         let data1 = random_bytes(5 << 20, 1);
         let part1 = {
@@ -63,8 +66,8 @@ fn a_part_waits_while_the_upload_lock_changes_hands_and_is_told_to_slow_down_whe
         };
         let started = tokio::time::Instant::now();
         for n in 1..=5 {
-            seen.reached_n(n, Duration::from_secs(60)).await;
-            tokio::time::sleep(Duration::from_secs(1)).await;
+            seen.reached().await;
+            tokio::time::sleep(Duration::from_millis(1500)).await;
             assert!(
                 !part1.is_finished(),
                 "the part gave up while the queue moved"
@@ -78,8 +81,12 @@ fn a_part_waits_while_the_upload_lock_changes_hands_and_is_told_to_slow_down_whe
                     )
                     .await
                     .unwrap();
+                // The next stop is armed before this one lets the waiter go.
+                let next = failpoint::pause("keylock.saw_holder", Some(&lock_id));
+                drop(std::mem::replace(&mut seen, next));
             } else {
                 locks.delete_one(doc! {"_id": &lock_id}).await.unwrap();
+                seen.release();
             }
         }
         let p1 = part1

@@ -132,8 +132,10 @@ impl MetaStore {
                         Some((t, _)) if holder != Some(t) => {
                             // Someone else has it now: the queue moved.
                             holder = Some(t);
-                            deadline = now + wait;
                             crate::failpoint::hit("keylock.saw_holder", &id).await;
+                            // This holder's wait starts once it is seen (and after a test's
+                            // stop just above, so the test's pace cannot use it up).
+                            deadline = tokio::time::Instant::now() + wait;
                         }
                         Some((t, expired)) if expired => {
                             // Take over a lock whose holder died (expired by the database's

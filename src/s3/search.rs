@@ -16,7 +16,6 @@
 //! - **Refused:** a query that does not parse (`400 InvalidArgument`, with the position),
 //!   `delimiter` (a search has no common prefixes), and a search of versions (not built).
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use axum::http::StatusCode;
@@ -29,48 +28,37 @@ use crate::s3::lookup::require_bucket;
 use crate::s3::op::Op;
 use crate::s3::request::S3Request;
 use crate::s3::respond::{encode_if, listed_contents, owner_of, xml_response};
-use crate::search::{Field, Query};
 use crate::state::AppState;
-use crate::storage::objects::{
-    compile_search, compile_search_any, Compiled, ObjectInfo, SearchScan, View,
-};
+use crate::storage::objects::{Matcher, ObjectInfo, SearchScan, View};
 use crate::xml::{self, to_xml, S3_NS};
 
 /// The time one page of a search may take before it answers what it has.
 pub const PAGE_BUDGET: Duration = Duration::from_secs(5);
 
-/// The views a query's matching depends on: every combination of what it names.
-fn views_of(q: &Query) -> Vec<View> {
-    let fields = q.fields();
-    let meta = fields
-        .iter()
-        .any(|f| matches!(f, Field::ContentType | Field::Meta(_)));
-    let tags = fields.iter().any(|f| matches!(f, Field::Tag(_)));
-    let mut out = Vec::new();
-    for m in [true, false] {
-        for t in [true, false] {
-            let v = View {
-                meta: m || !meta,
-                tags: t || !tags,
-            };
-            if !out.contains(&v) {
-                out.push(v);
-            }
-        }
-    }
-    out
+/// Whether the caller reads every object's metadata and tags in this bucket, whatever its
+/// key: the root key (no session policy, no temporary credentials) where no bucket policy
+/// could deny it. (SSE-C objects still show neither.)
+fn reads_everything(req: &S3Request, bucket: &crate::storage::meta::BucketInfo) -> bool {
+    let a = &req.auth;
+    a.root && a.sessions.is_empty() && a.token.is_none() && bucket.policy.is_none()
 }
 
-/// What the caller sees of `o`, in the dimensions `views` vary in.
-async fn view_of(st: &AppState, who: &Caller, o: &ObjectInfo, all: View) -> S3Result<View> {
+/// What the caller sees of `o`.
+async fn view_of(st: &AppState, who: &Caller, o: &ObjectInfo, all: bool) -> S3Result<View> {
     let sealed = o
         .meta
         .sse
         .as_ref()
         .is_some_and(|s| s.mode == crate::crypto::MODE_C);
+    if sealed {
+        return Ok(View::LISTED);
+    }
+    if all {
+        return Ok(View::ALL);
+    }
     Ok(View {
-        meta: all.meta || (!sealed && may(st, who, &Op::GetObject, o).await?),
-        tags: all.tags || (!sealed && may(st, who, &Op::GetObjectTagging, o).await?),
+        meta: may(st, who, &Op::GetObject, o).await?,
+        tags: may(st, who, &Op::GetObjectTagging, o).await?,
     })
 }
 
@@ -115,60 +103,37 @@ pub async fn search_objects(st: &AppState, req: S3Request) -> S3Result<Response>
     }
     .filter(|a| !a.is_empty());
 
-    let views = views_of(&query);
-    let scan = compile_search_any(&query, &views);
-    let page = match scan {
-        Compiled::None => Default::default(),
-        _ => {
-            let s = SearchScan {
-                filter: scan.to_document(),
-                prefix: prefix.clone(),
-                after: after.clone(),
-                max,
-                budget: PAGE_BUDGET,
-            };
-            st.store.search(&bucket.name, &s).await?
-        }
+    let matcher = Matcher::new(&query).map_err(S3Error::invalid_argument)?;
+    let s = SearchScan {
+        prefix: prefix.clone(),
+        after: after.clone(),
+        max,
+        budget: PAGE_BUDGET,
     };
-    // Each object matched as its caller sees it.
-    let everything = views.len() == 1;
-    let mut keep = vec![everything; page.objects.len()];
-    if !everything {
-        let who = Caller::of(st, &req);
-        let mut by_view: HashMap<View, Vec<usize>> = HashMap::new();
-        for (i, o) in page.objects.iter().enumerate() {
-            let dims = View {
-                meta: views.iter().all(|v| v.meta),
-                tags: views.iter().all(|v| v.tags),
-            };
-            by_view
-                .entry(view_of(st, &who, o, dims).await?)
-                .or_default()
-                .push(i);
-        }
-        for (view, idx) in by_view {
-            match compile_search(&query, view) {
-                Compiled::All => idx.iter().for_each(|i| keep[*i] = true),
-                Compiled::None => {}
-                Compiled::Filter(f) => {
-                    let ids = idx
-                        .iter()
-                        .map(|i| page.objects[*i].file.id.clone())
-                        .collect();
-                    let matched = st.store.search_recheck(&bucket.name, ids, &f).await?;
-                    for i in idx {
-                        keep[i] = matched.contains(&page.objects[i].file.id.to_string());
-                    }
+    // Each object matched as its caller sees it. Where the query names what a view hides,
+    // the view of every examined object is decided, whether or not it could match: the time
+    // a page takes then tells nothing of values the caller may not read.
+    let who = Caller::of(st, &req);
+    let all = reads_everything(&req, &bucket);
+    let (matcher, who) = (&matcher, &who);
+    let page = st
+        .store
+        .search(&bucket.name, &s, |batch| async move {
+            let mut kept = Vec::new();
+            for o in batch {
+                let view = if matcher.depends_on_view() {
+                    view_of(st, who, &o, all).await?
+                } else {
+                    View::ALL
+                };
+                if matcher.matches(&o, view) {
+                    kept.push(o);
                 }
             }
-        }
-    }
-    let objects: Vec<&ObjectInfo> = page
-        .objects
-        .iter()
-        .zip(&keep)
-        .filter_map(|(o, k)| k.then_some(o))
-        .collect();
+            Ok::<_, S3Error>(kept)
+        })
+        .await?;
+    let objects: Vec<&ObjectInfo> = page.objects.iter().collect();
     let owner = |o: &ObjectInfo| {
         owner_of(crate::s3::rules::ownership::object_owner(
             &bucket,

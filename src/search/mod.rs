@@ -1,7 +1,8 @@
 //! Metadata search queries (issue 63): the `search` parameter of `GET /<bucket>?search=…`,
 //! Zenko CloudServer's pseudo-SQL WHERE clause, parsed into a typed tree ([`Query`]). The
-//! tree is all that leaves this module: the storage layer compiles it into a filter of its
-//! own making, so nothing from the request ever reaches the database as an operator.
+//! tree is all that leaves this module: the storage layer evaluates it on each object it
+//! reads (`storage::objects::search_match`), so nothing from the request ever reaches the
+//! database.
 //!
 //! Where grids3 differs from Zenko (whose parser is `sql-where-parser`):
 //! - **Typed fields.** A size is compared as a number and a date as a date (ISO 8601), so

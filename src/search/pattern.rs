@@ -1,7 +1,9 @@
 //! LIKE patterns: regular expressions, as Zenko takes them (`'b.*'`, or `'/b.*/i'` for a
-//! case-insensitive one), that the database evaluates (MongoDB's `$regex`, PCRE): what a
-//! pattern means is the database's. What grids3 adds is a gate, so that no pattern can make
-//! the database work without end:
+//! case-insensitive one), with the meaning MongoDB's `$regex` (PCRE) gives them, which Zenko
+//! hands them to. grids3 evaluates them itself, with the `regex` crate (linear in the
+//! value's length whatever the pattern: [`Pattern::to_regex`] says how the meanings are
+//! kept alike). It still takes only what a backtracking engine could not be made to work
+//! without end on, so that a query means the same wherever it is evaluated:
 //!
 //! - at most [`MAX_PATTERN_LEN`] characters, and the flag `i` only;
 //! - it must parse as a pattern of the `regex-syntax` crate, which has no back-references and
@@ -12,8 +14,8 @@
 //! - no inline flags, and no class set operations (`[a&&b]`), which `regex-syntax` reads
 //!   differently from PCRE.
 //!
-//! What stays is at worst polynomial in the value's length, and values are short (a key is
-//! at most 1,024 bytes, metadata 2 KiB); each query also runs under a time limit.
+//! What stays is at worst polynomial in the value's length for a backtracking engine, and
+//! linear for the one grids3 runs.
 
 use regex_syntax::ast::{self, Ast};
 
@@ -58,6 +60,83 @@ impl Pattern {
     }
 }
 
+impl Pattern {
+    /// The pattern as the `regex` crate reads it with the meaning MongoDB's `$regex` (PCRE,
+    /// without the `m`, `s` or `x` flags) gives it: `\d`, `\w`, `\s` and `\b` are ASCII,
+    /// `^` is the start of the value, and `$` its end or before a newline that ends it. The
+    /// rest of what [`Pattern::parse`] takes reads alike in both.
+    pub fn to_regex(&self) -> Result<regex::Regex, String> {
+        let ast = ast::parse::Parser::new()
+            .parse(&self.source)
+            .map_err(|e| format!("not a pattern grids3 takes: {}", e.kind()))?;
+        let mut edits: Vec<(ast::Span, &'static str)> = Vec::new();
+        pcre_edits(&ast, &mut edits);
+        edits.sort_by_key(|(s, _)| std::cmp::Reverse(s.start.offset));
+        let mut source = self.source.clone();
+        for (span, with) in edits {
+            source.replace_range(span.start.offset..span.end.offset, with);
+        }
+        regex::RegexBuilder::new(&source)
+            .case_insensitive(self.case_insensitive)
+            .size_limit(1 << 20)
+            .build()
+            .map_err(|e| format!("not a pattern grids3 takes: {e}"))
+    }
+}
+
+/// What a Perl class is in PCRE (ASCII), alone or inside brackets.
+fn perl_class(c: &ast::ClassPerl, bracketed: bool) -> &'static str {
+    use ast::ClassPerlKind::{Digit, Space, Word};
+    match (&c.kind, c.negated, bracketed) {
+        (Digit, false, false) => "[0-9]",
+        (Digit, false, true) => "0-9",
+        (Digit, true, _) => "[^0-9]",
+        (Word, false, false) => "[0-9A-Za-z_]",
+        (Word, false, true) => "0-9A-Za-z_",
+        (Word, true, _) => "[^0-9A-Za-z_]",
+        (Space, false, false) => "[\\t\\n\\x0B\\x0C\\r ]",
+        (Space, false, true) => "\\t\\n\\x0B\\x0C\\r ",
+        (Space, true, _) => "[^\\t\\n\\x0B\\x0C\\r ]",
+    }
+}
+
+fn pcre_edits(a: &Ast, out: &mut Vec<(ast::Span, &'static str)>) {
+    match a {
+        Ast::ClassPerl(c) => out.push((c.span, perl_class(c, false))),
+        Ast::Assertion(x) => {
+            use ast::AssertionKind as K;
+            let with = match x.kind {
+                K::StartLine => "\\A",
+                K::EndLine => "(?:\\n?\\z)",
+                K::WordBoundary => "(?-u:\\b)",
+                K::NotWordBoundary => "(?-u:\\B)",
+                _ => return,
+            };
+            out.push((x.span, with));
+        }
+        Ast::ClassBracketed(c) => class_edits(&c.kind, out),
+        Ast::Repetition(r) => pcre_edits(&r.ast, out),
+        Ast::Group(g) => pcre_edits(&g.ast, out),
+        Ast::Alternation(alt) => alt.asts.iter().for_each(|a| pcre_edits(a, out)),
+        Ast::Concat(c) => c.asts.iter().for_each(|a| pcre_edits(a, out)),
+        _ => {}
+    }
+}
+
+fn class_edits(s: &ast::ClassSet, out: &mut Vec<(ast::Span, &'static str)>) {
+    match s {
+        ast::ClassSet::Item(ast::ClassSetItem::Perl(c)) => out.push((c.span, perl_class(c, true))),
+        ast::ClassSet::Item(ast::ClassSetItem::Union(u)) => {
+            for i in &u.items {
+                if let ast::ClassSetItem::Perl(c) = i {
+                    out.push((c.span, perl_class(c, true)));
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Walks the pattern: `under` is whether a repetition encloses this node.
 fn check(a: &Ast, under: bool, reps: &mut usize) -> Result<(), String> {
     match a {
@@ -91,9 +170,20 @@ fn check(a: &Ast, under: bool, reps: &mut usize) -> Result<(), String> {
         Ast::Flags(_) => Err("inline flags are not taken (use /…/i)".into()),
         Ast::ClassBracketed(c) => class_set(&c.kind),
         Ast::ClassUnicode(_) => Err("Unicode classes (\\p) are not taken".into()),
-        Ast::Empty(_) | Ast::Literal(_) | Ast::Dot(_) | Ast::Assertion(_) | Ast::ClassPerl(_) => {
-            Ok(())
+        Ast::Assertion(x) => {
+            use ast::AssertionKind as K;
+            match x.kind {
+                K::StartLine
+                | K::EndLine
+                | K::StartText
+                | K::EndText
+                | K::WordBoundary
+                | K::NotWordBoundary => Ok(()),
+                // `\b{start}`, `\<` …: not PCRE's.
+                _ => Err("word boundaries other than \\b and \\B are not taken".into()),
+            }
         }
+        Ast::Empty(_) | Ast::Literal(_) | Ast::Dot(_) | Ast::ClassPerl(_) => Ok(()),
     }
 }
 
@@ -148,7 +238,47 @@ mod tests {
             let e = Pattern::parse(bad).unwrap_err();
             assert!(e.contains(why), "{bad}: {e}");
         }
+        assert!(Pattern::parse("\\<a")
+            .unwrap_err()
+            .contains("word boundaries"));
         assert!(Pattern::parse(&"a".repeat(257)).is_err());
         assert!(Pattern::parse(&"a*".repeat(17)).is_err());
+    }
+
+    /// What patterns mean, as MongoDB's `$regex` (PCRE) gives it.
+    #[test]
+    fn patterns_mean_what_pcre_makes_them_mean() {
+        let m = |p: &str, v: &str| Pattern::parse(p).unwrap().to_regex().unwrap().is_match(v);
+        // Anywhere in the value unless anchored.
+        assert!(m("b.c", "abxcd"));
+        assert!(!m("^b", "abc"));
+        // `$`: the end, or before a newline that ends the value.
+        assert!(m("c$", "abc"));
+        assert!(m("c$", "abc\n"));
+        assert!(!m("c$", "abc\nx"));
+        assert!(!m("c\\z", "abc\n"));
+        // `^` is the start of the value only (no `m` flag).
+        assert!(!m("^x", "abc\nx"));
+        // ASCII classes: a Unicode digit, letter or space is none of them.
+        assert!(m("^\\d+$", "123"));
+        assert!(!m("\\d", "\u{0663}"));
+        assert!(m("\\D", "\u{0663}"));
+        assert!(!m("\\w", "\u{e9}"));
+        assert!(m("^[\\w.]+$", "a_b.c9"));
+        assert!(!m("[\\w]", "\u{e9}"));
+        assert!(m("[x\\D]", "\u{e9}"));
+        assert!(!m("\\s", "\u{a0}"));
+        assert!(m("a\\sb", "a\u{b}b"));
+        assert!(m("\\S", "\u{a0}"));
+        // `\b` between ASCII word characters and others.
+        assert!(m("\\bcat\\b", "a cat."));
+        assert!(!m("\\bcat", "scat"));
+        assert!(m("\\bcat", "\u{e9}cat"));
+        // `.` is a character, not a byte, and not a newline.
+        assert!(m("^a.c$", "a\u{e9}c"));
+        assert!(!m("^a.c$", "a\nc"));
+        // Case.
+        assert!(m("/BLUE/i", "blue sky"));
+        assert!(!m("BLUE", "blue sky"));
     }
 }

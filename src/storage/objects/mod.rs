@@ -22,7 +22,7 @@ mod publish;
 pub mod quota;
 mod quota_account;
 mod search;
-mod search_filter;
+mod search_match;
 pub use quota_check::UsageCheck;
 mod quota_check;
 mod quota_markers;
@@ -47,9 +47,7 @@ pub use list::{ListEntry, ListPage, ListQuery};
 pub use meta::ObjectMeta;
 pub use multipart::{CompleteStats, PartWrite, MULTIPART_CHUNK_SIZE};
 pub use search::{SearchPage, SearchScan};
-pub use search_filter::{
-    compile as compile_search, compile_any as compile_search_any, Compiled, View,
-};
+pub use search_match::{Matcher, View};
 pub use usage::BucketUsage;
 pub use version_list::{VersionItem, VersionListQuery, VersionPage};
 pub use versioned::{DeleteCondition, DeleteOutcome, Lookup};

@@ -9,7 +9,7 @@ pub fn action(op: &Op) -> Option<&'static str> {
     use Op::*;
     Some(match op {
         HeadBucket | ListObjects | ListObjectsV2 | SearchObjects => "s3:ListBucket",
-        ListObjectVersions => "s3:ListBucketVersions",
+        ListObjectVersions | SearchObjectVersions => "s3:ListBucketVersions",
         ListMultipartUploads => "s3:ListBucketMultipartUploads",
         GetBucketLocation => "s3:GetBucketLocation",
         GetBucketVersioning => "s3:GetBucketVersioning",

@@ -9,8 +9,8 @@ use crate::s3::request::S3Request;
 use crate::s3::respond::owner_of;
 use crate::s3::{
     acl, authz, bucket, copy, cors, delete, encryption, lifecycle, list, logging, multipart,
-    notification, object, object_lock, ownership, policy, public_access, search, tagging,
-    unconfigured, website,
+    notification, object, object_lock, ownership, policy, public_access, search, search_versions,
+    tagging, unconfigured, website,
 };
 use crate::state::AppState;
 
@@ -120,6 +120,7 @@ pub async fn dispatch(st: &AppState, op: Op, mut req: S3Request) -> S3Result<Res
         Op::ListObjectsV2 => list::list_objects_v2(st, req).await,
         Op::ListObjects => list::list_objects_v1(st, req).await,
         Op::SearchObjects => search::search_objects(st, req).await,
+        Op::SearchObjectVersions => search_versions::search_object_versions(st, req).await,
         Op::DeleteObjects => delete::delete_objects(st, req).await,
         Op::PutObject if crate::s3::minio::snowball::asked(&req.parts.headers) => {
             crate::s3::minio::snowball::extract(st, req).await

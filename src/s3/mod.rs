@@ -52,6 +52,7 @@ pub mod policy;
 pub mod post;
 pub mod public_access;
 pub mod search;
+pub mod search_versions;
 pub mod tagging;
 pub mod unconfigured;
 pub mod website;

@@ -40,6 +40,8 @@ pub enum Op {
     ListObjects,
     /// GET /bucket?search=… (Zenko's metadata search)
     SearchObjects,
+    /// GET /bucket?versions&search=… (Zenko's metadata search of versions)
+    SearchObjectVersions,
     /// POST /bucket?delete
     DeleteObjects,
     /// PUT /bucket/key
@@ -192,6 +194,7 @@ impl Op {
             Op::ListObjectsV2 => "ListObjectsV2",
             Op::ListObjects => "ListObjects",
             Op::SearchObjects => "SearchObjects",
+            Op::SearchObjectVersions => "SearchObjectVersions",
             Op::DeleteObjects => "DeleteObjects",
             Op::PutObject => "PutObject",
             Op::CopyObject => "CopyObject",
@@ -282,9 +285,8 @@ pub fn parse(
             (Method::PUT, ["versioning"]) => Op::PutBucketVersioning,
             (Method::GET, ["object-lock"]) => Op::GetObjectLockConfiguration,
             (Method::PUT, ["object-lock"]) => Op::PutObjectLockConfiguration,
-            // Zenko's metadata search; a search of versions is not built yet, and is refused
-            // rather than answered as a plain listing.
-            (Method::GET, ["versions"]) if has("search") => ni("search of versions"),
+            // Zenko's metadata search, of versions or of current objects.
+            (Method::GET, ["versions"]) if has("search") => Op::SearchObjectVersions,
             (Method::GET, ["versions"]) => Op::ListObjectVersions,
             (Method::GET, []) if has("search") => Op::SearchObjects,
             (Method::GET, []) if query.iter().any(|(k, v)| k == "list-type" && v == "2") => {
@@ -462,6 +464,10 @@ mod tests {
         assert_eq!(
             op(Method::GET, Some("b"), None, "versions&prefix=a"),
             Op::ListObjectVersions
+        );
+        assert_eq!(
+            op(Method::GET, Some("b"), None, "versions&search=size%3E1"),
+            Op::SearchObjectVersions
         );
         assert_eq!(
             op(Method::GET, Some("b"), None, "versioning"),

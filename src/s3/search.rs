@@ -14,7 +14,8 @@
 //!   then truncated with a `NextMarker` (v1, given whenever a search page is truncated:
 //!   where the scan got to, which need not be a listed key) or a continuation token.
 //! - **Refused:** a query that does not parse (`400 InvalidArgument`, with the position),
-//!   `delimiter` (a search has no common prefixes), and a search of versions (not built).
+//!   and `delimiter` (a search has no common prefixes).
+//! - **Versions** (`?versions&search=`): `search_versions`.
 
 use std::time::Duration;
 
@@ -29,6 +30,7 @@ use crate::s3::op::Op;
 use crate::s3::request::S3Request;
 use crate::s3::respond::{encode_if, listed_contents, owner_of, xml_response};
 use crate::state::AppState;
+use crate::storage::meta::BucketInfo;
 use crate::storage::objects::{Matcher, ObjectInfo, SearchScan, View};
 use crate::xml::{self, to_xml, S3_NS};
 
@@ -38,7 +40,7 @@ pub const PAGE_BUDGET: Duration = Duration::from_secs(5);
 /// Whether the caller reads every object's metadata and tags in this bucket, whatever its
 /// key: the root key (no session policy, no temporary credentials) where no bucket policy
 /// could deny it. (SSE-C objects still show neither.)
-fn reads_everything(req: &S3Request, bucket: &crate::storage::meta::BucketInfo) -> bool {
+fn reads_everything(req: &S3Request, bucket: &BucketInfo) -> bool {
     let a = &req.auth;
     a.root && a.sessions.is_empty() && a.token.is_none() && bucket.policy.is_none()
 }
@@ -62,16 +64,59 @@ async fn view_of(st: &AppState, who: &Caller, o: &ObjectInfo, all: bool) -> S3Re
     })
 }
 
+/// A search's query, made ready, and what the caller may see: the test each batch of
+/// examined objects goes through (for current objects and for versions alike).
+pub(super) struct Searcher {
+    matcher: Matcher,
+    who: Caller,
+    all: bool,
+}
+
+impl Searcher {
+    /// The search `req` asks for: its query parsed (400 InvalidArgument naming the
+    /// position), and `delimiter` refused.
+    pub(super) fn of(st: &AppState, req: &S3Request, bucket: &BucketInfo) -> S3Result<Self> {
+        let query = crate::search::parse(req.q("search").unwrap_or_default())
+            .map_err(|e| S3Error::invalid_argument(e.to_string()))?;
+        if req.q("delimiter").is_some_and(|d| !d.is_empty()) {
+            return Err(S3Error::invalid_argument(
+                "A search does not take a delimiter: it lists matching objects only",
+            ));
+        }
+        Ok(Self {
+            matcher: Matcher::new(&query).map_err(S3Error::invalid_argument)?,
+            who: Caller::of(st, req),
+            all: reads_everything(req, bucket),
+        })
+    }
+
+    /// The objects of `batch` that match as the caller sees each. Where the query names what
+    /// a view hides, the view of every examined object is decided, whether or not it could
+    /// match: the time a page takes then tells nothing of values the caller may not read.
+    pub(super) async fn keep(
+        &self,
+        st: &AppState,
+        batch: Vec<ObjectInfo>,
+    ) -> S3Result<Vec<ObjectInfo>> {
+        let mut kept = Vec::new();
+        for o in batch {
+            let view = if self.matcher.depends_on_view() {
+                view_of(st, &self.who, &o, self.all).await?
+            } else {
+                View::ALL
+            };
+            if self.matcher.matches(&o, view) {
+                kept.push(o);
+            }
+        }
+        Ok(kept)
+    }
+}
+
 /// `GET /<bucket>?search=…`.
 pub async fn search_objects(st: &AppState, req: S3Request) -> S3Result<Response> {
     let bucket = require_bucket(st, req.bucket()).await?;
-    let query = crate::search::parse(req.q("search").unwrap_or_default())
-        .map_err(|e| S3Error::invalid_argument(e.to_string()))?;
-    if req.q("delimiter").is_some_and(|d| !d.is_empty()) {
-        return Err(S3Error::invalid_argument(
-            "A search does not take a delimiter: it lists matching objects only",
-        ));
-    }
+    let searcher = Searcher::of(st, &req, &bucket)?;
     let v2 = match req.q("list-type") {
         None => false,
         Some("2") => true,
@@ -103,35 +148,16 @@ pub async fn search_objects(st: &AppState, req: S3Request) -> S3Result<Response>
     }
     .filter(|a| !a.is_empty());
 
-    let matcher = Matcher::new(&query).map_err(S3Error::invalid_argument)?;
     let s = SearchScan {
         prefix: prefix.clone(),
         after: after.clone(),
         max,
         budget: PAGE_BUDGET,
     };
-    // Each object matched as its caller sees it. Where the query names what a view hides,
-    // the view of every examined object is decided, whether or not it could match: the time
-    // a page takes then tells nothing of values the caller may not read.
-    let who = Caller::of(st, &req);
-    let all = reads_everything(&req, &bucket);
-    let (matcher, who) = (&matcher, &who);
+    let searcher = &searcher;
     let page = st
         .store
-        .search(&bucket.name, &s, |batch| async move {
-            let mut kept = Vec::new();
-            for o in batch {
-                let view = if matcher.depends_on_view() {
-                    view_of(st, who, &o, all).await?
-                } else {
-                    View::ALL
-                };
-                if matcher.matches(&o, view) {
-                    kept.push(o);
-                }
-            }
-            Ok::<_, S3Error>(kept)
-        })
+        .search(&bucket.name, &s, |batch| searcher.keep(st, batch))
         .await?;
     let objects: Vec<&ObjectInfo> = page.objects.iter().collect();
     let owner = |o: &ObjectInfo| {

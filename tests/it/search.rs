@@ -1,5 +1,6 @@
 //! Metadata search (issue 63) through boto3: random queries against a brute-force filter in
-//! Python, before and after overwrites, deletes, tagging changes and versioning; refusals;
+//! Python, before and after overwrites, deletes, tagging changes and versioning, and of
+//! versions (`?versions&search=`) against a model read version by version; refusals;
 //! and who may search what (`tests/py/search.py`).
 
 use crate::support;
@@ -21,7 +22,15 @@ fn random_searches_equal_a_brute_force_filter_and_obey_the_callers_rights() {
             ],
         )
         .await;
-        for phase in ["first", "changed", "versioned"] {
+        // The versions search saw old versions too, not only the current ones.
+        assert!(r["versions"]["old"].as_u64().unwrap() > 0, "{r}");
+        assert_eq!(r["null_versions"]["queries"], 10, "{r}");
+        assert_eq!(
+            r["null_versions"]["mismatches"],
+            serde_json::json!([]),
+            "{r}"
+        );
+        for phase in ["first", "changed", "versioned", "versions"] {
             assert_eq!(r[phase]["queries"], 50, "{r}");
             assert_eq!(
                 r[phase]["mismatches"],
@@ -48,5 +57,6 @@ fn random_searches_equal_a_brute_force_filter_and_obey_the_callers_rights() {
         assert_eq!(auth["lister_no_prefix"], "AccessDenied", "{r}");
         assert_eq!(auth["reader_sees_metadata"], true, "{r}");
         assert_eq!(auth["nobody"], "AccessDenied", "{r}");
+        assert_eq!(auth["reader_versions"], "AccessDenied", "{r}");
     });
 }

@@ -47,6 +47,22 @@ def search(query, **kwargs):
         s3.meta.events.unregister("before-call.s3.ListObjects", add)
 
 
+def search_versions(query, **kwargs):
+    """Every (key, version, latest) a search of versions finds, following its pages."""
+    def add(params, **_):
+        sep = "&" if "?" in params["url"] else "?"
+        params["url"] += sep + "search=" + urllib.parse.quote(query, safe="")
+    s3.meta.events.register("before-call.s3.ListObjectVersions", add)
+    try:
+        found = []
+        for page in s3.get_paginator("list_object_versions").paginate(Bucket=bucket, **kwargs):
+            found += [(v["Key"], v["VersionId"], v["IsLatest"]) for v in page.get("Versions", [])]
+            assert not page.get("DeleteMarkers"), page
+        return found
+    finally:
+        s3.meta.events.unregister("before-call.s3.ListObjectVersions", add)
+
+
 COLORS = ["red", "green", "blue", "Blue"]
 TYPES = ["text/plain", "image/png", "application/json", None]
 model = {}
@@ -200,6 +216,11 @@ queries = [query(dates) for _ in range(50)]
 t0 = time.time()
 check("first", queries, dates, result)
 result["search_seconds"] = round(time.time() - t0, 1)
+# Before versioning, a search of versions finds each current object as its null version.
+result["null_versions"] = {"queries": 10, "mismatches": [
+    text(q) for q in queries[:10]
+    if search_versions(text(q), MaxKeys=300)
+    != [(k, "null", True) for k in sorted(model) if holds(q, dict(model[k], key=k))]]}
 
 # Overwrites, deletes, tagging changes.
 keys = sorted(model)
@@ -227,6 +248,42 @@ for k in keys[tenth:2 * tenth]:
     del model[k]
 refresh_dates()
 check("versioned", queries, dates, result)
+
+# A search of versions (`?versions&search=`): every version that is an object, in
+# ListObjectVersions' order, against a model read version by version through HEAD and
+# GetObjectTagging; delete markers are never found.
+listed = []
+for page in s3.get_paginator("list_object_versions").paginate(Bucket=bucket):
+    listed += [(v["Key"], v["VersionId"], v["IsLatest"]) for v in page.get("Versions", [])]
+
+
+def version_attrs(kvl):
+    key, vid, _ = kvl
+    h = s3.head_object(Bucket=bucket, Key=key, VersionId=vid)
+    t = s3.get_object_tagging(Bucket=bucket, Key=key, VersionId=vid)["TagSet"]
+    return {"key": key, "size": h["ContentLength"],
+            "ct": None if h["ContentType"] == "binary/octet-stream" else h["ContentType"],
+            "meta": h["Metadata"], "tags": {x["Key"]: x["Value"] for x in t},
+            "date": int(round(h["LastModified"].timestamp() * 1000))}
+
+
+with ThreadPoolExecutor(16) as ex:
+    vmodel = list(zip(listed, ex.map(version_attrs, listed)))
+# HEAD's Last-Modified has whole seconds: dates compared with what a listing says instead.
+dates_of = {}
+for page in s3.get_paginator("list_object_versions").paginate(Bucket=bucket):
+    for v in page.get("Versions", []):
+        dates_of[(v["Key"], v["VersionId"])] = int(round(v["LastModified"].timestamp() * 1000))
+bad = []
+for q in queries:
+    want = [kvl for kvl, o in vmodel if holds(q, dict(o, date=dates_of[kvl[:2]]))]
+    got = search_versions(text(q), MaxKeys=300 if rnd.random() < 0.5 else 1000)
+    if got != want:
+        bad.append({"q": text(q), "want": len(want), "got": len(got),
+                    "missing": [list(x) for x in want if x not in got][:5],
+                    "extra": [list(x) for x in got if x not in want][:5]})
+result["versions"] = {"queries": len(queries), "mismatches": bad, "versions": len(vmodel),
+                      "old": sum(1 for kvl in listed if not kvl[2])}
 
 # Refusals name the position.
 errors = {}
@@ -263,10 +320,12 @@ for name, st in policies.items():
                                                retries={"max_attempts": 1}))
 
 
-def search_as(name, q, **kwargs):
+def search_as(name, q, versions=False, **kwargs):
     global s3
     saved, s3 = s3, clients[name]
     try:
+        if versions:
+            return search_versions(q, **kwargs)
         return sorted(search(q, **kwargs)[0])
     except ClientError as e:
         return e.response["Error"]["Code"]
@@ -284,6 +343,9 @@ auth = {
     "lister_no_prefix": search_as("lister", "key LIKE '.'"),
     "reader_sees_metadata": search_as("reader", "x-amz-meta-color = red") == red,
     "nobody": search_as("nobody", "key LIKE '.'"),
+    # A search of versions is ListObjectVersions' right (s3:ListBucketVersions), which the
+    # reader (s3:ListBucket) does not have.
+    "reader_versions": search_as("reader", "key LIKE '.'", versions=True),
 }
 result["auth"] = auth
 print("RESULT " + json.dumps(result))

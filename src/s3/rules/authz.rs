@@ -70,7 +70,7 @@ pub fn needs(op: &Op) -> Option<(Role, Option<AclNeed>)> {
         // PostObject authorizes itself as a PutObject once its form is verified.
         ListBuckets | CreateBucket | NotImplemented(_) | Preflight | PostObject => return None,
         HeadBucket | ListObjectVersions | ListObjectsV2 | ListObjects | SearchObjects
-        | ListMultipartUploads => (Role::Read, Some(Bucket(Perm::Read))),
+        | SearchObjectVersions | ListMultipartUploads => (Role::Read, Some(Bucket(Perm::Read))),
         GetObject | HeadObject | GetObjectTorrent => (Role::Read, Some(Object(Perm::Read))),
         GetObjectAcl => (Role::Read, Some(Object(Perm::ReadAcp))),
         GetBucketLocation | GetBucketVersioning | GetObjectAttributes | GetObjectTagging

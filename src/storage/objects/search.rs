@@ -107,3 +107,92 @@ fn full_page(mut page: SearchPage, max: usize) -> SearchPage {
     page.next_marker = page.objects.last().map(|o| o.key().to_owned());
     page
 }
+
+/// A page of a search of versions: matching versions in the order ListObjectVersions gives
+/// (key, then newest first), each with whether it is its key's latest.
+#[derive(Debug, Default)]
+pub struct VersionSearchPage {
+    /// Matching versions, and whether each is the latest of its key.
+    pub versions: Vec<(ObjectInfo, bool)>,
+    /// More may follow.
+    pub truncated: bool,
+    /// Where the next page starts (strictly after this key's version
+    /// [`VersionSearchPage::next_version_marker`]), when truncated.
+    pub next_key_marker: Option<String>,
+    /// The version the next page starts after.
+    pub next_version_marker: Option<String>,
+}
+
+impl ObjectStore {
+    /// One page of a search of the versions of a bucket with a version index: every version
+    /// that is data (a delete marker is no object, and is never found), read as
+    /// ListObjectVersions reads them, [`BATCH`] at a time, kept as `keep` decides. The scan's
+    /// `after` is the key marker, `version_marker` the version of it to start after.
+    pub async fn search_versions<E, K, F>(
+        &self,
+        bucket: &str,
+        s: &SearchScan,
+        version_marker: Option<String>,
+        mut keep: K,
+    ) -> std::result::Result<VersionSearchPage, E>
+    where
+        E: From<GridFsError>,
+        K: FnMut(Vec<ObjectInfo>) -> F,
+        F: Future<Output = std::result::Result<Vec<ObjectInfo>, E>>,
+    {
+        let mut page = VersionSearchPage::default();
+        if s.max == 0 {
+            return Ok(page);
+        }
+        let started = Instant::now();
+        let (mut key_marker, mut version_marker) = (s.after.clone(), version_marker);
+        loop {
+            let q = super::VersionListQuery {
+                prefix: s.prefix.clone(),
+                delimiter: None,
+                key_marker: key_marker.clone(),
+                version_marker: version_marker.clone(),
+                max: BATCH,
+            };
+            let listed = self.list_versions(bucket, &q).await?;
+            let mut last = None;
+            let mut latest = std::collections::HashSet::new();
+            let mut objects = Vec::new();
+            for item in listed.items {
+                let super::VersionItem::Version(e, is_latest) = item else {
+                    continue;
+                };
+                last = Some((e.key.clone(), e.version_id().to_owned()));
+                if let Some(o) = super::versioned::info_of(&e) {
+                    if is_latest {
+                        latest.insert((e.key.clone(), e.version_id().to_owned()));
+                    }
+                    objects.push(o);
+                }
+            }
+            for o in keep(objects).await? {
+                let id = (o.key().to_owned(), o.version_id.clone().unwrap_or_default());
+                let is_latest = latest.contains(&id);
+                page.versions.push((o, is_latest));
+            }
+            if page.versions.len() > s.max {
+                page.versions.truncate(s.max);
+                page.truncated = true;
+                let (o, _) = page.versions.last().expect("max > 0");
+                page.next_key_marker = Some(o.key().to_owned());
+                page.next_version_marker = o.version_id.clone();
+                return Ok(page);
+            }
+            let Some((k, v)) = last.filter(|_| listed.truncated) else {
+                return Ok(page);
+            };
+            (key_marker, version_marker) = (Some(k), Some(v));
+            if started.elapsed() >= s.budget {
+                page.truncated = true;
+                page.next_key_marker = key_marker;
+                page.next_version_marker = version_marker;
+                return Ok(page);
+            }
+        }
+    }
+}

@@ -95,6 +95,9 @@ impl Target {
     }
 }
 
+/// How long `search-indexes` waits for a declaration's build before it gives up waiting.
+const SEARCH_INDEX_WAIT: std::time::Duration = std::time::Duration::from_secs(900);
+
 /// Runs one admin action and returns the answer's body.
 pub async fn run(config: &Config, endpoint: &Target, action: &AdminAction) -> Result<String> {
     let answer = request(config, endpoint, action).await?;
@@ -114,6 +117,43 @@ pub async fn run(config: &Config, endpoint: &Target, action: &AdminAction) -> Re
                 return Ok(now);
             }
             tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        }
+    }
+    // Declared search fields are built in the gateway; the CLI waits until each is ready
+    // unless told not to.
+    if let AdminAction::SearchIndexes {
+        bucket,
+        fields,
+        no_wait: false,
+        clear: false,
+    } = action
+    {
+        if !fields.is_empty() {
+            let show = AdminAction::SearchIndexes {
+                bucket: bucket.clone(),
+                fields: Vec::new(),
+                clear: false,
+                no_wait: true,
+            };
+            let started = std::time::Instant::now();
+            loop {
+                let now = request(config, endpoint, &show).await?;
+                let v: serde_json::Value = serde_json::from_str(&now).context("search indexes")?;
+                let building = v["fields"]
+                    .as_array()
+                    .is_some_and(|f| f.iter().any(|f| f["state"] != "ready"));
+                if !building {
+                    return Ok(now);
+                }
+                if started.elapsed() > SEARCH_INDEX_WAIT {
+                    bail!(
+                        "the indexes are still being built after {} s (the gateway goes on; \
+                         `grids3 admin search-indexes {bucket}` shows their state): {now}",
+                        SEARCH_INDEX_WAIT.as_secs()
+                    );
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+            }
         }
     }
     Ok(answer)
@@ -189,6 +229,34 @@ async fn request(config: &Config, endpoint: &Target, action: &AdminAction) -> Re
             "GET",
             format!("/_grids3/admin/buckets/{}", sigv4::uri_encode(name, false)),
             String::new(),
+        ),
+        AdminAction::SearchIndexes {
+            bucket,
+            fields,
+            clear,
+            ..
+        } => {
+            let path = format!(
+                "/_grids3/admin/buckets/{}/search-indexes",
+                sigv4::uri_encode(bucket, false)
+            );
+            match (*clear, fields.is_empty()) {
+                (true, _) => ("DELETE", path, String::new()),
+                (false, true) => ("GET", path, String::new()),
+                (false, false) => ("PUT", path, serde_json::json!({"fields": fields}).to_string()),
+            }
+        }
+        AdminAction::ExplainSearch {
+            bucket,
+            query,
+            prefix,
+        } => (
+            "POST",
+            format!(
+                "/_grids3/admin/buckets/{}/search-explain",
+                sigv4::uri_encode(bucket, false)
+            ),
+            serde_json::json!({"query": query, "prefix": prefix}).to_string(),
         ),
         AdminAction::CreateKmsKey {
             id,

@@ -117,6 +117,32 @@ pub enum AdminAction {
         /// Bucket name.
         name: String,
     },
+    /// Show, set or clear the fields a bucket's metadata search indexes (docs/search.md,
+    /// "Indexes"): without fields and `--clear`, shows them, each `building` or `ready`.
+    SearchIndexes {
+        /// Bucket name.
+        bucket: String,
+        /// The fields to index (replacing those declared): `size`, `last-modified`,
+        /// `content-type`, `x-amz-meta-<name>`, `tags.<key>`.
+        fields: Vec<String>,
+        /// Index no field.
+        #[arg(long, conflicts_with = "fields")]
+        clear: bool,
+        /// Return once the declaration is stored instead of when every field is ready.
+        #[arg(long)]
+        no_wait: bool,
+    },
+    /// Print how a search would read: the declared index it would use (or a scan of the
+    /// keys), and the database's plan for each query it sends.
+    ExplainSearch {
+        /// Bucket name.
+        bucket: String,
+        /// The query, as `?search=` takes it.
+        query: String,
+        /// Only keys under this prefix.
+        #[arg(long, default_value = "")]
+        prefix: String,
+    },
     /// Create an SSE-KMS key in the local keyring.
     CreateKmsKey {
         /// The key's id, chosen by the operator (letters, digits, `_` and `-`, up to 64

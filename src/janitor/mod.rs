@@ -43,6 +43,18 @@ pub fn spawn(state: &AppState) -> Vec<tokio::task::AbortHandle> {
                 Ok(Err(e)) => tracing::warn!(error = %e, "version index build failed"),
                 Err(_) => tracing::warn!("version index build timed out; the next pass goes on"),
             }
+            // Search index builds whose instance stopped (see `objects::search_index`).
+            let run = tokio::time::timeout(
+                Duration::from_secs(600),
+                builds.resume_search_index_builds(),
+            )
+            .await;
+            match run {
+                Ok(Ok(0)) => {}
+                Ok(Ok(n)) => tracing::info!(buckets = n, "finished search index builds"),
+                Ok(Err(e)) => tracing::warn!(error = %e, "search index build failed"),
+                Err(_) => tracing::warn!("search index build timed out; the next pass goes on"),
+            }
             // Storage-mode conversions whose instance stopped (see `objects::convert`).
             let run =
                 tokio::time::timeout(Duration::from_secs(600), builds.resume_conversions()).await;

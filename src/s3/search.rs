@@ -31,6 +31,7 @@ use crate::s3::request::S3Request;
 use crate::s3::respond::{encode_if, listed_contents, owner_of, xml_response};
 use crate::state::AppState;
 use crate::storage::meta::BucketInfo;
+use crate::storage::objects::search_plan::{plan, Driver};
 use crate::storage::objects::{Matcher, ObjectInfo, SearchScan, View};
 use crate::xml::{self, to_xml, S3_NS};
 
@@ -68,6 +69,8 @@ async fn view_of(st: &AppState, who: &Caller, o: &ObjectInfo, all: bool) -> S3Re
 /// examined objects goes through (for current objects and for versions alike).
 pub(super) struct Searcher {
     matcher: Matcher,
+    /// The declared index the query can be read by.
+    pub(super) driver: Option<Driver>,
     who: Caller,
     all: bool,
 }
@@ -83,7 +86,14 @@ impl Searcher {
                 "A search does not take a delimiter: it lists matching objects only",
             ));
         }
+        let ready: Vec<String> = bucket
+            .search_indexes
+            .iter()
+            .filter(|d| d.ready)
+            .map(|d| d.field.clone())
+            .collect();
         Ok(Self {
+            driver: plan(&query, &ready),
             matcher: Matcher::new(&query).map_err(S3Error::invalid_argument)?,
             who: Caller::of(st, req),
             all: reads_everything(req, bucket),
@@ -153,6 +163,7 @@ pub async fn search_objects(st: &AppState, req: S3Request) -> S3Result<Response>
         after: after.clone(),
         max,
         budget: PAGE_BUDGET,
+        driver: searcher.driver.clone(),
     };
     let searcher = &searcher;
     let page = st

@@ -53,6 +53,11 @@ pub async fn search_object_versions(st: &AppState, req: S3Request) -> S3Result<R
         after: (!key_marker.is_empty()).then(|| key_marker.clone()),
         max,
         budget: PAGE_BUDGET,
+        // Versions are read as ListObjectVersions reads them; the current objects of a
+        // bucket without a version index by its declared index, as a search of them is.
+        driver: (!bucket.versions_indexed)
+            .then(|| searcher.driver.clone())
+            .flatten(),
     };
     let searcher = &searcher;
     let page = if bucket.versions_indexed {

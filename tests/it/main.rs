@@ -61,6 +61,7 @@ mod s3_raw;
 mod s3_sdk;
 mod search;
 mod search_cli;
+mod search_index;
 mod security;
 mod shape;
 mod sharding;

@@ -1,6 +1,6 @@
 //! The admin JSON API under `/_grids3/admin/`, for the root key only (SigV4, like S3
-//! requests): access keys and grants, buckets (storage modes, conversions), KMS keys and event notification targets,
-//! account quotas.
+//! requests): access keys and grants, buckets (storage modes, conversions, declared search
+//! indexes), KMS keys and event notification targets, account quotas.
 
 pub mod accounts;
 pub mod buckets;
@@ -8,6 +8,7 @@ pub mod common;
 pub mod keys;
 pub mod kms;
 pub mod notify;
+pub mod search;
 pub mod usage;
 
 use axum::Router;
@@ -22,5 +23,6 @@ pub fn routes() -> Router<AppState> {
         .merge(kms::routes())
         .merge(buckets::routes())
         .merge(notify::routes())
+        .merge(search::routes())
         .merge(usage::routes())
 }

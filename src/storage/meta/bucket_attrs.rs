@@ -98,7 +98,7 @@ impl MetaStore {
 
     /// [`Self::update_live`] where the document also matches `condition` (what the caller's
     /// decision read); `false` when the bucket does not exist or no longer matches.
-    async fn update_live_if(
+    pub(super) async fn update_live_if(
         &self,
         name: &str,
         condition: Document,

@@ -74,6 +74,8 @@ pub struct BucketInfo {
     /// Whether the bucket has (or had) a quota limit, so its writes hold their room and its
     /// usage is counted (see `quota`). Never cleared: counting stays exact once begun.
     pub metered: bool,
+    /// The fields its owner declared for metadata search to index (`search_indexes`).
+    pub search_indexes: Vec<super::DeclaredIndex>,
 }
 
 impl BucketInfo {
@@ -106,6 +108,7 @@ impl BucketInfo {
             converting: false,
             retired_contents: false,
             metered: false,
+            search_indexes: Vec::new(),
         }
     }
 
@@ -157,6 +160,14 @@ impl BucketInfo {
         }
         if self.metered {
             d.insert("metered", true);
+        }
+        if !self.search_indexes.is_empty() {
+            let list: Vec<Document> = self
+                .search_indexes
+                .iter()
+                .map(|x| doc! {"f": &x.field, "gen": x.gen, "ready": x.ready})
+                .collect();
+            d.insert("searchIndexes", list);
         }
         d
     }
@@ -210,6 +221,7 @@ impl BucketInfo {
             converting: d.get_bool("converting").unwrap_or(false),
             retired_contents: d.get_bool("contents").unwrap_or(false),
             metered: d.get_bool("metered").unwrap_or(false),
+            search_indexes: super::DeclaredIndex::all_in(d),
             public_access_block: d
                 .get_document("publicAccessBlock")
                 .ok()

@@ -23,6 +23,7 @@ mod quota_account;
 mod quota_batch;
 mod quota_flight;
 mod replay;
+mod search_indexes;
 mod service_accounts;
 mod sessions;
 mod sts_keys;
@@ -49,6 +50,7 @@ pub use quota::{
 pub use quota_account::{account_usage_id, UsageStep};
 pub use quota_batch::{gone as batch_gone, PendingHold};
 pub use quota_flight::InFlight;
+pub use search_indexes::DeclaredIndex;
 pub use service_accounts::{NewServiceAccount, ServiceAccount, ServiceAccountChange};
 pub use sessions::{ConsoleSession, SsoSession};
 pub use sts_keys::{token_sha256, Minted, NewSession, KEEP_EXPIRED};

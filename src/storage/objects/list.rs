@@ -190,7 +190,7 @@ impl ObjectStore {
     /// A listed object: a files document (checked against the version index while it is
     /// being built), or a master (a placeholder is repaired, and skipped when the key turns
     /// out deleted).
-    async fn listed(
+    pub(super) async fn listed(
         &self,
         bucket: &str,
         d: Document,

@@ -2,7 +2,7 @@
 //! order, that a caller's test keeps, a page at a time within a time budget.
 //!
 //! The scan is the listing's (`list.rs`: bounded key ranges, the current object of each key
-//! whatever the bucket's versioning), read [`BATCH`] keys at a time; each batch goes to the
+//! whatever the bucket's versioning), read up to [`BATCH`] keys at a time; each batch goes to the
 //! caller's test (the query, evaluated as `search_match` says, with what the caller may
 //! read of each object). The database is never handed the query: see `search_match`.
 //!
@@ -15,8 +15,12 @@ use std::time::{Duration, Instant};
 
 use super::{GridFsError, ListEntry, ListQuery, ObjectInfo, ObjectStore};
 
-/// Keys one read of the listing examines.
+/// Keys one read of the listing examines, at most.
 pub const BATCH: usize = 1000;
+/// Keys the first read of a page examines: reads grow from it while they are quick, so that
+/// a page whose keys are slow to read (a bucket whose version index is being built checks
+/// each key against it) still ends near its budget.
+const FIRST_BATCH: usize = 100;
 
 /// What to search.
 #[derive(Clone, Debug)]
@@ -29,6 +33,8 @@ pub struct SearchScan {
     pub max: usize,
     /// Time the page may take (checked after each batch).
     pub budget: Duration,
+    /// The declared index to read by, when the query's shape allows (`search_plan`).
+    pub driver: Option<super::search_plan::Driver>,
 }
 
 /// A page of results.
@@ -61,17 +67,33 @@ impl ObjectStore {
             // Nothing asked for: as a listing with max-keys=0, an empty page, not truncated.
             return Ok(SearchPage::default());
         }
+        if let Some(d) = &s.driver {
+            // Read by the index, unless the bucket's first version index is being built
+            // (its keys are then known only by the listing's checks).
+            let (mode, indexed) = self.versioning(bucket).await?;
+            let versioned = mode != crate::storage::versions::Versioning::Off;
+            if !versioned || indexed {
+                return self.search_indexed(bucket, s, d, versioned, keep).await;
+            }
+        }
         let started = Instant::now();
         let mut after = s.after.clone();
         let mut page = SearchPage::default();
+        let mut batch = FIRST_BATCH;
         loop {
             let q = ListQuery {
                 prefix: s.prefix.clone(),
                 delimiter: None,
                 after: after.clone(),
-                max: BATCH,
+                max: batch,
             };
+            let read = Instant::now();
             let listed = self.list(bucket, &q).await?;
+            batch = if read.elapsed() * 8 < s.budget {
+                (batch * 2).min(BATCH)
+            } else {
+                (batch / 2).max(10)
+            };
             page.examined += listed.entries.len();
             let last = listed.entries.last().map(|e| e.name().to_owned());
             let objects = listed
@@ -126,7 +148,7 @@ pub struct VersionSearchPage {
 impl ObjectStore {
     /// One page of a search of the versions of a bucket with a version index: every version
     /// that is data (a delete marker is no object, and is never found), read as
-    /// ListObjectVersions reads them, [`BATCH`] at a time, kept as `keep` decides. The scan's
+    /// ListObjectVersions reads them, up to [`BATCH`] at a time, kept as `keep` decides. The scan's
     /// `after` is the key marker, `version_marker` the version of it to start after.
     pub async fn search_versions<E, K, F>(
         &self,
@@ -146,15 +168,22 @@ impl ObjectStore {
         }
         let started = Instant::now();
         let (mut key_marker, mut version_marker) = (s.after.clone(), version_marker);
+        let mut batch = FIRST_BATCH;
         loop {
             let q = super::VersionListQuery {
                 prefix: s.prefix.clone(),
                 delimiter: None,
                 key_marker: key_marker.clone(),
                 version_marker: version_marker.clone(),
-                max: BATCH,
+                max: batch,
             };
+            let read = Instant::now();
             let listed = self.list_versions(bucket, &q).await?;
+            batch = if read.elapsed() * 8 < s.budget {
+                (batch * 2).min(BATCH)
+            } else {
+                (batch / 2).max(10)
+            };
             let mut last = None;
             let mut latest = std::collections::HashSet::new();
             let mut objects = Vec::new();

@@ -11,8 +11,11 @@ use crate::storage::versions::{make_vid, VersionEntry, VersionIndex, Versioning}
 /// How long PutBucketVersioning waits for the first index build before answering (a larger
 /// bucket's build goes on in the background).
 const INLINE_BUILD: std::time::Duration = std::time::Duration::from_secs(20);
-/// How long one instance leads a bucket's index build before another may take it over.
+/// How long one instance leads a bucket's index build before another may take it over
+/// (renewed as the build goes).
 const INDEX_LEAD: std::time::Duration = std::time::Duration::from_secs(600);
+/// Keys between two renewals of a build's lead.
+const RENEW_EVERY: u64 = 500;
 
 impl ObjectStore {
     /// How a write or delete of `key` is versioned: the bucket's state, except that a key
@@ -81,6 +84,9 @@ impl ObjectStore {
             return Ok(set);
         }
         self.versions(bucket).ensure_indexes().await?;
+        // Searches of a versioned bucket read its masters: its declared fields are indexed
+        // there before the first master is written.
+        self.search_indexes_on_masters(bucket).await?;
         let set = self
             .meta
             .set_bucket_versioning(bucket, name, exclusions, false)
@@ -144,7 +150,8 @@ impl ObjectStore {
         // The build is idempotent (each entry's id is derived from its revision), so a run
         // that outlived its lead only repeats what the next one writes.
         let built = async {
-            self.build_index(bucket, &self.versions(bucket)).await?;
+            self.build_index(bucket, &self.versions(bucket), &lead)
+                .await?;
             self.meta.set_versions_indexed(bucket).await?;
             self.meta.forget_bucket(bucket);
             Ok::<_, GridFsError>(())
@@ -167,7 +174,14 @@ impl ObjectStore {
         Ok(done)
     }
 
-    async fn build_index(&self, bucket: &str, idx: &VersionIndex) -> Result<()> {
+    /// Every key's revisions recorded, the lead renewed every [`RENEW_EVERY`] keys: a build
+    /// longer than the lead keeps it (one that lost it stops, and the next run goes on).
+    async fn build_index(
+        &self,
+        bucket: &str,
+        idx: &VersionIndex,
+        lead: &crate::storage::meta::Lead,
+    ) -> Result<()> {
         use futures::TryStreamExt;
         let mut cursor = self
             .gridfs(bucket)
@@ -177,6 +191,7 @@ impl ObjectStore {
             .batch_size(1000)
             .await?;
         let mut last_key: Option<String> = None;
+        let mut keys = 0_u64;
         while let Some(d) = cursor.try_next().await? {
             let Ok(file) = FileDoc::from_document(&d) else {
                 continue;
@@ -186,6 +201,12 @@ impl ObjectStore {
             };
             let newest = last_key.as_deref() != Some(key.as_str());
             if newest {
+                keys += 1;
+                if keys.is_multiple_of(RENEW_EVERY) && !lead.renew().await? {
+                    return Err(GridFsError::Conflict(
+                        "the version index build lost its lead".into(),
+                    ));
+                }
                 if let Some(k) = last_key.take() {
                     self.sync_locked(bucket, &k).await?;
                 }

@@ -24,6 +24,9 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 endpoint, ak, sk, bucket, n, seed = sys.argv[1:7]
+# Fields to declare search indexes on once the bucket is written (comma-separated; none when
+# absent): the same queries are then read by the indexes where their shape allows.
+indexed = [f for f in (sys.argv[7] if len(sys.argv) > 7 else "").split(",") if f]
 n, rnd = int(n), random.Random(int(seed))
 s3 = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=ak, aws_secret_access_key=sk,
                   region_name="us-east-1",
@@ -210,6 +213,42 @@ t0 = time.time()
 write_all([(f"k/{i:05d}", attrs()) for i in range(n)])
 result["put_seconds"] = round(time.time() - t0, 1)
 refresh_dates()
+
+
+def admin(method, path, body=None):
+    """A call to the admin API, signed as the root key (SigV4, with the nonce it asks for)."""
+    import urllib.error
+    import urllib.request
+    import uuid
+    from botocore.auth import S3SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+    data = json.dumps(body).encode() if body is not None else b""
+    req = AWSRequest(method=method, url=endpoint + path, data=data,
+                     headers={"content-type": "application/json",
+                              "x-grids3-nonce": uuid.uuid4().hex})
+    S3SigV4Auth(Credentials(ak, sk), "s3", "us-east-1").add_auth(req)
+    r = urllib.request.Request(endpoint + path, data=data or None, method=method,
+                               headers=dict(req.headers.items()))
+    try:
+        with urllib.request.urlopen(r) as resp:
+            return json.loads(resp.read())
+    except urllib.error.HTTPError as e:
+        raise RuntimeError(f"{method} {path}: {e.code} {e.read()!r}") from None
+
+
+if indexed:
+    path = f"/_grids3/admin/buckets/{bucket}/search-indexes"
+    admin("PUT", path, {"fields": indexed})
+    for _ in range(600):
+        fields = admin("GET", path)["fields"]
+        if all(f["state"] == "ready" for f in fields):
+            break
+        time.sleep(0.2)
+    result["indexes"] = [f["field"] for f in fields if f["state"] == "ready"]
+    result["plans"] = {q: admin("POST", f"/_grids3/admin/buckets/{bucket}/search-explain",
+                                {"query": q})["explain"]["plan"]
+                       for q in ["x-amz-meta-customer = '7'", "tags.type = 'a' AND size > 10"]}
 dates = sorted(o["date"] for o in model.values())
 dates = [dates[len(dates) // 4], dates[len(dates) // 2], dates[-1] + 1]
 queries = [query(dates) for _ in range(50)]
@@ -310,10 +349,10 @@ policies = {
 }
 clients = {}
 for name, st in policies.items():
-    iam.create_user(UserName=f"search-{name}")
-    iam.put_user_policy(UserName=f"search-{name}", PolicyName="p",
+    iam.create_user(UserName=f"search-{bucket}-{name}")
+    iam.put_user_policy(UserName=f"search-{bucket}-{name}", PolicyName="p",
                         PolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": st}))
-    k = iam.create_access_key(UserName=f"search-{name}")["AccessKey"]
+    k = iam.create_access_key(UserName=f"search-{bucket}-{name}")["AccessKey"]
     clients[name] = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=k["AccessKeyId"],
                                  aws_secret_access_key=k["SecretAccessKey"], region_name="us-east-1",
                                  config=Config(s3={"addressing_style": "path"},

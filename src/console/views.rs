@@ -111,6 +111,8 @@ pub struct Browse {
     pub next: Option<String>,
     /// The presigned listen URL the page follows (empty: none).
     pub live: String,
+    /// The metadata search whose results the page shows (empty: the folder's listing).
+    pub search: String,
 }
 
 /// An object's details.

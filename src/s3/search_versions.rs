@@ -4,8 +4,10 @@
 //! `version-id-marker`.
 //!
 //! - **Authorization:** `s3:ListBucketVersions`, as ListObjectVersions, with the request's
-//!   `prefix` as `s3:prefix`; each version is matched with what the caller may read of it
-//!   (`search.rs`).
+//!   `prefix` as `s3:prefix`; each version is matched with what the caller may read of that
+//!   version, as a GET of it (`?versionId=`) would be authorized: `s3:GetObjectVersion` and
+//!   `s3:GetObjectVersionTagging`, `s3:versionid`, and the version's own tags for
+//!   `s3:ExistingObjectTag` (`search.rs`).
 //! - **What is found:** versions that are objects. A delete marker has no size, metadata or
 //!   tags, and is never found, whatever the query. (grids3's choice: Zenko's own answer
 //!   depends on how its metadata backend stores markers.)
@@ -18,7 +20,7 @@
 use axum::http::StatusCode;
 use axum::response::Response;
 
-use super::search::{Searcher, PAGE_BUDGET};
+use super::search::Searcher;
 use crate::error::{S3Error, S3Result};
 use crate::s3::lookup::require_bucket;
 use crate::s3::request::S3Request;
@@ -32,7 +34,7 @@ use crate::xml::{self, to_xml, S3_NS};
 /// `GET /<bucket>?versions&search=…`.
 pub async fn search_object_versions(st: &AppState, req: S3Request) -> S3Result<Response> {
     let bucket = require_bucket(st, req.bucket()).await?;
-    let searcher = Searcher::of(st, &req, &bucket)?;
+    let searcher = Searcher::of(st, &req, &bucket, true)?;
     let max = req.max_keys()?;
     let url = req.url_encoding()?;
     let prefix = req.q("prefix").unwrap_or_default().to_owned();
@@ -52,7 +54,7 @@ pub async fn search_object_versions(st: &AppState, req: S3Request) -> S3Result<R
         prefix: prefix.clone(),
         after: (!key_marker.is_empty()).then(|| key_marker.clone()),
         max,
-        budget: PAGE_BUDGET,
+        budget: searcher.budget,
         // Versions are read as ListObjectVersions reads them; the current objects of a
         // bucket without a version index by its declared index, as a search of them is.
         driver: (!bucket.versions_indexed)

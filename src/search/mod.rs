@@ -25,6 +25,8 @@ pub const MAX_QUERY_LEN: usize = 4096;
 pub const MAX_TERMS: usize = 64;
 /// How deep parentheses may nest.
 pub const MAX_DEPTH: usize = 16;
+/// The longest metadata name or tag key a search names, in bytes.
+pub const MAX_NAME_LEN: usize = 128;
 
 /// A field of an object that a query compares.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -68,15 +70,43 @@ impl Field {
         }
     }
 
+    /// The field a name denotes, checked as a search and a declared index take it: a
+    /// metadata name or tag key is 1 to 128 bytes without `.`, `$` or control characters
+    /// (stored as the field names of a document, where a dot or a dollar cannot be named).
+    pub fn checked(name: &str) -> Result<Field, String> {
+        let f = Field::named(name).ok_or_else(|| {
+            format!(
+                "unknown field {name:?} (key, size, content-length, last-modified, \
+                 content-type, etag, content-md5, storage-class, x-amz-meta-<name>, tags.<key>)"
+            )
+        })?;
+        if let Field::Meta(n) | Field::Tag(n) = &f {
+            if n.is_empty()
+                || n.contains(['.', '$'])
+                || n.chars().any(char::is_control)
+                || n.len() > MAX_NAME_LEN
+            {
+                return Err(format!(
+                    "{name:?}: a metadata name or tag key of 1 to {MAX_NAME_LEN} bytes without \
+                     '.', '$' or control characters"
+                ));
+            }
+        }
+        Ok(f)
+    }
+
     /// The field a name denotes, if any.
     pub fn named(name: &str) -> Option<Field> {
         let lower = name.to_ascii_lowercase();
         if let Some(meta) = lower.strip_prefix("x-amz-meta-") {
             return (!meta.is_empty()).then(|| Field::Meta(meta.to_owned()));
         }
-        // A tag's key keeps its case: tags are case-sensitive.
-        if name.len() > 5 && name[..5].eq_ignore_ascii_case("tags.") {
-            return Some(Field::Tag(name[5..].to_owned()));
+        // A tag's key keeps its case: tags are case-sensitive. (Sliced by bytes that may not
+        // end a character: `get`, never an index, which would panic.)
+        if let (Some(head), Some(tail)) = (name.get(..5), name.get(5..)) {
+            if head.eq_ignore_ascii_case("tags.") && !tail.is_empty() {
+                return Some(Field::Tag(tail.to_owned()));
+            }
         }
         Some(match lower.as_str() {
             "key" => Field::Key,

@@ -287,25 +287,7 @@ fn join(mut all: Vec<Query>, make: fn(Vec<Query>) -> Query) -> Query {
 }
 
 fn field(name: &str, at: usize) -> Result<Field, QueryError> {
-    let f = Field::named(name).ok_or_else(|| {
-        err(
-            at,
-            format!(
-                "unknown field {name:?} (key, size, content-length, last-modified, \
-                 content-type, etag, content-md5, storage-class, x-amz-meta-<name>, tags.<key>)"
-            ),
-        )
-    })?;
-    if let Field::Meta(n) | Field::Tag(n) = &f {
-        // Stored as the field names of a document: a dot or a dollar cannot be named there.
-        if n.is_empty() || n.contains(['.', '$']) || n.len() > 128 {
-            return Err(err(
-                at,
-                format!("{name:?}: a metadata name or tag key with '.' or '$' cannot be searched"),
-            ));
-        }
-    }
-    Ok(f)
+    Field::checked(name).map_err(|e| err(at, e))
 }
 
 fn typed(field: &Field, text: &str, at: usize) -> Result<Value, QueryError> {

@@ -23,6 +23,9 @@ use regex_syntax::ast::{self, Ast};
 pub const MAX_PATTERN_LEN: usize = 256;
 /// The most repetitions in one pattern.
 pub const MAX_REPETITIONS: usize = 16;
+/// The largest count of a counted repetition (`{n}`, `{n,m}`): a count is a copy of what
+/// it repeats, each of which every value is run through.
+pub const MAX_COUNT: u32 = 64;
 
 /// A checked pattern.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -51,8 +54,11 @@ impl Pattern {
         let ast = ast::parse::Parser::new()
             .parse(source)
             .map_err(|e| format!("not a pattern grids3 takes: {}", e.kind()))?;
-        let mut reps = 0;
-        check(&ast, false, &mut reps)?;
+        Walk {
+            reps: 0,
+            case_insensitive,
+        }
+        .check(&ast, false, true)?;
         Ok(Pattern {
             source: source.to_owned(),
             case_insensitive,
@@ -84,19 +90,23 @@ impl Pattern {
     }
 }
 
-/// What a Perl class is in PCRE (ASCII), alone or inside brackets.
+/// What a Perl class is in PCRE (ASCII, and never case-folded: `(?-i:…)`), alone or inside
+/// brackets (where a case-insensitive pattern may not have one: `Walk::class_item`).
 fn perl_class(c: &ast::ClassPerl, bracketed: bool) -> &'static str {
     use ast::ClassPerlKind::{Digit, Space, Word};
     match (&c.kind, c.negated, bracketed) {
-        (Digit, false, false) => "[0-9]",
+        (Digit, false, false) => "(?-i:[0-9])",
         (Digit, false, true) => "0-9",
-        (Digit, true, _) => "[^0-9]",
-        (Word, false, false) => "[0-9A-Za-z_]",
+        (Digit, true, false) => "(?-i:[^0-9])",
+        (Digit, true, true) => "[^0-9]",
+        (Word, false, false) => "(?-i:[0-9A-Za-z_])",
         (Word, false, true) => "0-9A-Za-z_",
-        (Word, true, _) => "[^0-9A-Za-z_]",
-        (Space, false, false) => "[\\t\\n\\x0B\\x0C\\r ]",
+        (Word, true, false) => "(?-i:[^0-9A-Za-z_])",
+        (Word, true, true) => "[^0-9A-Za-z_]",
+        (Space, false, false) => "(?-i:[\\t\\n\\x0B\\x0C\\r ])",
         (Space, false, true) => "\\t\\n\\x0B\\x0C\\r ",
-        (Space, true, _) => "[^\\t\\n\\x0B\\x0C\\r ]",
+        (Space, true, false) => "(?-i:[^\\t\\n\\x0B\\x0C\\r ])",
+        (Space, true, true) => "[^\\t\\n\\x0B\\x0C\\r ]",
     }
 }
 
@@ -137,68 +147,124 @@ fn class_edits(s: &ast::ClassSet, out: &mut Vec<(ast::Span, &'static str)>) {
     }
 }
 
-/// Walks the pattern: `under` is whether a repetition encloses this node.
-fn check(a: &Ast, under: bool, reps: &mut usize) -> Result<(), String> {
-    match a {
-        Ast::Repetition(r) => {
-            if under {
-                return Err("a repetition inside a repetition is not taken".into());
+/// What a walk of a pattern knows.
+struct Walk {
+    reps: usize,
+    case_insensitive: bool,
+}
+
+impl Walk {
+    /// Checks a node: `under` is whether a repetition encloses it, `at_end` whether nothing
+    /// can follow it in a match.
+    fn check(&mut self, a: &Ast, under: bool, at_end: bool) -> Result<(), String> {
+        match a {
+            Ast::Repetition(r) => {
+                if under {
+                    return Err("a repetition inside a repetition is not taken".into());
+                }
+                self.reps += 1;
+                if self.reps > MAX_REPETITIONS {
+                    return Err(format!(
+                        "a pattern has at most {MAX_REPETITIONS} repetitions"
+                    ));
+                }
+                if let ast::RepetitionKind::Range(range) = &r.op.kind {
+                    let (ast::RepetitionRange::Exactly(n)
+                    | ast::RepetitionRange::AtLeast(n)
+                    | ast::RepetitionRange::Bounded(_, n)) = range;
+                    if *n > MAX_COUNT {
+                        return Err(format!("a counted repetition is at most {{{MAX_COUNT}}}"));
+                    }
+                }
+                // PCRE: "quantifier does not follow a repeatable item".
+                if matches!(*r.ast, Ast::Assertion(_) | Ast::Empty(_)) {
+                    return Err("nothing to repeat".into());
+                }
+                self.check(&r.ast, true, false)
             }
-            *reps += 1;
-            if *reps > MAX_REPETITIONS {
-                return Err(format!(
-                    "a pattern has at most {MAX_REPETITIONS} repetitions"
-                ));
+            Ast::Alternation(alt) => {
+                if under {
+                    return Err("an alternation inside a repetition is not taken".into());
+                }
+                alt.asts
+                    .iter()
+                    .try_for_each(|a| self.check(a, under, at_end))
             }
-            check(&r.ast, true, reps)
-        }
-        Ast::Alternation(alt) => {
-            if under {
-                return Err("an alternation inside a repetition is not taken".into());
+            Ast::Concat(c) => {
+                let last = c.asts.len().saturating_sub(1);
+                c.asts
+                    .iter()
+                    .enumerate()
+                    .try_for_each(|(i, a)| self.check(a, under, at_end && i == last))
             }
-            alt.asts.iter().try_for_each(|a| check(a, under, reps))
-        }
-        Ast::Concat(c) => c.asts.iter().try_for_each(|a| check(a, under, reps)),
-        Ast::Group(g) => {
-            if let ast::GroupKind::NonCapturing(flags) = &g.kind {
-                if !flags.items.is_empty() {
-                    return Err("inline flags are not taken (use /…/i)".into());
+            Ast::Group(g) => {
+                if let ast::GroupKind::NonCapturing(flags) = &g.kind {
+                    if !flags.items.is_empty() {
+                        return Err("inline flags are not taken (use /…/i)".into());
+                    }
+                }
+                self.check(&g.ast, under, at_end)
+            }
+            Ast::Flags(_) => Err("inline flags are not taken (use /…/i)".into()),
+            Ast::ClassBracketed(c) => self.class_set(&c.kind),
+            Ast::ClassUnicode(_) => Err("Unicode classes (\\p) are not taken".into()),
+            Ast::Assertion(x) => {
+                use ast::AssertionKind as K;
+                match x.kind {
+                    // PCRE's `$` also matches before a newline that ends the value, which is
+                    // kept (`to_regex`) only where nothing follows it.
+                    K::EndLine if !at_end => {
+                        Err("$ is taken only at the end of the pattern".into())
+                    }
+                    K::StartLine
+                    | K::EndLine
+                    | K::StartText
+                    | K::EndText
+                    | K::WordBoundary
+                    | K::NotWordBoundary => Ok(()),
+                    // `\b{start}`, `\<` …: not PCRE's.
+                    _ => Err("word boundaries other than \\b and \\B are not taken".into()),
                 }
             }
-            check(&g.ast, under, reps)
+            Ast::Literal(l) => literal(l),
+            Ast::ClassPerl(_) | Ast::Empty(_) | Ast::Dot(_) => Ok(()),
         }
-        Ast::Flags(_) => Err("inline flags are not taken (use /…/i)".into()),
-        Ast::ClassBracketed(c) => class_set(&c.kind),
-        Ast::ClassUnicode(_) => Err("Unicode classes (\\p) are not taken".into()),
-        Ast::Assertion(x) => {
-            use ast::AssertionKind as K;
-            match x.kind {
-                K::StartLine
-                | K::EndLine
-                | K::StartText
-                | K::EndText
-                | K::WordBoundary
-                | K::NotWordBoundary => Ok(()),
-                // `\b{start}`, `\<` …: not PCRE's.
-                _ => Err("word boundaries other than \\b and \\B are not taken".into()),
+    }
+
+    fn class_set(&mut self, s: &ast::ClassSet) -> Result<(), String> {
+        match s {
+            ast::ClassSet::BinaryOp(_) => Err("class set operations ([a&&b]) are not taken".into()),
+            ast::ClassSet::Item(i) => self.class_item(i),
+        }
+    }
+
+    fn class_item(&mut self, i: &ast::ClassSetItem) -> Result<(), String> {
+        match i {
+            ast::ClassSetItem::Bracketed(_) => Err("a class inside a class is not taken".into()),
+            ast::ClassSetItem::Unicode(_) => Err("Unicode classes (\\p) are not taken".into()),
+            ast::ClassSetItem::Union(u) => u.items.iter().try_for_each(|i| self.class_item(i)),
+            // PCRE does not fold the case of `\w` or `[:alpha:]` (ASCII, matched as they are);
+            // inside brackets no rewriting keeps them from being folded under `/…/i`.
+            ast::ClassSetItem::Perl(_) | ast::ClassSetItem::Ascii(_) if self.case_insensitive => {
+                Err("\\d, \\w, \\s and [:class:] inside brackets are not taken with /…/i".into())
             }
+            ast::ClassSetItem::Literal(l) => literal(l),
+            ast::ClassSetItem::Range(r) => literal(&r.start).and_then(|()| literal(&r.end)),
+            _ => Ok(()),
         }
-        Ast::Empty(_) | Ast::Literal(_) | Ast::Dot(_) | Ast::ClassPerl(_) => Ok(()),
     }
 }
 
-fn class_set(s: &ast::ClassSet) -> Result<(), String> {
-    match s {
-        ast::ClassSet::BinaryOp(_) => Err("class set operations ([a&&b]) are not taken".into()),
-        ast::ClassSet::Item(i) => class_item(i),
-    }
-}
-
-fn class_item(i: &ast::ClassSetItem) -> Result<(), String> {
-    match i {
-        ast::ClassSetItem::Bracketed(_) => Err("a class inside a class is not taken".into()),
-        ast::ClassSetItem::Unicode(_) => Err("Unicode classes (\\p) are not taken".into()),
-        ast::ClassSetItem::Union(u) => u.items.iter().try_for_each(class_item),
+/// A literal PCRE spells alike.
+fn literal(l: &ast::Literal) -> Result<(), String> {
+    use ast::{HexLiteralKind as H, LiteralKind as L, SpecialLiteralKind as S};
+    match &l.kind {
+        // PCRE's `\v` is any vertical space; `\u` and `\U` are not PCRE's.
+        L::Special(S::VerticalTab) => Err("\\v is not taken (PCRE reads it as a class)".into()),
+        L::HexFixed(H::UnicodeShort | H::UnicodeLong)
+        | L::HexBrace(H::UnicodeShort | H::UnicodeLong) => {
+            Err("\\u and \\U are not taken (write \\x{…})".into())
+        }
         _ => Ok(()),
     }
 }
@@ -241,6 +307,23 @@ mod tests {
         assert!(Pattern::parse("\\<a")
             .unwrap_err()
             .contains("word boundaries"));
+        // Review of issue 63: what PCRE reads otherwise, or what would cost without bound.
+        for (bad, why) in [
+            ("c$\\n", "only at the end"),
+            ("(a$)+", "only at the end"),
+            ("a\\vb", "\\v"),
+            ("\\u0041", "\\u"),
+            ("^*", "nothing to repeat"),
+            ("a.{65}b", "at most {64}"),
+            ("/[x\\w]/i", "inside brackets"),
+            ("/[[:alpha:]]/i", "inside brackets"),
+        ] {
+            let e = Pattern::parse(bad).unwrap_err();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
+        for ok in ["a$|b$", "(a|b$)", "x{64}", "[x\\w]", "/\\w/i", "\\x{41}"] {
+            assert!(Pattern::parse(ok).is_ok(), "{ok}");
+        }
         assert!(Pattern::parse(&"a".repeat(257)).is_err());
         assert!(Pattern::parse(&"a*".repeat(17)).is_err());
     }
@@ -277,7 +360,12 @@ mod tests {
         // `.` is a character, not a byte, and not a newline.
         assert!(m("^a.c$", "a\u{e9}c"));
         assert!(!m("^a.c$", "a\nc"));
-        // Case.
+        // Case: ASCII classes are not folded (PCRE: the Kelvin sign is no word character).
+        assert!(!m("/^\\w$/i", "\u{212A}"));
+        assert!(m("/^\\W$/i", "\u{212A}"));
+        assert!(m("/^\\w+$/i", "Ab_9"));
+        assert!(m("c$|x", "abc\n"));
+        assert!(m("(b|c$)", "abc\n"));
         assert!(m("/BLUE/i", "blue sky"));
         assert!(!m("BLUE", "blue sky"));
     }

@@ -131,7 +131,10 @@ fn declared_indexes_are_built_used_kept_current_and_dropped() {
             (vec!["colour"], "colour"),
             (vec!["etag"], "etag cannot be indexed"),
             (vec!["key"], "always indexed"),
-            (vec!["x-amz-meta-a.b"], "dot"),
+            (vec!["x-amz-meta-a.b"], "without '.', '$'"),
+            // (Review: a NUL made a build that failed for ever, holding up the others.)
+            (vec!["x-amz-meta-a\u{0}b", "size"], "control characters"),
+            (vec!["tags.a$b"], "without '.', '$'"),
         ] {
             let path = format!("/_grids3/admin/buckets/{b}/search-indexes");
             let (status, v) = admin(&gw, "PUT", &path, serde_json::json!({"fields": fields})).await;

@@ -120,13 +120,20 @@ pub async fn browse(State(st): State<AppState>, req: Request) -> Response {
     };
     let bucket = field(&q, "bucket").unwrap_or("").to_owned();
     let prefix = field(&q, "prefix").unwrap_or("").to_owned();
+    // A metadata search (docs/search.md) lists the matching objects under the prefix, not
+    // folders, in pages like the folder's.
+    let search = field(&q, "search").unwrap_or("").trim().to_owned();
     let mut query = vec![
         ("list-type", "2"),
-        ("delimiter", "/"),
         ("max-keys", PAGE),
         ("encoding-type", "url"),
         ("prefix", prefix.as_str()),
     ];
+    if search.is_empty() {
+        query.push(("delimiter", "/"));
+    } else {
+        query.push(("search", search.as_str()));
+    }
     if let Some(t) = field(&q, "token").filter(|t| !t.is_empty()) {
         query.push(("continuation-token", t));
     }
@@ -154,10 +161,11 @@ pub async fn browse(State(st): State<AppState>, req: Request) -> Response {
             prefix: at.clone(),
         });
     }
-    // Only a folder that was listed follows its changes.
-    let live = match error {
-        None => super::live::listen_url(&st, &ctx, &bucket, &prefix).await,
-        Some(_) => None,
+    // Only a folder that was listed follows its changes (a search's results would take in
+    // objects that do not match).
+    let live = match (&error, search.is_empty()) {
+        (None, true) => super::live::listen_url(&st, &ctx, &bucket, &prefix).await,
+        _ => None,
     };
     html(views::Browse {
         live: live.unwrap_or_default(),
@@ -193,6 +201,7 @@ pub async fn browse(State(st): State<AppState>, req: Request) -> Response {
         next: list.next.filter(|_| list.truncated),
         bucket,
         prefix,
+        search,
     })
 }
 

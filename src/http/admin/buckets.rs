@@ -42,6 +42,9 @@ fn describe(b: &BucketInfo) -> serde_json::Value {
         "converting": b.converting,
         "created": b.creation_date.try_to_rfc3339_string().unwrap_or_default(),
         "versioning": b.versioning,
+        // The first version index build is done (a large bucket's goes on in the background
+        // after PutBucketVersioning answers).
+        "versionsIndexed": b.versions_indexed,
         "objectLock": b.object_lock.is_some(),
         "adopted": b.adopted,
     })

@@ -49,7 +49,7 @@ pub use lifecycle::LifecycleCandidate;
 pub use list::{ListEntry, ListPage, ListQuery};
 pub use meta::ObjectMeta;
 pub use multipart::{CompleteStats, PartWrite, MULTIPART_CHUNK_SIZE};
-pub use search::{SearchPage, SearchScan, VersionSearchPage};
+pub use search::{Kept, SearchPage, SearchScan, VersionSearchPage};
 pub use search_match::{Matcher, View};
 pub use usage::BucketUsage;
 pub use version_list::{VersionItem, VersionListQuery, VersionPage};

@@ -61,7 +61,7 @@ impl ObjectStore {
     where
         E: From<GridFsError>,
         K: FnMut(Vec<ObjectInfo>) -> F,
-        F: Future<Output = std::result::Result<Vec<ObjectInfo>, E>>,
+        F: Future<Output = std::result::Result<Kept, E>>,
     {
         if s.max == 0 {
             // Nothing asked for: as a listing with max-keys=0, an empty page, not truncated.
@@ -96,7 +96,7 @@ impl ObjectStore {
             };
             page.examined += listed.entries.len();
             let last = listed.entries.last().map(|e| e.name().to_owned());
-            let objects = listed
+            let objects: Vec<ObjectInfo> = listed
                 .entries
                 .into_iter()
                 .filter_map(|e| match e {
@@ -104,9 +104,21 @@ impl ObjectStore {
                     ListEntry::Prefix(_) => None,
                 })
                 .collect();
-            page.objects.extend(keep(objects).await?);
+            let keys: Vec<String> = objects.iter().map(|o| o.key().to_owned()).collect();
+            let kept = keep(objects).await?;
+            page.objects.extend(kept.objects);
             if page.objects.len() > s.max {
                 return Ok(full_page(page, s.max));
+            }
+            if kept.examined < keys.len() {
+                // The test ran out of time where a key ended: the next page starts after it.
+                page.truncated = true;
+                page.next_marker = kept
+                    .examined
+                    .checked_sub(1)
+                    .map(|i| keys[i].clone())
+                    .or(after);
+                return Ok(page);
             }
             if !listed.truncated || last.is_none() {
                 return Ok(page);
@@ -120,6 +132,16 @@ impl ObjectStore {
             }
         }
     }
+}
+
+/// What a search's test kept of a batch.
+#[derive(Debug, Default)]
+pub struct Kept {
+    /// The objects that match, in order.
+    pub objects: Vec<ObjectInfo>,
+    /// How many of the batch's objects it examined: all, unless the page's time ran out;
+    /// then it stopped where a key ended, having examined at least the first key's objects.
+    pub examined: usize,
 }
 
 /// A page of the first `max` of more objects found: the next starts after its last.
@@ -160,7 +182,7 @@ impl ObjectStore {
     where
         E: From<GridFsError>,
         K: FnMut(Vec<ObjectInfo>) -> F,
-        F: Future<Output = std::result::Result<Vec<ObjectInfo>, E>>,
+        F: Future<Output = std::result::Result<Kept, E>>,
     {
         let mut page = VersionSearchPage::default();
         if s.max == 0 {
@@ -187,6 +209,7 @@ impl ObjectStore {
             let mut last = None;
             let mut latest = std::collections::HashSet::new();
             let mut objects = Vec::new();
+            let mut ids = Vec::new();
             for item in listed.items {
                 let super::VersionItem::Version(e, is_latest) = item else {
                     continue;
@@ -196,10 +219,12 @@ impl ObjectStore {
                     if is_latest {
                         latest.insert((e.key.clone(), e.version_id().to_owned()));
                     }
+                    ids.push((e.key.clone(), e.version_id().to_owned()));
                     objects.push(o);
                 }
             }
-            for o in keep(objects).await? {
+            let kept = keep(objects).await?;
+            for o in kept.objects {
                 let id = (o.key().to_owned(), o.version_id.clone().unwrap_or_default());
                 let is_latest = latest.contains(&id);
                 page.versions.push((o, is_latest));
@@ -210,6 +235,16 @@ impl ObjectStore {
                 let (o, _) = page.versions.last().expect("max > 0");
                 page.next_key_marker = Some(o.key().to_owned());
                 page.next_version_marker = o.version_id.clone();
+                return Ok(page);
+            }
+            if kept.examined < ids.len() {
+                // Out of time: the next page starts after the last version examined.
+                page.truncated = true;
+                if let Some((k, v)) = kept.examined.checked_sub(1).map(|i| ids[i].clone()) {
+                    (key_marker, version_marker) = (Some(k), Some(v));
+                }
+                page.next_key_marker = key_marker;
+                page.next_version_marker = version_marker;
                 return Ok(page);
             }
             let Some((k, v)) = last.filter(|_| listed.truncated) else {

@@ -33,8 +33,13 @@ use crate::storage::meta::DeclaredIndex;
 /// The most fields one bucket may declare (each is one or two indexes; MongoDB allows 64 a
 /// collection).
 pub const MAX_FIELDS: usize = 8;
-/// How long one instance leads a bucket's build before another may take it over.
-const BUILD_LEAD: std::time::Duration = std::time::Duration::from_secs(600);
+/// How long one instance leads a bucket's build before another may take it over (renewed
+/// while the build runs).
+const BUILD_LEAD: std::time::Duration = std::time::Duration::from_secs(60);
+/// How long a declaration's answer waits for its build.
+const INLINE_BUILD: std::time::Duration = std::time::Duration::from_secs(20);
+/// How long a build waits for another run that leads the bucket's build.
+const LEAD_RETRY: std::time::Duration = std::time::Duration::from_secs(30);
 /// The prefix of the indexes' names.
 const NAME_PREFIX: &str = "s3search:";
 
@@ -53,14 +58,13 @@ pub fn canonical(f: &Field) -> String {
 }
 
 /// Where a declarable field's values are in a files document (or a master), or why it
-/// cannot be declared.
+/// cannot be declared (its name checked already: `Field::checked`).
 pub fn index_paths(f: &Field) -> std::result::Result<Vec<String>, String> {
-    let safe = |n: &str| !n.is_empty() && !n.contains('.') && !n.starts_with('$');
     Ok(match f {
         Field::Size => vec!["metadata.s3Sse.size".into(), "length".into()],
         Field::LastModified => vec!["uploadDate".into()],
         Field::ContentType => vec!["metadata.contentType".into()],
-        Field::Meta(n) if safe(n) => {
+        Field::Meta(n) => {
             let mut p = vec![format!("metadata.userMetadata.{n}")];
             if !super::meta::FIELDS
                 .iter()
@@ -70,13 +74,7 @@ pub fn index_paths(f: &Field) -> std::result::Result<Vec<String>, String> {
             }
             p
         }
-        Field::Tag(k) if safe(k) => vec![format!("metadata.tags.{k}")],
-        Field::Meta(_) | Field::Tag(_) => {
-            return Err(format!(
-                "{} cannot be indexed: a name with a dot, or starting with $, is no path",
-                canonical(f)
-            ))
-        }
+        Field::Tag(k) => vec![format!("metadata.tags.{k}")],
         Field::Key => return Err("key is always indexed".into()),
         Field::ETag => {
             return Err(
@@ -96,8 +94,7 @@ pub fn index_paths(f: &Field) -> std::result::Result<Vec<String>, String> {
 pub fn parse_fields(names: &[String]) -> std::result::Result<Vec<String>, String> {
     let mut out: Vec<String> = Vec::new();
     for n in names {
-        let f = Field::named(n.trim())
-            .ok_or_else(|| format!("{n:?} is not a field a search knows (see docs/search.md)"))?;
+        let f = Field::checked(n.trim())?;
         index_paths(&f)?;
         let c = canonical(&f);
         if !out.contains(&c) {
@@ -154,10 +151,11 @@ impl ObjectStore {
         Ok(out)
     }
 
-    /// Replaces a bucket's declared search fields (`names`, as a search spells them), drops
-    /// the indexes no field needs any more, and starts building the new ones in the
-    /// background. The declarations as stored, or `Ok(Err(reason))` when a name is unknown or
-    /// cannot be declared (the caller answers 400 with the reason).
+    /// Replaces a bucket's declared search fields (`names`, as a search spells them) and
+    /// builds what the new list needs (indexes created, those no field needs dropped) in the
+    /// background, waiting up to [`INLINE_BUILD`] for it, so that a small bucket's answer says
+    /// `ready`. The declarations as stored then, or `Ok(Err(reason))` when a name is unknown
+    /// or cannot be declared (the caller answers 400 with the reason).
     pub async fn declare_search_indexes(
         &self,
         bucket: &str,
@@ -167,29 +165,72 @@ impl ObjectStore {
             Ok(f) => f,
             Err(e) => return Ok(Err(e)),
         };
-        let list = loop {
+        loop {
             let Some(b) = self.meta.get_bucket(bucket).await? else {
                 return Err(GridFsError::FileNotFound);
             };
-            if let Some(list) = self
+            if self
                 .meta
                 .declare_search_indexes(bucket, &b.search_indexes, &fields)
                 .await?
+                .is_some()
             {
-                break list;
+                break;
             }
-        };
-        self.meta.forget_bucket(bucket);
-        self.drop_unneeded_search_indexes(bucket, &list).await?;
-        if list.iter().any(|d| !d.ready) {
-            let (store, name) = (self.clone(), bucket.to_owned());
-            crate::background::spawn("search-index", async move {
-                if let Err(e) = store.finish_search_indexes(&name).await {
-                    tracing::warn!(bucket = %name, error = %e, "search index build failed; the janitor retries it");
-                }
-            });
         }
-        Ok(Ok(list))
+        self.meta.forget_bucket(bucket);
+        let (store, name) = (self.clone(), bucket.to_owned());
+        let build = crate::background::spawn("search-index", async move {
+            if let Err(e) = store.build_search_indexes(&name).await {
+                tracing::warn!(bucket = %name, error = %e, "search index build failed; the janitor retries it");
+            }
+        });
+        let inline = crate::failpoint::limit("search_index.inline_build", bucket, INLINE_BUILD);
+        let _ = tokio::time::timeout(inline, build).await;
+        Ok(Ok(self
+            .meta
+            .get_bucket(bucket)
+            .await?
+            .map(|b| b.search_indexes)
+            .unwrap_or_default()))
+    }
+
+    /// Whether a bucket's declaration asks for work: a field not ready, or an index no field
+    /// needs.
+    async fn search_work_pending(&self, bucket: &str) -> Result<bool> {
+        let Some(b) = self.meta.get_bucket(bucket).await? else {
+            return Ok(false);
+        };
+        if b.search_indexes.iter().any(|d| !d.ready) {
+            return Ok(true);
+        }
+        let needed = paths_of(b.search_indexes.iter().map(|d| d.field.as_str()));
+        for coll in self.search_collections(bucket).await? {
+            if built(&coll).await?.iter().any(|p| !needed.contains(p)) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Builds until nothing is pending: when another run leads the bucket's build, waits for
+    /// it (up to [`LEAD_RETRY`]; then that run, or the janitor, goes on), and builds again
+    /// while the declaration changed meanwhile (a run that read it before it changed would
+    /// not have seen the change).
+    pub async fn build_search_indexes(&self, bucket: &str) -> Result<()> {
+        let started = std::time::Instant::now();
+        loop {
+            let led = self.finish_search_indexes(bucket).await?;
+            if led && !self.search_work_pending(bucket).await? {
+                return Ok(());
+            }
+            if !led {
+                if started.elapsed() > LEAD_RETRY {
+                    return Ok(());
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+            }
+        }
     }
 
     /// Drops the search indexes of paths no declaration in `list` needs.
@@ -202,7 +243,7 @@ impl ObjectStore {
         for coll in self.search_collections(bucket).await? {
             for path in built(&coll).await? {
                 if !needed.contains(&path) {
-                    // Gone already (another instance dropped it): nothing to do.
+                    // Gone already (another run dropped it): nothing to do.
                     let _ = coll.drop_index(format!("{NAME_PREFIX}{path}")).await;
                 }
             }
@@ -210,9 +251,11 @@ impl ObjectStore {
         Ok(())
     }
 
-    /// Builds the indexes of a bucket's declarations that are not ready, and marks each ready
-    /// once its indexes exist, if this instance leads the bucket's build; `false` when another
-    /// leads it.
+    /// One run of a bucket's build, if this instance leads it (`false` when another run
+    /// does): the indexes of each declaration not ready are created and the declaration
+    /// marked ready, then the indexes no declaration needs are dropped. Creations and drops
+    /// happen only here, one run at a time, so they never race each other. A field whose
+    /// indexes cannot be created stays `building` (logged), and holds up no other.
     pub async fn finish_search_indexes(&self, bucket: &str) -> Result<bool> {
         let Some(lead) = self
             .meta
@@ -220,6 +263,19 @@ impl ObjectStore {
             .await?
         else {
             return Ok(false);
+        };
+        // Renewed while the run lasts (an index of a large collection takes a while), and
+        // given up when it ends.
+        let renewal = {
+            let lead = lead.clone();
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(BUILD_LEAD / 4).await;
+                    if !matches!(lead.renew().await, Ok(true)) {
+                        return;
+                    }
+                }
+            })
         };
         let done = async {
             let Some(b) = self.meta.get_bucket(bucket).await? else {
@@ -229,20 +285,25 @@ impl ObjectStore {
                 let paths = paths_of(std::iter::once(d.field.as_str()));
                 // (Where a test removes the declaration before its indexes exist.)
                 crate::failpoint::hit("search_index.building", bucket).await;
+                let mut created = true;
                 for coll in self.search_collections(bucket).await? {
-                    coll.create_indexes(paths.iter().map(|p| model(p))).await?;
+                    if let Err(e) = coll.create_indexes(paths.iter().map(|p| model(p))).await {
+                        tracing::warn!(bucket, field = %d.field, error = %e, "a search index could not be built");
+                        created = false;
+                    }
                 }
                 // A run that outlived its lead only repeats what the next one does: creating
                 // an index that exists is a no-op, and marking is by declaration.
-                if !self
-                    .meta
-                    .mark_search_index_ready(bucket, &d.field, d.gen)
-                    .await?
+                if created
+                    && !self
+                        .meta
+                        .mark_search_index_ready(bucket, &d.field, d.gen)
+                        .await?
                 {
                     tracing::info!(bucket, field = %d.field, "declaration changed during its build");
                 }
             }
-            // A field removed while its indexes were being built: they are not left behind.
+            // What no field needs (removed, or removed while its indexes were being built).
             if let Some(now) = self.meta.get_bucket(bucket).await? {
                 self.drop_unneeded_search_indexes(bucket, &now.search_indexes)
                     .await?;
@@ -251,6 +312,7 @@ impl ObjectStore {
             Ok::<_, GridFsError>(())
         }
         .await;
+        renewal.abort();
         lead.release_or_warn().await;
         crate::failpoint::hit("search_index.finished", bucket).await;
         done.map(|()| true)
@@ -276,10 +338,16 @@ impl ObjectStore {
     pub async fn resume_search_index_builds(&self) -> Result<usize> {
         let mut done = 0;
         for b in self.meta.list_buckets().await? {
-            if b.search_indexes.iter().any(|d| !d.ready)
-                && self.finish_search_indexes(&b.name).await?
-            {
-                done += 1;
+            if b.search_indexes.is_empty() || !self.search_work_pending(&b.name).await? {
+                continue;
+            }
+            // One bucket's failure holds up no other's.
+            match self.finish_search_indexes(&b.name).await {
+                Ok(true) => done += 1,
+                Ok(false) => {}
+                Err(e) => {
+                    tracing::warn!(bucket = %b.name, error = %e, "search index build failed")
+                }
             }
         }
         Ok(done)

@@ -142,6 +142,15 @@ fn declared_indexes_are_built_used_kept_current_and_dropped() {
             assert_eq!(v["error"], "InvalidArgument", "{v}");
             assert!(v["message"].as_str().unwrap().contains(why), "{v}");
         }
+        // A misspelt key is refused, not read as an empty list (which would clear them all).
+        let (status, v) = admin(
+            &gw,
+            "PUT",
+            &format!("/_grids3/admin/buckets/{b}/search-indexes"),
+            serde_json::json!({"field": ["size"]}),
+        )
+        .await;
+        assert_eq!(status, 400, "{v}");
         let (status, _) = admin(
             &gw,
             "PUT",

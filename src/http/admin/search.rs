@@ -36,7 +36,9 @@ pub fn routes() -> Router<AppState> {
         )
 }
 
+// A misspelt key is refused, never read as "no field" (which would drop every index).
 #[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
 struct Declare {
     #[serde(default)]
     fields: Vec<String>,
@@ -110,6 +112,7 @@ async fn clear(
 }
 
 #[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
 struct Explain {
     #[serde(default)]
     query: String,

@@ -292,8 +292,10 @@ impl ObjectStore {
                         created = false;
                     }
                 }
-                // A run that outlived its lead only repeats what the next one does: creating
-                // an index that exists is a no-op, and marking is by declaration.
+                // Marked only while this run still leads (a run that lost its lead stops).
+                if !lead.check().await? {
+                    return Ok(());
+                }
                 if created
                     && !self
                         .meta
@@ -303,7 +305,12 @@ impl ObjectStore {
                     tracing::info!(bucket, field = %d.field, "declaration changed during its build");
                 }
             }
-            // What no field needs (removed, or removed while its indexes were being built).
+            // What no field needs (removed, or removed while its indexes were being built),
+            // dropped only while this run still leads: a run that lost its lead read a
+            // declaration another run may have built on since.
+            if !lead.check().await? {
+                return Ok(());
+            }
             if let Some(now) = self.meta.get_bucket(bucket).await? {
                 self.drop_unneeded_search_indexes(bucket, &now.search_indexes)
                     .await?;

@@ -15,7 +15,7 @@
 pub async fn hit(_name: &'static str, _detail: &str) {}
 
 #[cfg(feature = "failpoints")]
-pub use armed::{count, hit, limit, pause, pause_times, shorten, Pause, Shortened};
+pub use armed::{armed, count, hit, limit, pause, pause_times, shorten, Pause, Shortened};
 
 /// `default`: the time limit a place uses (a test may shorten it in `failpoints` builds, so
 /// that what happens after a timeout is reproduced without waiting a minute).
@@ -149,6 +149,25 @@ mod armed {
             *self.point.left.lock().unwrap_or_else(|e| e.into_inner()) = 0;
             self.point.released.send_replace(true);
         }
+    }
+
+    /// The points armed now, each with its detail and how many tasks stopped there and are
+    /// still held (a test runner prints them when a test hangs, to say where it waits).
+    pub fn armed() -> Vec<String> {
+        let r = registry().lock().unwrap_or_else(|e| e.into_inner());
+        r.iter()
+            .flat_map(|(name, ps)| {
+                ps.iter().map(move |p| {
+                    let held = !*p.released.borrow();
+                    format!(
+                        "{name} [{}]: {} stopped{}",
+                        p.detail.as_deref().unwrap_or("any").escape_debug(),
+                        *p.reached.borrow(),
+                        if held { ", held" } else { "" }
+                    )
+                })
+            })
+            .collect()
     }
 
     /// Time limits shortened by tests, by name: the detail each applies to and the limit.

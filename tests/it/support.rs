@@ -22,10 +22,49 @@ pub fn runtime() -> &'static Runtime {
     })
 }
 
-/// Runs a test body on the shared runtime.
+/// Runs a test body on the shared runtime, and fails it if it runs past [`TEST_LIMIT`]: a
+/// hang then names itself and the fail points it waits at, instead of holding the run until
+/// CI's own limit ends it with nothing said (stop 72).
 pub fn run<F: Future<Output = ()> + Send + 'static>(f: F) {
     log_answer_errors();
-    runtime().block_on(async move { tokio::spawn(f).await.expect("test task panicked") });
+    let name = std::thread::current().name().unwrap_or("a test").to_owned();
+    let limit = test_limit();
+    runtime().block_on(async move {
+        let task = tokio::spawn(f);
+        let abort = task.abort_handle();
+        match tokio::time::timeout(limit, task).await {
+            Ok(done) => done.expect("test task panicked"),
+            Err(_) => {
+                abort.abort();
+                let armed = grids3::failpoint::armed();
+                eprintln!("HANG: {name} ran past {limit:?}; fail points armed: {armed:?}");
+                panic!("{name} ran past {limit:?} and was stopped; fail points armed: {armed:?}");
+            }
+        }
+    });
+}
+
+/// How long one test may run: 15 minutes (the longest, the search brute force, takes about
+/// 4 on CI's two cores), or `GRIDS3_TEST_LIMIT_SECS`.
+fn test_limit() -> std::time::Duration {
+    let secs = std::env::var("GRIDS3_TEST_LIMIT_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(900);
+    std::time::Duration::from_secs(secs)
+}
+
+/// Runs the blocking `f` (a subprocess) from a test. On the shared runtime it runs in
+/// `block_in_place`, which hands this worker's queued tasks to another first: the worker's
+/// LIFO slot cannot be stolen (tokio#4941), so a gateway task parked there would wait for
+/// the subprocess that waits for it.
+pub fn blocking<T>(f: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(f)
+        }
+        _ => f(),
+    }
 }
 
 /// Why a gateway answered 409 OperationAborted, 500 or 503 (the `grids3::error` warnings),
@@ -891,7 +930,7 @@ pub async fn quiesce(commands: &std::sync::atomic::AtomicU64) {
 /// Runs `cmd`, which must succeed (what it printed to stderr is the failure's message); what
 /// it printed to stdout.
 pub fn stdout_of(cmd: &mut std::process::Command) -> Vec<u8> {
-    let out = cmd.output().unwrap();
+    let out = blocking(|| cmd.output()).unwrap();
     assert!(
         out.status.success(),
         "{}",
@@ -915,14 +954,13 @@ pub fn admin_cli(endpoint: &str, args: &[&str]) -> serde_json::Value {
 
 /// Runs `grids3 admin ARGS`, which must fail; returns what it printed (stdout, then stderr).
 pub fn admin_cli_failure(endpoint: &str, args: &[&str]) -> String {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_grids3"))
-        .arg("admin")
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_grids3"));
+    cmd.arg("admin")
         .args(args)
         .env("GRIDS3_ENDPOINT", endpoint)
         .env("GRIDS3_ROOT_ACCESS_KEY", AK)
-        .env("GRIDS3_ROOT_SECRET_KEY", SK)
-        .output()
-        .unwrap();
+        .env("GRIDS3_ROOT_SECRET_KEY", SK);
+    let out = blocking(|| cmd.output()).unwrap();
     assert!(!out.status.success(), "grids3 admin {args:?} succeeded");
     format!(
         "{}{}",

@@ -201,10 +201,7 @@ fn https_serves_the_sdk_awscli_and_curl() {
         // without trusting the certificate.
         let curl = support::apt_tool("curl", "curl").expect("curl");
         let run = |args: &[&str]| {
-            std::process::Command::new(&curl)
-                .args(args)
-                .output()
-                .unwrap()
+            support::blocking(|| std::process::Command::new(&curl).args(args).output()).unwrap()
         };
         let ready = format!("{endpoint}/_grids3/ready");
         let ca = path(&cp);

@@ -328,9 +328,11 @@ document.querySelectorAll('button[data-example-for]').forEach(function (b) {
     if (key.slice(0, prefix.length) !== prefix) { return; }
     var rest = key.slice(prefix.length);
     var slash = rest.indexOf('/');
-    if (rec.eventName.indexOf('ObjectCreated:') === 0) {
+    // Listen records name events as MinIO does (s3:ObjectCreated:Put).
+    var name = rec.eventName.replace(/^s3:/, '');
+    if (name.indexOf('ObjectCreated:') === 0) {
       if (slash >= 0) { addFolder(prefix + rest.slice(0, slash + 1)); } else { addObject(key, o.size || 0, rec.eventTime || ''); }
-    } else if (rec.eventName.indexOf('ObjectRemoved:') === 0 && slash < 0) {
+    } else if (name.indexOf('ObjectRemoved:') === 0 && slash < 0) {
       var row = find('key', key);
       if (row) { row.remove(); }
     }

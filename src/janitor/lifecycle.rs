@@ -16,7 +16,7 @@
 use std::time::Duration;
 
 use crate::lifecycle::{after_days, object_expiry};
-use crate::s3::events;
+use crate::notify::door as events;
 use crate::state::AppState;
 
 /// The job's name, for its lead and its position.
@@ -329,7 +329,8 @@ async fn expire_batch(
 /// Records the event of one expiration, right after it (a pass that dies loses no event of
 /// what it removed before).
 async fn record(st: &AppState, bucket: &str, change: crate::notify::Change) -> anyhow::Result<()> {
-    events::record(st, bucket, &events::lifecycle_origin(), &[change])
+    let origin = events::lifecycle_origin();
+    events::record(&st.notify, st.store.meta(), bucket, &origin, &[change])
         .await
         .map_err(|e| anyhow::anyhow!("{}: {}", e.code, e.message))
 }

@@ -40,6 +40,7 @@
 
 pub mod config;
 pub mod dispatch;
+pub mod door;
 pub mod hold;
 pub mod listen;
 pub mod outbox;
@@ -258,8 +259,14 @@ impl Notifier {
                     tracing::debug!(bucket = %bucket.name, target = %target, "no event: the configuration names a target that does not exist");
                     continue;
                 }
-                let body =
-                    record::render(change, origin, &facts, &rule.id, &time, record::UNSEQUENCED);
+                let body = record::render(
+                    change,
+                    origin,
+                    &facts,
+                    (&rule.id, record::Naming::Aws),
+                    &time,
+                    record::UNSEQUENCED,
+                );
                 docs.push(event_doc(
                     &target,
                     seq,
@@ -374,7 +381,14 @@ fn listen_doc(
     (now, time): (DateTime, &str),
     seq: i64,
 ) -> Document {
-    let body = record::render(change, origin, facts, "", time, record::UNSEQUENCED);
+    let body = record::render(
+        change,
+        origin,
+        facts,
+        ("", record::Naming::Minio),
+        time,
+        record::UNSEQUENCED,
+    );
     let mut d = event_doc(listen::LISTEN, seq, &change.key, facts.name, now, body);
     d.insert("e", change.event.configured());
     d.insert("bi", incarnation);

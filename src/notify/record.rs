@@ -144,13 +144,23 @@ pub fn encode_key(key: &str) -> String {
     crate::percent::uri_encode(key, true).replace("%20", "+")
 }
 
+/// How a record names its event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Naming {
+    /// AWS's records (`ObjectCreated:Put`): notification targets.
+    Aws,
+    /// MinIO's (`s3:ObjectCreated:Put`): ListenBucketNotification, MinIO's own API, whose
+    /// clients compare the name with the configured one (minio-js's listener tests do).
+    Minio,
+}
+
 /// The `Records` document of one change, for one configuration (`configuration_id`), at
 /// `time` (RFC 3339 with milliseconds, the database's clock).
 pub fn render(
     change: &Change,
     origin: &Origin,
     bucket: &BucketFacts<'_>,
-    configuration_id: &str,
+    (configuration_id, naming): (&str, Naming),
     time: &str,
     seq: i64,
 ) -> String {
@@ -174,7 +184,10 @@ pub fn render(
         "eventSource": "aws:s3",
         "awsRegion": bucket.region,
         "eventTime": time,
-        "eventName": change.event.record_name(),
+        "eventName": match naming {
+            Naming::Aws => change.event.record_name(),
+            Naming::Minio => change.event.configured(),
+        },
         "userIdentity": {"principalId": origin.principal},
         "requestParameters": {"sourceIPAddress": origin.source_ip},
         "responseElements": {
@@ -231,11 +244,21 @@ mod tests {
             owner_id: "own",
             region: "us-east-1",
         };
-        let r: serde_json::Value =
-            serde_json::from_str(&render(&c, &o, &b, "cfg", "2026-01-01T00:00:00.000Z", 255))
-                .unwrap();
+        let r: serde_json::Value = serde_json::from_str(&render(
+            &c,
+            &o,
+            &b,
+            ("cfg", Naming::Aws),
+            "2026-01-01T00:00:00.000Z",
+            255,
+        ))
+        .unwrap();
         let rec = &r["Records"][0];
         assert_eq!(rec["eventName"], "ObjectCreated:Put");
+        // A listener's record names the event as MinIO does.
+        let minio: serde_json::Value =
+            serde_json::from_str(&render(&c, &o, &b, ("", Naming::Minio), "t", 255)).unwrap();
+        assert_eq!(minio["Records"][0]["eventName"], "s3:ObjectCreated:Put");
         assert_eq!(rec["eventVersion"], "2.1");
         assert_eq!(rec["s3"]["object"]["key"], "photos/a+b%2Bc.jpg");
         assert_eq!(rec["s3"]["object"]["size"], 42);
@@ -250,7 +273,7 @@ mod tests {
             ..c
         };
         let r: serde_json::Value =
-            serde_json::from_str(&render(&d, &o, &b, "cfg", "t", 256)).unwrap();
+            serde_json::from_str(&render(&d, &o, &b, ("cfg", Naming::Aws), "t", 256)).unwrap();
         let obj = &r["Records"][0]["s3"]["object"];
         assert!(obj.get("size").is_none() && obj.get("eTag").is_none());
         assert_eq!(obj["versionId"], "v1");
@@ -278,7 +301,7 @@ mod tests {
         };
         // A configuration id and a principal that spell the field are escaped in the JSON.
         let id = "\"sequencer\":\"0000000000000000\"";
-        let mut body = render(&c, &o, &b, id, "t", UNSEQUENCED);
+        let mut body = render(&c, &o, &b, (id, Naming::Aws), "t", UNSEQUENCED);
         set_sequencer(&mut body, 0x0123_4567_89AB_CDEF);
         let r: serde_json::Value = serde_json::from_str(&body).unwrap();
         let rec = &r["Records"][0];

@@ -171,6 +171,15 @@ pub async fn get_object(st: &AppState, req: S3Request, head: bool) -> S3Result<R
         if spec.part_number.is_some() && !sizes.is_empty() {
             h.insert("x-amz-mp-parts-count", HeaderValue::from(sizes.len()));
         }
+        if let Some(n) = spec
+            .part_number
+            .as_deref()
+            .and_then(|n| n.trim().parse().ok())
+        {
+            if spec.checksum_mode && status == StatusCode::PARTIAL_CONTENT {
+                crate::s3::respond::part_checksum_headers(h, &info, n);
+            }
+        }
         events::accessed(st, &b, &req, head, &info);
         return Ok(r);
     }

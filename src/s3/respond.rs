@@ -148,16 +148,38 @@ pub fn object_headers(
     if checksum_mode {
         for (alg, v) in &m.checksums {
             put(h, &format!("x-amz-checksum-{alg}"), v);
-            put(
-                h,
-                "x-amz-checksum-type",
-                if v.contains('-') {
-                    "COMPOSITE"
-                } else {
-                    "FULL_OBJECT"
-                },
-            );
+            put(h, "x-amz-checksum-type", checksum_type(v));
         }
+    }
+}
+
+/// An object checksum's type: a composite one ends in `-<parts>`.
+fn checksum_type(object_checksum: &str) -> &'static str {
+    if object_checksum.contains('-') {
+        "COMPOSITE"
+    } else {
+        "FULL_OBJECT"
+    }
+}
+
+/// The checksum of part `n` on a GET or HEAD with `partNumber` and checksum mode: the part's
+/// own, as UploadPart answered it, with the object's checksum type (ceph/s3-tests reads both
+/// on part reads of FULL_OBJECT and COMPOSITE uploads alike). An object of one part (not a
+/// multipart upload) is its own part 1.
+pub fn part_checksum_headers(h: &mut HeaderMap, o: &ObjectInfo, n: usize) {
+    let Some((alg, whole)) = o.meta.checksums.first() else {
+        return;
+    };
+    let value = if o.meta.parts.is_empty() {
+        (n == 1).then_some(whole.as_str())
+    } else {
+        n.checked_sub(1)
+            .and_then(|i| o.meta.parts.get(i))
+            .and_then(|(_, c)| c.as_deref())
+    };
+    if let Some(v) = value {
+        put(h, &format!("x-amz-checksum-{alg}"), v);
+        put(h, "x-amz-checksum-type", checksum_type(whole));
     }
 }
 

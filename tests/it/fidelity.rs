@@ -35,56 +35,88 @@ fn minio_sdk_extensions() {
     });
 }
 
-/// Issue 40, item 6: minio-js (from npm) `removeObject(..., {forceDelete: true})`, which sends
-/// `x-minio-force-delete: true` (minio-py has no such call; `minio_ext.py` sends the header
-/// through boto3).
+/// minio-js (from npm), as applications and its functional suite call it: issue 40, item 6,
+/// `removeObject(..., {forceDelete: true})`, which sends `x-minio-force-delete: true` (minio-py
+/// has no such call; `minio_ext.py` sends the header through boto3); issue 64, items 2 to 4,
+/// its listener, bucket tagging, and a force delete of a prefix with a leading slash.
 #[test]
-fn minio_js_force_delete() {
+fn minio_js_force_deletes_listens_and_tags_buckets() {
     support::run(async {
-        let (Some(node), Some(npm)) = (
-            support::apt_tool("node", "nodejs"),
-            support::apt_tool("npm", "npm"),
-        ) else {
-            println!("SKIPPED: node and npm cannot be installed here");
-            return;
-        };
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let dir = root.join("target/npm-minio");
-        std::fs::create_dir_all(&dir).unwrap();
-        if !dir.join("node_modules/minio/package.json").exists() {
-            let out = std::process::Command::new(&npm)
-                .args(["install", "--no-audit", "--no-fund", "--prefix"])
-                .arg(&dir)
-                .arg("minio@8.0.7")
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "npm install minio: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        // An ES module finds its packages beside it, not through NODE_PATH.
-        let script = dir.join("force_delete.mjs");
-        std::fs::copy(root.join("tests/js/force_delete.mjs"), &script).unwrap();
         let gw = support::gateway("miniojs").await;
-        let endpoint = gw.endpoint();
+        run_minio_js(&gw, "minio_js.mjs", "minio_js").await;
+    });
+}
+
+/// Issue 64, item 1: FULL_OBJECT and COMPOSITE multipart checksums through boto3, with
+/// ceph/s3-tests' values, on Complete, HEAD, GetObjectAttributes and part reads.
+#[test]
+fn full_object_multipart_checksums() {
+    support::run(async {
+        let gw = support::gateway("fullobject").await;
+        support::run_py_checks(
+            &gw,
+            "full_object_checksums.py",
+            "full_object_checksums",
+            &[],
+        )
+        .await;
+    });
+}
+
+/// Runs `tests/js/<script>` with minio-js from npm against `gw`; it must print `<tag>: all
+/// checks passed`.
+async fn run_minio_js(gw: &support::Gateway, script: &str, tag: &str) {
+    let (Some(node), Some(npm)) = (
+        support::apt_tool("node", "nodejs"),
+        support::apt_tool("npm", "npm"),
+    ) else {
+        assert!(
+            !support::must_not_skip(),
+            "CI=true: node and npm are needed for the minio-js checks"
+        );
+        println!("SKIPPED: node and npm cannot be installed here");
+        return;
+    };
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = root.join("target/npm-minio");
+    std::fs::create_dir_all(&dir).unwrap();
+    if !dir.join("node_modules/minio/package.json").exists() {
+        let d = dir.clone();
         let out = tokio::task::spawn_blocking(move || {
-            std::process::Command::new(node)
-                .arg(&script)
-                .args([endpoint.as_str(), support::AK, support::SK])
+            std::process::Command::new(&npm)
+                .args(["install", "--no-audit", "--no-fund", "--prefix"])
+                .arg(&d)
+                .arg("minio@8.0.7")
                 .output()
                 .unwrap()
         })
         .await
         .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
-            out.status.success() && stdout.contains("minio_js: all checks passed"),
-            "{stdout}\n{}",
+            out.status.success(),
+            "npm install minio: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-    });
+    }
+    // An ES module finds its packages beside it, not through NODE_PATH.
+    let path = dir.join(script);
+    std::fs::copy(root.join("tests/js").join(script), &path).unwrap();
+    let endpoint = gw.endpoint();
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(node)
+            .arg(&path)
+            .args([endpoint.as_str(), support::AK, support::SK])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains(&format!("{tag}: all checks passed")),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]

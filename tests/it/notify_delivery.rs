@@ -250,13 +250,13 @@ fn listeners_share_one_change_stream_and_are_bounded() {
             })
             .collect();
             let want: Vec<(&str, &str)> = if i % 2 == 0 {
-                vec![("ObjectCreated:Put", "pics/a.jpg")]
+                vec![("s3:ObjectCreated:Put", "pics/a.jpg")]
             } else {
                 vec![
-                    ("ObjectCreated:Put", "pics/a.jpg"),
-                    ("ObjectCreated:Put", "pics/b.png"),
-                    ("ObjectCreated:Put", "c.jpg"),
-                    ("ObjectAccessed:Get", "c.jpg"),
+                    ("s3:ObjectCreated:Put", "pics/a.jpg"),
+                    ("s3:ObjectCreated:Put", "pics/b.png"),
+                    ("s3:ObjectCreated:Put", "c.jpg"),
+                    ("s3:ObjectAccessed:Get", "c.jpg"),
                 ]
             };
             let got: Vec<(&str, &str)> = events

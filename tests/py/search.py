@@ -32,6 +32,12 @@ s3 = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=ak, aws_secret_
                   region_name="us-east-1",
                   config=Config(s3={"addressing_style": "path"}, max_pool_connections=32,
                                 retries={"max_attempts": 3}))
+started = time.time()
+
+
+def progress(what):
+    """A phase's start on stderr, so that a long run shows where its time goes."""
+    print(f"[{time.time() - started:7.1f}s] {what}", file=sys.stderr, flush=True)
 
 
 def search(query, **kwargs):
@@ -209,6 +215,7 @@ def check(phase, queries, dates, result):
 
 result = {}
 s3.create_bucket(Bucket=bucket)
+progress(f"writing {n} objects")
 t0 = time.time()
 write_all([(f"k/{i:05d}", attrs()) for i in range(n)])
 result["put_seconds"] = round(time.time() - t0, 1)
@@ -238,6 +245,7 @@ def admin(method, path, body=None):
 
 
 if indexed:
+    progress(f"declaring indexes on {indexed}")
     path = f"/_grids3/admin/buckets/{bucket}/search-indexes"
     admin("PUT", path, {"fields": indexed})
     for _ in range(600):
@@ -252,6 +260,7 @@ if indexed:
 dates = sorted(o["date"] for o in model.values())
 dates = [dates[len(dates) // 4], dates[len(dates) // 2], dates[-1] + 1]
 queries = [query(dates) for _ in range(50)]
+progress("first searches")
 t0 = time.time()
 check("first", queries, dates, result)
 result["search_seconds"] = round(time.time() - t0, 1)
@@ -262,6 +271,7 @@ result["null_versions"] = {"queries": 10, "mismatches": [
     != [(k, "null", True) for k in sorted(model) if holds(q, dict(model[k], key=k))]]}
 
 # Overwrites, deletes, tagging changes.
+progress("overwrites, deletes and tagging")
 keys = sorted(model)
 rnd.shuffle(keys)
 tenth = max(1, n // 10)
@@ -275,16 +285,19 @@ for k in keys[2 * tenth:3 * tenth]:
         "TagSet": [{"Key": a, "Value": b} for a, b in tags.items()]})
     model[k]["tags"] = tags
 refresh_dates()
+progress("searches after changes")
 check("changed", queries, dates, result)
 
 # Versioned: overwrites keep old versions, deletes leave markers; only current objects count.
 s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+progress("versioning enabled; waiting for the version index")
 # A large bucket's version index is built in the background; searches meanwhile are exact
 # but check each key against it (tests/it/index_build.rs). This phase checks the built index.
 for _ in range(18000):
     if admin("GET", f"/_grids3/admin/buckets/{bucket}").get("versionsIndexed"):
         break
     time.sleep(0.1)
+progress("versioned overwrites and deletes")
 keys = sorted(model)
 rnd.shuffle(keys)
 write_all([(k, attrs()) for k in keys[:tenth]])
@@ -292,11 +305,13 @@ for k in keys[tenth:2 * tenth]:
     s3.delete_object(Bucket=bucket, Key=k)
     del model[k]
 refresh_dates()
+progress("versioned searches")
 check("versioned", queries, dates, result)
 
 # A search of versions (`?versions&search=`): every version that is an object, in
 # ListObjectVersions' order, against a model read version by version through HEAD and
 # GetObjectTagging; delete markers are never found.
+progress("reading every version for the model")
 listed = []
 for page in s3.get_paginator("list_object_versions").paginate(Bucket=bucket):
     listed += [(v["Key"], v["VersionId"], v["IsLatest"]) for v in page.get("Versions", [])]
@@ -319,6 +334,7 @@ dates_of = {}
 for page in s3.get_paginator("list_object_versions").paginate(Bucket=bucket):
     for v in page.get("Versions", []):
         dates_of[(v["Key"], v["VersionId"])] = int(round(v["LastModified"].timestamp() * 1000))
+progress("searches of versions")
 bad = []
 for q in queries:
     want = [kvl for kvl, o in vmodel if holds(q, dict(o, date=dates_of[kvl[:2]]))]
@@ -331,6 +347,7 @@ result["versions"] = {"queries": len(queries), "mismatches": bad, "versions": le
                       "old": sum(1 for kvl in listed if not kvl[2])}
 
 # Refusals name the position.
+progress("refusals and rights")
 errors = {}
 for q in ["colour = red", "key = 'open", "size > ten", "key LIKE '(a+)+$'"]:
     try:
@@ -393,4 +410,5 @@ auth = {
     "reader_versions": search_as("reader", "key LIKE '.'", versions=True),
 }
 result["auth"] = auth
+progress("done")
 print("RESULT " + json.dumps(result))

@@ -1,7 +1,8 @@
 //! MinIO's force delete: DeleteObject with `x-minio-force-delete: true` removes the key and
 //! everything under it as a folder, every version included (minio-go's `ForceDelete`,
 //! minio-js's `forceDelete`). As MinIO deletes a path, `logs` takes `logs` and `logs/...`, not
-//! `logs-archive/...`; `logs/` takes `logs/...`.
+//! `logs-archive/...`; `logs/` takes `logs/...`. Leading slashes are dropped, as MinIO's
+//! path cleaning drops them (minio-js sends `/my-prefix` as `DELETE /bucket//my-prefix`).
 //!
 //! Authorized as a listing and a DeleteObjects of those keys would be: the caller must be
 //! allowed to list the bucket (the request tells which keys existed), and each key (each
@@ -84,6 +85,20 @@ impl Scope {
     }
 }
 
+/// The path a force delete takes, as MinIO reads it: leading slashes dropped (minio-js sends
+/// `removeObject(b, '/my-prefix', {forceDelete: true})` as `DELETE /b//my-prefix`, and
+/// MinIO's path cleaning makes that `my-prefix`). An ordinary DeleteObject keeps them, as S3
+/// does: there `/my-prefix` is a key of its own. Nothing left is refused: a force delete of
+/// the whole bucket is DeleteBucket's, not this.
+fn minio_path(key: &str) -> S3Result<&str> {
+    match key.trim_start_matches('/') {
+        "" => Err(S3Error::invalid_argument(
+            "x-minio-force-delete needs a key or prefix: the bucket itself is not one",
+        )),
+        path => Ok(path),
+    }
+}
+
 /// DeleteObject with `x-minio-force-delete: true`.
 pub async fn delete_prefix(st: &AppState, req: S3Request) -> S3Result<Response> {
     let b = require_bucket(st, req.bucket()).await?;
@@ -102,7 +117,7 @@ pub async fn delete_prefix(st: &AppState, req: S3Request) -> S3Result<Response> 
             .with_message("The bucket's version index is being built: retry the force delete"));
     }
     let who = Who::of(st, &req);
-    let scope = Scope::of(req.key());
+    let scope = Scope::of(minio_path(req.key())?);
     who.may_list(st, &scope).await?;
     let run = Run {
         st,

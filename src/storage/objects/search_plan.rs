@@ -11,11 +11,15 @@
 //! the caller may not read is missing to it and equals nothing, so the superset holds for
 //! every caller.
 //!
-//! **Ranges scan.** A page of a search is in key order; read by an index of a range, every
-//! page would read every match of the range after it (a sort, on any server), and the local
-//! database plans no index at all for a comparison written with an operator (`$gt`, `$lt`,
-//! even `$eq`: measured, it scans the collection), only for a plain equality. So the index
-//! query is `{<path>: <value>, filename: <range>}`, which every server plans on the index.
+//! **Ranges scan.** A page of a search is in key order. Read by an index of a range, every
+//! page, and on the local database every key range of a page, would read every match of the
+//! range, to sort them by key: the local database plans `{<path>: {$gt: v}, filename:
+//! <range>}` on the index of `<path>`, but reads the whole range of `<path>` whatever the
+//! key range (measured, 100,000 documents: 66 ms for a key range of 5,000 keys inside a
+//! date range of 2,000 matches, 59 ms for the date range alone, 1.6 s for a size range of
+//! 50,000 matches), and plans a filter on two fields besides `filename` as a collection
+//! scan. An equality's index query, `{<path>: <value>, filename: <range>}`, reads the key
+//! range only, on every server.
 
 use mongodb::bson::Bson;
 

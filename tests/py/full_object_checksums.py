@@ -1,0 +1,101 @@
+"""Issue 64, item 1: full-object multipart checksums through boto3, as ceph/s3-tests'
+`test_multipart_use_cksum_helper_*` check them: three parts of 5 MiB of 'A', 'B' and 'C';
+each part's checksum on UploadPart and on GET with PartNumber; the object's (FULL_OBJECT:
+the CRC of the whole data, combined from the parts'; COMPOSITE: the checksum of the parts'
+checksums, `-3`) on Complete, on HEAD with checksum mode, in GetObjectAttributes, with its
+ChecksumType everywhere. SHA1 and SHA256 allow COMPOSITE only, CRC64NVME FULL_OBJECT only.
+
+The values are s3-tests'; the CRC32 ones are also computed here (zlib), so the combination
+is checked against the data itself, not only against a table.
+
+Usage: python full_object_checksums.py ENDPOINT ACCESS_KEY SECRET_KEY
+"""
+import base64
+import sys
+import zlib
+
+from s3check import check, client as make_client
+
+endpoint, ak, sk = sys.argv[1:4]
+s3 = make_client(endpoint, ak, sk)
+B = "full-object-cksum"
+s3.create_bucket(Bucket=B)
+SIZE = 5 * 1024 * 1024
+bodies = [c * SIZE for c in (b"A", b"B", b"C")]
+
+# (algorithm, type, the three parts' checksums, the object's): ceph/s3-tests' values.
+CASES = [
+    ("CRC32", "FULL_OBJECT", ["JRTCyQ==", "QoZTGg==", "YAgjqw=="], "WgDhBQ=="),
+    ("CRC32C", "FULL_OBJECT", ["MDaLrw==", "TH4EZg==", "Z7mBIQ=="], "xU+Krw=="),
+    ("CRC64NVME", "FULL_OBJECT", ["L/E4WYn8v98=", "xW1l19VobYM=", "cK5MnNaWrW4="], "i+6LR0y3eFo="),
+    ("SHA1", "COMPOSITE", ["iIaTCGbm+vdVjNqIMF2S0T7ibMk=", "LS/TJ32bAVKEwRu+sE3X7awh/lk=",
+                           "6DDwovUaHwrKNXDMzOGbuvj9kxI="], "sizjvY4eud3MrcHdZM3cQ/ol39o=-3"),
+    ("SHA256", "COMPOSITE", ["275VF5loJr1YYawit0XSHREhkFXYkkPKGuoK0x9VKxI=",
+                             "mrHwOfjTL5Zwfj74F05HOQGLdUb7E5szdCbxgUSq6NM=",
+                             "Vw7oB/nKQ5xWb3hNgbyfkvDiivl+U+/Dft48nfJfDow="],
+     "uWBwpe1dxI4Vw8Gf0X9ynOdw/SS6VBzfWm9giiv1sf4=-3"),
+]
+
+
+def crc32_b64(data):
+    return base64.b64encode(zlib.crc32(data).to_bytes(4, "big")).decode()
+
+
+# The table's CRC32 values are the data's own.
+check([crc32_b64(b) for b in bodies] == CASES[0][2], "the parts' CRC32s are zlib's")
+check(crc32_b64(b"".join(bodies)) == CASES[0][3],
+      "the FULL_OBJECT CRC32 is zlib's CRC32 of the whole object")
+
+for alg, kind, parts, whole in CASES:
+    key = f"obj-{alg.lower()}"
+    arg = "Checksum" + alg
+    up = s3.create_multipart_upload(Bucket=B, Key=key, ChecksumAlgorithm=alg, ChecksumType=kind)
+    check(up["ChecksumAlgorithm"] == alg and up.get("ChecksumType") == kind,
+          f"{alg}: CreateMultipartUpload answers the algorithm and {kind}")
+    uid = up["UploadId"]
+    done = []
+    for n, (body, want) in enumerate(zip(bodies, parts), start=1):
+        r = s3.upload_part(Bucket=B, Key=key, UploadId=uid, PartNumber=n, Body=body,
+                           ChecksumAlgorithm=alg, **{arg: want})
+        check(r[arg] == want, f"{alg}: part {n}'s checksum on UploadPart")
+        done.append({"ETag": r["ETag"], arg: r[arg], "PartNumber": n})
+    r = s3.complete_multipart_upload(Bucket=B, Key=key, UploadId=uid,
+                                     MultipartUpload={"Parts": done}, **{arg: whole})
+    check(r.get("ChecksumType") == kind and r[arg] == whole,
+          f"{alg}: Complete answers {whole} and {kind}")
+    h = s3.head_object(Bucket=B, Key=key)
+    check(arg not in h, f"{alg}: HEAD without checksum mode has no checksum")
+    h = s3.head_object(Bucket=B, Key=key, ChecksumMode="ENABLED")
+    check(h.get("ChecksumType") == kind and h[arg] == whole,
+          f"{alg}: HEAD with checksum mode answers {whole} and {kind}")
+    a = s3.get_object_attributes(Bucket=B, Key=key, ObjectAttributes=["Checksum"])["Checksum"]
+    check(a.get("ChecksumType") == kind and a[arg] == whole,
+          f"{alg}: GetObjectAttributes answers {whole} and {kind}")
+    for n, want in enumerate(parts, start=1):
+        g = s3.get_object(Bucket=B, Key=key, PartNumber=n, ChecksumMode="ENABLED")
+        body = g["Body"].read()
+        check(body == bodies[n - 1] and g.get("ChecksumType") == kind and g[arg] == want,
+              f"{alg}: GET of part {n} answers its data, its checksum and {kind}")
+        h = s3.head_object(Bucket=B, Key=key, PartNumber=n, ChecksumMode="ENABLED")
+        check(h.get("ChecksumType") == kind and h[arg] == want,
+              f"{alg}: HEAD of part {n} answers its checksum and {kind}")
+    # A range is no part: no checksum of it is claimed.
+    g = s3.get_object(Bucket=B, Key=key, Range="bytes=0-9", ChecksumMode="ENABLED")
+    check(arg not in g and "ChecksumType" not in g, f"{alg}: a ranged GET claims no checksum")
+
+# The types an algorithm does not allow are refused, as AWS refuses them.
+for alg, kind in [("SHA1", "FULL_OBJECT"), ("SHA256", "FULL_OBJECT"), ("CRC64NVME", "COMPOSITE")]:
+    try:
+        s3.create_multipart_upload(Bucket=B, Key="refused", ChecksumAlgorithm=alg, ChecksumType=kind)
+        got = "accepted"
+    except Exception as e:  # botocore.exceptions.ClientError
+        got = (e.response["Error"]["Code"], e.response["ResponseMetadata"]["HTTPStatusCode"])
+    check(got == ("InvalidRequest", 400), f"{alg} with {kind} is refused 400 InvalidRequest: {got}")
+
+# Without a type the CRC32 family is COMPOSITE and CRC64NVME FULL_OBJECT, as on AWS.
+for alg, kind in [("CRC32", "COMPOSITE"), ("CRC32C", "COMPOSITE"), ("CRC64NVME", "FULL_OBJECT")]:
+    up = s3.create_multipart_upload(Bucket=B, Key="default", ChecksumAlgorithm=alg)
+    check(up.get("ChecksumType") == kind, f"{alg} without a type is {kind}")
+    s3.abort_multipart_upload(Bucket=B, Key="default", UploadId=up["UploadId"])
+
+print("full_object_checksums: all checks passed")

@@ -83,6 +83,15 @@ for alg, kind, parts, whole in CASES:
     g = s3.get_object(Bucket=B, Key=key, Range="bytes=0-9", ChecksumMode="ENABLED")
     check(arg not in g and "ChecksumType" not in g, f"{alg}: a ranged GET claims no checksum")
 
+# A copy that replaces the metadata is one part: a part read of it claims no composite
+# checksum that describes parts it no longer has.
+s3.copy_object(Bucket=B, Key="replaced", CopySource={"Bucket": B, "Key": "obj-sha256"},
+               MetadataDirective="REPLACE", Metadata={"a": "b"})
+g = s3.get_object(Bucket=B, Key="replaced", PartNumber=1, ChecksumMode="ENABLED")
+g["Body"].read()
+check("ChecksumSHA256" not in g or not g["ChecksumSHA256"].endswith("-3"),
+      f"a part read of a replaced copy claims no composite checksum ({g.get('ChecksumSHA256')})")
+
 # The types an algorithm does not allow are refused, as AWS refuses them.
 for alg, kind in [("SHA1", "FULL_OBJECT"), ("SHA256", "FULL_OBJECT"), ("CRC64NVME", "COMPOSITE")]:
     try:

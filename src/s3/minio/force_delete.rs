@@ -85,18 +85,21 @@ impl Scope {
     }
 }
 
-/// The path a force delete takes, as MinIO reads it: leading slashes dropped (minio-js sends
-/// `removeObject(b, '/my-prefix', {forceDelete: true})` as `DELETE /b//my-prefix`, and
-/// MinIO's path cleaning makes that `my-prefix`). An ordinary DeleteObject keeps them, as S3
-/// does: there `/my-prefix` is a key of its own. Nothing left is refused: a force delete of
-/// the whole bucket is DeleteBucket's, not this.
-fn minio_path(key: &str) -> S3Result<&str> {
-    match key.trim_start_matches('/') {
-        "" => Err(S3Error::invalid_argument(
-            "x-minio-force-delete needs a key or prefix: the bucket itself is not one",
-        )),
-        path => Ok(path),
+/// The key a force delete takes: the request's own, unless it begins with `/`. MinIO cleans
+/// its paths, so `/my-prefix` means `my-prefix` there (minio-js's functional suite removes
+/// `'/my-prefix'`, sent as `DELETE /bucket//my-prefix`); in S3 `/my-prefix` is a key of its
+/// own, and grids3 stores such keys. Either reading would do what some caller did not mean,
+/// and MinIO's would have the request authorized on one key and delete others (its policy
+/// conditions, `s3:ExistingObjectTag` among them, read from the key named), so the request is
+/// refused, never answered `204` with nothing removed.
+fn unambiguous(key: &str) -> S3Result<&str> {
+    if key.starts_with('/') {
+        return Err(S3Error::invalid_argument(
+            "x-minio-force-delete: the key begins with '/', which is part of an S3 key but \
+             which MinIO drops; name the prefix without the leading slash",
+        ));
     }
+    Ok(key)
 }
 
 /// DeleteObject with `x-minio-force-delete: true`.
@@ -117,7 +120,7 @@ pub async fn delete_prefix(st: &AppState, req: S3Request) -> S3Result<Response> 
             .with_message("The bucket's version index is being built: retry the force delete"));
     }
     let who = Who::of(st, &req);
-    let scope = Scope::of(minio_path(req.key())?);
+    let scope = Scope::of(unambiguous(req.key())?);
     who.may_list(st, &scope).await?;
     let run = Run {
         st,
@@ -135,7 +138,7 @@ pub async fn delete_prefix(st: &AppState, req: S3Request) -> S3Result<Response> 
     }
     if denied > 0 {
         return Err(S3Error::access_denied().with_message(
-            "Access Denied: the bucket policy keeps some of the objects or versions under the key",
+            "Access Denied: a policy keeps some of the objects or versions under the key",
         ));
     }
     Ok(empty(StatusCode::NO_CONTENT))

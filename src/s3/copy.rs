@@ -59,6 +59,14 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
             "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.",
         ));
     }
+    // A checksum algorithm named for the copy is computed over the bytes copied, as AWS
+    // computes the copy's checksum with it; without one the source's checksums are kept.
+    let new_algorithm = match req.header("x-amz-checksum-algorithm") {
+        None => None,
+        Some(a) => Some(crate::checksum::Algorithm::from_name(a).ok_or_else(|| {
+            S3Error::invalid_request("Checksum algorithm provided is unsupported.")
+        })?),
+    };
     for _ in 0..3 {
         let src = crate::s3::lookup::open_copy_source(
             st,
@@ -73,16 +81,17 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
         }
         // Within one content-addressed bucket a copy is a new object pointing at the same
         // content: no byte is read or written.
-        let by_reference = if src_bucket == bucket && spec.is_none() {
+        let by_reference = if src_bucket == bucket && spec.is_none() && new_algorithm.is_none() {
             st.store
                 .open_reference_copy(&bucket, req.key(), &src)
                 .await?
         } else {
             None
         };
-        let (up, sealed, digests) = match by_reference {
-            Some((up, digests)) => (up, None, digests),
+        let (up, sealed, digests, hasher) = match by_reference {
+            Some((up, digests)) => (up, None, digests, None),
             None => {
+                let mut hasher = new_algorithm.map(crate::checksum::Algorithm::hasher);
                 let mut stream = match st.store.open_read(&src_bucket, &src, 0, src.size()).await {
                     Ok(s) => s,
                     Err(GridFsError::FileNotFound) => continue,
@@ -96,13 +105,16 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
                     // A metered bucket holds the copy's room before a byte is copied.
                     up.expect(src.size()).await?;
                     while let Some(b) = stream.try_next().await? {
+                        if let Some(h) = hasher.as_mut() {
+                            h.update(&b);
+                        }
                         up.write(&b).await?;
                     }
                     up.flush().await
                 }
                 .await;
                 match copied {
-                    Ok(d) => (up, sealed, d),
+                    Ok(d) => (up, sealed, d, hasher),
                     Err(e) => {
                         let _ = up.abort().await;
                         return Err(e.into());
@@ -117,6 +129,14 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
         } else {
             src.meta.clone()
         };
+        if let (Some(a), Some(h)) = (new_algorithm, hasher) {
+            // The copy's own full-object checksum; the source's parts keep their sizes but
+            // no checksum of another algorithm.
+            meta.checksums = vec![(a.name().to_owned(), h.finish_base64())];
+            for part in &mut meta.parts {
+                part.1 = None;
+            }
+        }
         meta.storage_class = storage_class.clone();
         meta.website_redirect = website_redirect.clone();
         // The ACL is never copied: the new object's comes from this request (private by
@@ -157,6 +177,7 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
             xmlns: S3_NS,
             last_modified: crate::s3::request::headers::iso8601(info.file.upload_date),
             etag: info.etag().to_owned(),
+            checksum: copy_checksum(&info.meta.checksums),
         };
         let mut r = xml_response(StatusCode::OK, to_xml("CopyObjectResult", &body));
         version_headers(&mut r, &src, Some(&info));
@@ -166,6 +187,15 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
     // Every revision found was replaced before it could be read: the key exists all
     // along (a 404 would be a lie), so the client is told to retry.
     Err(S3Error::slow_down())
+}
+
+/// The copy's checksum as CopyObjectResult gives it: the value and its type.
+fn copy_checksum(checksums: &[(String, String)]) -> xml::ChecksumValues {
+    let mut c = xml::ChecksumValues::from_pairs(checksums);
+    c.checksum_type = checksums
+        .first()
+        .map(|(_, v)| crate::s3::respond::checksum_type(v).to_owned());
+    c
 }
 
 #[cfg(test)]

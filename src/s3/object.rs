@@ -276,14 +276,8 @@ pub async fn get_object_attributes(st: &AppState, req: S3Request) -> S3Result<Re
     });
     let checksum = (has("Checksum") && !o.meta.checksums.is_empty()).then(|| {
         let mut c = xml::ChecksumValues::from_pairs(&o.meta.checksums);
-        c.checksum_type = Some(
-            if o.meta.checksums[0].1.contains('-') {
-                "COMPOSITE"
-            } else {
-                "FULL_OBJECT"
-            }
-            .to_owned(),
-        );
+        c.checksum_type =
+            Some(crate::s3::respond::checksum_type(&o.meta.checksums[0].1).to_owned());
         c
     });
     let body = xml::GetObjectAttributesResponse {

@@ -154,7 +154,7 @@ pub fn object_headers(
 }
 
 /// An object checksum's type: a composite one ends in `-<parts>`.
-fn checksum_type(object_checksum: &str) -> &'static str {
+pub fn checksum_type(object_checksum: &str) -> &'static str {
     if object_checksum.contains('-') {
         "COMPOSITE"
     } else {

@@ -14,6 +14,9 @@ pub struct CopyObjectResult {
     /// ETag of the new object.
     #[serde(rename = "ETag")]
     pub etag: String,
+    /// The new object's additional checksum, with its type.
+    #[serde(flatten)]
+    pub checksum: ChecksumValues,
 }
 
 /// `<Tagging>`, request and response of the tagging operations.

@@ -4,6 +4,7 @@ each part's checksum on UploadPart and on GET with PartNumber; the object's (FUL
 the CRC of the whole data, combined from the parts'; COMPOSITE: the checksum of the parts'
 checksums, `-3`) on Complete, on HEAD with checksum mode, in GetObjectAttributes, with its
 ChecksumType everywhere. SHA1 and SHA256 allow COMPOSITE only, CRC64NVME FULL_OBJECT only.
+Also CopyObject: a checksum algorithm it names is computed over the bytes copied.
 
 The values are s3-tests'; the CRC32 ones are also computed here (zlib), so the combination
 is checked against the data itself, not only against a table.
@@ -11,6 +12,7 @@ is checked against the data itself, not only against a table.
 Usage: python full_object_checksums.py ENDPOINT ACCESS_KEY SECRET_KEY
 """
 import base64
+import hashlib
 import sys
 import zlib
 
@@ -91,6 +93,25 @@ g = s3.get_object(Bucket=B, Key="replaced", PartNumber=1, ChecksumMode="ENABLED"
 g["Body"].read()
 check("ChecksumSHA256" not in g or not g["ChecksumSHA256"].endswith("-3"),
       f"a part read of a replaced copy claims no composite checksum ({g.get('ChecksumSHA256')})")
+
+# CopyObject with a checksum algorithm computes the copy's checksum with it over the bytes
+# copied; without one the copy keeps the source's, and says so.
+whole = b"".join(bodies)
+r = s3.copy_object(Bucket=B, Key="copied-sha256", CopySource={"Bucket": B, "Key": "obj-crc32"},
+                   ChecksumAlgorithm="SHA256")["CopyObjectResult"]
+want = base64.b64encode(hashlib.sha256(whole).digest()).decode()
+check(r.get("ChecksumSHA256") == want and r.get("ChecksumType") == "FULL_OBJECT"
+      and "ChecksumCRC32" not in r, f"a copy with SHA256 gets the SHA-256 of its bytes ({r})")
+h = s3.head_object(Bucket=B, Key="copied-sha256", ChecksumMode="ENABLED")
+check(h.get("ChecksumSHA256") == want and "ChecksumCRC32" not in h,
+      "and HEAD answers it, and no CRC32 of the source")
+g = s3.get_object(Bucket=B, Key="copied-sha256", PartNumber=1, ChecksumMode="ENABLED")
+g["Body"].read()
+check("ChecksumSHA256" not in g and "ChecksumCRC32" not in g,
+      "a part of that copy claims no checksum of another algorithm")
+r = s3.copy_object(Bucket=B, Key="copied", CopySource={"Bucket": B, "Key": "obj-crc32"})["CopyObjectResult"]
+check(r.get("ChecksumCRC32") == "WgDhBQ==" and r.get("ChecksumType") == "FULL_OBJECT",
+      f"a copy without an algorithm keeps the source's checksum ({r})")
 
 # The types an algorithm does not allow are refused, as AWS refuses them.
 for alg, kind in [("SHA1", "FULL_OBJECT"), ("SHA256", "FULL_OBJECT"), ("CRC64NVME", "COMPOSITE")]:

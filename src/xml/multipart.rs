@@ -136,6 +136,9 @@ pub struct CopyPartResult {
     /// The part's ETag.
     #[serde(rename = "ETag")]
     pub etag: String,
+    /// The part's checksum, when the upload has an algorithm.
+    #[serde(flatten)]
+    pub checksum: super::ChecksumValues,
 }
 
 /// One `<Part>` of ListParts.

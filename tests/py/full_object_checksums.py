@@ -113,6 +113,43 @@ r = s3.copy_object(Bucket=B, Key="copied", CopySource={"Bucket": B, "Key": "obj-
 check(r.get("ChecksumCRC32") == "WgDhBQ==" and r.get("ChecksumType") == "FULL_OBJECT",
       f"a copy without an algorithm keeps the source's checksum ({r})")
 
+# UploadPartCopy into an upload with an algorithm: the copied part gets its checksum,
+# computed over the bytes copied, and the object's FULL_OBJECT CRC covers it.
+up = s3.create_multipart_upload(Bucket=B, Key="part-copied", ChecksumAlgorithm="CRC32",
+                                ChecksumType="FULL_OBJECT")
+uid = up["UploadId"]
+c = s3.upload_part_copy(Bucket=B, Key="part-copied", UploadId=uid, PartNumber=1,
+                        CopySource={"Bucket": B, "Key": "obj-crc32"},
+                        CopySourceRange=f"bytes=0-{SIZE - 1}")["CopyPartResult"]
+check(c.get("ChecksumCRC32") == crc32_b64(bodies[0]),
+      f"a copied part's CRC32 is its bytes' ({c.get('ChecksumCRC32')})")
+p2 = s3.upload_part(Bucket=B, Key="part-copied", UploadId=uid, PartNumber=2, Body=bodies[1],
+                    ChecksumAlgorithm="CRC32")
+r = s3.complete_multipart_upload(Bucket=B, Key="part-copied", UploadId=uid, MultipartUpload={
+    "Parts": [{"ETag": c["ETag"], "ChecksumCRC32": c["ChecksumCRC32"], "PartNumber": 1},
+              {"ETag": p2["ETag"], "ChecksumCRC32": p2["ChecksumCRC32"], "PartNumber": 2}]})
+check(r.get("ChecksumCRC32") == crc32_b64(bodies[0] + bodies[1]) and r.get("ChecksumType") == "FULL_OBJECT",
+      f"and the object's CRC32 covers it ({r.get('ChecksumCRC32')})")
+# (boto3 has no ChecksumAlgorithm for UploadPartCopy: the header is added before signing.)
+up = s3.create_multipart_upload(Bucket=B, Key="part-copied", ChecksumAlgorithm="CRC32")
+
+
+def add_algorithm(request, **_):
+    request.headers["x-amz-checksum-algorithm"] = "SHA256"
+
+
+s3.meta.events.register("before-sign.s3.UploadPartCopy", add_algorithm)
+try:
+    s3.upload_part_copy(Bucket=B, Key="part-copied", UploadId=up["UploadId"], PartNumber=1,
+                        CopySource={"Bucket": B, "Key": "obj-crc32"},
+                        CopySourceRange=f"bytes=0-{SIZE - 1}")
+    got = "accepted"
+except Exception as e:  # botocore.exceptions.ClientError
+    got = e.response["Error"]["Code"]
+s3.meta.events.unregister("before-sign.s3.UploadPartCopy", add_algorithm)
+check(got == "InvalidRequest", f"a copied part naming another algorithm is refused ({got})")
+s3.abort_multipart_upload(Bucket=B, Key="part-copied", UploadId=up["UploadId"])
+
 # The types an algorithm does not allow are refused, as AWS refuses them.
 for alg, kind in [("SHA1", "FULL_OBJECT"), ("SHA256", "FULL_OBJECT"), ("CRC64NVME", "COMPOSITE")]:
     try:

@@ -250,6 +250,26 @@ pub async fn upload_part_copy(st: &AppState, req: S3Request) -> S3Result<Respons
     )?;
     require_bucket(st, &src_bucket).await?;
     let sse = super::sse::upload_key(st, &up, &req.parts.headers, true).await?;
+    // An upload with a checksum algorithm gets each copied part's checksum, computed over the
+    // bytes copied, as each uploaded part's is checked (without it Complete made an object
+    // with no checksum at all). The request may name that algorithm, and no other.
+    let upload_alg = up
+        .checksum_algorithm
+        .as_deref()
+        .and_then(Algorithm::from_name);
+    if let Some(named) = req.parts.headers.get("x-amz-checksum-algorithm") {
+        let named = std::str::from_utf8(named.as_bytes())
+            .ok()
+            .and_then(Algorithm::from_name)
+            .ok_or_else(|| {
+                S3Error::invalid_request("Checksum algorithm provided is unsupported.")
+            })?;
+        if Some(named) != upload_alg {
+            return Err(S3Error::invalid_request(
+                "The checksum algorithm of a part must be the one its multipart upload was created with.",
+            ));
+        }
+    }
     for _ in 0..3 {
         let src = crate::s3::lookup::open_copy_source(
             st,
@@ -285,7 +305,12 @@ pub async fn upload_part_copy(st: &AppState, req: S3Request) -> S3Result<Respons
         }
         // A whole object of the same content-addressed bucket: the part shares its content.
         let whole = (start, end) == (0, len);
-        if whole && src_bucket == up.bucket && sse.is_none() && src.meta.sse.is_none() {
+        if whole
+            && src_bucket == up.bucket
+            && sse.is_none()
+            && src.meta.sse.is_none()
+            && upload_alg.is_none()
+        {
             use crate::storage::objects::PartByReference;
             match st.store.reference_part(&up, number, &src).await {
                 Ok(PartByReference::Done(rec)) => {
@@ -308,24 +333,31 @@ pub async fn upload_part_copy(st: &AppState, req: S3Request) -> S3Result<Respons
             .open_part(&up, codec)
             .await?
             .ok_or_else(S3Error::no_such_upload)?;
+        let mut hasher = upload_alg.map(Algorithm::hasher);
         let copied: Result<(), GridFsError> = async {
             // A metered upload holds the copied range's room before a byte is copied (and a
             // range that cannot fit is refused whole, naming its whole size), as UploadPart
             // and CopyObject do.
             part.expect(end - start).await?;
             while let Some(b) = stream.try_next().await? {
+                if let Some(h) = hasher.as_mut() {
+                    h.update(&b);
+                }
                 part.write(&b).await?;
             }
             Ok(())
         }
         .await;
+        let checksum = upload_alg
+            .zip(hasher)
+            .map(|(a, h)| (a.name().to_owned(), h.finish_base64()));
         if let Err(e) = copied {
             let _ = part.abort().await;
             return Err(e.into());
         }
         let rec = st
             .store
-            .commit_part(&up, number, part, None, |m| {
+            .commit_part(&up, number, part, checksum, |m| {
                 super::sse::part_etag(sse.as_ref(), m)
             })
             .await?
@@ -352,6 +384,7 @@ fn copy_part_result(
         xmlns: S3_NS,
         last_modified: iso8601(rec.last_modified),
         etag: format!("\"{}\"", rec.md5_hex),
+        checksum: xml::ChecksumValues::from_pairs(rec.checksum.as_slice()),
     };
     let mut r = xml_response(StatusCode::OK, to_xml("CopyPartResult", &body));
     crate::s3::respond::version_headers(&mut r, src, None);

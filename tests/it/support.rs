@@ -44,8 +44,8 @@ pub fn run<F: Future<Output = ()> + Send + 'static>(f: F) {
     });
 }
 
-/// How long one test may run: 15 minutes (the longest, the search brute force, takes about
-/// 4 on CI's two cores), or `GRIDS3_TEST_LIMIT_SECS`.
+/// How long one test may run: 15 minutes (the longest, the search brute force, take a few
+/// minutes on a 2-core machine), or `GRIDS3_TEST_LIMIT_SECS`.
 fn test_limit() -> std::time::Duration {
     let secs = std::env::var("GRIDS3_TEST_LIMIT_SECS")
         .ok()

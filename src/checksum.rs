@@ -89,6 +89,15 @@ impl Algorithm {
         Ok(found)
     }
 
+    /// The type of an object's checksum: a composite one ends in `-<parts>`.
+    pub fn type_of(object_checksum: &str) -> &'static str {
+        if object_checksum.contains('-') {
+            "COMPOSITE"
+        } else {
+            "FULL_OBJECT"
+        }
+    }
+
     /// From a name in any case (`CRC32`, `crc32c`, ...).
     pub fn from_name(s: &str) -> Option<Self> {
         Self::ALL

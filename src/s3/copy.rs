@@ -59,14 +59,11 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
             "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.",
         ));
     }
-    // A checksum algorithm named for the copy is computed over the bytes copied, as AWS
-    // computes the copy's checksum with it; without one the source's checksums are kept.
-    let new_algorithm = match req.header("x-amz-checksum-algorithm") {
-        None => None,
-        Some(a) => Some(crate::checksum::Algorithm::from_name(a).ok_or_else(|| {
-            S3Error::invalid_request("Checksum algorithm provided is unsupported.")
-        })?),
-    };
+    // A checksum algorithm named for the copy (or the one of a value given) is computed over
+    // the bytes copied, as AWS computes the copy's checksum with it, and a value given is
+    // checked; without either the source's checksums are kept.
+    let asked = crate::s3::request::checksum::CopyChecksum::parse(&req.parts.headers)?;
+    let new_algorithm = asked.algorithm;
     for _ in 0..3 {
         let src = crate::s3::lookup::open_copy_source(
             st,
@@ -129,10 +126,19 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
         } else {
             src.meta.clone()
         };
-        if let (Some(a), Some(h)) = (new_algorithm, hasher) {
+        let computed = new_algorithm
+            .zip(hasher)
+            .map(|(a, h)| (a, h.finish_base64()));
+        if let Some((_, v)) = &computed {
+            if !asked.holds(v) {
+                let _ = up.abort().await;
+                return Err(S3Error::bad_digest());
+            }
+        }
+        if let Some((a, v)) = computed {
             // The copy's own full-object checksum; the source's parts keep their sizes but
             // no checksum of another algorithm.
-            meta.checksums = vec![(a.name().to_owned(), h.finish_base64())];
+            meta.checksums = vec![(a.name().to_owned(), v)];
             for part in &mut meta.parts {
                 part.1 = None;
             }
@@ -177,7 +183,7 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
             xmlns: S3_NS,
             last_modified: crate::s3::request::headers::iso8601(info.file.upload_date),
             etag: info.etag().to_owned(),
-            checksum: copy_checksum(&info.meta.checksums),
+            checksum: xml::ChecksumValues::of_object(&info.meta.checksums),
         };
         let mut r = xml_response(StatusCode::OK, to_xml("CopyObjectResult", &body));
         version_headers(&mut r, &src, Some(&info));
@@ -187,15 +193,6 @@ pub async fn copy_object(st: &AppState, req: S3Request) -> S3Result<Response> {
     // Every revision found was replaced before it could be read: the key exists all
     // along (a 404 would be a lie), so the client is told to retry.
     Err(S3Error::slow_down())
-}
-
-/// The copy's checksum as CopyObjectResult gives it: the value and its type.
-fn copy_checksum(checksums: &[(String, String)]) -> xml::ChecksumValues {
-    let mut c = xml::ChecksumValues::from_pairs(checksums);
-    c.checksum_type = checksums
-        .first()
-        .map(|(_, v)| crate::s3::respond::checksum_type(v).to_owned());
-    c
 }
 
 #[cfg(test)]

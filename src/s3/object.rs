@@ -274,12 +274,8 @@ pub async fn get_object_attributes(st: &AppState, req: S3Request) -> S3Result<Re
             parts: page,
         }
     });
-    let checksum = (has("Checksum") && !o.meta.checksums.is_empty()).then(|| {
-        let mut c = xml::ChecksumValues::from_pairs(&o.meta.checksums);
-        c.checksum_type =
-            Some(crate::s3::respond::checksum_type(&o.meta.checksums[0].1).to_owned());
-        c
-    });
+    let checksum = (has("Checksum") && !o.meta.checksums.is_empty())
+        .then(|| xml::ChecksumValues::of_object(&o.meta.checksums));
     let body = xml::GetObjectAttributesResponse {
         xmlns: S3_NS,
         etag: has("ETag").then(|| o.etag().trim_matches('"').to_owned()),

@@ -148,17 +148,12 @@ pub fn object_headers(
     if checksum_mode {
         for (alg, v) in &m.checksums {
             put(h, &format!("x-amz-checksum-{alg}"), v);
-            put(h, "x-amz-checksum-type", checksum_type(v));
+            put(
+                h,
+                "x-amz-checksum-type",
+                crate::checksum::Algorithm::type_of(v),
+            );
         }
-    }
-}
-
-/// An object checksum's type: a composite one ends in `-<parts>`.
-pub fn checksum_type(object_checksum: &str) -> &'static str {
-    if object_checksum.contains('-') {
-        "COMPOSITE"
-    } else {
-        "FULL_OBJECT"
     }
 }
 
@@ -181,7 +176,11 @@ pub fn part_checksum_headers(h: &mut HeaderMap, o: &ObjectInfo, n: usize) {
     };
     if let Some(v) = value {
         put(h, &format!("x-amz-checksum-{alg}"), v);
-        put(h, "x-amz-checksum-type", checksum_type(whole));
+        put(
+            h,
+            "x-amz-checksum-type",
+            crate::checksum::Algorithm::type_of(whole),
+        );
     }
 }
 

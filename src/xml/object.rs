@@ -128,6 +128,16 @@ pub struct ChecksumValues {
 }
 
 impl ChecksumValues {
+    /// An object's checksums (algorithm, value) with their type, as CopyObjectResult and
+    /// GetObjectAttributes give them.
+    pub fn of_object(pairs: &[(String, String)]) -> Self {
+        let mut c = Self::from_pairs(pairs);
+        c.checksum_type = pairs
+            .first()
+            .map(|(_, v)| crate::checksum::Algorithm::type_of(v).to_owned());
+        c
+    }
+
     /// From (algorithm, value) pairs.
     pub fn from_pairs(pairs: &[(String, String)]) -> Self {
         let mut c = Self::default();

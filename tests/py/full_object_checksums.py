@@ -94,6 +94,22 @@ g["Body"].read()
 check("ChecksumSHA256" not in g or not g["ChecksumSHA256"].endswith("-3"),
       f"a part read of a replaced copy claims no composite checksum ({g.get('ChecksumSHA256')})")
 
+def with_headers(operation, headers, call):
+    """The error code of `call` ("OK" when it succeeds) with `headers` added before signing
+    (boto3 has no parameter for them on copies)."""
+    def add(request, **_):
+        for k, v in headers.items():
+            request.headers[k] = v
+    s3.meta.events.register(f"before-sign.s3.{operation}", add)
+    try:
+        call()
+        return "OK"
+    except Exception as e:  # botocore.exceptions.ClientError
+        return e.response["Error"]["Code"]
+    finally:
+        s3.meta.events.unregister(f"before-sign.s3.{operation}", add)
+
+
 # CopyObject with a checksum algorithm computes the copy's checksum with it over the bytes
 # copied; without one the copy keeps the source's, and says so.
 whole = b"".join(bodies)
@@ -112,6 +128,21 @@ check("ChecksumSHA256" not in g and "ChecksumCRC32" not in g,
 r = s3.copy_object(Bucket=B, Key="copied", CopySource={"Bucket": B, "Key": "obj-crc32"})["CopyObjectResult"]
 check(r.get("ChecksumCRC32") == "WgDhBQ==" and r.get("ChecksumType") == "FULL_OBJECT",
       f"a copy without an algorithm keeps the source's checksum ({r})")
+# A value given with the copy is checked against the bytes copied: the wrong one is
+# BadDigest and no copy is made; an unknown algorithm, or a value of another, is refused.
+copy = dict(Bucket=B, Key="checked", CopySource={"Bucket": B, "Key": "obj-crc32"})
+got = with_headers("CopyObject", {"x-amz-checksum-sha256": want.replace(want[0], "A" if want[0] != "A" else "B", 1)},
+                   lambda: s3.copy_object(**copy))
+check(got == "BadDigest", f"a copy whose bytes are not the value given is refused ({got})")
+check(with_headers("HeadObject", {}, lambda: s3.head_object(Bucket=B, Key="checked")) == "404",
+      "and nothing is stored")
+check(with_headers("CopyObject", {"x-amz-checksum-sha256": want}, lambda: s3.copy_object(**copy)) == "OK"
+      and s3.head_object(Bucket=B, Key="checked", ChecksumMode="ENABLED").get("ChecksumSHA256") == want,
+      "a copy whose bytes are the value given is stored with it")
+for hs in [{"x-amz-checksum-algorithm": "MD7"}, {"x-amz-checksum-algorithm": "CRC32\u00e9"},
+           {"x-amz-checksum-algorithm": "CRC32", "x-amz-checksum-sha256": want}]:
+    got = with_headers("CopyObject", hs, lambda: s3.copy_object(**copy))
+    check(got == "InvalidRequest", f"a copy with {hs} is refused ({got})")
 
 # UploadPartCopy into an upload with an algorithm: the copied part gets its checksum,
 # computed over the bytes copied, and the object's FULL_OBJECT CRC covers it.
@@ -130,24 +161,21 @@ r = s3.complete_multipart_upload(Bucket=B, Key="part-copied", UploadId=uid, Mult
               {"ETag": p2["ETag"], "ChecksumCRC32": p2["ChecksumCRC32"], "PartNumber": 2}]})
 check(r.get("ChecksumCRC32") == crc32_b64(bodies[0] + bodies[1]) and r.get("ChecksumType") == "FULL_OBJECT",
       f"and the object's CRC32 covers it ({r.get('ChecksumCRC32')})")
-# (boto3 has no ChecksumAlgorithm for UploadPartCopy: the header is added before signing.)
 up = s3.create_multipart_upload(Bucket=B, Key="part-copied", ChecksumAlgorithm="CRC32")
-
-
-def add_algorithm(request, **_):
-    request.headers["x-amz-checksum-algorithm"] = "SHA256"
-
-
-s3.meta.events.register("before-sign.s3.UploadPartCopy", add_algorithm)
-try:
-    s3.upload_part_copy(Bucket=B, Key="part-copied", UploadId=up["UploadId"], PartNumber=1,
-                        CopySource={"Bucket": B, "Key": "obj-crc32"},
-                        CopySourceRange=f"bytes=0-{SIZE - 1}")
-    got = "accepted"
-except Exception as e:  # botocore.exceptions.ClientError
-    got = e.response["Error"]["Code"]
-s3.meta.events.unregister("before-sign.s3.UploadPartCopy", add_algorithm)
+copy_part = dict(Bucket=B, Key="part-copied", UploadId=up["UploadId"], PartNumber=1,
+                 CopySource={"Bucket": B, "Key": "obj-crc32"}, CopySourceRange=f"bytes=0-{SIZE - 1}")
+got = with_headers("UploadPartCopy", {"x-amz-checksum-algorithm": "SHA256"},
+                   lambda: s3.upload_part_copy(**copy_part))
 check(got == "InvalidRequest", f"a copied part naming another algorithm is refused ({got})")
+got = with_headers("UploadPartCopy", {"x-amz-checksum-crc32": "AAAAAA=="},
+                   lambda: s3.upload_part_copy(**copy_part))
+check(got == "BadDigest", f"a copied part whose bytes are not the value given is refused ({got})")
+got = with_headers("UploadPartCopy", {"x-amz-checksum-crc32": crc32_b64(bodies[0])},
+                   lambda: s3.upload_part_copy(**copy_part))
+check(got == "OK", f"and taken when they are ({got})")
+parts = s3.list_parts(Bucket=B, Key="part-copied", UploadId=up["UploadId"]).get("Parts", [])
+check([p.get("ChecksumCRC32") for p in parts] == [crc32_b64(bodies[0])],
+      "only the part that matched is stored")
 s3.abort_multipart_upload(Bucket=B, Key="part-copied", UploadId=up["UploadId"])
 
 # The types an algorithm does not allow are refused, as AWS refuses them.

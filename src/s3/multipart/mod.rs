@@ -97,12 +97,7 @@ pub async fn create(st: &AppState, req: S3Request) -> S3Result<Response> {
     // An additional checksum algorithm for the parts, and the object checksum's type: S3's
     // rules (CRC-64/NVME is full-object only, SHA-1 and SHA-256 composite only, the CRC-32s
     // either; the default is full-object for CRC-64/NVME and composite for the rest).
-    let alg = match req.header("x-amz-checksum-algorithm") {
-        None => None,
-        Some(a) => Some(Algorithm::from_name(a).ok_or_else(|| {
-            S3Error::invalid_request("Checksum algorithm provided is unsupported.")
-        })?),
-    };
+    let alg = crate::s3::request::checksum::algorithm(&req.parts.headers)?;
     let ctype = req
         .header("x-amz-checksum-type")
         .map(str::to_ascii_uppercase);
@@ -252,23 +247,17 @@ pub async fn upload_part_copy(st: &AppState, req: S3Request) -> S3Result<Respons
     let sse = super::sse::upload_key(st, &up, &req.parts.headers, true).await?;
     // An upload with a checksum algorithm gets each copied part's checksum, computed over the
     // bytes copied, as each uploaded part's is checked (without it Complete made an object
-    // with no checksum at all). The request may name that algorithm, and no other.
+    // with no checksum at all). The request may name that algorithm, and no other, and may
+    // give the value the copied bytes must have.
     let upload_alg = up
         .checksum_algorithm
         .as_deref()
         .and_then(Algorithm::from_name);
-    if let Some(named) = req.parts.headers.get("x-amz-checksum-algorithm") {
-        let named = std::str::from_utf8(named.as_bytes())
-            .ok()
-            .and_then(Algorithm::from_name)
-            .ok_or_else(|| {
-                S3Error::invalid_request("Checksum algorithm provided is unsupported.")
-            })?;
-        if Some(named) != upload_alg {
-            return Err(S3Error::invalid_request(
-                "The checksum algorithm of a part must be the one its multipart upload was created with.",
-            ));
-        }
+    let asked = crate::s3::request::checksum::CopyChecksum::parse(&req.parts.headers)?;
+    if asked.algorithm.is_some() && asked.algorithm != upload_alg {
+        return Err(S3Error::invalid_request(
+            "The checksum algorithm of a part must be the one its multipart upload was created with.",
+        ));
     }
     for _ in 0..3 {
         let src = crate::s3::lookup::open_copy_source(
@@ -354,6 +343,10 @@ pub async fn upload_part_copy(st: &AppState, req: S3Request) -> S3Result<Respons
         if let Err(e) = copied {
             let _ = part.abort().await;
             return Err(e.into());
+        }
+        if !checksum.as_ref().is_none_or(|(_, v)| asked.holds(v)) {
+            let _ = part.abort().await;
+            return Err(S3Error::bad_digest());
         }
         let rec = st
             .store

@@ -337,18 +337,10 @@ pub fn object_grants_from_headers(h: &HeaderMap) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use axum::http::HeaderValue;
+    use crate::s3::request::test_headers as headers;
 
     const ID: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
     const OTHER: &str = "f123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
-
-    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
-        let mut h = HeaderMap::new();
-        for (k, v) in pairs {
-            h.append(*k, HeaderValue::from_static(v));
-        }
-        h
-    }
 
     #[test]
     fn decisions_table() {

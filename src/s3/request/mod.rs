@@ -2,6 +2,7 @@
 //! AWS's errors, before anything is decided or stored.
 
 pub mod access;
+pub mod checksum;
 pub mod grants;
 pub mod headers;
 pub mod read;
@@ -228,4 +229,17 @@ pub fn copy_source_version(v: &str) -> S3Result<Option<String>> {
         }
         _ => Err(S3Error::invalid_argument("Invalid version id specified")),
     }
+}
+
+/// A header map of `pairs` (a repeated name appended), for the parse layer's tests.
+#[cfg(test)]
+pub(crate) fn test_headers(pairs: &[(&str, &str)]) -> axum::http::HeaderMap {
+    let mut h = axum::http::HeaderMap::new();
+    for (k, v) in pairs {
+        h.append(
+            axum::http::HeaderName::from_bytes(k.as_bytes()).expect("a header name"),
+            axum::http::HeaderValue::from_bytes(v.as_bytes()).expect("a header value"),
+        );
+    }
+    h
 }

@@ -183,18 +183,7 @@ pub fn refuse_write_headers(h: &HeaderMap) -> S3Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use axum::http::{HeaderName, HeaderValue};
-
-    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
-        let mut h = HeaderMap::new();
-        for (k, v) in pairs {
-            h.insert(
-                HeaderName::from_bytes(k.as_bytes()).unwrap(),
-                HeaderValue::from_str(v).unwrap(),
-            );
-        }
-        h
-    }
+    use crate::s3::request::test_headers as headers;
 
     fn key_headers(key: &[u8]) -> Vec<(String, String)> {
         let b64 = base64::engine::general_purpose::STANDARD;
